@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/api"
+	"ax/client"
+	"ax/fsm"
+	"ax/raftnode"
+)
+
+// Config configures an agent.
+type Config struct {
+	NodeID   string
+	DataDir  string
+	HTTPAddr string // listen address of the API
+	RaftAddr string // listen and advertised address of Raft
+	// Join lists HTTP addresses of existing members. Empty means this
+	// node bootstraps a new cluster when its data dir is empty.
+	Join []string
+	// Token protects the API and is required to join.
+	Token  string
+	Logger hclog.Logger
+	// Now is the clock; default time.Now. Only the leader's clock is
+	// ever stamped into commands.
+	Now func() time.Time
+	// FSMSync makes the state machine fsync every batch. By default it
+	// runs without fsync and is rebuilt from the Raft snapshot and log
+	// after an unclean stop (the Raft log itself always syncs).
+	FSMSync bool
+	// LeaderWait bounds how long a write waits for a leader before it is
+	// answered 503. Default 5s.
+	LeaderWait time.Duration
+	// Raft tuning, passed through to raftnode.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+	HeartbeatTimeout  time.Duration
+	ElectionTimeout   time.Duration
+}
+
+// Agent is one running ax node.
+type Agent struct {
+	cfg    Config
+	log    hclog.Logger
+	fsm    *fsm.FSM
+	node   *raftnode.Node
+	http   *http.Server
+	ln     net.Listener
+	now    func() time.Time
+	api    *api.Server
+	stopCh chan struct{}
+	wg     sync.WaitGroup
+
+	clientsMu sync.Mutex
+	clients   map[string]*client.Client
+
+	leaderMu    sync.Mutex
+	leaderReady bool // barrier done in the current term
+}
+
+var _ api.Backend = (*Agent)(nil)
+
+// New opens the node's state, starts Raft and the HTTP API. It returns
+// once the node is serving; joining an existing cluster continues in the
+// background.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.Info})
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.LeaderWait == 0 {
+		cfg.LeaderWait = 5 * time.Second
+	}
+	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
+		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("agent: data dir: %w", err)
+	}
+	if err := checkNodeID(cfg.DataDir, cfg.NodeID); err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Now,
+		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	a.ln = ln
+	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Logger: a.log})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a.fsm = f
+	node, err := raftnode.New(raftnode.Config{
+		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, DataDir: cfg.DataDir,
+		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log,
+		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
+		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
+	})
+	if err != nil {
+		f.Close()
+		ln.Close()
+		return nil, err
+	}
+	a.node = node
+	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, Logger: a.log})
+	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	a.wg.Add(3)
+	go func() {
+		defer a.wg.Done()
+		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("http server stopped", "error", err)
+		}
+	}()
+	go a.leaderLoop()
+	go a.register()
+	a.log.Info("agent started", "http", a.HTTPAddr(), "raft", node.Addr(), "data", cfg.DataDir, "join", strings.Join(cfg.Join, ","))
+	return a, nil
+}
+
+// checkNodeID pins a data dir to one node id so that a typo in -node cannot
+// make a node pretend to be a different member with another's log.
+func checkNodeID(dir, id string) error {
+	p := filepath.Join(dir, "node-id")
+	b, err := os.ReadFile(p)
+	switch {
+	case err == nil:
+		if got := strings.TrimSpace(string(b)); got != id {
+			return fmt.Errorf("agent: data dir %s belongs to node %q, not %q", dir, got, id)
+		}
+		return nil
+	case errors.Is(err, os.ErrNotExist):
+		return os.WriteFile(p, []byte(id+"\n"), 0o600)
+	default:
+		return fmt.Errorf("agent: %w", err)
+	}
+}
+
+// HTTPAddr returns the address the API listens on.
+func (a *Agent) HTTPAddr() string { return a.ln.Addr().String() }
+
+// advertisedHTTP is the HTTP address other nodes use to reach this one.
+func (a *Agent) advertisedHTTP() string { return a.HTTPAddr() }
+
+// Shutdown stops the agent. A leader first hands leadership to a follower
+// so the cluster does not wait out an election timeout.
+func (a *Agent) Shutdown(ctx context.Context) error {
+	select {
+	case <-a.stopCh:
+		return nil
+	default:
+	}
+	if a.node.IsLeader() {
+		if servers, err := a.node.Servers(ctx); err == nil && len(servers) > 1 {
+			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			if err := a.node.TransferLeadership(tctx, ""); err != nil {
+				a.log.Warn("leadership transfer before shutdown failed", "error", err)
+			} else {
+				a.log.Info("transferred leadership before shutdown")
+			}
+			cancel()
+		}
+	}
+	close(a.stopCh)
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = a.http.Shutdown(hctx)
+	err := a.node.Close()
+	a.wg.Wait()
+	if ferr := a.fsm.Close(); err == nil {
+		err = ferr
+	}
+	a.log.Info("agent stopped")
+	return err
+}
+
+// clientFor returns a client for one peer's HTTP address.
+func (a *Agent) clientFor(addr string) *client.Client {
+	a.clientsMu.Lock()
+	defer a.clientsMu.Unlock()
+	c, ok := a.clients[addr]
+	if !ok {
+		c = client.New(client.Config{Addrs: []string{addr}, Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID})
+		a.clients[addr] = c
+	}
+	return c
+}
+
+func (a *Agent) stopping() bool {
+	select {
+	case <-a.stopCh:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"ax/api"
+	"ax/client"
+	"ax/fsm"
+	"ax/model"
+	"ax/raftnode"
+)
+
+// errNoLeader is answered 503 with Retry-After.
+func errNoLeader(wait time.Duration) error {
+	return &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("no leader elected within %s; retry shortly", wait)}
+}
+
+// propose commits c through Raft and returns its result. On a follower it
+// forwards c to the leader. It retries across leader changes with the same
+// request id, which the state machine deduplicates, so an unknown outcome
+// (leadership lost mid-commit) never turns into a double write.
+func (a *Agent) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	if c.ReqID == "" {
+		c.ReqID = client.NewRequestID()
+	}
+	forwarded := api.IsForwarded(ctx)
+	deadline := time.Now().Add(a.cfg.LeaderWait)
+	for attempt := 0; ; attempt++ {
+		changed := a.node.LeaderChanged()
+		var err error
+		if a.node.IsLeader() {
+			var res *fsm.Result
+			res, err = a.applyLocal(ctx, c)
+			if err == nil {
+				return res, nil
+			}
+			if !errors.Is(err, raftnode.ErrNotLeader) && !errors.Is(err, raftnode.ErrLeadershipLost) {
+				return nil, unavailable(err)
+			}
+			a.log.Debug("write interrupted by leadership change; retrying", "req", c.ReqID, "error", err)
+		} else if forwarded {
+			// One hop only: the node that forwarded to us will retry.
+			return nil, &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
+		} else {
+			var leader string
+			leader, err = a.leaderHTTP(ctx, deadline)
+			if err != nil {
+				return nil, err
+			}
+			var res *fsm.Result
+			res, err = a.forward(ctx, leader, c)
+			if err == nil {
+				return res, nil
+			}
+			if !errors.Is(err, model.ErrUnavailable) {
+				return nil, err
+			}
+			a.log.Debug("forward failed; retrying", "leader", leader, "req", c.ReqID, "error", err)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, errNoLeader(a.cfg.LeaderWait)
+		}
+		// Wait for the leader to change, or a short pause.
+		select {
+		case <-changed:
+		case <-time.After(time.Duration(min(20*(attempt+1), 200)) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, unavailable(ctx.Err())
+		}
+	}
+}
+
+func unavailable(err error) error {
+	var me *model.Error
+	if errors.As(err, &me) {
+		return me
+	}
+	return &model.Error{Code: model.CodeUnavailable, Message: err.Error()}
+}
+
+// applyLocal stamps the leader's time into c and proposes it.
+func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	c.Now = a.now().UnixMilli()
+	resp, _, err := a.node.Apply(ctx, c.Encode())
+	if err != nil {
+		return nil, err
+	}
+	switch r := resp.(type) {
+	case *fsm.Result:
+		return r, nil
+	default:
+		return nil, fmt.Errorf("agent: unexpected apply response %T", resp)
+	}
+}
+
+// leaderHTTP waits until a leader with a known HTTP address exists.
+func (a *Agent) leaderHTTP(ctx context.Context, deadline time.Time) (string, error) {
+	for {
+		changed := a.node.LeaderChanged()
+		if id, _ := a.node.Leader(); id != "" {
+			if id == a.cfg.NodeID {
+				return a.advertisedHTTP(), nil
+			}
+			nodes, err := a.fsm.Nodes()
+			if err != nil {
+				return "", err
+			}
+			if n, ok := nodes[id]; ok && n.HTTPAddr != "" {
+				return n.HTTPAddr, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", errNoLeader(a.cfg.LeaderWait)
+		}
+		select {
+		case <-changed:
+		case <-a.fsm.Changed():
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return "", unavailable(ctx.Err())
+		}
+	}
+}
+
+// forward sends c to the leader's internal apply endpoint.
+func (a *Agent) forward(ctx context.Context, leader string, c *fsm.Command) (*fsm.Result, error) {
+	var raw []byte
+	err := a.clientFor(leader).Do(ctx, client.Request{
+		Method: http.MethodPost, Path: "/v1/internal/apply", Body: c.Encode(), NoRetry: true,
+		Header: http.Header{api.HeaderForwarded: {"1"}, client.HeaderIdempotencyKey: {c.ReqID}},
+	}, &raw)
+	if err != nil {
+		return nil, err
+	}
+	var r fsm.Result
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("agent: decode forwarded result: %w", err)
+	}
+	return &r, nil
+}
+
+// ApplyForwarded implements api.Backend.
+func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error) {
+	c, err := fsm.DecodeCommand(data)
+	if err != nil {
+		return nil, model.Errorf(model.CodeInvalid, "bad forwarded command: %v", err)
+	}
+	if c.Type == fsm.CmdBatch {
+		return nil, model.Errorf(model.CodeInvalid, "batches cannot be forwarded")
+	}
+	if !a.node.IsLeader() {
+		return nil, &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
+	}
+	res, err := a.applyLocal(ctx, c)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return json.Marshal(res)
+}
+
+// ReadIndex implements api.Backend.
+func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
+	if !a.node.IsLeader() {
+		return 0, &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
+	}
+	if err := a.ensureLeaderBarrier(ctx); err != nil {
+		return 0, unavailable(err)
+	}
+	idx := a.node.CommitIndex()
+	if err := a.node.VerifyLeader(ctx); err != nil {
+		return 0, unavailable(err)
+	}
+	return idx, nil
+}
+
+// ReadBarrier implements api.Backend: once it returns, local reads reflect
+// every write acknowledged before it was called.
+func (a *Agent) ReadBarrier(ctx context.Context) error {
+	deadline := time.Now().Add(a.cfg.LeaderWait)
+	for {
+		var idx uint64
+		var err error
+		if a.node.IsLeader() {
+			idx, err = a.ReadIndex(ctx)
+		} else {
+			var leader string
+			if leader, err = a.leaderHTTP(ctx, deadline); err != nil {
+				return err
+			}
+			var out struct {
+				Index uint64 `json:"index"`
+			}
+			err = a.clientFor(leader).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/readindex", NoRetry: true,
+				Header: http.Header{api.HeaderForwarded: {"1"}}}, &out)
+			idx = out.Index
+		}
+		if err == nil {
+			return a.waitApplied(ctx, idx)
+		}
+		if !errors.Is(err, model.ErrUnavailable) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-a.node.LeaderChanged():
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return unavailable(ctx.Err())
+		}
+	}
+}
+
+func (a *Agent) waitApplied(ctx context.Context, idx uint64) error {
+	for {
+		ch := a.fsm.Changed()
+		if a.fsm.AppliedIndex() >= idx {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return unavailable(fmt.Errorf("waiting for index %d to apply: %w", idx, ctx.Err()))
+		}
+	}
+}

@@ -1,0 +1,297 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"ax/api"
+	"ax/fsm"
+	"ax/model"
+	"ax/raftnode"
+)
+
+// leaderLoop runs leader-only work: on gaining leadership it waits for a
+// Raft barrier (so the state machine holds every committed entry), records
+// this node's addresses, then starts the leader services; it stops them
+// when leadership is lost.
+func (a *Agent) leaderLoop() {
+	defer a.wg.Done()
+	changes := a.node.LeadershipChanges()
+	var cancel context.CancelFunc
+	stop := func() {
+		if cancel != nil {
+			cancel()
+			cancel = nil
+			a.setLeaderReady(false)
+			a.log.Info("leader services stopped")
+		}
+	}
+	for {
+		select {
+		case <-a.stopCh:
+			stop()
+			return
+		case isLeader := <-changes:
+			stop()
+			if !isLeader {
+				continue
+			}
+			ctx, c := context.WithCancel(context.Background())
+			cancel = c
+			go a.lead(ctx)
+		}
+	}
+}
+
+// lead runs for one leadership term.
+func (a *Agent) lead(ctx context.Context) {
+	for ctx.Err() == nil {
+		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := a.node.Barrier(bctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if errors.Is(err, raftnode.ErrNotLeader) || errors.Is(err, raftnode.ErrShutdown) {
+			return
+		}
+		a.log.Warn("leader barrier failed; retrying", "error", err)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	a.setLeaderReady(true)
+	a.log.Info("leader services started", "applied", a.fsm.AppliedIndex())
+	if err := a.recordSelf(ctx); err != nil && ctx.Err() == nil {
+		a.log.Warn("recording own address failed", "error", err)
+	}
+	<-ctx.Done()
+}
+
+func (a *Agent) setLeaderReady(v bool) {
+	a.leaderMu.Lock()
+	a.leaderReady = v
+	a.leaderMu.Unlock()
+}
+
+// ensureLeaderBarrier makes sure this leader has applied everything
+// committed by earlier leaders before it answers a read index.
+func (a *Agent) ensureLeaderBarrier(ctx context.Context) error {
+	a.leaderMu.Lock()
+	ready := a.leaderReady
+	a.leaderMu.Unlock()
+	if ready {
+		return nil
+	}
+	return a.node.Barrier(ctx)
+}
+
+// recordSelf stores this node's addresses in the state machine if they
+// are missing or stale.
+func (a *Agent) recordSelf(ctx context.Context) error {
+	nodes, err := a.fsm.Nodes()
+	if err != nil {
+		return err
+	}
+	self := fsm.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP()}
+	if nodes[self.ID] == self {
+		return nil
+	}
+	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+a.cfg.NodeID, self)
+	if err != nil {
+		return err
+	}
+	res, err := a.propose(ctx, c)
+	if err != nil {
+		return err
+	}
+	return res.Decode(nil)
+}
+
+// register makes sure this node is a member with up-to-date addresses: a
+// new node joins through the -join addresses; a restarted node whose
+// recorded addresses changed re-registers with the leader.
+func (a *Agent) register() {
+	defer a.wg.Done()
+	backoff := 200 * time.Millisecond
+	for !a.stopping() {
+		done, err := a.registerOnce()
+		if done {
+			return
+		}
+		if err != nil {
+			a.log.Warn("joining the cluster failed; retrying", "join", a.cfg.Join, "error", err, "retry_in", backoff)
+		}
+		select {
+		case <-a.stopCh:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (a *Agent) registerOnce() (done bool, err error) {
+	nodes, err := a.fsm.Nodes()
+	if err != nil {
+		return false, err
+	}
+	self := fsm.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP()}
+	if nodes[self.ID] == self {
+		return true, nil
+	}
+	if a.node.IsLeader() {
+		return false, nil // the leader loop records itself
+	}
+	req := model.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Prefer the known leader; fall back to the -join list.
+	var targets []string
+	if id, _ := a.node.Leader(); id != "" {
+		if n, ok := nodes[id]; ok && n.HTTPAddr != "" {
+			targets = append(targets, n.HTTPAddr)
+		}
+	}
+	targets = append(targets, a.cfg.Join...)
+	if len(targets) == 0 {
+		return false, nil // wait until a leader appears
+	}
+	for _, t := range targets {
+		if err = a.clientFor(t).Join(ctx, req); err == nil {
+			a.log.Info("joined the cluster", "via", t)
+			return true, nil
+		}
+	}
+	return false, err
+}
+
+// Join implements api.Backend: the leader adds the node as a voter (a
+// known id at a new address replaces its old entry) and records its
+// addresses; a follower forwards the request to the leader.
+func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
+	if !a.node.IsLeader() {
+		return a.toLeader(ctx, func(leader string) error { return a.clientFor(leader).Join(ctx, req) })
+	}
+	if err := a.node.AddVoter(ctx, req.ID, req.RaftAddr); err != nil {
+		return unavailable(err)
+	}
+	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+req.ID, fsm.NodeInfo(req))
+	if err != nil {
+		return err
+	}
+	res, err := a.propose(ctx, c)
+	if err != nil {
+		return err
+	}
+	a.log.Info("node joined", "id", req.ID, "raft", req.RaftAddr, "http", req.HTTPAddr)
+	return res.Decode(nil)
+}
+
+// toLeader runs fn against the leader's HTTP address (one hop).
+func (a *Agent) toLeader(ctx context.Context, fn func(leader string) error) error {
+	if api.IsForwarded(ctx) {
+		return &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
+	}
+	leader, err := a.leaderHTTP(ctx, time.Now().Add(a.cfg.LeaderWait))
+	if err != nil {
+		return err
+	}
+	return fn(leader)
+}
+
+// RemoveNode implements api.Backend.
+func (a *Agent) RemoveNode(ctx context.Context, id string) error {
+	if !a.node.IsLeader() {
+		return a.toLeader(ctx, func(leader string) error { return a.clientFor(leader).RemoveNode(ctx, id) })
+	}
+	servers, err := a.node.Servers(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	found := false
+	for _, s := range servers {
+		found = found || s.ID == id
+	}
+	if !found {
+		return &model.Error{Code: model.CodeNotFound, Field: "node", Message: "no member " + id}
+	}
+	if err := a.node.RemoveServer(ctx, id); err != nil {
+		return unavailable(err)
+	}
+	c, err := fsm.NewCommand(fsm.CmdRemoveNode, "", "", fsm.TaskRef{Name: id})
+	if err != nil {
+		return err
+	}
+	res, err := a.propose(ctx, c)
+	if err != nil {
+		return err
+	}
+	a.log.Info("node removed", "id", id)
+	return res.Decode(nil)
+}
+
+// Transfer implements api.Backend.
+func (a *Agent) Transfer(ctx context.Context, id string) error {
+	if !a.node.IsLeader() {
+		return a.toLeader(ctx, func(leader string) error { return a.clientFor(leader).Transfer(ctx, id) })
+	}
+	if id == a.cfg.NodeID {
+		return nil
+	}
+	err := a.node.TransferLeadership(ctx, id)
+	if errors.Is(err, raftnode.ErrNotFound) {
+		return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "no member " + id}
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// Cluster implements api.Backend.
+func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
+	servers, err := a.node.Servers(ctx)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	nodes, err := a.fsm.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	leaderID, _ := a.node.Leader()
+	st := &model.ClusterStatus{
+		Leader: leaderID, Term: a.node.Term(), CommitIndex: a.node.CommitIndex(), AppliedIndex: a.fsm.AppliedIndex(),
+		Nodes: []model.Node{},
+	}
+	if n, ok := nodes[leaderID]; ok {
+		st.LeaderHTTP = n.HTTPAddr
+	}
+	for _, s := range servers {
+		suffrage := "nonvoter"
+		if s.Voter {
+			suffrage = "voter"
+		}
+		st.Nodes = append(st.Nodes, model.Node{ID: s.ID, RaftAddr: s.Address, HTTPAddr: nodes[s.ID].HTTPAddr, Suffrage: suffrage, Leader: s.ID == leaderID})
+	}
+	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
+	return st, nil
+}
+
+// Health implements api.Backend.
+func (a *Agent) Health(ctx context.Context) *model.Health {
+	leaderID, _ := a.node.Leader()
+	h := &model.Health{
+		Node: a.cfg.NodeID, Role: a.node.State(), Leader: leaderID,
+		Time: model.Time{Time: a.now().UTC()}, AppliedIndex: a.fsm.AppliedIndex(),
+		CommitIndex: a.node.CommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
+	}
+	if leaderID == a.cfg.NodeID {
+		h.LeaderHTTP = a.advertisedHTTP()
+	} else if nodes, err := a.fsm.Nodes(); err == nil {
+		h.LeaderHTTP = nodes[leaderID].HTTPAddr
+	}
+	return h
+}

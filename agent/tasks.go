@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"context"
+
+	"ax/api"
+	"ax/fsm"
+	"ax/model"
+)
+
+// write proposes a command built from a caller's request and decodes its
+// result.
+func (a *Agent) write(ctx context.Context, c api.Caller, t fsm.CommandType, body any) (*model.WriteResult, error) {
+	cmd, err := fsm.NewCommand(t, c.RequestID, c.Actor, body)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.propose(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	var out model.WriteResult
+	if err := res.Decode(&out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PutTask implements api.Backend.
+func (a *Agent) PutTask(ctx context.Context, c api.Caller, t *model.Task) (*model.WriteResult, error) {
+	return a.write(ctx, c, fsm.CmdPutTask, fsm.PutTask{Task: *t})
+}
+
+// DeleteTask implements api.Backend.
+func (a *Agent) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return a.write(ctx, c, fsm.CmdDeleteTask, fsm.TaskRef{Name: name})
+}
+
+// PauseTask implements api.Backend.
+func (a *Agent) PauseTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return a.write(ctx, c, fsm.CmdPauseTask, fsm.TaskRef{Name: name})
+}
+
+// ResumeTask implements api.Backend.
+func (a *Agent) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return a.write(ctx, c, fsm.CmdResumeTask, fsm.TaskRef{Name: name})
+}
+
+// GetTask implements api.Backend. The next fire times are computed from
+// this node's clock for display only; firing uses the leader's.
+func (a *Agent) GetTask(ctx context.Context, name string) (*model.Task, error) {
+	t, err := a.fsm.GetTask(name)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Paused {
+		t.NextFireTimes = t.NextFires(a.now(), 5)
+	}
+	return t, nil
+}
+
+// ListTasks implements api.Backend.
+func (a *Agent) ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error) {
+	return a.fsm.ListTasks(f)
+}
+
+// TaskHistory implements api.Backend.
+func (a *Agent) TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error) {
+	return a.fsm.TaskHistory(name)
+}

@@ -1,0 +1,382 @@
+package api
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/model"
+)
+
+// DefaultMaxBody is the largest request body accepted (1 MiB).
+const DefaultMaxBody = 1 << 20
+
+// Header names shared with the client package.
+const (
+	headerIdempotencyKey = "Idempotency-Key"
+	headerActor          = "X-AX-Actor"
+)
+
+// Config configures the HTTP handler.
+type Config struct {
+	Backend Backend
+	// Token, when set, must be presented as "Authorization: Bearer TOKEN"
+	// on every /v1 request. /healthz and /metrics stay open.
+	Token string
+	// MaxBody bounds request bodies; default DefaultMaxBody.
+	MaxBody int64
+	// Metrics serves GET /metrics when set.
+	Metrics http.Handler
+	Logger  hclog.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg Config
+	b   Backend
+	mux *http.ServeMux
+	log hclog.Logger
+}
+
+// New returns the API handler.
+func New(cfg Config) *Server {
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	s := &Server{cfg: cfg, b: cfg.Backend, mux: http.NewServeMux(), log: cfg.Logger.Named("api")}
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /healthz", s.health)
+	if s.cfg.Metrics != nil {
+		m.Handle("GET /metrics", s.cfg.Metrics)
+	}
+	m.HandleFunc("PUT /v1/tasks/{name}", s.auth(s.putTask))
+	m.HandleFunc("GET /v1/tasks", s.auth(s.read(s.listTasks)))
+	m.HandleFunc("GET /v1/tasks/{name}", s.auth(s.read(s.getTask)))
+	m.HandleFunc("DELETE /v1/tasks/{name}", s.auth(s.taskWrite(s.b.DeleteTask)))
+	m.HandleFunc("POST /v1/tasks/{name}/pause", s.auth(s.taskWrite(s.b.PauseTask)))
+	m.HandleFunc("POST /v1/tasks/{name}/resume", s.auth(s.taskWrite(s.b.ResumeTask)))
+	m.HandleFunc("GET /v1/tasks/{name}/history", s.auth(s.read(s.history)))
+
+	m.HandleFunc("POST /v1/cluster/join", s.auth(s.join))
+	m.HandleFunc("GET /v1/cluster", s.auth(s.cluster))
+	m.HandleFunc("DELETE /v1/cluster/{node}", s.auth(s.removeNode))
+	m.HandleFunc("POST /v1/cluster/transfer", s.auth(s.transfer))
+
+	m.HandleFunc("POST /v1/internal/apply", s.auth(s.applyForwarded))
+	m.HandleFunc("GET /v1/internal/readindex", s.auth(s.readIndex))
+
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &model.Error{Code: model.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	s.mux.ServeHTTP(w, markForwarded(r))
+}
+
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.Token == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.cfg.Token)
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			writeError(w, &model.Error{Code: model.CodeUnauthorized, Message: "missing or wrong token: send Authorization: Bearer <token>"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+// read honours ?consistent=true by waiting for a read barrier first.
+func (s *Server) read(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if c := r.URL.Query().Get("consistent"); c != "" {
+			on, err := strconv.ParseBool(c)
+			if err != nil {
+				writeError(w, model.FieldErrorf("consistent", "must be true or false, got %q", c))
+				return
+			}
+			if on {
+				if err := s.b.ReadBarrier(r.Context()); err != nil {
+					writeError(w, err)
+					return
+				}
+			}
+		}
+		h(w, r)
+	}
+}
+
+func caller(r *http.Request) (Caller, error) {
+	c := Caller{Actor: r.Header.Get(headerActor), RequestID: r.Header.Get(headerIdempotencyKey)}
+	if len(c.RequestID) > 128 {
+		return c, model.FieldErrorf(headerIdempotencyKey, "longer than 128 bytes")
+	}
+	if len(c.Actor) > 128 {
+		return c, model.FieldErrorf(headerActor, "longer than 128 bytes")
+	}
+	if c.Actor == "" {
+		c.Actor = "anonymous"
+	}
+	return c, nil
+}
+
+var errTrailing = errors.New("trailing data")
+
+// decode reads one JSON value into v, rejecting unknown fields.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return decodeError(err)
+		}
+		return decodeError(errTrailing)
+	}
+	return nil
+}
+
+func pathName(r *http.Request, key string) (string, error) {
+	n := r.PathValue(key)
+	if err := model.ValidateName(key, n); err != nil {
+		return "", err
+	}
+	return n, nil
+}
+
+func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var t model.Task
+	if err := decode(r, &t); err != nil {
+		writeError(w, err)
+		return
+	}
+	if t.Name == "" {
+		t.Name = name
+	}
+	if t.Name != name {
+		writeError(w, model.FieldErrorf("name", "body name %q does not match the URL's %q", t.Name, name))
+		return
+	}
+	if err := t.Validate(); err != nil {
+		writeError(w, err)
+		return
+	}
+	res, err := s.b.PutTask(r.Context(), c, &t)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) taskWrite(fn func(ctx contextT, c Caller, name string) (*model.WriteResult, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name, err := pathName(r, "name")
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		c, err := caller(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		res, err := fn(r.Context(), c, name)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	}
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := s.b.GetTask(r.Context(), name)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := model.TaskFilter{Cursor: q.Get("cursor")}
+	for _, l := range q["label"] {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			writeError(w, model.FieldErrorf("label", "want key=value, got %q", l))
+			return
+		}
+		if f.Labels == nil {
+			f.Labels = map[string]string{}
+		}
+		f.Labels[k] = v
+	}
+	if p := q.Get("paused"); p != "" {
+		b, err := strconv.ParseBool(p)
+		if err != nil {
+			writeError(w, model.FieldErrorf("paused", "must be true or false, got %q", p))
+			return
+		}
+		f.Paused = &b
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, model.FieldErrorf("limit", "must be an integer from 1 to 1000, got %q", l))
+			return
+		}
+		f.Limit = n
+	}
+	list, err := s.b.ListTasks(r.Context(), f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	h, err := s.b.TaskHistory(r.Context(), name)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.Health(r.Context()))
+}
+
+func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+	var req model.JoinRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := model.ValidateName("id", req.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	for field, addr := range map[string]string{"raftAddr": req.RaftAddr, "httpAddr": req.HTTPAddr} {
+		if err := validHostPort(field, addr); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if err := s.b.Join(r.Context(), req); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	st, err := s.b.Cluster(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) removeNode(w http.ResponseWriter, r *http.Request) {
+	id, err := pathName(r, "node")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.b.RemoveNode(r.Context(), id); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (s *Server) transfer(w http.ResponseWriter, r *http.Request) {
+	var req model.TransferRequest
+	if r.ContentLength != 0 {
+		if err := decode(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if req.ID != "" {
+		if err := model.ValidateName("id", req.ID); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if err := s.b.Transfer(r.Context(), req.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (s *Server) applyForwarded(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, decodeError(err))
+		return
+	}
+	out, err := s.b.ApplyForwarded(r.Context(), body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+func (s *Server) readIndex(w http.ResponseWriter, r *http.Request) {
+	idx, err := s.b.ReadIndex(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]uint64{"index": idx})
+}

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"context"
+
+	"ax/model"
+)
+
+// Caller identifies a write: who makes it (recorded in history) and the
+// request id that makes retries of it idempotent.
+type Caller struct {
+	Actor     string
+	RequestID string
+}
+
+// Backend is what the handlers need from an agent. Implementations return
+// errors that match the model sentinels (model.ErrNotFound, ...) with
+// errors.Is; *model.Error values keep their field and message.
+type Backend interface {
+	PutTask(ctx context.Context, c Caller, t *model.Task) (*model.WriteResult, error)
+	DeleteTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
+	PauseTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
+	ResumeTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
+	GetTask(ctx context.Context, name string) (*model.Task, error)
+	ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error)
+	TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error)
+
+	// ReadBarrier returns once this node's state reflects every write
+	// acknowledged before the call (linearizable reads).
+	ReadBarrier(ctx context.Context) error
+
+	Join(ctx context.Context, req model.JoinRequest) error
+	Cluster(ctx context.Context) (*model.ClusterStatus, error)
+	RemoveNode(ctx context.Context, id string) error
+	Transfer(ctx context.Context, id string) error
+	Health(ctx context.Context) *model.Health
+
+	// ApplyForwarded applies an encoded command a follower forwarded to
+	// this node, which must be the leader; the answer is the encoded result.
+	ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error)
+	// ReadIndex confirms leadership and returns the commit index a
+	// follower must apply before serving a linearizable read.
+	ReadIndex(ctx context.Context) (uint64, error)
+}

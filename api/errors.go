@@ -1,0 +1,99 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"ax/model"
+)
+
+// status maps an error to its HTTP status and wire form.
+func status(err error) (int, *model.Error) {
+	var me *model.Error
+	if !errors.As(err, &me) {
+		me = &model.Error{Code: model.CodeInternal, Message: err.Error()}
+		for _, s := range []error{model.ErrInvalid, model.ErrNotFound, model.ErrConflict, model.ErrPrecondition,
+			model.ErrTooLarge, model.ErrUnauthorized, model.ErrForbidden, model.ErrUnavailable} {
+			if errors.Is(err, s) {
+				me.Code = s.Error()
+				break
+			}
+		}
+	}
+	switch me.Code {
+	case model.CodeInvalid:
+		return http.StatusBadRequest, me
+	case model.CodeNotFound:
+		return http.StatusNotFound, me
+	case model.CodeConflict, model.CodePrecondition:
+		return http.StatusConflict, me
+	case model.CodeTooLarge:
+		return http.StatusRequestEntityTooLarge, me
+	case model.CodeUnauthorized:
+		return http.StatusUnauthorized, me
+	case model.CodeForbidden:
+		return http.StatusForbidden, me
+	case model.CodeUnavailable:
+		return http.StatusServiceUnavailable, me
+	default:
+		return http.StatusInternalServerError, me
+	}
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code, me := status(err)
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, code, model.ErrorBody{Error: me})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// decodeError turns a JSON decoding error into an invalid_argument error
+// naming the field.
+func decodeError(err error) *model.Error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &model.Error{Code: model.CodeTooLarge, Message: "request body larger than " + itoa(mbe.Limit) + " bytes"}
+	}
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		field := ute.Field
+		msg := "cannot use " + ute.Value
+		if !strings.Contains(ute.Value, "(want") {
+			msg += " as " + ute.Type.String()
+		}
+		return &model.Error{Code: model.CodeInvalid, Field: field, Message: msg}
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &model.Error{Code: model.CodeInvalid, Message: "malformed JSON at byte " + itoa(se.Offset) + ": " + se.Error()}
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		f = strings.Trim(f, `"`)
+		return &model.Error{Code: model.CodeInvalid, Field: f, Message: "unknown field " + strconv.Quote(f)}
+	}
+	if errors.Is(err, errTrailing) {
+		return &model.Error{Code: model.CodeInvalid, Message: "request body holds more than one JSON value"}
+	}
+	if msg == "EOF" {
+		return &model.Error{Code: model.CodeInvalid, Message: "request body is empty; a JSON object is required"}
+	}
+	return &model.Error{Code: model.CodeInvalid, Message: "bad JSON: " + strings.TrimPrefix(msg, "json: ")}
+}
+
+func itoa(v int64) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

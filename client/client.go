@@ -1,0 +1,348 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"ax/model"
+)
+
+// Headers used by the API.
+const (
+	HeaderIdempotencyKey = "Idempotency-Key"
+	HeaderActor          = "X-AX-Actor"
+	HeaderForwarded      = "X-AX-Forwarded"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Addrs are server HTTP addresses, "host:port" or full URLs.
+	Addrs []string
+	// Token is sent as a bearer token when set.
+	Token string
+	// Actor names who makes changes (recorded in task history).
+	Actor string
+	// HTTPClient defaults to a client with sensible pooling and no overall
+	// timeout (deadlines come from contexts).
+	HTTPClient *http.Client
+	// RetryFor bounds how long a call retries unreachable or leaderless
+	// servers when its context has no deadline. Default 15s.
+	RetryFor time.Duration
+}
+
+// Client talks to an ax cluster.
+type Client struct {
+	cfg   Config
+	bases []string
+	hc    *http.Client
+	next  atomic.Uint32
+}
+
+// New returns a Client for cfg.
+func New(cfg Config) *Client {
+	if len(cfg.Addrs) == 0 {
+		cfg.Addrs = []string{"127.0.0.1:7070"}
+	}
+	if cfg.RetryFor == 0 {
+		cfg.RetryFor = 15 * time.Second
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 256
+		tr.MaxIdleConns = 1024
+		hc = &http.Client{Transport: tr}
+	}
+	c := &Client{cfg: cfg, hc: hc}
+	for _, a := range cfg.Addrs {
+		for _, p := range strings.Split(a, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				c.bases = append(c.bases, BaseURL(p))
+			}
+		}
+	}
+	return c
+}
+
+// BaseURL turns "host:port" into "http://host:port"; URLs pass through.
+func BaseURL(addr string) string {
+	if strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://") {
+		return strings.TrimRight(addr, "/")
+	}
+	return "http://" + addr
+}
+
+// NewRequestID returns a random id suitable as an Idempotency-Key.
+func NewRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Request describes one API call for Do.
+type Request struct {
+	Method string
+	Path   string // e.g. "/v1/tasks/x"
+	Query  url.Values
+	Body   any // encoded as JSON unless it is []byte
+	Header http.Header
+	// Idempotent marks a request that can be retried on another server
+	// after an unknown outcome. Writes are made idempotent with an
+	// Idempotency-Key, which Do adds when Method is not GET.
+	Idempotent bool
+	// NoRetry sends the request once to the first address.
+	NoRetry bool
+}
+
+// Do sends req, decoding a 2xx JSON answer into out (unless out is nil)
+// and an error answer into a *model.Error.
+func (c *Client) Do(ctx context.Context, req Request, out any) error {
+	var body []byte
+	switch b := req.Body.(type) {
+	case nil:
+	case []byte:
+		body = b
+	default:
+		var err error
+		if body, err = json.Marshal(b); err != nil {
+			return fmt.Errorf("client: encode body: %w", err)
+		}
+	}
+	hdr := http.Header{}
+	for k, v := range req.Header {
+		hdr[k] = v
+	}
+	if req.Method != http.MethodGet && hdr.Get(HeaderIdempotencyKey) == "" {
+		hdr.Set(HeaderIdempotencyKey, NewRequestID())
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RetryFor)
+		defer cancel()
+	}
+	start := int(c.next.Load())
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		base := c.bases[(start+attempt)%len(c.bases)]
+		retry, err := c.once(ctx, base, req, body, hdr, out)
+		if err == nil {
+			if attempt > 0 {
+				c.next.Store(uint32((start + attempt) % len(c.bases)))
+			}
+			return nil
+		}
+		lastErr = err
+		if !retry || req.NoRetry {
+			return err
+		}
+		// Back off a little once every address has been tried.
+		wait := time.Duration(0)
+		if (attempt+1)%len(c.bases) == 0 {
+			wait = time.Duration(min(50*(attempt+1), 500)) * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up: %v)", lastErr, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// once sends one try; retry says whether another address may succeed.
+func (c *Client) once(ctx context.Context, base string, req Request, body []byte, hdr http.Header, out any) (retry bool, err error) {
+	u := base + req.Path
+	if len(req.Query) > 0 {
+		u += "?" + req.Query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, u, rd)
+	if err != nil {
+		return false, fmt.Errorf("client: %w", err)
+	}
+	for k, v := range hdr {
+		hr.Header[k] = v
+	}
+	if body != nil && hr.Header.Get("Content-Type") == "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if c.cfg.Token != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	if c.cfg.Actor != "" && hr.Header.Get(HeaderActor) == "" {
+		hr.Header.Set(HeaderActor, c.cfg.Actor)
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("client: %s %s: %w", req.Method, u, err)
+		}
+		var ne net.Error
+		unreachable := errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		// A write whose connection broke may have committed; the
+		// Idempotency-Key makes the retry safe.
+		return unreachable || req.Method == http.MethodGet || req.Idempotent || hdr.Get(HeaderIdempotencyKey) != "",
+			&model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("%s %s: %v", req.Method, u, err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return true, &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("%s %s: read: %v", req.Method, u, err)}
+	}
+	if resp.StatusCode/100 == 2 {
+		if out == nil || len(data) == 0 {
+			return false, nil
+		}
+		if raw, ok := out.(*[]byte); ok {
+			*raw = data
+			return false, nil
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return false, fmt.Errorf("client: decode %s %s: %w", req.Method, u, err)
+		}
+		return false, nil
+	}
+	var eb model.ErrorBody
+	if json.Unmarshal(data, &eb) != nil || eb.Error == nil {
+		eb.Error = &model.Error{Code: codeForStatus(resp.StatusCode), Message: fmt.Sprintf("%s %s: HTTP %d: %s", req.Method, u, resp.StatusCode, strings.TrimSpace(string(data)))}
+	}
+	return resp.StatusCode == http.StatusServiceUnavailable, eb.Error
+}
+
+func codeForStatus(s int) string {
+	switch s {
+	case 400:
+		return model.CodeInvalid
+	case 401:
+		return model.CodeUnauthorized
+	case 403:
+		return model.CodeForbidden
+	case 404:
+		return model.CodeNotFound
+	case 409:
+		return model.CodeConflict
+	case 413:
+		return model.CodeTooLarge
+	case 503:
+		return model.CodeUnavailable
+	default:
+		return model.CodeInternal
+	}
+}
+
+func taskPath(name string, suffix string) string {
+	return "/v1/tasks/" + url.PathEscape(name) + suffix
+}
+
+// PutTask creates or updates a task.
+func (c *Client) PutTask(ctx context.Context, t *model.Task) (*model.WriteResult, error) {
+	var r model.WriteResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPut, Path: taskPath(t.Name, ""), Body: t}, &r)
+}
+
+// ReadOption changes how a read is served.
+type ReadOption func(url.Values)
+
+// Consistent makes a read linearizable: it reflects every write
+// acknowledged before it started, whichever node serves it.
+func Consistent() ReadOption { return func(q url.Values) { q.Set("consistent", "true") } }
+
+func query(opts []ReadOption) url.Values {
+	q := url.Values{}
+	for _, o := range opts {
+		o(q)
+	}
+	return q
+}
+
+// GetTask returns a task with its next fire times.
+func (c *Client) GetTask(ctx context.Context, name string, opts ...ReadOption) (*model.Task, error) {
+	var t model.Task
+	return &t, c.Do(ctx, Request{Method: http.MethodGet, Path: taskPath(name, ""), Query: query(opts)}, &t)
+}
+
+// ListTasks returns one page of tasks.
+func (c *Client) ListTasks(ctx context.Context, f model.TaskFilter, opts ...ReadOption) (*model.TaskList, error) {
+	q := query(opts)
+	for k, v := range f.Labels {
+		q.Add("label", k+"="+v)
+	}
+	if f.Paused != nil {
+		q.Set("paused", strconv.FormatBool(*f.Paused))
+	}
+	if f.Cursor != "" {
+		q.Set("cursor", f.Cursor)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var l model.TaskList
+	return &l, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/tasks", Query: q}, &l)
+}
+
+// DeleteTask deletes a task.
+func (c *Client) DeleteTask(ctx context.Context, name string) (*model.WriteResult, error) {
+	var r model.WriteResult
+	return &r, c.Do(ctx, Request{Method: http.MethodDelete, Path: taskPath(name, "")}, &r)
+}
+
+// PauseTask stops a task from firing.
+func (c *Client) PauseTask(ctx context.Context, name string) (*model.WriteResult, error) {
+	var r model.WriteResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(name, "/pause")}, &r)
+}
+
+// ResumeTask lets a paused task fire again.
+func (c *Client) ResumeTask(ctx context.Context, name string) (*model.WriteResult, error) {
+	var r model.WriteResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(name, "/resume")}, &r)
+}
+
+// TaskHistory returns every version of a task.
+func (c *Client) TaskHistory(ctx context.Context, name string, opts ...ReadOption) (*model.TaskHistory, error) {
+	var h model.TaskHistory
+	return &h, c.Do(ctx, Request{Method: http.MethodGet, Path: taskPath(name, "/history"), Query: query(opts)}, &h)
+}
+
+// Join asks the cluster to add a node as a voter.
+func (c *Client) Join(ctx context.Context, req model.JoinRequest) error {
+	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/join", Body: req}, nil)
+}
+
+// Cluster returns the members and the leader.
+func (c *Client) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
+	var s model.ClusterStatus
+	return &s, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/cluster"}, &s)
+}
+
+// RemoveNode removes a member from the cluster.
+func (c *Client) RemoveNode(ctx context.Context, id string) error {
+	return c.Do(ctx, Request{Method: http.MethodDelete, Path: "/v1/cluster/" + url.PathEscape(id)}, nil)
+}
+
+// Transfer moves leadership to node id (any up-to-date follower if empty).
+func (c *Client) Transfer(ctx context.Context, id string) error {
+	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/transfer", Body: model.TransferRequest{ID: id}}, nil)
+}
+
+// Health returns the answering node's health. It does not fail over: it
+// asks the first address only.
+func (c *Client) Health(ctx context.Context) (*model.Health, error) {
+	var h model.Health
+	return &h, c.Do(ctx, Request{Method: http.MethodGet, Path: "/healthz", NoRetry: true}, &h)
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/agent"
+)
+
+type agentCommand struct{}
+
+func (*agentCommand) Usage() string {
+	return `
+Usage: ax agent [flags]
+
+Runs an ax node. With no flags it is a single-node cluster for trying ax
+out: data in ./ax-data, HTTP on 127.0.0.1:7070, Raft on 127.0.0.1:7071.
+
+Examples:
+	# try it out
+	ax agent
+
+	# a three-node cluster on one machine
+	ax agent -node n1 -data /var/lib/ax/n1 -http 127.0.0.1:7070 -raft 127.0.0.1:7071
+	ax agent -node n2 -data /var/lib/ax/n2 -http 127.0.0.1:7080 -raft 127.0.0.1:7081 -join 127.0.0.1:7070
+	ax agent -node n3 -data /var/lib/ax/n3 -http 127.0.0.1:7090 -raft 127.0.0.1:7091 -join 127.0.0.1:7070
+
+A node with existing state restarts with the same command line; -join is
+then only a fallback. SIGTERM on the leader transfers leadership first.
+`
+}
+
+func (c *agentCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlagSet("agent", c.Usage())
+	var (
+		cfg       agent.Config
+		join      string
+		tokenFile string
+		logLevel  string
+		logJSON   bool
+	)
+	fs.StringVar(&cfg.NodeID, "node", "n1", "node id, unique in the cluster")
+	fs.StringVar(&cfg.DataDir, "data", "./ax-data", "data directory")
+	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:7070", "HTTP API listen address")
+	fs.StringVar(&cfg.RaftAddr, "raft", "127.0.0.1:7071", "Raft listen and advertised address")
+	fs.StringVar(&join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
+	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "API token required from clients and joining nodes (env AX_TOKEN)")
+	fs.StringVar(&tokenFile, "token-file", "", "read the API token from this file")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
+	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
+	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
+	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
+	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("agent: unexpected arguments %q", fs.Args())
+	}
+	tok, err := readToken(cfg.Token, tokenFile)
+	if err != nil {
+		return err
+	}
+	cfg.Token = tok
+	for _, j := range strings.Split(join, ",") {
+		if j = strings.TrimSpace(j); j != "" {
+			cfg.Join = append(cfg.Join, j)
+		}
+	}
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+	a, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return a.Shutdown(sctx)
+}

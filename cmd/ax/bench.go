@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"ax/client"
+	"ax/localcluster"
+	"ax/model"
+)
+
+type benchCommand struct{}
+
+func (*benchCommand) Usage() string {
+	return `
+Usage: ax bench tasks [flags]
+
+Writes tasks over HTTP (PUT /v1/tasks/NAME, each a Raft commit acknowledged
+by a majority) and prints writes/s and latency percentiles per client count.
+Without -addr it starts a temporary 3-node loopback cluster of this binary
+(fsync on for the Raft log) and removes it afterwards.
+
+Examples:
+	ax bench tasks -clients 1,8,64 -n 4000
+	ax bench tasks -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -clients 64 -n 20000
+`
+}
+
+func (c *benchCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "tasks" {
+		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
+		return fmt.Errorf("bench: want a scenario: tasks")
+	}
+	fs := newFlagSet("bench tasks", c.Usage())
+	var cf clientFlags
+	cf.register(fs)
+	cf.addr = ""
+	clients := fs.String("clients", "1,8,64", "client counts to run, comma-separated")
+	n := fs.Int("n", 2000, "writes per client count")
+	nodes := fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	var counts []int
+	for _, s := range strings.Split(*clients, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 {
+			return fmt.Errorf("bench: bad -clients entry %q", s)
+		}
+		counts = append(counts, v)
+	}
+	if cf.addr == "" {
+		dir, err := os.MkdirTemp("", "ax-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bin, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("starting a %d-node loopback cluster in %s\n", *nodes, dir)
+		lc, err := localcluster.Start(ctx, localcluster.Config{Binary: bin, Nodes: *nodes, Dir: dir, Token: cf.token, Args: []string{"-log-level", "warn"}})
+		if err != nil {
+			return err
+		}
+		defer lc.Close()
+		cf.addr = strings.Join(lc.Addrs(), ",")
+	}
+	cl, err := cf.client()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-8s %8s %10s %10s %10s %10s\n", "clients", "writes", "writes/s", "p50", "p99", "max")
+	for round, cc := range counts {
+		r, err := benchTasks(ctx, cl, round, cc, *n)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-8d %8d %10.0f %10s %10s %10s\n", cc, r.n, r.rate, r.p50, r.p99, r.max)
+	}
+	return nil
+}
+
+type benchResult struct {
+	n             int
+	rate          float64
+	p50, p99, max time.Duration
+}
+
+func benchTasks(ctx context.Context, cl *client.Client, round, clients, n int) (*benchResult, error) {
+	var next atomic.Int64
+	lat := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	var firstErr error
+	var errMu sync.Mutex
+	start := time.Now()
+	for w := 0; w < clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				t := &model.Task{
+					Name:    fmt.Sprintf("bench-%d-%d", round, i),
+					Trigger: model.Trigger{Type: model.TriggerEvent},
+					Action:  model.Action{Type: model.ActionShell, Command: "true"},
+					Labels:  map[string]string{"bench": strconv.Itoa(round)},
+				}
+				t0 := time.Now()
+				if _, err := cl.PutTask(ctx, t); err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond) }
+	return &benchResult{n: n, rate: float64(n) / el.Seconds(), p50: pct(0.50), p99: pct(0.99), max: lat[len(lat)-1].Round(10 * time.Microsecond)}, nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+type clusterCommand struct{}
+
+func (*clusterCommand) Usage() string {
+	return `
+Usage: ax cluster <subcommand> [flags] [args]
+
+Subcommands:
+	status           members, their addresses and the leader
+	remove NODE      remove a member (e.g. one that is gone for good)
+	transfer [NODE]  hand leadership to NODE (any up-to-date member if omitted)
+
+Examples:
+	ax cluster status -addr 127.0.0.1:7080
+	ax cluster remove n3
+	ax cluster transfer n2
+`
+}
+
+func (c *clusterCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
+		return fmt.Errorf("cluster: missing subcommand")
+	}
+	sub, args := args[0], args[1:]
+	fs := newFlagSet("cluster "+sub, c.Usage())
+	var cf clientFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON (status)")
+	if err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	cl, err := cf.client()
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "status":
+		st, err := cl.Cluster(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(st)
+		}
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tRAFT\tHTTP\tSUFFRAGE\tLEADER")
+		for _, n := range st.Nodes {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", n.ID, n.RaftAddr, n.HTTPAddr, n.Suffrage, n.Leader)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Printf("term %d, commit index %d, applied index %d\n", st.Term, st.CommitIndex, st.AppliedIndex)
+		return nil
+	case "remove":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("cluster remove: want exactly one node id")
+		}
+		if err := cl.RemoveNode(ctx, fs.Arg(0)); err != nil {
+			return err
+		}
+		fmt.Printf("removed %s\n", fs.Arg(0))
+		return nil
+	case "transfer":
+		if fs.NArg() > 1 {
+			return fmt.Errorf("cluster transfer: at most one node id")
+		}
+		if err := cl.Transfer(ctx, fs.Arg(0)); err != nil {
+			return err
+		}
+		fmt.Println("leadership transferred")
+		return nil
+	default:
+		return fmt.Errorf("cluster: unknown subcommand %q", sub)
+	}
+}
+
+// parseInterspersed parses flags that may come after positional arguments
+// ("ax task get foo -addr x").
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return fs.Parse(pos)
+}

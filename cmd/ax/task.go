@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"ax/client"
+	"ax/model"
+)
+
+type taskCommand struct{}
+
+func (*taskCommand) Usage() string {
+	return `
+Usage: ax task <subcommand> [flags] [args]
+
+Subcommands:
+	apply -f FILE|-        create or update a task from JSON (one object or an array)
+	list [-label k=v] [-paused true|false] [-json]
+	get NAME               the definition with its next fire times
+	pause NAME | resume NAME | delete NAME
+	history NAME           every version: who, when, what
+
+Examples:
+	ax task apply -f daily_report.json
+	echo '{"name":"hello","trigger":{"type":"cron","expression":"@every 10s"},"action":{"type":"shell","command":"echo hi"}}' | ax task apply -f -
+	ax task list -label team=data
+	ax task history daily_report
+`
+}
+
+func (c *taskCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
+		return fmt.Errorf("task: missing subcommand")
+	}
+	sub, args := args[0], args[1:]
+	fs := newFlagSet("task "+sub, c.Usage())
+	var cf clientFlags
+	cf.register(fs)
+	var (
+		file       string
+		labels     multiFlag
+		paused     string
+		asJSON     bool
+		consistent bool
+	)
+	switch sub {
+	case "apply":
+		fs.StringVar(&file, "f", "", "task JSON file, or - for stdin")
+	case "list":
+		fs.Var(&labels, "label", "only tasks with this label k=v (repeatable)")
+		fs.StringVar(&paused, "paused", "", "only paused (true) or active (false) tasks")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	case "get", "history":
+		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
+	case "pause", "resume", "delete":
+	default:
+		return fmt.Errorf("task: unknown subcommand %q", sub)
+	}
+	if err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	cl, err := cf.client()
+	if err != nil {
+		return err
+	}
+	var opts []client.ReadOption
+	if consistent {
+		opts = append(opts, client.Consistent())
+	}
+	switch sub {
+	case "apply":
+		return taskApply(ctx, cl, file)
+	case "list":
+		return taskList(ctx, cl, labels, paused, asJSON)
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("task %s: want exactly one task name", sub)
+	}
+	name := fs.Arg(0)
+	switch sub {
+	case "get":
+		t, err := cl.GetTask(ctx, name, opts...)
+		if err != nil {
+			return err
+		}
+		return printJSON(t)
+	case "history":
+		h, err := cl.TaskHistory(ctx, name, opts...)
+		if err != nil {
+			return err
+		}
+		return printJSON(h)
+	}
+	var res *model.WriteResult
+	switch sub {
+	case "pause":
+		res, err = cl.PauseTask(ctx, name)
+	case "resume":
+		res, err = cl.ResumeTask(ctx, name)
+	case "delete":
+		res, err = cl.DeleteTask(ctx, name)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s %sd (version %d)\n", name, sub, res.Version)
+	return nil
+}
+
+func taskApply(ctx context.Context, cl *client.Client, file string) error {
+	var r io.Reader
+	switch file {
+	case "":
+		return fmt.Errorf("task apply: -f FILE (or - for stdin) is required")
+	case "-":
+		r = os.Stdin
+	default:
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, 16<<20))
+	if err != nil {
+		return err
+	}
+	var raws []json.RawMessage
+	if t := strings.TrimSpace(string(data)); strings.HasPrefix(t, "[") {
+		if err := json.Unmarshal(data, &raws); err != nil {
+			return fmt.Errorf("task apply: %w", err)
+		}
+	} else {
+		raws = []json.RawMessage{data}
+	}
+	for i, raw := range raws {
+		var probe struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return fmt.Errorf("task apply: item %d: %w", i, err)
+		}
+		if probe.Name == "" {
+			return fmt.Errorf("task apply: item %d: name is required", i)
+		}
+		// Send the JSON as written so the server judges unknown fields.
+		var res model.WriteResult
+		err := cl.Do(ctx, client.Request{Method: "PUT", Path: "/v1/tasks/" + probe.Name, Body: []byte(raw)}, &res)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", probe.Name, err)
+		}
+		state := "unchanged"
+		if res.Changed {
+			state = "applied"
+		}
+		fmt.Printf("%s %s (version %d)\n", res.Name, state, res.Version)
+	}
+	return nil
+}
+
+func taskList(ctx context.Context, cl *client.Client, labels multiFlag, paused string, asJSON bool) error {
+	f := model.TaskFilter{}
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return fmt.Errorf("task list: -label wants k=v, got %q", l)
+		}
+		if f.Labels == nil {
+			f.Labels = map[string]string{}
+		}
+		f.Labels[k] = v
+	}
+	switch paused {
+	case "":
+	case "true", "false":
+		b := paused == "true"
+		f.Paused = &b
+	default:
+		return fmt.Errorf("task list: -paused wants true or false")
+	}
+	var all []model.Task
+	for {
+		page, err := cl.ListTasks(ctx, f)
+		if err != nil {
+			return err
+		}
+		all = append(all, page.Tasks...)
+		if page.NextCursor == "" {
+			break
+		}
+		f.Cursor = page.NextCursor
+	}
+	if asJSON {
+		return printJSON(all)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tTRIGGER\tACTION\tPAUSED\tLABELS")
+	for _, t := range all {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%v\t%s\n", t.Name, t.Version, describeTrigger(t.Trigger), t.Action.Type, t.Paused, joinLabels(t.Labels))
+	}
+	return tw.Flush()
+}
+
+func describeTrigger(t model.Trigger) string {
+	switch t.Type {
+	case model.TriggerCron:
+		return fmt.Sprintf("cron %q %s", t.Expression, t.Timezone)
+	case model.TriggerInterval:
+		return "every " + t.Every.Std().String()
+	case model.TriggerOnce:
+		if t.At != nil {
+			return "once at " + t.At.UTC().Format(model.TimeLayout)
+		}
+	}
+	return t.Type
+}
+
+func joinLabels(m map[string]string) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

@@ -1,0 +1,194 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"ax/model"
+)
+
+// CommandType identifies the kind of a command. Values are part of the Raft
+// log format: never renumber them.
+type CommandType uint8
+
+// Command types.
+const (
+	CmdPutTask    CommandType = 1 // body: PutTask
+	CmdDeleteTask CommandType = 2 // body: TaskRef
+	CmdPauseTask  CommandType = 3 // body: TaskRef
+	CmdResumeTask CommandType = 4 // body: TaskRef
+	CmdSetNode    CommandType = 5 // body: model.Node
+	CmdRemoveNode CommandType = 6 // body: TaskRef (Name = node id)
+	CmdBatch      CommandType = 7 // body: a sequence of length-prefixed commands
+	CmdNoop       CommandType = 8 // body: empty; used by tests and barriers
+)
+
+var cmdNames = map[CommandType]string{
+	CmdPutTask: "put_task", CmdDeleteTask: "delete_task", CmdPauseTask: "pause_task",
+	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
+	CmdBatch: "batch", CmdNoop: "noop",
+}
+
+// String returns the command type's name.
+func (t CommandType) String() string {
+	if s, ok := cmdNames[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("command(%d)", uint8(t))
+}
+
+// Command is one state change. Now is the leader's clock in Unix
+// milliseconds, stamped by the leader just before proposing; the state
+// machine uses it as the time of the change. ReqID, when set, makes the
+// command idempotent: a second command with the same ReqID (a client or
+// forwarding retry after an unknown outcome) is not applied again and gets
+// the first one's result.
+type Command struct {
+	Type  CommandType
+	ReqID string
+	Now   int64
+	Actor string
+	Body  []byte
+}
+
+// PutTask creates or updates a task. A non-zero Task.Version is a
+// precondition: the current version must equal it.
+type PutTask struct {
+	Task model.Task `json:"task"`
+}
+
+// TaskRef names a task (or a node, for CmdRemoveNode).
+type TaskRef struct {
+	Name string `json:"name"`
+}
+
+// NewCommand builds a command whose body is v encoded as JSON.
+func NewCommand(t CommandType, reqID, actor string, v any) (*Command, error) {
+	c := &Command{Type: t, ReqID: reqID, Actor: actor}
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", t, err)
+		}
+		c.Body = b
+	}
+	return c, nil
+}
+
+// Encode returns the wire form: type, uvarint-prefixed request id, varint
+// time, uvarint-prefixed actor, body.
+func (c *Command) Encode() []byte {
+	b := make([]byte, 0, 1+len(c.ReqID)+len(c.Actor)+len(c.Body)+24)
+	b = append(b, byte(c.Type))
+	b = binary.AppendUvarint(b, uint64(len(c.ReqID)))
+	b = append(b, c.ReqID...)
+	b = binary.AppendVarint(b, c.Now)
+	b = binary.AppendUvarint(b, uint64(len(c.Actor)))
+	b = append(b, c.Actor...)
+	return append(b, c.Body...)
+}
+
+var errShort = errors.New("fsm: truncated command")
+
+// DecodeCommand parses the wire form produced by Encode. The returned
+// command's Body aliases b.
+func DecodeCommand(b []byte) (*Command, error) {
+	if len(b) < 1 {
+		return nil, errShort
+	}
+	c := &Command{Type: CommandType(b[0])}
+	b = b[1:]
+	s, b, err := readBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	c.ReqID = string(s)
+	now, n := binary.Varint(b)
+	if n <= 0 {
+		return nil, errShort
+	}
+	c.Now = now
+	b = b[n:]
+	s, b, err = readBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	c.Actor = string(s)
+	c.Body = b
+	return c, nil
+}
+
+func readBytes(b []byte) ([]byte, []byte, error) {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < l {
+		return nil, nil, errShort
+	}
+	return b[n : n+int(l)], b[n+int(l):], nil
+}
+
+// EncodeBatch packs several commands into one CmdBatch command so that they
+// share one Raft entry (group commit). Each keeps its own ReqID and result.
+func EncodeBatch(now int64, cmds []*Command) *Command {
+	var body []byte
+	for _, c := range cmds {
+		c.Now = now
+		e := c.Encode()
+		body = binary.AppendUvarint(body, uint64(len(e)))
+		body = append(body, e...)
+	}
+	return &Command{Type: CmdBatch, Now: now, Body: body}
+}
+
+func decodeBatch(b []byte) ([]*Command, error) {
+	var out []*Command
+	for len(b) > 0 {
+		e, rest, err := readBytes(b)
+		if err != nil {
+			return nil, err
+		}
+		c, err := DecodeCommand(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		b = rest
+	}
+	return out, nil
+}
+
+// Result is what applying one command returns: an error the caller should
+// see (a deterministic rejection such as not found or a failed
+// precondition), or a JSON-encoded value.
+type Result struct {
+	Err  *model.Error    `json:"err,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// BatchResult is the response of a CmdBatch entry: one Result per command,
+// in order.
+type BatchResult struct {
+	Results []*Result
+}
+
+// Decode unmarshals r's data into v, or returns r's error.
+func (r *Result) Decode(v any) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	if v == nil || len(r.Data) == 0 {
+		return nil
+	}
+	return json.Unmarshal(r.Data, v)
+}
+
+func okResult(v any) *Result {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errResult(model.Errorf(model.CodeInternal, "encode result: %v", err))
+	}
+	return &Result{Data: b}
+}
+
+func errResult(e *model.Error) *Result { return &Result{Err: e} }

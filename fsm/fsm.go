@@ -1,0 +1,448 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
+
+	"ax/model"
+)
+
+// Bucket names. See DESIGN.md.
+var (
+	bktMeta        = []byte("meta")
+	bktTasks       = []byte("tasks")
+	bktHistory     = []byte("task_history")
+	bktNodes       = []byte("nodes")
+	bktRequests    = []byte("requests")
+	bktRequestTime = []byte("requests_by_time")
+
+	keyApplied = []byte("applied") // u64 index, u64 term
+
+	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime}
+)
+
+// RequestTTL is how long a request id is remembered for deduplication,
+// measured in leader time between commands.
+const RequestTTL = 10 * time.Minute
+
+const cleanMarker = ".clean"
+
+// Config configures an FSM.
+type Config struct {
+	// Path of the bbolt file.
+	Path string
+	// NoSync opens bbolt without fsync. The file is then trusted after a
+	// clean Close only; after a crash Open discards it and the node rebuilds
+	// it from the Raft snapshot and log (see Rebuilt).
+	NoSync bool
+	// Logger receives the state machine's logs.
+	Logger hclog.Logger
+}
+
+// FSM is ax's Raft state machine. It implements raft.BatchingFSM.
+type FSM struct {
+	cfg     Config
+	logger  hclog.Logger
+	mu      sync.RWMutex // guards db against Restore's swap
+	db      *bolt.DB
+	applied atomic.Uint64
+	rebuilt bool
+
+	watchMu sync.Mutex
+	watch   chan struct{} // closed and replaced on every applied batch
+}
+
+var _ raft.BatchingFSM = (*FSM)(nil)
+
+// Open opens (or creates) the state machine file.
+func Open(cfg Config) (*FSM, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	f := &FSM{cfg: cfg, logger: cfg.Logger.Named("fsm"), watch: make(chan struct{})}
+	marker := cfg.Path + cleanMarker
+	if cfg.NoSync {
+		if _, err := os.Stat(cfg.Path); err == nil {
+			if _, err := os.Stat(marker); err != nil {
+				f.logger.Warn("state machine was not closed cleanly; discarding it to rebuild from snapshot and log", "path", cfg.Path)
+				if err := os.Remove(cfg.Path); err != nil {
+					return nil, fmt.Errorf("fsm: discard unclean state: %w", err)
+				}
+				f.rebuilt = true
+			}
+		}
+	}
+	if err := os.Remove(marker); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("fsm: %w", err)
+	}
+	db, err := openDB(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.db = db
+	if err := f.loadApplied(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func openDB(cfg Config) (*bolt.DB, error) {
+	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{
+		Timeout:         5 * time.Second,
+		NoSync:          cfg.NoSync,
+		NoFreelistSync:  true,
+		FreelistType:    bolt.FreelistMapType,
+		InitialMmapSize: 256 << 20,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fsm: open %s: %w", cfg.Path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("fsm: init buckets: %w", err)
+	}
+	return db, nil
+}
+
+func (f *FSM) loadApplied() error {
+	return f.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktMeta).Get(keyApplied)
+		if len(v) >= 8 {
+			f.applied.Store(binary.BigEndian.Uint64(v))
+		} else {
+			f.applied.Store(0)
+		}
+		return nil
+	})
+}
+
+// Rebuilt reports whether Open discarded an unclean file, in which case the
+// caller must let Raft restore the latest snapshot on start.
+func (f *FSM) Rebuilt() bool { return f.rebuilt }
+
+// AppliedIndex returns the index of the last log entry applied.
+func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
+
+// Changed returns a channel closed after the next applied batch.
+func (f *FSM) Changed() <-chan struct{} {
+	f.watchMu.Lock()
+	defer f.watchMu.Unlock()
+	return f.watch
+}
+
+func (f *FSM) notify() {
+	f.watchMu.Lock()
+	close(f.watch)
+	f.watch = make(chan struct{})
+	f.watchMu.Unlock()
+}
+
+// Close syncs and closes the database and, with NoSync, marks it clean.
+func (f *FSM) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.db == nil {
+		return nil
+	}
+	if err := f.db.Sync(); err != nil {
+		return fmt.Errorf("fsm: sync: %w", err)
+	}
+	if err := f.db.Close(); err != nil {
+		return fmt.Errorf("fsm: close: %w", err)
+	}
+	f.db = nil
+	if f.cfg.NoSync {
+		if err := os.WriteFile(f.cfg.Path+cleanMarker, nil, 0o600); err != nil {
+			return fmt.Errorf("fsm: mark clean: %w", err)
+		}
+	}
+	return nil
+}
+
+// Apply applies one log entry. It is a thin wrapper of ApplyBatch.
+func (f *FSM) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies committed entries in one bbolt transaction that also
+// records the last applied index; entries at or below the recorded index
+// (a replay after restart) are skipped and answer nil.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
+	out := make([]interface{}, len(logs))
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	applied := f.applied.Load()
+	var last *raft.Log
+	err := f.db.Update(func(tx *bolt.Tx) error {
+		for i, l := range logs {
+			if l.Index <= applied {
+				continue
+			}
+			last = l
+			if l.Type != raft.LogCommand {
+				continue
+			}
+			out[i] = f.applyEntry(tx, l)
+		}
+		if last == nil {
+			return nil
+		}
+		v := make([]byte, 16)
+		binary.BigEndian.PutUint64(v, last.Index)
+		binary.BigEndian.PutUint64(v[8:], last.Term)
+		return tx.Bucket(bktMeta).Put(keyApplied, v)
+	})
+	if err != nil {
+		// A bbolt failure (disk full, I/O error) leaves the replica unable to
+		// follow the log; continuing would diverge it from its peers.
+		f.logger.Error("apply failed; stopping to avoid divergence", "error", err)
+		panic(fmt.Sprintf("fsm: apply batch: %v", err))
+	}
+	if last != nil {
+		f.applied.Store(last.Index)
+		f.notify()
+	}
+	return out
+}
+
+func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log) interface{} {
+	c, err := DecodeCommand(l.Data)
+	if err != nil {
+		f.logger.Error("undecodable log entry", "index", l.Index, "error", err)
+		return errResult(model.Errorf(model.CodeInternal, "undecodable command: %v", err))
+	}
+	if c.Type == CmdBatch {
+		cmds, err := decodeBatch(c.Body)
+		if err != nil {
+			f.logger.Error("undecodable batch", "index", l.Index, "error", err)
+			return errResult(model.Errorf(model.CodeInternal, "undecodable batch: %v", err))
+		}
+		res := &BatchResult{Results: make([]*Result, len(cmds))}
+		for i, sub := range cmds {
+			res.Results[i] = f.applyCommand(tx, l.Index, sub)
+		}
+		return res
+	}
+	return f.applyCommand(tx, l.Index, c)
+}
+
+// applyCommand applies one command, deduplicating on its request id. Each
+// command checks every precondition before its first write, so a rejected
+// command writes nothing.
+func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command) *Result {
+	if c.ReqID != "" {
+		f.pruneRequests(tx, c.Now)
+		if v := tx.Bucket(bktRequests).Get([]byte(c.ReqID)); v != nil {
+			var r Result
+			if err := json.Unmarshal(v[8:], &r); err == nil {
+				return &r
+			}
+		}
+	}
+	w := &writer{tx: tx, cmd: c, index: index}
+	var res *Result
+	switch c.Type {
+	case CmdPutTask:
+		res = w.putTask()
+	case CmdDeleteTask:
+		res = w.deleteTask()
+	case CmdPauseTask:
+		res = w.setPaused(true)
+	case CmdResumeTask:
+		res = w.setPaused(false)
+	case CmdSetNode:
+		res = w.setNode()
+	case CmdRemoveNode:
+		res = w.removeNode()
+	case CmdNoop:
+		res = okResult(struct{}{})
+	default:
+		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
+	}
+	if w.err != nil {
+		// Storage errors are not deterministic rejections; surface them to
+		// ApplyBatch, which stops the node.
+		panic(fmt.Sprintf("fsm: %s at index %d: %v", c.Type, index, w.err))
+	}
+	if c.ReqID != "" {
+		f.rememberRequest(tx, c, index, res)
+	}
+	return res
+}
+
+func (f *FSM) rememberRequest(tx *bolt.Tx, c *Command, index uint64, res *Result) {
+	enc, _ := json.Marshal(res)
+	v := make([]byte, 8, 8+len(enc))
+	binary.BigEndian.PutUint64(v, uint64(c.Now))
+	v = append(v, enc...)
+	must(tx.Bucket(bktRequests).Put([]byte(c.ReqID), v))
+	must(tx.Bucket(bktRequestTime).Put(timeKey(c.Now, c.ReqID), nil))
+}
+
+// pruneRequests forgets request ids older than RequestTTL before now.
+func (f *FSM) pruneRequests(tx *bolt.Tx, now int64) {
+	cutoff := now - RequestTTL.Milliseconds()
+	bt := tx.Bucket(bktRequestTime)
+	br := tx.Bucket(bktRequests)
+	cur := bt.Cursor()
+	for k, _ := cur.First(); k != nil && int64(binary.BigEndian.Uint64(k)) < cutoff; k, _ = cur.First() {
+		must(br.Delete(k[8:]))
+		must(cur.Delete())
+	}
+}
+
+func timeKey(ms int64, id string) []byte {
+	k := make([]byte, 8, 8+len(id))
+	binary.BigEndian.PutUint64(k, uint64(ms))
+	return append(k, id...)
+}
+
+// must panics on a bbolt error inside an apply; ApplyBatch's recovery turns
+// the panic into a stopped node rather than a diverged one.
+func must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("fsm: storage: %v", err))
+	}
+}
+
+// Snapshot captures the state with a read transaction; Persist streams the
+// database file, consistent as of this moment, while applies continue.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	tx, err := f.db.Begin(false)
+	if err != nil {
+		return nil, fmt.Errorf("fsm: snapshot: %w", err)
+	}
+	return &snapshot{tx: tx}, nil
+}
+
+type snapshot struct{ tx *bolt.Tx }
+
+func (s *snapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := s.tx.WriteTo(sink); err != nil {
+		sink.Cancel()
+		return fmt.Errorf("fsm: persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *snapshot) Release() { _ = s.tx.Rollback() }
+
+// Restore replaces the database with the snapshot's file.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	tmp := f.cfg.Path + ".restore"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("fsm: restore: %w", err)
+	}
+	n, err := io.Copy(out, rc)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("fsm: restore: write: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.db != nil {
+		if err := f.db.Close(); err != nil {
+			return fmt.Errorf("fsm: restore: close: %w", err)
+		}
+		f.db = nil
+	}
+	if err := os.Rename(tmp, f.cfg.Path); err != nil {
+		return fmt.Errorf("fsm: restore: rename: %w", err)
+	}
+	db, err := openDB(f.cfg)
+	if err != nil {
+		return err
+	}
+	f.db = db
+	if err := f.loadApplied(); err != nil {
+		return err
+	}
+	f.logger.Info("restored snapshot", "bytes", n, "applied", f.applied.Load())
+	f.notify()
+	return nil
+}
+
+// view runs fn in a read transaction.
+func (f *FSM) view(fn func(tx *bolt.Tx) error) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.db == nil {
+		return model.Errorf(model.CodeUnavailable, "state machine closed")
+	}
+	return f.db.View(fn)
+}
+
+// Dump writes every bucket's keys and values in order to w; tests compare
+// dumps of two state machines to check determinism.
+func (f *FSM) Dump(w io.Writer) error {
+	return f.view(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if bytes.Equal(name, bktMeta) {
+				return nil // holds the applied index, which differs by design
+			}
+			fmt.Fprintf(w, "[%s]\n", name)
+			return b.ForEach(func(k, v []byte) error {
+				_, err := fmt.Fprintf(w, "%x=%x\n", k, v)
+				return err
+			})
+		})
+	})
+}
+
+// writer carries one command's context through its apply.
+type writer struct {
+	tx    *bolt.Tx
+	cmd   *Command
+	index uint64
+	err   error
+}
+
+func (w *writer) put(bkt, k, v []byte) {
+	if w.err == nil {
+		w.err = w.tx.Bucket(bkt).Put(k, v)
+	}
+}
+
+func (w *writer) del(bkt, k []byte) {
+	if w.err == nil {
+		w.err = w.tx.Bucket(bkt).Delete(k)
+	}
+}
+
+func (w *writer) decode(v any) *model.Error {
+	if err := json.Unmarshal(w.cmd.Body, v); err != nil {
+		return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", w.cmd.Type, err)
+	}
+	return nil
+}

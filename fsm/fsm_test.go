@@ -1,0 +1,448 @@
+package fsm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"ax/model"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli()
+
+func openTest(t *testing.T, path string, noSync bool) *FSM {
+	t.Helper()
+	f, err := Open(Config{Path: path, NoSync: noSync})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func newTestFSM(t *testing.T) *FSM {
+	t.Helper()
+	return openTest(t, filepath.Join(t.TempDir(), "fsm.db"), false)
+}
+
+// applier feeds commands to an FSM as consecutive log entries.
+type applier struct {
+	t     *testing.T
+	f     *FSM
+	index uint64
+}
+
+func (a *applier) apply(c *Command) *Result {
+	a.t.Helper()
+	a.index++
+	out := a.f.ApplyBatch([]*raft.Log{{Index: a.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()}})
+	r, ok := out[0].(*Result)
+	if !ok {
+		a.t.Fatalf("apply %s: response %T, want *Result", c.Type, out[0])
+	}
+	return r
+}
+
+func cmd(t *testing.T, typ CommandType, reqID string, now int64, body any) *Command {
+	t.Helper()
+	c, err := NewCommand(typ, reqID, "tester", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Now = now
+	return c
+}
+
+func cronTask(name, expr string) model.Task {
+	return model.Task{
+		Name:    name,
+		Trigger: model.Trigger{Type: model.TriggerCron, Expression: expr},
+		Action:  model.Action{Type: model.ActionShell, Command: "echo " + name},
+	}
+}
+
+func writeResult(t *testing.T, r *Result) model.WriteResult {
+	t.Helper()
+	var w model.WriteResult
+	if err := r.Decode(&w); err != nil {
+		t.Fatalf("result: %v", err)
+	}
+	return w
+}
+
+func TestFSM_PutTask(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+
+	w := writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "* * * * *")})))
+	if w.Version != 1 || !w.Changed {
+		t.Fatalf("create: got %+v, want version 1 changed", w)
+	}
+	w = writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0+1, PutTask{Task: cronTask("a", "* * * * *")})))
+	if w.Version != 1 || w.Changed {
+		t.Fatalf("identical put: got %+v, want version 1 unchanged", w)
+	}
+	w = writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0+2, PutTask{Task: cronTask("a", "*/5 * * * *")})))
+	if w.Version != 2 || !w.Changed {
+		t.Fatalf("update: got %+v, want version 2 changed", w)
+	}
+	stale := cronTask("a", "0 * * * *")
+	stale.Version = 1
+	r := a.apply(cmd(t, CmdPutTask, "", t0+3, PutTask{Task: stale}))
+	if !errors.Is(r.Err, model.ErrConflict) || r.Err.Field != "version" {
+		t.Fatalf("stale version: got %v, want conflict on version", r.Err)
+	}
+	got, err := f.GetTask("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Trigger.Expression != "*/5 * * * *" || got.Version != 2 {
+		t.Fatalf("stored: got %q v%d, want */5 v2", got.Trigger.Expression, got.Version)
+	}
+	if got.CreatedAt.Millis() != t0 || got.UpdatedAt.Millis() != t0+2 || got.UpdatedBy != "tester" {
+		t.Fatalf("times: got created %v updated %v by %q", got.CreatedAt, got.UpdatedAt, got.UpdatedBy)
+	}
+	if got.Trigger.Timezone != "UTC" || got.Policy.MaxConcurrency != 1 || got.Policy.Catchup != "latest" {
+		t.Fatalf("defaults not filled: %+v %+v", got.Trigger, got.Policy)
+	}
+}
+
+func TestFSM_OnceDelayPinnedToLeaderTime(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	task := model.Task{Name: "later", Trigger: model.Trigger{Type: model.TriggerOnce, Delay: model.Duration(90 * time.Second)},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: task})))
+	got, _ := f.GetTask("later")
+	if got.Trigger.At == nil || got.Trigger.At.Millis() != t0+90_000 || got.Trigger.Delay != 0 {
+		t.Fatalf("got trigger %+v, want at = now+90s and no delay", got.Trigger)
+	}
+}
+
+func TestFSM_PauseResumeDeleteHistory(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")})))
+
+	steps := []struct {
+		name        string
+		typ         CommandType
+		wantVersion uint64
+		wantChanged bool
+		wantErr     error
+	}{
+		{"pause", CmdPauseTask, 2, true, nil},
+		{"pause again", CmdPauseTask, 2, false, nil},
+		{"resume", CmdResumeTask, 3, true, nil},
+		{"delete", CmdDeleteTask, 4, true, nil},
+		{"delete missing", CmdDeleteTask, 0, false, model.ErrNotFound},
+		{"pause missing", CmdPauseTask, 0, false, model.ErrNotFound},
+	}
+	for i, s := range steps {
+		r := a.apply(cmd(t, s.typ, "", t0+int64(i+1), TaskRef{Name: "a"}))
+		if s.wantErr != nil {
+			if !errors.Is(r.Err, s.wantErr) {
+				t.Fatalf("%s: got %v, want %v", s.name, r.Err, s.wantErr)
+			}
+			continue
+		}
+		w := writeResult(t, r)
+		if w.Version != s.wantVersion || w.Changed != s.wantChanged {
+			t.Fatalf("%s: got %+v, want version %d changed %v", s.name, w, s.wantVersion, s.wantChanged)
+		}
+	}
+	if _, err := f.GetTask("a"); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("get after delete: got %v, want not found", err)
+	}
+	// Re-creating continues the version sequence.
+	w := writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0+10, PutTask{Task: cronTask("a", "@daily")})))
+	if w.Version != 5 {
+		t.Fatalf("recreate: got version %d, want 5", w.Version)
+	}
+	h, err := f.TaskHistory("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, v := range h.Versions {
+		ops = append(ops, fmt.Sprintf("%d:%s", v.Version, v.Op))
+	}
+	if got, want := fmt.Sprint(ops), "[1:create 2:pause 3:resume 4:delete 5:create]"; got != want {
+		t.Fatalf("history: got %s, want %s", got, want)
+	}
+}
+
+func TestFSM_ListTasks(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	for i := 0; i < 25; i++ {
+		task := cronTask(fmt.Sprintf("t%02d", i), "@hourly")
+		task.Labels = map[string]string{"team": []string{"a", "b"}[i%2]}
+		writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: task})))
+	}
+	a.apply(cmd(t, CmdPauseTask, "", t0, TaskRef{Name: "t03"}))
+	paused := true
+	tests := []struct {
+		name   string
+		filter model.TaskFilter
+		want   int
+		cursor string
+	}{
+		{"all", model.TaskFilter{}, 25, ""},
+		{"page", model.TaskFilter{Limit: 10}, 10, "t09"},
+		{"after cursor", model.TaskFilter{Cursor: "t19"}, 5, ""},
+		{"label", model.TaskFilter{Labels: map[string]string{"team": "b"}}, 12, ""},
+		{"paused", model.TaskFilter{Paused: &paused}, 1, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := f.ListTasks(tc.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Tasks) != tc.want || l.NextCursor != tc.cursor {
+				t.Fatalf("got %d tasks cursor %q, want %d cursor %q", len(l.Tasks), l.NextCursor, tc.want, tc.cursor)
+			}
+		})
+	}
+}
+
+func TestFSM_RequestDedupe(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	first := writeResult(t, a.apply(cmd(t, CmdPutTask, "req-1", t0, PutTask{Task: cronTask("a", "@hourly")})))
+	// A retry of the same request after a leader change carries the same
+	// id, even with a changed body: it must not apply again.
+	again := writeResult(t, a.apply(cmd(t, CmdPutTask, "req-1", t0+5, PutTask{Task: cronTask("a", "@daily")})))
+	if again != first {
+		t.Fatalf("retry: got %+v, want the first result %+v", again, first)
+	}
+	if got, _ := f.GetTask("a"); got.Trigger.Expression != "@hourly" {
+		t.Fatalf("retry applied twice: expression %q", got.Trigger.Expression)
+	}
+	// After the TTL the id is forgotten and the pruning keeps the index small.
+	later := t0 + RequestTTL.Milliseconds() + 1
+	w := writeResult(t, a.apply(cmd(t, CmdPutTask, "req-1", later, PutTask{Task: cronTask("a", "@daily")})))
+	if w.Version != 2 {
+		t.Fatalf("after TTL: got version %d, want 2", w.Version)
+	}
+}
+
+func TestFSM_BatchCommand(t *testing.T) {
+	f := newTestFSM(t)
+	var cmds []*Command
+	for i := 0; i < 3; i++ {
+		cmds = append(cmds, cmd(t, CmdPutTask, fmt.Sprintf("r%d", i), 0, PutTask{Task: cronTask(fmt.Sprintf("b%d", i), "@hourly")}))
+	}
+	cmds = append(cmds, cmd(t, CmdDeleteTask, "r9", 0, TaskRef{Name: "missing"}))
+	b := EncodeBatch(t0, cmds)
+	out := f.ApplyBatch([]*raft.Log{{Index: 1, Type: raft.LogCommand, Data: b.Encode()}})
+	br, ok := out[0].(*BatchResult)
+	if !ok || len(br.Results) != 4 {
+		t.Fatalf("got %#v, want a BatchResult of 4", out[0])
+	}
+	for i := 0; i < 3; i++ {
+		if w := writeResult(t, br.Results[i]); w.Version != 1 {
+			t.Fatalf("sub %d: got %+v", i, w)
+		}
+	}
+	if !errors.Is(br.Results[3].Err, model.ErrNotFound) {
+		t.Fatalf("sub 3: got %v, want not found", br.Results[3].Err)
+	}
+	if n := f.CountTasks(); n != 3 {
+		t.Fatalf("got %d tasks, want 3", n)
+	}
+}
+
+func TestFSM_ReplayAfterRestartSkipsApplied(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fsm.db")
+	f, err := Open(Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs []*raft.Log
+	for i := 1; i <= 3; i++ {
+		c := cmd(t, CmdPutTask, "", t0+int64(i), PutTask{Task: cronTask("a", fmt.Sprintf("%d * * * *", i))})
+		logs = append(logs, &raft.Log{Index: uint64(i), Term: 1, Type: raft.LogCommand, Data: c.Encode()})
+	}
+	f.ApplyBatch(logs)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f = openTest(t, path, false)
+	if f.Rebuilt() || f.AppliedIndex() != 3 {
+		t.Fatalf("reopen: rebuilt %v applied %d, want false 3", f.Rebuilt(), f.AppliedIndex())
+	}
+	out := f.ApplyBatch(logs) // Raft replays the log after the snapshot
+	for i, r := range out {
+		if r != nil {
+			t.Fatalf("replayed entry %d answered %v, want nil (skipped)", i+1, r)
+		}
+	}
+	if got, _ := f.GetTask("a"); got.Version != 3 {
+		t.Fatalf("after replay: version %d, want 3", got.Version)
+	}
+}
+
+func TestFSM_NoSyncUncleanIsDiscarded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fsm.db")
+	f, err := Open(Config{Path: path, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&applier{t: t, f: f}).apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")}))
+	// Simulate a crash: the file is closed without the clean marker.
+	f.db.Close()
+	f.db = nil
+	g := openTest(t, path, true)
+	if !g.Rebuilt() || g.AppliedIndex() != 0 || g.CountTasks() != 0 {
+		t.Fatalf("unclean reopen: rebuilt %v applied %d tasks %d, want true 0 0", g.Rebuilt(), g.AppliedIndex(), g.CountTasks())
+	}
+	(&applier{t: t, f: g}).apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")}))
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := openTest(t, path, true)
+	if h.Rebuilt() || h.AppliedIndex() != 1 {
+		t.Fatalf("clean reopen: rebuilt %v applied %d, want false 1", h.Rebuilt(), h.AppliedIndex())
+	}
+}
+
+type memSink struct {
+	bytes.Buffer
+	canceled bool
+}
+
+func (s *memSink) ID() string    { return "mem" }
+func (s *memSink) Cancel() error { s.canceled = true; return nil }
+func (s *memSink) Close() error  { return nil }
+
+func dump(t *testing.T, f *FSM) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := f.Dump(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestFSM_SnapshotRestore(t *testing.T) {
+	src := newTestFSM(t)
+	applyRandom(t, src, rand.New(rand.NewSource(7)), 300, 1)
+	snap, err := src.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Writes after the snapshot must not leak into it.
+	before := dump(t, src)
+	applied := src.AppliedIndex()
+	(&applier{t: t, f: src, index: applied}).apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("after", "@hourly")}))
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+
+	dst := newTestFSM(t)
+	(&applier{t: t, f: dst}).apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("stale", "@hourly")}))
+	if err := dst.Restore(io.NopCloser(&sink)); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(t, dst); got != before {
+		t.Fatalf("restored state differs from the snapshot:\n got %d bytes\nwant %d bytes", len(got), len(before))
+	}
+	if dst.AppliedIndex() != applied {
+		t.Fatalf("restored applied index %d, want %d", dst.AppliedIndex(), applied)
+	}
+	if _, err := dst.GetTask("stale"); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("restore kept old state: %v", err)
+	}
+}
+
+// applyRandom applies n random commands in batches of up to maxBatch.
+func applyRandom(t *testing.T, f *FSM, rng *rand.Rand, n, maxBatch int) {
+	t.Helper()
+	exprs := []string{"* * * * *", "@hourly", "0 2 * * *", "*/5 * * * * *"}
+	now := t0
+	var logs []*raft.Log
+	index := f.AppliedIndex()
+	flush := func() {
+		if len(logs) > 0 {
+			f.ApplyBatch(logs)
+			logs = nil
+		}
+	}
+	for i := 0; i < n; i++ {
+		now += int64(rng.Intn(5000))
+		name := fmt.Sprintf("task-%d", rng.Intn(20))
+		var c *Command
+		reqID := ""
+		if rng.Intn(3) == 0 {
+			reqID = fmt.Sprintf("req-%d", rng.Intn(30))
+		}
+		switch rng.Intn(6) {
+		case 0, 1, 2:
+			task := cronTask(name, exprs[rng.Intn(len(exprs))])
+			if rng.Intn(2) == 0 {
+				task.Labels = map[string]string{"k": fmt.Sprint(rng.Intn(3)), "z": "1", "a": "2"}
+			}
+			c = cmd(t, CmdPutTask, reqID, now, PutTask{Task: task})
+		case 3:
+			c = cmd(t, CmdPauseTask, reqID, now, TaskRef{Name: name})
+		case 4:
+			c = cmd(t, CmdResumeTask, reqID, now, TaskRef{Name: name})
+		case 5:
+			c = cmd(t, CmdDeleteTask, reqID, now, TaskRef{Name: name})
+		}
+		index++
+		logs = append(logs, &raft.Log{Index: index, Term: 1, Type: raft.LogCommand, Data: c.Encode()})
+		if len(logs) >= 1+rng.Intn(maxBatch) {
+			flush()
+		}
+	}
+	flush()
+}
+
+func TestFSM_Deterministic(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			a, b := newTestFSM(t), newTestFSM(t)
+			// Same commands, different batch boundaries.
+			applyRandom(t, a, rand.New(rand.NewSource(seed)), 500, 1)
+			applyRandom(t, b, rand.New(rand.NewSource(seed)), 500, 64)
+			if da, db := dump(t, a), dump(t, b); da != db {
+				t.Fatalf("state machines diverged (%d vs %d bytes)", len(da), len(db))
+			}
+			if a.AppliedIndex() != b.AppliedIndex() {
+				t.Fatalf("applied %d vs %d", a.AppliedIndex(), b.AppliedIndex())
+			}
+		})
+	}
+}
+
+func TestCommand_EncodeDecode(t *testing.T) {
+	tests := []Command{
+		{Type: CmdNoop},
+		{Type: CmdPutTask, ReqID: "abc", Now: t0, Actor: "me@host", Body: []byte(`{"x":1}`)},
+		{Type: CmdDeleteTask, Now: -5, Body: []byte{}},
+	}
+	for _, want := range tests {
+		got, err := DecodeCommand(want.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Type != want.Type || got.ReqID != want.ReqID || got.Now != want.Now || got.Actor != want.Actor || !bytes.Equal(got.Body, want.Body) {
+			t.Fatalf("round trip: got %+v, want %+v", got, want)
+		}
+	}
+	if _, err := DecodeCommand([]byte{1, 200}); err == nil {
+		t.Fatal("truncated command decoded without error")
+	}
+}

@@ -1,0 +1,306 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+
+	"ax/model"
+)
+
+// Task history operations.
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpPause  = "pause"
+	OpResume = "resume"
+	OpDelete = "delete"
+)
+
+// storedTask is a task's record in the tasks bucket: the definition plus
+// the server-kept fields. It is also the body of its history entries.
+type storedTask struct {
+	model.Task
+	Deleted bool `json:"deleted,omitempty"`
+}
+
+func historyKey(name string, version uint64) []byte {
+	k := make([]byte, 0, len(name)+9)
+	k = append(k, name...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, version)
+}
+
+func (w *writer) loadTask(name string) (*storedTask, bool) {
+	v := w.tx.Bucket(bktTasks).Get([]byte(name))
+	if v == nil {
+		return nil, false
+	}
+	var t storedTask
+	if err := json.Unmarshal(v, &t); err != nil {
+		w.err = err
+		return nil, false
+	}
+	return &t, true
+}
+
+// lastVersion returns the highest version in the task's history, so a task
+// deleted and created again continues its version sequence.
+func lastVersion(tx *bolt.Tx, name string) uint64 {
+	c := tx.Bucket(bktHistory).Cursor()
+	prefix := append([]byte(name), 0)
+	k, _ := c.Seek(historyKey(name, ^uint64(0)))
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		k, _ = c.Prev()
+	} else if binary.BigEndian.Uint64(k[len(prefix):]) != ^uint64(0) {
+		k, _ = c.Prev()
+	}
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k[len(prefix):])
+}
+
+func (w *writer) saveTask(t *model.Task, op string) {
+	t.UpdatedAt = model.UnixMilli(w.cmd.Now)
+	t.UpdatedBy = w.cmd.Actor
+	t.NextFireTimes = nil
+	b, err := json.Marshal(t)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.put(bktTasks, []byte(t.Name), b)
+	h, err := json.Marshal(model.TaskVersion{
+		Version: t.Version, Op: op, Actor: w.cmd.Actor, Time: model.UnixMilli(w.cmd.Now), Task: t,
+	})
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.put(bktHistory, historyKey(t.Name, t.Version), h)
+}
+
+// putTask creates or updates a task. The body was validated by the API
+// before it was proposed; the state machine checks only what depends on
+// state (the version precondition) so that replays stay deterministic.
+func (w *writer) putTask() *Result {
+	var p PutTask
+	if e := w.decode(&p); e != nil {
+		return errResult(e)
+	}
+	in := p.Task
+	in.Normalize()
+	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
+		// A relative one-shot is pinned to leader time when it is written,
+		// so every replica and every later leader sees the same fire time.
+		at := model.UnixMilli(w.cmd.Now + in.Trigger.Delay.Std().Milliseconds())
+		in.Trigger.At, in.Trigger.Delay = &at, 0
+	}
+	cur, exists := w.loadTask(in.Name)
+	if w.err != nil {
+		return nil
+	}
+	if in.Version != 0 {
+		if !exists || cur.Version != in.Version {
+			have := uint64(0)
+			if exists {
+				have = cur.Version
+			}
+			return errResult(&model.Error{Code: model.CodeConflict, Field: "version",
+				Message: "version precondition failed: task is at version " + uitoa(have) + ", request expected " + uitoa(in.Version)})
+		}
+	}
+	if exists {
+		if sameSpec(&cur.Task, &in) {
+			return okResult(model.WriteResult{Name: in.Name, Version: cur.Version, Changed: false})
+		}
+		in.Version = cur.Version + 1
+		in.CreatedAt = cur.CreatedAt
+		w.saveTask(&in, OpUpdate)
+		return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
+	}
+	in.Version = lastVersion(w.tx, in.Name) + 1
+	in.CreatedAt = model.UnixMilli(w.cmd.Now)
+	w.saveTask(&in, OpCreate)
+	return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
+}
+
+// sameSpec reports whether two definitions are equal in every user field.
+func sameSpec(a, b *model.Task) bool {
+	x, y := *a, *b
+	for _, t := range []*model.Task{&x, &y} {
+		t.Version, t.CreatedAt, t.UpdatedAt, t.UpdatedBy, t.NextFireTimes = 0, model.Time{}, model.Time{}, "", nil
+	}
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return bytes.Equal(ja, jb)
+}
+
+func (w *writer) deleteTask() *Result {
+	var r TaskRef
+	if e := w.decode(&r); e != nil {
+		return errResult(e)
+	}
+	cur, ok := w.loadTask(r.Name)
+	if w.err != nil {
+		return nil
+	}
+	if !ok {
+		return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + r.Name + " not found"})
+	}
+	cur.Version++
+	h, err := json.Marshal(model.TaskVersion{Version: cur.Version, Op: OpDelete, Actor: w.cmd.Actor, Time: model.UnixMilli(w.cmd.Now)})
+	if err != nil {
+		w.err = err
+		return nil
+	}
+	w.del(bktTasks, []byte(r.Name))
+	w.put(bktHistory, historyKey(r.Name, cur.Version), h)
+	return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: true})
+}
+
+func (w *writer) setPaused(paused bool) *Result {
+	var r TaskRef
+	if e := w.decode(&r); e != nil {
+		return errResult(e)
+	}
+	cur, ok := w.loadTask(r.Name)
+	if w.err != nil {
+		return nil
+	}
+	if !ok {
+		return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + r.Name + " not found"})
+	}
+	if cur.Paused == paused {
+		return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: false})
+	}
+	t := cur.Task
+	t.Paused = paused
+	t.Version++
+	op := OpResume
+	if paused {
+		op = OpPause
+	}
+	w.saveTask(&t, op)
+	return okResult(model.WriteResult{Name: r.Name, Version: t.Version, Changed: true})
+}
+
+func uitoa(v uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// GetTask returns a copy of the named task.
+func (f *FSM) GetTask(name string) (*model.Task, error) {
+	var t storedTask
+	err := f.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktTasks).Get([]byte(name))
+		if v == nil {
+			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"}
+		}
+		return json.Unmarshal(v, &t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &t.Task, nil
+}
+
+// ListTasks returns tasks in name order that match the filter, at most
+// filter.Limit (default 100, max 1000), and the cursor of the next page.
+func (f *FSM) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
+	limit := filter.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	out := &model.TaskList{Tasks: []model.Task{}}
+	err := f.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bktTasks).Cursor()
+		var k, v []byte
+		if filter.Cursor != "" {
+			k, v = c.Seek([]byte(filter.Cursor))
+			if k != nil && string(k) == filter.Cursor {
+				k, v = c.Next()
+			}
+		} else {
+			k, v = c.First()
+		}
+		for ; k != nil; k, v = c.Next() {
+			var t storedTask
+			if err := json.Unmarshal(v, &t); err != nil {
+				return err
+			}
+			if !matches(&t.Task, filter) {
+				continue
+			}
+			if len(out.Tasks) == limit {
+				out.NextCursor = out.Tasks[len(out.Tasks)-1].Name
+				return nil
+			}
+			out.Tasks = append(out.Tasks, t.Task)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func matches(t *model.Task, f model.TaskFilter) bool {
+	if f.Paused != nil && t.Paused != *f.Paused {
+		return false
+	}
+	for k, v := range f.Labels {
+		if got, ok := t.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// CountTasks returns the number of tasks.
+func (f *FSM) CountTasks() int {
+	n := 0
+	_ = f.view(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bktTasks).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
+// TaskHistory returns every version of the named task, oldest first. A
+// deleted task keeps its history.
+func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
+	h := &model.TaskHistory{Name: name, Versions: []model.TaskVersion{}}
+	err := f.view(func(tx *bolt.Tx) error {
+		prefix := append([]byte(name), 0)
+		c := tx.Bucket(bktHistory).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var tv model.TaskVersion
+			if err := json.Unmarshal(v, &tv); err != nil {
+				return err
+			}
+			h.Versions = append(h.Versions, tv)
+		}
+		if len(h.Versions) == 0 {
+			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " has no history"}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}

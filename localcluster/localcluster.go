@@ -1,0 +1,293 @@
+// Package localcluster starts real ax agent processes on free loopback
+// ports in a temporary directory: the multi-process tests and the bench
+// command use it. Every process is stopped by Close.
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"ax/client"
+	"ax/model"
+)
+
+// Config configures a local cluster.
+type Config struct {
+	// Binary is the ax executable.
+	Binary string
+	// Nodes is the number of nodes to start (default 3).
+	Nodes int
+	// Dir holds every node's data dir and log file.
+	Dir string
+	// Args are extra flags for every agent.
+	Args []string
+	// Token protects the cluster when set.
+	Token string
+	// Output, when set, also receives every agent's log lines.
+	Output io.Writer
+}
+
+// Cluster is a set of running ax agents.
+type Cluster struct {
+	cfg   Config
+	mu    sync.Mutex
+	Nodes []*Node
+}
+
+// Node is one agent process.
+type Node struct {
+	ID       string
+	HTTPAddr string
+	RaftAddr string
+	DataDir  string
+	LogPath  string
+	args     []string
+	cfg      *Config
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// FreePort returns a loopback address with a port that was free a moment
+// ago.
+func FreePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Start starts cfg.Nodes agents: the first bootstraps, the others join it.
+// It returns when every node is a member and a leader is elected.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 3
+	}
+	c := &Cluster{cfg: cfg}
+	for i := 0; i < cfg.Nodes; i++ {
+		if _, err := c.AddNode(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// AddNode starts one more agent, joining the cluster if it has members,
+// and waits until it is a member.
+func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
+	c.mu.Lock()
+	id := fmt.Sprintf("n%d", len(c.Nodes)+1)
+	var join []string
+	for _, n := range c.Nodes {
+		join = append(join, n.HTTPAddr)
+	}
+	c.mu.Unlock()
+	httpAddr, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	raftAddr, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		ID: id, HTTPAddr: httpAddr, RaftAddr: raftAddr,
+		DataDir: filepath.Join(c.cfg.Dir, id), LogPath: filepath.Join(c.cfg.Dir, id+".log"), cfg: &c.cfg,
+	}
+	n.args = []string{"agent", "-node", id, "-data", n.DataDir, "-http", httpAddr, "-raft", raftAddr}
+	if len(join) > 0 {
+		n.args = append(n.args, "-join", strings.Join(join, ","))
+	}
+	if c.cfg.Token != "" {
+		n.args = append(n.args, "-token", c.cfg.Token)
+	}
+	n.args = append(n.args, c.cfg.Args...)
+	if err := n.Start(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.Nodes = append(c.Nodes, n)
+	c.mu.Unlock()
+	err = WaitFor(ctx, 30*time.Second, func() error {
+		st, err := n.Client().Cluster(ctx)
+		if err != nil {
+			return err
+		}
+		if st.Leader == "" {
+			return errors.New("no leader")
+		}
+		for _, m := range st.Nodes {
+			if m.ID == id && m.HTTPAddr == httpAddr {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s not yet a member with its address", id)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("localcluster: %s did not join: %w (log %s)", id, err, n.LogPath)
+	}
+	return n, nil
+}
+
+// Start (re)starts the node's process with its original command line.
+func (n *Node) Start() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		return fmt.Errorf("localcluster: %s already running", n.ID)
+	}
+	logf, err := os.OpenFile(n.LogPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(n.cfg.Binary, n.args...)
+	var out io.Writer = logf
+	if n.cfg.Output != nil {
+		out = io.MultiWriter(logf, n.cfg.Output)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("localcluster: start %s: %w", n.ID, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(done)
+	}()
+	n.cmd, n.done = cmd, done
+	return nil
+}
+
+// Kill stops the node with SIGKILL (a crash) and waits for it to exit.
+func (n *Node) Kill() { n.signal(syscall.SIGKILL) }
+
+// Stop stops the node with SIGTERM (graceful) and waits for it to exit.
+func (n *Node) Stop() { n.signal(syscall.SIGTERM) }
+
+func (n *Node) signal(sig syscall.Signal) {
+	n.mu.Lock()
+	cmd, done := n.cmd, n.done
+	n.cmd = nil
+	n.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Running reports whether the node's process is up.
+func (n *Node) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.cmd != nil
+}
+
+// Client returns a client talking to this node only.
+func (n *Node) Client() *client.Client {
+	return client.New(client.Config{Addrs: []string{n.HTTPAddr}, Token: n.cfg.Token, RetryFor: 2 * time.Second})
+}
+
+// Client returns a client that fails over across every node.
+func (c *Cluster) Client() *client.Client {
+	return client.New(client.Config{Addrs: c.Addrs(), Token: c.cfg.Token})
+}
+
+// Addrs returns every node's HTTP address.
+func (c *Cluster) Addrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, n := range c.Nodes {
+		out = append(out, n.HTTPAddr)
+	}
+	return out
+}
+
+// Leader waits until the running nodes agree on a leader and returns it.
+func (c *Cluster) Leader(ctx context.Context, within time.Duration) (*Node, error) {
+	var leader *Node
+	err := WaitFor(ctx, within, func() error {
+		c.mu.Lock()
+		nodes := append([]*Node(nil), c.Nodes...)
+		c.mu.Unlock()
+		var id string
+		for _, n := range nodes {
+			if !n.Running() {
+				continue
+			}
+			h, err := n.Client().Health(ctx)
+			if err != nil {
+				return err
+			}
+			if h.Leader == "" || (id != "" && h.Leader != id) {
+				return fmt.Errorf("no agreed leader (%s says %q)", n.ID, h.Leader)
+			}
+			id = h.Leader
+		}
+		for _, n := range nodes {
+			if n.ID == id && n.Running() {
+				leader = n
+				return nil
+			}
+		}
+		return fmt.Errorf("leader %q is not a running node", id)
+	})
+	return leader, err
+}
+
+// Close kills every node.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	nodes := append([]*Node(nil), c.Nodes...)
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.Kill() }()
+	}
+	wg.Wait()
+}
+
+// WaitFor polls cond until it returns nil or within passes.
+func WaitFor(ctx context.Context, within time.Duration, cond func() error) error {
+	deadline := time.Now().Add(within)
+	var err error
+	for {
+		if err = cond(); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("condition not met within %s: %w", within, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+var _ = model.RoleLeader

@@ -1,0 +1,54 @@
+package model
+
+// Node roles as reported by /healthz and /v1/cluster.
+const (
+	RoleLeader    = "leader"
+	RoleFollower  = "follower"
+	RoleCandidate = "candidate"
+	RoleShutdown  = "shutdown"
+)
+
+// Node is one member of the cluster.
+type Node struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raftAddr"`
+	HTTPAddr string `json:"httpAddr,omitempty"`
+	Suffrage string `json:"suffrage"` // voter, nonvoter
+	Leader   bool   `json:"leader"`
+}
+
+// ClusterStatus is the answer of GET /v1/cluster.
+type ClusterStatus struct {
+	Leader       string `json:"leader"`
+	LeaderHTTP   string `json:"leaderHttp,omitempty"`
+	Term         uint64 `json:"term"`
+	CommitIndex  uint64 `json:"commitIndex"`
+	AppliedIndex uint64 `json:"appliedIndex"`
+	Nodes        []Node `json:"nodes"`
+}
+
+// JoinRequest asks the leader to add a node as a voter.
+type JoinRequest struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raftAddr"`
+	HTTPAddr string `json:"httpAddr"`
+}
+
+// TransferRequest asks the leader to hand leadership to a node (or to the
+// most up-to-date follower when ID is empty).
+type TransferRequest struct {
+	ID string `json:"id,omitempty"`
+}
+
+// Health is the answer of GET /healthz.
+type Health struct {
+	Node         string `json:"node"`
+	Role         string `json:"role"`
+	Leader       string `json:"leader"`
+	LeaderHTTP   string `json:"leaderHttp,omitempty"`
+	Time         Time   `json:"time"`
+	AppliedIndex uint64 `json:"appliedIndex"`
+	CommitIndex  uint64 `json:"commitIndex"`
+	Term         uint64 `json:"term"`
+	Tasks        int    `json:"tasks"`
+}

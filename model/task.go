@@ -1,0 +1,126 @@
+package model
+
+// Trigger types.
+const (
+	TriggerCron     = "cron"
+	TriggerInterval = "interval"
+	TriggerOnce     = "once"
+	TriggerEvent    = "event"
+)
+
+// Action types.
+const (
+	ActionShell = "shell"
+	ActionHTTP  = "http"
+	ActionSDK   = "sdk"
+)
+
+// Task is the recipe of a job: when it fires (Trigger), what runs (Action)
+// and how runs are governed (Policy). Version, CreatedAt, UpdatedAt,
+// UpdatedBy and NextFireTimes are set by the server; on a write a non-zero
+// Version is a precondition (the write fails with a conflict unless it is
+// the current version) and the other server fields are ignored.
+type Task struct {
+	Name    string            `json:"name"`
+	Trigger Trigger           `json:"trigger"`
+	Action  Action            `json:"action"`
+	Policy  Policy            `json:"policy"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Paused  bool              `json:"paused"`
+
+	Version       uint64 `json:"version,omitempty"`
+	CreatedAt     Time   `json:"createdAt"`
+	UpdatedAt     Time   `json:"updatedAt"`
+	UpdatedBy     string `json:"updatedBy,omitempty"`
+	NextFireTimes []Time `json:"nextFireTimes,omitempty"`
+}
+
+// Trigger says when a task fires. Which fields apply depends on Type:
+// cron (Expression, Timezone), interval (Every, StartAt), once (At or Delay)
+// or event (none).
+type Trigger struct {
+	Type       string   `json:"type"`
+	Expression string   `json:"expression,omitempty"`
+	Timezone   string   `json:"timezone,omitempty"`
+	Every      Duration `json:"every,omitempty"`
+	StartAt    *Time    `json:"startAt,omitempty"`
+	At         *Time    `json:"at,omitempty"`
+	Delay      Duration `json:"delay,omitempty"`
+}
+
+// Action says what runs on an executor: a shell command, an HTTP request or
+// a handler registered with the Go SDK.
+type Action struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Workdir string            `json:"workdir,omitempty"`
+	Method  string            `json:"method,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    string            `json:"body,omitempty"`
+	Timeout Duration          `json:"timeout,omitempty"`
+	Handler string            `json:"handler,omitempty"`
+}
+
+// Policy governs retries, timeouts, concurrency, catch-up, approval,
+// notifications, dependencies and retention of a task's instances.
+type Policy struct {
+	MaxRetries         int               `json:"maxRetries,omitempty"`
+	RetryInterval      Duration          `json:"retryInterval,omitempty"`
+	Backoff            string            `json:"backoff,omitempty"`
+	MaxRetryInterval   Duration          `json:"maxRetryInterval,omitempty"`
+	RetryableExitCodes []int             `json:"retryableExitCodes,omitempty"`
+	Timeout            Duration          `json:"timeout,omitempty"`
+	MaxConcurrency     int               `json:"maxConcurrency,omitempty"`
+	Overlap            string            `json:"overlap,omitempty"`
+	Catchup            string            `json:"catchup,omitempty"`
+	CatchupWindow      Duration          `json:"catchupWindow,omitempty"`
+	Approval           string            `json:"approval,omitempty"`
+	IdempotencyKey     string            `json:"idempotencyKey,omitempty"`
+	Notify             []string          `json:"notify,omitempty"`
+	OnFailure          []string          `json:"onFailure,omitempty"`
+	DependsOn          []string          `json:"dependsOn,omitempty"`
+	Retention          Duration          `json:"retention,omitempty"`
+	ExecutorLabels     map[string]string `json:"executorLabels,omitempty"`
+}
+
+// TaskList is one page of tasks. NextCursor, when set, is passed as
+// ?cursor= to fetch the next page.
+type TaskList struct {
+	Tasks      []Task `json:"tasks"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// TaskVersion is one entry of a task's history: the definition as it was
+// after the change, the operation, who made it and when (leader time).
+type TaskVersion struct {
+	Version uint64 `json:"version"`
+	Op      string `json:"op"` // create, update, pause, resume, delete
+	Actor   string `json:"actor,omitempty"`
+	Time    Time   `json:"time"`
+	Task    *Task  `json:"task,omitempty"`
+}
+
+// TaskHistory is the list of versions of a task, oldest first.
+type TaskHistory struct {
+	Name     string        `json:"name"`
+	Versions []TaskVersion `json:"versions"`
+}
+
+// WriteResult is the answer to a task write.
+type WriteResult struct {
+	Name    string `json:"name"`
+	Version uint64 `json:"version"`
+	// Changed is false when the write left the task as it was (an apply of
+	// an identical definition, a pause of a paused task).
+	Changed bool `json:"changed"`
+}
+
+// TaskFilter selects tasks in a listing.
+type TaskFilter struct {
+	Labels map[string]string // all must match
+	Paused *bool
+	Cursor string // list names strictly after this one
+	Limit  int
+}

@@ -1,0 +1,99 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+)
+
+// badValue reports a value that does not parse. It is a
+// *json.UnmarshalTypeError so that encoding/json adds the field path, which
+// the API turns into the error's field; Value carries what was expected.
+func badValue(got, want string) error {
+	return &json.UnmarshalTypeError{Value: got + " (want " + want + ")", Type: reflect.TypeFor[string]()}
+}
+
+// TimeLayout is the wire format of every time: RFC 3339 with milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Time is a point in time that encodes as RFC 3339 with milliseconds in UTC.
+// The zero Time encodes as null.
+type Time struct{ time.Time }
+
+// UnixMilli returns the Time for a count of milliseconds since the Unix
+// epoch; 0 gives the zero Time.
+func UnixMilli(ms int64) Time {
+	if ms == 0 {
+		return Time{}
+	}
+	return Time{time.UnixMilli(ms).UTC()}
+}
+
+// Millis returns t as milliseconds since the Unix epoch, 0 for the zero Time.
+func (t Time) Millis() int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// MarshalJSON implements json.Marshaler.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.UTC().Format(TimeLayout))
+}
+
+// UnmarshalJSON implements json.Unmarshaler; it accepts any RFC 3339 time.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = Time{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return badValue("a non-string", "an RFC 3339 time string")
+	}
+	if s == "" {
+		*t = Time{}
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return badValue(fmt.Sprintf("%q", s), "an RFC 3339 time such as 2026-01-02T15:04:05Z")
+	}
+	*t = Time{v.UTC()}
+	return nil
+}
+
+// Duration is a time.Duration that encodes as a Go duration string.
+type Duration time.Duration
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It accepts Go duration strings
+// ("90s", "1h30m"); a bare number is rejected because its unit is ambiguous.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return badValue("a non-string", "a duration string such as \"30s\" or \"5m\"")
+	}
+	if s == "" {
+		*d = 0
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return badValue(fmt.Sprintf("%q", s), "a Go duration such as \"30s\", \"5m\" or \"1h30m\"")
+	}
+	*d = Duration(v)
+	return nil
+}

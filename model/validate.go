@@ -1,0 +1,306 @@
+package model
+
+import (
+	"errors"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"ax/trigger"
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
+
+var labelKeyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)
+
+// ValidName reports whether s is a valid task or node name.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// ValidateName checks a task name and names field in the error.
+func ValidateName(field, s string) error {
+	if !nameRE.MatchString(s) {
+		return FieldErrorf(field, "%q is not a valid name: use 1-128 characters of a-z, 0-9, '.', '_', '-', starting with a letter or digit", s)
+	}
+	return nil
+}
+
+// Normalize fills defaults that do not change meaning (timezone UTC,
+// maxConcurrency 1, catchup "latest", catchupWindow 60s, overlap "queue",
+// backoff "fixed", HTTP method GET) so stored definitions are explicit.
+func (t *Task) Normalize() {
+	if t.Trigger.Type == TriggerCron && t.Trigger.Timezone == "" {
+		t.Trigger.Timezone = "UTC"
+	}
+	if t.Action.Type == ActionHTTP && t.Action.Method == "" {
+		t.Action.Method = "GET"
+	}
+	t.Action.Method = strings.ToUpper(t.Action.Method)
+	p := &t.Policy
+	if p.MaxConcurrency == 0 {
+		p.MaxConcurrency = 1
+	}
+	if p.Overlap == "" {
+		p.Overlap = "queue"
+	}
+	if p.Catchup == "" {
+		p.Catchup = "latest"
+	}
+	if p.CatchupWindow == 0 {
+		p.CatchupWindow = Duration(60 * time.Second)
+	}
+	if p.Backoff == "" {
+		p.Backoff = "fixed"
+	}
+	if len(t.Labels) == 0 {
+		t.Labels = nil
+	}
+}
+
+// Validate checks every user-settable field of t and returns an *Error naming
+// the first offending field. It does not look at server-set fields.
+func (t *Task) Validate() error {
+	if err := ValidateName("name", t.Name); err != nil {
+		return err
+	}
+	if err := t.Trigger.validate(); err != nil {
+		return err
+	}
+	if err := t.Action.validate(); err != nil {
+		return err
+	}
+	if err := t.Policy.validate(); err != nil {
+		return err
+	}
+	if len(t.Labels) > 64 {
+		return FieldErrorf("labels", "at most 64 labels, got %d", len(t.Labels))
+	}
+	for _, k := range sortedKeys(t.Labels) {
+		if !labelKeyRE.MatchString(k) {
+			return FieldErrorf("labels."+k, "label key %q is not valid: 1-63 characters of letters, digits, '.', '_', '/', '-'", k)
+		}
+		if len(t.Labels[k]) > 256 {
+			return FieldErrorf("labels."+k, "label value longer than 256 bytes")
+		}
+	}
+	return nil
+}
+
+func (tr *Trigger) validate() error {
+	only := func(allowed ...string) error {
+		set := map[string]bool{}
+		for _, a := range allowed {
+			set[a] = true
+		}
+		present := map[string]bool{
+			"expression": tr.Expression != "",
+			"timezone":   tr.Timezone != "",
+			"every":      tr.Every != 0,
+			"startAt":    tr.StartAt != nil,
+			"at":         tr.At != nil,
+			"delay":      tr.Delay != 0,
+		}
+		for _, k := range []string{"expression", "timezone", "every", "startAt", "at", "delay"} {
+			if present[k] && !set[k] {
+				return FieldErrorf("trigger."+k, "not allowed for a %s trigger", tr.Type)
+			}
+		}
+		return nil
+	}
+	switch tr.Type {
+	case TriggerCron:
+		if err := only("expression", "timezone"); err != nil {
+			return err
+		}
+		if tr.Expression == "" {
+			return FieldErrorf("trigger.expression", "required for a cron trigger")
+		}
+		s, err := trigger.ParseCron(tr.Expression, tr.Timezone)
+		if err != nil {
+			var te *trigger.Error
+			if errors.As(err, &te) {
+				return FieldErrorf("trigger."+te.Field, "%s", te.Message)
+			}
+			return FieldErrorf("trigger.expression", "%v", err)
+		}
+		// A date that never exists (Feb 30) would never fire.
+		if s.Next(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+			return FieldErrorf("trigger.expression", "%q never fires", tr.Expression)
+		}
+	case TriggerInterval:
+		if err := only("every", "startAt"); err != nil {
+			return err
+		}
+		if tr.Every.Std() < time.Second {
+			return FieldErrorf("trigger.every", "must be at least 1s, got %q", tr.Every.Std().String())
+		}
+	case TriggerOnce:
+		if err := only("at", "delay"); err != nil {
+			return err
+		}
+		switch {
+		case tr.At == nil && tr.Delay == 0:
+			return FieldErrorf("trigger.at", "a once trigger needs at or delay")
+		case tr.At != nil && tr.Delay != 0:
+			return FieldErrorf("trigger.delay", "give at or delay, not both")
+		case tr.Delay < 0:
+			return FieldErrorf("trigger.delay", "must not be negative")
+		}
+	case TriggerEvent:
+		if err := only(); err != nil {
+			return err
+		}
+	case "":
+		return FieldErrorf("trigger.type", "required: one of cron, interval, once, event")
+	default:
+		return FieldErrorf("trigger.type", "unknown trigger type %q: use cron, interval, once or event", tr.Type)
+	}
+	return nil
+}
+
+var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}
+
+var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (a *Action) validate() error {
+	switch a.Type {
+	case ActionShell:
+		if strings.TrimSpace(a.Command) == "" {
+			return FieldErrorf("action.command", "required for a shell action")
+		}
+		if err := checkTemplate("action.command", a.Command); err != nil {
+			return err
+		}
+		for _, k := range sortedKeys(a.Env) {
+			if !envKeyRE.MatchString(k) {
+				return FieldErrorf("action.env."+k, "%q is not a valid environment variable name", k)
+			}
+		}
+		if a.URL != "" || a.Method != "" || a.Body != "" || len(a.Headers) > 0 || a.Handler != "" {
+			return FieldErrorf("action", "a shell action takes command, env and workdir only")
+		}
+	case ActionHTTP:
+		if a.URL == "" {
+			return FieldErrorf("action.url", "required for an http action")
+		}
+		if err := checkTemplate("action.url", a.URL); err != nil {
+			return err
+		}
+		if !strings.Contains(a.URL, "{{") {
+			u, err := url.Parse(a.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return FieldErrorf("action.url", "%q is not an absolute http(s) URL", a.URL)
+			}
+		}
+		if a.Method != "" && !httpMethods[strings.ToUpper(a.Method)] {
+			return FieldErrorf("action.method", "unknown HTTP method %q", a.Method)
+		}
+		if err := checkTemplate("action.body", a.Body); err != nil {
+			return err
+		}
+		if a.Timeout < 0 {
+			return FieldErrorf("action.timeout", "must not be negative")
+		}
+		if a.Command != "" || len(a.Env) > 0 || a.Workdir != "" || a.Handler != "" {
+			return FieldErrorf("action", "an http action takes method, url, headers, body and timeout only")
+		}
+	case ActionSDK:
+		if err := ValidateName("action.handler", a.Handler); err != nil {
+			return err
+		}
+		if a.Command != "" || a.URL != "" || a.Body != "" {
+			return FieldErrorf("action", "an sdk action takes handler only")
+		}
+	case "":
+		return FieldErrorf("action.type", "required: one of shell, http, sdk")
+	default:
+		return FieldErrorf("action.type", "unknown action type %q: use shell, http or sdk", a.Type)
+	}
+	return nil
+}
+
+func (p *Policy) validate() error {
+	switch {
+	case p.MaxRetries < 0 || p.MaxRetries > 100:
+		return FieldErrorf("policy.maxRetries", "must be between 0 and 100, got %d", p.MaxRetries)
+	case p.RetryInterval < 0:
+		return FieldErrorf("policy.retryInterval", "must not be negative")
+	case p.MaxRetryInterval < 0:
+		return FieldErrorf("policy.maxRetryInterval", "must not be negative")
+	case p.Timeout < 0:
+		return FieldErrorf("policy.timeout", "must not be negative")
+	case p.MaxConcurrency < 0 || p.MaxConcurrency > 10000:
+		return FieldErrorf("policy.maxConcurrency", "must be between 1 and 10000, got %d", p.MaxConcurrency)
+	case p.CatchupWindow < 0:
+		return FieldErrorf("policy.catchupWindow", "must not be negative")
+	case p.Retention < 0:
+		return FieldErrorf("policy.retention", "must not be negative")
+	}
+	if !oneOf(p.Backoff, "", "fixed", "exponential") {
+		return FieldErrorf("policy.backoff", "unknown backoff %q: use fixed or exponential", p.Backoff)
+	}
+	if !oneOf(p.Overlap, "", "queue", "skip") {
+		return FieldErrorf("policy.overlap", "unknown overlap %q: use queue or skip", p.Overlap)
+	}
+	if !oneOf(p.Catchup, "", "all", "latest", "none") {
+		return FieldErrorf("policy.catchup", "unknown catchup %q: use all, latest or none", p.Catchup)
+	}
+	if !oneOf(p.Approval, "", "before_run") {
+		return FieldErrorf("policy.approval", "unknown approval %q: use before_run", p.Approval)
+	}
+	for _, c := range p.RetryableExitCodes {
+		if c < 1 || c > 255 {
+			return FieldErrorf("policy.retryableExitCodes", "exit code %d out of range 1-255", c)
+		}
+	}
+	if err := checkTemplate("policy.idempotencyKey", p.IdempotencyKey); err != nil {
+		return err
+	}
+	for i, n := range p.Notify {
+		u, err := url.Parse(n)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return FieldErrorf("policy.notify", "entry %d: %q is not an absolute http(s) URL", i, n)
+		}
+	}
+	for _, n := range p.OnFailure {
+		if err := ValidateName("policy.onFailure", n); err != nil {
+			return err
+		}
+	}
+	for _, n := range p.DependsOn {
+		if err := ValidateName("policy.dependsOn", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkTemplate(field, s string) error {
+	if !strings.Contains(s, "{{") {
+		return nil
+	}
+	if _, err := template.New(field).Option("missingkey=error").Parse(s); err != nil {
+		return FieldErrorf(field, "bad template: %v", err)
+	}
+	return nil
+}
+
+func oneOf(s string, opts ...string) bool {
+	for _, o := range opts {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

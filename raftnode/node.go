@@ -1,0 +1,467 @@
+package raftnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// Sentinel errors returned by Node. Raft's own errors never leave this
+// package.
+var (
+	// ErrNotLeader: this node is not the leader; nothing was proposed.
+	ErrNotLeader = errors.New("raftnode: not the leader")
+	// ErrLeadershipLost: the command was proposed but leadership was lost
+	// before it committed. It may or may not be applied: retry it with the
+	// same request id.
+	ErrLeadershipLost = errors.New("raftnode: leadership lost, outcome unknown")
+	// ErrTimeout: the context ended before the operation completed. A
+	// proposal may still commit later.
+	ErrTimeout = errors.New("raftnode: timed out")
+	// ErrShutdown: the node is shut down.
+	ErrShutdown = errors.New("raftnode: shut down")
+)
+
+// StateMachine is the FSM a Node replicates into. AppliedIndex is the
+// index the state machine has durably applied (its own bookkeeping), and
+// Rebuilt says whether it lost its local state and needs the latest
+// snapshot restored on start.
+type StateMachine interface {
+	raft.BatchingFSM
+	AppliedIndex() uint64
+	Rebuilt() bool
+}
+
+// Config configures a Node.
+type Config struct {
+	ID        string
+	RaftAddr  string // bind and advertised address, host:port
+	DataDir   string // raft log, stable store and snapshots live under it
+	Bootstrap bool   // bootstrap a one-node cluster when there is no state
+	FSM       StateMachine
+	Logger    hclog.Logger
+
+	// Tuning; zero values take the defaults below.
+	HeartbeatTimeout   time.Duration // default 1s
+	ElectionTimeout    time.Duration // default 1s
+	LeaderLeaseTimeout time.Duration // default 500ms
+	SnapshotThreshold  uint64        // default 8192 entries
+	SnapshotInterval   time.Duration // default 2m
+	TrailingLogs       uint64        // default 10240 entries
+	// Transport overrides the TCP transport (in-process tests).
+	Transport raft.Transport
+}
+
+// Node is one Raft member.
+type Node struct {
+	cfg    Config
+	raft   *raft.Raft
+	logs   *raftboltdb.BoltStore
+	trans  raft.Transport
+	logger hclog.Logger
+
+	notifyCh chan bool
+	obsCh    chan raft.Observation
+	observer *raft.Observer
+
+	mu       sync.Mutex
+	leaderCh chan struct{} // closed and replaced when the leader changes
+	subs     []chan bool
+	closed   chan struct{}
+	wg       sync.WaitGroup
+}
+
+// New starts a Raft member.
+func New(cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.ID == "" || cfg.RaftAddr == "" || cfg.DataDir == "" || cfg.FSM == nil {
+		return nil, errors.New("raftnode: ID, RaftAddr, DataDir and FSM are required")
+	}
+	logger := cfg.Logger.Named("raft")
+	dir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.Logger = logger
+	rc.HeartbeatTimeout = orDur(cfg.HeartbeatTimeout, time.Second)
+	rc.ElectionTimeout = orDur(cfg.ElectionTimeout, time.Second)
+	rc.LeaderLeaseTimeout = orDur(cfg.LeaderLeaseTimeout, 500*time.Millisecond)
+	rc.SnapshotThreshold = orU64(cfg.SnapshotThreshold, 8192)
+	rc.SnapshotInterval = orDur(cfg.SnapshotInterval, 2*time.Minute)
+	rc.TrailingLogs = orU64(cfg.TrailingLogs, 10240)
+	rc.BatchApplyCh = true
+	rc.MaxAppendEntries = 512
+	notifyCh := make(chan bool, 16)
+	rc.NotifyCh = notifyCh
+
+	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	if err != nil {
+		return nil, fmt.Errorf("raftnode: open log store: %w", err)
+	}
+	cache, err := raft.NewLogCache(1024, logs)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("raftnode: snapshot store: %w", err)
+	}
+	// The state machine keeps its own applied index, so a trusted local
+	// state needs no snapshot restore on start: Raft replays the log after
+	// the snapshot and the state machine skips what it already has.
+	if !cfg.FSM.Rebuilt() {
+		list, err := snaps.List()
+		if err != nil {
+			logs.Close()
+			return nil, fmt.Errorf("raftnode: list snapshots: %w", err)
+		}
+		rc.NoSnapshotRestoreOnStart = len(list) == 0 || cfg.FSM.AppliedIndex() >= list[0].Index
+	}
+
+	trans := cfg.Transport
+	if trans == nil {
+		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		if err != nil {
+			logs.Close()
+			return nil, fmt.Errorf("raftnode: raft address %q: %w", cfg.RaftAddr, err)
+		}
+		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 4, 10*time.Second, logger)
+		if err != nil {
+			logs.Close()
+			return nil, fmt.Errorf("raftnode: listen on %s: %w", cfg.RaftAddr, err)
+		}
+		trans = t
+	}
+
+	if cfg.Bootstrap {
+		has, err := raft.HasExistingState(cache, logs, snaps)
+		if err != nil {
+			logs.Close()
+			return nil, fmt.Errorf("raftnode: %w", err)
+		}
+		if !has {
+			boot := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr(), Suffrage: raft.Voter}}}
+			if err := raft.BootstrapCluster(rc, cache, logs, snaps, trans, boot); err != nil {
+				logs.Close()
+				return nil, fmt.Errorf("raftnode: bootstrap: %w", err)
+			}
+			logger.Info("bootstrapped a new cluster", "id", cfg.ID, "addr", trans.LocalAddr())
+		}
+	}
+
+	r, err := raft.NewRaft(rc, cfg.FSM, cache, logs, snaps, trans)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("raftnode: start raft: %w", err)
+	}
+	n := &Node{
+		cfg: cfg, raft: r, logs: logs, trans: trans, logger: logger,
+		notifyCh: notifyCh, leaderCh: make(chan struct{}), closed: make(chan struct{}),
+		obsCh: make(chan raft.Observation, 16),
+	}
+	n.observer = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	r.RegisterObserver(n.observer)
+	n.wg.Add(1)
+	go n.loop()
+	return n, nil
+}
+
+func orDur(v, d time.Duration) time.Duration {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+func orU64(v, d uint64) uint64 {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+// loop fans leadership notifications out to subscribers and wakes waiters
+// on every leader change.
+func (n *Node) loop() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.closed:
+			return
+		case isLeader := <-n.notifyCh:
+			n.mu.Lock()
+			subs := append([]chan bool(nil), n.subs...)
+			n.mu.Unlock()
+			for _, s := range subs {
+				select {
+				case s <- isLeader:
+				case <-n.closed:
+					return
+				}
+			}
+			n.wakeLeaderWaiters()
+		case <-n.obsCh:
+			n.wakeLeaderWaiters()
+		}
+	}
+}
+
+func (n *Node) wakeLeaderWaiters() {
+	n.mu.Lock()
+	close(n.leaderCh)
+	n.leaderCh = make(chan struct{})
+	n.mu.Unlock()
+}
+
+// LeadershipChanges returns a channel that receives true when this node
+// becomes leader and false when it stops being leader. The channel must be
+// drained; it is never closed.
+func (n *Node) LeadershipChanges() <-chan bool {
+	ch := make(chan bool, 4)
+	n.mu.Lock()
+	n.subs = append(n.subs, ch)
+	n.mu.Unlock()
+	return ch
+}
+
+// ID returns the node id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Addr returns the node's Raft address.
+func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
+
+// IsLeader reports whether this node currently believes it is the leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// State returns "leader", "follower", "candidate" or "shutdown".
+func (n *Node) State() string {
+	switch n.raft.State() {
+	case raft.Leader:
+		return "leader"
+	case raft.Candidate:
+		return "candidate"
+	case raft.Shutdown:
+		return "shutdown"
+	default:
+		return "follower"
+	}
+}
+
+// Leader returns the current leader's id and Raft address, empty if none
+// is known.
+func (n *Node) Leader() (id, addr string) {
+	a, i := n.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// WaitLeader blocks until a leader is known or ctx ends.
+func (n *Node) WaitLeader(ctx context.Context) (id, addr string, err error) {
+	for {
+		n.mu.Lock()
+		ch := n.leaderCh
+		n.mu.Unlock()
+		if id, addr = n.Leader(); id != "" {
+			return id, addr, nil
+		}
+		select {
+		case <-ch:
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return "", "", ErrTimeout
+		case <-n.closed:
+			return "", "", ErrShutdown
+		}
+	}
+}
+
+// LeaderChanged returns a channel closed at the next leader change.
+func (n *Node) LeaderChanged() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.leaderCh
+}
+
+// Apply proposes data and waits until it is committed and applied on this
+// node, returning the state machine's response and the entry's index.
+func (n *Node) Apply(ctx context.Context, data []byte) (any, uint64, error) {
+	f := n.raft.Apply(data, timeoutOf(ctx))
+	if err := n.wait(ctx, f); err != nil {
+		return nil, 0, err
+	}
+	return f.Response(), f.Index(), nil
+}
+
+// Barrier waits until every entry committed before it is applied.
+func (n *Node) Barrier(ctx context.Context) error {
+	return n.wait(ctx, n.raft.Barrier(timeoutOf(ctx)))
+}
+
+// VerifyLeader confirms with a quorum that this node is still the leader.
+func (n *Node) VerifyLeader(ctx context.Context) error {
+	return n.wait(ctx, n.raft.VerifyLeader())
+}
+
+// CommitIndex returns the latest committed index known to this node.
+func (n *Node) CommitIndex() uint64 { return n.raft.CommitIndex() }
+
+// Term returns the current term.
+func (n *Node) Term() uint64 {
+	return n.raft.CurrentTerm()
+}
+
+// AddVoter adds (or re-addresses) a voting member. Only the leader can.
+func (n *Node) AddVoter(ctx context.Context, id, addr string) error {
+	cf := n.raft.GetConfiguration()
+	if err := n.wait(ctx, cf); err != nil {
+		return err
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) && s.Address == raft.ServerAddress(addr) && s.Suffrage == raft.Voter {
+			return nil
+		}
+		if s.ID == raft.ServerID(id) || s.Address == raft.ServerAddress(addr) {
+			// Same id at a new address, or a new id at a reused address:
+			// drop the stale entry first.
+			if err := n.wait(ctx, n.raft.RemoveServer(s.ID, 0, timeoutOf(ctx))); err != nil {
+				return err
+			}
+		}
+	}
+	return n.wait(ctx, n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeoutOf(ctx)))
+}
+
+// RemoveServer removes a member. Only the leader can.
+func (n *Node) RemoveServer(ctx context.Context, id string) error {
+	return n.wait(ctx, n.raft.RemoveServer(raft.ServerID(id), 0, timeoutOf(ctx)))
+}
+
+// TransferLeadership hands leadership to id, or to the most up-to-date
+// follower when id is empty.
+func (n *Node) TransferLeadership(ctx context.Context, id string) error {
+	if id == "" {
+		return n.wait(ctx, n.raft.LeadershipTransfer())
+	}
+	cf := n.raft.GetConfiguration()
+	if err := n.wait(ctx, cf); err != nil {
+		return err
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == raft.ServerID(id) {
+			return n.wait(ctx, n.raft.LeadershipTransferToServer(s.ID, s.Address))
+		}
+	}
+	return fmt.Errorf("raftnode: no member %q: %w", id, ErrNotFound)
+}
+
+// ErrNotFound: the named member is not in the configuration.
+var ErrNotFound = errors.New("raftnode: member not found")
+
+// Server is one member of the Raft configuration.
+type Server struct {
+	ID      string
+	Address string
+	Voter   bool
+}
+
+// Servers returns the latest Raft configuration.
+func (n *Node) Servers(ctx context.Context) ([]Server, error) {
+	cf := n.raft.GetConfiguration()
+	if err := n.wait(ctx, cf); err != nil {
+		return nil, err
+	}
+	var out []Server
+	for _, s := range cf.Configuration().Servers {
+		out = append(out, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	return out, nil
+}
+
+// Snapshot forces a snapshot now (used by operators and tests).
+func (n *Node) Snapshot(ctx context.Context) error {
+	err := n.wait(ctx, n.raft.Snapshot())
+	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return nil
+	}
+	return err
+}
+
+// Stats returns raft's diagnostic counters.
+func (n *Node) Stats() map[string]string { return n.raft.Stats() }
+
+// Close shuts Raft down and closes the stores. It does not transfer
+// leadership; call TransferLeadership first for a graceful exit.
+func (n *Node) Close() error {
+	select {
+	case <-n.closed:
+		return nil
+	default:
+	}
+	err := n.raft.Shutdown().Error()
+	close(n.closed)
+	n.raft.DeregisterObserver(n.observer)
+	n.wg.Wait()
+	if c, ok := n.trans.(interface{ Close() error }); ok {
+		c.Close()
+	}
+	if cerr := n.logs.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func timeoutOf(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		if t := time.Until(d); t > 0 {
+			return t
+		}
+		return time.Millisecond
+	}
+	return 0
+}
+
+// wait waits for a raft future within ctx and translates its error.
+func (n *Node) wait(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return translate(err)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrTimeout, ctx.Err())
+	}
+}
+
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %v", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrAbortedByRestore):
+		return fmt.Errorf("%w: %v", ErrLeadershipLost, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return fmt.Errorf("%w: %v", ErrShutdown, err)
+	default:
+		return err
+	}
+}

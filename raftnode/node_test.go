@@ -1,0 +1,216 @@
+package raftnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"ax/fsm"
+	"ax/model"
+)
+
+type testNode struct {
+	*Node
+	fsm *fsm.FSM
+}
+
+// startCluster starts n in-process nodes on an in-memory transport; the
+// first bootstraps and the others are added as voters.
+func startCluster(t *testing.T, n int) []*testNode {
+	t.Helper()
+	var nodes []*testNode
+	var trans []*raft.InmemTransport
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("n%d", i+1)
+		_, tr := raft.NewInmemTransport(raft.ServerAddress(id))
+		for j, other := range trans {
+			tr.Connect(other.LocalAddr(), other)
+			other.Connect(tr.LocalAddr(), tr)
+			_ = j
+		}
+		trans = append(trans, tr)
+		dir := t.TempDir()
+		f, err := fsm.Open(fsm.Config{Path: filepath.Join(dir, "fsm.db"), NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := New(Config{
+			ID: id, RaftAddr: id, DataDir: dir, Bootstrap: i == 0, FSM: f, Transport: tr,
+			Logger:           hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Warn, Output: testWriter{t}}),
+			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn := &testNode{Node: node, fsm: f}
+		t.Cleanup(func() { tn.Close(); f.Close() })
+		nodes = append(nodes, tn)
+		if i == 0 {
+			waitFor(t, 5*time.Second, func() error {
+				if !node.IsLeader() {
+					return errors.New("n1 not leader yet")
+				}
+				return nil
+			})
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = nodes[0].AddVoter(ctx, id, id)
+		cancel()
+		if err != nil {
+			t.Fatalf("add %s: %v", id, err)
+		}
+	}
+	return nodes
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+func waitFor(t *testing.T, within time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %v", within, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func leaderOf(t *testing.T, nodes []*testNode) *testNode {
+	t.Helper()
+	var leader *testNode
+	waitFor(t, 10*time.Second, func() error {
+		for _, n := range nodes {
+			if n.State() != "shutdown" && n.IsLeader() {
+				leader = n
+				return nil
+			}
+		}
+		return errors.New("no leader")
+	})
+	return leader
+}
+
+func putTask(t *testing.T, n *testNode, name string) error {
+	t.Helper()
+	c, err := fsm.NewCommand(fsm.CmdPutTask, "", "test", fsm.PutTask{Task: model.Task{
+		Name: name, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Now = time.Now().UnixMilli()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, _, err := n.Apply(ctx, c.Encode())
+	if err != nil {
+		return err
+	}
+	return resp.(*fsm.Result).Decode(nil)
+}
+
+func TestNode_ReplicatesAndFailsOver(t *testing.T) {
+	nodes := startCluster(t, 3)
+	leader := leaderOf(t, nodes)
+	for i := 0; i < 20; i++ {
+		if err := putTask(t, leader, fmt.Sprintf("t%d", i)); err != nil {
+			t.Fatalf("apply on leader: %v", err)
+		}
+	}
+	for _, n := range nodes {
+		waitFor(t, 5*time.Second, func() error {
+			if got := n.fsm.CountTasks(); got != 20 {
+				return fmt.Errorf("%s has %d tasks, want 20", n.ID(), got)
+			}
+			return nil
+		})
+	}
+	for _, n := range nodes {
+		if n != leader {
+			if err := putTask(t, n, "on-follower"); !errors.Is(err, ErrNotLeader) {
+				t.Fatalf("apply on follower %s: got %v, want ErrNotLeader", n.ID(), err)
+			}
+			break
+		}
+	}
+
+	leader.Close()
+	var rest []*testNode
+	for _, n := range nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	next := leaderOf(t, rest)
+	if err := putTask(t, next, "after-failover"); err != nil {
+		t.Fatalf("apply on new leader: %v", err)
+	}
+	for _, n := range rest {
+		waitFor(t, 5*time.Second, func() error {
+			if got := n.fsm.CountTasks(); got != 21 {
+				return fmt.Errorf("%s has %d tasks, want 21", n.ID(), got)
+			}
+			return nil
+		})
+	}
+}
+
+func TestNode_LeadershipChangesAndTransfer(t *testing.T) {
+	nodes := startCluster(t, 3)
+	leader := leaderOf(t, nodes)
+	changes := leader.LeadershipChanges()
+	var target *testNode
+	for _, n := range nodes {
+		if n != leader {
+			target = n
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := leader.TransferLeadership(ctx, target.ID()); err != nil {
+		t.Fatalf("transfer: %v", err)
+	}
+	select {
+	case isLeader := <-changes:
+		if isLeader {
+			t.Fatalf("old leader notified true, want false")
+		}
+	case <-ctx.Done():
+		t.Fatal("no leadership change notification")
+	}
+	waitFor(t, 5*time.Second, func() error {
+		if !target.IsLeader() {
+			return errors.New("target not leader")
+		}
+		return nil
+	})
+	if id, _ := leader.Leader(); id != target.ID() {
+		waitFor(t, 5*time.Second, func() error {
+			if id, _ := leader.Leader(); id != target.ID() {
+				return fmt.Errorf("old leader sees %q", id)
+			}
+			return nil
+		})
+	}
+	if err := leader.TransferLeadership(ctx, "nope"); !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrNotFound) {
+		t.Fatalf("transfer from follower: got %v", err)
+	}
+	servers, err := target.Servers(ctx)
+	if err != nil || len(servers) != 3 {
+		t.Fatalf("servers: got %v %v, want 3", servers, err)
+	}
+}
