@@ -83,8 +83,17 @@ func unavailable(err error) error {
 	return &model.Error{Code: model.CodeUnavailable, Message: err.Error()}
 }
 
-// applyLocal stamps the leader's time into c and proposes it.
+// applyLocal stamps the leader's time into c and proposes it. A command
+// that the current state already rejects (and that is not a retry of an
+// earlier request) is answered without a log entry.
 func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	if err := a.fsm.Check(c); err != nil {
+		var me *model.Error
+		if errors.As(err, &me) {
+			return &fsm.Result{Err: me}, nil
+		}
+		return nil, err
+	}
 	c.Now = a.now().UnixMilli()
 	resp, _, err := a.node.Apply(ctx, c.Encode())
 	if err != nil {

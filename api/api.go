@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -64,12 +66,12 @@ func (s *Server) routes() {
 		m.Handle("GET /metrics", s.cfg.Metrics)
 	}
 	m.HandleFunc("PUT /v1/tasks/{name}", s.auth(s.putTask))
-	m.HandleFunc("GET /v1/tasks", s.auth(s.read(s.listTasks)))
-	m.HandleFunc("GET /v1/tasks/{name}", s.auth(s.read(s.getTask)))
+	m.HandleFunc("GET /v1/tasks", s.auth(s.listTasks))
+	m.HandleFunc("GET /v1/tasks/{name}", s.auth(s.getTask))
 	m.HandleFunc("DELETE /v1/tasks/{name}", s.auth(s.taskWrite(s.b.DeleteTask)))
 	m.HandleFunc("POST /v1/tasks/{name}/pause", s.auth(s.taskWrite(s.b.PauseTask)))
 	m.HandleFunc("POST /v1/tasks/{name}/resume", s.auth(s.taskWrite(s.b.ResumeTask)))
-	m.HandleFunc("GET /v1/tasks/{name}/history", s.auth(s.read(s.history)))
+	m.HandleFunc("GET /v1/tasks/{name}/history", s.auth(s.history))
 
 	m.HandleFunc("POST /v1/cluster/join", s.auth(s.join))
 	m.HandleFunc("GET /v1/cluster", s.auth(s.cluster))
@@ -79,9 +81,36 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/internal/apply", s.auth(s.applyForwarded))
 	m.HandleFunc("GET /v1/internal/readindex", s.auth(s.readIndex))
 
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	m.HandleFunc("/", s.noRoute)
+}
+
+// codeMethodNotAllowed is the error code of a 405 answer.
+const codeMethodNotAllowed = "method_not_allowed"
+
+// noRoute answers a request no route matches: 405 with an Allow header when
+// the path exists for other methods, else 404. The catch-all "/" pattern
+// would otherwise hide the mux's own 405.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.WithContext(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" && p != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
 		writeError(w, &model.Error{Code: model.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
-	})
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	writeJSON(w, http.StatusMethodNotAllowed, model.ErrorBody{Error: &model.Error{
+		Code:    codeMethodNotAllowed,
+		Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(allow, ", "),
+	}})
 }
 
 // ServeHTTP implements http.Handler.
@@ -105,24 +134,32 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// read honours ?consistent=true by waiting for a read barrier first.
-func (s *Server) read(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if c := r.URL.Query().Get("consistent"); c != "" {
-			on, err := strconv.ParseBool(c)
-			if err != nil {
-				writeError(w, model.FieldErrorf("consistent", "must be true or false, got %q", c))
-				return
-			}
-			if on {
-				if err := s.b.ReadBarrier(r.Context()); err != nil {
-					writeError(w, err)
-					return
-				}
-			}
-		}
-		h(w, r)
+// consistent reports whether a read asks for ?consistent=true.
+func consistent(r *http.Request) (bool, error) {
+	c := r.URL.Query().Get("consistent")
+	if c == "" {
+		return false, nil
 	}
+	on, err := strconv.ParseBool(c)
+	if err != nil {
+		return false, model.FieldErrorf("consistent", "must be true or false, got %q", c)
+	}
+	return on, nil
+}
+
+// barrier honours ?consistent=true by waiting for a read barrier. Handlers
+// call it after validating the rest of the request, so bad input reaches
+// no backend. It reports false after writing an error.
+func (s *Server) barrier(w http.ResponseWriter, r *http.Request) bool {
+	on, err := consistent(r)
+	if err == nil && on {
+		err = s.b.ReadBarrier(r.Context())
+	}
+	if err != nil {
+		writeError(w, err)
+		return false
+	}
+	return true
 }
 
 func caller(r *http.Request) (Caller, error) {
@@ -141,12 +178,25 @@ func caller(r *http.Request) (Caller, error) {
 
 var errTrailing = errors.New("trailing data")
 
-// decode reads one JSON value into v, rejecting unknown fields.
+// decode reads one JSON value into v, rejecting unknown fields. An unknown
+// field is reported with its full path ("trigger.bogus"), which
+// encoding/json leaves out of its error.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		me := decodeError(err)
+		if isUnknownField(err) {
+			if p := unknownFieldPath(body, reflect.TypeOf(v)); p != "" {
+				me.Field = p
+				me.Message = "unknown field " + strconv.Quote(p)
+			}
+		}
+		return me
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
@@ -227,6 +277,9 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if !s.barrier(w, r) {
+		return
+	}
 	t, err := s.b.GetTask(r.Context(), name)
 	if err != nil {
 		writeError(w, err)
@@ -265,6 +318,9 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
+	if !s.barrier(w, r) {
+		return
+	}
 	list, err := s.b.ListTasks(r.Context(), f)
 	if err != nil {
 		writeError(w, err)
@@ -277,6 +333,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	name, err := pathName(r, "name")
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if !s.barrier(w, r) {
 		return
 	}
 	h, err := s.b.TaskHistory(r.Context(), name)

@@ -446,3 +446,35 @@ func TestCommand_EncodeDecode(t *testing.T) {
 		t.Fatal("truncated command decoded without error")
 	}
 }
+
+func TestFSM_Check(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")})))
+	writeResult(t, a.apply(cmd(t, CmdDeleteTask, "del-1", t0, TaskRef{Name: "a"})))
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("b", "@hourly")})))
+	v2 := cronTask("b", "@daily")
+	v2.Version = 2
+	v1 := cronTask("b", "@daily")
+	v1.Version = 1
+	tests := []struct {
+		name string
+		c    *Command
+		want error
+	}{
+		{"pause missing", cmd(t, CmdPauseTask, "", t0, TaskRef{Name: "zz"}), model.ErrNotFound},
+		{"delete missing", cmd(t, CmdDeleteTask, "", t0, TaskRef{Name: "a"}), model.ErrNotFound},
+		{"retry of applied delete", cmd(t, CmdDeleteTask, "del-1", t0, TaskRef{Name: "a"}), nil},
+		{"stale version", cmd(t, CmdPutTask, "", t0, PutTask{Task: v2}), model.ErrConflict},
+		{"current version", cmd(t, CmdPutTask, "", t0, PutTask{Task: v1}), nil},
+		{"unconditional put", cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("new", "@daily")}), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := f.Check(tc.c)
+			if (tc.want == nil) != (err == nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -303,4 +304,58 @@ func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// Check evaluates the state-dependent preconditions of c against the
+// current state without writing: a missing task for delete, pause and
+// resume, a stale version for put. The leader calls it before proposing so
+// that an obvious rejection costs no log entry; the state machine checks
+// again when it applies, which stays authoritative.
+func (f *FSM) Check(c *Command) error {
+	if c.ReqID != "" && f.knownRequest(c.ReqID) {
+		return nil // a retry: the state machine answers with the first result
+	}
+	var name string
+	var version uint64
+	switch c.Type {
+	case CmdDeleteTask, CmdPauseTask, CmdResumeTask:
+		var r TaskRef
+		if err := json.Unmarshal(c.Body, &r); err != nil {
+			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
+		}
+		name = r.Name
+	case CmdPutTask:
+		var p PutTask
+		if err := json.Unmarshal(c.Body, &p); err != nil {
+			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
+		}
+		if p.Task.Version == 0 {
+			return nil
+		}
+		name, version = p.Task.Name, p.Task.Version
+	default:
+		return nil
+	}
+	t, err := f.GetTask(name)
+	if err != nil {
+		if version != 0 && errors.Is(err, model.ErrNotFound) {
+			return &model.Error{Code: model.CodeConflict, Field: "version",
+				Message: "version precondition failed: task is at version 0, request expected " + uitoa(version)}
+		}
+		return err
+	}
+	if version != 0 && t.Version != version {
+		return &model.Error{Code: model.CodeConflict, Field: "version",
+			Message: "version precondition failed: task is at version " + uitoa(t.Version) + ", request expected " + uitoa(version)}
+	}
+	return nil
+}
+
+func (f *FSM) knownRequest(id string) bool {
+	known := false
+	_ = f.view(func(tx *bolt.Tx) error {
+		known = tx.Bucket(bktRequests).Get([]byte(id)) != nil
+		return nil
+	})
+	return known
 }

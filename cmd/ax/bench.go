@@ -136,6 +136,8 @@ func benchTasks(ctx context.Context, cl *client.Client, round, clients, n int) (
 		return nil, firstErr
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond) }
+	pct := func(p float64) time.Duration {
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
+	}
 	return &benchResult{n: n, rate: float64(n) / el.Seconds(), p50: pct(0.50), p99: pct(0.99), max: lat[len(lat)-1].Round(10 * time.Microsecond)}, nil
 }

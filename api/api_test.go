@@ -1,0 +1,899 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"ax/api"
+	"ax/model"
+)
+
+// call is one recorded Backend call.
+type call struct {
+	Method    string
+	Caller    api.Caller
+	Name      string
+	Task      *model.Task
+	Filter    model.TaskFilter
+	Join      model.JoinRequest
+	Cmd       string
+	Forwarded bool
+}
+
+// fakeBackend records every call and answers with its configured values.
+// Err, when set, is returned by every method that returns an error except
+// ReadBarrier, which returns BarrierErr.
+type fakeBackend struct {
+	mu    sync.Mutex
+	calls []call
+
+	Err        error
+	BarrierErr error
+
+	Write   *model.WriteResult
+	Task    *model.Task
+	List    *model.TaskList
+	History *model.TaskHistory
+	Status  *model.ClusterStatus
+	HealthV *model.Health
+	Applied []byte
+	ReadIdx uint64
+}
+
+var _ api.Backend = (*fakeBackend)(nil)
+
+func (f *fakeBackend) record(ctx context.Context, c call) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c.Forwarded = api.IsForwarded(ctx)
+	f.calls = append(f.calls, c)
+}
+
+// Calls returns a copy of the recorded calls.
+func (f *fakeBackend) Calls() []call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]call(nil), f.calls...)
+}
+
+// Methods returns the names of the recorded calls in order.
+func (f *fakeBackend) Methods() []string {
+	var out []string
+	for _, c := range f.Calls() {
+		out = append(out, c.Method)
+	}
+	return out
+}
+
+func (f *fakeBackend) write(name string) (*model.WriteResult, error) {
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Write != nil {
+		return f.Write, nil
+	}
+	return &model.WriteResult{Name: name, Version: 1, Changed: true}, nil
+}
+
+func (f *fakeBackend) PutTask(ctx context.Context, c api.Caller, t *model.Task) (*model.WriteResult, error) {
+	f.record(ctx, call{Method: "PutTask", Caller: c, Name: t.Name, Task: t})
+	return f.write(t.Name)
+}
+
+func (f *fakeBackend) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	f.record(ctx, call{Method: "DeleteTask", Caller: c, Name: name})
+	return f.write(name)
+}
+
+func (f *fakeBackend) PauseTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	f.record(ctx, call{Method: "PauseTask", Caller: c, Name: name})
+	return f.write(name)
+}
+
+func (f *fakeBackend) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	f.record(ctx, call{Method: "ResumeTask", Caller: c, Name: name})
+	return f.write(name)
+}
+
+func (f *fakeBackend) GetTask(ctx context.Context, name string) (*model.Task, error) {
+	f.record(ctx, call{Method: "GetTask", Name: name})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Task != nil {
+		return f.Task, nil
+	}
+	return &model.Task{Name: name}, nil
+}
+
+func (f *fakeBackend) ListTasks(ctx context.Context, flt model.TaskFilter) (*model.TaskList, error) {
+	f.record(ctx, call{Method: "ListTasks", Filter: flt})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.List != nil {
+		return f.List, nil
+	}
+	return &model.TaskList{Tasks: []model.Task{}}, nil
+}
+
+func (f *fakeBackend) TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error) {
+	f.record(ctx, call{Method: "TaskHistory", Name: name})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.History != nil {
+		return f.History, nil
+	}
+	return &model.TaskHistory{Name: name}, nil
+}
+
+func (f *fakeBackend) ReadBarrier(ctx context.Context) error {
+	f.record(ctx, call{Method: "ReadBarrier"})
+	return f.BarrierErr
+}
+
+func (f *fakeBackend) Join(ctx context.Context, req model.JoinRequest) error {
+	f.record(ctx, call{Method: "Join", Join: req})
+	return f.Err
+}
+
+func (f *fakeBackend) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
+	f.record(ctx, call{Method: "Cluster"})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Status != nil {
+		return f.Status, nil
+	}
+	return &model.ClusterStatus{}, nil
+}
+
+func (f *fakeBackend) RemoveNode(ctx context.Context, id string) error {
+	f.record(ctx, call{Method: "RemoveNode", Name: id})
+	return f.Err
+}
+
+func (f *fakeBackend) Transfer(ctx context.Context, id string) error {
+	f.record(ctx, call{Method: "Transfer", Name: id})
+	return f.Err
+}
+
+func (f *fakeBackend) Health(ctx context.Context) *model.Health {
+	f.record(ctx, call{Method: "Health"})
+	if f.HealthV != nil {
+		return f.HealthV
+	}
+	return &model.Health{Node: "n1", Role: model.RoleLeader}
+}
+
+func (f *fakeBackend) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error) {
+	f.record(ctx, call{Method: "ApplyForwarded", Cmd: string(cmd)})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return f.Applied, nil
+}
+
+func (f *fakeBackend) ReadIndex(ctx context.Context) (uint64, error) {
+	f.record(ctx, call{Method: "ReadIndex"})
+	if f.Err != nil {
+		return 0, f.Err
+	}
+	return f.ReadIdx, nil
+}
+
+// request describes one HTTP request in a table case.
+type request struct {
+	method string
+	path   string
+	body   string
+	header map[string]string
+}
+
+// serve sends req to a server built from cfg with fb as its backend.
+func serve(t *testing.T, cfg api.Config, fb *fakeBackend, req request) *httptest.ResponseRecorder {
+	t.Helper()
+	cfg.Backend = fb
+	s := api.New(cfg)
+	var r *http.Request
+	if req.body == "" {
+		r = httptest.NewRequest(req.method, req.path, nil)
+	} else {
+		r = httptest.NewRequest(req.method, req.path, strings.NewReader(req.body))
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range req.header {
+		r.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, r)
+	return rec
+}
+
+// errorOf decodes a {"error": {...}} response body, failing the test when
+// the body is not exactly that shape.
+func errorOf(t *testing.T, rec *httptest.ResponseRecorder) model.Error {
+	t.Helper()
+	if got, want := rec.Header().Get("Content-Type"), "application/json"; got != want {
+		t.Errorf("Content-Type: got %q, want %q", got, want)
+	}
+	dec := json.NewDecoder(rec.Body)
+	dec.DisallowUnknownFields()
+	var body struct {
+		Error *model.Error `json:"error"`
+	}
+	if err := dec.Decode(&body); err != nil {
+		t.Fatalf("error body does not decode: %v", err)
+	}
+	if body.Error == nil {
+		t.Fatalf("response has no error object")
+	}
+	if body.Error.Code == "" || body.Error.Message == "" {
+		t.Errorf("error: got code %q message %q, want both set", body.Error.Code, body.Error.Message)
+	}
+	return *body.Error
+}
+
+// decodeBody decodes a successful JSON response into v.
+func decodeBody(t *testing.T, rec *httptest.ResponseRecorder, v any) {
+	t.Helper()
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		t.Fatalf("response %q does not decode: %v", rec.Body.String(), err)
+	}
+}
+
+// taskBody returns a task definition with the given trigger, action and
+// policy JSON objects; empty arguments take a valid default.
+func taskBody(name, trigger, action, policy string) string {
+	if trigger == "" {
+		trigger = `{"type":"cron","expression":"0 2 * * *","timezone":"Asia/Shanghai"}`
+	}
+	if action == "" {
+		action = `{"type":"shell","command":"echo hi"}`
+	}
+	if policy == "" {
+		policy = `{}`
+	}
+	n := ""
+	if name != "" {
+		n = fmt.Sprintf(`"name":%q,`, name)
+	}
+	return fmt.Sprintf(`{%s"trigger":%s,"action":%s,"policy":%s}`, n, trigger, action, policy)
+}
+
+func TestServer_BadInputWritesNothing(t *testing.T) {
+	put := func(body string) request {
+		return request{method: http.MethodPut, path: "/v1/tasks/daily", body: body}
+	}
+	cron := func(expr, tz string) string {
+		return taskBody("", fmt.Sprintf(`{"type":"cron","expression":%q,"timezone":%q}`, expr, tz), "", "")
+	}
+	withTrigger := func(tr string) string { return taskBody("", tr, "", "") }
+	withAction := func(a string) string { return taskBody("", "", a, "") }
+	withPolicy := func(p string) string { return taskBody("", "", "", p) }
+	big := `{"action":{"type":"shell","command":"` + strings.Repeat("a", api.DefaultMaxBody) + `"}}`
+
+	tests := []struct {
+		name       string
+		req        request
+		wantStatus int
+		wantCode   string
+		wantField  string
+	}{
+		{"unknown top-level field", put(`{"trigger":{"type":"event"},"action":{"type":"sdk","handler":"h"},"bogus":1}`), 400, model.CodeInvalid, "bogus"},
+		{"unknown nested field", put(withTrigger(`{"type":"event","bogus":1}`)), 400, model.CodeInvalid, "trigger.bogus"},
+		{"unknown deeply nested field", put(withPolicy(`{"maxRetries":1,"retryIntervall":"5m"}`)), 400, model.CodeInvalid, "policy.retryIntervall"},
+		{"unknown field under case-folded keys", put(`{"Trigger":{"Type":"event","bogus":1},"action":{"type":"sdk","handler":"h"}}`), 400, model.CodeInvalid, "Trigger.bogus"},
+		{"unknown field after a map", put(taskBody("", "", `{"type":"shell","command":"x","env":{"bogus":"1"},"bogus":1}`, "")), 400, model.CodeInvalid, "action.bogus"},
+		{"wrong JSON type", put(withPolicy(`{"maxRetries":"3"}`)), 400, model.CodeInvalid, "policy.maxRetries"},
+		{"uppercase name in URL", request{method: http.MethodPut, path: "/v1/tasks/Daily", body: taskBody("", "", "", "")}, 400, model.CodeInvalid, "name"},
+		{"name longer than 128", request{method: http.MethodPut, path: "/v1/tasks/" + strings.Repeat("a", 129), body: taskBody("", "", "", "")}, 400, model.CodeInvalid, "name"},
+		{"name starting with dash", request{method: http.MethodPut, path: "/v1/tasks/-daily", body: taskBody("", "", "", "")}, 400, model.CodeInvalid, "name"},
+		{"body name differs from URL", put(taskBody("weekly", "", "", "")), 400, model.CodeInvalid, "name"},
+		{"missing trigger type", put(withTrigger(`{"expression":"0 2 * * *"}`)), 400, model.CodeInvalid, "trigger.type"},
+		{"missing trigger", put(`{"action":{"type":"shell","command":"echo"}}`), 400, model.CodeInvalid, "trigger.type"},
+		{"unknown trigger type", put(withTrigger(`{"type":"sometimes"}`)), 400, model.CodeInvalid, "trigger.type"},
+		{"cron minute 61", put(cron("61 2 * * *", "UTC")), 400, model.CodeInvalid, "trigger.expression"},
+		{"cron hour 24", put(cron("0 24 * * *", "UTC")), 400, model.CodeInvalid, "trigger.expression"},
+		{"cron four fields", put(cron("0 2 * *", "UTC")), 400, model.CodeInvalid, "trigger.expression"},
+		{"cron seven fields", put(cron("0 0 2 * * * *", "UTC")), 400, model.CodeInvalid, "trigger.expression"},
+		{"cron unknown timezone", put(cron("0 2 * * *", "Mars/Base")), 400, model.CodeInvalid, "trigger.timezone"},
+		{"cron CRON_TZ prefix", put(cron("CRON_TZ=Asia/Shanghai 0 2 * * *", "")), 400, model.CodeInvalid, "trigger.expression"},
+		{"cron never fires", put(cron("0 0 30 2 *", "UTC")), 400, model.CodeInvalid, "trigger.expression"},
+		{"cron with every", put(withTrigger(`{"type":"cron","expression":"0 2 * * *","every":"1m"}`)), 400, model.CodeInvalid, "trigger.every"},
+		{"interval 500ms", put(withTrigger(`{"type":"interval","every":"500ms"}`)), 400, model.CodeInvalid, "trigger.every"},
+		{"interval without every", put(withTrigger(`{"type":"interval"}`)), 400, model.CodeInvalid, "trigger.every"},
+		{"once with at and delay", put(withTrigger(`{"type":"once","at":"2030-01-02T03:04:05Z","delay":"5m"}`)), 400, model.CodeInvalid, "trigger.delay"},
+		{"once with neither", put(withTrigger(`{"type":"once"}`)), 400, model.CodeInvalid, "trigger.at"},
+		{"once negative delay", put(withTrigger(`{"type":"once","delay":"-5m"}`)), 400, model.CodeInvalid, "trigger.delay"},
+		{"bad RFC 3339 at", put(withTrigger(`{"type":"once","at":"2030-01-02 03:04"}`)), 400, model.CodeInvalid, "trigger.at"},
+		{"bad duration policy.timeout", put(withPolicy(`{"timeout":"5x"}`)), 400, model.CodeInvalid, "policy.timeout"},
+		{"bad duration policy.retryInterval", put(withPolicy(`{"retryInterval":"5x"}`)), 400, model.CodeInvalid, "policy.retryInterval"},
+		{"numeric duration", put(withPolicy(`{"timeout":30}`)), 400, model.CodeInvalid, "policy.timeout"},
+		{"shell without command", put(withAction(`{"type":"shell"}`)), 400, model.CodeInvalid, "action.command"},
+		{"http relative URL", put(withAction(`{"type":"http","url":"/hook"}`)), 400, model.CodeInvalid, "action.url"},
+		{"unknown action type", put(withAction(`{"type":"carrier-pigeon"}`)), 400, model.CodeInvalid, "action.type"},
+		{"policy.maxRetries -1", put(withPolicy(`{"maxRetries":-1}`)), 400, model.CodeInvalid, "policy.maxRetries"},
+		{"policy.overlap bogus", put(withPolicy(`{"overlap":"bogus"}`)), 400, model.CodeInvalid, "policy.overlap"},
+		{"policy.catchup bogus", put(withPolicy(`{"catchup":"bogus"}`)), 400, model.CodeInvalid, "policy.catchup"},
+		{"policy.notify not a URL", put(withPolicy(`{"notify":["hooks.internal/ax"]}`)), 400, model.CodeInvalid, "policy.notify"},
+		{"bad template in command", put(withAction(`{"type":"shell","command":"echo {{.Foo"}`)), 400, model.CodeInvalid, "action.command"},
+		{"malformed JSON", put(`{"trigger": {`), 400, model.CodeInvalid, ""},
+		{"syntax error", put(`{"trigger": nope}`), 400, model.CodeInvalid, ""},
+		{"empty body", put(""), 400, model.CodeInvalid, ""},
+		{"two JSON values", put(taskBody("", "", "", "") + taskBody("", "", "", "")), 400, model.CodeInvalid, ""},
+		{"JSON array", put(`[]`), 400, model.CodeInvalid, ""},
+		{"body over 1 MiB", put(big), 413, model.CodeTooLarge, ""},
+		{"idempotency key over 128", request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", ""),
+			header: map[string]string{"Idempotency-Key": strings.Repeat("k", 129)}}, 400, model.CodeInvalid, "Idempotency-Key"},
+		{"actor over 128", request{method: http.MethodPost, path: "/v1/tasks/daily/pause",
+			header: map[string]string{"X-AX-Actor": strings.Repeat("a", 129)}}, 400, model.CodeInvalid, "X-AX-Actor"},
+		{"bad name on delete", request{method: http.MethodDelete, path: "/v1/tasks/Daily"}, 400, model.CodeInvalid, "name"},
+		{"bad name on pause", request{method: http.MethodPost, path: "/v1/tasks/-x/pause"}, 400, model.CodeInvalid, "name"},
+		{"bad name on get", request{method: http.MethodGet, path: "/v1/tasks/A"}, 400, model.CodeInvalid, "name"},
+		{"bad name on history", request{method: http.MethodGet, path: "/v1/tasks/_x/history"}, 400, model.CodeInvalid, "name"},
+		{"list limit=0", request{method: http.MethodGet, path: "/v1/tasks?limit=0"}, 400, model.CodeInvalid, "limit"},
+		{"list limit=abc", request{method: http.MethodGet, path: "/v1/tasks?limit=abc"}, 400, model.CodeInvalid, "limit"},
+		{"list limit=1001", request{method: http.MethodGet, path: "/v1/tasks?limit=1001"}, 400, model.CodeInvalid, "limit"},
+		{"list label without =", request{method: http.MethodGet, path: "/v1/tasks?label=env"}, 400, model.CodeInvalid, "label"},
+		{"list label with empty key", request{method: http.MethodGet, path: "/v1/tasks?label==prod"}, 400, model.CodeInvalid, "label"},
+		{"list paused=maybe", request{method: http.MethodGet, path: "/v1/tasks?paused=maybe"}, 400, model.CodeInvalid, "paused"},
+		{"list consistent=maybe", request{method: http.MethodGet, path: "/v1/tasks?consistent=maybe"}, 400, model.CodeInvalid, "consistent"},
+		{"get consistent=maybe", request{method: http.MethodGet, path: "/v1/tasks/daily?consistent=maybe"}, 400, model.CodeInvalid, "consistent"},
+		{"bad name with consistent=true", request{method: http.MethodGet, path: "/v1/tasks/A?consistent=true"}, 400, model.CodeInvalid, "name"},
+		{"bad history name with consistent=true", request{method: http.MethodGet, path: "/v1/tasks/-a/history?consistent=true"}, 400, model.CodeInvalid, "name"},
+		{"bad limit with consistent=true", request{method: http.MethodGet, path: "/v1/tasks?consistent=true&limit=0"}, 400, model.CodeInvalid, "limit"},
+		{"join bad id", request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"N2","raftAddr":"10.0.0.2:7071","httpAddr":"10.0.0.2:7070"}`}, 400, model.CodeInvalid, "id"},
+		{"join bad raftAddr", request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raftAddr":"10.0.0.2","httpAddr":"10.0.0.2:7070"}`}, 400, model.CodeInvalid, "raftAddr"},
+		{"join bad httpAddr port", request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raftAddr":"10.0.0.2:7071","httpAddr":"10.0.0.2:99999"}`}, 400, model.CodeInvalid, "httpAddr"},
+		{"join unknown field", request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raft":"x"}`}, 400, model.CodeInvalid, "raft"},
+		{"remove bad node", request{method: http.MethodDelete, path: "/v1/cluster/N2"}, 400, model.CodeInvalid, "node"},
+		{"transfer bad id", request{method: http.MethodPost, path: "/v1/cluster/transfer", body: `{"id":"-n2"}`}, 400, model.CodeInvalid, "id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{}, fb, tt.req)
+			if got := fb.Methods(); len(got) != 0 {
+				t.Errorf("backend calls: got %v, want none", got)
+			}
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			e := errorOf(t, rec)
+			if e.Code != tt.wantCode {
+				t.Errorf("code: got %q, want %q", e.Code, tt.wantCode)
+			}
+			if e.Field != tt.wantField {
+				t.Errorf("field: got %q, want %q (message %q)", e.Field, tt.wantField, e.Message)
+			}
+		})
+	}
+}
+
+func TestServer_PutTask(t *testing.T) {
+	tests := []struct {
+		name     string
+		path     string
+		body     string
+		wantTask model.Task
+	}{
+		{
+			name: "name defaults from URL",
+			path: "/v1/tasks/daily_report",
+			body: taskBody("", "", "", `{"maxRetries":2,"retryInterval":"5m","timeout":"20m","notify":["http://hooks.internal/ax"]}`),
+			wantTask: model.Task{
+				Name:    "daily_report",
+				Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Asia/Shanghai"},
+				Action:  model.Action{Type: model.ActionShell, Command: "echo hi"},
+				Policy: model.Policy{MaxRetries: 2, RetryInterval: model.Duration(5 * 60e9), Timeout: model.Duration(20 * 60e9),
+					Notify: []string{"http://hooks.internal/ax"}},
+			},
+		},
+		{
+			name: "body name equal to URL",
+			path: "/v1/tasks/hook.v2",
+			body: `{"name":"hook.v2","trigger":{"type":"interval","every":"1m"},"action":{"type":"http","url":"https://example.com/x","method":"post"},"labels":{"env":"prod"}}`,
+			wantTask: model.Task{
+				Name:    "hook.v2",
+				Trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(60e9)},
+				Action:  model.Action{Type: model.ActionHTTP, URL: "https://example.com/x", Method: "post"},
+				Labels:  map[string]string{"env": "prod"},
+			},
+		},
+		{
+			name: "128 character name",
+			path: "/v1/tasks/" + strings.Repeat("a", 128),
+			body: `{"trigger":{"type":"event"},"action":{"type":"sdk","handler":"h"}}`,
+			wantTask: model.Task{
+				Name:    strings.Repeat("a", 128),
+				Trigger: model.Trigger{Type: model.TriggerEvent},
+				Action:  model.Action{Type: model.ActionSDK, Handler: "h"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{Write: &model.WriteResult{Name: tt.wantTask.Name, Version: 7, Changed: true}}
+			rec := serve(t, api.Config{}, fb, request{method: http.MethodPut, path: tt.path, body: tt.body})
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status: got %d, want 200 (body %s)", rec.Code, rec.Body)
+			}
+			calls := fb.Calls()
+			if len(calls) != 1 || calls[0].Method != "PutTask" {
+				t.Fatalf("backend calls: got %v, want [PutTask]", fb.Methods())
+			}
+			if got := *calls[0].Task; !reflect.DeepEqual(got, tt.wantTask) {
+				t.Errorf("task:\ngot  %+v\nwant %+v", got, tt.wantTask)
+			}
+			var res model.WriteResult
+			decodeBody(t, rec, &res)
+			if want := *fb.Write; res != want {
+				t.Errorf("result: got %+v, want %+v", res, want)
+			}
+		})
+	}
+}
+
+func TestServer_Endpoints(t *testing.T) {
+	paused := true
+	task := &model.Task{Name: "daily", Trigger: model.Trigger{Type: model.TriggerEvent}, Version: 3}
+	tests := []struct {
+		name       string
+		backend    *fakeBackend
+		req        request
+		wantCalls  []call
+		wantStatus int
+		// wantBody, when set, is compared with the decoded response.
+		wantBody any
+	}{
+		{
+			name:       "get task",
+			backend:    &fakeBackend{Task: task},
+			req:        request{method: http.MethodGet, path: "/v1/tasks/daily"},
+			wantCalls:  []call{{Method: "GetTask", Name: "daily"}},
+			wantStatus: 200,
+			wantBody:   task,
+		},
+		{
+			name:       "list without filters",
+			backend:    &fakeBackend{List: &model.TaskList{Tasks: []model.Task{*task}, NextCursor: "daily"}},
+			req:        request{method: http.MethodGet, path: "/v1/tasks"},
+			wantCalls:  []call{{Method: "ListTasks"}},
+			wantStatus: 200,
+			wantBody:   &model.TaskList{Tasks: []model.Task{*task}, NextCursor: "daily"},
+		},
+		{
+			name:    "list with labels, paused, cursor and limit",
+			backend: &fakeBackend{},
+			req:     request{method: http.MethodGet, path: "/v1/tasks?label=env%3Dprod&label=team=core&label=empty=&paused=true&cursor=abc&limit=10"},
+			wantCalls: []call{{Method: "ListTasks", Filter: model.TaskFilter{
+				Labels: map[string]string{"env": "prod", "team": "core", "empty": ""},
+				Paused: &paused, Cursor: "abc", Limit: 10,
+			}}},
+			wantStatus: 200,
+		},
+		{
+			name:       "pause",
+			backend:    &fakeBackend{},
+			req:        request{method: http.MethodPost, path: "/v1/tasks/daily/pause"},
+			wantCalls:  []call{{Method: "PauseTask", Name: "daily", Caller: api.Caller{Actor: "anonymous"}}},
+			wantStatus: 200,
+			wantBody:   &model.WriteResult{Name: "daily", Version: 1, Changed: true},
+		},
+		{
+			name:       "resume",
+			backend:    &fakeBackend{Write: &model.WriteResult{Name: "daily", Version: 4}},
+			req:        request{method: http.MethodPost, path: "/v1/tasks/daily/resume"},
+			wantCalls:  []call{{Method: "ResumeTask", Name: "daily", Caller: api.Caller{Actor: "anonymous"}}},
+			wantStatus: 200,
+			wantBody:   &model.WriteResult{Name: "daily", Version: 4},
+		},
+		{
+			name:       "delete",
+			backend:    &fakeBackend{},
+			req:        request{method: http.MethodDelete, path: "/v1/tasks/daily"},
+			wantCalls:  []call{{Method: "DeleteTask", Name: "daily", Caller: api.Caller{Actor: "anonymous"}}},
+			wantStatus: 200,
+			wantBody:   &model.WriteResult{Name: "daily", Version: 1, Changed: true},
+		},
+		{
+			name: "history",
+			backend: &fakeBackend{History: &model.TaskHistory{Name: "daily", Versions: []model.TaskVersion{
+				{Version: 1, Op: "create", Actor: "alice", Time: model.UnixMilli(1_700_000_000_123), Task: task},
+			}}},
+			req:        request{method: http.MethodGet, path: "/v1/tasks/daily/history"},
+			wantCalls:  []call{{Method: "TaskHistory", Name: "daily"}},
+			wantStatus: 200,
+			wantBody: &model.TaskHistory{Name: "daily", Versions: []model.TaskVersion{
+				{Version: 1, Op: "create", Actor: "alice", Time: model.UnixMilli(1_700_000_000_123), Task: task},
+			}},
+		},
+		{
+			name: "cluster status",
+			backend: &fakeBackend{Status: &model.ClusterStatus{Leader: "n1", Term: 2, Nodes: []model.Node{
+				{ID: "n1", RaftAddr: "127.0.0.1:7071", Suffrage: "voter", Leader: true},
+			}}},
+			req:        request{method: http.MethodGet, path: "/v1/cluster"},
+			wantCalls:  []call{{Method: "Cluster"}},
+			wantStatus: 200,
+			wantBody: &model.ClusterStatus{Leader: "n1", Term: 2, Nodes: []model.Node{
+				{ID: "n1", RaftAddr: "127.0.0.1:7071", Suffrage: "voter", Leader: true},
+			}},
+		},
+		{
+			name:       "join",
+			backend:    &fakeBackend{},
+			req:        request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raftAddr":"10.0.0.2:7071","httpAddr":"10.0.0.2:7070"}`},
+			wantCalls:  []call{{Method: "Join", Join: model.JoinRequest{ID: "n2", RaftAddr: "10.0.0.2:7071", HTTPAddr: "10.0.0.2:7070"}}},
+			wantStatus: 200,
+		},
+		{
+			name:       "remove node",
+			backend:    &fakeBackend{},
+			req:        request{method: http.MethodDelete, path: "/v1/cluster/n2"},
+			wantCalls:  []call{{Method: "RemoveNode", Name: "n2"}},
+			wantStatus: 200,
+		},
+		{
+			name:       "transfer to a node",
+			backend:    &fakeBackend{},
+			req:        request{method: http.MethodPost, path: "/v1/cluster/transfer", body: `{"id":"n3"}`},
+			wantCalls:  []call{{Method: "Transfer", Name: "n3"}},
+			wantStatus: 200,
+		},
+		{
+			name:       "transfer without body",
+			backend:    &fakeBackend{},
+			req:        request{method: http.MethodPost, path: "/v1/cluster/transfer"},
+			wantCalls:  []call{{Method: "Transfer"}},
+			wantStatus: 200,
+		},
+		{
+			name:       "healthz",
+			backend:    &fakeBackend{HealthV: &model.Health{Node: "n1", Role: model.RoleFollower, Leader: "n2", AppliedIndex: 9}},
+			req:        request{method: http.MethodGet, path: "/healthz"},
+			wantCalls:  []call{{Method: "Health"}},
+			wantStatus: 200,
+			wantBody:   &model.Health{Node: "n1", Role: model.RoleFollower, Leader: "n2", AppliedIndex: 9},
+		},
+		{
+			name:       "forwarded apply",
+			backend:    &fakeBackend{Applied: []byte(`{"ok":true}`)},
+			req:        request{method: http.MethodPost, path: "/v1/internal/apply", body: "\x01cmd", header: map[string]string{api.HeaderForwarded: "n2"}},
+			wantCalls:  []call{{Method: "ApplyForwarded", Cmd: "\x01cmd", Forwarded: true}},
+			wantStatus: 200,
+			wantBody:   &map[string]bool{"ok": true},
+		},
+		{
+			name:       "read index",
+			backend:    &fakeBackend{ReadIdx: 42},
+			req:        request{method: http.MethodGet, path: "/v1/internal/readindex"},
+			wantCalls:  []call{{Method: "ReadIndex"}},
+			wantStatus: 200,
+			wantBody:   &map[string]uint64{"index": 42},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := serve(t, api.Config{}, tt.backend, tt.req)
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if got := tt.backend.Calls(); !reflect.DeepEqual(got, tt.wantCalls) {
+				t.Errorf("backend calls:\ngot  %+v\nwant %+v", got, tt.wantCalls)
+			}
+			if got, want := rec.Header().Get("Content-Type"), "application/json"; got != want {
+				t.Errorf("Content-Type: got %q, want %q", got, want)
+			}
+			if tt.wantBody == nil {
+				return
+			}
+			got := reflect.New(reflect.TypeOf(tt.wantBody).Elem()).Interface()
+			decodeBody(t, rec, got)
+			if !reflect.DeepEqual(got, tt.wantBody) {
+				t.Errorf("body:\ngot  %+v\nwant %+v", got, tt.wantBody)
+			}
+		})
+	}
+}
+
+func TestServer_UnknownRoutes(t *testing.T) {
+	tests := []struct {
+		name       string
+		req        request
+		wantStatus int
+		wantAllow  string
+	}{
+		{"unknown path", request{method: http.MethodGet, path: "/v1/nothing"}, http.StatusNotFound, ""},
+		{"unknown root path", request{method: http.MethodGet, path: "/"}, http.StatusNotFound, ""},
+		{"task sub-resource", request{method: http.MethodGet, path: "/v1/tasks/daily/nothing"}, http.StatusNotFound, ""},
+		{"POST on a task", request{method: http.MethodPost, path: "/v1/tasks/daily", body: "{}"}, http.StatusMethodNotAllowed, "GET, HEAD, PUT, DELETE"},
+		{"GET on pause", request{method: http.MethodGet, path: "/v1/tasks/daily/pause"}, http.StatusMethodNotAllowed, "POST"},
+		{"DELETE on the task list", request{method: http.MethodDelete, path: "/v1/tasks"}, http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"POST on healthz", request{method: http.MethodPost, path: "/healthz"}, http.StatusMethodNotAllowed, "GET, HEAD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{}, fb, tt.req)
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			wantCode := model.CodeNotFound
+			if tt.wantStatus == http.StatusMethodNotAllowed {
+				wantCode = "method_not_allowed"
+			}
+			if e := errorOf(t, rec); e.Code != wantCode {
+				t.Errorf("code: got %q, want %q", e.Code, wantCode)
+			}
+			if got := fb.Methods(); len(got) != 0 {
+				t.Errorf("backend calls: got %v, want none", got)
+			}
+			if got := rec.Header().Get("Allow"); got != tt.wantAllow {
+				t.Errorf("Allow: got %q, want %q", got, tt.wantAllow)
+			}
+		})
+	}
+}
+
+func TestServer_ErrorMapping(t *testing.T) {
+	tests := []struct {
+		name           string
+		err            error
+		wantStatus     int
+		wantCode       string
+		wantField      string
+		wantRetryAfter bool
+	}{
+		{"not found *Error", model.Errorf(model.CodeNotFound, "no task daily"), 404, model.CodeNotFound, "", false},
+		{"not found sentinel wrapped", fmt.Errorf("get daily: %w", model.ErrNotFound), 404, model.CodeNotFound, "", false},
+		{"conflict", model.Errorf(model.CodeConflict, "version 3 is not current"), 409, model.CodeConflict, "", false},
+		{"conflict sentinel wrapped", fmt.Errorf("apply: %w", model.ErrConflict), 409, model.CodeConflict, "", false},
+		{"failed precondition", model.ErrPrecondition, 409, model.CodePrecondition, "", false},
+		{"unavailable *Error", model.Errorf(model.CodeUnavailable, "no leader"), 503, model.CodeUnavailable, "", true},
+		{"unavailable sentinel wrapped", fmt.Errorf("forward: %w", model.ErrUnavailable), 503, model.CodeUnavailable, "", true},
+		{"invalid keeps field", model.FieldErrorf("policy.onFailure", "no task %q", "x"), 400, model.CodeInvalid, "policy.onFailure", false},
+		{"wrapped *Error keeps field", fmt.Errorf("put: %w", model.FieldErrorf("policy.dependsOn", "cycle")), 400, model.CodeInvalid, "policy.dependsOn", false},
+		{"too large", model.ErrTooLarge, 413, model.CodeTooLarge, "", false},
+		{"forbidden", model.ErrForbidden, 403, model.CodeForbidden, "", false},
+		{"plain error", errors.New("disk on fire"), 500, model.CodeInternal, "", false},
+		{"unknown code", &model.Error{Code: "weird", Message: "?"}, 500, "weird", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{Err: tt.err}
+			rec := serve(t, api.Config{}, fb, request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", "")})
+			if got := fb.Methods(); !reflect.DeepEqual(got, []string{"PutTask"}) {
+				t.Errorf("backend calls: got %v, want [PutTask]", got)
+			}
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d", rec.Code, tt.wantStatus)
+			}
+			e := errorOf(t, rec)
+			if e.Code != tt.wantCode {
+				t.Errorf("code: got %q, want %q", e.Code, tt.wantCode)
+			}
+			if e.Field != tt.wantField {
+				t.Errorf("field: got %q, want %q", e.Field, tt.wantField)
+			}
+			if got := rec.Header().Get("Retry-After"); (got != "") != tt.wantRetryAfter {
+				t.Errorf("Retry-After: got %q, want set=%v", got, tt.wantRetryAfter)
+			}
+		})
+	}
+}
+
+// TestServer_ErrorMappingEveryEndpoint checks that each backend-calling
+// endpoint maps a backend error rather than answering 200.
+func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
+	reqs := map[string]request{
+		"delete":    {method: http.MethodDelete, path: "/v1/tasks/daily"},
+		"pause":     {method: http.MethodPost, path: "/v1/tasks/daily/pause"},
+		"resume":    {method: http.MethodPost, path: "/v1/tasks/daily/resume"},
+		"get":       {method: http.MethodGet, path: "/v1/tasks/daily"},
+		"list":      {method: http.MethodGet, path: "/v1/tasks"},
+		"history":   {method: http.MethodGet, path: "/v1/tasks/daily/history"},
+		"join":      {method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raftAddr":"h:1","httpAddr":"h:2"}`},
+		"cluster":   {method: http.MethodGet, path: "/v1/cluster"},
+		"remove":    {method: http.MethodDelete, path: "/v1/cluster/n2"},
+		"transfer":  {method: http.MethodPost, path: "/v1/cluster/transfer"},
+		"apply":     {method: http.MethodPost, path: "/v1/internal/apply", body: "x"},
+		"readindex": {method: http.MethodGet, path: "/v1/internal/readindex"},
+	}
+	for name, req := range reqs {
+		t.Run(name, func(t *testing.T) {
+			fb := &fakeBackend{Err: fmt.Errorf("wrapped: %w", model.ErrNotFound)}
+			rec := serve(t, api.Config{}, fb, req)
+			if rec.Code != http.StatusNotFound {
+				t.Errorf("status: got %d, want 404 (body %s)", rec.Code, rec.Body)
+			}
+			if e := errorOf(t, rec); e.Code != model.CodeNotFound {
+				t.Errorf("code: got %q, want %q", e.Code, model.CodeNotFound)
+			}
+			if got := len(fb.Calls()); got != 1 {
+				t.Errorf("backend calls: got %d, want 1", got)
+			}
+		})
+	}
+}
+
+func TestServer_Token(t *testing.T) {
+	tests := []struct {
+		name       string
+		req        request
+		wantStatus int
+		wantCalls  []string
+	}{
+		{"no token", request{method: http.MethodGet, path: "/v1/tasks"}, 401, nil},
+		{"wrong token", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "Bearer wrong"}}, 401, nil},
+		{"token without Bearer", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "s3cret"}}, 401, nil},
+		{"token as prefix", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "Bearer s3cretX"}}, 401, nil},
+		{"write without token", request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", "")}, 401, nil},
+		{"bad input without token", request{method: http.MethodPut, path: "/v1/tasks/Daily", body: "{"}, 401, nil},
+		{"join without token", request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raftAddr":"h:1","httpAddr":"h:2"}`}, 401, nil},
+		{"internal apply without token", request{method: http.MethodPost, path: "/v1/internal/apply", body: "x"}, 401, nil},
+		{"consistent read without token", request{method: http.MethodGet, path: "/v1/tasks/daily?consistent=true"}, 401, nil},
+		{"right token", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "Bearer s3cret"}}, 200, []string{"ListTasks"}},
+		{"right token write", request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", ""),
+			header: map[string]string{"Authorization": "Bearer s3cret"}}, 200, []string{"PutTask"}},
+		{"healthz stays open", request{method: http.MethodGet, path: "/healthz"}, 200, []string{"Health"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{Token: "s3cret"}, fb, tt.req)
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if got := fb.Methods(); !reflect.DeepEqual(got, tt.wantCalls) {
+				t.Errorf("backend calls: got %v, want %v", got, tt.wantCalls)
+			}
+			if tt.wantStatus == http.StatusUnauthorized {
+				if e := errorOf(t, rec); e.Code != model.CodeUnauthorized {
+					t.Errorf("code: got %q, want %q", e.Code, model.CodeUnauthorized)
+				}
+			}
+		})
+	}
+}
+
+func TestServer_Metrics(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ax_up 1")
+	})
+	tests := []struct {
+		name       string
+		cfg        api.Config
+		wantStatus int
+	}{
+		{"served when configured, open despite token", api.Config{Metrics: metrics, Token: "s3cret"}, 200},
+		{"absent when not configured", api.Config{}, 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := serve(t, tt.cfg, &fakeBackend{}, request{method: http.MethodGet, path: "/metrics"})
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d", rec.Code, tt.wantStatus)
+			}
+		})
+	}
+}
+
+func TestServer_Caller(t *testing.T) {
+	tests := []struct {
+		name   string
+		req    request
+		header map[string]string
+		want   api.Caller
+	}{
+		{"defaults", request{method: http.MethodPost, path: "/v1/tasks/daily/pause"}, nil, api.Caller{Actor: "anonymous"}},
+		{"actor and key on pause", request{method: http.MethodPost, path: "/v1/tasks/daily/pause"},
+			map[string]string{"X-AX-Actor": "alice", "Idempotency-Key": "req-1"}, api.Caller{Actor: "alice", RequestID: "req-1"}},
+		{"key of 128 bytes on delete", request{method: http.MethodDelete, path: "/v1/tasks/daily"},
+			map[string]string{"Idempotency-Key": strings.Repeat("k", 128)}, api.Caller{Actor: "anonymous", RequestID: strings.Repeat("k", 128)}},
+		{"actor and key on put", request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", "")},
+			map[string]string{"X-AX-Actor": "ci-bot", "Idempotency-Key": "abc"}, api.Caller{Actor: "ci-bot", RequestID: "abc"}},
+		{"actor on resume", request{method: http.MethodPost, path: "/v1/tasks/daily/resume"},
+			map[string]string{"X-AX-Actor": "bob"}, api.Caller{Actor: "bob"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			req := tt.req
+			req.header = tt.header
+			rec := serve(t, api.Config{}, fb, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status: got %d, want 200 (body %s)", rec.Code, rec.Body)
+			}
+			calls := fb.Calls()
+			if len(calls) != 1 {
+				t.Fatalf("backend calls: got %v, want one", fb.Methods())
+			}
+			if got := calls[0].Caller; got != tt.want {
+				t.Errorf("caller: got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestServer_ConsistentRead(t *testing.T) {
+	unavailable := model.Errorf(model.CodeUnavailable, "not the leader")
+	tests := []struct {
+		name       string
+		path       string
+		barrierErr error
+		wantCalls  []string
+		wantStatus int
+	}{
+		{"get consistent", "/v1/tasks/daily?consistent=true", nil, []string{"ReadBarrier", "GetTask"}, 200},
+		{"list consistent", "/v1/tasks?consistent=1&limit=5", nil, []string{"ReadBarrier", "ListTasks"}, 200},
+		{"history consistent", "/v1/tasks/daily/history?consistent=true", nil, []string{"ReadBarrier", "TaskHistory"}, 200},
+		{"get stale", "/v1/tasks/daily", nil, []string{"GetTask"}, 200},
+		{"get consistent=false", "/v1/tasks/daily?consistent=false", nil, []string{"GetTask"}, 200},
+		{"barrier unavailable", "/v1/tasks/daily?consistent=true", unavailable, []string{"ReadBarrier"}, 503},
+		{"barrier timeout", "/v1/tasks?consistent=true", context.DeadlineExceeded, []string{"ReadBarrier"}, 500},
+		{"barrier error not needed", "/v1/tasks/daily?consistent=false", unavailable, []string{"GetTask"}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{BarrierErr: tt.barrierErr}
+			rec := serve(t, api.Config{}, fb, request{method: http.MethodGet, path: tt.path})
+			if got := fb.Methods(); !reflect.DeepEqual(got, tt.wantCalls) {
+				t.Errorf("backend calls: got %v, want %v", got, tt.wantCalls)
+			}
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if tt.wantStatus == http.StatusServiceUnavailable {
+				if got := rec.Header().Get("Retry-After"); got == "" {
+					t.Errorf("Retry-After: got none, want one")
+				}
+				if e := errorOf(t, rec); e.Code != model.CodeUnavailable {
+					t.Errorf("code: got %q, want %q", e.Code, model.CodeUnavailable)
+				}
+			}
+		})
+	}
+}
+
+func TestServer_MaxBody(t *testing.T) {
+	body := taskBody("", "", `{"type":"shell","command":"`+strings.Repeat("a", 200)+`"}`, "")
+	tests := []struct {
+		name       string
+		maxBody    int64
+		wantStatus int
+	}{
+		{"default limit", 0, 200},
+		{"configured limit exceeded", 100, 413},
+		{"configured limit met", int64(len(body)), 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{MaxBody: tt.maxBody}, fb, request{method: http.MethodPut, path: "/v1/tasks/daily", body: body})
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			wantCalls := 1
+			if tt.wantStatus != http.StatusOK {
+				wantCalls = 0
+				if e := errorOf(t, rec); e.Code != model.CodeTooLarge {
+					t.Errorf("code: got %q, want %q", e.Code, model.CodeTooLarge)
+				}
+			}
+			if got := len(fb.Calls()); got != wantCalls {
+				t.Errorf("backend calls: got %d, want %d", got, wantCalls)
+			}
+		})
+	}
+}

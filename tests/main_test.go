@@ -1,0 +1,141 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"ax/client"
+	"ax/localcluster"
+	"ax/model"
+)
+
+// axBinary is the ax executable built once for all tests.
+var axBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ax-tests-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	axBinary = filepath.Join(dir, "ax")
+	build := exec.Command("go", "build", "-o", axBinary, "ax/cmd/ax")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building ax:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// startCluster starts n agents and stops them when the test ends. On
+// failure the agents' logs are printed.
+func startCluster(t *testing.T, n int, args ...string) *localcluster.Cluster {
+	t.Helper()
+	return startClusterToken(t, n, "", args...)
+}
+
+func startClusterToken(t *testing.T, n int, token string, args ...string) *localcluster.Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("multi-process test skipped in -short mode")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args = append([]string{"-log-level", "debug"}, args...)
+	c, err := localcluster.Start(ctx, localcluster.Config{Binary: axBinary, Nodes: n, Dir: dir, Args: args, Token: token})
+	if err != nil {
+		dumpLogs(t, dir)
+		t.Fatalf("start cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		if t.Failed() {
+			dumpLogs(t, dir)
+		}
+	})
+	return c
+}
+
+func dumpLogs(t *testing.T, dir string) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		lines := strings.Split(string(b), "\n")
+		if len(lines) > 150 {
+			lines = lines[len(lines)-150:]
+		}
+		t.Logf("==== %s (last %d lines)\n%s", filepath.Base(l), len(lines), strings.Join(lines, "\n"))
+	}
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func eventTask(name string) *model.Task {
+	return &model.Task{
+		Name:    name,
+		Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action:  model.Action{Type: model.ActionShell, Command: "echo " + name},
+		Labels:  map[string]string{"suite": "tests"},
+	}
+}
+
+// waitFor polls cond until it holds or fails the test after within.
+func waitFor(t *testing.T, within time.Duration, cond func() error) {
+	t.Helper()
+	if err := localcluster.WaitFor(context.Background(), within, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// countTasks lists every task a node holds locally.
+func countTasks(ctx context.Context, c *client.Client, opts ...client.ReadOption) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	f := model.TaskFilter{Limit: 1000}
+	for {
+		page, err := c.ListTasks(ctx, f, opts...)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page.Tasks {
+			out[t.Name] = t.Version
+		}
+		if page.NextCursor == "" {
+			return out, nil
+		}
+		f.Cursor = page.NextCursor
+	}
+}
+
+// hasAll checks that node c holds every name in want.
+func hasAll(ctx context.Context, c *client.Client, want map[string]bool) error {
+	got, err := countTasks(ctx, c)
+	if err != nil {
+		return err
+	}
+	missing := 0
+	for n := range want {
+		if _, ok := got[n]; !ok {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("%d of %d acknowledged tasks missing", missing, len(want))
+	}
+	return nil
+}
