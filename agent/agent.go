@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -18,6 +19,8 @@ import (
 	"ax/client"
 	"ax/fsm"
 	"ax/raftnode"
+	"ax/sched"
+	"ax/wheel"
 )
 
 // Config configures an agent.
@@ -32,9 +35,13 @@ type Config struct {
 	// Token protects the API and is required to join.
 	Token  string
 	Logger hclog.Logger
-	// Now is the clock; default time.Now. Only the leader's clock is
-	// ever stamped into commands.
-	Now func() time.Time
+	// Clock is the node's clock; default the real one. Only the leader's
+	// clock is ever stamped into commands or drives the timing wheel.
+	Clock wheel.Clock
+	// Horizon: delayed instances due within it are held in the leader's
+	// timing wheel; later ones wait in the state machine's due index.
+	// Default 1h.
+	Horizon time.Duration
 	// FSMSync makes the state machine fsync every batch. By default it
 	// runs without fsync and is rebuilt from the Raft snapshot and log
 	// after an unclean stop (the Raft log itself always syncs).
@@ -68,6 +75,9 @@ type Agent struct {
 
 	leaderMu    sync.Mutex
 	leaderReady bool // barrier done in the current term
+
+	sched   atomic.Pointer[sched.Scheduler] // set while leading
+	batchCh chan *pendingCmd
 }
 
 var _ api.Backend = (*Agent)(nil)
@@ -79,8 +89,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.Info})
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = wheel.RealClock{}
+	}
+	if cfg.Horizon == 0 {
+		cfg.Horizon = time.Hour
 	}
 	if cfg.LeaderWait == 0 {
 		cfg.LeaderWait = 5 * time.Second
@@ -95,15 +108,16 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Now,
+		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now,
 		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
+		batchCh: make(chan *pendingCmd, 4096),
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	a.ln = ln
-	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Logger: a.log})
+	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Logger: a.log, Observer: a})
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -123,7 +137,8 @@ func New(cfg Config) (*Agent, error) {
 	a.node = node
 	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, Logger: a.log})
 	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
-	a.wg.Add(3)
+	a.wg.Add(4)
+	go a.batchLoop()
 	go func() {
 		defer a.wg.Done()
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

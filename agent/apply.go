@@ -13,6 +13,7 @@ import (
 	"ax/fsm"
 	"ax/model"
 	"ax/raftnode"
+	"ax/sched"
 )
 
 // errNoLeader is answered 503 with Retry-After.
@@ -94,17 +95,7 @@ func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, er
 		}
 		return nil, err
 	}
-	c.Now = a.now().UnixMilli()
-	resp, _, err := a.node.Apply(ctx, c.Encode())
-	if err != nil {
-		return nil, err
-	}
-	switch r := resp.(type) {
-	case *fsm.Result:
-		return r, nil
-	default:
-		return nil, fmt.Errorf("agent: unexpected apply response %T", resp)
-	}
+	return a.submitLocal(ctx, c)
 }
 
 // leaderHTTP waits until a leader with a known HTTP address exists.
@@ -235,4 +226,27 @@ func (a *Agent) waitApplied(ctx context.Context, idx uint64) error {
 			return unavailable(fmt.Errorf("waiting for index %d to apply: %w", idx, ctx.Err()))
 		}
 	}
+}
+
+// schedFuture adapts a Raft proposal to sched.Future.
+type schedFuture struct{ f *raftnode.ApplyFuture }
+
+func (s schedFuture) Wait() (*fsm.Result, error) {
+	resp, err := s.f.Wait()
+	if err != nil {
+		return nil, err
+	}
+	r, ok := resp.(*fsm.Result)
+	if !ok {
+		return nil, fmt.Errorf("agent: unexpected apply response %T", resp)
+	}
+	return r, nil
+}
+
+// proposeAsync stamps the leader's time into c and proposes it without
+// waiting; the scheduler uses it to keep fires in log order while several
+// are in flight.
+func (a *Agent) proposeAsync(c *fsm.Command) sched.Future {
+	c.Now, c.Node = a.now().UnixMilli(), a.cfg.NodeID
+	return schedFuture{a.node.ApplyAsync(c.Encode())}
 }

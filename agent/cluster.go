@@ -10,6 +10,7 @@ import (
 	"ax/fsm"
 	"ax/model"
 	"ax/raftnode"
+	"ax/sched"
 )
 
 // leaderLoop runs leader-only work: on gaining leadership it waits for a
@@ -67,7 +68,26 @@ func (a *Agent) lead(ctx context.Context) {
 	if err := a.recordSelf(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("recording own address failed", "error", err)
 	}
-	<-ctx.Done()
+	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log}, a.fsm, a.proposeAsync)
+	a.sched.Store(s)
+	defer a.sched.Store(nil)
+	if err := s.Run(ctx); err != nil && ctx.Err() == nil {
+		a.log.Error("scheduler stopped", "error", err)
+	}
+}
+
+// TaskChanged implements fsm.Observer.
+func (a *Agent) TaskChanged(name string) {
+	if s := a.sched.Load(); s != nil {
+		s.TaskChanged(name)
+	}
+}
+
+// Scheduled implements fsm.Observer.
+func (a *Agent) Scheduled(id uint64, dueMs int64) {
+	if s := a.sched.Load(); s != nil {
+		s.Scheduled(id, dueMs)
+	}
 }
 
 func (a *Agent) setLeaderReady(v bool) {
@@ -287,6 +307,10 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		Node: a.cfg.NodeID, Role: a.node.State(), Leader: leaderID,
 		Time: model.Time{Time: a.now().UTC()}, AppliedIndex: a.fsm.AppliedIndex(),
 		CommitIndex: a.node.CommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
+		Pending: a.fsm.Pending(), LastFired: a.fsm.LastFired(),
+	}
+	if s := a.sched.Load(); s != nil {
+		h.WheelSize = s.Stats().WheelSize
 	}
 	if leaderID == a.cfg.NodeID {
 		h.LeaderHTTP = a.advertisedHTTP()

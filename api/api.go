@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -36,6 +37,12 @@ type Config struct {
 	// Metrics serves GET /metrics when set.
 	Metrics http.Handler
 	Logger  hclog.Logger
+	// MaxPayload bounds a submission's payload; default
+	// model.DefaultMaxPayload (64 KiB).
+	MaxPayload int
+	// Now is the node's clock, used to refuse an "at" in the past;
+	// default time.Now.
+	Now func() time.Time
 }
 
 // Server is the HTTP API.
@@ -53,6 +60,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.MaxPayload == 0 {
+		cfg.MaxPayload = model.DefaultMaxPayload
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, b: cfg.Backend, mux: http.NewServeMux(), log: cfg.Logger.Named("api")}
 	s.routes()
@@ -72,6 +85,11 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/tasks/{name}/pause", s.auth(s.taskWrite(s.b.PauseTask)))
 	m.HandleFunc("POST /v1/tasks/{name}/resume", s.auth(s.taskWrite(s.b.ResumeTask)))
 	m.HandleFunc("GET /v1/tasks/{name}/history", s.auth(s.history))
+	m.HandleFunc("GET /v1/tasks/{name}/events", s.auth(s.taskEvents))
+	m.HandleFunc("POST /v1/tasks/{name}/trigger", s.auth(s.trigger))
+	m.HandleFunc("POST /v1/tasks/{name}/submit", s.auth(s.submit))
+	m.HandleFunc("GET /v1/instances", s.auth(s.listInstances))
+	m.HandleFunc("GET /v1/instances/{id}", s.auth(s.getInstance))
 
 	m.HandleFunc("POST /v1/cluster/join", s.auth(s.join))
 	m.HandleFunc("GET /v1/cluster", s.auth(s.cluster))
@@ -186,6 +204,11 @@ func decode(r *http.Request, v any) error {
 	if err != nil {
 		return decodeError(err)
 	}
+	return decodeBytes(body, v)
+}
+
+// decodeBytes is decode for a body already read.
+func decodeBytes(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

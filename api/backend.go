@@ -24,6 +24,14 @@ type Backend interface {
 	GetTask(ctx context.Context, name string) (*model.Task, error)
 	ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error)
 	TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error)
+	TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error)
+
+	// Submit creates delayed instances of a task.
+	Submit(ctx context.Context, c Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error)
+	// Trigger creates an instance of a task that is due now.
+	Trigger(ctx context.Context, c Caller, task string, req model.TriggerRequest) (*model.Submitted, error)
+	GetInstance(ctx context.Context, id string) (*model.Instance, error)
+	ListInstances(ctx context.Context, f model.InstanceFilter) (*model.InstanceList, error)
 
 	// ReadBarrier returns once this node's state reflects every write
 	// acknowledged before the call (linearizable reads).

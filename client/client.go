@@ -346,3 +346,62 @@ func (c *Client) Health(ctx context.Context) (*model.Health, error) {
 	var h model.Health
 	return &h, c.Do(ctx, Request{Method: http.MethodGet, Path: "/healthz", NoRetry: true}, &h)
 }
+
+// Submit creates one delayed instance of a task.
+func (c *Client) Submit(ctx context.Context, task string, req model.SubmitRequest) (*model.Submitted, error) {
+	var r model.SubmitResult
+	if err := c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(task, "/submit"), Body: req}, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Instances) != 1 {
+		return nil, fmt.Errorf("client: submit answered %d instances, want 1", len(r.Instances))
+	}
+	return &r.Instances[0], nil
+}
+
+// SubmitBatch creates up to model.MaxSubmitBatch delayed instances in one
+// request (one Raft entry).
+func (c *Client) SubmitBatch(ctx context.Context, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error) {
+	var r model.SubmitResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(task, "/submit"), Body: reqs}, &r)
+}
+
+// Trigger runs a task now.
+func (c *Client) Trigger(ctx context.Context, task string, req model.TriggerRequest) (*model.Submitted, error) {
+	var r model.Submitted
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(task, "/trigger"), Body: req}, &r)
+}
+
+// TaskEvents returns a task's events (misfires...).
+func (c *Client) TaskEvents(ctx context.Context, task string, opts ...ReadOption) (*model.TaskEvents, error) {
+	var r model.TaskEvents
+	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: taskPath(task, "/events"), Query: query(opts)}, &r)
+}
+
+// GetInstance returns an instance with its events.
+func (c *Client) GetInstance(ctx context.Context, id string, opts ...ReadOption) (*model.Instance, error) {
+	var r model.Instance
+	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id), Query: query(opts)}, &r)
+}
+
+// ListInstances returns one page of instances, newest first.
+func (c *Client) ListInstances(ctx context.Context, f model.InstanceFilter, opts ...ReadOption) (*model.InstanceList, error) {
+	q := query(opts)
+	if f.Task != "" {
+		q.Set("task", f.Task)
+	}
+	if f.State != "" {
+		q.Set("state", f.State)
+	}
+	if !f.Since.IsZero() {
+		q.Set("since", f.Since.UTC().Format(model.TimeLayout))
+	}
+	if f.Cursor != "" {
+		q.Set("cursor", f.Cursor)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var r model.InstanceList
+	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances", Query: q}, &r)
+}

@@ -23,12 +23,15 @@ const (
 	CmdRemoveNode CommandType = 6 // body: TaskRef (Name = node id)
 	CmdBatch      CommandType = 7 // body: a sequence of length-prefixed commands
 	CmdNoop       CommandType = 8 // body: empty; used by tests and barriers
+	CmdSubmit     CommandType = 9  // body: Submit
+	CmdTrigger    CommandType = 10 // body: Trigger
+	CmdFire       CommandType = 11 // body: Fire
 )
 
 var cmdNames = map[CommandType]string{
 	CmdPutTask: "put_task", CmdDeleteTask: "delete_task", CmdPauseTask: "pause_task",
 	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
-	CmdBatch: "batch", CmdNoop: "noop",
+	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
 }
 
 // String returns the command type's name.
@@ -40,8 +43,9 @@ func (t CommandType) String() string {
 }
 
 // Command is one state change. Now is the leader's clock in Unix
-// milliseconds, stamped by the leader just before proposing; the state
-// machine uses it as the time of the change. ReqID, when set, makes the
+// milliseconds and Node the leader's id, both stamped by the leader just
+// before proposing; the state machine uses them as the time and place of
+// the change. ReqID, when set, makes the
 // command idempotent: a second command with the same ReqID (a client or
 // forwarding retry after an unknown outcome) is not applied again and gets
 // the first one's result.
@@ -49,6 +53,7 @@ type Command struct {
 	Type  CommandType
 	ReqID string
 	Now   int64
+	Node  string
 	Actor string
 	Body  []byte
 }
@@ -78,13 +83,15 @@ func NewCommand(t CommandType, reqID, actor string, v any) (*Command, error) {
 }
 
 // Encode returns the wire form: type, uvarint-prefixed request id, varint
-// time, uvarint-prefixed actor, body.
+// time, uvarint-prefixed node, uvarint-prefixed actor, body.
 func (c *Command) Encode() []byte {
 	b := make([]byte, 0, 1+len(c.ReqID)+len(c.Actor)+len(c.Body)+24)
 	b = append(b, byte(c.Type))
 	b = binary.AppendUvarint(b, uint64(len(c.ReqID)))
 	b = append(b, c.ReqID...)
 	b = binary.AppendVarint(b, c.Now)
+	b = binary.AppendUvarint(b, uint64(len(c.Node)))
+	b = append(b, c.Node...)
 	b = binary.AppendUvarint(b, uint64(len(c.Actor)))
 	b = append(b, c.Actor...)
 	return append(b, c.Body...)
@@ -115,6 +122,11 @@ func DecodeCommand(b []byte) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.Node = string(s)
+	s, b, err = readBytes(b)
+	if err != nil {
+		return nil, err
+	}
 	c.Actor = string(s)
 	c.Body = b
 	return c, nil
@@ -130,15 +142,15 @@ func readBytes(b []byte) ([]byte, []byte, error) {
 
 // EncodeBatch packs several commands into one CmdBatch command so that they
 // share one Raft entry (group commit). Each keeps its own ReqID and result.
-func EncodeBatch(now int64, cmds []*Command) *Command {
+func EncodeBatch(now int64, node string, cmds []*Command) *Command {
 	var body []byte
 	for _, c := range cmds {
-		c.Now = now
+		c.Now, c.Node = now, node
 		e := c.Encode()
 		body = binary.AppendUvarint(body, uint64(len(e)))
 		body = append(body, e...)
 	}
-	return &Command{Type: CmdBatch, Now: now, Body: body}
+	return &Command{Type: CmdBatch, Now: now, Node: node, Body: body}
 }
 
 func decodeBatch(b []byte) ([]*Command, error) {

@@ -27,10 +27,20 @@ var (
 	bktNodes       = []byte("nodes")
 	bktRequests    = []byte("requests")
 	bktRequestTime = []byte("requests_by_time")
+	bktInstances   = []byte("instances")
+	bktDue         = []byte("due")
+	bktTaskInst    = []byte("task_instances")
+	bktIdem        = []byte("idempotency")
+	bktTaskState   = []byte("task_state")
+	bktTaskEvents  = []byte("task_events")
+	bktInstEvents  = []byte("instance_events")
 
-	keyApplied = []byte("applied") // u64 index, u64 term
+	keyApplied   = []byte("applied")    // u64 index, u64 term
+	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
+	keyPending   = []byte("pending")    // u64 count of SCHEDULED instances
 
-	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime}
+	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
+		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents}
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -49,6 +59,26 @@ type Config struct {
 	NoSync bool
 	// Logger receives the state machine's logs.
 	Logger hclog.Logger
+	// Observer, when set, is told after each committed batch what changed
+	// that a scheduler must react to.
+	Observer Observer
+}
+
+// Observer learns of changes after they are committed. Calls come from
+// the apply goroutine and must not block.
+type Observer interface {
+	// TaskChanged: the task was created, updated, paused, resumed or
+	// deleted.
+	TaskChanged(name string)
+	// Scheduled: a SCHEDULED instance is due at dueMs (Unix ms).
+	Scheduled(id uint64, dueMs int64)
+}
+
+// notes collects observer calls during a batch.
+type notes struct {
+	tasks []string
+	ids   []uint64
+	dues  []int64
 }
 
 // FSM is ax's Raft state machine. It implements raft.BatchingFSM.
@@ -194,6 +224,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	defer f.mu.RUnlock()
 	applied := f.applied.Load()
 	var last *raft.Log
+	var ns notes
 	err := f.db.Update(func(tx *bolt.Tx) error {
 		for i, l := range logs {
 			if l.Index <= applied {
@@ -203,7 +234,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 			if l.Type != raft.LogCommand {
 				continue
 			}
-			out[i] = f.applyEntry(tx, l)
+			out[i] = f.applyEntry(tx, l, &ns)
 		}
 		if last == nil {
 			return nil
@@ -223,10 +254,19 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		f.applied.Store(last.Index)
 		f.notify()
 	}
+	if o := f.cfg.Observer; o != nil {
+		for _, n := range ns.tasks {
+			o.TaskChanged(n)
+		}
+		for i, id := range ns.ids {
+			o.Scheduled(id, ns.dues[i])
+		}
+	}
 	return out
 }
 
-func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log) interface{} {
+func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log, ns *notes) interface{} {
+	var seq uint32 // instance ids of this entry are index<<20 | seq
 	c, err := DecodeCommand(l.Data)
 	if err != nil {
 		f.logger.Error("undecodable log entry", "index", l.Index, "error", err)
@@ -240,17 +280,17 @@ func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log) interface{} {
 		}
 		res := &BatchResult{Results: make([]*Result, len(cmds))}
 		for i, sub := range cmds {
-			res.Results[i] = f.applyCommand(tx, l.Index, sub)
+			res.Results[i] = f.applyCommand(tx, l.Index, sub, &seq, ns)
 		}
 		return res
 	}
-	return f.applyCommand(tx, l.Index, c)
+	return f.applyCommand(tx, l.Index, c, &seq, ns)
 }
 
 // applyCommand applies one command, deduplicating on its request id. Each
 // command checks every precondition before its first write, so a rejected
 // command writes nothing.
-func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command) *Result {
+func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, ns *notes) *Result {
 	if c.ReqID != "" {
 		f.pruneRequests(tx, c.Now)
 		if v := tx.Bucket(bktRequests).Get([]byte(c.ReqID)); v != nil {
@@ -260,7 +300,7 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command) *Result {
 			}
 		}
 	}
-	w := &writer{tx: tx, cmd: c, index: index}
+	w := &writer{tx: tx, cmd: c, index: index, seq: seq, notes: ns}
 	var res *Result
 	switch c.Type {
 	case CmdPutTask:
@@ -277,6 +317,12 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command) *Result {
 		res = w.removeNode()
 	case CmdNoop:
 		res = okResult(struct{}{})
+	case CmdSubmit:
+		res = w.submit()
+	case CmdTrigger:
+		res = w.trigger()
+	case CmdFire:
+		res = w.fire()
 	default:
 		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
 	}
@@ -425,6 +471,8 @@ type writer struct {
 	tx    *bolt.Tx
 	cmd   *Command
 	index uint64
+	seq   *uint32
+	notes *notes
 	err   error
 }
 

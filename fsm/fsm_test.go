@@ -242,7 +242,7 @@ func TestFSM_BatchCommand(t *testing.T) {
 		cmds = append(cmds, cmd(t, CmdPutTask, fmt.Sprintf("r%d", i), 0, PutTask{Task: cronTask(fmt.Sprintf("b%d", i), "@hourly")}))
 	}
 	cmds = append(cmds, cmd(t, CmdDeleteTask, "r9", 0, TaskRef{Name: "missing"}))
-	b := EncodeBatch(t0, cmds)
+	b := EncodeBatch(t0, "n1", cmds)
 	out := f.ApplyBatch([]*raft.Log{{Index: 1, Type: raft.LogCommand, Data: b.Encode()}})
 	br, ok := out[0].(*BatchResult)
 	if !ok || len(br.Results) != 4 {
@@ -430,7 +430,7 @@ func TestFSM_Deterministic(t *testing.T) {
 func TestCommand_EncodeDecode(t *testing.T) {
 	tests := []Command{
 		{Type: CmdNoop},
-		{Type: CmdPutTask, ReqID: "abc", Now: t0, Actor: "me@host", Body: []byte(`{"x":1}`)},
+		{Type: CmdPutTask, ReqID: "abc", Now: t0, Node: "n2", Actor: "me@host", Body: []byte(`{"x":1}`)},
 		{Type: CmdDeleteTask, Now: -5, Body: []byte{}},
 	}
 	for _, want := range tests {
@@ -438,7 +438,7 @@ func TestCommand_EncodeDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Type != want.Type || got.ReqID != want.ReqID || got.Now != want.Now || got.Actor != want.Actor || !bytes.Equal(got.Body, want.Body) {
+		if got.Type != want.Type || got.ReqID != want.ReqID || got.Now != want.Now || got.Node != want.Node || got.Actor != want.Actor || !bytes.Equal(got.Body, want.Body) {
 			t.Fatalf("round trip: got %+v, want %+v", got, want)
 		}
 	}

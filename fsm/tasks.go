@@ -121,11 +121,19 @@ func (w *writer) putTask() *Result {
 		in.Version = cur.Version + 1
 		in.CreatedAt = cur.CreatedAt
 		w.saveTask(&in, OpUpdate)
+		if !sameTrigger(&cur.Task.Trigger, &in.Trigger) {
+			// A new schedule starts now: fire times of the new schedule
+			// before the change were never due.
+			w.advanceWatermark(in.Name, w.cmd.Now)
+		}
+		w.notes.tasks = append(w.notes.tasks, in.Name)
 		return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
 	}
 	in.Version = lastVersion(w.tx, in.Name) + 1
 	in.CreatedAt = model.UnixMilli(w.cmd.Now)
 	w.saveTask(&in, OpCreate)
+	w.saveState(in.Name, taskState{Watermark: w.cmd.Now})
+	w.notes.tasks = append(w.notes.tasks, in.Name)
 	return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
 }
 
@@ -160,6 +168,9 @@ func (w *writer) deleteTask() *Result {
 	}
 	w.del(bktTasks, []byte(r.Name))
 	w.put(bktHistory, historyKey(r.Name, cur.Version), h)
+	w.cancelScheduled(r.Name)
+	w.del(bktTaskState, []byte(r.Name))
+	w.notes.tasks = append(w.notes.tasks, r.Name)
 	return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: true})
 }
 
@@ -186,7 +197,26 @@ func (w *writer) setPaused(paused bool) *Result {
 		op = OpPause
 	}
 	w.saveTask(&t, op)
+	if !paused {
+		// Resuming does not replay the paused span.
+		w.advanceWatermark(r.Name, w.cmd.Now)
+	}
+	w.notes.tasks = append(w.notes.tasks, r.Name)
 	return okResult(model.WriteResult{Name: r.Name, Version: t.Version, Changed: true})
+}
+
+func (w *writer) advanceWatermark(name string, to int64) {
+	st := w.loadState(name)
+	if to > st.Watermark {
+		st.Watermark = to
+		w.saveState(name, st)
+	}
+}
+
+func sameTrigger(a, b *model.Trigger) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
 }
 
 func uitoa(v uint64) string {

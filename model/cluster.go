@@ -51,4 +51,11 @@ type Health struct {
 	CommitIndex  uint64 `json:"commitIndex"`
 	Term         uint64 `json:"term"`
 	Tasks        int    `json:"tasks"`
+	// Pending counts SCHEDULED (delayed) instances.
+	Pending int `json:"pending"`
+	// LastFired is the id of the instance that became READY last.
+	LastFired string `json:"lastFired,omitempty"`
+	// WheelSize is the number of timers in this node's timing wheel (only
+	// the leader has one).
+	WheelSize int `json:"wheelSize"`
 }

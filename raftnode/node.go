@@ -465,3 +465,21 @@ func translate(err error) error {
 		return err
 	}
 }
+
+// ApplyFuture is a proposal in flight.
+type ApplyFuture struct{ f raft.ApplyFuture }
+
+// Wait blocks until the proposal is committed and applied (or fails) and
+// returns the state machine's response.
+func (a *ApplyFuture) Wait() (any, error) {
+	if err := translate(a.f.Error()); err != nil {
+		return nil, err
+	}
+	return a.f.Response(), nil
+}
+
+// ApplyAsync proposes data without waiting. Proposals made from one
+// goroutine are appended to the log in call order.
+func (n *Node) ApplyAsync(data []byte) *ApplyFuture {
+	return &ApplyFuture{f: n.raft.Apply(data, 10*time.Second)}
+}

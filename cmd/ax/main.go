@@ -21,11 +21,14 @@ type command interface {
 
 func commands() map[string]command {
 	return map[string]command{
-		"agent":   &agentCommand{},
-		"task":    &taskCommand{},
-		"cluster": &clusterCommand{},
-		"bench":   &benchCommand{},
-		"version": &versionCommand{},
+		"agent":    &agentCommand{},
+		"task":     &taskCommand{},
+		"cluster":  &clusterCommand{},
+		"trigger":  &triggerCommand{},
+		"submit":   &submitCommand{},
+		"instance": &instanceCommand{},
+		"bench":    &benchCommand{},
+		"version":  &versionCommand{},
 	}
 }
 
@@ -36,7 +39,10 @@ Usage:
 
 Commands:
 	agent     run a node (with no flags: a single-node cluster on 127.0.0.1:7070)
-	task      apply, list, get, pause, resume, delete tasks; show their history
+	task      apply, list, get, pause, resume, delete tasks; show their history and events
+	trigger   run a task now
+	submit    create a delayed instance of a task
+	instance  list instances, show one with its events
 	cluster   show members, remove a node, transfer leadership
 	bench     load-test a cluster
 	version   print the version

@@ -26,6 +26,7 @@ Subcommands:
 	get NAME               the definition with its next fire times
 	pause NAME | resume NAME | delete NAME
 	history NAME           every version: who, when, what
+	events NAME            the task's events (misfires...)
 
 Examples:
 	ax task apply -f daily_report.json
@@ -58,7 +59,7 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 		fs.Var(&labels, "label", "only tasks with this label k=v (repeatable)")
 		fs.StringVar(&paused, "paused", "", "only paused (true) or active (false) tasks")
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "get", "history":
+	case "get", "history", "events":
 		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
 	case "pause", "resume", "delete":
 	default:
@@ -92,6 +93,12 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		return printJSON(t)
+	case "events":
+		ev, err := cl.TaskEvents(ctx, name, opts...)
+		if err != nil {
+			return err
+		}
+		return printJSON(ev)
 	case "history":
 		h, err := cl.TaskHistory(ctx, name, opts...)
 		if err != nil {

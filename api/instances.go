@@ -1,0 +1,246 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"ax/model"
+)
+
+func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.barrier(w, r) {
+		return
+	}
+	ev, err := s.b.TaskEvents(r.Context(), name)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ev)
+}
+
+func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req model.TriggerRequest
+	if r.ContentLength != 0 {
+		if err := decode(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	// Sorted, so that of several bad parameters the same one is named.
+	for _, k := range slices.Sorted(maps.Keys(req.Params)) {
+		v := req.Params[k]
+		if !validParamName(k) {
+			writeError(w, model.FieldErrorf("params."+k, "parameter names are letters, digits and '_', starting with a letter or '_'"))
+			return
+		}
+		if len(v) > 4096 {
+			writeError(w, model.FieldErrorf("params."+k, "longer than 4096 bytes"))
+			return
+		}
+	}
+	if len(req.IdempotencyKey) > 256 {
+		writeError(w, model.FieldErrorf("idempotencyKey", "longer than 256 bytes"))
+		return
+	}
+	res, err := s.b.Trigger(r.Context(), c, name, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func validParamName(k string) bool {
+	if k == "" || len(k) > 64 {
+		return false
+	}
+	for i, ch := range k {
+		letter := ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+		if !letter && (i == 0 || ch < '0' || ch > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// submit takes one submission object or an array of up to
+// model.MaxSubmitBatch.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, decodeError(err))
+		return
+	}
+	var reqs []model.SubmitRequest
+	array := bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("["))
+	if array {
+		reqs, err = decodeBatch(body)
+	} else {
+		var one model.SubmitRequest
+		err = decodeBytes(body, &one)
+		reqs = []model.SubmitRequest{one}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	now := s.cfg.Now()
+	for i := range reqs {
+		prefix := ""
+		if array {
+			prefix = "[" + strconv.Itoa(i) + "]."
+		}
+		if err := reqs[i].Validate(prefix, s.cfg.MaxPayload); err != nil {
+			writeError(w, err)
+			return
+		}
+		if at := reqs[i].At; at != nil && at.Before(now) {
+			writeError(w, model.FieldErrorf(prefix+"at", "%s is in the past (node time %s); use delay for now-ish", at.Format(model.TimeLayout), now.UTC().Format(model.TimeLayout)))
+			return
+		}
+	}
+	res, err := s.b.Submit(r.Context(), c, name, reqs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// decodeBatch decodes a JSON array of submissions one element at a time,
+// so that a decoding error names its element ("[2].bogus"): encoding/json
+// leaves array indexes out of its error paths. The array's length is checked
+// before any element is decoded.
+func decodeBatch(body []byte) ([]model.SubmitRequest, error) {
+	var raw []json.RawMessage
+	if err := decodeBytes(body, &raw); err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		return nil, model.FieldErrorf("", "empty array: nothing to submit")
+	}
+	if len(raw) > model.MaxSubmitBatch {
+		return nil, &model.Error{Code: model.CodeTooLarge, Message: fmt.Sprintf("%d submissions in one request, more than the %d allowed", len(raw), model.MaxSubmitBatch)}
+	}
+	reqs := make([]model.SubmitRequest, len(raw))
+	for i, el := range raw {
+		if err := decodeBytes(el, &reqs[i]); err != nil {
+			var me *model.Error
+			if !errors.As(err, &me) {
+				return nil, err
+			}
+			e := *me
+			e.Field = "[" + strconv.Itoa(i) + "]"
+			if me.Field != "" {
+				e.Field += "." + me.Field
+			}
+			if me.Message == "unknown field "+strconv.Quote(me.Field) {
+				e.Message = "unknown field " + strconv.Quote(e.Field)
+			}
+			return nil, &e
+		}
+	}
+	return reqs, nil
+}
+
+func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := model.ParseID(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.barrier(w, r) {
+		return
+	}
+	in, err := s.b.GetInstance(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, in)
+}
+
+var instanceStates = map[string]bool{
+	model.StateScheduled: true, model.StateReady: true, model.StateRunning: true, model.StateSuccess: true,
+	model.StateRetrying: true, model.StateFailed: true, model.StateWaitingApproval: true, model.StateTerminated: true,
+	model.StateBlocked: true, model.StateSkipped: true, model.StateCanceled: true,
+}
+
+func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := model.InstanceFilter{Task: q.Get("task"), State: q.Get("state"), Cursor: q.Get("cursor")}
+	if f.Task != "" {
+		if err := model.ValidateName("task", f.Task); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if f.State != "" && !instanceStates[f.State] {
+		writeError(w, model.FieldErrorf("state", "unknown state %q (e.g. SCHEDULED, READY, RUNNING, SUCCESS, FAILED)", f.State))
+		return
+	}
+	if f.Cursor != "" {
+		if _, err := model.ParseID(f.Cursor); err != nil {
+			writeError(w, model.FieldErrorf("cursor", "%q is not an instance id", f.Cursor))
+			return
+		}
+	}
+	if v := q.Get("since"); v != "" {
+		var t model.Time
+		if err := t.UnmarshalJSON([]byte(strconv.Quote(v))); err != nil {
+			writeError(w, model.FieldErrorf("since", "%q is not an RFC 3339 time", v))
+			return
+		}
+		f.Since = t
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, model.FieldErrorf("limit", "must be an integer from 1 to 1000, got %q", l))
+			return
+		}
+		f.Limit = n
+	}
+	if !s.barrier(w, r) {
+		return
+	}
+	list, err := s.b.ListInstances(r.Context(), f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}

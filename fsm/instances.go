@@ -1,0 +1,408 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	"ax/model"
+)
+
+// dueBucketMs groups the due-time index coarsely: keys are (minute, id),
+// so a batch of submissions appends at the end of a few minute ranges
+// instead of dirtying one random leaf page per instance.
+const dueBucketMs = 60_000
+
+func dueKey(dueMs int64, id uint64) []byte {
+	k := make([]byte, 12)
+	binary.BigEndian.PutUint32(k, uint32(dueMs/dueBucketMs))
+	binary.BigEndian.PutUint64(k[4:], id)
+	return k
+}
+
+func taskInstKey(task string, id uint64) []byte {
+	k := make([]byte, 0, len(task)+9)
+	k = append(k, task...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, id)
+}
+
+func idemKey(task, key string) []byte {
+	k := make([]byte, 0, len(task)+1+len(key))
+	k = append(k, task...)
+	k = append(k, 0)
+	return append(k, key...)
+}
+
+// taskState is the per-task scheduling state: the watermark is the latest
+// fire time the state machine has accounted for (fired or recorded as
+// missed); a fire at or before it is a duplicate and is ignored.
+type taskState struct {
+	Watermark    int64
+	LastInstance uint64
+	Misfires     uint64
+	EventSeq     uint64
+}
+
+func (w *writer) loadState(name string) taskState {
+	var s taskState
+	v := w.tx.Bucket(bktTaskState).Get([]byte(name))
+	if len(v) == 32 {
+		s.Watermark = int64(binary.BigEndian.Uint64(v))
+		s.LastInstance = binary.BigEndian.Uint64(v[8:])
+		s.Misfires = binary.BigEndian.Uint64(v[16:])
+		s.EventSeq = binary.BigEndian.Uint64(v[24:])
+	}
+	return s
+}
+
+func (w *writer) saveState(name string, s taskState) {
+	v := make([]byte, 32)
+	binary.BigEndian.PutUint64(v, uint64(s.Watermark))
+	binary.BigEndian.PutUint64(v[8:], s.LastInstance)
+	binary.BigEndian.PutUint64(v[16:], s.Misfires)
+	binary.BigEndian.PutUint64(v[24:], s.EventSeq)
+	w.put(bktTaskState, []byte(name), v)
+}
+
+// taskEvent appends an event to a task's event log.
+func (w *writer) taskEvent(name string, st *taskState, typ, msg string) {
+	st.EventSeq++
+	b, err := json.Marshal(model.Event{Time: model.UnixMilli(w.cmd.Now), Type: typ, Node: w.cmd.Node, Actor: w.cmd.Actor, Message: msg})
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.put(bktTaskEvents, taskInstKey(name, st.EventSeq), b)
+}
+
+// instanceEvent appends an event to an instance's event log. Creation,
+// firing, start and finish are not stored as events: they are derived from
+// the instance's times when it is read.
+func (w *writer) instanceEvent(id uint64, typ, msg string) {
+	c := w.tx.Bucket(bktInstEvents).Cursor()
+	seq := uint32(0)
+	prefix := u64key(id)
+	if k, _ := c.Seek(append(u64key(id), 0xff, 0xff, 0xff, 0xff)); k != nil {
+		if k2, _ := c.Prev(); k2 != nil && bytes.HasPrefix(k2, prefix) {
+			seq = binary.BigEndian.Uint32(k2[8:]) + 1
+		}
+	} else if k2, _ := c.Last(); k2 != nil && bytes.HasPrefix(k2, prefix) {
+		seq = binary.BigEndian.Uint32(k2[8:]) + 1
+	}
+	b, err := json.Marshal(model.Event{Time: model.UnixMilli(w.cmd.Now), Type: typ, Node: w.cmd.Node, Actor: w.cmd.Actor, Message: msg})
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.put(bktInstEvents, binary.BigEndian.AppendUint32(prefix, seq), b)
+}
+
+// newID allocates the next instance id of this log entry.
+func (w *writer) newID() (uint64, bool) {
+	if *w.seq >= 1<<20 {
+		return 0, false
+	}
+	id := w.index<<20 | uint64(*w.seq)
+	*w.seq++
+	return id, true
+}
+
+func (w *writer) putRecord(r *record) {
+	w.put(bktInstances, u64key(r.ID), r.encode())
+}
+
+func (w *writer) loadRecord(id uint64) (*record, bool) {
+	v := w.tx.Bucket(bktInstances).Get(u64key(id))
+	if v == nil {
+		return nil, false
+	}
+	r, err := decodeRecord(id, v)
+	if err != nil {
+		w.err = err
+		return nil, false
+	}
+	return r, true
+}
+
+// create stores a new instance and its index entries.
+func (w *writer) create(r *record) {
+	w.putRecord(r)
+	w.put(bktTaskInst, taskInstKey(r.Task, r.ID), nil)
+	if r.IdemKey != "" {
+		w.put(bktIdem, idemKey(r.Task, r.IdemKey), u64key(r.ID))
+	}
+	if r.State == code(stateNames, model.StateScheduled) {
+		w.put(bktDue, dueKey(r.ScheduledAt, r.ID), u64key(uint64(r.ScheduledAt)))
+		w.pending(1)
+		w.notes.ids = append(w.notes.ids, r.ID)
+		w.notes.dues = append(w.notes.dues, r.ScheduledAt)
+	}
+	if r.State == code(stateNames, model.StateReady) {
+		w.put(bktMeta, keyLastFired, u64key(r.ID))
+	}
+}
+
+// pending adjusts the count of SCHEDULED instances kept in meta.
+func (w *writer) pending(delta int64) {
+	b := w.tx.Bucket(bktMeta)
+	var n int64
+	if v := b.Get(keyPending); len(v) == 8 {
+		n = int64(binary.BigEndian.Uint64(v))
+	}
+	w.put(bktMeta, keyPending, u64key(uint64(n+delta)))
+}
+
+func (w *writer) existing(task, key string) (uint64, bool) {
+	if key == "" {
+		return 0, false
+	}
+	v := w.tx.Bucket(bktIdem).Get(idemKey(task, key))
+	if len(v) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(v), true
+}
+
+// Submit creates delayed instances of a task.
+type Submit struct {
+	Task  string       `json:"t"`
+	Items []SubmitItem `json:"i"`
+}
+
+// SubmitItem is one delayed submission; exactly one of DelayMs and AtMs
+// applies (AtMs when non-zero).
+type SubmitItem struct {
+	Payload json.RawMessage `json:"p,omitempty"`
+	DelayMs int64           `json:"d,omitempty"`
+	AtMs    int64           `json:"a,omitempty"`
+	Key     string          `json:"k,omitempty"`
+}
+
+func notFoundTask(name string) *Result {
+	return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"})
+}
+
+func (w *writer) submit() *Result {
+	var s Submit
+	if e := w.decode(&s); e != nil {
+		return errResult(e)
+	}
+	t, ok := w.loadTask(s.Task)
+	if w.err != nil {
+		return nil
+	}
+	if !ok {
+		return notFoundTask(s.Task)
+	}
+	out := model.SubmitResult{Instances: make([]model.Submitted, len(s.Items))}
+	for i, it := range s.Items {
+		if id, ok := w.existing(s.Task, it.Key); ok {
+			r, _ := w.loadRecord(id)
+			if w.err != nil {
+				return nil
+			}
+			out.Instances[i] = model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(r.ScheduledAt), State: name(stateNames, r.State), Existing: true}
+			continue
+		}
+		id, ok := w.newID()
+		if !ok {
+			return errResult(model.Errorf(model.CodeInvalid, "too many instances in one log entry"))
+		}
+		due := w.cmd.Now + it.DelayMs
+		if it.AtMs != 0 {
+			due = it.AtMs
+		}
+		r := &record{ID: id, Source: code(sourceNames, model.SourceDelay), CreatedAt: w.cmd.Now, ScheduledAt: due,
+			TaskVersion: t.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload}
+		if due <= w.cmd.Now {
+			r.State, r.FiredAt = code(stateNames, model.StateReady), w.cmd.Now
+		} else {
+			r.State = code(stateNames, model.StateScheduled)
+		}
+		w.create(r)
+		out.Instances[i] = model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(due), State: name(stateNames, r.State)}
+	}
+	return okResult(out)
+}
+
+// Trigger creates a READY instance of a task now (source api).
+type Trigger struct {
+	Task   string            `json:"t"`
+	Params map[string]string `json:"p,omitempty"`
+	Key    string            `json:"k,omitempty"`
+	Source string            `json:"s,omitempty"` // default api
+}
+
+func (w *writer) trigger() *Result {
+	var tr Trigger
+	if e := w.decode(&tr); e != nil {
+		return errResult(e)
+	}
+	t, ok := w.loadTask(tr.Task)
+	if w.err != nil {
+		return nil
+	}
+	if !ok {
+		return notFoundTask(tr.Task)
+	}
+	if id, ok := w.existing(tr.Task, tr.Key); ok {
+		r, _ := w.loadRecord(id)
+		if w.err != nil {
+			return nil
+		}
+		return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(r.ScheduledAt), State: name(stateNames, r.State), Existing: true})
+	}
+	id, _ := w.newID()
+	src := tr.Source
+	if src == "" {
+		src = model.SourceAPI
+	}
+	var params []byte
+	if len(tr.Params) > 0 {
+		params, _ = json.Marshal(tr.Params)
+	}
+	r := &record{ID: id, State: code(stateNames, model.StateReady), Source: code(sourceNames, src),
+		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
+		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params}
+	w.create(r)
+	return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(w.cmd.Now), State: model.StateReady})
+}
+
+// Fire is the leader's firing of due work: task fire times from the timing
+// wheel (with the misfires it decided on) and due delayed instances.
+type Fire struct {
+	Tasks     []TaskFire `json:"t,omitempty"`
+	Instances []uint64   `json:"i,omitempty"`
+}
+
+// TaskFire fires one task at one scheduled time (At, Unix ms; 0 for no
+// fire) and may record fire times missed beyond the catch-up window.
+type TaskFire struct {
+	Task    string `json:"n"`
+	Version uint64 `json:"v"`
+	At      int64  `json:"s,omitempty"`
+	Key     string `json:"k,omitempty"`
+	// Missed fire times not fired: count, first and last (Unix ms). The
+	// watermark advances past them.
+	Missed      int64 `json:"mc,omitempty"`
+	MissedFirst int64 `json:"mf,omitempty"`
+	MissedLast  int64 `json:"ml,omitempty"`
+}
+
+// FireResult counts what a Fire did; duplicates and stale fires are
+// ignored by design (exactly once per fire time).
+type FireResult struct {
+	Created   []string `json:"created,omitempty"`
+	Fired     int      `json:"fired"`
+	Ignored   int      `json:"ignored"`
+	Misfires  int64    `json:"misfires,omitempty"`
+	StaleTask []string `json:"staleTasks,omitempty"`
+}
+
+func sourceOf(triggerType string) string {
+	switch triggerType {
+	case model.TriggerInterval:
+		return model.SourceInterval
+	case model.TriggerOnce:
+		return model.SourceOnce
+	default:
+		return model.SourceCron
+	}
+}
+
+func (w *writer) fire() *Result {
+	var f Fire
+	if e := w.decode(&f); e != nil {
+		return errResult(e)
+	}
+	var res FireResult
+	for _, tf := range f.Tasks {
+		t, ok := w.loadTask(tf.Task)
+		if w.err != nil {
+			return nil
+		}
+		if !ok || t.Version != tf.Version || t.Paused {
+			res.Ignored++
+			if ok {
+				res.StaleTask = append(res.StaleTask, tf.Task)
+			}
+			continue
+		}
+		st := w.loadState(tf.Task)
+		if tf.Missed > 0 && tf.MissedLast > st.Watermark {
+			st.Misfires += uint64(tf.Missed)
+			res.Misfires += tf.Missed
+			w.taskEvent(tf.Task, &st, "misfire", fmt.Sprintf("%d fire time(s) from %s to %s not fired (catchup %s, window %s)",
+				tf.Missed, model.UnixMilli(tf.MissedFirst).Format(model.TimeLayout), model.UnixMilli(tf.MissedLast).Format(model.TimeLayout),
+				t.Policy.Catchup, t.Policy.CatchupWindow.Std()))
+			st.Watermark = tf.MissedLast
+		}
+		if tf.At != 0 {
+			if tf.At <= st.Watermark {
+				res.Ignored++
+			} else if _, dup := w.existing(tf.Task, tf.Key); dup {
+				res.Ignored++
+				st.Watermark = tf.At
+			} else {
+				id, ok := w.newID()
+				if !ok {
+					res.Ignored++
+					continue
+				}
+				r := &record{ID: id, State: code(stateNames, model.StateReady), Source: code(sourceNames, sourceOf(t.Trigger.Type)),
+					CreatedAt: w.cmd.Now, ScheduledAt: tf.At, FiredAt: w.cmd.Now, TaskVersion: t.Version,
+					Task: tf.Task, IdemKey: tf.Key, Node: w.cmd.Node}
+				w.create(r)
+				st.Watermark, st.LastInstance = tf.At, id
+				res.Created = append(res.Created, model.FormatID(id))
+			}
+		}
+		w.saveState(tf.Task, st)
+	}
+	scheduled, ready := code(stateNames, model.StateScheduled), code(stateNames, model.StateReady)
+	for _, id := range f.Instances {
+		r, ok := w.loadRecord(id)
+		if w.err != nil {
+			return nil
+		}
+		if !ok || r.State != scheduled {
+			res.Ignored++
+			continue
+		}
+		w.del(bktDue, dueKey(r.ScheduledAt, id))
+		w.pending(-1)
+		r.State, r.FiredAt, r.Node = ready, w.cmd.Now, w.cmd.Node
+		w.putRecord(r)
+		w.put(bktMeta, keyLastFired, u64key(id))
+		res.Fired++
+	}
+	res.Fired += len(res.Created)
+	return okResult(res)
+}
+
+// cancelScheduled cancels every SCHEDULED instance of a deleted task.
+func (w *writer) cancelScheduled(task string) int {
+	prefix := append([]byte(task), 0)
+	c := w.tx.Bucket(bktTaskInst).Cursor()
+	scheduled := code(stateNames, model.StateScheduled)
+	var ids []uint64
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
+	}
+	n := 0
+	for _, id := range ids {
+		r, ok := w.loadRecord(id)
+		if !ok || r.State != scheduled {
+			continue
+		}
+		w.del(bktDue, dueKey(r.ScheduledAt, id))
+		w.pending(-1)
+		r.State, r.FinishedAt = code(stateNames, model.StateCanceled), w.cmd.Now
+		w.putRecord(r)
+		w.instanceEvent(id, "canceled", "task deleted")
+		n++
+	}
+	return n
+}

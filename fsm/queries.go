@@ -1,0 +1,266 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"ax/model"
+)
+
+func (r *record) toModel() model.Instance {
+	in := model.Instance{
+		ID: model.FormatID(r.ID), Task: r.Task, TaskVersion: r.TaskVersion,
+		Source: name(sourceNames, r.Source), State: name(stateNames, r.State),
+		IdempotencyKey: r.IdemKey, Attempts: int(r.Attempts),
+		CreatedAt: model.UnixMilli(r.CreatedAt), ScheduledAt: model.UnixMilli(r.ScheduledAt),
+		FiredAt: model.UnixMilli(r.FiredAt), StartedAt: model.UnixMilli(r.StartedAt), FinishedAt: model.UnixMilli(r.FinishedAt),
+	}
+	if in.IdempotencyKey == "" && r.Source != code(sourceNames, model.SourceDelay) && r.Source != code(sourceNames, model.SourceAPI) {
+		in.IdempotencyKey = r.Task + "@" + in.ScheduledAt.UTC().Format(model.TimeLayout)
+	}
+	if len(r.Params) > 0 {
+		_ = json.Unmarshal(r.Params, &in.Params)
+	}
+	if len(r.Payload) > 0 {
+		in.Payload = json.RawMessage(r.Payload)
+	}
+	return in
+}
+
+// GetInstance returns an instance with its events, oldest first.
+func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
+	var in model.Instance
+	err := f.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktInstances).Get(u64key(id))
+		if v == nil {
+			return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
+		}
+		r, err := decodeRecord(id, v)
+		if err != nil {
+			return err
+		}
+		in = r.toModel()
+		in.Events = append(in.Events, model.Event{Time: in.CreatedAt, Type: "created", Node: r.Node, Message: "source " + in.Source + ", due " + in.ScheduledAt.Format(model.TimeLayout)})
+		if !in.FiredAt.IsZero() {
+			in.Events = append(in.Events, model.Event{Time: in.FiredAt, Type: "fired", Node: r.Node,
+				Message: "late by " + (time.Duration(r.FiredAt-r.ScheduledAt) * time.Millisecond).String()})
+		}
+		prefix := u64key(id)
+		c := tx.Bucket(bktInstEvents).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var e model.Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return err
+			}
+			in.Events = append(in.Events, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// maxScan bounds the records one listing reads, so a selective filter over
+// millions of instances returns a cursor instead of stalling.
+const maxScan = 200_000
+
+// ListInstances lists instances newest first. With a task it walks the
+// task's index; otherwise all instances. Since stops the walk at the first
+// instance created before it.
+func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, error) {
+	limit := flt.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	var before uint64 = ^uint64(0)
+	if flt.Cursor != "" {
+		id, err := model.ParseID(flt.Cursor)
+		if err != nil {
+			return nil, &model.Error{Code: model.CodeInvalid, Field: "cursor", Message: err.(*model.Error).Message}
+		}
+		before = id
+	}
+	since := flt.Since.Millis()
+	out := &model.InstanceList{Instances: []model.Instance{}}
+	err := f.view(func(tx *bolt.Tx) error {
+		insts := tx.Bucket(bktInstances)
+		var next func() (uint64, bool)
+		if flt.Task != "" {
+			prefix := append([]byte(flt.Task), 0)
+			c := tx.Bucket(bktTaskInst).Cursor()
+			k, _ := c.Seek(taskInstKey(flt.Task, before))
+			if k == nil || !bytes.HasPrefix(k, prefix) || binary.BigEndian.Uint64(k[len(prefix):]) >= before {
+				k, _ = c.Prev()
+			}
+			next = func() (uint64, bool) {
+				if k == nil || !bytes.HasPrefix(k, prefix) {
+					return 0, false
+				}
+				id := binary.BigEndian.Uint64(k[len(prefix):])
+				k, _ = c.Prev()
+				return id, true
+			}
+		} else {
+			c := insts.Cursor()
+			k, _ := c.Seek(u64key(before))
+			if k == nil || binary.BigEndian.Uint64(k) >= before {
+				k, _ = c.Prev()
+			}
+			next = func() (uint64, bool) {
+				if k == nil {
+					return 0, false
+				}
+				id := binary.BigEndian.Uint64(k)
+				k, _ = c.Prev()
+				return id, true
+			}
+		}
+		for scanned := 0; ; scanned++ {
+			id, ok := next()
+			if !ok {
+				return nil
+			}
+			if scanned >= maxScan || len(out.Instances) == limit {
+				out.NextCursor = model.FormatID(id + 1)
+				if len(out.Instances) > 0 {
+					out.NextCursor = out.Instances[len(out.Instances)-1].ID
+				}
+				return nil
+			}
+			v := insts.Get(u64key(id))
+			if v == nil {
+				continue
+			}
+			r, err := decodeRecord(id, v)
+			if err != nil {
+				return err
+			}
+			if since != 0 && r.CreatedAt < since {
+				return nil
+			}
+			if flt.State != "" && name(stateNames, r.State) != flt.State {
+				continue
+			}
+			out.Instances = append(out.Instances, r.toModel())
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TaskEvents returns a task's events (misfires...), oldest first.
+func (f *FSM) TaskEvents(task string) (*model.TaskEvents, error) {
+	out := &model.TaskEvents{Task: task, Events: []model.Event{}}
+	err := f.view(func(tx *bolt.Tx) error {
+		prefix := append([]byte(task), 0)
+		c := tx.Bucket(bktTaskEvents).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var e model.Event
+			if err := json.Unmarshal(v, &e); err != nil {
+				return err
+			}
+			out.Events = append(out.Events, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// TaskSchedule is what the scheduler needs to know about one task.
+type TaskSchedule struct {
+	Task      model.Task
+	Watermark int64 // Unix ms: fire times at or before it are accounted for
+}
+
+// TaskSchedule returns one task's definition and watermark.
+func (f *FSM) TaskSchedule(name string) (*TaskSchedule, error) {
+	var ts *TaskSchedule
+	err := f.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktTasks).Get([]byte(name))
+		if v == nil {
+			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"}
+		}
+		var t storedTask
+		if err := json.Unmarshal(v, &t); err != nil {
+			return err
+		}
+		w := &writer{tx: tx}
+		ts = &TaskSchedule{Task: t.Task, Watermark: w.loadState(name).Watermark}
+		return nil
+	})
+	return ts, err
+}
+
+// TaskSchedules returns every task with its watermark.
+func (f *FSM) TaskSchedules() ([]TaskSchedule, error) {
+	var out []TaskSchedule
+	err := f.view(func(tx *bolt.Tx) error {
+		w := &writer{tx: tx}
+		return tx.Bucket(bktTasks).ForEach(func(k, v []byte) error {
+			var t storedTask
+			if err := json.Unmarshal(v, &t); err != nil {
+				return err
+			}
+			out = append(out, TaskSchedule{Task: t.Task, Watermark: w.loadState(string(k)).Watermark})
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DueBucket returns the start (Unix ms) of the due-index bucket holding
+// ms; the index is scanned a bucket at a time.
+func DueBucket(ms int64) int64 { return ms / dueBucketMs * dueBucketMs }
+
+// DueBucketSpan is the width of a due-index bucket.
+const DueBucketSpan = dueBucketMs * time.Millisecond
+
+// ScanDue calls fn for every SCHEDULED instance in the due-index buckets
+// that start in [fromMs, toMs).
+func (f *FSM) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error {
+	return f.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bktDue).Cursor()
+		start := make([]byte, 4)
+		binary.BigEndian.PutUint32(start, uint32(max(fromMs, 0)/dueBucketMs))
+		end := uint32(max(toMs, 0) / dueBucketMs)
+		for k, v := c.Seek(start); k != nil && binary.BigEndian.Uint32(k) < end; k, v = c.Next() {
+			if len(v) == 8 {
+				fn(binary.BigEndian.Uint64(k[4:]), int64(binary.BigEndian.Uint64(v)))
+			}
+		}
+		return nil
+	})
+}
+
+// Pending returns the number of SCHEDULED instances.
+func (f *FSM) Pending() int {
+	n := 0
+	_ = f.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bktMeta).Get(keyPending); len(v) == 8 {
+			n = int(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return n
+}
+
+// LastFired returns the id of the instance that became READY last.
+func (f *FSM) LastFired() string {
+	var id string
+	_ = f.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bktMeta).Get(keyLastFired); len(v) == 8 {
+			id = model.FormatID(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return id
+}

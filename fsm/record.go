@@ -1,0 +1,123 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"ax/model"
+)
+
+// Instance records are a compact binary encoding rather than JSON: they
+// are the high-volume values (millions of pending delayed instances), and
+// DESIGN §10 measured the state machine's bbolt writes as the bottleneck,
+// so small values matter.
+
+var stateNames = []string{"", model.StateScheduled, model.StateReady, model.StateRunning, model.StateSuccess,
+	model.StateRetrying, model.StateFailed, model.StateWaitingApproval, model.StateTerminated,
+	model.StateBlocked, model.StateSkipped, model.StateCanceled}
+
+var sourceNames = []string{"", model.SourceCron, model.SourceInterval, model.SourceOnce, model.SourceDelay,
+	model.SourceAPI, model.SourceRetry, model.SourceBackfill, model.SourceDependency, model.SourceOnFailure}
+
+func code(names []string, s string) uint8 {
+	for i, n := range names {
+		if n == s {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
+func name(names []string, c uint8) string {
+	if int(c) < len(names) {
+		return names[c]
+	}
+	return "UNKNOWN"
+}
+
+// record is an instance as stored.
+type record struct {
+	ID          uint64
+	State       uint8
+	Source      uint8
+	Attempts    uint32
+	CreatedAt   int64
+	ScheduledAt int64
+	FiredAt     int64
+	StartedAt   int64
+	FinishedAt  int64
+	TaskVersion uint64
+	Task        string
+	IdemKey     string
+	Node        string // the leader that created or fired it
+	Params      []byte // JSON object or empty
+	Payload     []byte // raw JSON or empty
+}
+
+const recordVersion = 1
+
+func (r *record) encode() []byte {
+	b := make([]byte, 0, 48+len(r.Task)+len(r.IdemKey)+len(r.Node)+len(r.Params)+len(r.Payload))
+	b = append(b, recordVersion, r.State, r.Source)
+	b = binary.AppendUvarint(b, uint64(r.Attempts))
+	for _, t := range []int64{r.CreatedAt, r.ScheduledAt, r.FiredAt, r.StartedAt, r.FinishedAt} {
+		b = binary.AppendVarint(b, t)
+	}
+	b = binary.AppendUvarint(b, r.TaskVersion)
+	for _, s := range [][]byte{[]byte(r.Task), []byte(r.IdemKey), []byte(r.Node), r.Params, r.Payload} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+var errRecord = errors.New("fsm: corrupt instance record")
+
+func decodeRecord(id uint64, b []byte) (*record, error) {
+	if len(b) < 3 || b[0] != recordVersion {
+		return nil, errRecord
+	}
+	r := &record{ID: id, State: b[1], Source: b[2]}
+	b = b[3:]
+	u, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, errRecord
+	}
+	r.Attempts = uint32(u)
+	b = b[n:]
+	for _, t := range []*int64{&r.CreatedAt, &r.ScheduledAt, &r.FiredAt, &r.StartedAt, &r.FinishedAt} {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return nil, errRecord
+		}
+		*t = v
+		b = b[n:]
+	}
+	if r.TaskVersion, n = binary.Uvarint(b); n <= 0 {
+		return nil, errRecord
+	}
+	b = b[n:]
+	var fields [5][]byte
+	for i := range fields {
+		s, rest, err := readBytes(b)
+		if err != nil {
+			return nil, errRecord
+		}
+		fields[i] = append([]byte(nil), s...) // copy out of bbolt's memory
+		b = rest
+	}
+	r.Task, r.IdemKey, r.Node = string(fields[0]), string(fields[1]), string(fields[2])
+	if len(fields[3]) > 0 {
+		r.Params = fields[3]
+	}
+	if len(fields[4]) > 0 {
+		r.Payload = fields[4]
+	}
+	return r, nil
+}
+
+func u64key(v uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], v)
+	return k[:]
+}

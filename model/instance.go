@@ -1,0 +1,152 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Instance states (DESIGN §5).
+const (
+	StateScheduled       = "SCHEDULED"
+	StateReady           = "READY"
+	StateRunning         = "RUNNING"
+	StateSuccess         = "SUCCESS"
+	StateRetrying        = "RETRYING"
+	StateFailed          = "FAILED"
+	StateWaitingApproval = "WAITING_APPROVAL"
+	StateTerminated      = "TERMINATED"
+	StateBlocked         = "BLOCKED"
+	StateSkipped         = "SKIPPED"
+	StateCanceled        = "CANCELED"
+)
+
+// Instance sources: what created an instance.
+const (
+	SourceCron       = "cron"
+	SourceInterval   = "interval"
+	SourceOnce       = "once"
+	SourceDelay      = "delay"
+	SourceAPI        = "api"
+	SourceRetry      = "retry"
+	SourceBackfill   = "backfill"
+	SourceDependency = "dependency"
+	SourceOnFailure  = "on_failure"
+)
+
+// DefaultMaxPayload is the default bound of a submission's payload.
+const DefaultMaxPayload = 64 << 10
+
+// MaxSubmitBatch is the largest array accepted by one submit request.
+const MaxSubmitBatch = 10000
+
+// Instance is one run of a task for one fire time.
+type Instance struct {
+	ID             string            `json:"id"`
+	Task           string            `json:"task"`
+	TaskVersion    uint64            `json:"taskVersion"`
+	Source         string            `json:"source"`
+	State          string            `json:"state"`
+	Params         map[string]string `json:"params,omitempty"`
+	Payload        json.RawMessage   `json:"payload,omitempty"`
+	IdempotencyKey string            `json:"idempotencyKey"`
+	Attempts       int               `json:"attempts"`
+	CreatedAt      Time              `json:"createdAt"`
+	ScheduledAt    Time              `json:"scheduledAt"`
+	FiredAt        Time              `json:"firedAt"`
+	StartedAt      Time              `json:"startedAt"`
+	FinishedAt     Time              `json:"finishedAt"`
+	Events         []Event           `json:"events,omitempty"`
+}
+
+// Event is one thing that happened to an instance or a task.
+type Event struct {
+	Time    Time   `json:"time"`
+	Type    string `json:"type"`
+	Node    string `json:"node,omitempty"`
+	Actor   string `json:"actor,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// InstanceList is one page of instances, newest first.
+type InstanceList struct {
+	Instances  []Instance `json:"instances"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+// InstanceFilter selects instances in a listing.
+type InstanceFilter struct {
+	Task   string
+	State  string
+	Since  Time   // created at or after
+	Cursor string // list instances older than this id
+	Limit  int
+}
+
+// SubmitRequest is one delayed submission: a payload for an instance due
+// after Delay (from the leader's clock when it commits) or At.
+type SubmitRequest struct {
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	Delay          Duration        `json:"delay,omitempty"`
+	At             *Time           `json:"at,omitempty"`
+	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
+}
+
+// Submitted is the answer for one submission.
+type Submitted struct {
+	ID          string `json:"id"`
+	ScheduledAt Time   `json:"scheduledAt"`
+	State       string `json:"state"`
+	// Existing is true when the idempotency key was already used: ID is
+	// the instance the first submission created.
+	Existing bool `json:"existing,omitempty"`
+}
+
+// SubmitResult answers a submit request, one entry per submission in order.
+type SubmitResult struct {
+	Instances []Submitted `json:"instances"`
+}
+
+// TriggerRequest runs a task now with parameters.
+type TriggerRequest struct {
+	Params         map[string]string `json:"params,omitempty"`
+	IdempotencyKey string            `json:"idempotencyKey,omitempty"`
+}
+
+// TaskEvents lists a task's own events (misfires, ...), oldest first.
+type TaskEvents struct {
+	Task   string  `json:"task"`
+	Events []Event `json:"events"`
+}
+
+// FormatID renders an instance id: 16 hex digits, so ids sort by creation.
+func FormatID(id uint64) string { return fmt.Sprintf("%016x", id) }
+
+// ParseID parses an instance id rendered by FormatID.
+func ParseID(s string) (uint64, error) {
+	if len(s) != 16 {
+		return 0, FieldErrorf("id", "%q is not an instance id (16 hex digits)", s)
+	}
+	v, err := strconv.ParseUint(s, 16, 64)
+	if err != nil {
+		return 0, FieldErrorf("id", "%q is not an instance id (16 hex digits)", s)
+	}
+	return v, nil
+}
+
+// Validate checks a submission against the payload bound.
+func (r *SubmitRequest) Validate(field string, maxPayload int) error {
+	if r.Delay < 0 {
+		return FieldErrorf(field+"delay", "must not be negative, got %s", r.Delay.Std())
+	}
+	if r.At != nil && r.Delay != 0 {
+		return FieldErrorf(field+"delay", "give delay or at, not both")
+	}
+	if len(r.Payload) > maxPayload {
+		return &Error{Code: CodeTooLarge, Field: field + "payload", Message: fmt.Sprintf("payload is %d bytes, more than the %d allowed", len(r.Payload), maxPayload)}
+	}
+	if len(r.IdempotencyKey) > 256 {
+		return FieldErrorf(field+"idempotencyKey", "longer than 256 bytes")
+	}
+	return nil
+}

@@ -1,0 +1,501 @@
+package sched
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"text/template"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/fsm"
+	"ax/model"
+	"ax/trigger"
+	"ax/wheel"
+)
+
+// Store is what the scheduler reads from the state machine.
+type Store interface {
+	TaskSchedules() ([]fsm.TaskSchedule, error)
+	TaskSchedule(name string) (*fsm.TaskSchedule, error)
+	ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error
+}
+
+// Future is a proposal in flight.
+type Future interface {
+	Wait() (*fsm.Result, error)
+}
+
+// Proposer proposes a command through Raft without waiting; calls are
+// appended to the log in call order. It stamps the leader's time.
+type Proposer func(cmd *fsm.Command) Future
+
+// Config configures a Scheduler.
+type Config struct {
+	Clock   wheel.Clock
+	Horizon time.Duration // delayed instances due within it are kept in the wheel (default 1h)
+	Logger  hclog.Logger
+	// MaxBatch bounds the fires in one command (default 4096).
+	MaxBatch int
+	// MaxInFlight bounds proposals awaiting commit (default 8).
+	MaxInFlight int
+	// MaxCatchup bounds the fires of one task proposed for missed times in
+	// the catch-up window with catchup "all" (default 10000); older ones
+	// are recorded as misfires.
+	MaxCatchup int
+	// OnFired, when set, is called with each committed fire result and its
+	// proposal time (metrics).
+	OnFired func(res *fsm.FireResult)
+}
+
+// taskBit marks wheel ids that are task timers (slot numbers) rather than
+// instance ids. Instance ids are index<<20|seq and never reach it.
+const taskBit = 1 << 63
+
+// Scheduler runs for one leadership term.
+type Scheduler struct {
+	cfg     Config
+	store   Store
+	propose Proposer
+	log     hclog.Logger
+	driver  *wheel.Driver
+
+	loadedUntil atomic.Int64 // due-index buckets before it are in the wheel
+	expired     chan []wheel.Expired
+	changed     chan string
+	fires       chan *fsm.Fire
+
+	mu    sync.Mutex
+	tasks map[string]*taskTimer
+	slots []*taskTimer // slot -> timer (nil when free)
+	free  []uint32
+
+	stats Stats
+}
+
+type taskTimer struct {
+	name    string
+	slot    uint32
+	version uint64
+	sched   trigger.Schedule
+	policy  model.Policy
+	keyTmpl *template.Template
+	tz      *time.Location
+	wm      int64 // last fire time accounted for (Unix ms)
+	handle  wheel.Handle
+	armed   bool
+	next    time.Time
+}
+
+// Stats are the scheduler's counters.
+type Stats struct {
+	WheelSize   int       `json:"wheelSize"`
+	Tasks       int       `json:"tasks"`
+	LoadedUntil time.Time `json:"loadedUntil"`
+	Proposed    int64     `json:"proposed"`
+}
+
+// New returns a scheduler; Run starts it.
+func New(cfg Config, store Store, propose Proposer) *Scheduler {
+	if cfg.Clock == nil {
+		cfg.Clock = wheel.RealClock{}
+	}
+	if cfg.Horizon == 0 {
+		cfg.Horizon = time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = 4096
+	}
+	if cfg.MaxInFlight == 0 {
+		cfg.MaxInFlight = 8
+	}
+	if cfg.MaxCatchup == 0 {
+		cfg.MaxCatchup = 10000
+	}
+	s := &Scheduler{
+		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("sched"),
+		expired: make(chan []wheel.Expired, 64), changed: make(chan string, 1024),
+		fires: make(chan *fsm.Fire, 256), tasks: map[string]*taskTimer{},
+	}
+	s.loadedUntil.Store(-1 << 62)
+	w := wheel.New(wheel.Config{Resolution: time.Millisecond, Start: cfg.Clock.Now()})
+	s.driver = wheel.NewDriver(w, cfg.Clock, func(b []wheel.Expired) { s.expired <- b })
+	return s
+}
+
+// TaskChanged tells the scheduler a task's definition changed. Safe from
+// any goroutine; never blocks the caller for long.
+func (s *Scheduler) TaskChanged(name string) {
+	select {
+	case s.changed <- name:
+	default:
+		go func() { s.changed <- name }()
+	}
+}
+
+// Scheduled tells the scheduler a SCHEDULED instance exists. Those due
+// beyond the loaded horizon are left for the horizon loader.
+func (s *Scheduler) Scheduled(id uint64, dueMs int64) {
+	if dueMs < s.loadedUntil.Load() {
+		s.driver.Add(id, time.UnixMilli(dueMs))
+	}
+}
+
+// Stats returns a snapshot of the scheduler's counters.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	st := s.stats
+	st.Tasks = len(s.tasks)
+	s.mu.Unlock()
+	st.WheelSize = s.driver.Len()
+	st.LoadedUntil = time.UnixMilli(s.loadedUntil.Load())
+	return st
+}
+
+// Run loads the state and fires until ctx ends (the term is over).
+func (s *Scheduler) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = s.driver.Run(ctx) }()
+	go func() { defer wg.Done(); s.proposeLoop(ctx) }()
+	defer wg.Wait()
+
+	start := time.Now()
+	if err := s.loadHorizon(ctx); err != nil {
+		return err
+	}
+	schedules, err := s.store.TaskSchedules()
+	if err != nil {
+		return fmt.Errorf("sched: load tasks: %w", err)
+	}
+	now := s.cfg.Clock.Now()
+	var out []fsm.TaskFire
+	for i := range schedules {
+		out = s.reschedule(&schedules[i], now, out)
+	}
+	s.emit(ctx, out, nil)
+	s.log.Info("scheduler started", "tasks", len(schedules), "wheel", s.driver.Len(),
+		"loaded_until", time.UnixMilli(s.loadedUntil.Load()).UTC(), "took", time.Since(start))
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case batch := <-s.expired:
+			s.onExpired(ctx, batch)
+		case name := <-s.changed:
+			s.onChanged(ctx, name)
+		case <-tick.C:
+			if err := s.loadHorizon(ctx); err != nil {
+				s.log.Error("loading due instances failed", "error", err)
+			}
+		}
+	}
+}
+
+// loadHorizon pulls due-index buckets that have come within the horizon
+// into the wheel. loadedUntil moves first, so an instance created during
+// the scan reaches the wheel through Scheduled or the scan, maybe both
+// (a duplicate fire is ignored by the state machine).
+func (s *Scheduler) loadHorizon(ctx context.Context) error {
+	from := s.loadedUntil.Load()
+	until := fsm.DueBucket(s.cfg.Clock.Now().Add(s.cfg.Horizon).UnixMilli()) + fsm.DueBucketSpan.Milliseconds()
+	if until <= from {
+		return nil
+	}
+	s.loadedUntil.Store(until)
+	n := 0
+	err := s.store.ScanDue(max(from, 0), until, func(id uint64, dueMs int64) {
+		s.driver.Add(id, time.UnixMilli(dueMs))
+		n++
+	})
+	if err != nil {
+		return fmt.Errorf("sched: scan due instances: %w", err)
+	}
+	if n > 0 {
+		s.log.Debug("loaded due instances", "count", n, "until", time.UnixMilli(until).UTC())
+	}
+	return nil
+}
+
+func (s *Scheduler) onExpired(ctx context.Context, batch []wheel.Expired) {
+	var tasks []fsm.TaskFire
+	var ids []uint64
+	now := s.cfg.Clock.Now()
+	for _, e := range batch {
+		if e.ID&taskBit == 0 {
+			ids = append(ids, e.ID)
+			continue
+		}
+		s.mu.Lock()
+		slot := uint32(e.ID &^ taskBit)
+		var tt *taskTimer
+		if int(slot) < len(s.slots) {
+			tt = s.slots[slot]
+		}
+		s.mu.Unlock()
+		if tt == nil {
+			continue
+		}
+		tt.armed = false
+		tasks = s.catchUp(tt, now, tasks)
+	}
+	s.emit(ctx, tasks, ids)
+}
+
+func (s *Scheduler) onChanged(ctx context.Context, name string) {
+	ts, err := s.store.TaskSchedule(name)
+	if err != nil {
+		// Deleted: drop the timer.
+		s.drop(name)
+		return
+	}
+	out := s.reschedule(ts, s.cfg.Clock.Now(), nil)
+	s.emit(ctx, out, nil)
+}
+
+func (s *Scheduler) drop(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tt, ok := s.tasks[name]
+	if !ok {
+		return
+	}
+	if tt.armed {
+		s.driver.Remove(tt.handle)
+	}
+	delete(s.tasks, name)
+	s.slots[tt.slot] = nil
+	s.free = append(s.free, tt.slot)
+}
+
+// reschedule (re)loads a task from its state-machine record: its timer is
+// rebuilt from the watermark, so fire times missed while no leader
+// watched are handled by the catch-up policy.
+func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []fsm.TaskFire) []fsm.TaskFire {
+	t := &ts.Task
+	sc, err := t.Schedule()
+	if err != nil || sc == nil || t.Paused {
+		if err != nil {
+			s.log.Error("task has an unusable schedule", "task", t.Name, "error", err)
+		}
+		s.drop(t.Name)
+		return out
+	}
+	s.mu.Lock()
+	tt, ok := s.tasks[t.Name]
+	if !ok {
+		tt = &taskTimer{name: t.Name}
+		if n := len(s.free); n > 0 {
+			tt.slot = s.free[n-1]
+			s.free = s.free[:n-1]
+			s.slots[tt.slot] = tt
+		} else {
+			tt.slot = uint32(len(s.slots))
+			s.slots = append(s.slots, tt)
+		}
+		s.tasks[t.Name] = tt
+	}
+	s.mu.Unlock()
+	if tt.armed {
+		s.driver.Remove(tt.handle)
+		tt.armed = false
+	}
+	tt.version, tt.sched, tt.policy, tt.wm = t.Version, sc, t.Policy, ts.Watermark
+	tt.tz = time.UTC
+	if t.Trigger.Timezone != "" {
+		if loc, err := time.LoadLocation(t.Trigger.Timezone); err == nil {
+			tt.tz = loc
+		}
+	}
+	tt.keyTmpl = nil
+	if k := t.Policy.IdempotencyKey; k != "" {
+		if tmpl, err := template.New(t.Name).Option("missingkey=zero").Parse(k); err == nil {
+			tt.keyTmpl = tmpl
+		}
+	}
+	return s.catchUp(tt, now, out)
+}
+
+// catchUp fires the task's times in (watermark, now] according to its
+// catch-up policy, then arms the timer for the next time after now.
+func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []fsm.TaskFire {
+	window := tt.policy.CatchupWindow.Std()
+	if window == 0 {
+		window = time.Minute
+	}
+	windowStart := now.Add(-window)
+	var due []time.Time
+	var missed int64
+	var missedFirst, missedLast time.Time
+	miss := func(t time.Time) {
+		if missed == 0 {
+			missedFirst = t
+		}
+		missed++
+		missedLast = t
+	}
+	t := tt.sched.Next(time.UnixMilli(tt.wm))
+	for n := 0; !t.IsZero() && !t.After(now); n++ {
+		if n > 1_000_000 {
+			// Pathologically far behind: account for the rest in one step.
+			miss(now)
+			t = tt.sched.Next(now)
+			break
+		}
+		if t.Before(windowStart) {
+			miss(t)
+		} else {
+			due = append(due, t)
+		}
+		t = tt.sched.Next(t)
+	}
+	// Normal operation: exactly one due time, the one just expired.
+	switch tt.policy.Catchup {
+	case "none":
+		if len(due) > 1 || (len(due) == 1 && now.Sub(due[0]) > firingSlack) {
+			for _, d := range due {
+				miss(d)
+			}
+			due = nil
+		}
+	case "all":
+		if len(due) > s.cfg.MaxCatchup {
+			for _, d := range due[:len(due)-s.cfg.MaxCatchup] {
+				miss(d)
+			}
+			due = due[len(due)-s.cfg.MaxCatchup:]
+		}
+	default: // latest
+		if len(due) > 1 {
+			for _, d := range due[:len(due)-1] {
+				miss(d)
+			}
+			due = due[len(due)-1:]
+		}
+	}
+	if missed > 0 {
+		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, Missed: missed,
+			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli()})
+		tt.wm = max(tt.wm, missedLast.UnixMilli())
+	}
+	for _, d := range due {
+		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, At: d.UnixMilli(), Key: tt.key(d)})
+		tt.wm = max(tt.wm, d.UnixMilli())
+	}
+	if !t.IsZero() {
+		tt.next = t
+		tt.handle = s.driver.Add(taskBit|uint64(tt.slot), t)
+		tt.armed = true
+	}
+	return out
+}
+
+// firingSlack is how late a fire may be and still count as on time for
+// catchup "none" (a wheel wake-up is never exact).
+const firingSlack = time.Second
+
+func (tt *taskTimer) key(at time.Time) string {
+	if tt.keyTmpl == nil {
+		return ""
+	}
+	local := at.In(tt.tz)
+	var b bytes.Buffer
+	data := map[string]any{
+		"Task":        tt.name,
+		"ScheduledAt": at.UTC().Format(model.TimeLayout),
+		"Date":        local.Format("2006-01-02"),
+		"Yesterday":   local.AddDate(0, 0, -1).Format("2006-01-02"),
+	}
+	if err := tt.keyTmpl.Execute(&b, data); err != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// emit queues fires for proposal, split into commands of MaxBatch.
+func (s *Scheduler) emit(ctx context.Context, tasks []fsm.TaskFire, ids []uint64) {
+	for len(tasks) > 0 || len(ids) > 0 {
+		f := &fsm.Fire{}
+		n := min(len(tasks), s.cfg.MaxBatch)
+		f.Tasks, tasks = tasks[:n], tasks[n:]
+		m := min(len(ids), s.cfg.MaxBatch-n)
+		f.Instances, ids = ids[:m], ids[m:]
+		select {
+		case s.fires <- f:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// proposeLoop proposes queued fires in order, merging what queued up while
+// earlier proposals were in flight (group commit), with at most
+// MaxInFlight proposals awaiting commit.
+func (s *Scheduler) proposeLoop(ctx context.Context) {
+	inflight := make(chan Future, s.cfg.MaxInFlight)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for fut := range inflight {
+			res, err := fut.Wait()
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("fire proposal failed", "error", err)
+				}
+				continue
+			}
+			var fr fsm.FireResult
+			if err := res.Decode(&fr); err != nil {
+				s.log.Error("fire rejected", "error", err)
+				continue
+			}
+			if s.cfg.OnFired != nil {
+				s.cfg.OnFired(&fr)
+			}
+		}
+	}()
+	defer func() { close(inflight); <-done }()
+	for {
+		var f *fsm.Fire
+		select {
+		case <-ctx.Done():
+			return
+		case f = <-s.fires:
+		}
+	drain:
+		for len(f.Tasks)+len(f.Instances) < s.cfg.MaxBatch {
+			select {
+			case g := <-s.fires:
+				f.Tasks = append(f.Tasks, g.Tasks...)
+				f.Instances = append(f.Instances, g.Instances...)
+			default:
+				break drain
+			}
+		}
+		cmd, err := fsm.NewCommand(fsm.CmdFire, "", "scheduler", f)
+		if err != nil {
+			s.log.Error("encode fire", "error", err)
+			continue
+		}
+		fut := s.propose(cmd)
+		s.mu.Lock()
+		s.stats.Proposed += int64(len(f.Tasks) + len(f.Instances))
+		s.mu.Unlock()
+		select {
+		case inflight <- fut:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
