@@ -15,14 +15,14 @@ type CommandType uint8
 
 // Command types.
 const (
-	CmdPutTask    CommandType = 1 // body: PutTask
-	CmdDeleteTask CommandType = 2 // body: TaskRef
-	CmdPauseTask  CommandType = 3 // body: TaskRef
-	CmdResumeTask CommandType = 4 // body: TaskRef
-	CmdSetNode    CommandType = 5 // body: model.Node
-	CmdRemoveNode CommandType = 6 // body: TaskRef (Name = node id)
-	CmdBatch      CommandType = 7 // body: a sequence of length-prefixed commands
-	CmdNoop       CommandType = 8 // body: empty; used by tests and barriers
+	CmdPutTask    CommandType = 1  // body: PutTask
+	CmdDeleteTask CommandType = 2  // body: TaskRef
+	CmdPauseTask  CommandType = 3  // body: TaskRef
+	CmdResumeTask CommandType = 4  // body: TaskRef
+	CmdSetNode    CommandType = 5  // body: model.Node
+	CmdRemoveNode CommandType = 6  // body: TaskRef (Name = node id)
+	CmdBatch      CommandType = 7  // body: a sequence of length-prefixed commands
+	CmdNoop       CommandType = 8  // body: empty; used by tests and barriers
 	CmdSubmit     CommandType = 9  // body: Submit
 	CmdTrigger    CommandType = 10 // body: Trigger
 	CmdFire       CommandType = 11 // body: Fire

@@ -276,4 +276,3 @@ func indexOfOther(c *localcluster.Cluster, not *localcluster.Node) int {
 	}
 	return 0
 }
-
