@@ -17,7 +17,7 @@ import (
 const (
 	maxBatchCmds  = 1024
 	maxBatchBytes = 4 << 20
-	maxInFlight   = 4
+	maxInFlight   = 8
 )
 
 type pendingCmd struct {

@@ -30,11 +30,12 @@ func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []mo
 		}
 		s.Items[i] = it
 	}
-	var out model.SubmitResult
-	if err := a.command(ctx, c, fsm.CmdSubmit, s, &out); err != nil {
+	cmd := &fsm.Command{Type: fsm.CmdSubmit, ReqID: c.RequestID, Actor: c.Actor, Body: fsm.EncodeSubmit(&s)}
+	res, err := a.propose(ctx, cmd)
+	if err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return fsm.DecodeSubmitResult(res)
 }
 
 // Trigger implements api.Backend.

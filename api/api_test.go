@@ -26,6 +26,9 @@ type call struct {
 	Join      model.JoinRequest
 	Cmd       string
 	Forwarded bool
+	Submit    []model.SubmitRequest
+	Trigger   model.TriggerRequest
+	Instances model.InstanceFilter
 }
 
 // fakeBackend records every call and answers with its configured values.
@@ -46,6 +49,12 @@ type fakeBackend struct {
 	HealthV *model.Health
 	Applied []byte
 	ReadIdx uint64
+
+	Events    *model.TaskEvents
+	Submitted *model.SubmitResult
+	Triggered *model.Submitted
+	Instance  *model.Instance
+	Instances *model.InstanceList
 }
 
 var _ api.Backend = (*fakeBackend)(nil)
@@ -134,6 +143,65 @@ func (f *fakeBackend) TaskHistory(ctx context.Context, name string) (*model.Task
 		return f.History, nil
 	}
 	return &model.TaskHistory{Name: name}, nil
+}
+
+func (f *fakeBackend) TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error) {
+	f.record(ctx, call{Method: "TaskEvents", Name: name})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Events != nil {
+		return f.Events, nil
+	}
+	return &model.TaskEvents{Task: name, Events: []model.Event{}}, nil
+}
+
+func (f *fakeBackend) Submit(ctx context.Context, c api.Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error) {
+	f.record(ctx, call{Method: "Submit", Caller: c, Name: task, Submit: reqs})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Submitted != nil {
+		return f.Submitted, nil
+	}
+	res := &model.SubmitResult{Instances: []model.Submitted{}}
+	for i := range reqs {
+		res.Instances = append(res.Instances, model.Submitted{ID: model.FormatID(uint64(i + 1)), State: model.StateScheduled})
+	}
+	return res, nil
+}
+
+func (f *fakeBackend) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
+	f.record(ctx, call{Method: "Trigger", Caller: c, Name: task, Trigger: req})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Triggered != nil {
+		return f.Triggered, nil
+	}
+	return &model.Submitted{ID: model.FormatID(1), State: model.StateReady}, nil
+}
+
+func (f *fakeBackend) GetInstance(ctx context.Context, id string) (*model.Instance, error) {
+	f.record(ctx, call{Method: "GetInstance", Name: id})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Instance != nil {
+		return f.Instance, nil
+	}
+	return &model.Instance{ID: id}, nil
+}
+
+func (f *fakeBackend) ListInstances(ctx context.Context, flt model.InstanceFilter) (*model.InstanceList, error) {
+	f.record(ctx, call{Method: "ListInstances", Instances: flt})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.Instances != nil {
+		return f.Instances, nil
+	}
+	return &model.InstanceList{Instances: []model.Instance{}}, nil
 }
 
 func (f *fakeBackend) ReadBarrier(ctx context.Context) error {
@@ -709,6 +777,12 @@ func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
 		"transfer":  {method: http.MethodPost, path: "/v1/cluster/transfer"},
 		"apply":     {method: http.MethodPost, path: "/v1/internal/apply", body: "x"},
 		"readindex": {method: http.MethodGet, path: "/v1/internal/readindex"},
+		"events":    {method: http.MethodGet, path: "/v1/tasks/daily/events"},
+		"trigger":   {method: http.MethodPost, path: "/v1/tasks/daily/trigger"},
+		"submit":    {method: http.MethodPost, path: "/v1/tasks/daily/submit", body: `{}`},
+		"submit[]":  {method: http.MethodPost, path: "/v1/tasks/daily/submit", body: `[{},{}]`},
+		"instances": {method: http.MethodGet, path: "/v1/instances"},
+		"instance":  {method: http.MethodGet, path: "/v1/instances/00000000000000ff"},
 	}
 	for name, req := range reqs {
 		t.Run(name, func(t *testing.T) {

@@ -85,10 +85,17 @@ func BaseURL(addr string) string {
 	return "http://" + addr
 }
 
-// NewRequestID returns a random id suitable as an Idempotency-Key.
+// NewRequestID returns a unique id suitable as an Idempotency-Key: the
+// current time in milliseconds then 64 random bits, so ids sort by time
+// and the server's deduplication index grows at its end.
 func NewRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
+	var b [14]byte
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	_, _ = rand.Read(b[6:])
 	return hex.EncodeToString(b[:])
 }
 

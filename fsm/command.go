@@ -172,10 +172,11 @@ func decodeBatch(b []byte) ([]*Command, error) {
 
 // Result is what applying one command returns: an error the caller should
 // see (a deterministic rejection such as not found or a failed
-// precondition), or a JSON-encoded value.
+// precondition), or an encoded value: JSON for most commands, a compact
+// binary form for the high-volume Submit (see DecodeSubmitResult).
 type Result struct {
-	Err  *model.Error    `json:"err,omitempty"`
-	Data json.RawMessage `json:"data,omitempty"`
+	Err  *model.Error `json:"err,omitempty"`
+	Data []byte       `json:"data,omitempty"`
 }
 
 // BatchResult is the response of a CmdBatch entry: one Result per command,

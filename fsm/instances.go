@@ -43,26 +43,29 @@ type taskState struct {
 	LastInstance uint64
 	Misfires     uint64
 	EventSeq     uint64
+	Version      uint64 // the task's current version (0: no such task)
 }
 
 func (w *writer) loadState(name string) taskState {
 	var s taskState
 	v := w.tx.Bucket(bktTaskState).Get([]byte(name))
-	if len(v) == 32 {
+	if len(v) == 40 {
 		s.Watermark = int64(binary.BigEndian.Uint64(v))
 		s.LastInstance = binary.BigEndian.Uint64(v[8:])
 		s.Misfires = binary.BigEndian.Uint64(v[16:])
 		s.EventSeq = binary.BigEndian.Uint64(v[24:])
+		s.Version = binary.BigEndian.Uint64(v[32:])
 	}
 	return s
 }
 
 func (w *writer) saveState(name string, s taskState) {
-	v := make([]byte, 32)
+	v := make([]byte, 40)
 	binary.BigEndian.PutUint64(v, uint64(s.Watermark))
 	binary.BigEndian.PutUint64(v[8:], s.LastInstance)
 	binary.BigEndian.PutUint64(v[16:], s.Misfires)
 	binary.BigEndian.PutUint64(v[24:], s.EventSeq)
+	binary.BigEndian.PutUint64(v[32:], s.Version)
 	w.put(bktTaskState, []byte(name), v)
 }
 
@@ -126,8 +129,9 @@ func (w *writer) loadRecord(id uint64) (*record, bool) {
 	return r, true
 }
 
-// create stores a new instance and its index entries.
-func (w *writer) create(r *record) {
+// create stores a new instance and its index entries. countPending says
+// whether to count a SCHEDULED one now (Submit counts its batch once).
+func (w *writer) create(r *record, countPending bool) {
 	w.putRecord(r)
 	w.put(bktTaskInst, taskInstKey(r.Task, r.ID), nil)
 	if r.IdemKey != "" {
@@ -135,7 +139,9 @@ func (w *writer) create(r *record) {
 	}
 	if r.State == code(stateNames, model.StateScheduled) {
 		w.put(bktDue, dueKey(r.ScheduledAt, r.ID), u64key(uint64(r.ScheduledAt)))
-		w.pending(1)
+		if countPending {
+			w.pending(1)
+		}
 		w.notes.ids = append(w.notes.ids, r.ID)
 		w.notes.dues = append(w.notes.dues, r.ScheduledAt)
 	}
@@ -185,25 +191,27 @@ func notFoundTask(name string) *Result {
 }
 
 func (w *writer) submit() *Result {
-	var s Submit
-	if e := w.decode(&s); e != nil {
-		return errResult(e)
+	s, err := decodeSubmit(w.cmd.Body)
+	if err != nil {
+		return errResult(model.Errorf(model.CodeInvalid, "undecodable submit body: %v", err))
 	}
-	t, ok := w.loadTask(s.Task)
-	if w.err != nil {
-		return nil
-	}
-	if !ok {
+	// The binary task state carries the version, so the hot path does not
+	// decode the task's JSON definition.
+	ts := w.loadState(s.Task)
+	if ts.Version == 0 {
 		return notFoundTask(s.Task)
 	}
-	out := model.SubmitResult{Instances: make([]model.Submitted, len(s.Items))}
+	out := make([]submitted, len(s.Items))
+	scheduled, ready := code(stateNames, model.StateScheduled), code(stateNames, model.StateReady)
+	delay := code(sourceNames, model.SourceDelay)
+	newPending := int64(0)
 	for i, it := range s.Items {
 		if id, ok := w.existing(s.Task, it.Key); ok {
 			r, _ := w.loadRecord(id)
 			if w.err != nil {
 				return nil
 			}
-			out.Instances[i] = model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(r.ScheduledAt), State: name(stateNames, r.State), Existing: true}
+			out[i] = submitted{id: id, due: r.ScheduledAt, state: r.State, existing: true}
 			continue
 		}
 		id, ok := w.newID()
@@ -214,17 +222,21 @@ func (w *writer) submit() *Result {
 		if it.AtMs != 0 {
 			due = it.AtMs
 		}
-		r := &record{ID: id, Source: code(sourceNames, model.SourceDelay), CreatedAt: w.cmd.Now, ScheduledAt: due,
-			TaskVersion: t.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload}
+		r := &record{ID: id, Source: delay, CreatedAt: w.cmd.Now, ScheduledAt: due,
+			TaskVersion: ts.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload}
 		if due <= w.cmd.Now {
-			r.State, r.FiredAt = code(stateNames, model.StateReady), w.cmd.Now
+			r.State, r.FiredAt = ready, w.cmd.Now
 		} else {
-			r.State = code(stateNames, model.StateScheduled)
+			r.State = scheduled
+			newPending++
 		}
-		w.create(r)
-		out.Instances[i] = model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(due), State: name(stateNames, r.State)}
+		w.create(r, false)
+		out[i] = submitted{id: id, due: due, state: r.State}
 	}
-	return okResult(out)
+	if newPending > 0 {
+		w.pending(newPending)
+	}
+	return &Result{Data: encodeSubmitResult(out)}
 }
 
 // Trigger creates a READY instance of a task now (source api).
@@ -266,7 +278,7 @@ func (w *writer) trigger() *Result {
 	r := &record{ID: id, State: code(stateNames, model.StateReady), Source: code(sourceNames, src),
 		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params}
-	w.create(r)
+	w.create(r, true)
 	return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(w.cmd.Now), State: model.StateReady})
 }
 
@@ -354,7 +366,7 @@ func (w *writer) fire() *Result {
 				r := &record{ID: id, State: code(stateNames, model.StateReady), Source: code(sourceNames, sourceOf(t.Trigger.Type)),
 					CreatedAt: w.cmd.Now, ScheduledAt: tf.At, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 					Task: tf.Task, IdemKey: tf.Key, Node: w.cmd.Node}
-				w.create(r)
+				w.create(r, true)
 				st.Watermark, st.LastInstance = tf.At, id
 				res.Created = append(res.Created, model.FormatID(id))
 			}
@@ -362,6 +374,7 @@ func (w *writer) fire() *Result {
 		w.saveState(tf.Task, st)
 	}
 	scheduled, ready := code(stateNames, model.StateScheduled), code(stateNames, model.StateReady)
+	var lastFired uint64
 	for _, id := range f.Instances {
 		r, ok := w.loadRecord(id)
 		if w.err != nil {
@@ -372,11 +385,14 @@ func (w *writer) fire() *Result {
 			continue
 		}
 		w.del(bktDue, dueKey(r.ScheduledAt, id))
-		w.pending(-1)
 		r.State, r.FiredAt, r.Node = ready, w.cmd.Now, w.cmd.Node
 		w.putRecord(r)
-		w.put(bktMeta, keyLastFired, u64key(id))
+		lastFired = id
 		res.Fired++
+	}
+	if lastFired != 0 {
+		w.put(bktMeta, keyLastFired, u64key(lastFired))
+		w.pending(-int64(res.Fired))
 	}
 	res.Fired += len(res.Created)
 	return okResult(res)

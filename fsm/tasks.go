@@ -82,6 +82,9 @@ func (w *writer) saveTask(t *model.Task, op string) {
 		return
 	}
 	w.put(bktHistory, historyKey(t.Name, t.Version), h)
+	st := w.loadState(t.Name)
+	st.Version = t.Version
+	w.saveState(t.Name, st)
 }
 
 // putTask creates or updates a task. The body was validated by the API
@@ -132,7 +135,7 @@ func (w *writer) putTask() *Result {
 	in.Version = lastVersion(w.tx, in.Name) + 1
 	in.CreatedAt = model.UnixMilli(w.cmd.Now)
 	w.saveTask(&in, OpCreate)
-	w.saveState(in.Name, taskState{Watermark: w.cmd.Now})
+	w.saveState(in.Name, taskState{Watermark: w.cmd.Now, Version: in.Version})
 	w.notes.tasks = append(w.notes.tasks, in.Name)
 	return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
 }

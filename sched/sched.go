@@ -65,6 +65,7 @@ type Scheduler struct {
 
 	loadedUntil atomic.Int64 // due-index buckets before it are in the wheel
 	expired     chan []wheel.Expired
+	stopped     <-chan struct{} // Run's context: closed when the term is over
 	changed     chan string
 	fires       chan *fsm.Fire
 
@@ -125,7 +126,15 @@ func New(cfg Config, store Store, propose Proposer) *Scheduler {
 	}
 	s.loadedUntil.Store(-1 << 62)
 	w := wheel.New(wheel.Config{Resolution: time.Millisecond, Start: cfg.Clock.Now()})
-	s.driver = wheel.NewDriver(w, cfg.Clock, func(b []wheel.Expired) { s.expired <- b })
+	s.driver = wheel.NewDriver(w, cfg.Clock, func(b []wheel.Expired) {
+		// Once Run has stopped reading expiries the batch is moot (the
+		// term is over); blocking here would keep the driver, and so Run,
+		// from returning.
+		select {
+		case s.expired <- b:
+		case <-s.stopped:
+		}
+	})
 	return s
 }
 
@@ -161,12 +170,14 @@ func (s *Scheduler) Stats() Stats {
 // Run loads the state and fires until ctx ends (the term is over).
 func (s *Scheduler) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
+	// Cancel before waiting: on an early error return the goroutines only
+	// stop once ctx is done.
+	defer func() { cancel(); wg.Wait() }()
+	s.stopped = ctx.Done()
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = s.driver.Run(ctx) }()
 	go func() { defer wg.Done(); s.proposeLoop(ctx) }()
-	defer wg.Wait()
 
 	start := time.Now()
 	if err := s.loadHorizon(ctx); err != nil {
@@ -185,8 +196,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.log.Info("scheduler started", "tasks", len(schedules), "wheel", s.driver.Len(),
 		"loaded_until", time.UnixMilli(s.loadedUntil.Load()).UTC(), "took", time.Since(start))
 
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	// The loader runs on the injected clock, like the wheel, so that a
+	// fake clock drives it too.
+	load := s.cfg.Clock.NewTimer(loadInterval)
+	defer load.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -195,13 +208,18 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.onExpired(ctx, batch)
 		case name := <-s.changed:
 			s.onChanged(ctx, name)
-		case <-tick.C:
+		case <-load.C():
 			if err := s.loadHorizon(ctx); err != nil {
 				s.log.Error("loading due instances failed", "error", err)
 			}
+			load.Reset(loadInterval)
 		}
 	}
 }
+
+// loadInterval is how often Run checks whether due-index buckets have
+// come within the horizon.
+const loadInterval = time.Second
 
 // loadHorizon pulls due-index buckets that have come within the horizon
 // into the wheel. loadedUntil moves first, so an instance created during
@@ -247,7 +265,9 @@ func (s *Scheduler) onExpired(ctx context.Context, batch []wheel.Expired) {
 		if tt == nil {
 			continue
 		}
-		tt.armed = false
+		// The expiry may be stale: the task was rescheduled (and its timer
+		// re-armed) after this batch was delivered. catchUp replaces
+		// whatever timer is armed, so the task keeps exactly one.
 		tasks = s.catchUp(tt, now, tasks)
 	}
 	s.emit(ctx, tasks, ids)
@@ -307,10 +327,6 @@ func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []fsm.Ta
 		s.tasks[t.Name] = tt
 	}
 	s.mu.Unlock()
-	if tt.armed {
-		s.driver.Remove(tt.handle)
-		tt.armed = false
-	}
 	tt.version, tt.sched, tt.policy, tt.wm = t.Version, sc, t.Policy, ts.Watermark
 	tt.tz = time.UTC
 	if t.Trigger.Timezone != "" {
@@ -393,6 +409,11 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []
 		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, At: d.UnixMilli(), Key: tt.key(d)})
 		tt.wm = max(tt.wm, d.UnixMilli())
 	}
+	if tt.armed {
+		// Stale once it has fired; Remove then does nothing.
+		s.driver.Remove(tt.handle)
+		tt.armed = false
+	}
 	if !t.IsZero() {
 		tt.next = t
 		tt.handle = s.driver.Add(taskBit|uint64(tt.slot), t)
@@ -466,17 +487,30 @@ func (s *Scheduler) proposeLoop(ctx context.Context) {
 		}
 	}()
 	defer func() { close(inflight); <-done }()
+	size := func(f *fsm.Fire) int { return len(f.Tasks) + len(f.Instances) }
+	var held *fsm.Fire // taken from the queue but too big to merge
 	for {
-		var f *fsm.Fire
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return
-		case f = <-s.fires:
+		}
+		f := held
+		held = nil
+		if f == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case f = <-s.fires:
+			}
 		}
 	drain:
-		for len(f.Tasks)+len(f.Instances) < s.cfg.MaxBatch {
+		for size(f) < s.cfg.MaxBatch {
 			select {
 			case g := <-s.fires:
+				if size(f)+size(g) > s.cfg.MaxBatch {
+					// Merging would exceed MaxBatch: g goes next, alone.
+					held = g
+					break drain
+				}
 				f.Tasks = append(f.Tasks, g.Tasks...)
 				f.Instances = append(f.Instances, g.Instances...)
 			default:

@@ -48,7 +48,7 @@ func (m *model) remove(mt modelTimer) {
 
 // advance returns the ids that must fire at now, sorted, and their
 // handles, which are stale from then on.
-func (m *model) advance(now int64) ([]uint64, []Handle) {
+func (m *model) advance(now int64) ([]uint64, map[uint64]Handle) {
 	t := floorTick(now, m.res)
 	if t < m.cur {
 		return nil, nil
@@ -59,9 +59,9 @@ func (m *model) advance(now int64) ([]uint64, []Handle) {
 		n++
 	}
 	ids := make([]uint64, n)
-	hs := make([]Handle, n)
+	hs := make(map[uint64]Handle, n)
 	for i, mt := range m.pending[:n] {
-		ids[i], hs[i] = mt.id, m.handles[mt.id]
+		ids[i], hs[mt.id] = mt.id, m.handles[mt.id]
 		delete(m.handles, mt.id)
 	}
 	m.pending = slices.Delete(m.pending, 0, n)
@@ -133,21 +133,26 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 	w := newWheel(Config{Resolution: time.Duration(res), Start: time.Unix(0, start)}, levels)
 	m := &model{res: res, cur: floorTick(start, res), handles: map[uint64]Handle{}}
 	var stale []Handle
-	dues := map[uint64]int64{}
+	dues := map[uint64]int64{} // pending timers
 	nextID := uint64(1)
 
-	// check advances both to now and compares with the model.
+	// check advances both to now and compares with the model. Now and then
+	// the fire callback removes a timer (one due in this Advance, fired or
+	// not yet, or a later one) or adds one due after now, as a caller may.
 	check := func(op int, now int64) {
 		t.Helper()
-		want, hs := m.advance(now)
-		stale = append(stale, hs...)
+		want, wantSet := m.advance(now)
+		for _, id := range want {
+			stale = append(stale, wantSet[id])
+		}
 		var got []uint64
+		firedNow := map[uint64]bool{}
 		lastTick := int64(math.MinInt64)
 		w.Advance(time.Unix(0, now), func(id uint64, due time.Time) {
 			d, ok := dues[id]
 			switch {
 			case !ok:
-				t.Fatalf("op %d: fired unknown or already fired id %d", op, id)
+				t.Fatalf("op %d: fired unknown, removed or already fired id %d", op, id)
 			case toNanos(due) != d:
 				t.Fatalf("op %d: id %d fired with due %d, want %d", op, id, toNanos(due), d)
 			case d > now:
@@ -160,6 +165,38 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 			}
 			delete(dues, id)
 			got = append(got, id)
+			firedNow[id] = true
+
+			switch q := r.Intn(40); {
+			case q == 0 && len(want) > 0: // a timer of this batch
+				vid := want[r.Intn(len(want))]
+				h := wantSet[vid]
+				removed := w.Remove(h)
+				if _, pending := dues[vid]; removed != pending {
+					t.Fatalf("op %d: in fire, Remove(id %d due now) = %v, fired already: %v", op, vid, removed, firedNow[vid])
+				}
+				if removed {
+					delete(dues, vid)
+					want = slices.DeleteFunc(want, func(x uint64) bool { return x == vid })
+				}
+			case q == 1 && len(m.pending) > 0: // a later timer
+				mt := m.pending[r.Intn(len(m.pending))]
+				if !w.Remove(m.handles[mt.id]) {
+					t.Fatalf("op %d: in fire, Remove(later id %d) = false", op, mt.id)
+				}
+				stale = append(stale, m.handles[mt.id])
+				m.remove(mt)
+				delete(dues, mt.id)
+			case q == 2: // a new timer due after now
+				due := satAdd(max(now, tickNanos(m.cur, res)), 1+randUpTo(r, span(res, 1+r.Intn(4))))
+				if due <= now {
+					break
+				}
+				nid := nextID
+				nextID++
+				m.add(nid, due, w.Add(nid, time.Unix(0, due)))
+				dues[nid] = due
+			}
 		})
 		slices.Sort(got)
 		if !slices.Equal(got, want) {

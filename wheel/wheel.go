@@ -80,13 +80,14 @@ type Wheel struct {
 	scratch  uint32 // the overflow list while it is being re-placed
 
 	s     store
-	batch []entry // reused by fireReady
+	batch []entry // the timers fireReady is firing
 }
 
-// entry is a fired timer waiting in fireReady's batch.
+// entry is a timer waiting in fireReady's batch; hidx is 0 once removed.
 type entry struct {
-	due int64
-	id  uint64
+	due  int64
+	id   uint64
+	hidx uint32
 }
 
 // New returns an empty Wheel. It panics if cfg.Validate fails, since that is
@@ -112,7 +113,7 @@ func newWheel(cfg Config, levels int) *Wheel {
 		start = toNanos(cfg.Start)
 	}
 	w.now = bias(floorTick(start, w.res))
-	n := uint32(levels * slotsPerLevel)
+	n := uint32(levels * slotsPerLevel) // + 3 lists must fit in uint16
 	w.overflow, w.ready, w.scratch = n, n+1, n+2
 	w.lists = make([]deque, n+3)
 	w.s.init()
@@ -144,7 +145,13 @@ func (w *Wheel) Remove(h Handle) bool {
 	if r.gen != h.gen || r.pos&freeBit != 0 {
 		return false
 	}
-	list := w.s.meta(r.pos >> chunkBits).list
+	if r.pos&batchBit != 0 {
+		w.batch[r.pos&^batchBit].hidx = 0
+		w.s.releaseHandle(h.idx)
+		w.count--
+		return true
+	}
+	list := uint32(w.s.lists[r.pos>>chunkBits])
 	d := &w.lists[list]
 	w.s.removeAt(d, r.pos)
 	if d.n == 0 && list < w.overflow {
@@ -263,7 +270,8 @@ func (w *Wheel) drain(list uint32, fire func(uint64, time.Time)) {
 }
 
 // fireReady fires the timers that were already due when added, sorted by
-// deadline.
+// deadline. Their handles point into the batch meanwhile, so that fire can
+// still Remove the ones it has not reached.
 func (w *Wheel) fireReady(fire func(uint64, time.Time)) {
 	d := &w.lists[w.ready]
 	if d.n == 0 {
@@ -272,18 +280,27 @@ func (w *Wheel) fireReady(fire func(uint64, time.Time)) {
 	b := w.batch[:0]
 	for d.n != 0 {
 		due, id, hidx := w.s.popFront(d)
-		b = append(b, entry{due, id})
-		w.s.releaseHandle(hidx)
-		w.count--
+		b = append(b, entry{due, id, hidx})
 	}
 	if !slices.IsSortedFunc(b, cmpEntry) {
 		slices.SortStableFunc(b, cmpEntry)
 	}
-	if cap(b) <= 4096 {
-		w.batch = b[:0] // keep a small buffer; let a burst's be collected
+	for k, e := range b {
+		w.s.handle(e.hidx).pos = batchBit | uint32(k)
 	}
-	for _, e := range b {
+	w.batch = b
+	for k := range b {
+		e := b[k]
+		if e.hidx == 0 {
+			continue // removed by fire
+		}
+		w.s.releaseHandle(e.hidx)
+		w.count--
 		fire(e.id, time.Unix(0, e.due))
+	}
+	w.batch = b[:0]
+	if cap(b) > 4096 {
+		w.batch = nil // let a burst's buffer be collected
 	}
 }
 

@@ -119,12 +119,6 @@ func TestWheel_Advance(t *testing.T) {
 			adds:  []add{{1, time.Second}},
 			steps: []step{{2 * time.Second, []uint64{1}}, {0, nil}},
 		},
-		{
-			name:  "equal deadlines keep insertion order",
-			res:   time.Millisecond,
-			adds:  []add{{3, time.Minute}, {1, time.Minute}, {2, time.Minute}},
-			steps: []step{{time.Minute, []uint64{3, 1, 2}}},
-		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

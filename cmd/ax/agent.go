@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"time"
@@ -53,6 +55,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&tokenFile, "token-file", "", "read the API token from this file")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
+	pprofAddr := fs.String("pprof", "", "serve Go's /debug/pprof on this address (profiling)")
 	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
@@ -77,6 +80,12 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
+	}
+	if *pprofAddr != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go func() { _ = http.ListenAndServe(*pprofAddr, mux) }()
 	}
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

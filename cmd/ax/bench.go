@@ -20,24 +20,70 @@ type benchCommand struct{}
 
 func (*benchCommand) Usage() string {
 	return `
-Usage: ax bench tasks [flags]
+Usage: ax bench tasks|submit|fire [flags]
 
+tasks:
 Writes tasks over HTTP (PUT /v1/tasks/NAME, each a Raft commit acknowledged
 by a majority) and prints writes/s and latency percentiles per client count.
 Without -addr it starts a temporary 3-node loopback cluster of this binary
 (fsync on for the Raft log) and removes it afterwards.
 
+submit: delayed submissions/s committed, batched (arrays) and single.
+fire: fires at given rates; lateness (firedAt - scheduledAt) percentiles.
+
 Examples:
 	ax bench tasks -clients 1,8,64 -n 4000
+	ax bench submit -batch 1000 -n 200000 -clients 4 -single-clients 64 -single-n 40000
+	ax bench fire -rates 1000,10000,50000 -seconds 4
 	ax bench tasks -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -clients 64 -n 20000
 `
 }
 
 func (c *benchCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "tasks" {
+	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("bench: want a scenario: tasks")
+		return fmt.Errorf("bench: want a scenario: tasks, submit or fire")
 	}
+	switch args[0] {
+	case "tasks":
+		return c.runTasks(ctx, args[1:])
+	case "submit":
+		return runBenchSubmit(ctx, args[1:])
+	case "fire":
+		return runBenchFire(ctx, args[1:])
+	default:
+		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit or fire", args[0])
+	}
+}
+
+// benchCluster returns a client for -addr, or starts a temporary loopback
+// cluster of this binary when -addr is empty.
+func benchCluster(ctx context.Context, cf *clientFlags, nodes int, extra ...string) (*client.Client, func(), error) {
+	if cf.addr != "" {
+		cl, err := cf.client()
+		return cl, func() {}, err
+	}
+	dir, err := os.MkdirTemp("", "ax-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Printf("starting a %d-node loopback cluster in %s\n", nodes, dir)
+	lc, err := localcluster.Start(ctx, localcluster.Config{Binary: bin, Nodes: nodes, Dir: dir, Token: cf.token,
+		Args: append([]string{"-log-level", "warn"}, extra...)})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	cf.addr = strings.Join(lc.Addrs(), ",")
+	cl, err := cf.client()
+	return cl, func() { lc.Close(); os.RemoveAll(dir) }, err
+}
+
+func (c *benchCommand) runTasks(ctx context.Context, args []string) error {
 	fs := newFlagSet("bench tasks", c.Usage())
 	var cf clientFlags
 	cf.register(fs)
@@ -45,7 +91,7 @@ func (c *benchCommand) Run(ctx context.Context, args []string) error {
 	clients := fs.String("clients", "1,8,64", "client counts to run, comma-separated")
 	n := fs.Int("n", 2000, "writes per client count")
 	nodes := fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var counts []int
@@ -56,28 +102,11 @@ func (c *benchCommand) Run(ctx context.Context, args []string) error {
 		}
 		counts = append(counts, v)
 	}
-	if cf.addr == "" {
-		dir, err := os.MkdirTemp("", "ax-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		bin, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		fmt.Printf("starting a %d-node loopback cluster in %s\n", *nodes, dir)
-		lc, err := localcluster.Start(ctx, localcluster.Config{Binary: bin, Nodes: *nodes, Dir: dir, Token: cf.token, Args: []string{"-log-level", "warn"}})
-		if err != nil {
-			return err
-		}
-		defer lc.Close()
-		cf.addr = strings.Join(lc.Addrs(), ",")
-	}
-	cl, err := cf.client()
+	cl, stop, err := benchCluster(ctx, &cf, *nodes)
 	if err != nil {
 		return err
 	}
+	defer stop()
 	fmt.Printf("%-8s %8s %10s %10s %10s %10s\n", "clients", "writes", "writes/s", "p50", "p99", "max")
 	for round, cc := range counts {
 		r, err := benchTasks(ctx, cl, round, cc, *n)

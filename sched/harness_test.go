@@ -1,0 +1,410 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"ax/fsm"
+	"ax/model"
+	"ax/wheel"
+)
+
+// waitTimeout bounds every wait for a condition.
+const waitTimeout = 5 * time.Second
+
+// t0 is where the fake clock starts: a whole minute, so that cron seconds
+// and due-index buckets line up with the offsets the tests use.
+var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// at returns t0 + d.
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// secs returns n seconds.
+func secs(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// seconds returns the offsets from..to seconds, inclusive.
+func seconds(from, to int) []time.Duration {
+	var out []time.Duration
+	for i := from; i <= to; i++ {
+		out = append(out, secs(i))
+	}
+	return out
+}
+
+// observer forwards the state machine's notifications to the schedulers
+// running now: the FSM is opened before any scheduler exists, and a
+// leader change replaces the scheduler under it.
+type observer struct {
+	mu     sync.Mutex
+	scheds []*Scheduler
+}
+
+var _ fsm.Observer = (*observer)(nil)
+
+func (o *observer) add(s *Scheduler) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.scheds = append(o.scheds, s)
+}
+
+func (o *observer) remove(s *Scheduler) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.scheds = slices.DeleteFunc(slices.Clone(o.scheds), func(x *Scheduler) bool { return x == s })
+}
+
+func (o *observer) running() []*Scheduler {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.scheds)
+}
+
+func (o *observer) TaskChanged(name string) {
+	for _, s := range o.running() {
+		s.TaskChanged(name)
+	}
+}
+
+func (o *observer) Scheduled(id uint64, dueMs int64) {
+	for _, s := range o.running() {
+		s.Scheduled(id, dueMs)
+	}
+}
+
+// doneFuture is a proposal that has already been applied.
+type doneFuture struct {
+	res *fsm.Result
+	err error
+}
+
+func (f doneFuture) Wait() (*fsm.Result, error) { return f.res, f.err }
+
+// harness is one replica's state machine, driven by a fake clock, with a
+// log that applies every proposal at once as the next entry.
+type harness struct {
+	t     *testing.T
+	clock *wheel.FakeClock
+	fsm   *fsm.FSM
+	obs   *observer
+	log   hclog.Logger
+
+	mu    sync.Mutex // one log entry at a time, in call order
+	index uint64
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: wheel.NewFakeClock(t0), obs: &observer{}, log: testLogger(t)}
+	f, err := fsm.Open(fsm.Config{
+		Path: filepath.Join(t.TempDir(), "fsm.db"), NoSync: true, Logger: h.log, Observer: h.obs,
+	})
+	if err != nil {
+		t.Fatalf("fsm.Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := f.Close(); err != nil {
+			t.Errorf("fsm.Close: %v", err)
+		}
+	})
+	h.fsm = f
+	return h
+}
+
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+func testLogger(t *testing.T) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logWriter{t}, DisableTime: true})
+}
+
+// apply stamps c with the fake clock's time and node n1, as a leader
+// does, and applies it as the next log entry.
+func (h *harness) apply(c *fsm.Command) (*fsm.Result, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c.Now, c.Node = h.clock.Now().UnixMilli(), "n1"
+	h.index++
+	out := h.fsm.ApplyBatch([]*raft.Log{{Index: h.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()}})
+	r, ok := out[0].(*fsm.Result)
+	if !ok {
+		return nil, fmt.Errorf("apply %s: response %T, want *fsm.Result", c.Type, out[0])
+	}
+	return r, nil
+}
+
+// propose is the schedulers' Proposer.
+func (h *harness) propose(c *fsm.Command) Future {
+	r, err := h.apply(c)
+	if err == nil && r.Err != nil {
+		h.t.Errorf("%s rejected: %v", c.Type, r.Err)
+	}
+	return doneFuture{r, err}
+}
+
+// do applies a command the way the API would, and fails the test if the
+// state machine rejects it.
+func (h *harness) do(typ fsm.CommandType, body any) *fsm.Result {
+	h.t.Helper()
+	c, err := fsm.NewCommand(typ, "", "tester", body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	r, err := h.apply(c)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if r.Err != nil {
+		h.t.Fatalf("%s: %v", typ, r.Err)
+	}
+	return r
+}
+
+func (h *harness) putTask(t model.Task) { h.t.Helper(); h.do(fsm.CmdPutTask, fsm.PutTask{Task: t}) }
+func (h *harness) pause(name string)    { h.t.Helper(); h.do(fsm.CmdPauseTask, fsm.TaskRef{Name: name}) }
+func (h *harness) resume(name string)   { h.t.Helper(); h.do(fsm.CmdResumeTask, fsm.TaskRef{Name: name}) }
+func (h *harness) deleteTask(name string) {
+	h.t.Helper()
+	h.do(fsm.CmdDeleteTask, fsm.TaskRef{Name: name})
+}
+
+// submit creates delayed instances of task, due after each delay, and
+// returns their ids.
+func (h *harness) submit(task string, delays ...time.Duration) []uint64 {
+	h.t.Helper()
+	sub := fsm.Submit{Task: task}
+	for _, d := range delays {
+		sub.Items = append(sub.Items, fsm.SubmitItem{DelayMs: d.Milliseconds()})
+	}
+	var res model.SubmitResult
+	if err := h.do(fsm.CmdSubmit, sub).Decode(&res); err != nil {
+		h.t.Fatal(err)
+	}
+	ids := make([]uint64, len(res.Instances))
+	for i, in := range res.Instances {
+		id, err := model.ParseID(in.ID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// start runs a new scheduler, as a new leader would, until the returned
+// stop is called or the test ends.
+func (h *harness) start(cfg Config) (*Scheduler, func()) {
+	h.t.Helper()
+	cfg.Clock, cfg.Logger = h.clock, h.log
+	s := New(cfg, h.fsm, h.propose)
+	h.obs.add(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		h.t.Helper()
+		once.Do(func() {
+			h.obs.remove(s)
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					h.t.Errorf("Run() = %v, want nil", err)
+				}
+			case <-time.After(waitTimeout):
+				h.t.Errorf("Run did not return within %v of its context ending", waitTimeout)
+			}
+		})
+	}
+	h.t.Cleanup(stop)
+	return s, stop
+}
+
+// settle waits until every running scheduler sleeps on the fake clock, so
+// that the next Advance cannot race a timer being armed: its horizon
+// loader's timer within loadInterval, and its wheel driver's no later than
+// next, the earliest fire or due time the test expects (a driver may wake
+// earlier, to cascade a coarse slot, and sleeps at most a minute), or no
+// driver timer at all when next is zero (an empty wheel). A scheduler that
+// has settled has also finished starting up.
+func (h *harness) settle(next time.Time) {
+	h.t.Helper()
+	loaders := len(h.obs.running())
+	drivers := 0
+	now := h.clock.Now()
+	loaderBy, driverBy := now.Add(loadInterval), now.Add(time.Minute)
+	if !next.IsZero() {
+		drivers = loaders
+		if next.Before(driverBy) {
+			driverBy = next
+		}
+	}
+	ok := func(d []time.Time) bool {
+		if len(d) != loaders+drivers {
+			return false
+		}
+		within := func(by time.Time) int {
+			n := 0
+			for _, x := range d {
+				if x.After(now) && !x.After(by) {
+					n++
+				}
+			}
+			return n
+		}
+		if driverBy.Before(loaderBy) {
+			return within(driverBy) >= drivers && within(loaderBy) == len(d)
+		}
+		return within(loaderBy) >= loaders && within(driverBy) == len(d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := h.clock.WaitDeadlines(ctx, ok); err != nil {
+		h.t.Fatalf("at %s: schedulers did not settle (want %d loader timers by %s and %d driver timers by %s); armed: %v",
+			off(now), loaders, off(loaderBy), drivers, off(driverBy), h.clock.Deadlines())
+	}
+}
+
+// step moves the clock by d once the schedulers sleep (see settle).
+func (h *harness) step(d time.Duration, next time.Time) {
+	h.t.Helper()
+	h.settle(next)
+	h.clock.Advance(d)
+}
+
+// waitFor waits until cond holds, checking after every applied log entry
+// and every millisecond (for the scheduler's own state).
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		changed := h.fsm.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-poll.C:
+		case <-deadline.C:
+			h.t.Fatalf("at %s: timed out after %v waiting for %s", off(h.clock.Now()), waitTimeout, what)
+		}
+	}
+}
+
+// instances returns the task's instances, earliest scheduled first.
+func (h *harness) instances(task string) []model.Instance {
+	h.t.Helper()
+	var out []model.Instance
+	flt := model.InstanceFilter{Task: task, Limit: 1000}
+	for {
+		l, err := h.fsm.ListInstances(flt)
+		if err != nil {
+			h.t.Fatalf("ListInstances(%s): %v", task, err)
+		}
+		out = append(out, l.Instances...)
+		if l.NextCursor == "" {
+			break
+		}
+		flt.Cursor = l.NextCursor
+	}
+	slices.SortStableFunc(out, func(a, b model.Instance) int { return a.ScheduledAt.Compare(b.ScheduledAt.Time) })
+	return out
+}
+
+// waitInstances waits until the task has n instances and returns them;
+// more than n fails at once.
+func (h *harness) waitInstances(task string, n int) []model.Instance {
+	h.t.Helper()
+	var got []model.Instance
+	h.waitFor(fmt.Sprintf("%d instances of %s", n, task), func() bool {
+		got = h.instances(task)
+		if len(got) > n {
+			h.t.Fatalf("at %s: %s has %d instances scheduled at %v, want %d",
+				off(h.clock.Now()), task, len(got), offsets(got), n)
+		}
+		return len(got) == n
+	})
+	return got
+}
+
+// misfires returns the task's misfire events.
+func (h *harness) misfires(task string) []model.Event {
+	h.t.Helper()
+	ev, err := h.fsm.TaskEvents(task)
+	if err != nil {
+		h.t.Fatalf("TaskEvents(%s): %v", task, err)
+	}
+	return slices.DeleteFunc(ev.Events, func(e model.Event) bool { return e.Type != "misfire" })
+}
+
+// state returns an instance's state.
+func (h *harness) state(id uint64) *model.Instance {
+	h.t.Helper()
+	in, err := h.fsm.GetInstance(id)
+	if err != nil {
+		h.t.Fatalf("GetInstance(%s): %v", model.FormatID(id), err)
+	}
+	return in
+}
+
+// off renders a fake-clock time as its offset from t0.
+func off(t time.Time) string { return "t0+" + t.Sub(t0).String() }
+
+// offsets returns the instances' scheduled times as offsets from t0.
+func offsets(insts []model.Instance) []time.Duration {
+	out := make([]time.Duration, len(insts))
+	for i, in := range insts {
+		out[i] = in.ScheduledAt.Sub(t0)
+	}
+	return out
+}
+
+// checkFired checks that each instance is READY, was fired no earlier
+// than it was scheduled, and is the only one for its scheduled time.
+func checkFired(t *testing.T, insts []model.Instance) {
+	t.Helper()
+	for i, in := range insts {
+		if in.State != model.StateReady {
+			t.Errorf("instance %s at %s: state %s, want %s", in.ID, off(in.ScheduledAt.Time), in.State, model.StateReady)
+		}
+		if in.FiredAt.Before(in.ScheduledAt.Time) {
+			t.Errorf("instance %s fired early: firedAt %s, scheduledAt %s", in.ID, off(in.FiredAt.Time), off(in.ScheduledAt.Time))
+		}
+		if i > 0 && in.ScheduledAt.Equal(insts[i-1].ScheduledAt.Time) {
+			t.Errorf("two instances scheduled at %s: %s and %s", off(in.ScheduledAt.Time), insts[i-1].ID, in.ID)
+		}
+	}
+}
+
+// misfireMessage is how the state machine describes n missed fire times.
+func misfireMessage(n int, first, last time.Duration) string {
+	return fmt.Sprintf("%d fire time(s) from %s to %s not fired", n,
+		at(first).Format(model.TimeLayout), at(last).Format(model.TimeLayout))
+}
+
+func shellAction() model.Action { return model.Action{Type: model.ActionShell, Command: "true"} }
+
+func cronTask(name, expr, catchup string) model.Task {
+	return model.Task{
+		Name:    name,
+		Trigger: model.Trigger{Type: model.TriggerCron, Expression: expr},
+		Action:  shellAction(),
+		Policy:  model.Policy{Catchup: catchup, CatchupWindow: model.Duration(time.Minute)},
+	}
+}
