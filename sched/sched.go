@@ -144,7 +144,12 @@ func (s *Scheduler) TaskChanged(name string) {
 	select {
 	case s.changed <- name:
 	default:
-		go func() { s.changed <- name }()
+		go func() {
+			select {
+			case s.changed <- name:
+			case <-s.stopped:
+			}
+		}()
 	}
 }
 

@@ -79,32 +79,43 @@ func liveHeap() uint64 {
 
 // rounds runs setup (untimed), round (timed, n operations) and teardown
 // (untimed) once per iteration, after an untimed warm-up round, and reports
-// ns per operation. If measure is
-// set, it also reports the live heap added between setup and teardown, per
-// timer.
+// ns/op, B/op and allocs/op per operation (overriding the framework's
+// per-iteration values). If measure is set, it also reports B/timer: the
+// live heap added between setup and teardown, per timer.
 func rounds(b *testing.B, n int, measure bool, setup, round, teardown func()) {
 	// One untimed round first, so that every timed round finds the heap
 	// grown and its pages faulted in (as in a long-running process).
 	setup()
 	round()
 	teardown()
-	var base, bytes uint64
+	var (
+		base, bytes         uint64
+		m0, m1              runtime.MemStats
+		allocBytes, mallocs uint64
+	)
 	for b.Loop() {
 		b.StopTimer()
 		setup()
 		if measure {
 			base = liveHeap()
 		}
+		runtime.ReadMemStats(&m0)
 		b.StartTimer()
 		round()
 		b.StopTimer()
+		runtime.ReadMemStats(&m1)
+		allocBytes += m1.TotalAlloc - m0.TotalAlloc
+		mallocs += m1.Mallocs - m0.Mallocs
 		if measure {
 			bytes = liveHeap() - base
 		}
 		teardown()
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/op")
+	ops := float64(b.N) * float64(n)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ops, "ns/op")
+	b.ReportMetric(float64(allocBytes)/ops, "B/op")
+	b.ReportMetric(float64(mallocs)/ops, "allocs/op")
 	if measure {
 		b.ReportMetric(float64(bytes)/float64(n), "B/timer")
 	}

@@ -57,6 +57,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	pprofAddr := fs.String("pprof", "", "serve Go's /debug/pprof on this address (profiling)")
 	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
+	fs.DurationVar(&cfg.Horizon, "horizon", time.Hour, "delayed instances due within this are held in the leader's timing wheel")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot")
