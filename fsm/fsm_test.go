@@ -478,3 +478,131 @@ func TestFSM_Check(t *testing.T) {
 		})
 	}
 }
+
+func submitCmd(t *testing.T, task string, now int64, items ...SubmitItem) *Command {
+	t.Helper()
+	return &Command{Type: CmdSubmit, Now: now, Node: "n1", Body: EncodeSubmit(&Submit{Task: task, Items: items})}
+}
+
+func TestFSM_SubmitFireCancel(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("q", "@hourly")})))
+
+	res := a.apply(submitCmd(t, "q", t0,
+		SubmitItem{DelayMs: 1000, Payload: []byte(`{"n":1}`)},
+		SubmitItem{DelayMs: 2000, Key: "k"},
+		SubmitItem{DelayMs: 0},
+		SubmitItem{AtMs: t0 + 5000, Key: "k"}, // same key: the existing instance
+	))
+	sr, err := DecodeSubmitResult(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sr.Instances
+	if len(got) != 4 || got[0].State != model.StateScheduled || got[2].State != model.StateReady || !got[3].Existing || got[3].ID != got[1].ID {
+		t.Fatalf("submit result: %+v", got)
+	}
+	if got[0].ScheduledAt.Millis() != t0+1000 {
+		t.Fatalf("due: got %v, want now+1s", got[0].ScheduledAt)
+	}
+	if f.Pending() != 2 {
+		t.Fatalf("pending %d, want 2", f.Pending())
+	}
+	var due []uint64
+	if err := f.ScanDue(0, t0+60*60_000, func(id uint64, dueMs int64) { due = append(due, id) }); err != nil || len(due) != 2 {
+		t.Fatalf("due scan: %v %v, want 2 ids", due, err)
+	}
+	id0, _ := model.ParseID(got[0].ID)
+	// Fire the first twice: the second fire is ignored (exactly once).
+	for i, want := range []int{1, 0} {
+		c, _ := NewCommand(CmdFire, "", "scheduler", Fire{Instances: []uint64{id0}})
+		c.Now, c.Node = t0+1000+int64(i), "n2"
+		var fr FireResult
+		if err := a.apply(c).Decode(&fr); err != nil {
+			t.Fatal(err)
+		}
+		if fr.Fired != want {
+			t.Fatalf("fire %d: fired %d, want %d", i, fr.Fired, want)
+		}
+	}
+	in, err := f.GetInstance(id0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.State != model.StateReady || in.FiredAt.Millis() != t0+1000 || string(in.Payload) != `{"n":1}` || in.Source != model.SourceDelay {
+		t.Fatalf("fired instance: %+v", in)
+	}
+	if f.Pending() != 1 || f.LastFired() != got[0].ID {
+		t.Fatalf("pending %d last fired %q", f.Pending(), f.LastFired())
+	}
+	// Deleting the task cancels what is still SCHEDULED.
+	writeResult(t, a.apply(cmd(t, CmdDeleteTask, "", t0+1500, TaskRef{Name: "q"})))
+	id1, _ := model.ParseID(got[1].ID)
+	in, _ = f.GetInstance(id1)
+	if in.State != model.StateCanceled || f.Pending() != 0 {
+		t.Fatalf("after delete: state %s pending %d, want CANCELED 0", in.State, f.Pending())
+	}
+	if last := in.Events[len(in.Events)-1]; last.Type != "canceled" {
+		t.Fatalf("events: %+v", in.Events)
+	}
+	if r := a.apply(submitCmd(t, "q", t0+2000, SubmitItem{DelayMs: 1})); !errors.Is(r.Err, model.ErrNotFound) {
+		t.Fatalf("submit to deleted task: %v", r.Err)
+	}
+}
+
+func TestFSM_TaskFireWatermark(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("c", "* * * * * *")})))
+	fire := func(now int64, tf ...TaskFire) FireResult {
+		t.Helper()
+		c, _ := NewCommand(CmdFire, "", "scheduler", Fire{Tasks: tf})
+		c.Now, c.Node = now, "n1"
+		var fr FireResult
+		if err := a.apply(c).Decode(&fr); err != nil {
+			t.Fatal(err)
+		}
+		return fr
+	}
+	tests := []struct {
+		name        string
+		tf          TaskFire
+		wantCreated int
+	}{
+		{"first fire", TaskFire{Task: "c", Version: 1, At: t0 + 1000}, 1},
+		{"same time again (new leader re-proposes)", TaskFire{Task: "c", Version: 1, At: t0 + 1000}, 0},
+		{"older time", TaskFire{Task: "c", Version: 1, At: t0 + 500}, 0},
+		{"stale version", TaskFire{Task: "c", Version: 9, At: t0 + 2000}, 0},
+		{"misfire then fire", TaskFire{Task: "c", Version: 1, Missed: 3, MissedFirst: t0 + 2000, MissedLast: t0 + 4000, At: t0 + 5000}, 1},
+		{"fire inside misfired span", TaskFire{Task: "c", Version: 1, At: t0 + 3000}, 0},
+		{"unknown task", TaskFire{Task: "zz", Version: 1, At: t0 + 6000}, 0},
+	}
+	for _, tc := range tests {
+		fr := fire(t0+6000, tc.tf)
+		if len(fr.Created) != tc.wantCreated {
+			t.Fatalf("%s: created %d, want %d", tc.name, len(fr.Created), tc.wantCreated)
+		}
+	}
+	ev, _ := f.TaskEvents("c")
+	if len(ev.Events) != 1 || ev.Events[0].Type != "misfire" {
+		t.Fatalf("events: %+v", ev.Events)
+	}
+	list, _ := f.ListInstances(model.InstanceFilter{Task: "c"})
+	if len(list.Instances) != 2 {
+		t.Fatalf("instances: %d, want 2", len(list.Instances))
+	}
+	// Paused tasks do not fire; resume moves the watermark to the resume time.
+	a.apply(cmd(t, CmdPauseTask, "", t0+7000, TaskRef{Name: "c"}))
+	if fr := fire(t0+8000, TaskFire{Task: "c", Version: 2, At: t0 + 8000}); len(fr.Created) != 0 {
+		t.Fatal("paused task fired")
+	}
+	a.apply(cmd(t, CmdResumeTask, "", t0+20000, TaskRef{Name: "c"}))
+	ts, _ := f.TaskSchedule("c")
+	if ts.Watermark != t0+20000 {
+		t.Fatalf("watermark after resume %d, want resume time", ts.Watermark-t0)
+	}
+	if fr := fire(t0+21000, TaskFire{Task: "c", Version: 3, At: t0 + 15000}); len(fr.Created) != 0 {
+		t.Fatal("fired a time inside the paused span")
+	}
+}

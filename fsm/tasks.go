@@ -340,8 +340,8 @@ func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
 }
 
 // Check evaluates the state-dependent preconditions of c against the
-// current state without writing: a missing task for delete, pause and
-// resume, a stale version for put. The leader calls it before proposing so
+// current state without writing: a missing task for delete, pause, resume,
+// submit and trigger, a stale version for put. The leader calls it before proposing so
 // that an obvious rejection costs no log entry; the state machine checks
 // again when it applies, which stays authoritative.
 func (f *FSM) Check(c *Command) error {
@@ -357,6 +357,18 @@ func (f *FSM) Check(c *Command) error {
 			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
 		}
 		name = r.Name
+	case CmdSubmit:
+		task, _, err := readBytes(c.Body)
+		if err != nil {
+			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
+		}
+		name = string(task)
+	case CmdTrigger:
+		var tr Trigger
+		if err := json.Unmarshal(c.Body, &tr); err != nil {
+			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
+		}
+		name = tr.Task
 	case CmdPutTask:
 		var p PutTask
 		if err := json.Unmarshal(c.Body, &p); err != nil {

@@ -188,9 +188,13 @@ func (h *harness) submit(task string, delays ...time.Duration) []uint64 {
 	for _, d := range delays {
 		sub.Items = append(sub.Items, fsm.SubmitItem{DelayMs: d.Milliseconds()})
 	}
-	var res model.SubmitResult
-	if err := h.do(fsm.CmdSubmit, sub).Decode(&res); err != nil {
+	r, err := h.apply(&fsm.Command{Type: fsm.CmdSubmit, Actor: "tester", Body: fsm.EncodeSubmit(&sub)})
+	if err != nil {
 		h.t.Fatal(err)
+	}
+	res, err := fsm.DecodeSubmitResult(r)
+	if err != nil {
+		h.t.Fatalf("submit: %v", err)
 	}
 	ids := make([]uint64, len(res.Instances))
 	for i, in := range res.Instances {

@@ -65,7 +65,8 @@ type Scheduler struct {
 
 	loadedUntil atomic.Int64 // due-index buckets before it are in the wheel
 	expired     chan []wheel.Expired
-	stopped     <-chan struct{} // Run's context: closed when the term is over
+	stopped     chan struct{} // closed when Run ends (the term is over)
+	stopOnce    sync.Once
 	changed     chan string
 	fires       chan *fsm.Fire
 
@@ -123,6 +124,7 @@ func New(cfg Config, store Store, propose Proposer) *Scheduler {
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("sched"),
 		expired: make(chan []wheel.Expired, 64), changed: make(chan string, 1024),
 		fires: make(chan *fsm.Fire, 256), tasks: map[string]*taskTimer{},
+		stopped: make(chan struct{}),
 	}
 	s.loadedUntil.Store(-1 << 62)
 	w := wheel.New(wheel.Config{Resolution: time.Millisecond, Start: cfg.Clock.Now()})
@@ -178,8 +180,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	// Cancel before waiting: on an early error return the goroutines only
 	// stop once ctx is done.
-	defer func() { cancel(); wg.Wait() }()
-	s.stopped = ctx.Done()
+	defer func() {
+		cancel()
+		s.stopOnce.Do(func() { close(s.stopped) })
+		wg.Wait()
+	}()
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = s.driver.Run(ctx) }()
 	go func() { defer wg.Done(); s.proposeLoop(ctx) }()

@@ -296,6 +296,9 @@ func TestScheduler_Run_DelayedInstances(t *testing.T) {
 		next := time.Time{}
 		if now >= 30*time.Minute {
 			next = last
+		}
+		h.settle(next) // the loader has run at this time
+		if now >= 30*time.Minute {
 			if !loaded() {
 				t.Fatalf("at %s: loaded until %s, want past %s", off(h.clock.Now()), off(s.Stats().LoadedUntil), off(last))
 			}
@@ -310,7 +313,6 @@ func TestScheduler_Run_DelayedInstances(t *testing.T) {
 				t.Errorf("at %s: Stats().WheelSize = %d, want 0", off(h.clock.Now()), got)
 			}
 		}
-		h.settle(next)
 		wantStates(model.StateReady, model.StateReady, model.StateScheduled)
 		if now == 40*time.Minute {
 			// A new leader loads it when it starts.
@@ -353,12 +355,13 @@ func TestScheduler_Run_TaskChanges(t *testing.T) {
 		name    string
 		update  func(*model.Task)
 		want    []time.Duration // after t0+1s..t0+3s, up to t0+12s
+		after   time.Duration   // the next fire time after t0+12s
 		version uint64          // of the instances after the update
 	}{
 		{name: "new schedule", update: func(tk *model.Task) { tk.Trigger.Expression = "*/5 * * * * *" },
-			want: []time.Duration{secs(5), secs(10)}, version: 2},
+			want: []time.Duration{secs(5), secs(10)}, after: secs(15), version: 2},
 		{name: "same schedule", update: func(tk *model.Task) { tk.Labels = map[string]string{"team": "b"} },
-			want: seconds(4, 12), version: 2},
+			want: seconds(4, 12), after: secs(13), version: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -379,7 +382,7 @@ func TestScheduler_Run_TaskChanges(t *testing.T) {
 						return at(w)
 					}
 				}
-				return at(secs(15)) // the new schedule's next after t0+12s
+				return at(tc.after)
 			}
 			for i := 4; i <= 12; i++ {
 				h.step(time.Second, nextAfter(secs(i-1)))
@@ -429,48 +432,44 @@ func TestScheduler_Run_TaskChanges(t *testing.T) {
 func TestScheduler_Run_IntervalAndOnce(t *testing.T) {
 	startAt := model.Time{Time: at(1500 * time.Millisecond)}
 	onceAt := model.Time{Time: at(3 * time.Second)}
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
 	cases := []struct {
-		name    string
+		task    string
 		trigger model.Trigger
 		source  string
 		want    []time.Duration // up to t0+12s
+		after   time.Duration   // the next fire time after t0+12s (0: none)
 	}{
-		{name: "every 2s", trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(2 * time.Second)},
-			source: model.SourceInterval, want: []time.Duration{secs(2), secs(4), secs(6), secs(8), secs(10), secs(12)}},
-		{name: "every 3s from t0+1.5s", trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(3 * time.Second), StartAt: &startAt},
-			source: model.SourceInterval, want: []time.Duration{1500 * time.Millisecond, 4500 * time.Millisecond, 7500 * time.Millisecond, 10500 * time.Millisecond}},
-		{name: "once at t0+3s", trigger: model.Trigger{Type: model.TriggerOnce, At: &onceAt},
-			source: model.SourceOnce, want: []time.Duration{secs(3)}},
-		{name: "once after 5s", trigger: model.Trigger{Type: model.TriggerOnce, Delay: model.Duration(5 * time.Second)},
-			source: model.SourceOnce, want: []time.Duration{secs(5)}},
+		{task: "every-2s", trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(2 * time.Second)},
+			source: model.SourceInterval, want: ms(2000, 4000, 6000, 8000, 10000, 12000), after: secs(14)},
+		{task: "every-3s-from-1.5s", trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(3 * time.Second), StartAt: &startAt},
+			source: model.SourceInterval, want: ms(1500, 4500, 7500, 10500), after: 13500 * time.Millisecond},
+		{task: "once-at-3s", trigger: model.Trigger{Type: model.TriggerOnce, At: &onceAt},
+			source: model.SourceOnce, want: ms(3000)},
+		{task: "once-after-5s", trigger: model.Trigger{Type: model.TriggerOnce, Delay: model.Duration(5 * time.Second)},
+			source: model.SourceOnce, want: ms(5000)},
 	}
 	h := newHarness(t)
 	for _, tc := range cases {
-		h.putTask(model.Task{Name: strings.ReplaceAll(tc.name, " ", "-"), Trigger: tc.trigger, Action: shellAction(),
-			Policy: model.Policy{Catchup: "latest"}})
+		h.putTask(model.Task{Name: tc.task, Trigger: tc.trigger, Action: shellAction(), Policy: model.Policy{Catchup: "latest"}})
 	}
-	// next is the earliest fire time after now; counts the fires due by now.
+	// next returns the earliest fire time of any task after now.
 	next := func(now time.Duration) time.Time {
 		var n time.Duration
 		for _, tc := range cases {
-			for _, w := range tc.want {
+			for _, w := range append(slices.Clone(tc.want), tc.after) {
 				if w > now && (n == 0 || w < n) {
 					n = w
 				}
 			}
 		}
-		if n == 0 {
-			return at(secs(14)) // every 2s, after t0+12s
-		}
 		return at(n)
-	}
-	fired := func(name string, now time.Duration) int {
-		for _, tc := range cases {
-			if tc.name == name {
-				return len(slices.DeleteFunc(slices.Clone(tc.want), func(w time.Duration) bool { return w > now }))
-			}
-		}
-		return 0
 	}
 
 	_, stop := h.start(Config{})
@@ -478,9 +477,16 @@ func TestScheduler_Run_IntervalAndOnce(t *testing.T) {
 	for now := step; now <= 12*time.Second; now += step {
 		h.step(step, next(now-step))
 		for _, tc := range cases {
-			h.waitInstances(strings.ReplaceAll(tc.name, " ", "-"), fired(tc.name, now))
+			n := 0
+			for _, w := range tc.want {
+				if w <= now {
+					n++
+				}
+			}
+			h.waitInstances(tc.task, n)
 		}
 		if now == 10*time.Second {
+			// A leader change must not fire the once tasks again.
 			h.settle(next(now))
 			stop()
 			h.start(Config{})
@@ -488,17 +494,17 @@ func TestScheduler_Run_IntervalAndOnce(t *testing.T) {
 	}
 	h.settle(next(12 * time.Second))
 	for _, tc := range cases {
-		got := h.instances(strings.ReplaceAll(tc.name, " ", "-"))
+		got := h.instances(tc.task)
 		if !slices.Equal(offsets(got), tc.want) {
-			t.Errorf("%s: instances at %v, want %v", tc.name, offsets(got), tc.want)
+			t.Errorf("%s: instances at %v, want %v", tc.task, offsets(got), tc.want)
 		}
 		checkFired(t, got)
 		for _, in := range got {
 			if !in.FiredAt.Equal(in.ScheduledAt.Time) {
-				t.Errorf("%s: instance at %s fired at %s, want on time", tc.name, off(in.ScheduledAt.Time), off(in.FiredAt.Time))
+				t.Errorf("%s: instance at %s fired at %s, want on time", tc.task, off(in.ScheduledAt.Time), off(in.FiredAt.Time))
 			}
 			if in.Source != tc.source {
-				t.Errorf("%s: instance at %s: source %q, want %q", tc.name, off(in.ScheduledAt.Time), in.Source, tc.source)
+				t.Errorf("%s: instance at %s: source %q, want %q", tc.task, off(in.ScheduledAt.Time), in.Source, tc.source)
 			}
 		}
 	}

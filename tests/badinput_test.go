@@ -65,6 +65,15 @@ func TestCluster_BadInputWritesNothing(t *testing.T) {
 		{"stale version", "PUT", "/v1/tasks/exists", `{"version":7,"trigger":{"type":"event"},"action":{"type":"shell","command":"x"}}`, 409, "version"},
 		{"join bad address", "POST", "/v1/cluster/join", `{"id":"n9","raftAddr":"nope","httpAddr":"127.0.0.1:1"}`, 400, "raftAddr"},
 		{"remove unknown node", "DELETE", "/v1/cluster/n9", ``, 404, "node"},
+		{"submit past at", "POST", "/v1/tasks/exists/submit", `{"at":"2020-01-01T00:00:00Z"}`, 400, "at"},
+		{"submit negative delay", "POST", "/v1/tasks/exists/submit", `{"delay":"-5s"}`, 400, "delay"},
+		{"submit bad delay in array", "POST", "/v1/tasks/exists/submit", `[{"delay":"1s"},{"delay":"soon"}]`, 400, "[1].delay"},
+		{"submit oversize payload", "POST", "/v1/tasks/exists/submit", `{"delay":"1s","payload":"` + strings.Repeat("p", 70<<10) + `"}`, 413, "payload"},
+		{"submit array over limit", "POST", "/v1/tasks/exists/submit", `[` + strings.Repeat(`{},`, 10000) + `{}]`, 413, ""},
+		{"submit unknown task", "POST", "/v1/tasks/nope/submit", `{"delay":"1s"}`, 404, "name"},
+		{"trigger unknown task", "POST", "/v1/tasks/nope/trigger", `{}`, 404, "name"},
+		{"trigger bad param", "POST", "/v1/tasks/exists/trigger", `{"params":{"a-b":"x"}}`, 400, "params.a-b"},
+		{"instances bad state", "GET", "/v1/instances?state=running", ``, 400, "state"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

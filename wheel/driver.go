@@ -27,6 +27,8 @@ type Expired struct {
 // (an idle wheel arms no timer at all), is woken early when Add brings an
 // earlier deadline, and delivers the timers that expire on each wake-up as
 // one batch, so the caller can, for example, put them in one Raft entry.
+// It sleeps at most a minute at a time, so that a step of the wall clock
+// delays timers by at most that much.
 type Driver struct {
 	clock Clock
 	fire  func([]Expired)

@@ -14,10 +14,11 @@ import (
 // with runtime timers (time.AfterFunc) at 1M and 10M pending timers. Each
 // benchmark iteration is one round over all n timers (fill an empty
 // structure; cancel every timer of a full one in random order; expire every
-// timer of a full one), with the setup of the round untimed, and ns/op is
-// overridden to be per timer. Cancels take the handles from a slice in
-// random timer order, so that the caller's own lookup is not measured. B/timer is the live heap the structure holds
-// once filled, measured with runtime.MemStats after a GC.
+// timer of a full one), with the setup of the round untimed, and ns/op,
+// B/op and allocs/op are overridden to be per timer. Cancels take the
+// handles from a slice in random timer order, so that the caller's own
+// lookup is not measured. B/timer is the live heap the structure holds once
+// filled, measured with runtime.MemStats after a GC.
 //
 // Deadlines are uniformly random in [1m, 61m) from the start, at 1ms
 // resolution (runtime timers are never due during a benchmark). The 10M
