@@ -87,4 +87,3 @@ func BenchmarkScheduler_Rebuild1M(b *testing.B) {
 	}
 	b.ReportMetric(perInst, "B/pending")
 }
-
