@@ -606,3 +606,58 @@ func TestFSM_TaskFireWatermark(t *testing.T) {
 		t.Fatal("fired a time inside the paused span")
 	}
 }
+
+func TestFSM_ListInstancesByTaskPages(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("p", "@hourly")})))
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("other", "@hourly")})))
+	var want []string
+	for b := 0; b < 3; b++ {
+		var items []SubmitItem
+		for i := 0; i < 5; i++ {
+			items = append(items, SubmitItem{DelayMs: int64(1000 * (i + 1))})
+		}
+		sr, err := DecodeSubmitResult(a.apply(submitCmd(t, "p", t0, items...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sr.Instances {
+			want = append(want, s.ID)
+		}
+		a.apply(submitCmd(t, "other", t0, SubmitItem{DelayMs: 1}))
+		var tr model.Submitted
+		if err := a.apply(cmd(t, CmdTrigger, "", t0, Trigger{Task: "p"})).Decode(&tr); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tr.ID)
+	}
+	// Newest first, in pages of 4, across ranges.
+	var got []string
+	cursor := ""
+	for {
+		l, err := f.ListInstances(model.InstanceFilter{Task: "p", Limit: 4, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range l.Instances {
+			got = append(got, in.ID)
+		}
+		if l.NextCursor == "" {
+			break
+		}
+		cursor = l.NextCursor
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d instances, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[len(want)-1-i] {
+			t.Fatalf("position %d: got %s, want %s", i, got[i], want[len(want)-1-i])
+		}
+	}
+	l, _ := f.ListInstances(model.InstanceFilter{Task: "p", State: model.StateReady})
+	if len(l.Instances) != 3 {
+		t.Fatalf("READY instances of p: %d, want 3 (the triggers)", len(l.Instances))
+	}
+}

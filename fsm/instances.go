@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	bolt "go.etcd.io/bbolt"
+
 	"ax/model"
 )
 
@@ -133,7 +135,11 @@ func (w *writer) loadRecord(id uint64) (*record, bool) {
 // whether to count a SCHEDULED one now (Submit counts its batch once).
 func (w *writer) create(r *record, countPending bool) {
 	w.putRecord(r)
-	w.put(bktTaskInst, taskInstKey(r.Task, r.ID), nil)
+	if countPending {
+		// A lone instance is its own range; Submit indexes its whole
+		// batch as one range.
+		w.indexRange(r.Task, r.ID, r.ID)
+	}
 	if r.IdemKey != "" {
 		w.put(bktIdem, idemKey(r.Task, r.IdemKey), u64key(r.ID))
 	}
@@ -158,6 +164,26 @@ func (w *writer) pending(delta int64) {
 		n = int64(binary.BigEndian.Uint64(v))
 	}
 	w.put(bktMeta, keyPending, u64key(uint64(n+delta)))
+}
+
+// indexRange records that the task's instances include ids first..last.
+// The ids a command creates are consecutive, so one entry indexes a whole
+// submitted batch instead of one entry per instance.
+func (w *writer) indexRange(task string, first, last uint64) {
+	w.put(bktTaskInst, taskInstKey(task, first), u64key(last))
+}
+
+// eachTaskInstance calls fn for the task's instance ids, oldest first.
+func eachTaskInstance(tx *bolt.Tx, task string, fn func(id uint64)) {
+	prefix := append([]byte(task), 0)
+	c := tx.Bucket(bktTaskInst).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		first := binary.BigEndian.Uint64(k[len(prefix):])
+		last := binary.BigEndian.Uint64(v)
+		for id := first; id <= last; id++ {
+			fn(id)
+		}
+	}
 }
 
 func (w *writer) existing(task, key string) (uint64, bool) {
@@ -205,6 +231,7 @@ func (w *writer) submit() *Result {
 	scheduled, ready := code(stateNames, model.StateScheduled), code(stateNames, model.StateReady)
 	delay := code(sourceNames, model.SourceDelay)
 	newPending := int64(0)
+	var first, last uint64
 	for i, it := range s.Items {
 		if id, ok := w.existing(s.Task, it.Key); ok {
 			r, _ := w.loadRecord(id)
@@ -231,10 +258,17 @@ func (w *writer) submit() *Result {
 			newPending++
 		}
 		w.create(r, false)
+		if first == 0 {
+			first = id
+		}
+		last = id
 		out[i] = submitted{id: id, due: due, state: r.State}
 	}
 	if newPending > 0 {
 		w.pending(newPending)
+	}
+	if first != 0 {
+		w.indexRange(s.Task, first, last)
 	}
 	return &Result{Data: encodeSubmitResult(out)}
 }
@@ -400,13 +434,9 @@ func (w *writer) fire() *Result {
 
 // cancelScheduled cancels every SCHEDULED instance of a deleted task.
 func (w *writer) cancelScheduled(task string) int {
-	prefix := append([]byte(task), 0)
-	c := w.tx.Bucket(bktTaskInst).Cursor()
 	scheduled := code(stateNames, model.StateScheduled)
 	var ids []uint64
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
-	}
+	eachTaskInstance(w.tx, task, func(id uint64) { ids = append(ids, id) })
 	n := 0
 	for _, id := range ids {
 		r, ok := w.loadRecord(id)

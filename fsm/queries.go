@@ -93,19 +93,41 @@ func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, erro
 		insts := tx.Bucket(bktInstances)
 		var next func() (uint64, bool)
 		if flt.Task != "" {
+			// Ranges (first id -> last id) of the task's instances, walked
+			// newest first.
 			prefix := append([]byte(flt.Task), 0)
 			c := tx.Bucket(bktTaskInst).Cursor()
-			k, _ := c.Seek(taskInstKey(flt.Task, before))
+			k, v := c.Seek(taskInstKey(flt.Task, before))
 			if k == nil || !bytes.HasPrefix(k, prefix) || binary.BigEndian.Uint64(k[len(prefix):]) >= before {
-				k, _ = c.Prev()
+				k, v = c.Prev()
+			}
+			var cur, lo uint64
+			have := false
+			if k != nil && bytes.HasPrefix(k, prefix) {
+				lo = binary.BigEndian.Uint64(k[len(prefix):])
+				cur = min(binary.BigEndian.Uint64(v), before-1)
+				have = true
 			}
 			next = func() (uint64, bool) {
-				if k == nil || !bytes.HasPrefix(k, prefix) {
-					return 0, false
+				for have {
+					if cur >= lo {
+						id := cur
+						if cur == lo {
+							have = false
+							k, v = c.Prev()
+							if k != nil && bytes.HasPrefix(k, prefix) {
+								lo = binary.BigEndian.Uint64(k[len(prefix):])
+								cur = binary.BigEndian.Uint64(v)
+								have = true
+							}
+						} else {
+							cur--
+						}
+						return id, true
+					}
+					have = false
 				}
-				id := binary.BigEndian.Uint64(k[len(prefix):])
-				k, _ = c.Prev()
-				return id, true
+				return 0, false
 			}
 		} else {
 			c := insts.Cursor()
