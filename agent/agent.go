@@ -17,6 +17,8 @@ import (
 
 	"ax/api"
 	"ax/client"
+	"ax/dispatch"
+	"ax/executor"
 	"ax/fsm"
 	"ax/raftnode"
 	"ax/sched"
@@ -33,8 +35,18 @@ type Config struct {
 	// node bootstraps a new cluster when its data dir is empty.
 	Join []string
 	// Token protects the API and is required to join.
-	Token  string
-	Logger hclog.Logger
+	Token string
+	// ExecutorToken, when set, is accepted on the executor protocol only.
+	ExecutorToken string
+	// Lease is how long a running attempt survives without a heartbeat
+	// (default 10s).
+	Lease time.Duration
+	// Executor runs an embedded executor in the agent process, connected
+	// to this node's own API.
+	Executor         bool
+	ExecutorCapacity int
+	ExecutorLabels   map[string]string
+	Logger           hclog.Logger
 	// Clock is the node's clock; default the real one. Only the leader's
 	// clock is ever stamped into commands or drives the timing wheel.
 	Clock wheel.Clock
@@ -76,8 +88,10 @@ type Agent struct {
 	leaderMu    sync.Mutex
 	leaderReady bool // barrier done in the current term
 
-	sched   atomic.Pointer[sched.Scheduler] // set while leading
-	batchCh chan *pendingCmd
+	stopExec context.CancelFunc
+	sched    atomic.Pointer[sched.Scheduler] // set while leading
+	disp     atomic.Pointer[dispatch.Dispatcher]
+	batchCh  chan *pendingCmd
 }
 
 var _ api.Backend = (*Agent)(nil)
@@ -135,8 +149,22 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = node
-	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, Logger: a.log})
+	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, Logger: a.log, Now: cfg.Clock.Now})
 	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	if cfg.Executor {
+		ex, err := executor.New(executor.Config{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: cfg.Token,
+			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log})
+		if err != nil {
+			node.Close()
+			f.Close()
+			ln.Close()
+			return nil, err
+		}
+		ectx, cancel := context.WithCancel(context.Background())
+		a.stopExec = cancel
+		a.wg.Add(1)
+		go func() { defer a.wg.Done(); _ = ex.Run(ectx) }()
+	}
 	a.wg.Add(4)
 	go a.batchLoop()
 	go func() {
@@ -193,6 +221,9 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 			}
 			cancel()
 		}
+	}
+	if a.stopExec != nil {
+		a.stopExec()
 	}
 	close(a.stopCh)
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)

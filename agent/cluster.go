@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ax/api"
+	"ax/dispatch"
 	"ax/fsm"
 	"ax/model"
 	"ax/raftnode"
@@ -68,6 +69,14 @@ func (a *Agent) lead(ctx context.Context) {
 	if err := a.recordSelf(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("recording own address failed", "error", err)
 	}
+	d := dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log}, a.fsm, a.propose)
+	a.disp.Store(d)
+	defer a.disp.Store(nil)
+	go func() {
+		if err := d.Run(ctx); err != nil && ctx.Err() == nil {
+			a.log.Error("dispatcher stopped", "error", err)
+		}
+	}()
 	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log}, a.fsm, a.proposeAsync)
 	a.sched.Store(s)
 	defer a.sched.Store(nil)
@@ -80,6 +89,9 @@ func (a *Agent) lead(ctx context.Context) {
 func (a *Agent) TaskChanged(name string) {
 	if s := a.sched.Load(); s != nil {
 		s.TaskChanged(name)
+	}
+	if d := a.disp.Load(); d != nil {
+		d.TaskChanged(name)
 	}
 }
 

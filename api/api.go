@@ -32,6 +32,9 @@ type Config struct {
 	// Token, when set, must be presented as "Authorization: Bearer TOKEN"
 	// on every /v1 request. /healthz and /metrics stay open.
 	Token string
+	// ExecutorToken, when set, is accepted on the executor protocol only
+	// (poll, heartbeat, complete, approval requests from scripts).
+	ExecutorToken string
 	// MaxBody bounds request bodies; default DefaultMaxBody.
 	MaxBody int64
 	// Metrics serves GET /metrics when set.
@@ -90,6 +93,15 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/tasks/{name}/submit", s.auth(s.submit))
 	m.HandleFunc("GET /v1/instances", s.auth(s.listInstances))
 	m.HandleFunc("GET /v1/instances/{id}", s.auth(s.getInstance))
+	m.HandleFunc("GET /v1/instances/{id}/log", s.auth(s.instanceLog))
+	m.HandleFunc("POST /v1/instances/{id}/approve", s.auth(s.decide("approve")))
+	m.HandleFunc("POST /v1/instances/{id}/reject", s.auth(s.decide("reject")))
+	m.HandleFunc("POST /v1/instances/{id}/cancel", s.auth(s.decide("cancel")))
+	m.HandleFunc("POST /v1/instances/{id}/terminate", s.auth(s.decide("terminate")))
+	m.HandleFunc("POST /v1/instances/{id}/approval", s.authExec(s.requestApproval))
+	m.HandleFunc("POST /v1/executors/poll", s.authExec(s.poll))
+	m.HandleFunc("POST /v1/executors/heartbeat", s.authExec(s.heartbeat))
+	m.HandleFunc("POST /v1/attempts/{id}/complete", s.authExec(s.complete))
 
 	m.HandleFunc("POST /v1/cluster/join", s.auth(s.join))
 	m.HandleFunc("GET /v1/cluster", s.auth(s.cluster))

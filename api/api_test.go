@@ -204,6 +204,46 @@ func (f *fakeBackend) ListInstances(ctx context.Context, flt model.InstanceFilte
 	return &model.InstanceList{Instances: []model.Instance{}}, nil
 }
 
+func (f *fakeBackend) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
+	f.record(ctx, call{Method: "InstanceLog", Name: id})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.InstanceLog{InstanceID: id, Offset: offset}, nil
+}
+
+func (f *fakeBackend) Decide(ctx context.Context, c api.Caller, id, action string, attempt int, comment string) (string, error) {
+	f.record(ctx, call{Method: "Decide", Caller: c, Name: id, Cmd: action})
+	if f.Err != nil {
+		return "", f.Err
+	}
+	return model.StateCanceled, nil
+}
+
+func (f *fakeBackend) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
+	f.record(ctx, call{Method: "Poll", Name: req.Executor})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.PollResponse{Jobs: []model.Job{}}, nil
+}
+
+func (f *fakeBackend) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
+	f.record(ctx, call{Method: "Heartbeat", Name: req.Executor})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.HeartbeatResponse{Stop: []model.StopAttempt{}}, nil
+}
+
+func (f *fakeBackend) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
+	f.record(ctx, call{Method: "Complete", Caller: c, Name: executionID})
+	if f.Err != nil {
+		return "", f.Err
+	}
+	return model.StateSuccess, nil
+}
+
 func (f *fakeBackend) ReadBarrier(ctx context.Context) error {
 	f.record(ctx, call{Method: "ReadBarrier"})
 	return f.BarrierErr

@@ -31,6 +31,17 @@ type Backend interface {
 	// Trigger creates an instance of a task that is due now.
 	Trigger(ctx context.Context, c Caller, task string, req model.TriggerRequest) (*model.Submitted, error)
 	GetInstance(ctx context.Context, id string) (*model.Instance, error)
+	// InstanceLog returns the latest attempt's output from offset on:
+	// live while it runs, the committed tail once it ended.
+	InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error)
+	// Decide applies an operator decision (approve, reject, cancel,
+	// terminate) or a running attempt's approval request.
+	Decide(ctx context.Context, c Caller, id, action string, attempt int, comment string) (string, error)
+
+	// Executor protocol.
+	Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error)
+	Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error)
+	Complete(ctx context.Context, c Caller, executionID string, req model.CompleteRequest) (string, error)
 	ListInstances(ctx context.Context, f model.InstanceFilter) (*model.InstanceList, error)
 
 	// ReadBarrier returns once this node's state reflects every write

@@ -26,12 +26,18 @@ const (
 	CmdSubmit     CommandType = 9  // body: Submit
 	CmdTrigger    CommandType = 10 // body: Trigger
 	CmdFire       CommandType = 11 // body: Fire
+	CmdLease      CommandType = 12 // body: Lease
+	CmdHeartbeat  CommandType = 13 // body: Heartbeat
+	CmdComplete   CommandType = 14 // body: Complete
+	CmdExpire     CommandType = 15 // body: Expire
+	CmdDecide     CommandType = 16 // body: Decide
 )
 
 var cmdNames = map[CommandType]string{
 	CmdPutTask: "put_task", CmdDeleteTask: "delete_task", CmdPauseTask: "pause_task",
 	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
 	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
+	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide",
 }
 
 // String returns the command type's name.

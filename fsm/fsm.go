@@ -34,13 +34,18 @@ var (
 	bktTaskState   = []byte("task_state")
 	bktTaskEvents  = []byte("task_events")
 	bktInstEvents  = []byte("instance_events")
+	bktActive      = []byte("active")
+	bktBlocked     = []byte("blocked")
+	bktAttempts    = []byte("attempts")
+	bktLogs        = []byte("logs")
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
 	keyPending   = []byte("pending")    // u64 count of SCHEDULED instances
 
 	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
-		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents}
+		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
+		bktActive, bktBlocked, bktAttempts, bktLogs}
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -70,15 +75,19 @@ type Observer interface {
 	// TaskChanged: the task was created, updated, paused, resumed or
 	// deleted.
 	TaskChanged(name string)
-	// Scheduled: a SCHEDULED instance is due at dueMs (Unix ms).
+	// Scheduled: a SCHEDULED (or RETRYING) instance is due at dueMs.
 	Scheduled(id uint64, dueMs int64)
+	// InstanceChanged: an instance entered a state after it fired (READY,
+	// RUNNING with its lease, a terminal state...), or renewed its lease.
+	InstanceChanged(c InstanceChange)
 }
 
 // notes collects observer calls during a batch.
 type notes struct {
-	tasks []string
-	ids   []uint64
-	dues  []int64
+	tasks   []string
+	ids     []uint64
+	dues    []int64
+	changes []InstanceChange
 }
 
 // FSM is ax's Raft state machine. It implements raft.BatchingFSM.
@@ -92,6 +101,11 @@ type FSM struct {
 
 	watchMu sync.Mutex
 	watch   chan struct{} // closed and replaced on every applied batch
+
+	// taskCache holds decoded task definitions by name for the apply
+	// goroutine; an entry is used only while its version matches the
+	// stored task state, so it never changes what an apply does.
+	taskCache map[string]*model.Task
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -101,7 +115,7 @@ func Open(cfg Config) (*FSM, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	f := &FSM{cfg: cfg, logger: cfg.Logger.Named("fsm"), watch: make(chan struct{})}
+	f := &FSM{cfg: cfg, logger: cfg.Logger.Named("fsm"), watch: make(chan struct{}), taskCache: map[string]*model.Task{}}
 	marker := cfg.Path + cleanMarker
 	if cfg.NoSync {
 		if _, err := os.Stat(cfg.Path); err == nil {
@@ -261,6 +275,9 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		for i, id := range ns.ids {
 			o.Scheduled(id, ns.dues[i])
 		}
+		for _, c := range ns.changes {
+			o.InstanceChanged(c)
+		}
 	}
 	return out
 }
@@ -300,7 +317,7 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 			}
 		}
 	}
-	w := &writer{tx: tx, cmd: c, index: index, seq: seq, notes: ns}
+	w := &writer{f: f, tx: tx, cmd: c, index: index, seq: seq, notes: ns}
 	var res *Result
 	switch c.Type {
 	case CmdPutTask:
@@ -323,6 +340,16 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 		res = w.trigger()
 	case CmdFire:
 		res = w.fire()
+	case CmdLease:
+		res = w.lease()
+	case CmdHeartbeat:
+		res = w.heartbeat()
+	case CmdComplete:
+		res = w.complete()
+	case CmdExpire:
+		res = w.expire()
+	case CmdDecide:
+		res = w.decide()
 	default:
 		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
 	}
@@ -431,6 +458,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.db = db
+	f.taskCache = map[string]*model.Task{}
 	if err := f.loadApplied(); err != nil {
 		return err
 	}
@@ -468,6 +496,7 @@ func (f *FSM) Dump(w io.Writer) error {
 
 // writer carries one command's context through its apply.
 type writer struct {
+	f     *FSM
 	tx    *bolt.Tx
 	cmd   *Command
 	index uint64

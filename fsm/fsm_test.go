@@ -484,10 +484,16 @@ func submitCmd(t *testing.T, task string, now int64, items ...SubmitItem) *Comma
 	return &Command{Type: CmdSubmit, Now: now, Node: "n1", Body: EncodeSubmit(&Submit{Task: task, Items: items})}
 }
 
+func wideTask(name string) model.Task {
+	t := cronTask(name, "@hourly")
+	t.Policy.MaxConcurrency = 100
+	return t
+}
+
 func TestFSM_SubmitFireCancel(t *testing.T) {
 	f := newTestFSM(t)
 	a := &applier{t: t, f: f}
-	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("q", "@hourly")})))
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: wideTask("q")})))
 
 	res := a.apply(submitCmd(t, "q", t0,
 		SubmitItem{DelayMs: 1000, Payload: []byte(`{"n":1}`)},
@@ -610,8 +616,8 @@ func TestFSM_TaskFireWatermark(t *testing.T) {
 func TestFSM_ListInstancesByTaskPages(t *testing.T) {
 	f := newTestFSM(t)
 	a := &applier{t: t, f: f}
-	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("p", "@hourly")})))
-	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("other", "@hourly")})))
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: wideTask("p")})))
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: wideTask("other")})))
 	var want []string
 	for b := 0; b < 3; b++ {
 		var items []SubmitItem

@@ -46,28 +46,31 @@ type taskState struct {
 	Misfires     uint64
 	EventSeq     uint64
 	Version      uint64 // the task's current version (0: no such task)
+	Inflight     uint64 // instances holding a concurrency slot
 }
 
 func (w *writer) loadState(name string) taskState {
 	var s taskState
 	v := w.tx.Bucket(bktTaskState).Get([]byte(name))
-	if len(v) == 40 {
+	if len(v) == 48 {
 		s.Watermark = int64(binary.BigEndian.Uint64(v))
 		s.LastInstance = binary.BigEndian.Uint64(v[8:])
 		s.Misfires = binary.BigEndian.Uint64(v[16:])
 		s.EventSeq = binary.BigEndian.Uint64(v[24:])
 		s.Version = binary.BigEndian.Uint64(v[32:])
+		s.Inflight = binary.BigEndian.Uint64(v[40:])
 	}
 	return s
 }
 
 func (w *writer) saveState(name string, s taskState) {
-	v := make([]byte, 40)
+	v := make([]byte, 48)
 	binary.BigEndian.PutUint64(v, uint64(s.Watermark))
 	binary.BigEndian.PutUint64(v[8:], s.LastInstance)
 	binary.BigEndian.PutUint64(v[16:], s.Misfires)
 	binary.BigEndian.PutUint64(v[24:], s.EventSeq)
 	binary.BigEndian.PutUint64(v[32:], s.Version)
+	binary.BigEndian.PutUint64(v[40:], s.Inflight)
 	w.put(bktTaskState, []byte(name), v)
 }
 
@@ -151,9 +154,6 @@ func (w *writer) create(r *record, countPending bool) {
 		w.notes.ids = append(w.notes.ids, r.ID)
 		w.notes.dues = append(w.notes.dues, r.ScheduledAt)
 	}
-	if r.State == code(stateNames, model.StateReady) {
-		w.put(bktMeta, keyLastFired, u64key(r.ID))
-	}
 }
 
 // pending adjusts the count of SCHEDULED instances kept in meta.
@@ -228,7 +228,7 @@ func (w *writer) submit() *Result {
 		return notFoundTask(s.Task)
 	}
 	out := make([]submitted, len(s.Items))
-	scheduled, ready := code(stateNames, model.StateScheduled), code(stateNames, model.StateReady)
+	scheduled := code(stateNames, model.StateScheduled)
 	delay := code(sourceNames, model.SourceDelay)
 	newPending := int64(0)
 	var first, last uint64
@@ -252,12 +252,16 @@ func (w *writer) submit() *Result {
 		r := &record{ID: id, Source: delay, CreatedAt: w.cmd.Now, ScheduledAt: due,
 			TaskVersion: ts.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload}
 		if due <= w.cmd.Now {
-			r.State, r.FiredAt = ready, w.cmd.Now
+			r.FiredAt = w.cmd.Now
 		} else {
 			r.State = scheduled
 			newPending++
 		}
 		w.create(r, false)
+		if r.State == 0 {
+			w.admit(r)
+			w.put(bktMeta, keyLastFired, u64key(id))
+		}
 		if first == 0 {
 			first = id
 		}
@@ -309,11 +313,13 @@ func (w *writer) trigger() *Result {
 	if len(tr.Params) > 0 {
 		params, _ = json.Marshal(tr.Params)
 	}
-	r := &record{ID: id, State: code(stateNames, model.StateReady), Source: code(sourceNames, src),
+	r := &record{ID: id, Source: code(sourceNames, src),
 		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params}
 	w.create(r, true)
-	return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(w.cmd.Now), State: model.StateReady})
+	w.admit(r)
+	w.put(bktMeta, keyLastFired, u64key(id))
+	return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(w.cmd.Now), State: name(stateNames, r.State)})
 }
 
 // Fire is the leader's firing of due work: task fire times from the timing
@@ -344,6 +350,7 @@ type FireResult struct {
 	Fired     int      `json:"fired"`
 	Ignored   int      `json:"ignored"`
 	Misfires  int64    `json:"misfires,omitempty"`
+	Retried   int      `json:"retried,omitempty"`
 	StaleTask []string `json:"staleTasks,omitempty"`
 }
 
@@ -397,56 +404,70 @@ func (w *writer) fire() *Result {
 					res.Ignored++
 					continue
 				}
-				r := &record{ID: id, State: code(stateNames, model.StateReady), Source: code(sourceNames, sourceOf(t.Trigger.Type)),
+				r := &record{ID: id, Source: code(sourceNames, sourceOf(t.Trigger.Type)),
 					CreatedAt: w.cmd.Now, ScheduledAt: tf.At, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 					Task: tf.Task, IdemKey: tf.Key, Node: w.cmd.Node}
 				w.create(r, true)
 				st.Watermark, st.LastInstance = tf.At, id
+				w.saveState(tf.Task, st) // admit reads and updates the same record
+				w.admit(r)
+				st = w.loadState(tf.Task)
+				w.put(bktMeta, keyLastFired, u64key(id))
 				res.Created = append(res.Created, model.FormatID(id))
 			}
 		}
 		w.saveState(tf.Task, st)
 	}
-	scheduled, ready := code(stateNames, model.StateScheduled), code(stateNames, model.StateReady)
 	var lastFired uint64
+	fired := 0
 	for _, id := range f.Instances {
 		r, ok := w.loadRecord(id)
 		if w.err != nil {
 			return nil
 		}
-		if !ok || r.State != scheduled {
+		switch {
+		case ok && r.State == stScheduled:
+			w.del(bktDue, dueKey(r.ScheduledAt, id))
+			r.State, r.FiredAt, r.Node = 0, w.cmd.Now, w.cmd.Node
+			w.admit(r)
+			lastFired = id
+			fired++
+		case ok && r.State == stRetrying && r.RetryAt <= w.cmd.Now:
+			// Its concurrency slot is still held.
+			w.setState(r, stReady)
+			res.Retried++
+		default:
 			res.Ignored++
-			continue
 		}
-		w.del(bktDue, dueKey(r.ScheduledAt, id))
-		r.State, r.FiredAt, r.Node = ready, w.cmd.Now, w.cmd.Node
-		w.putRecord(r)
-		lastFired = id
-		res.Fired++
 	}
 	if lastFired != 0 {
 		w.put(bktMeta, keyLastFired, u64key(lastFired))
-		w.pending(-int64(res.Fired))
+		w.pending(-int64(fired))
 	}
+	res.Fired += fired
 	res.Fired += len(res.Created)
 	return okResult(res)
 }
 
-// cancelScheduled cancels every SCHEDULED instance of a deleted task.
+// cancelScheduled cancels the instances of a deleted task that have not
+// started: SCHEDULED, READY, BLOCKED, WAITING_APPROVAL (before the run)
+// and RETRYING. Running attempts finish normally.
 func (w *writer) cancelScheduled(task string) int {
-	scheduled := code(stateNames, model.StateScheduled)
 	var ids []uint64
 	eachTaskInstance(w.tx, task, func(id uint64) { ids = append(ids, id) })
 	n := 0
 	for _, id := range ids {
 		r, ok := w.loadRecord(id)
-		if !ok || r.State != scheduled {
+		if !ok {
 			continue
 		}
-		w.del(bktDue, dueKey(r.ScheduledAt, id))
-		w.pending(-1)
-		r.State, r.FinishedAt = code(stateNames, model.StateCanceled), w.cmd.Now
-		w.putRecord(r)
+		switch {
+		case r.State == stScheduled, r.State == stReady, r.State == stBlocked, r.State == stRetrying,
+			r.State == stApproval && r.Flags&flagMidRunApproval == 0:
+		default:
+			continue
+		}
+		w.finish(r, stCanceled)
 		w.instanceEvent(id, "canceled", "task deleted")
 		n++
 	}

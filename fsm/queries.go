@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,6 +23,7 @@ func (r *record) toModel() model.Instance {
 	if in.IdempotencyKey == "" && r.Source != code(sourceNames, model.SourceDelay) && r.Source != code(sourceNames, model.SourceAPI) {
 		in.IdempotencyKey = r.Task + "@" + in.ScheduledAt.UTC().Format(model.TimeLayout)
 	}
+	in.Executor, in.LastError, in.RetryAt = r.Executor, r.LastError, model.UnixMilli(r.RetryAt)
 	if len(r.Params) > 0 {
 		_ = json.Unmarshal(r.Params, &in.Params)
 	}
@@ -48,6 +50,14 @@ func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
 		if !in.FiredAt.IsZero() {
 			in.Events = append(in.Events, model.Event{Time: in.FiredAt, Type: "fired", Node: r.Node,
 				Message: "late by " + (time.Duration(r.FiredAt-r.ScheduledAt) * time.Millisecond).String()})
+		}
+		ac := tx.Bucket(bktAttempts).Cursor()
+		for k, v := ac.Seek(u64key(id)); k != nil && bytes.HasPrefix(k, u64key(id)); k, v = ac.Next() {
+			var a model.Attempt
+			if err := json.Unmarshal(v, &a); err != nil {
+				return err
+			}
+			in.AttemptList = append(in.AttemptList, a)
 		}
 		prefix := u64key(id)
 		c := tx.Bucket(bktInstEvents).Cursor()
@@ -285,4 +295,97 @@ func (f *FSM) LastFired() string {
 		return nil
 	})
 	return id
+}
+
+// Active is one instance in a non-terminal state after firing.
+type Active struct {
+	ID         uint64
+	Task       string
+	State      string
+	Attempt    int
+	Executor   string
+	LeaseUntil int64
+}
+
+// ActiveInstances calls fn for every READY, RUNNING, RETRYING, BLOCKED
+// and WAITING_APPROVAL instance, oldest first (a new leader's dispatcher
+// loads its queues from it).
+func (f *FSM) ActiveInstances(fn func(Active)) error {
+	return f.view(func(tx *bolt.Tx) error {
+		insts := tx.Bucket(bktInstances)
+		return tx.Bucket(bktActive).ForEach(func(k, _ []byte) error {
+			id := binary.BigEndian.Uint64(k)
+			v := insts.Get(k)
+			if v == nil {
+				return nil
+			}
+			r, err := decodeRecord(id, v)
+			if err != nil {
+				return err
+			}
+			fn(Active{ID: id, Task: r.Task, State: name(stateNames, r.State), Attempt: int(r.Attempts), Executor: r.Executor, LeaseUntil: r.LeaseUntil})
+			return nil
+		})
+	})
+}
+
+// Job builds what an executor needs to run the current attempt of an
+// instance.
+func (f *FSM) Job(id uint64) (*model.Job, error) {
+	var job *model.Job
+	err := f.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktInstances).Get(u64key(id))
+		if v == nil {
+			return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
+		}
+		r, err := decodeRecord(id, v)
+		if err != nil {
+			return err
+		}
+		tv := tx.Bucket(bktTasks).Get([]byte(r.Task))
+		if tv == nil {
+			return &model.Error{Code: model.CodeNotFound, Field: "task", Message: "task " + r.Task + " not found"}
+		}
+		var t storedTask
+		if err := json.Unmarshal(tv, &t); err != nil {
+			return err
+		}
+		in := r.toModel()
+		job = &model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(int(r.Attempts)), Task: r.Task,
+			Attempt: int(r.Attempts), ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
+			Payload: in.Payload, Action: t.Action, Policy: t.Policy}
+		return nil
+	})
+	return job, err
+}
+
+// TaskLabels returns the executor labels a task's instances need.
+func (f *FSM) TaskLabels(task string) map[string]string {
+	t, err := f.GetTask(task)
+	if err != nil {
+		return nil
+	}
+	return t.Policy.ExecutorLabels
+}
+
+// Log returns the kept output of an instance's latest attempt (committed
+// when the attempt ended).
+func (f *FSM) Log(id uint64) (*model.InstanceLog, error) {
+	var out *model.InstanceLog
+	err := f.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktInstances).Get(u64key(id))
+		if v == nil {
+			return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
+		}
+		r, err := decodeRecord(id, v)
+		if err != nil {
+			return err
+		}
+		out = &model.InstanceLog{InstanceID: model.FormatID(id), Attempt: int(r.Attempts), State: name(stateNames, r.State)}
+		if lv := tx.Bucket(bktLogs).Get(attemptKey(id, int(r.Attempts))); lv != nil {
+			out.Output = string(lv)
+		}
+		return nil
+	})
+	return out, err
 }

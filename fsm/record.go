@@ -52,7 +52,21 @@ type record struct {
 	Node        string // the leader that created or fired it
 	Params      []byte // JSON object or empty
 	Payload     []byte // raw JSON or empty
+
+	// Execution state (zero until the instance first runs).
+	Executor   string // executor of the current attempt
+	LastError  string // why the last attempt failed
+	LeaseUntil int64  // RUNNING: lease deadline (Unix ms)
+	RetryAt    int64  // RETRYING: when it becomes READY again
+	ExitCode   int64  // last attempt's exit code or HTTP status
+	Flags      uint8  // flagApproved, flagMidRunApproval
 }
+
+// Record flags.
+const (
+	flagApproved       = 1 << 0 // before-run approval granted
+	flagMidRunApproval = 1 << 1 // WAITING_APPROVAL was entered from RUNNING
+)
 
 const recordVersion = 1
 
@@ -68,7 +82,17 @@ func (r *record) encode() []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	return b
+	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 {
+		return b // never ran: keep pending records small
+	}
+	for _, s := range []string{r.Executor, r.LastError} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, t := range []int64{r.LeaseUntil, r.RetryAt, r.ExitCode} {
+		b = binary.AppendVarint(b, t)
+	}
+	return append(b, r.Flags)
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -113,6 +137,31 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 	if len(fields[4]) > 0 {
 		r.Payload = fields[4]
 	}
+	if len(b) == 0 {
+		return r, nil
+	}
+	var ex [2][]byte
+	for i := range ex {
+		s, rest, err := readBytes(b)
+		if err != nil {
+			return nil, errRecord
+		}
+		ex[i] = s
+		b = rest
+	}
+	r.Executor, r.LastError = string(ex[0]), string(ex[1])
+	for _, t := range []*int64{&r.LeaseUntil, &r.RetryAt, &r.ExitCode} {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return nil, errRecord
+		}
+		*t = v
+		b = b[n:]
+	}
+	if len(b) != 1 {
+		return nil, errRecord
+	}
+	r.Flags = b[0]
 	return r, nil
 }
 

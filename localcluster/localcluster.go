@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"ax/client"
-	"ax/model"
 )
 
 // Config configures a local cluster.
@@ -39,9 +38,10 @@ type Config struct {
 
 // Cluster is a set of running ax agents.
 type Cluster struct {
-	cfg   Config
-	mu    sync.Mutex
-	Nodes []*Node
+	cfg       Config
+	mu        sync.Mutex
+	Nodes     []*Node
+	executors []*Node
 }
 
 // Node is one agent process.
@@ -258,10 +258,10 @@ func (c *Cluster) Leader(ctx context.Context, within time.Duration) (*Node, erro
 	return leader, err
 }
 
-// Close kills every node.
+// Close kills every node and executor.
 func (c *Cluster) Close() {
 	c.mu.Lock()
-	nodes := append([]*Node(nil), c.Nodes...)
+	nodes := append(append([]*Node(nil), c.Nodes...), c.executors...)
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, n := range nodes {
@@ -290,4 +290,28 @@ func WaitFor(ctx context.Context, within time.Duration, cond func() error) error
 	}
 }
 
-var _ = model.RoleLeader
+
+// StartExecutor starts an `ax executor` process connected to every node.
+// It is stopped by Close like the agents.
+func (c *Cluster) StartExecutor(name string, args ...string) (*Node, error) {
+	c.mu.Lock()
+	var addrs []string
+	for _, n := range c.Nodes {
+		if n.HTTPAddr != "" {
+			addrs = append(addrs, n.HTTPAddr)
+		}
+	}
+	c.mu.Unlock()
+	n := &Node{ID: name, LogPath: filepath.Join(c.cfg.Dir, name+".log"), cfg: &c.cfg}
+	n.args = append([]string{"executor", "-server", strings.Join(addrs, ","), "-name", name}, args...)
+	if c.cfg.Token != "" {
+		n.args = append(n.args, "-token", c.cfg.Token)
+	}
+	if err := n.Start(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.executors = append(c.executors, n)
+	c.mu.Unlock()
+	return n, nil
+}

@@ -56,6 +56,10 @@ type Instance struct {
 	FiredAt        Time              `json:"firedAt"`
 	StartedAt      Time              `json:"startedAt"`
 	FinishedAt     Time              `json:"finishedAt"`
+	Executor       string            `json:"executor,omitempty"`
+	LastError      string            `json:"lastError,omitempty"`
+	RetryAt        Time              `json:"retryAt"`
+	AttemptList    []Attempt         `json:"attemptList,omitempty"`
 	Events         []Event           `json:"events,omitempty"`
 }
 

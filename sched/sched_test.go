@@ -88,16 +88,20 @@ func TestScheduler_Run_CatchUp(t *testing.T) {
 			h.settle(at(secs(before + 1)))
 			stop()
 
-			h.clock.Advance(tc.downtime)
+			h.advance(tc.downtime)
 			restart := h.clock.Now()
 			_, stop = h.start(tc.cfg)
 			events := 0
 			if tc.missed > 0 {
 				events = 1
 			}
-			h.waitFor("catch-up", func() bool {
+			caughtUp := func() bool {
 				return len(h.instances("tick")) >= before+len(tc.want) && len(h.misfires("tick")) >= events
-			})
+			}
+			if !h.await(caughtUp) {
+				t.Fatalf("at %s: no catch-up within %v: instances at %v, misfire events %v",
+					off(restart), waitTimeout, offsets(h.instances("tick")), h.misfires("tick"))
+			}
 			got := h.instances("tick")
 			if want := append(seconds(1, before), tc.want...); !slices.Equal(offsets(got), want) {
 				t.Errorf("instances at %v, want %v", offsets(got), want)
@@ -199,7 +203,7 @@ func TestScheduler_Run_LeaderChanges(t *testing.T) {
 		}
 		h.settle(at(secs(4)))
 		stop()
-		h.clock.Advance(5 * time.Second)
+		h.advance(5 * time.Second)
 		_, stop = h.start(Config{})
 		h.waitInstances("tick", 8) // caught up t0+4s..t0+8s
 		h.settle(at(secs(9)))
@@ -248,7 +252,7 @@ func TestScheduler_Run_LeaderChanges(t *testing.T) {
 	})
 }
 
-// TestScheduler_Run_DelayedInstances: submissions become READY when the
+// TestScheduler_Run_DelayedInstances: submissions fire when the
 // clock reaches their due time, never before; one due beyond the horizon
 // is pulled into the wheel by the horizon loader, also by a new leader.
 func TestScheduler_Run_DelayedInstances(t *testing.T) {
@@ -263,29 +267,28 @@ func TestScheduler_Run_DelayedInstances(t *testing.T) {
 	// The first two are within the horizon and reach the wheel at once.
 	h.waitFor("two timers in the wheel", func() bool { return s.Stats().WheelSize == 2 })
 
-	wantStates := func(want ...string) {
+	// wantFired checks which instances have fired.
+	wantFired := func(want ...bool) {
 		t.Helper()
 		for i, id := range ids {
-			in := h.state(id)
-			if in.State != want[i] {
-				t.Errorf("at %s: instance due at %s is %s, want %s", off(h.clock.Now()), off(in.ScheduledAt.Time), in.State, want[i])
+			if in := h.state(id); fired(in) != want[i] {
+				t.Errorf("at %s: instance due at %s is %s (fired at %v), want fired %v",
+					off(h.clock.Now()), off(in.ScheduledAt.Time), in.State, in.FiredAt, want[i])
 			}
 		}
 	}
-	waitReady := func(i int) {
+	waitFired := func(i int) {
 		t.Helper()
-		h.waitFor("instance due at "+off(at(due[i]))+" READY", func() bool {
-			return h.state(ids[i]).State == model.StateReady
-		})
+		h.waitFor("instance due at "+off(at(due[i]))+" to fire", func() bool { return fired(h.state(ids[i])) })
 	}
 
-	wantStates(model.StateScheduled, model.StateScheduled, model.StateScheduled)
+	wantFired(false, false, false)
 	h.step(time.Second, at(due[0]))
-	waitReady(0)
+	waitFired(0)
 	h.settle(at(due[1]))
-	wantStates(model.StateReady, model.StateScheduled, model.StateScheduled)
+	wantFired(true, false, false)
 	h.step(time.Second, at(due[1]))
-	waitReady(1)
+	waitFired(1)
 
 	// The last is due beyond the horizon: it stays out of the wheel until
 	// the loader reaches its due-index bucket, at t0+30m (90m - horizon).
@@ -313,7 +316,7 @@ func TestScheduler_Run_DelayedInstances(t *testing.T) {
 				t.Errorf("at %s: Stats().WheelSize = %d, want 0", off(h.clock.Now()), got)
 			}
 		}
-		wantStates(model.StateReady, model.StateReady, model.StateScheduled)
+		wantFired(true, true, false)
 		if now == 40*time.Minute {
 			// A new leader loads it when it starts.
 			stop()
@@ -331,9 +334,9 @@ func TestScheduler_Run_DelayedInstances(t *testing.T) {
 	}
 	// At 1ms before it is due.
 	h.settle(last)
-	wantStates(model.StateReady, model.StateReady, model.StateScheduled)
+	wantFired(true, true, false)
 	h.step(time.Millisecond, last)
-	waitReady(2)
+	waitFired(2)
 	h.settle(time.Time{})
 
 	for i, id := range ids {

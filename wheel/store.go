@@ -16,7 +16,7 @@ package wheel
 //
 // That is 28 bytes per timer, plus the partly filled chunks at the ends of
 // each list. Chunks and handle records live in fixed-size pages that are
-// allocated on demand and never moved, so growing never copies.
+// allocated on demand and never moved, so growing never copies timers.
 
 const (
 	chunkBits = 5
@@ -85,7 +85,7 @@ type handleRec struct {
 type store struct {
 	chunks    []*[chunkPageSize]chunk
 	metas     []*[chunkPageSize]chunkMeta
-	lists     []uint16 // per chunk, the list it belongs to: 2 bytes per 32 timers, to stay in cache for Remove
+	chunkList []uint16 // per chunk, its list: 2 bytes per 32 timers, so it stays in cache for Remove
 	hiChunk   uint32   // first chunk never handed out; chunk 0 is unused
 	freeChunk uint32   // free chunks, linked by next
 
@@ -96,7 +96,7 @@ type store struct {
 
 func (s *store) init() {
 	s.hiChunk, s.hiHandle = 1, 1
-	s.lists = make([]uint16, 1, chunkPageSize)
+	s.chunkList = make([]uint16, 1, chunkPageSize)
 	s.chunks = append(s.chunks, new([chunkPageSize]chunk))
 	s.metas = append(s.metas, new([chunkPageSize]chunkMeta))
 	s.handles = append(s.handles, new([handlePageSize]handleRec))
@@ -138,7 +138,7 @@ func (s *store) newHandle() (uint32, uint32) {
 	return i, s.handle(i).gen
 }
 
-// freeHandle invalidates handle index i; it only writes, so that firing a
+// releaseHandle invalidates handle index i; it only writes, so that firing a
 // timer does not have to read its handle record.
 func (s *store) releaseHandle(i uint32) {
 	s.handle(i).pos = freeBit | s.freeHandle
@@ -159,10 +159,10 @@ func (s *store) newChunk(list uint32) uint32 {
 			s.metas = append(s.metas, new([chunkPageSize]chunkMeta))
 		}
 		s.hiChunk++
-		s.lists = append(s.lists, 0)
+		s.chunkList = append(s.chunkList, 0)
 	}
 	*s.meta(c) = chunkMeta{}
-	s.lists[c] = uint16(list)
+	s.chunkList[c] = uint16(list)
 	return c
 }
 
@@ -237,6 +237,6 @@ func (s *store) moveAll(from, to *deque, list uint32) {
 		return
 	}
 	for c := to.head; c != 0; c = s.meta(c).next {
-		s.lists[c] = uint16(list)
+		s.chunkList[c] = uint16(list)
 	}
 }

@@ -56,7 +56,7 @@ func TestStore_Deque(t *testing.T) {
 			if got := s.cell(pos).id(); got != id {
 				t.Fatalf("op %d: handle of %d points at %d", op, id, got)
 			}
-			if got := s.lists[pos>>chunkBits]; got != uint16(k) {
+			if got := s.chunkList[pos>>chunkBits]; got != uint16(k) {
 				t.Fatalf("op %d: chunk of %d in list %d, want %d", op, id, got, k)
 			}
 			s.removeAt(d, pos)

@@ -136,7 +136,8 @@ func (w *Wheel) Add(id uint64, due time.Time) Handle {
 
 // Remove cancels the timer h refers to, in O(1). It returns false, and
 // changes nothing, if h is stale (its timer already fired or was removed,
-// even if the storage has since been reused) or zero.
+// even if the storage has since been reused) or zero. h must come from this
+// Wheel's Add.
 func (w *Wheel) Remove(h Handle) bool {
 	if h.idx == 0 || h.idx >= w.s.hiHandle {
 		return false
@@ -151,7 +152,7 @@ func (w *Wheel) Remove(h Handle) bool {
 		w.count--
 		return true
 	}
-	list := uint32(w.s.lists[r.pos>>chunkBits])
+	list := uint32(w.s.chunkList[r.pos>>chunkBits])
 	d := &w.lists[list]
 	w.s.removeAt(d, r.pos)
 	if d.n == 0 && list < w.overflow {

@@ -82,24 +82,30 @@ func liveHeap() uint64 {
 // (untimed) once per iteration, after an untimed warm-up round, and reports
 // ns/op, B/op and allocs/op per operation (overriding the framework's
 // per-iteration values). If measure is set, it also reports B/timer: the
-// live heap added between setup and teardown, per timer.
+// live heap the warm-up round added, per timer. (The warm-up round starts
+// from a clean heap: later rounds could find the runtime still holding the
+// previous round's stopped timers.)
 func rounds(b *testing.B, n int, measure bool, setup, round, teardown func()) {
-	// One untimed round first, so that every timed round finds the heap
-	// grown and its pages faulted in (as in a long-running process).
+	// The warm-up round also means that every timed round finds the heap
+	// grown and its pages faulted in, as in a long-running process.
 	setup()
+	var base, live uint64
+	if measure {
+		base = liveHeap()
+	}
 	round()
+	if measure {
+		live = liveHeap() - base
+	}
 	teardown()
+
 	var (
-		base, bytes         uint64
 		m0, m1              runtime.MemStats
 		allocBytes, mallocs uint64
 	)
 	for b.Loop() {
 		b.StopTimer()
 		setup()
-		if measure {
-			base = liveHeap()
-		}
 		runtime.ReadMemStats(&m0)
 		b.StartTimer()
 		round()
@@ -107,9 +113,6 @@ func rounds(b *testing.B, n int, measure bool, setup, round, teardown func()) {
 		runtime.ReadMemStats(&m1)
 		allocBytes += m1.TotalAlloc - m0.TotalAlloc
 		mallocs += m1.Mallocs - m0.Mallocs
-		if measure {
-			bytes = liveHeap() - base
-		}
 		teardown()
 		b.StartTimer()
 	}
@@ -117,8 +120,8 @@ func rounds(b *testing.B, n int, measure bool, setup, round, teardown func()) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ops, "ns/op")
 	b.ReportMetric(float64(allocBytes)/ops, "B/op")
 	b.ReportMetric(float64(mallocs)/ops, "allocs/op")
-	if measure {
-		b.ReportMetric(float64(bytes)/float64(n), "B/timer")
+	if measure { // after b.Loop, which deletes metrics reported before it
+		b.ReportMetric(float64(live)/float64(n), "B/timer")
 	}
 }
 

@@ -57,6 +57,11 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	pprofAddr := fs.String("pprof", "", "serve Go's /debug/pprof on this address (profiling)")
 	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
+	fs.DurationVar(&cfg.Lease, "lease", 10*time.Second, "how long a running attempt survives without an executor heartbeat")
+	fs.StringVar(&cfg.ExecutorToken, "executor-token", os.Getenv("AX_EXECUTOR_TOKEN"), "token good only for the executor protocol (env AX_EXECUTOR_TOKEN)")
+	embedded := fs.String("executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
+	execCapacity := fs.Int("executor-capacity", 16, "attempts the embedded executor runs at once")
+	execLabels := fs.String("executor-labels", "", "labels k=v,k=v of the embedded executor")
 	fs.DurationVar(&cfg.Horizon, "horizon", time.Hour, "delayed instances due within this are held in the leader's timing wheel")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
@@ -76,6 +81,18 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		if j = strings.TrimSpace(j); j != "" {
 			cfg.Join = append(cfg.Join, j)
 		}
+	}
+	switch *embedded {
+	case "auto":
+		cfg.Executor = join == ""
+	case "true", "false":
+		cfg.Executor = *embedded == "true"
+	default:
+		return fmt.Errorf("agent: -executor wants true, false or auto")
+	}
+	cfg.ExecutorCapacity = *execCapacity
+	if cfg.ExecutorLabels, err = parseLabels(*execLabels); err != nil {
+		return err
 	}
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
 	a, err := agent.New(cfg)

@@ -131,7 +131,11 @@ Usage: ax instance <subcommand> [flags] [args]
 
 Subcommands:
 	list [-task NAME] [-state STATE] [-since TIME] [-limit N] [-json]
-	get ID                 an instance with its events
+	get ID                 an instance with its attempts and events
+	log [-f] ID            the latest attempt's output (-f follows it)
+	approve|reject ID [-comment TEXT]
+	cancel ID              a SCHEDULED, READY, BLOCKED, WAITING_APPROVAL or RETRYING instance
+	terminate ID           kill a RUNNING attempt's process group
 
 Examples:
 	ax instance list -task daily_report -state FAILED
@@ -153,6 +157,8 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 	since := fs.String("since", "", "only instances created at or after this RFC 3339 time (list)")
 	limit := fs.Int("limit", 50, "at most this many (list)")
 	asJSON := fs.Bool("json", false, "print JSON (list)")
+	follow := fs.Bool("f", false, "follow the output (log)")
+	comment := fs.String("comment", "", "comment recorded with the decision")
 	consistent := fs.Bool("consistent", false, "linearizable read")
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
@@ -166,6 +172,21 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 		opts = append(opts, client.Consistent())
 	}
 	switch sub {
+	case "approve", "reject", "cancel", "terminate":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("instance %s: want exactly one instance id", sub)
+		}
+		state, err := cl.Decide(ctx, fs.Arg(0), sub, *comment)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s %s\n", fs.Arg(0), state)
+		return nil
+	case "log":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("instance log: want exactly one instance id")
+		}
+		return instanceLog(ctx, cl, fs.Arg(0), *follow)
 	case "get":
 		if fs.NArg() != 1 {
 			return fmt.Errorf("instance get: want exactly one instance id")
@@ -214,4 +235,35 @@ func fmtTime(t model.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(model.TimeLayout)
+}
+
+// instanceLog prints an instance's output; with follow it keeps printing
+// new output until the attempt ends.
+func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool) error {
+	var offset int64
+	for {
+		l, err := cl.InstanceLog(ctx, id, offset)
+		if err != nil {
+			return err
+		}
+		if l.Offset+int64(len(l.Output)) > offset {
+			skip := max(offset-l.Offset, 0)
+			if skip < int64(len(l.Output)) {
+				fmt.Print(l.Output[skip:])
+			}
+			offset = l.Offset + int64(len(l.Output))
+		}
+		if !follow || !l.Live {
+			if follow && (l.State == model.StateReady || l.State == model.StateScheduled || l.State == model.StateRetrying) {
+				// Not started yet: wait for it.
+			} else {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

@@ -27,6 +27,8 @@ func commands() map[string]command {
 		"trigger":  &triggerCommand{},
 		"submit":   &submitCommand{},
 		"instance": &instanceCommand{},
+		"executor": &executorCommand{},
+		"approval": &approvalCommand{},
 		"bench":    &benchCommand{},
 		"version":  &versionCommand{},
 	}
@@ -42,7 +44,9 @@ Commands:
 	task      apply, list, get, pause, resume, delete tasks; show their history and events
 	trigger   run a task now
 	submit    create a delayed instance of a task
-	instance  list instances, show one with its events
+	instance  list, get, log, approve, reject, cancel, terminate instances
+	executor  run attempts handed out by the cluster
+	approval  (inside a task) ask an operator to approve the running attempt
 	cluster   show members, remove a node, transfer leadership
 	bench     load-test a cluster
 	version   print the version

@@ -1,0 +1,210 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"ax/model"
+)
+
+// OutputLimit is how much output a Result keeps: the last OutputLimit bytes
+// of a shell command's stdout+stderr or of an SDK handler's output, the
+// first OutputLimit bytes of an HTTP response body.
+const OutputLimit = 64 << 10
+
+// DefaultKillGrace is the time between SIGTERM and SIGKILL when a shell
+// attempt is stopped, and the time an SDK handler is given to return after
+// its context is done, when Runner.KillGrace is zero.
+const DefaultKillGrace = 5 * time.Second
+
+// DefaultHTTPTimeout bounds an HTTP action when neither the action nor the
+// policy sets a timeout.
+const DefaultHTTPTimeout = 60 * time.Second
+
+// drainTimeout bounds the wait for the last output of a shell attempt after
+// its process group is gone (a process that left the group may still hold
+// the pipe open).
+const drainTimeout = time.Second
+
+// ErrPermanent marks an SDK handler error that retrying cannot fix: a
+// handler error that wraps it (errors.Is) fails the attempt without retry.
+// Wrap with fmt.Errorf("bad order %s: %w", id, action.ErrPermanent) or use
+// Permanent.
+var ErrPermanent = errors.New("permanent failure")
+
+// Permanent returns err marked as permanent: its message is err's, and
+// errors.Is(…, ErrPermanent) and errors.Is(…, err) both hold. Permanent(nil)
+// is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string   { return e.err.Error() }
+func (e permanentError) Unwrap() []error { return []error{e.err, ErrPermanent} }
+
+// Job is everything an executor knows about the attempt it runs: which
+// instance and attempt it is, the task's action and policy, the caller's
+// params and payload, and extra environment from the executor.
+type Job struct {
+	// InstanceID is the instance the attempt belongs to.
+	InstanceID string
+	// ExecutionID identifies the attempt: "<instanceId>-<attempt>". It is
+	// given to the action (AX_EXECUTION_ID, X-AX-Request-ID) so that work
+	// can be made idempotent.
+	ExecutionID string
+	// Task is the task's name.
+	Task string
+	// Attempt is the attempt number, from 1.
+	Attempt int
+	// ScheduledAt is the fire time the instance stands for.
+	ScheduledAt time.Time
+	// Timezone is the IANA zone in which {{.Date}} and {{.Yesterday}} are
+	// computed (the trigger's timezone); "" means UTC.
+	Timezone string
+	// Params are the caller's parameters. They are untrusted: in a shell
+	// command they are always quoted.
+	Params map[string]string
+	// Payload is the caller's JSON payload; it may be nil. It is untrusted
+	// like Params.
+	Payload json.RawMessage
+	// Action is what runs.
+	Action model.Action
+	// Policy governs the attempt; Run uses Timeout and RetryableExitCodes.
+	Policy model.Policy
+	// Env is extra environment for a shell action (for example AX_ADDR and
+	// AX_TOKEN, so that the script can call `ax approval request`). It
+	// overrides the action's Env.
+	Env map[string]string
+}
+
+// Result is the outcome of one attempt.
+type Result struct {
+	// Success reports that the attempt succeeded: exit 0, HTTP 2xx or a
+	// handler that returned nil, within the timeout and without
+	// cancellation.
+	Success bool
+	// Retryable reports, when !Success, whether the retry policy allows
+	// another attempt (whether one happens depends on maxRetries). It is
+	// false for a canceled attempt.
+	Retryable bool
+	// TimedOut reports that the attempt ran past its timeout and was
+	// stopped. A timed-out attempt is retryable.
+	TimedOut bool
+	// Canceled reports that the context given to Run was done (an operator
+	// terminated the instance, the attempt was fenced, the executor is
+	// shutting down) and the attempt was stopped.
+	Canceled bool
+	// ExitCode is a shell attempt's exit status: -1 if the shell was killed
+	// by a signal or never started. It is 0 for other action types.
+	ExitCode int
+	// HTTPStatus is an HTTP attempt's final status code, 0 if there was no
+	// response.
+	HTTPStatus int
+	// Error says why the attempt failed, for humans: "exit status 3",
+	// "timeout after 2s: killed process group with SIGTERM", "HTTP 503
+	// Service Unavailable", "dial tcp …: connection refused", a handler's
+	// error text. It is empty on success.
+	Error string
+	// PID is the shell's process id, which is also its process group id.
+	PID int
+	// Output is the last OutputLimit bytes of a shell attempt's stdout and
+	// stderr (interleaved as written), the first OutputLimit bytes of an
+	// HTTP response body, or the last OutputLimit bytes an SDK handler wrote
+	// to Output(ctx). It is nil when there was none.
+	Output []byte
+}
+
+// Handler is a Go function registered on an executor for SDK actions: an
+// action {"type": "sdk", "handler": name} runs Runner.Handlers[name].
+//
+// A nil return is success; an error fails the attempt and is retryable
+// unless it wraps ErrPermanent. ctx is done when the attempt times out or
+// is canceled, and handlers must return promptly then: a handler that
+// ignores its context is abandoned (its goroutine keeps running, its result
+// is dropped) KillGrace after that. Output(ctx) is where a handler writes
+// its log for the attempt's output.
+type Handler func(ctx context.Context, job Job) error
+
+// Runner runs attempts. The zero value runs shell and HTTP actions; set
+// Handlers to run SDK actions. A Runner is safe for concurrent use and must
+// not be changed while in use.
+type Runner struct {
+	// Handlers are the SDK handlers of this executor, by name.
+	Handlers map[string]Handler
+	// KillGrace is the time between SIGTERM and SIGKILL when a shell
+	// attempt is stopped, and the time an SDK handler gets to return after
+	// its context is done; 0 means DefaultKillGrace.
+	KillGrace time.Duration
+	// HTTPClient sends HTTP actions; nil means a client with Go's default
+	// transport. Its redirect policy applies; the attempt's timeout comes
+	// from the request context.
+	HTTPClient *http.Client
+}
+
+// Run runs one attempt of job and reports its outcome; it never panics on
+// bad input and returns only when the attempt is over (for a shell action:
+// when its whole process group is gone).
+//
+// live, which may be nil, receives the output as it is produced, for
+// streaming logs: a shell command's stdout and stderr, an HTTP response's
+// body head, what an SDK handler writes to Output(ctx). Its errors are
+// ignored, and it is not written after Run returns.
+//
+// The timeout is the action's Timeout if set, else the policy's (for HTTP,
+// else DefaultHTTPTimeout). Cancelling ctx stops the attempt the same way
+// as a timeout (SIGTERM, then SIGKILL to the process group of a shell
+// action; the request context of an HTTP action; the handler's context of
+// an SDK action) and the Result is Canceled.
+func (r *Runner) Run(ctx context.Context, job Job, live io.Writer) Result {
+	if err := ctx.Err(); err != nil {
+		res := Result{Canceled: true, Error: fmt.Sprintf("canceled before start (%v)", context.Cause(ctx))}
+		if job.Action.Type == model.ActionShell {
+			res.ExitCode = -1
+		}
+		return res
+	}
+	switch job.Action.Type {
+	case model.ActionShell:
+		return r.runShell(ctx, job, live)
+	case model.ActionHTTP:
+		return r.runHTTP(ctx, job, live)
+	case model.ActionSDK:
+		return r.runSDK(ctx, job, live)
+	default:
+		return Result{Error: fmt.Sprintf("unknown action type %q", job.Action.Type)}
+	}
+}
+
+func (r *Runner) killGrace() time.Duration {
+	if r.KillGrace > 0 {
+		return r.KillGrace
+	}
+	return DefaultKillGrace
+}
+
+// timeout is the attempt's timeout: the action's, else the policy's; 0 means
+// none.
+func timeout(job Job) time.Duration {
+	if d := job.Action.Timeout.Std(); d > 0 {
+		return d
+	}
+	if d := job.Policy.Timeout.Std(); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// canceledError describes why ctx is done.
+func canceledError(ctx context.Context) string {
+	return fmt.Sprintf("canceled (%v)", context.Cause(ctx))
+}

@@ -1,0 +1,150 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// RequestIDHeader carries the ExecutionID on every HTTP action, so that the
+// receiver can deduplicate retries.
+const RequestIDHeader = "X-AX-Request-ID"
+
+// runHTTP runs an HTTP action.
+func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
+	var res Result
+	a := job.Action
+	rawURL, err := expandText("url", a.URL, job)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	body, err := expandText("body", a.Body, job)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if u, err := url.Parse(rawURL); err != nil {
+		res.Error = fmt.Sprintf("bad url: %v", err)
+		return res
+	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		res.Error = fmt.Sprintf("bad url %q: want an absolute http or https URL", rawURL)
+		return res
+	}
+	method := strings.ToUpper(a.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+
+	d := timeout(job)
+	if d == 0 {
+		d = DefaultHTTPTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var rbody io.Reader
+	if body != "" {
+		rbody = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(rctx, method, rawURL, rbody)
+	if err != nil {
+		res.Error = fmt.Sprintf("bad request: %v", err)
+		return res
+	}
+	for k, v := range a.Headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	if body != "" && req.Header.Get("Content-Type") == "" && json.Valid([]byte(body)) {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set(RequestIDHeader, job.ExecutionID)
+
+	client := r.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			res.Canceled = true
+			res.Error = canceledError(ctx)
+		case rctx.Err() != nil || isTimeout(err):
+			res.TimedOut = true
+			res.Retryable = true
+			res.Error = fmt.Sprintf("timeout after %s: %v", d, unwrapURLError(err))
+		default:
+			res.Retryable = !permanentTransportError(err)
+			res.Error = unwrapURLError(err).Error()
+		}
+		return res
+	}
+	defer resp.Body.Close()
+	res.HTTPStatus = resp.StatusCode
+
+	// The body head is the output; what is left is drained a little so
+	// that the connection can be reused.
+	out := newSink(live, OutputLimit)
+	var head bytes.Buffer
+	_, _ = io.Copy(io.MultiWriter(&head, out), io.LimitReader(resp.Body, OutputLimit))
+	out.close()
+	_, _ = io.CopyN(io.Discard, resp.Body, OutputLimit)
+	if head.Len() > 0 {
+		res.Output = head.Bytes()
+	}
+
+	code := resp.StatusCode
+	switch {
+	case code >= 200 && code < 300:
+		res.Success = true
+	default:
+		status := resp.Status
+		if status == "" {
+			status = fmt.Sprintf("%d %s", code, http.StatusText(code))
+		}
+		res.Error = "HTTP " + status
+		res.Retryable = code >= 500 || code == http.StatusTooManyRequests
+	}
+	return res
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// unwrapURLError drops the `Get "http://…":` prefix of a client error,
+// which repeats the task's URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// permanentTransportError reports errors that a retry cannot fix: a server
+// certificate that does not verify.
+func permanentTransportError(err error) bool {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		invalid          x509.CertificateInvalidError
+		hostname         x509.HostnameError
+		verification     *tls.CertificateVerificationError
+	)
+	return errors.As(err, &unknownAuthority) || errors.As(err, &invalid) ||
+		errors.As(err, &hostname) || errors.As(err, &verification)
+}

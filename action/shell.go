@@ -1,0 +1,208 @@
+//go:build unix
+
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runShell runs a shell action: /bin/sh -c command in its own process
+// group, stdout and stderr into one pipe.
+func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer) Result {
+	res := Result{ExitCode: -1}
+	command, err := expandCommand(job.Action.Command, job)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	env, err := shellEnv(job)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir = job.Action.Workdir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// One pipe of our own for stdout and stderr: Wait returns when the
+	// shell exits, even if a process it left behind still holds the pipe.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		res.Error = fmt.Sprintf("start: %v", err)
+		res.Retryable = true
+		return res
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		res.Error = fmt.Sprintf("start: %v", err)
+		res.Retryable = retryableExit(job, -1)
+		return res
+	}
+	pgid := cmd.Process.Pid
+	res.PID = pgid
+
+	out := newSink(live, OutputLimit)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, pr)
+	}()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+
+	var expired <-chan time.Time
+	d := timeout(job)
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expired = t.C
+	}
+	why := ""
+	select {
+	case <-exited:
+	case <-expired:
+		res.TimedOut = true
+		why = fmt.Sprintf("timeout after %s", d)
+	case <-ctx.Done():
+		res.Canceled = true
+		why = canceledError(ctx)
+	}
+	if why != "" {
+		why += ": killed process group with " + r.terminate(pgid, exited)
+	} else if groupAlive(pgid) {
+		// The shell is done; what it left running in its group goes too.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+
+	// Everything that could write is gone (unless it left the group): read
+	// what is left in the pipe.
+	select {
+	case <-copied:
+	case <-time.After(drainTimeout):
+		_ = pr.SetReadDeadline(time.Now())
+		<-copied
+	}
+	pr.Close()
+	res.Output = out.close()
+
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	switch {
+	case why != "":
+		res.Error = why
+		res.Retryable = res.TimedOut
+	case waitErr == nil:
+		res.Success = true
+	default:
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			res.Error = ee.Error() // "exit status 3", "signal: killed"
+		} else {
+			res.Error = waitErr.Error()
+		}
+		res.Retryable = retryableExit(job, res.ExitCode)
+	}
+	return res
+}
+
+// terminate stops the process group pgid whose leader's Wait closes
+// exited: SIGTERM to the group, then SIGKILL once KillGrace has passed
+// with the leader or another member still alive. It returns when the
+// leader has exited and says which signal ended the group.
+func (r *Runner) terminate(pgid int, exited <-chan struct{}) string {
+	grace := r.killGrace()
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	kill := func() string {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
+		return fmt.Sprintf("SIGKILL after %s grace", grace)
+	}
+	select {
+	case <-exited:
+	case <-deadline.C:
+		return kill()
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for groupAlive(pgid) {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return kill()
+		}
+	}
+	return "SIGTERM"
+}
+
+// retryableExit reports whether exit code code may be retried: any
+// failure when the policy lists no retryable exit codes, else only those.
+func retryableExit(job Job, code int) bool {
+	codes := job.Policy.RetryableExitCodes
+	return len(codes) == 0 || slices.Contains(codes, code)
+}
+
+// shellEnv is the environment of a shell action: the executor's own, the
+// action's Env, the job's Env, then the AX_ variables.
+func shellEnv(job Job) ([]string, error) {
+	env := os.Environ()
+	add := func(k, v string) error {
+		if strings.IndexByte(k, 0) >= 0 || strings.IndexByte(v, 0) >= 0 || strings.IndexByte(k, '=') >= 0 || k == "" {
+			return fmt.Errorf("bad environment variable %q", k)
+		}
+		env = append(env, k+"="+v)
+		return nil
+	}
+	for _, m := range []map[string]string{job.Action.Env, job.Env} {
+		for _, k := range sortedKeys(m) {
+			if err := add(k, m[k]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, k := range sortedKeys(job.Params) {
+		if err := add(ParamEnv(k), job.Params[k]); err != nil {
+			return nil, fmt.Errorf("param %q contains a NUL byte", k)
+		}
+	}
+	ax := [][2]string{
+		{"AX_PAYLOAD", payloadText(job.Payload)},
+		{"AX_INSTANCE_ID", job.InstanceID},
+		{"AX_EXECUTION_ID", job.ExecutionID},
+		{"AX_SCHEDULED_AT", newTemplateData[string](job).ScheduledAt},
+		{"AX_TASK", job.Task},
+		{"AX_ATTEMPT", strconv.Itoa(job.Attempt)},
+	}
+	for _, kv := range ax {
+		if err := add(kv[0], kv[1]); err != nil {
+			return nil, fmt.Errorf("%s contains a NUL byte", kv[0])
+		}
+	}
+	return env, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

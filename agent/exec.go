@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"context"
+
+	"ax/api"
+	"ax/dispatch"
+	"ax/fsm"
+	"ax/model"
+)
+
+// InstanceChanged implements fsm.Observer.
+func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
+	if d := a.disp.Load(); d != nil {
+		d.InstanceChanged(c)
+	}
+}
+
+// dispatcher returns this term's dispatcher, or nil on a follower.
+func (a *Agent) dispatcher() *dispatch.Dispatcher {
+	if !a.node.IsLeader() {
+		return nil
+	}
+	return a.disp.Load()
+}
+
+// Poll implements api.Backend: the leader's dispatcher answers; a
+// follower forwards to the leader.
+func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
+	if d := a.dispatcher(); d != nil {
+		return d.Poll(ctx, req)
+	}
+	var out *model.PollResponse
+	err := a.toLeader(ctx, func(leader string) (err error) {
+		out, err = a.clientFor(leader).Poll(ctx, req)
+		return err
+	})
+	return out, err
+}
+
+// Heartbeat implements api.Backend.
+func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
+	if d := a.dispatcher(); d != nil {
+		return d.Heartbeat(ctx, req)
+	}
+	var out *model.HeartbeatResponse
+	err := a.toLeader(ctx, func(leader string) (err error) {
+		out, err = a.clientFor(leader).Heartbeat(ctx, req)
+		return err
+	})
+	return out, err
+}
+
+// Complete implements api.Backend.
+func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
+	if d := a.dispatcher(); d != nil {
+		return d.Complete(ctx, c.RequestID, executionID, req)
+	}
+	var out string
+	err := a.toLeader(ctx, func(leader string) (err error) {
+		out, err = a.clientFor(leader).Complete(ctx, executionID, req)
+		return err
+	})
+	return out, err
+}
+
+// Decide implements api.Backend.
+func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, attempt int, comment string) (string, error) {
+	n, err := model.ParseID(id)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		State string `json:"state"`
+	}
+	if err := a.command(ctx, c, fsm.CmdDecide, fsm.Decide{ID: n, Action: action, Attempt: attempt, Comment: comment}, &out); err != nil {
+		return "", err
+	}
+	return out.State, nil
+}
+
+// InstanceLog implements api.Backend: a running attempt's output lives on
+// the leader (streamed with heartbeats); an ended one's tail is committed.
+func (a *Agent) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
+	n, err := model.ParseID(id)
+	if err != nil {
+		return nil, err
+	}
+	l, err := a.fsm.Log(n)
+	if err != nil {
+		return nil, err
+	}
+	running := l.State == model.StateRunning || l.State == model.StateWaitingApproval
+	if !running {
+		if offset > 0 && offset <= int64(len(l.Output)) {
+			l.Output = l.Output[offset:]
+			l.Offset = offset
+		}
+		return l, nil
+	}
+	if d := a.dispatcher(); d != nil {
+		if att, start, out, ok := d.Live(n, offset); ok && att == l.Attempt {
+			l.Live, l.Offset, l.Output = true, start, out
+		} else {
+			l.Live, l.Offset = true, offset
+		}
+		return l, nil
+	}
+	var out *model.InstanceLog
+	err = a.toLeader(ctx, func(leader string) (err error) {
+		out, err = a.clientFor(leader).InstanceLog(ctx, id, offset)
+		return err
+	})
+	return out, err
+}

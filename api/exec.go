@@ -1,0 +1,185 @@
+package api
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strconv"
+
+	"ax/model"
+)
+
+// authExec admits the API token or the executor token (which is good for
+// the executor protocol only).
+func (s *Server) authExec(h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.Token == "" && s.cfg.ExecutorToken == "" {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		for _, tok := range []string{s.cfg.Token, s.cfg.ExecutorToken} {
+			if tok != "" && subtle.ConstantTimeCompare(got, []byte("Bearer "+tok)) == 1 {
+				h(w, r)
+				return
+			}
+		}
+		writeError(w, &model.Error{Code: model.CodeUnauthorized, Message: "missing or wrong token: send Authorization: Bearer <token>"})
+	}
+}
+
+func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
+	var req model.PollRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := model.ValidateName("executor", req.Executor); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Free < 1 || req.Free > 1024 {
+		writeError(w, model.FieldErrorf("free", "must be 1 to 1024, got %d", req.Free))
+		return
+	}
+	res, err := s.b.Poll(r.Context(), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
+	var req model.HeartbeatRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := model.ValidateName("executor", req.Executor); err != nil {
+		writeError(w, err)
+		return
+	}
+	for i, a := range req.Running {
+		if _, err := model.ParseID(a.InstanceID); err != nil {
+			writeError(w, model.FieldErrorf("running["+strconv.Itoa(i)+"].instanceId", "%q is not an instance id", a.InstanceID))
+			return
+		}
+	}
+	res, err := s.b.Heartbeat(r.Context(), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req model.CompleteRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := model.ValidateName("executor", req.Executor); err != nil {
+		writeError(w, err)
+		return
+	}
+	state, err := s.b.Complete(r.Context(), c, r.PathValue("id"), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"state": state})
+}
+
+// decide serves approve, reject, cancel and terminate.
+func (s *Server) decide(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if _, err := model.ParseID(id); err != nil {
+			writeError(w, err)
+			return
+		}
+		c, err := caller(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		var d model.Decision
+		if r.ContentLength != 0 {
+			if err := decode(r, &d); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		if len(d.Comment) > 1024 {
+			writeError(w, model.FieldErrorf("comment", "longer than 1024 bytes"))
+			return
+		}
+		state, err := s.b.Decide(r.Context(), c, id, action, 0, d.Comment)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"id": id, "state": state})
+	}
+}
+
+// requestApproval is called by a running script (ax approval request).
+func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := model.ParseID(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req model.ApprovalRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Attempt < 1 {
+		writeError(w, model.FieldErrorf("attempt", "required: the running attempt's number ($AX_ATTEMPT)"))
+		return
+	}
+	if req.Summary == "" || len(req.Summary) > 4096 {
+		writeError(w, model.FieldErrorf("summary", "required, at most 4096 bytes"))
+		return
+	}
+	state, err := s.b.Decide(r.Context(), c, id, "request_approval", req.Attempt, req.Summary)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "state": state})
+}
+
+func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := model.ParseID(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	var offset int64
+	if v := r.URL.Query().Get("offset"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, model.FieldErrorf("offset", "must be a non-negative integer, got %q", v))
+			return
+		}
+		offset = n
+	}
+	l, err := s.b.InstanceLog(r.Context(), id, offset)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, l)
+}

@@ -1,0 +1,400 @@
+// Package dispatch is the leader's side of the executor protocol: it keeps
+// the READY instances in a queue, hands them to polling executors by
+// committing a Lease through Raft, renews leases on heartbeats, and fails
+// attempts whose lease ran out ("lost") so the retry policy can act. Like
+// the scheduler it lives for one leadership term and rebuilds its state
+// from the state machine when a term starts.
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/fsm"
+	"ax/model"
+)
+
+// Store is what the dispatcher reads from the state machine.
+type Store interface {
+	ActiveInstances(fn func(fsm.Active)) error
+	Job(id uint64) (*model.Job, error)
+	TaskLabels(task string) map[string]string
+}
+
+// Proposer commits a command through Raft and returns its result.
+type Proposer func(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error)
+
+// Config configures a Dispatcher.
+type Config struct {
+	// Lease is how long an attempt stays RUNNING without a heartbeat.
+	// Default 10s; executors heartbeat every Lease/4.
+	Lease  time.Duration
+	Now    func() time.Time
+	Logger hclog.Logger
+}
+
+// Dispatcher runs for one leadership term.
+type Dispatcher struct {
+	cfg     Config
+	store   Store
+	propose Proposer
+	log     hclog.Logger
+	started time.Time
+
+	mu      sync.Mutex
+	ready   []uint64          // FIFO of READY ids (may hold stale ids)
+	inReady map[uint64]string // READY id -> task
+	taken   map[uint64]bool   // being leased right now
+	wake    chan struct{}     // closed when work arrives
+	leases  map[uint64]lease
+	live    map[uint64]*liveLog
+	labels  map[string]map[string]string // task -> executor labels (cache)
+}
+
+type lease struct {
+	attempt  int
+	until    int64 // Unix ms
+	executor string
+}
+
+type liveLog struct {
+	attempt int
+	offset  int64 // position of buf[0] in the attempt's output
+	buf     []byte
+}
+
+const liveMax = 64 << 10
+
+// New returns a dispatcher; Run starts it.
+func New(cfg Config, store Store, propose Proposer) *Dispatcher {
+	if cfg.Lease == 0 {
+		cfg.Lease = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	return &Dispatcher{
+		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("dispatch"),
+		inReady: map[uint64]string{}, taken: map[uint64]bool{}, wake: make(chan struct{}),
+		leases: map[uint64]lease{}, live: map[uint64]*liveLog{}, labels: map[string]map[string]string{},
+	}
+}
+
+// InstanceChanged feeds the dispatcher from the state machine's observer.
+func (d *Dispatcher) InstanceChanged(c fsm.InstanceChange) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.apply(c)
+}
+
+func (d *Dispatcher) apply(c fsm.InstanceChange) {
+	switch c.State {
+	case model.StateReady:
+		if _, ok := d.inReady[c.ID]; !ok {
+			d.inReady[c.ID] = c.Task
+			d.ready = append(d.ready, c.ID)
+			close(d.wake)
+			d.wake = make(chan struct{})
+		}
+		delete(d.leases, c.ID)
+		return
+	case model.StateRunning, model.StateWaitingApproval:
+		delete(d.inReady, c.ID)
+		if c.LeaseUntil != 0 {
+			d.leases[c.ID] = lease{attempt: c.Attempt, until: c.LeaseUntil, executor: c.Executor}
+		}
+		return
+	}
+	delete(d.inReady, c.ID)
+	delete(d.leases, c.ID)
+	if c.State != model.StateRetrying {
+		if l, ok := d.live[c.ID]; ok && l.attempt <= c.Attempt {
+			delete(d.live, c.ID)
+		}
+	}
+}
+
+// Run loads the active instances and reaps expired leases until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.started = d.cfg.Now()
+	grace := d.started.Add(d.cfg.Lease).UnixMilli()
+	n := 0
+	err := d.store.ActiveInstances(func(a fsm.Active) {
+		n++
+		c := fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt, LeaseUntil: a.LeaseUntil, Executor: a.Executor}
+		if c.State == model.StateRunning || c.State == model.StateWaitingApproval {
+			// Executors need a lease period to find the new leader before
+			// their attempts count as lost.
+			c.LeaseUntil = max(c.LeaseUntil, grace)
+		}
+		d.InstanceChanged(c)
+	})
+	if err != nil {
+		return fmt.Errorf("dispatch: load active instances: %w", err)
+	}
+	d.log.Info("dispatcher started", "active", n, "ready", len(d.inReady), "running", len(d.leases))
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			d.reap(ctx)
+		}
+	}
+}
+
+// reap fails the attempts whose lease has run out.
+func (d *Dispatcher) reap(ctx context.Context) {
+	now := d.cfg.Now().UnixMilli()
+	var items []fsm.AttemptRef
+	d.mu.Lock()
+	for id, l := range d.leases {
+		if l.until <= now {
+			items = append(items, fsm.AttemptRef{ID: id, Attempt: l.attempt})
+			delete(d.leases, id)
+		}
+	}
+	d.mu.Unlock()
+	if len(items) == 0 {
+		return
+	}
+	cmd, err := fsm.NewCommand(fsm.CmdExpire, "", "dispatcher", fsm.Expire{Items: items})
+	if err != nil {
+		return
+	}
+	if _, err := d.propose(ctx, cmd); err != nil && ctx.Err() == nil {
+		d.log.Warn("expiring lost attempts failed", "count", len(items), "error", err)
+		return
+	}
+	d.log.Info("attempts lost: leases expired", "count", len(items))
+}
+
+func matches(need, have map[string]string) bool {
+	for k, v := range need {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Dispatcher) taskLabels(task string) map[string]string {
+	if l, ok := d.labels[task]; ok {
+		return l
+	}
+	l := d.store.TaskLabels(task)
+	d.labels[task] = l
+	return l
+}
+
+// TaskChanged drops cached routing labels of a task.
+func (d *Dispatcher) TaskChanged(task string) {
+	d.mu.Lock()
+	delete(d.labels, task)
+	d.mu.Unlock()
+}
+
+// pick reserves up to n READY instances this executor may run.
+func (d *Dispatcher) pick(labels map[string]string, n int) ([]uint64, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []uint64
+	keep := d.ready[:0]
+	for _, id := range d.ready {
+		task, ok := d.inReady[id]
+		if !ok {
+			continue // no longer READY
+		}
+		if len(out) < n && !d.taken[id] && matches(d.taskLabels(task), labels) {
+			out = append(out, id)
+			d.taken[id] = true
+		}
+		keep = append(keep, id)
+	}
+	d.ready = keep
+	return out, d.wake
+}
+
+// Poll implements the long-poll: it returns as soon as there is work for
+// the executor, or empty-handed after WaitMs.
+func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
+	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds()}
+	wait := time.Duration(req.WaitMs) * time.Millisecond
+	if wait <= 0 || wait > 30*time.Second {
+		wait = 20 * time.Second
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		ids, wake := d.pick(req.Labels, req.Free)
+		if len(ids) > 0 {
+			jobs, err := d.lease(ctx, req, ids)
+			if err != nil {
+				return nil, err
+			}
+			if len(jobs) > 0 {
+				resp.Jobs = jobs
+				return resp, nil
+			}
+			continue
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			return resp, nil
+		case <-ctx.Done():
+			return resp, nil
+		}
+	}
+}
+
+func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uint64) ([]model.Job, error) {
+	defer func() {
+		d.mu.Lock()
+		for _, id := range ids {
+			delete(d.taken, id)
+		}
+		d.mu.Unlock()
+	}()
+	cmd, err := fsm.NewCommand(fsm.CmdLease, "", "executor:"+req.Executor,
+		fsm.Lease{Executor: req.Executor, Host: req.Host, IDs: ids, LeaseMs: d.cfg.Lease.Milliseconds()})
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.propose(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	var lr fsm.LeaseResult
+	if err := res.Decode(&lr); err != nil {
+		return nil, err
+	}
+	jobs := make([]model.Job, 0, len(lr.IDs))
+	for _, id := range lr.IDs {
+		job, err := d.store.Job(id)
+		if err != nil {
+			d.log.Error("leased instance has no job", "id", model.FormatID(id), "error", err)
+			continue
+		}
+		jobs = append(jobs, *job)
+	}
+	return jobs, nil
+}
+
+// Heartbeat renews the executor's leases and records streamed output.
+func (d *Dispatcher) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
+	h := fsm.Heartbeat{Executor: req.Executor, LeaseMs: d.cfg.Lease.Milliseconds()}
+	for _, r := range req.Running {
+		id, err := model.ParseID(r.InstanceID)
+		if err != nil {
+			return nil, err
+		}
+		h.Items = append(h.Items, fsm.AttemptRef{ID: id, Attempt: r.Attempt})
+		if r.Output != "" {
+			d.appendLive(id, r.Attempt, r.Output)
+		}
+	}
+	out := &model.HeartbeatResponse{Stop: []model.StopAttempt{}}
+	if len(h.Items) == 0 {
+		return out, nil
+	}
+	cmd, err := fsm.NewCommand(fsm.CmdHeartbeat, "", "executor:"+req.Executor, h)
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.propose(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	var hr fsm.HeartbeatResult
+	if err := res.Decode(&hr); err != nil {
+		return nil, err
+	}
+	if hr.Stop != nil {
+		out.Stop = hr.Stop
+	}
+	return out, nil
+}
+
+func (d *Dispatcher) appendLive(id uint64, attempt int, chunk string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l, ok := d.live[id]
+	if !ok || l.attempt != attempt {
+		l = &liveLog{attempt: attempt}
+		d.live[id] = l
+	}
+	l.buf = append(l.buf, chunk...)
+	if over := len(l.buf) - liveMax; over > 0 {
+		l.buf = append(l.buf[:0], l.buf[over:]...)
+		l.offset += int64(over)
+	}
+}
+
+// Live returns the output streamed so far by the running attempt of an
+// instance, from offset on.
+func (d *Dispatcher) Live(id uint64, offset int64) (attempt int, start int64, out string, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l, ok := d.live[id]
+	if !ok {
+		return 0, 0, "", false
+	}
+	skip := max(offset-l.offset, 0)
+	if skip > int64(len(l.buf)) {
+		skip = int64(len(l.buf))
+	}
+	return l.attempt, l.offset + skip, string(l.buf[skip:]), true
+}
+
+// ParseExecutionID splits "<instanceId>-<attempt>".
+func ParseExecutionID(s string) (uint64, int, error) {
+	i := strings.LastIndexByte(s, '-')
+	if i < 0 {
+		return 0, 0, model.FieldErrorf("executionId", "%q is not <instanceId>-<attempt>", s)
+	}
+	id, err := model.ParseID(s[:i])
+	if err != nil {
+		return 0, 0, model.FieldErrorf("executionId", "%q is not <instanceId>-<attempt>", s)
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n < 1 {
+		return 0, 0, model.FieldErrorf("executionId", "%q is not <instanceId>-<attempt>", s)
+	}
+	return id, n, nil
+}
+
+// Complete records the end of an attempt.
+// reqID makes a retried report idempotent.
+func (d *Dispatcher) Complete(ctx context.Context, reqID, executionID string, req model.CompleteRequest) (string, error) {
+	id, attempt, err := ParseExecutionID(executionID)
+	if err != nil {
+		return "", err
+	}
+	cmd, err := fsm.NewCommand(fsm.CmdComplete, reqID, "executor:"+req.Executor, fsm.Complete{ID: id, Attempt: attempt, Report: req})
+	if err != nil {
+		return "", err
+	}
+	res, err := d.propose(ctx, cmd)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		State string `json:"state"`
+	}
+	if err := res.Decode(&out); err != nil {
+		return "", err
+	}
+	return out.State, nil
+}

@@ -1,0 +1,289 @@
+// Package executor runs ax work: it long-polls any agent for jobs, runs
+// each attempt with package action (never more than Capacity at once),
+// renews the attempts' leases with batched heartbeats, and reports each
+// attempt's end. Polling and heartbeats use their own HTTP clients and
+// goroutines, apart from the work itself, so a slow or stuck action never
+// delays a heartbeat.
+package executor
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/action"
+	"ax/client"
+	"ax/model"
+)
+
+// Config configures an Executor.
+type Config struct {
+	Servers  []string // agent HTTP addresses; any node works
+	Name     string   // unique executor name
+	Host     string   // reported with attempts; default the hostname
+	Labels   map[string]string
+	Capacity int // attempts at once; default 16
+	Token    string
+	Handlers map[string]action.Handler // sdk handlers
+	Logger   hclog.Logger
+	// PollWait is the long-poll wait; default 20s.
+	PollWait time.Duration
+}
+
+// Executor is one worker process's connection to the cluster.
+type Executor struct {
+	cfg    Config
+	log    hclog.Logger
+	poll   *client.Client
+	beat   *client.Client
+	report *client.Client
+	runner *action.Runner
+
+	mu      sync.Mutex
+	running map[string]*attempt // by execution id
+	hbEvery time.Duration
+	slots   chan struct{}
+}
+
+type attempt struct {
+	job    model.Job
+	cancel context.CancelFunc
+	reason string // why it was stopped, when it was
+
+	outMu   sync.Mutex
+	pending []byte // output not yet sent with a heartbeat
+}
+
+func (a *attempt) Write(p []byte) (int, error) {
+	a.outMu.Lock()
+	defer a.outMu.Unlock()
+	a.pending = append(a.pending, p...)
+	if over := len(a.pending) - 64<<10; over > 0 {
+		a.pending = a.pending[over:]
+	}
+	return len(p), nil
+}
+
+func (a *attempt) takeOutput() string {
+	a.outMu.Lock()
+	defer a.outMu.Unlock()
+	s := string(a.pending)
+	a.pending = a.pending[:0]
+	return s
+}
+
+func newClient(cfg Config) *client.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 16
+	return client.New(client.Config{Addrs: cfg.Servers, Token: cfg.Token, Actor: "executor:" + cfg.Name,
+		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second})
+}
+
+// New returns an executor.
+func New(cfg Config) (*Executor, error) {
+	if cfg.Name == "" || len(cfg.Servers) == 0 {
+		return nil, errors.New("executor: Name and Servers are required")
+	}
+	if err := model.ValidateName("name", cfg.Name); err != nil {
+		return nil, err
+	}
+	if cfg.Capacity <= 0 {
+		cfg.Capacity = 16
+	}
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	if cfg.PollWait == 0 {
+		cfg.PollWait = 20 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	e := &Executor{
+		cfg: cfg, log: cfg.Logger.Named("executor").With("executor", cfg.Name),
+		poll: newClient(cfg), beat: newClient(cfg), report: newClient(cfg),
+		runner:  &action.Runner{Handlers: cfg.Handlers},
+		running: map[string]*attempt{}, hbEvery: 2 * time.Second,
+		slots: make(chan struct{}, cfg.Capacity),
+	}
+	return e, nil
+}
+
+// Run polls and runs jobs until ctx ends; running attempts are then
+// stopped and reported as canceled.
+func (e *Executor) Run(ctx context.Context) error {
+	e.log.Info("executor started", "servers", strings.Join(e.cfg.Servers, ","), "capacity", e.cfg.Capacity, "labels", e.cfg.Labels)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); e.heartbeats(ctx) }()
+	var work sync.WaitGroup
+	defer func() {
+		work.Wait()
+		wg.Wait()
+	}()
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		// Wait for a free slot before asking for work.
+		select {
+		case e.slots <- struct{}{}:
+			<-e.slots
+		case <-ctx.Done():
+			return nil
+		}
+		free := e.cfg.Capacity - len(e.slots)
+		pctx, cancel := context.WithTimeout(ctx, e.cfg.PollWait+10*time.Second)
+		resp, err := e.poll.Poll(pctx, model.PollRequest{Executor: e.cfg.Name, Host: e.cfg.Host, Labels: e.cfg.Labels,
+			Free: free, WaitMs: e.cfg.PollWait.Milliseconds()})
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			e.log.Warn("poll failed; retrying", "error", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil
+			}
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		if hb := time.Duration(resp.HeartbeatMs) * time.Millisecond; hb > 0 {
+			e.mu.Lock()
+			e.hbEvery = hb
+			e.mu.Unlock()
+		}
+		for _, job := range resp.Jobs {
+			e.slots <- struct{}{}
+			work.Add(1)
+			go func() {
+				defer work.Done()
+				defer func() { <-e.slots }()
+				e.runJob(ctx, job)
+			}()
+		}
+	}
+	return nil
+}
+
+// runJob runs one attempt and reports its end.
+func (e *Executor) runJob(ctx context.Context, job model.Job) {
+	actx, cancel := context.WithCancel(context.Background())
+	a := &attempt{job: job, cancel: cancel}
+	e.mu.Lock()
+	e.running[job.ExecutionID] = a
+	e.mu.Unlock()
+	stopOnShutdown := context.AfterFunc(ctx, func() { a.reason = "executor shutting down"; cancel() })
+	defer stopOnShutdown()
+	e.log.Info("attempt started", "execution", job.ExecutionID, "task", job.Task)
+	res := e.runner.Run(actx, e.actionJob(job), a)
+	cancel()
+	report := model.CompleteRequest{
+		Executor: e.cfg.Name, Host: e.cfg.Host, PID: res.PID, Success: res.Success, Retryable: res.Retryable,
+		TimedOut: res.TimedOut, Canceled: res.Canceled, ExitCode: res.ExitCode, HTTPStatus: res.HTTPStatus,
+		Error: res.Error, Output: string(res.Output),
+	}
+	if res.Canceled && a.reason != "" {
+		report.Error = "stopped: " + a.reason
+		// Work cut short by this executor's own shutdown may run elsewhere.
+		report.Retryable = a.reason == "executor shutting down"
+	}
+	e.complete(job, report)
+	e.mu.Lock()
+	delete(e.running, job.ExecutionID)
+	e.mu.Unlock()
+	e.log.Info("attempt ended", "execution", job.ExecutionID, "success", res.Success, "error", res.Error)
+}
+
+func (e *Executor) actionJob(job model.Job) action.Job {
+	return action.Job{
+		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
+		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
+		Action: job.Action, Policy: job.Policy,
+		Env: map[string]string{"AX_ADDR": strings.Join(e.cfg.Servers, ","), "AX_TOKEN": e.cfg.Token,
+			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt)},
+	}
+}
+
+// complete reports an attempt's end, retrying across servers until it is
+// recorded or refused (a fenced attempt).
+func (e *Executor) complete(job model.Job, rep model.CompleteRequest) {
+	key := client.NewRequestID()
+	for try := 0; try < 60; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err := e.report.Do(ctx, client.Request{Method: http.MethodPost, Path: "/v1/attempts/" + job.ExecutionID + "/complete",
+			Body: rep, Header: http.Header{client.HeaderIdempotencyKey: {key}}}, nil)
+		cancel()
+		if err == nil {
+			return
+		}
+		if errors.Is(err, model.ErrConflict) || errors.Is(err, model.ErrNotFound) {
+			e.log.Warn("attempt report refused", "execution", job.ExecutionID, "error", err)
+			return
+		}
+		e.log.Warn("reporting attempt failed; retrying", "execution", job.ExecutionID, "error", err)
+		time.Sleep(time.Duration(min(try+1, 10)) * 500 * time.Millisecond)
+	}
+}
+
+// heartbeats renews leases of running attempts and stops the ones the
+// cluster says to stop (terminated, canceled, fenced).
+func (e *Executor) heartbeats(ctx context.Context) {
+	for {
+		e.mu.Lock()
+		every := e.hbEvery
+		e.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		e.mu.Lock()
+		req := model.HeartbeatRequest{Executor: e.cfg.Name}
+		for _, a := range e.running {
+			req.Running = append(req.Running, model.RunningAttempt{InstanceID: a.job.InstanceID, Attempt: a.job.Attempt, Output: a.takeOutput()})
+		}
+		e.mu.Unlock()
+		if len(req.Running) == 0 {
+			continue
+		}
+		hctx, cancel := context.WithTimeout(ctx, every*2)
+		resp, err := e.beat.Heartbeat(hctx, req)
+		cancel()
+		if err != nil {
+			e.log.Warn("heartbeat failed", "error", err)
+			continue
+		}
+		for _, s := range resp.Stop {
+			id := s.InstanceID + "-" + strconv.Itoa(s.Attempt)
+			e.mu.Lock()
+			a := e.running[id]
+			e.mu.Unlock()
+			if a != nil {
+				e.log.Info("stopping attempt", "execution", id, "reason", s.Reason)
+				a.reason = s.Reason
+				a.cancel()
+			}
+		}
+	}
+}
+
+// Running returns the execution ids of attempts running now.
+func (e *Executor) Running() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for id := range e.running {
+		out = append(out, id)
+	}
+	return out
+}
+

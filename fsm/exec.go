@@ -1,0 +1,549 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"ax/model"
+)
+
+// Execution commands: every transition of an instance after it fires is
+// one of these, checked against the instance's current state (the
+// compare-and-set of DESIGN §5).
+
+// Lease hands READY instances to an executor: READY -> RUNNING.
+type Lease struct {
+	Executor string   `json:"e"`
+	Host     string   `json:"h,omitempty"`
+	IDs      []uint64 `json:"i"`
+	LeaseMs  int64    `json:"l"`
+}
+
+// LeaseResult lists the instances actually leased (others were no longer
+// READY) with their attempt numbers.
+type LeaseResult struct {
+	IDs      []uint64 `json:"i"`
+	Attempts []int    `json:"a"`
+}
+
+// Heartbeat renews an executor's leases.
+type Heartbeat struct {
+	Executor string       `json:"e"`
+	Items    []AttemptRef `json:"i"`
+	LeaseMs  int64        `json:"l"`
+}
+
+// AttemptRef names one attempt of an instance.
+type AttemptRef struct {
+	ID      uint64 `json:"i"`
+	Attempt int    `json:"a"`
+}
+
+// HeartbeatResult lists attempts the executor must stop, with why.
+type HeartbeatResult struct {
+	Stop []model.StopAttempt `json:"stop,omitempty"`
+}
+
+// Complete ends an attempt.
+type Complete struct {
+	ID      uint64                `json:"i"`
+	Attempt int                   `json:"a"`
+	Report  model.CompleteRequest `json:"r"`
+}
+
+// Expire fails attempts whose lease ran out (the executor died or was cut
+// off): they are "lost" and the retry policy decides.
+type Expire struct {
+	Items []AttemptRef `json:"i"`
+}
+
+// Decide is an operator's decision on an instance.
+type Decide struct {
+	ID      uint64 `json:"i"`
+	Action  string `json:"a"` // approve, reject, cancel, terminate, request_approval
+	Attempt int    `json:"n,omitempty"`
+	Comment string `json:"c,omitempty"`
+}
+
+// Decision actions.
+const (
+	DecideApprove         = "approve"
+	DecideReject          = "reject"
+	DecideCancel          = "cancel"
+	DecideTerminate       = "terminate"
+	DecideRequestApproval = "request_approval"
+)
+
+var (
+	stScheduled = code(stateNames, model.StateScheduled)
+	stReady     = code(stateNames, model.StateReady)
+	stRunning   = code(stateNames, model.StateRunning)
+	stSuccess   = code(stateNames, model.StateSuccess)
+	stRetrying  = code(stateNames, model.StateRetrying)
+	stFailed    = code(stateNames, model.StateFailed)
+	stApproval  = code(stateNames, model.StateWaitingApproval)
+	stTerm      = code(stateNames, model.StateTerminated)
+	stBlocked   = code(stateNames, model.StateBlocked)
+	stSkipped   = code(stateNames, model.StateSkipped)
+	stCanceled  = code(stateNames, model.StateCanceled)
+)
+
+// holdsSlot reports whether an instance in this state counts against its
+// task's maxConcurrency.
+func holdsSlot(r *record) bool {
+	switch r.State {
+	case stReady, stRunning, stRetrying:
+		return true
+	case stApproval:
+		return r.Flags&flagMidRunApproval != 0
+	}
+	return false
+}
+
+func isActive(st uint8) bool {
+	switch st {
+	case stReady, stRunning, stRetrying, stBlocked, stApproval:
+		return true
+	}
+	return false
+}
+
+func attemptKey(id uint64, attempt int) []byte {
+	return binary.BigEndian.AppendUint32(u64key(id), uint32(attempt))
+}
+
+func blockedKey(task string, scheduledAt int64, id uint64) []byte {
+	k := make([]byte, 0, len(task)+17)
+	k = append(k, task...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(scheduledAt))
+	return binary.BigEndian.AppendUint64(k, id)
+}
+
+// setState moves r to state st, keeping the active index, the due index
+// and the observer notes in step, and stores r.
+func (w *writer) setState(r *record, st uint8) {
+	was := r.State
+	r.State = st
+	if was == stScheduled || was == stRetrying {
+		w.del(bktDue, dueKey(dueOf(r, was), r.ID))
+	}
+	if isActive(st) {
+		w.put(bktActive, u64key(r.ID), []byte{st})
+	} else if isActive(was) {
+		w.del(bktActive, u64key(r.ID))
+	}
+	if st == stRetrying {
+		w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))
+		w.notes.ids = append(w.notes.ids, r.ID)
+		w.notes.dues = append(w.notes.dues, r.RetryAt)
+	}
+	w.putRecord(r)
+	w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
+		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor})
+}
+
+func dueOf(r *record, st uint8) int64 {
+	if st == stRetrying {
+		return r.RetryAt
+	}
+	return r.ScheduledAt
+}
+
+// InstanceChange is an observer note: an instance entered a state.
+type InstanceChange struct {
+	ID         uint64
+	Task       string
+	State      string
+	Attempt    int
+	LeaseUntil int64
+	Executor   string
+}
+
+// taskPolicy returns the task's current definition (cached by version).
+func (w *writer) taskPolicy(task string) (*model.Task, bool) {
+	st := w.loadState(task)
+	if st.Version == 0 {
+		return nil, false
+	}
+	if w.f != nil {
+		if c, ok := w.f.taskCache[task]; ok && c.Version == st.Version {
+			return c, true
+		}
+	}
+	t, ok := w.loadTask(task)
+	if !ok {
+		return nil, false
+	}
+	if w.f != nil {
+		w.f.taskCache[task] = &t.Task
+	}
+	return &t.Task, true
+}
+
+// admit decides what a fired instance becomes: WAITING_APPROVAL when the
+// task wants approval first, else READY if a concurrency slot is free,
+// else BLOCKED (overlap queue) or SKIPPED (overlap skip).
+func (w *writer) admit(r *record) {
+	t, ok := w.taskPolicy(r.Task)
+	if !ok {
+		// The task is gone: nothing will ever run this instance.
+		r.FinishedAt = w.cmd.Now
+		w.setState(r, stCanceled)
+		w.instanceEvent(r.ID, "canceled", "task no longer exists")
+		return
+	}
+	if t.Policy.Approval == "before_run" && r.Flags&flagApproved == 0 {
+		w.setState(r, stApproval)
+		w.instanceEvent(r.ID, "waiting_approval", "policy approval=before_run")
+		return
+	}
+	st := w.loadState(r.Task)
+	limit := t.Policy.MaxConcurrency
+	if limit <= 0 {
+		limit = 1
+	}
+	if st.Inflight < uint64(limit) {
+		st.Inflight++
+		w.saveState(r.Task, st)
+		w.setState(r, stReady)
+		return
+	}
+	if t.Policy.Overlap == "skip" {
+		r.FinishedAt = w.cmd.Now
+		w.setState(r, stSkipped)
+		w.instanceEvent(r.ID, "skipped", fmt.Sprintf("overlap=skip: %d of %d slots busy", st.Inflight, limit))
+		return
+	}
+	w.put(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID), nil)
+	w.setState(r, stBlocked)
+	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("overlap=queue: %d of %d slots busy", st.Inflight, limit))
+}
+
+// release frees r's concurrency slot and starts the oldest BLOCKED
+// instance of its task, if any.
+func (w *writer) release(task string) {
+	st := w.loadState(task)
+	if st.Inflight > 0 {
+		st.Inflight--
+	}
+	w.saveState(task, st)
+	prefix := append([]byte(task), 0)
+	c := w.tx.Bucket(bktBlocked).Cursor()
+	k, _ := c.Seek(prefix)
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		return
+	}
+	id := binary.BigEndian.Uint64(k[len(k)-8:])
+	w.del(bktBlocked, append([]byte(nil), k...))
+	nr, ok := w.loadRecord(id)
+	if !ok || nr.State != stBlocked {
+		return
+	}
+	st.Inflight++
+	w.saveState(task, st)
+	w.setState(nr, stReady)
+	w.instanceEvent(id, "unblocked", "a concurrency slot freed")
+}
+
+// finish moves r to a terminal state, freeing its slot.
+func (w *writer) finish(r *record, st uint8) {
+	held := holdsSlot(r)
+	if r.State == stBlocked {
+		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
+	}
+	if r.State == stScheduled {
+		w.pending(-1)
+	}
+	r.FinishedAt = w.cmd.Now
+	r.LeaseUntil = 0
+	w.setState(r, st)
+	if held {
+		w.release(r.Task)
+	}
+}
+
+func (w *writer) lease() *Result {
+	var l Lease
+	if e := w.decode(&l); e != nil {
+		return errResult(e)
+	}
+	var out LeaseResult
+	for _, id := range l.IDs {
+		r, ok := w.loadRecord(id)
+		if w.err != nil {
+			return nil
+		}
+		if !ok || r.State != stReady {
+			continue
+		}
+		r.Attempts++
+		if r.StartedAt == 0 {
+			r.StartedAt = w.cmd.Now
+		}
+		r.Executor, r.LeaseUntil = l.Executor, w.cmd.Now+l.LeaseMs
+		w.setState(r, stRunning)
+		w.saveAttempt(id, model.Attempt{Number: int(r.Attempts), ExecutionID: model.FormatID(id) + "-" + strconv.Itoa(int(r.Attempts)),
+			Executor: l.Executor, Host: l.Host, StartedAt: model.UnixMilli(w.cmd.Now)})
+		out.IDs = append(out.IDs, id)
+		out.Attempts = append(out.Attempts, int(r.Attempts))
+	}
+	return okResult(out)
+}
+
+func (w *writer) loadAttempt(id uint64, n int) (model.Attempt, bool) {
+	var a model.Attempt
+	v := w.tx.Bucket(bktAttempts).Get(attemptKey(id, n))
+	if v == nil {
+		return a, false
+	}
+	if err := json.Unmarshal(v, &a); err != nil {
+		w.err = err
+		return a, false
+	}
+	return a, true
+}
+
+func (w *writer) saveAttempt(id uint64, a model.Attempt) {
+	b, err := json.Marshal(a)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.put(bktAttempts, attemptKey(id, a.Number), b)
+}
+
+func (w *writer) heartbeat() *Result {
+	var h Heartbeat
+	if e := w.decode(&h); e != nil {
+		return errResult(e)
+	}
+	var out HeartbeatResult
+	for _, it := range h.Items {
+		r, ok := w.loadRecord(it.ID)
+		if w.err != nil {
+			return nil
+		}
+		stop := func(reason string) {
+			out.Stop = append(out.Stop, model.StopAttempt{InstanceID: model.FormatID(it.ID), Attempt: it.Attempt, Reason: reason})
+		}
+		switch {
+		case !ok:
+			stop("unknown instance")
+		case int(r.Attempts) != it.Attempt || r.Executor != h.Executor:
+			stop(fmt.Sprintf("fenced: the current attempt is %d on %s", r.Attempts, r.Executor))
+		case r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0):
+			r.LeaseUntil = w.cmd.Now + h.LeaseMs
+			w.putRecord(r)
+			w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
+				Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor})
+		default:
+			stop("instance is " + name(stateNames, r.State))
+		}
+	}
+	return okResult(out)
+}
+
+// backoff returns the wait before retry number n (n >= 1).
+func backoff(p *model.Policy, n int) time.Duration {
+	d := p.RetryInterval.Std()
+	if d <= 0 {
+		d = time.Second
+	}
+	if p.Backoff == "exponential" {
+		for i := 1; i < n && d < 24*time.Hour; i++ {
+			d *= 2
+		}
+		if m := p.MaxRetryInterval.Std(); m > 0 && d > m {
+			d = m
+		}
+	}
+	return d
+}
+
+// endAttempt records an attempt's end and applies the retry policy.
+func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string) {
+	a, _ := w.loadAttempt(r.ID, int(r.Attempts))
+	a.Number = int(r.Attempts)
+	a.ExecutionID = model.FormatID(r.ID) + "-" + strconv.Itoa(a.Number)
+	a.EndedAt, a.Outcome, a.Error, a.HTTPStatus = model.UnixMilli(w.cmd.Now), outcome, rep.Error, rep.HTTPStatus
+	if rep.Host != "" {
+		a.Host = rep.Host
+	}
+	if rep.PID != 0 {
+		a.PID = rep.PID
+	}
+	if outcome != model.OutcomeLost {
+		ec := rep.ExitCode
+		a.ExitCode = &ec
+	}
+	out := rep.Output
+	if len(out) > 1024 {
+		out = out[len(out)-1024:]
+	}
+	a.Output = out
+	w.saveAttempt(r.ID, a)
+	if rep.Output != "" {
+		w.put(bktLogs, attemptKey(r.ID, a.Number), []byte(rep.Output))
+	}
+	r.LeaseUntil = 0
+	r.ExitCode = int64(rep.ExitCode)
+	if rep.HTTPStatus != 0 {
+		r.ExitCode = int64(rep.HTTPStatus)
+	}
+	if rep.Success {
+		r.LastError = ""
+		w.finish(r, stSuccess)
+		return
+	}
+	r.LastError = rep.Error
+	t, ok := w.taskPolicy(r.Task)
+	if ok && rep.Retryable && int(r.Attempts) <= t.Policy.MaxRetries {
+		d := backoff(&t.Policy, int(r.Attempts))
+		r.RetryAt = w.cmd.Now + d.Milliseconds()
+		w.setState(r, stRetrying)
+		w.instanceEvent(r.ID, "retrying", fmt.Sprintf("attempt %d %s (%s); retry %d of %d in %s", a.Number, outcome, rep.Error, a.Number, t.Policy.MaxRetries, d))
+		return
+	}
+	why := "not retryable"
+	if rep.Retryable {
+		why = fmt.Sprintf("no retries left (maxRetries %d)", 0)
+		if ok {
+			why = fmt.Sprintf("no retries left (maxRetries %d)", t.Policy.MaxRetries)
+		}
+	}
+	w.finish(r, stFailed)
+	w.instanceEvent(r.ID, "failed", fmt.Sprintf("attempt %d %s: %s; %s", a.Number, outcome, rep.Error, why))
+}
+
+func (w *writer) complete() *Result {
+	var c Complete
+	if e := w.decode(&c); e != nil {
+		return errResult(e)
+	}
+	r, ok := w.loadRecord(c.ID)
+	if w.err != nil {
+		return nil
+	}
+	if !ok {
+		return errResult(&model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(c.ID) + " not found"})
+	}
+	running := r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0)
+	if !running || int(r.Attempts) != c.Attempt || r.Executor != c.Report.Executor {
+		// Fencing: a report from an older attempt (or after a terminate or
+		// a lost lease) must not change the instance.
+		return errResult(&model.Error{Code: model.CodeConflict, Field: "attempt",
+			Message: fmt.Sprintf("attempt %d of %s is not current (instance is %s, attempt %d on %s)", c.Attempt, model.FormatID(c.ID), name(stateNames, r.State), r.Attempts, r.Executor)})
+	}
+	outcome := model.OutcomeFailed
+	switch {
+	case c.Report.Success:
+		outcome = model.OutcomeSuccess
+	case c.Report.TimedOut:
+		outcome = model.OutcomeTimeout
+	case c.Report.Canceled:
+		outcome = model.OutcomeCanceled
+	}
+	r.Flags &^= flagMidRunApproval
+	w.endAttempt(r, c.Report, outcome)
+	return okResult(struct {
+		State string `json:"state"`
+	}{name(stateNames, r.State)})
+}
+
+func (w *writer) expire() *Result {
+	var e Expire
+	if err := w.decode(&e); err != nil {
+		return errResult(err)
+	}
+	n := 0
+	for _, it := range e.Items {
+		r, ok := w.loadRecord(it.ID)
+		if w.err != nil {
+			return nil
+		}
+		if !ok || r.State != stRunning || int(r.Attempts) != it.Attempt || r.LeaseUntil > w.cmd.Now {
+			continue // renewed, finished or already handled
+		}
+		w.endAttempt(r, model.CompleteRequest{Executor: r.Executor, Retryable: true,
+			Error: fmt.Sprintf("lost: executor %s stopped renewing its lease", r.Executor)}, model.OutcomeLost)
+		n++
+	}
+	return okResult(struct {
+		Expired int `json:"expired"`
+	}{n})
+}
+
+func (w *writer) decide() *Result {
+	var d Decide
+	if e := w.decode(&d); e != nil {
+		return errResult(e)
+	}
+	r, ok := w.loadRecord(d.ID)
+	if w.err != nil {
+		return nil
+	}
+	if !ok {
+		return errResult(&model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(d.ID) + " not found"})
+	}
+	state := name(stateNames, r.State)
+	bad := func(want string) *Result {
+		return errResult(&model.Error{Code: model.CodePrecondition, Field: "state",
+			Message: fmt.Sprintf("cannot %s an instance that is %s (%s)", d.Action, state, want)})
+	}
+	msg := d.Comment
+	midRun := r.Flags&flagMidRunApproval != 0
+	switch d.Action {
+	case DecideApprove:
+		if r.State != stApproval {
+			return bad("only WAITING_APPROVAL can be approved")
+		}
+		w.instanceEvent(r.ID, "approved", msg)
+		if midRun {
+			r.Flags &^= flagMidRunApproval
+			w.setState(r, stRunning)
+		} else {
+			r.Flags |= flagApproved
+			w.admit(r)
+		}
+	case DecideReject:
+		if r.State != stApproval {
+			return bad("only WAITING_APPROVAL can be rejected")
+		}
+		w.instanceEvent(r.ID, "rejected", msg)
+		w.finish(r, stCanceled)
+	case DecideCancel:
+		switch r.State {
+		case stScheduled, stReady, stBlocked, stApproval, stRetrying:
+		default:
+			return bad("cancel applies to SCHEDULED, READY, BLOCKED, WAITING_APPROVAL and RETRYING; use terminate for RUNNING")
+		}
+		w.instanceEvent(r.ID, "canceled", msg)
+		w.finish(r, stCanceled)
+	case DecideTerminate:
+		if r.State != stRunning && !(r.State == stApproval && midRun) {
+			return bad("only RUNNING can be terminated")
+		}
+		a, _ := w.loadAttempt(r.ID, int(r.Attempts))
+		a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), model.OutcomeTerminated, "terminated by "+w.cmd.Actor
+		w.saveAttempt(r.ID, a)
+		w.instanceEvent(r.ID, "terminated", msg)
+		w.finish(r, stTerm)
+	case DecideRequestApproval:
+		if r.State != stRunning || int(r.Attempts) != d.Attempt {
+			return bad("approval can be requested by the running attempt only")
+		}
+		r.Flags |= flagMidRunApproval
+		w.setState(r, stApproval)
+		w.instanceEvent(r.ID, "approval_requested", msg)
+	default:
+		return errResult(model.FieldErrorf("action", "unknown decision %q", d.Action))
+	}
+	return okResult(struct {
+		State string `json:"state"`
+	}{name(stateNames, r.State)})
+}

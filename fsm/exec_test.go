@@ -1,0 +1,251 @@
+package fsm
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"ax/model"
+)
+
+// execFixture builds a state machine with one instance in a given state.
+type execFixture struct {
+	t   *testing.T
+	f   *FSM
+	a   *applier
+	now int64
+}
+
+func newExecFixture(t *testing.T, policy model.Policy) *execFixture {
+	t.Helper()
+	fx := &execFixture{t: t, f: newTestFSM(t), now: t0}
+	fx.a = &applier{t: t, f: fx.f}
+	task := model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: policy}
+	writeResult(t, fx.a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: task})))
+	return fx
+}
+
+func (fx *execFixture) do(typ CommandType, body any) *Result {
+	fx.t.Helper()
+	fx.now += 10
+	c := cmd(fx.t, typ, "", fx.now, body)
+	c.Node = "n1"
+	return fx.a.apply(c)
+}
+
+func (fx *execFixture) trigger() uint64 {
+	fx.t.Helper()
+	var s model.Submitted
+	if err := fx.do(CmdTrigger, Trigger{Task: "job"}).Decode(&s); err != nil {
+		fx.t.Fatal(err)
+	}
+	id, _ := model.ParseID(s.ID)
+	return id
+}
+
+func (fx *execFixture) inst(id uint64) *model.Instance {
+	fx.t.Helper()
+	in, err := fx.f.GetInstance(id)
+	if err != nil {
+		fx.t.Fatal(err)
+	}
+	return in
+}
+
+func (fx *execFixture) lease(id uint64) {
+	fx.do(CmdLease, Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 10_000})
+}
+
+func (fx *execFixture) complete(id uint64, ok, retryable bool) *Result {
+	return fx.do(CmdComplete, Complete{ID: id, Attempt: fx.inst(id).Attempts,
+		Report: model.CompleteRequest{Executor: "e1", Success: ok, Retryable: retryable, ExitCode: map[bool]int{true: 0, false: 3}[ok], Error: "x"}})
+}
+
+// TestFSM_ExecStateTable applies every execution command to an instance in
+// every state and checks the resulting state (or that nothing changed).
+func TestFSM_ExecStateTable(t *testing.T) {
+	base := model.Policy{MaxConcurrency: 1, Overlap: "queue", MaxRetries: 1, RetryInterval: model.Duration(time.Second)}
+	setups := map[string]struct {
+		policy model.Policy
+		build  func(fx *execFixture) uint64
+	}{
+		"SCHEDULED": {base, func(fx *execFixture) uint64 {
+			r := fx.a.apply(&Command{Type: CmdSubmit, Now: fx.now, Node: "n1", Body: EncodeSubmit(&Submit{Task: "job", Items: []SubmitItem{{DelayMs: 3_600_000}}})})
+			sr, err := DecodeSubmitResult(r)
+			if err != nil {
+				fx.t.Fatal(err)
+			}
+			id, _ := model.ParseID(sr.Instances[0].ID)
+			return id
+		}},
+		"READY": {base, func(fx *execFixture) uint64 { return fx.trigger() }},
+		"RUNNING": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.lease(id)
+			return id
+		}},
+		"RETRYING": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.lease(id)
+			fx.complete(id, false, true)
+			return id
+		}},
+		"BLOCKED": {base, func(fx *execFixture) uint64 {
+			fx.trigger()
+			return fx.trigger()
+		}},
+		"SKIPPED": {model.Policy{MaxConcurrency: 1, Overlap: "skip"}, func(fx *execFixture) uint64 {
+			fx.trigger()
+			return fx.trigger()
+		}},
+		"WAITING_APPROVAL": {model.Policy{MaxConcurrency: 1, Approval: "before_run"}, func(fx *execFixture) uint64 { return fx.trigger() }},
+		"WAITING_APPROVAL(mid-run)": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.lease(id)
+			fx.do(CmdDecide, Decide{ID: id, Action: DecideRequestApproval, Attempt: 1, Comment: "ok?"})
+			return id
+		}},
+		"SUCCESS": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.lease(id)
+			fx.complete(id, true, false)
+			return id
+		}},
+		"FAILED": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.lease(id)
+			fx.complete(id, false, false)
+			return id
+		}},
+		"CANCELED": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.do(CmdDecide, Decide{ID: id, Action: DecideCancel})
+			return id
+		}},
+		"TERMINATED": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.lease(id)
+			fx.do(CmdDecide, Decide{ID: id, Action: DecideTerminate})
+			return id
+		}},
+	}
+	commands := map[string]func(fx *execFixture, id uint64){
+		"fire": func(fx *execFixture, id uint64) {
+			fx.now += 2 * 3_600_000 // past any due or retry time
+			fx.do(CmdFire, Fire{Instances: []uint64{id}})
+		},
+		"lease": func(fx *execFixture, id uint64) { fx.lease(id) },
+		"heartbeat": func(fx *execFixture, id uint64) {
+			fx.do(CmdHeartbeat, Heartbeat{Executor: "e1", Items: []AttemptRef{{ID: id, Attempt: fx.inst(id).Attempts}}, LeaseMs: 10_000})
+		},
+		"complete-ok":   func(fx *execFixture, id uint64) { fx.complete(id, true, false) },
+		"complete-fail": func(fx *execFixture, id uint64) { fx.complete(id, false, true) },
+		"expire": func(fx *execFixture, id uint64) {
+			fx.now += 3_600_000
+			fx.do(CmdExpire, Expire{Items: []AttemptRef{{ID: id, Attempt: fx.inst(id).Attempts}}})
+		},
+		"approve":   func(fx *execFixture, id uint64) { fx.do(CmdDecide, Decide{ID: id, Action: DecideApprove}) },
+		"reject":    func(fx *execFixture, id uint64) { fx.do(CmdDecide, Decide{ID: id, Action: DecideReject}) },
+		"cancel":    func(fx *execFixture, id uint64) { fx.do(CmdDecide, Decide{ID: id, Action: DecideCancel}) },
+		"terminate": func(fx *execFixture, id uint64) { fx.do(CmdDecide, Decide{ID: id, Action: DecideTerminate}) },
+		"request_approval": func(fx *execFixture, id uint64) {
+			fx.do(CmdDecide, Decide{ID: id, Action: DecideRequestApproval, Attempt: fx.inst(id).Attempts})
+		},
+	}
+	// want[state][command] = resulting state; a missing entry means the
+	// command is rejected or ignored and the state does not change.
+	want := map[string]map[string]string{
+		"SCHEDULED": {"fire": "READY", "cancel": "CANCELED"},
+		"READY":     {"lease": "RUNNING", "cancel": "CANCELED"},
+		"RUNNING": {"complete-ok": "SUCCESS", "complete-fail": "RETRYING", "expire": "RETRYING",
+			"terminate": "TERMINATED", "request_approval": "WAITING_APPROVAL"},
+		"RETRYING":                  {"fire": "READY", "cancel": "CANCELED"},
+		"BLOCKED":                   {"cancel": "CANCELED"},
+		"WAITING_APPROVAL":          {"approve": "READY", "reject": "CANCELED", "cancel": "CANCELED"},
+		"WAITING_APPROVAL(mid-run)": {"approve": "RUNNING", "reject": "CANCELED", "cancel": "CANCELED", "terminate": "TERMINATED", "complete-ok": "SUCCESS", "complete-fail": "RETRYING"},
+		"SUCCESS":                   {},
+		"FAILED":                    {},
+		"CANCELED":                  {},
+		"TERMINATED":                {},
+		"SKIPPED":                   {},
+	}
+	for state, setup := range setups {
+		for cmdName, apply := range commands {
+			t.Run(fmt.Sprintf("%s/%s", state, cmdName), func(t *testing.T) {
+				fx := newExecFixture(t, setup.policy)
+				id := setup.build(fx)
+				start := fx.inst(id).State
+				if wantStart := stateOnly(state); start != wantStart {
+					t.Fatalf("setup: instance is %s, want %s", start, wantStart)
+				}
+				apply(fx, id)
+				got := fx.inst(id).State
+				exp, ok := want[state][cmdName]
+				if !ok {
+					exp = start
+				}
+				if got != exp {
+					t.Fatalf("got %s, want %s", got, exp)
+				}
+			})
+		}
+	}
+}
+
+func stateOnly(s string) string {
+	if s == "WAITING_APPROVAL(mid-run)" {
+		return model.StateWaitingApproval
+	}
+	return s
+}
+
+// TestFSM_ConcurrencyQueue: a finished instance frees its slot and starts
+// the oldest BLOCKED one; retries keep their slot.
+func TestFSM_ConcurrencyQueue(t *testing.T) {
+	fx := newExecFixture(t, model.Policy{MaxConcurrency: 1, Overlap: "queue", MaxRetries: 2})
+	a, b, c := fx.trigger(), fx.trigger(), fx.trigger()
+	if got := []string{fx.inst(a).State, fx.inst(b).State, fx.inst(c).State}; fmt.Sprint(got) != "[READY BLOCKED BLOCKED]" {
+		t.Fatalf("got %v", got)
+	}
+	fx.lease(a)
+	fx.complete(a, false, true) // RETRYING keeps the slot
+	if fx.inst(b).State != model.StateBlocked {
+		t.Fatalf("b started while a retries")
+	}
+	fx.now += 5000
+	fx.do(CmdFire, Fire{Instances: []uint64{a}})
+	fx.lease(a)
+	fx.complete(a, true, false)
+	if fx.inst(a).State != model.StateSuccess || fx.inst(b).State != model.StateReady || fx.inst(c).State != model.StateBlocked {
+		t.Fatalf("after a: %s %s %s", fx.inst(a).State, fx.inst(b).State, fx.inst(c).State)
+	}
+	// Fencing: a report from attempt 1 of a after attempt 2 is refused.
+	r := fx.do(CmdComplete, Complete{ID: a, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: true}})
+	if r.Err == nil || r.Err.Code != model.CodeConflict {
+		t.Fatalf("stale report: got %v, want conflict", r.Err)
+	}
+	in := fx.inst(a)
+	if len(in.AttemptList) != 2 || in.AttemptList[0].Outcome != model.OutcomeFailed || in.AttemptList[1].Outcome != model.OutcomeSuccess {
+		t.Fatalf("attempts: %+v", in.AttemptList)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		name string
+		p    model.Policy
+		n    int
+		want time.Duration
+	}{
+		{"default", model.Policy{}, 1, time.Second},
+		{"fixed", model.Policy{RetryInterval: model.Duration(5 * time.Second)}, 3, 5 * time.Second},
+		{"exponential", model.Policy{RetryInterval: model.Duration(time.Second), Backoff: "exponential"}, 4, 8 * time.Second},
+		{"capped", model.Policy{RetryInterval: model.Duration(time.Second), Backoff: "exponential", MaxRetryInterval: model.Duration(3 * time.Second)}, 4, 3 * time.Second},
+	}
+	for _, tc := range tests {
+		if got := backoff(&tc.p, tc.n); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

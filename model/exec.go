@@ -1,0 +1,129 @@
+package model
+
+import "encoding/json"
+
+// Attempt outcomes.
+const (
+	OutcomeSuccess    = "success"
+	OutcomeFailed     = "failed"
+	OutcomeTimeout    = "timeout"
+	OutcomeLost       = "lost"
+	OutcomeCanceled   = "canceled"
+	OutcomeTerminated = "terminated"
+)
+
+// Attempt is one execution of an instance on one executor.
+type Attempt struct {
+	Number      int    `json:"number"`
+	ExecutionID string `json:"executionId"`
+	Executor    string `json:"executor"`
+	Host        string `json:"host,omitempty"`
+	PID         int    `json:"pid,omitempty"`
+	StartedAt   Time   `json:"startedAt"`
+	EndedAt     Time   `json:"endedAt"`
+	Outcome     string `json:"outcome,omitempty"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	HTTPStatus  int    `json:"httpStatus,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// Output is the last KiB of the attempt's output; the whole kept tail
+	// (64 KiB) is at GET /v1/instances/{id}/log.
+	Output string `json:"output,omitempty"`
+}
+
+// Job is what an executor receives for one attempt.
+type Job struct {
+	InstanceID  string            `json:"instanceId"`
+	ExecutionID string            `json:"executionId"`
+	Task        string            `json:"task"`
+	Attempt     int               `json:"attempt"`
+	ScheduledAt Time              `json:"scheduledAt"`
+	Timezone    string            `json:"timezone,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	Payload     json.RawMessage   `json:"payload,omitempty"`
+	Action      Action            `json:"action"`
+	Policy      Policy            `json:"policy"`
+}
+
+// PollRequest asks for up to Free jobs, waiting up to WaitMs.
+type PollRequest struct {
+	Executor string            `json:"executor"`
+	Host     string            `json:"host,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Free     int               `json:"free"`
+	WaitMs   int64             `json:"waitMs,omitempty"`
+}
+
+// PollResponse hands jobs to an executor, leased to it for LeaseMs.
+type PollResponse struct {
+	Jobs        []Job `json:"jobs"`
+	LeaseMs     int64 `json:"leaseMs"`
+	HeartbeatMs int64 `json:"heartbeatMs"`
+}
+
+// RunningAttempt is one attempt an executor reports alive.
+type RunningAttempt struct {
+	InstanceID string `json:"instanceId"`
+	Attempt    int    `json:"attempt"`
+	// Output is new output since the previous heartbeat (for live logs).
+	Output string `json:"output,omitempty"`
+}
+
+// HeartbeatRequest renews the leases of an executor's running attempts.
+type HeartbeatRequest struct {
+	Executor string           `json:"executor"`
+	Running  []RunningAttempt `json:"running"`
+}
+
+// StopAttempt tells an executor to kill an attempt: it was terminated,
+// canceled, or fenced (a newer attempt exists or its lease was lost).
+type StopAttempt struct {
+	InstanceID string `json:"instanceId"`
+	Attempt    int    `json:"attempt"`
+	Reason     string `json:"reason"`
+}
+
+// HeartbeatResponse lists attempts the executor must stop.
+type HeartbeatResponse struct {
+	Stop []StopAttempt `json:"stop"`
+}
+
+// CompleteRequest reports the end of an attempt. The attempt is named by
+// its execution id in the URL (POST /v1/attempts/{executionId}/complete).
+type CompleteRequest struct {
+	Executor   string `json:"executor"`
+	Host       string `json:"host,omitempty"`
+	PID        int    `json:"pid,omitempty"`
+	Success    bool   `json:"success"`
+	Retryable  bool   `json:"retryable"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
+	Canceled   bool   `json:"canceled,omitempty"`
+	ExitCode   int    `json:"exitCode"`
+	HTTPStatus int    `json:"httpStatus,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Output     string `json:"output,omitempty"`
+}
+
+// ApprovalRequest asks an operator to approve a running attempt.
+type ApprovalRequest struct {
+	Attempt int    `json:"attempt"`
+	Summary string `json:"summary"`
+}
+
+// Decision is an operator's answer (approve, reject, cancel, terminate).
+type Decision struct {
+	Comment string `json:"comment,omitempty"`
+}
+
+// InstanceLog is the kept output of an instance's latest attempt.
+type InstanceLog struct {
+	InstanceID string `json:"instanceId"`
+	Attempt    int    `json:"attempt"`
+	State      string `json:"state"`
+	// Live is true while the attempt runs: Output is what the executor has
+	// streamed so far, not yet committed.
+	Live bool `json:"live"`
+	// Offset is the position of Output's first byte in the attempt's
+	// output (a follower passes it back as ?offset= to get only new bytes).
+	Offset int64  `json:"offset"`
+	Output string `json:"output"`
+}

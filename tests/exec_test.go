@@ -1,0 +1,318 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"ax/client"
+	"ax/localcluster"
+	"ax/model"
+)
+
+// execCluster starts 3 agents (no embedded executor, 2s leases) and two
+// `ax executor` processes.
+func execCluster(t *testing.T) (*localcluster.Cluster, []*localcluster.Node) {
+	t.Helper()
+	c := startCluster(t, 3, "-executor", "false", "-lease", "2s")
+	var execs []*localcluster.Node
+	for _, name := range []string{"exec-a", "exec-b"} {
+		e, err := c.StartExecutor(name, "-capacity", "8", "-log-level", "debug")
+		if err != nil {
+			t.Fatal(err)
+		}
+		execs = append(execs, e)
+	}
+	return c, execs
+}
+
+func shellTask(name, command string, p model.Policy) *model.Task {
+	return &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: command}, Policy: p}
+}
+
+// waitState waits until the instance is in one of the states.
+func waitState(t *testing.T, cl *client.Client, id string, within time.Duration, states ...string) *model.Instance {
+	t.Helper()
+	var in *model.Instance
+	waitFor(t, within, func() error {
+		var err error
+		in, err = cl.GetInstance(context.Background(), id, client.Consistent())
+		if err != nil {
+			return err
+		}
+		for _, s := range states {
+			if in.State == s {
+				return nil
+			}
+		}
+		return fmt.Errorf("instance %s is %s (%s), want %v", id, in.State, in.LastError, states)
+	})
+	return in
+}
+
+func trigger(t *testing.T, cl *client.Client, task string) string {
+	t.Helper()
+	s, err := cl.Trigger(context.Background(), task, model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
+}
+
+func TestExec_TriggersRunExactlyOnce(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	ledger := filepath.Join(t.TempDir(), "ledger")
+	task := shellTask("ledger", "echo $AX_EXECUTION_ID >> "+ledger, model.Policy{MaxConcurrency: 20})
+	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := 0; i < 20; i++ {
+		ids = append(ids, trigger(t, cl, "ledger"))
+	}
+	for _, id := range ids {
+		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	}
+	data, _ := os.ReadFile(ledger)
+	lines := strings.Fields(string(data))
+	sort.Strings(lines)
+	var want []string
+	for _, id := range ids {
+		want = append(want, id+"-1")
+	}
+	sort.Strings(want)
+	if strings.Join(lines, ",") != strings.Join(want, ",") {
+		t.Fatalf("ledger has %d runs %v, want exactly one per instance %v", len(lines), lines, want)
+	}
+}
+
+func TestExec_RetriesThenFails(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	task := shellTask("exit3", "echo try $AX_ATTEMPT; exit 3", model.Policy{MaxRetries: 2, RetryInterval: model.Duration(200 * time.Millisecond)})
+	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, cl, "exit3")
+	in := waitState(t, cl, id, 30*time.Second, model.StateFailed)
+	if in.Attempts != 3 || len(in.AttemptList) != 3 {
+		t.Fatalf("got %d attempts, want 3", in.Attempts)
+	}
+	for _, a := range in.AttemptList {
+		if a.ExitCode == nil || *a.ExitCode != 3 || !strings.Contains(a.Output, "try "+strconv.Itoa(a.Number)) {
+			t.Fatalf("attempt %+v, want exit 3 with its output", a)
+		}
+	}
+	l, err := cl.InstanceLog(ctxT(t, 5*time.Second), id, 0)
+	if err != nil || !strings.Contains(l.Output, "try 3") {
+		t.Fatalf("log: %+v %v", l, err)
+	}
+}
+
+func TestExec_TimeoutKillsProcessGroup(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	pidfile := filepath.Join(t.TempDir(), "child.pid")
+	task := shellTask("slow", "sleep 300 & echo $! > "+pidfile+"; sleep 300", model.Policy{Timeout: model.Duration(time.Second)})
+	task.Policy.MaxRetries = 0
+	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, cl, "slow")
+	in := waitState(t, cl, id, 30*time.Second, model.StateFailed)
+	if in.AttemptList[0].Outcome != model.OutcomeTimeout {
+		t.Fatalf("outcome %q, want timeout", in.AttemptList[0].Outcome)
+	}
+	data, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	waitFor(t, 10*time.Second, func() error {
+		if err := syscall.Kill(pid, 0); err == nil {
+			return fmt.Errorf("background child %d still alive", pid)
+		}
+		return nil
+	})
+}
+
+func TestExec_ExecutorKilledMidRunIsRetriedElsewhere(t *testing.T) {
+	c, execs := execCluster(t)
+	cl := c.Client()
+	task := shellTask("long", "sleep 3; echo done on $AX_EXECUTOR", model.Policy{MaxRetries: 1, RetryInterval: model.Duration(100 * time.Millisecond)})
+	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, cl, "long")
+	in := waitState(t, cl, id, 20*time.Second, model.StateRunning)
+	var victim *localcluster.Node
+	for _, e := range execs {
+		if e.ID == in.Executor {
+			victim = e
+		}
+	}
+	if victim == nil {
+		t.Fatalf("running on unknown executor %q", in.Executor)
+	}
+	victim.Kill()
+	in = waitState(t, cl, id, 40*time.Second, model.StateSuccess)
+	if in.Attempts != 2 || in.AttemptList[0].Outcome != model.OutcomeLost || in.AttemptList[1].Executor == victim.ID {
+		t.Fatalf("attempts %+v, want a lost attempt on %s then a success elsewhere", in.AttemptList, victim.ID)
+	}
+}
+
+func TestExec_LeaderKilledMidRunRecordsOnce(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	task := shellTask("through-failover", "sleep 4; echo finished", model.Policy{MaxRetries: 2})
+	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, cl, "through-failover")
+	waitState(t, cl, id, 20*time.Second, model.StateRunning)
+	leader, err := c.Leader(context.Background(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader.Kill()
+	in := waitState(t, cl, id, 40*time.Second, model.StateSuccess)
+	if in.Attempts != 1 || len(in.AttemptList) != 1 || in.AttemptList[0].Outcome != model.OutcomeSuccess {
+		t.Fatalf("attempts %+v, want the one attempt recorded once as success", in.AttemptList)
+	}
+}
+
+func TestExec_HTTPActionRetriesAndClassifies(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	var hits atomic.Int32
+	var ids []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		ids = append(ids, r.Header.Get("X-AX-Request-ID"))
+		if hits.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	ctx := ctxT(t, 10*time.Second)
+	flaky := &model.Task{Name: "hook", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionHTTP, Method: "POST", URL: srv.URL + "/hook", Body: `{"at":"{{.ScheduledAt}}"}`},
+		Policy: model.Policy{MaxRetries: 2, RetryInterval: model.Duration(100 * time.Millisecond)}}
+	missing := &model.Task{Name: "missing", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionHTTP, URL: srv.URL + "/missing"}, Policy: model.Policy{MaxRetries: 2}}
+	for _, task := range []*model.Task{flaky, missing} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := trigger(t, cl, "hook")
+	in := waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	if in.Attempts != 2 || in.AttemptList[0].HTTPStatus != 500 {
+		t.Fatalf("attempts %+v, want a 500 then a success", in.AttemptList)
+	}
+	if len(ids) != 2 || ids[0] != id+"-1" || ids[1] != id+"-2" {
+		t.Fatalf("X-AX-Request-ID headers %v, want the execution ids", ids)
+	}
+	id = trigger(t, cl, "missing")
+	in = waitState(t, cl, id, 30*time.Second, model.StateFailed)
+	if in.Attempts != 1 || in.AttemptList[0].HTTPStatus != 404 {
+		t.Fatalf("404: attempts %+v, want one, not retried", in.AttemptList)
+	}
+}
+
+func TestExec_ApprovalBeforeAndMidRun(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	ctx := ctxT(t, 60*time.Second)
+	before := shellTask("gated", "echo ran", model.Policy{Approval: "before_run"})
+	mid := shellTask("midrun", axBinary+` approval request -summary "drop table?" && echo approved-path || echo rejected-path`, model.Policy{MaxConcurrency: 5})
+	for _, task := range []*model.Task{before, mid} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := trigger(t, cl, "gated")
+	waitState(t, cl, id, 10*time.Second, model.StateWaitingApproval)
+	if _, err := cl.Decide(ctx, id, "approve", "looks fine"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cl, id, 20*time.Second, model.StateSuccess)
+	id2 := trigger(t, cl, "gated")
+	waitState(t, cl, id2, 10*time.Second, model.StateWaitingApproval)
+	if _, err := cl.Decide(ctx, id2, "reject", "no"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cl, id2, 10*time.Second, model.StateCanceled)
+
+	id3 := trigger(t, cl, "midrun")
+	waitState(t, cl, id3, 20*time.Second, model.StateWaitingApproval)
+	if _, err := cl.Decide(ctx, id3, "approve", ""); err != nil {
+		t.Fatal(err)
+	}
+	in := waitState(t, cl, id3, 20*time.Second, model.StateSuccess)
+	if !strings.Contains(in.AttemptList[0].Output, "approved-path") {
+		t.Fatalf("mid-run approved output %q", in.AttemptList[0].Output)
+	}
+	id4 := trigger(t, cl, "midrun")
+	waitState(t, cl, id4, 20*time.Second, model.StateWaitingApproval)
+	if _, err := cl.Decide(ctx, id4, "reject", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cl, id4, 20*time.Second, model.StateCanceled)
+}
+
+func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	ctx := ctxT(t, 60*time.Second)
+	skip := shellTask("skipper", "sleep 30", model.Policy{Overlap: "skip"})
+	queue := shellTask("queuer", "sleep 1", model.Policy{Overlap: "queue"})
+	for _, task := range []*model.Task{skip, queue} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := trigger(t, cl, "skipper")
+	waitState(t, cl, first, 20*time.Second, model.StateRunning)
+	second := trigger(t, cl, "skipper")
+	waitState(t, cl, second, 5*time.Second, model.StateSkipped)
+	// Terminate kills the running attempt's process group.
+	if _, err := cl.Decide(ctx, first, "terminate", "stop it"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cl, first, 5*time.Second, model.StateTerminated)
+
+	var qs []string
+	for i := 0; i < 3; i++ {
+		qs = append(qs, trigger(t, cl, "queuer"))
+	}
+	for _, id := range qs {
+		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	}
+	// Queued instances ran one at a time, in order.
+	var prevEnd time.Time
+	for _, id := range qs {
+		in, _ := cl.GetInstance(ctx, id, client.Consistent())
+		if in.StartedAt.Before(prevEnd) {
+			t.Fatalf("instance %s started %s before the previous ended %s", id, in.StartedAt, prevEnd)
+		}
+		prevEnd = in.FinishedAt.Time
+	}
+}
