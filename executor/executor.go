@@ -286,4 +286,3 @@ func (e *Executor) Running() []string {
 	}
 	return out
 }
-

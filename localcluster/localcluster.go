@@ -290,7 +290,6 @@ func WaitFor(ctx context.Context, within time.Duration, cond func() error) error
 	}
 }
 
-
 // StartExecutor starts an `ax executor` process connected to every node.
 // It is stopped by Close like the agents.
 func (c *Cluster) StartExecutor(name string, args ...string) (*Node, error) {
