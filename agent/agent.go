@@ -18,7 +18,6 @@ import (
 	"ax/api"
 	"ax/client"
 	"ax/dispatch"
-	"ax/executor"
 	"ax/fsm"
 	"ax/raftnode"
 	"ax/sched"
@@ -152,7 +151,7 @@ func New(cfg Config) (*Agent, error) {
 	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, Logger: a.log, Now: cfg.Clock.Now})
 	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
 	if cfg.Executor {
-		ex, err := executor.New(executor.Config{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: cfg.Token,
+		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: cfg.Token,
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log})
 		if err != nil {
 			node.Close()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"sort"
 	"strconv"
 	"time"
 
@@ -58,6 +60,15 @@ func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
 				return err
 			}
 			in.AttemptList = append(in.AttemptList, a)
+			in.Events = append(in.Events, model.Event{Time: a.StartedAt, Type: "started",
+				Message: fmt.Sprintf("attempt %d on executor %s (%s)", a.Number, a.Executor, a.Host)})
+			if !a.EndedAt.IsZero() {
+				msg := fmt.Sprintf("attempt %d %s", a.Number, a.Outcome)
+				if a.Error != "" {
+					msg += ": " + a.Error
+				}
+				in.Events = append(in.Events, model.Event{Time: a.EndedAt, Type: "attempt_" + a.Outcome, Message: msg})
+			}
 		}
 		prefix := u64key(id)
 		c := tx.Bucket(bktInstEvents).Cursor()
@@ -68,6 +79,7 @@ func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
 			}
 			in.Events = append(in.Events, e)
 		}
+		sort.SliceStable(in.Events, func(i, j int) bool { return in.Events[i].Time.Before(in.Events[j].Time.Time) })
 		return nil
 	})
 	if err != nil {

@@ -174,7 +174,8 @@ func (s *Scheduler) Stats() Stats {
 	return st
 }
 
-// Run loads the state and fires until ctx ends (the term is over).
+// Run loads the state and fires until ctx ends (the term is over). It is
+// called once: a new term gets a new Scheduler.
 func (s *Scheduler) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup

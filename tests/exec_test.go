@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -314,5 +315,76 @@ func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
 			t.Fatalf("instance %s started %s before the previous ended %s", id, in.StartedAt, prevEnd)
 		}
 		prevEnd = in.FinishedAt.Time
+	}
+}
+
+func TestExec_SDKHandlers(t *testing.T) {
+	c := startCluster(t, 3, "-executor", "false", "-lease", "2s")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sdk-worker")
+	if out, err := exec.Command("go", "build", "-o", bin, "ax/examples/sdk-worker").CombinedOutput(); err != nil {
+		t.Fatalf("build example: %v\n%s", err, out)
+	}
+	ledger := filepath.Join(dir, "ledger")
+	worker := exec.Command(bin, "-server", strings.Join(c.Addrs(), ","), "-ledger", ledger)
+	worker.Stdout, worker.Stderr = os.Stderr, os.Stderr
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { worker.Process.Kill(); worker.Wait() })
+	cl := c.Client()
+	ctx := ctxT(t, 60*time.Second)
+	for _, task := range []*model.Task{
+		{Name: "greet", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionSDK, Handler: "greet"}, Policy: model.Policy{MaxConcurrency: 5}},
+		{Name: "charge", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionSDK, Handler: "charge"}, Policy: model.Policy{MaxRetries: 3}},
+	} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for i := 0; i < 5; i++ {
+		s, err := cl.Trigger(ctx, "greet", model.TriggerRequest{Params: map[string]string{"who": fmt.Sprint("w", i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	for _, id := range ids {
+		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	}
+	data, _ := os.ReadFile(ledger)
+	if n := len(strings.Fields(string(data))); n != 5 {
+		t.Fatalf("ledger has %d runs, want 5", n)
+	}
+	// A permanent handler error is not retried.
+	s, err := cl.Submit(ctx, "charge", model.SubmitRequest{Payload: []byte(`{"amount":0}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := waitState(t, cl, s.ID, 30*time.Second, model.StateFailed)
+	if in.Attempts != 1 {
+		t.Fatalf("permanent error retried: %d attempts", in.Attempts)
+	}
+}
+
+func TestExec_LabelRouting(t *testing.T) {
+	c := startCluster(t, 3, "-executor", "false")
+	if _, err := c.StartExecutor("plain"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartExecutor("gpu-box", "-labels", "pool=gpu"); err != nil {
+		t.Fatal(err)
+	}
+	cl := c.Client()
+	task := shellTask("train", "echo training", model.Policy{MaxConcurrency: 3, ExecutorLabels: map[string]string{"pool": "gpu"}})
+	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		in := waitState(t, cl, trigger(t, cl, "train"), 30*time.Second, model.StateSuccess)
+		if in.Executor != "gpu-box" {
+			t.Fatalf("ran on %q, want gpu-box (the only executor with pool=gpu)", in.Executor)
+		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"ax/client"
-	"ax/executor"
 	"ax/model"
 )
 
@@ -52,7 +51,7 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ex, err := executor.New(executor.Config{
+	ex, err := client.NewWorker(client.WorkerConfig{
 		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}),
 	})

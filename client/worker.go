@@ -1,10 +1,12 @@
-// Package executor runs ax work: it long-polls any agent for jobs, runs
-// each attempt with package action (never more than Capacity at once),
-// renews the attempts' leases with batched heartbeats, and reports each
-// attempt's end. Polling and heartbeats use their own HTTP clients and
+package client
+
+// Worker is the executor side of ax: it long-polls any agent for jobs,
+// runs each attempt with package action (never more than Capacity at
+// once), renews the attempts' leases with batched heartbeats, and reports
+// each attempt's end. Polling and heartbeats use their own HTTP clients and
 // goroutines, apart from the work itself, so a slow or stuck action never
-// delays a heartbeat.
-package executor
+// delays a heartbeat. `ax executor` is a Worker; a Go program becomes an
+// executor for its own "sdk" handlers with NewWorker and Run.
 
 import (
 	"context"
@@ -19,31 +21,30 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"ax/action"
-	"ax/client"
 	"ax/model"
 )
 
-// Config configures an Executor.
-type Config struct {
+// WorkerConfig configures a Worker.
+type WorkerConfig struct {
 	Servers  []string // agent HTTP addresses; any node works
 	Name     string   // unique executor name
 	Host     string   // reported with attempts; default the hostname
 	Labels   map[string]string
 	Capacity int // attempts at once; default 16
 	Token    string
-	Handlers map[string]action.Handler // sdk handlers
+	Handlers map[string]Handler // sdk handlers, by name
 	Logger   hclog.Logger
 	// PollWait is the long-poll wait; default 20s.
 	PollWait time.Duration
 }
 
-// Executor is one worker process's connection to the cluster.
-type Executor struct {
-	cfg    Config
+// Worker is one executor's connection to the cluster.
+type Worker struct {
+	cfg    WorkerConfig
 	log    hclog.Logger
-	poll   *client.Client
-	beat   *client.Client
-	report *client.Client
+	poll   *Client
+	beat   *Client
+	report *Client
 	runner *action.Runner
 
 	mu      sync.Mutex
@@ -79,17 +80,17 @@ func (a *attempt) takeOutput() string {
 	return s
 }
 
-func newClient(cfg Config) *client.Client {
+func newWorkerClient(cfg WorkerConfig) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
-	return client.New(client.Config{Addrs: cfg.Servers, Token: cfg.Token, Actor: "executor:" + cfg.Name,
+	return New(Config{Addrs: cfg.Servers, Token: cfg.Token, Actor: "executor:" + cfg.Name,
 		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second})
 }
 
-// New returns an executor.
-func New(cfg Config) (*Executor, error) {
+// NewWorker returns a worker.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Name == "" || len(cfg.Servers) == 0 {
-		return nil, errors.New("executor: Name and Servers are required")
+		return nil, errors.New("client: worker Name and Servers are required")
 	}
 	if err := model.ValidateName("name", cfg.Name); err != nil {
 		return nil, err
@@ -106,9 +107,9 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	e := &Executor{
+	e := &Worker{
 		cfg: cfg, log: cfg.Logger.Named("executor").With("executor", cfg.Name),
-		poll: newClient(cfg), beat: newClient(cfg), report: newClient(cfg),
+		poll: newWorkerClient(cfg), beat: newWorkerClient(cfg), report: newWorkerClient(cfg),
 		runner:  &action.Runner{Handlers: cfg.Handlers},
 		running: map[string]*attempt{}, hbEvery: 2 * time.Second,
 		slots: make(chan struct{}, cfg.Capacity),
@@ -118,7 +119,7 @@ func New(cfg Config) (*Executor, error) {
 
 // Run polls and runs jobs until ctx ends; running attempts are then
 // stopped and reported as canceled.
-func (e *Executor) Run(ctx context.Context) error {
+func (e *Worker) Run(ctx context.Context) error {
 	e.log.Info("executor started", "servers", strings.Join(e.cfg.Servers, ","), "capacity", e.cfg.Capacity, "labels", e.cfg.Labels)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -175,7 +176,7 @@ func (e *Executor) Run(ctx context.Context) error {
 }
 
 // runJob runs one attempt and reports its end.
-func (e *Executor) runJob(ctx context.Context, job model.Job) {
+func (e *Worker) runJob(ctx context.Context, job model.Job) {
 	actx, cancel := context.WithCancel(context.Background())
 	a := &attempt{job: job, cancel: cancel}
 	e.mu.Lock()
@@ -203,7 +204,7 @@ func (e *Executor) runJob(ctx context.Context, job model.Job) {
 	e.log.Info("attempt ended", "execution", job.ExecutionID, "success", res.Success, "error", res.Error)
 }
 
-func (e *Executor) actionJob(job model.Job) action.Job {
+func (e *Worker) actionJob(job model.Job) action.Job {
 	return action.Job{
 		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
 		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
@@ -215,12 +216,12 @@ func (e *Executor) actionJob(job model.Job) action.Job {
 
 // complete reports an attempt's end, retrying across servers until it is
 // recorded or refused (a fenced attempt).
-func (e *Executor) complete(job model.Job, rep model.CompleteRequest) {
-	key := client.NewRequestID()
+func (e *Worker) complete(job model.Job, rep model.CompleteRequest) {
+	key := NewRequestID()
 	for try := 0; try < 60; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		err := e.report.Do(ctx, client.Request{Method: http.MethodPost, Path: "/v1/attempts/" + job.ExecutionID + "/complete",
-			Body: rep, Header: http.Header{client.HeaderIdempotencyKey: {key}}}, nil)
+		err := e.report.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/" + job.ExecutionID + "/complete",
+			Body: rep, Header: http.Header{HeaderIdempotencyKey: {key}}}, nil)
 		cancel()
 		if err == nil {
 			return
@@ -236,7 +237,7 @@ func (e *Executor) complete(job model.Job, rep model.CompleteRequest) {
 
 // heartbeats renews leases of running attempts and stops the ones the
 // cluster says to stop (terminated, canceled, fenced).
-func (e *Executor) heartbeats(ctx context.Context) {
+func (e *Worker) heartbeats(ctx context.Context) {
 	for {
 		e.mu.Lock()
 		every := e.hbEvery
@@ -277,7 +278,7 @@ func (e *Executor) heartbeats(ctx context.Context) {
 }
 
 // Running returns the execution ids of attempts running now.
-func (e *Executor) Running() []string {
+func (e *Worker) Running() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []string
@@ -286,3 +287,14 @@ func (e *Executor) Running() []string {
 	}
 	return out
 }
+
+// Handler is a Go function that runs jobs of tasks whose action is
+// {"type": "sdk", "handler": NAME}. Returning nil is success; an error is a
+// retryable failure unless it wraps ErrPermanent.
+type Handler = action.Handler
+
+// Job is what a Handler receives.
+type Job = action.Job
+
+// ErrPermanent marks a handler error as not retryable.
+var ErrPermanent = action.ErrPermanent
