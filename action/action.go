@@ -151,14 +151,15 @@ type Runner struct {
 	HTTPClient *http.Client
 }
 
-// Run runs one attempt of job and reports its outcome; it never panics on
-// bad input and returns only when the attempt is over (for a shell action:
-// when its whole process group is gone).
+// Run runs one attempt of job and reports its outcome. It returns only when
+// the attempt is over: for a shell action, when the shell has exited and
+// the rest of its process group is gone (killed if need be).
 //
 // live, which may be nil, receives the output as it is produced, for
 // streaming logs: a shell command's stdout and stderr, an HTTP response's
 // body head, what an SDK handler writes to Output(ctx). Its errors are
-// ignored, and it is not written after Run returns.
+// ignored, and it is not written after Run returns. It should not block:
+// output is not read while it does.
 //
 // The timeout is the action's Timeout if set, else the policy's (for HTTP,
 // else DefaultHTTPTimeout). Cancelling ctx stops the attempt the same way

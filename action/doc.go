@@ -59,8 +59,8 @@
 //	echo "Hello {{.Params.name}}"  becomes  echo "Hello O'Brien" (with \ $ ` " escaped)
 //	echo 'id={{.Params.name}}'     becomes  echo 'id=O'\''Brien'
 //
-// Places where no quoting is safe (inside `...`, ${...} or $((...)), a
-// here-document, right after a backslash or a $) fail the attempt; read
-// "$AX_PARAM_NAME" there. In an HTTP url or body values are inserted as
+// Places where no quoting is safe (inside `...`, ${...}, $((...)) or
+// $'...', a here-document, right after a backslash or a $, after a case
+// statement inside $(...)) fail the attempt; read "$AX_PARAM_NAME" there. In an HTTP url or body values are inserted as
 // they are: use {{urlquery .Params.x}} in a query string.
 package action

@@ -90,6 +90,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer) Result {
 		// The shell is done; what it left running in its group goes too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+	awaitGroupGone(pgid, drainTimeout)
 
 	// Everything that could write is gone (unless it left the group): read
 	// what is left in the pipe.
@@ -150,6 +151,15 @@ func (r *Runner) terminate(pgid int, exited <-chan struct{}) string {
 		}
 	}
 	return "SIGTERM"
+}
+
+// awaitGroupGone waits, at most bound, until process group pgid has no
+// live member.
+func awaitGroupGone(pgid int, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // retryableExit reports whether exit code code may be retried: any

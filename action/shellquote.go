@@ -20,8 +20,9 @@ import (
 //	# {{.Params.v}}               newlines dropped, so it stays a comment
 //
 // Places where no quoting is safe are refused: inside `...` (use $(...)),
-// inside ${...} or $((...)), in a here-document, right after a backslash or
-// a $. There,
+// inside ${...}, $((...)) or $'...', in a here-document, right after a
+// backslash or a $, and after constructs where this reading could differ
+// from the shell's (a case statement inside $(...)). There,
 // scripts read the value from its environment variable ("$AX_PARAM_V",
 // "$AX_PAYLOAD") instead.
 
@@ -49,6 +50,11 @@ type shellQuoter struct {
 	wordStart bool // the next byte starts a word (for '#')
 	dollar    bool // the last byte copied was an unescaped '$'
 	heredocs  []heredoc
+	// lost is set where this reading may part from the shell's: after a
+	// case statement inside $(...) (whose pattern's ')' looks like the
+	// end of the substitution) or a $'...' string with \' in it (dash
+	// and bash end it at different quotes). Values after it are refused.
+	lost string
 }
 
 // quoteShell replaces the markers in s by their values, quoted for their
@@ -139,7 +145,7 @@ func (q *shellQuoter) run() error {
 				continue
 			case '$':
 				if q.dollarOpen() {
-					q.dollar = false
+					q.dollar, q.wordStart = false, true
 					continue
 				}
 				dollar = true
@@ -179,11 +185,23 @@ func (q *shellQuoter) run() error {
 				continue
 			}
 		case '$':
+			if q.peek(1) == '\'' {
+				if err := q.ansiC(); err != nil {
+					return err
+				}
+				q.dollar, q.wordStart = false, false
+				continue
+			}
 			if q.dollarOpen() {
 				q.dollar, q.wordStart = false, true
 				continue
 			}
 			dollar = true
+		case 'c':
+			if q.wordStart && f.closer == ')' && !f.arith && strings.HasPrefix(q.src[q.i:], "case") &&
+				strings.IndexByte(" \t\n", q.peek(4)) >= 0 {
+				q.lost = "after a case statement inside $(...)"
+			}
 		case '(':
 			if f.closer == ')' {
 				f.depth++
@@ -231,6 +249,9 @@ func (q *shellQuoter) run() error {
 func (q *shellQuoter) value(f *shellFrame) error {
 	if q.dollar {
 		return refuse("right after a $", "remove the $")
+	}
+	if q.lost != "" {
+		return refuse(q.lost, envHint)
 	}
 	if !f.double && f.closer == '}' {
 		return refuse("inside ${...}", envHint)
@@ -297,6 +318,28 @@ func (q *shellQuoter) single() error {
 				return err
 			}
 			q.out.WriteString(strings.ReplaceAll(v, "'", `'\''`))
+		default:
+			q.copy(1)
+		}
+	}
+	return nil
+}
+
+// ansiC copies a $'...' string (bash), in which values are refused.
+func (q *shellQuoter) ansiC() error {
+	q.copy(2)
+	for q.i < len(q.src) {
+		switch q.src[q.i] {
+		case '\'':
+			q.copy(1)
+			return nil
+		case '\\':
+			if q.peek(1) == '\'' {
+				q.lost = "after a $'...' string with \\' in it"
+			}
+			q.copy(min(2, len(q.src)-q.i))
+		case 0:
+			return refuse("inside $'...'", envHint)
 		default:
 			q.copy(1)
 		}

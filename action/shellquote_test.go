@@ -31,6 +31,8 @@ func TestExpandCommand(t *testing.T) {
 		{name: "payload", command: "echo {{.Payload}}", want: `echo '{"k":"v'\''"}'`},
 		{name: "printf of a value", command: `echo {{printf "%s-x" .Params.v}}`, value: "a b", want: `echo 'a b'-x`},
 		{name: "eq compares the value", command: `{{if eq .Params.v "full"}}echo full{{end}}`, value: "full", want: "echo full"},
+		{name: "after ansi-c string", command: `echo $'a\tb' {{.Params.v}}`, value: "x y", want: `echo $'a\tb' 'x y'`},
+		{name: "case at top level", command: "case a in a) echo {{.Params.v}};; esac", value: "x y", want: "case a in a) echo 'x y';; esac"},
 		{name: "ax values are not quoted", command: "echo {{.Task}}", want: "echo t"},
 
 		{name: "backquotes", command: "echo `echo {{.Params.v}}`", value: "x", wantErr: "inside `...`"},
@@ -44,6 +46,9 @@ func TestExpandCommand(t *testing.T) {
 		{name: "after backslash in double quotes", command: `echo "\{{.Params.v}}"`, value: "x", wantErr: "after a backslash"},
 		{name: "after dollar", command: `echo ${{.Params.v}}`, value: "x", wantErr: "after a $"},
 		{name: "after dollar in double quotes", command: `echo "${{.Params.v}}"`, value: "(x)", wantErr: "after a $"},
+		{name: "ansi-c string", command: "echo $'a {{.Params.v}}'", value: "x", wantErr: "inside $'...'"},
+		{name: "after ansi-c string with escaped quote", command: `echo $'it\'s' {{.Params.v}}`, value: "x", wantErr: "after a $'...' string"},
+		{name: "case inside command substitution", command: "echo \"$(case a in a) echo {{.Params.v}};; esac)\"", value: "x", wantErr: "after a case statement"},
 		{name: "NUL in value", command: "echo {{.Params.v}}", value: "a\x00b", wantErr: "NUL"},
 		{name: "NUL in command", command: "echo a\x00b", wantErr: "NUL"},
 		{name: "parse error", command: "echo {{.Params.v", wantErr: "bad command template"},
@@ -66,4 +71,17 @@ func TestExpandCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzExpandCommand(f *testing.F) {
+	f.Add("echo {{.Params.v}}", "x")
+	f.Add("echo \"$(echo '{{.Params.v}}')\" # {{.Payload}}", "'\"$`\\\n")
+	f.Add("cat <<-E\n\tE\necho ${x:-$((1<<2))} `a` {{.Params.v}}", "a b")
+	f.Fuzz(func(t *testing.T, command, value string) {
+		job := Job{Params: map[string]string{"v": value}, Payload: []byte(`"p"`)}
+		got, err := expandCommand(command, job)
+		if err == nil && strings.IndexByte(value, 0) < 0 && strings.IndexByte(got, 0) >= 0 {
+			t.Errorf("expanded command %q has a NUL byte", got)
+		}
+	})
 }

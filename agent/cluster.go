@@ -319,7 +319,7 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		Node: a.cfg.NodeID, Role: a.node.State(), Leader: leaderID,
 		Time: model.Time{Time: a.now().UTC()}, AppliedIndex: a.fsm.AppliedIndex(),
 		CommitIndex: a.node.CommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
-		Pending: a.fsm.Pending(), LastFired: a.fsm.LastFired(),
+		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
 	}
 	if s := a.sched.Load(); s != nil {
 		h.WheelSize = s.Stats().WheelSize

@@ -285,6 +285,17 @@ func (f *FSM) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error
 	})
 }
 
+// ActiveCount returns the number of READY, RUNNING, RETRYING, BLOCKED and
+// WAITING_APPROVAL instances (it walks that index: cheap while it is small).
+func (f *FSM) ActiveCount() int {
+	n := 0
+	_ = f.view(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bktActive).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
 // Pending returns the number of SCHEDULED instances.
 func (f *FSM) Pending() int {
 	n := 0

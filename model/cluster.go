@@ -53,6 +53,9 @@ type Health struct {
 	Tasks        int    `json:"tasks"`
 	// Pending counts SCHEDULED (delayed) instances.
 	Pending int `json:"pending"`
+	// Active counts READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL
+	// instances.
+	Active int `json:"active"`
 	// LastFired is the id of the instance that became READY last.
 	LastFired string `json:"lastFired,omitempty"`
 	// WheelSize is the number of timers in this node's timing wheel (only

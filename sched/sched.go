@@ -3,6 +3,7 @@ package sched
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -286,9 +287,13 @@ func (s *Scheduler) onExpired(ctx context.Context, batch []wheel.Expired) {
 
 func (s *Scheduler) onChanged(ctx context.Context, name string) {
 	ts, err := s.store.TaskSchedule(name)
+	if errors.Is(err, model.ErrNotFound) {
+		s.drop(name) // deleted
+		return
+	}
 	if err != nil {
-		// Deleted: drop the timer.
-		s.drop(name)
+		// Keep the current timer; the next change or term reloads it.
+		s.log.Error("reloading a changed task failed", "task", name, "error", err)
 		return
 	}
 	out := s.reschedule(ts, s.cfg.Clock.Now(), nil)

@@ -25,7 +25,7 @@ import (
 // `ax executor` processes.
 func execCluster(t *testing.T) (*localcluster.Cluster, []*localcluster.Node) {
 	t.Helper()
-	c := startCluster(t, 3, "-executor", "false", "-lease", "2s")
+	c := startCluster(t, 3, "-lease", "2s")
 	var execs []*localcluster.Node
 	for _, name := range []string{"exec-a", "exec-b"} {
 		e, err := c.StartExecutor(name, "-capacity", "8", "-log-level", "debug")
@@ -319,7 +319,7 @@ func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
 }
 
 func TestExec_SDKHandlers(t *testing.T) {
-	c := startCluster(t, 3, "-executor", "false", "-lease", "2s")
+	c := startCluster(t, 3, "-lease", "2s")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sdk-worker")
 	if out, err := exec.Command("go", "build", "-o", bin, "ax/examples/sdk-worker").CombinedOutput(); err != nil {
@@ -369,7 +369,7 @@ func TestExec_SDKHandlers(t *testing.T) {
 }
 
 func TestExec_LabelRouting(t *testing.T) {
-	c := startCluster(t, 3, "-executor", "false")
+	c := startCluster(t, 3)
 	if _, err := c.StartExecutor("plain"); err != nil {
 		t.Fatal(err)
 	}

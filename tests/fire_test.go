@@ -185,7 +185,9 @@ func TestFire_DelayedSubmissionsAcrossLeaderKill(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := ctxT(t, 120*time.Second)
 	cl := c.Client()
-	if _, err := cl.PutTask(ctx, eventTask("delayed")); err != nil {
+	delayed := eventTask("delayed")
+	delayed.Policy.MaxConcurrency = 10000 // no executor runs them: all stay READY
+	if _, err := cl.PutTask(ctx, delayed); err != nil {
 		t.Fatal(err)
 	}
 	const total = 10000

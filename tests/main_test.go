@@ -51,7 +51,9 @@ func startClusterToken(t *testing.T, n int, token string, args ...string) *local
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	args = append([]string{"-log-level", "debug"}, args...)
+	// No embedded executor unless a test asks: tests that run work start
+	// ax executor processes of their own.
+	args = append([]string{"-log-level", "debug", "-executor", "false"}, args...)
 	c, err := localcluster.Start(ctx, localcluster.Config{Binary: axBinary, Nodes: n, Dir: dir, Args: args, Token: token})
 	if err != nil {
 		dumpLogs(t, dir)

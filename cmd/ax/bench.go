@@ -30,11 +30,15 @@ Without -addr it starts a temporary 3-node loopback cluster of this binary
 
 submit: delayed submissions/s committed, batched (arrays) and single.
 fire: fires at given rates; lateness (firedAt - scheduledAt) percentiles.
+run: end to end, submission to SUCCESS, through executors (sdk no-op
+handlers in this process, or shell "true" in ax executor processes);
+dispatch latency (firedAt -> startedAt) at a paced rate.
 
 Examples:
 	ax bench tasks -clients 1,8,64 -n 4000
 	ax bench submit -batch 1000 -n 200000 -clients 4 -single-clients 64 -single-n 40000
 	ax bench fire -rates 1000,10000,50000 -seconds 4
+	ax bench run -n 50000 -executors 2 -rate 1000
 	ax bench tasks -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -clients 64 -n 20000
 `
 }
@@ -51,10 +55,15 @@ func (c *benchCommand) Run(ctx context.Context, args []string) error {
 		return runBenchSubmit(ctx, args[1:])
 	case "fire":
 		return runBenchFire(ctx, args[1:])
+	case "run":
+		return runBenchRun(ctx, args[1:])
 	default:
 		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit or fire", args[0])
 	}
 }
+
+// benchLocal is the temporary cluster benchCluster started, if any.
+var benchLocal *localcluster.Cluster
 
 // benchCluster returns a client for -addr, or starts a temporary loopback
 // cluster of this binary when -addr is empty.
@@ -80,6 +89,7 @@ func benchCluster(ctx context.Context, cf *clientFlags, nodes int, extra ...stri
 	}
 	cf.addr = strings.Join(lc.Addrs(), ",")
 	cl, err := cf.client()
+	benchLocal = lc
 	return cl, func() { lc.Close(); os.RemoveAll(dir) }, err
 }
 
