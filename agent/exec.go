@@ -64,6 +64,19 @@ func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, 
 	return out, err
 }
 
+// CompleteBatch implements api.Backend.
+func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
+	if d := a.dispatcher(); d != nil {
+		return d.CompleteBatch(ctx, c.RequestID, items)
+	}
+	var out []model.CompleteOutcome
+	err := a.toLeader(ctx, func(leader string) (err error) {
+		out, err = a.clientFor(leader).CompleteBatch(ctx, items)
+		return err
+	})
+	return out, err
+}
+
 // Decide implements api.Backend.
 func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, attempt int, comment string) (string, error) {
 	n, err := model.ParseID(id)

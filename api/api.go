@@ -102,6 +102,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/executors/poll", s.authExec(s.poll))
 	m.HandleFunc("POST /v1/executors/heartbeat", s.authExec(s.heartbeat))
 	m.HandleFunc("POST /v1/attempts/{id}/complete", s.authExec(s.complete))
+	m.HandleFunc("POST /v1/attempts/complete", s.authExec(s.completeBatch))
 
 	m.HandleFunc("POST /v1/cluster/join", s.auth(s.join))
 	m.HandleFunc("GET /v1/cluster", s.auth(s.cluster))

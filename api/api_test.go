@@ -244,6 +244,14 @@ func (f *fakeBackend) Complete(ctx context.Context, c api.Caller, executionID st
 	return model.StateSuccess, nil
 }
 
+func (f *fakeBackend) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
+	f.record(ctx, call{Method: "CompleteBatch", Caller: c})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return make([]model.CompleteOutcome, len(items)), nil
+}
+
 func (f *fakeBackend) ReadBarrier(ctx context.Context) error {
 	f.record(ctx, call{Method: "ReadBarrier"})
 	return f.BarrierErr

@@ -42,6 +42,7 @@ type Backend interface {
 	Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error)
 	Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error)
 	Complete(ctx context.Context, c Caller, executionID string, req model.CompleteRequest) (string, error)
+	CompleteBatch(ctx context.Context, c Caller, reports []model.CompleteItem) ([]model.CompleteOutcome, error)
 	ListInstances(ctx context.Context, f model.InstanceFilter) (*model.InstanceList, error)
 
 	// ReadBarrier returns once this node's state reflects every write

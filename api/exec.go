@@ -183,3 +183,38 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, l)
 }
+
+// completeBatch takes several attempt reports in one request (executors
+// batch their reports under load).
+func (s *Server) completeBatch(w http.ResponseWriter, r *http.Request) {
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var items []model.CompleteItem
+	if err := decode(r, &items); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(items) == 0 || len(items) > 1024 {
+		writeError(w, model.FieldErrorf("", "want 1 to 1024 reports, got %d", len(items)))
+		return
+	}
+	for i, it := range items {
+		if err := model.ValidateName("["+strconv.Itoa(i)+"].report.executor", it.Report.Executor); err != nil {
+			writeError(w, err)
+			return
+		}
+		if it.Report.Executor != items[0].Report.Executor {
+			writeError(w, model.FieldErrorf("["+strconv.Itoa(i)+"].report.executor", "all reports of a batch come from one executor"))
+			return
+		}
+	}
+	out, err := s.b.CompleteBatch(r.Context(), c, items)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

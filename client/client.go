@@ -464,3 +464,9 @@ func (c *Client) InstanceLog(ctx context.Context, id string, offset int64) (*mod
 	}
 	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id) + "/log", Query: q}, &r)
 }
+
+// CompleteBatch reports the ends of several attempts of one executor.
+func (c *Client) CompleteBatch(ctx context.Context, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
+	var r []model.CompleteOutcome
+	return r, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/complete", Body: items}, &r)
+}

@@ -51,6 +51,7 @@ type Worker struct {
 	running map[string]*attempt // by execution id
 	hbEvery time.Duration
 	slots   chan struct{}
+	reports chan pendingReport
 }
 
 type attempt struct {
@@ -112,7 +113,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		poll: newWorkerClient(cfg), beat: newWorkerClient(cfg), report: newWorkerClient(cfg),
 		runner:  &action.Runner{Handlers: cfg.Handlers},
 		running: map[string]*attempt{}, hbEvery: 2 * time.Second,
-		slots: make(chan struct{}, cfg.Capacity),
+		slots: make(chan struct{}, cfg.Capacity), reports: make(chan pendingReport, cfg.Capacity),
 	}
 	return e, nil
 }
@@ -122,11 +123,13 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 func (e *Worker) Run(ctx context.Context) error {
 	e.log.Info("executor started", "servers", strings.Join(e.cfg.Servers, ","), "capacity", e.cfg.Capacity, "labels", e.cfg.Labels)
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); e.heartbeats(ctx) }()
+	go func() { defer wg.Done(); e.reporter() }()
 	var work sync.WaitGroup
 	defer func() {
 		work.Wait()
+		close(e.reports)
 		wg.Wait()
 	}()
 	backoff := 100 * time.Millisecond
@@ -197,7 +200,9 @@ func (e *Worker) runJob(ctx context.Context, job model.Job) {
 		// Work cut short by this executor's own shutdown may run elsewhere.
 		report.Retryable = a.reason == "executor shutting down"
 	}
-	e.complete(job, report)
+	done := make(chan struct{})
+	e.reports <- pendingReport{item: model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, done: done}
+	<-done // keep heartbeating the attempt until its end is recorded
 	e.mu.Lock()
 	delete(e.running, job.ExecutionID)
 	e.mu.Unlock()
@@ -214,24 +219,56 @@ func (e *Worker) actionJob(job model.Job) action.Job {
 	}
 }
 
-// complete reports an attempt's end, retrying across servers until it is
+type pendingReport struct {
+	item model.CompleteItem
+	done chan struct{}
+}
+
+// reporter sends attempt reports in batches (whatever queued while the
+// previous batch was in flight), retrying across servers until each is
 // recorded or refused (a fenced attempt).
-func (e *Worker) complete(job model.Job, rep model.CompleteRequest) {
-	key := NewRequestID()
-	for try := 0; try < 60; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		err := e.report.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/" + job.ExecutionID + "/complete",
-			Body: rep, Header: http.Header{HeaderIdempotencyKey: {key}}}, nil)
-		cancel()
-		if err == nil {
-			return
+func (e *Worker) reporter() {
+	for first := range e.reports {
+		batch := []pendingReport{first}
+	drain:
+		for len(batch) < 256 {
+			select {
+			case p := <-e.reports:
+				batch = append(batch, p)
+			default:
+				break drain
+			}
 		}
-		if errors.Is(err, model.ErrConflict) || errors.Is(err, model.ErrNotFound) {
-			e.log.Warn("attempt report refused", "execution", job.ExecutionID, "error", err)
-			return
+		items := make([]model.CompleteItem, len(batch))
+		for i, p := range batch {
+			items[i] = p.item
 		}
-		e.log.Warn("reporting attempt failed; retrying", "execution", job.ExecutionID, "error", err)
-		time.Sleep(time.Duration(min(try+1, 10)) * 500 * time.Millisecond)
+		key := NewRequestID()
+		for try := 0; ; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			var out []model.CompleteOutcome
+			err := e.report.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/complete",
+				Body: items, Header: http.Header{HeaderIdempotencyKey: {key}}}, &out)
+			cancel()
+			if err == nil {
+				for _, o := range out {
+					if o.Error != "" {
+						e.log.Warn("attempt report refused", "execution", o.ExecutionID, "error", o.Error)
+					}
+				}
+				break
+			}
+			var me *model.Error
+			if errors.As(err, &me) && me.Code != model.CodeUnavailable && me.Code != model.CodeInternal || try >= 60 {
+				e.log.Error("reporting attempts failed", "count", len(items), "error", err)
+				break
+			}
+			e.log.Warn("reporting attempts failed; retrying", "count", len(items), "error", err)
+			time.Sleep(time.Duration(min(try+1, 10)) * 500 * time.Millisecond)
+		}
+		for _, p := range batch {
+			close(p.done)
+		}
 	}
 }
 

@@ -205,24 +205,34 @@ func (d *Dispatcher) TaskChanged(task string) {
 	d.mu.Unlock()
 }
 
-// pick reserves up to n READY instances this executor may run.
+// pick reserves up to n READY instances this executor may run, oldest
+// first. Ids that are no longer READY are dropped from the front of the
+// queue; the scan stops as soon as n are picked, so a poll costs O(n) plus
+// whatever the executor's labels make it skip.
 func (d *Dispatcher) pick(labels map[string]string, n int) ([]uint64, <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []uint64
-	keep := d.ready[:0]
-	for _, id := range d.ready {
-		task, ok := d.inReady[id]
-		if !ok {
-			continue // no longer READY
+	for len(d.ready) > 0 {
+		if _, ok := d.inReady[d.ready[0]]; ok {
+			break
 		}
-		if len(out) < n && !d.taken[id] && matches(d.taskLabels(task), labels) {
-			out = append(out, id)
-			d.taken[id] = true
-		}
-		keep = append(keep, id)
+		d.ready = d.ready[1:]
 	}
-	d.ready = keep
+	var out []uint64
+	for _, id := range d.ready {
+		if len(out) == n {
+			break
+		}
+		task, ok := d.inReady[id]
+		if !ok || d.taken[id] || !matches(d.taskLabels(task), labels) {
+			continue
+		}
+		out = append(out, id)
+		d.taken[id] = true
+	}
+	if len(d.ready) == 0 {
+		d.ready = nil // let the backing array go
+	}
 	return out, d.wake
 }
 
@@ -373,6 +383,45 @@ func ParseExecutionID(s string) (uint64, int, error) {
 		return 0, 0, model.FieldErrorf("executionId", "%q is not <instanceId>-<attempt>", s)
 	}
 	return id, n, nil
+}
+
+// CompleteBatch records the ends of several attempts in one command.
+func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []model.CompleteItem) ([]model.CompleteOutcome, error) {
+	var items []fsm.Complete
+	out := make([]model.CompleteOutcome, len(reports))
+	idx := make([]int, 0, len(reports))
+	for i, r := range reports {
+		out[i].ExecutionID = r.ExecutionID
+		id, attempt, err := ParseExecutionID(r.ExecutionID)
+		if err != nil {
+			out[i].Error = err.Error()
+			continue
+		}
+		items = append(items, fsm.Complete{ID: id, Attempt: attempt, Report: r.Report})
+		idx = append(idx, i)
+	}
+	if len(items) == 0 {
+		return out, nil
+	}
+	executor := reports[0].Report.Executor
+	cmd, err := fsm.NewCommand(fsm.CmdCompleteBatch, reqID, "executor:"+executor, items)
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.propose(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	var states []model.CompleteOutcome
+	if err := res.Decode(&states); err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		if j < len(states) {
+			out[i].State, out[i].Error, out[i].Code = states[j].State, states[j].Error, states[j].Code
+		}
+	}
+	return out, nil
 }
 
 // Complete records the end of an attempt.

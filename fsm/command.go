@@ -15,29 +15,30 @@ type CommandType uint8
 
 // Command types.
 const (
-	CmdPutTask    CommandType = 1  // body: PutTask
-	CmdDeleteTask CommandType = 2  // body: TaskRef
-	CmdPauseTask  CommandType = 3  // body: TaskRef
-	CmdResumeTask CommandType = 4  // body: TaskRef
-	CmdSetNode    CommandType = 5  // body: model.Node
-	CmdRemoveNode CommandType = 6  // body: TaskRef (Name = node id)
-	CmdBatch      CommandType = 7  // body: a sequence of length-prefixed commands
-	CmdNoop       CommandType = 8  // body: empty; used by tests and barriers
-	CmdSubmit     CommandType = 9  // body: Submit
-	CmdTrigger    CommandType = 10 // body: Trigger
-	CmdFire       CommandType = 11 // body: Fire
-	CmdLease      CommandType = 12 // body: Lease
-	CmdHeartbeat  CommandType = 13 // body: Heartbeat
-	CmdComplete   CommandType = 14 // body: Complete
-	CmdExpire     CommandType = 15 // body: Expire
-	CmdDecide     CommandType = 16 // body: Decide
+	CmdPutTask       CommandType = 1  // body: PutTask
+	CmdDeleteTask    CommandType = 2  // body: TaskRef
+	CmdPauseTask     CommandType = 3  // body: TaskRef
+	CmdResumeTask    CommandType = 4  // body: TaskRef
+	CmdSetNode       CommandType = 5  // body: model.Node
+	CmdRemoveNode    CommandType = 6  // body: TaskRef (Name = node id)
+	CmdBatch         CommandType = 7  // body: a sequence of length-prefixed commands
+	CmdNoop          CommandType = 8  // body: empty; used by tests and barriers
+	CmdSubmit        CommandType = 9  // body: Submit
+	CmdTrigger       CommandType = 10 // body: Trigger
+	CmdFire          CommandType = 11 // body: Fire
+	CmdLease         CommandType = 12 // body: Lease
+	CmdHeartbeat     CommandType = 13 // body: Heartbeat
+	CmdComplete      CommandType = 14 // body: Complete
+	CmdExpire        CommandType = 15 // body: Expire
+	CmdDecide        CommandType = 16 // body: Decide
+	CmdCompleteBatch CommandType = 17 // body: []Complete
 )
 
 var cmdNames = map[CommandType]string{
 	CmdPutTask: "put_task", CmdDeleteTask: "delete_task", CmdPauseTask: "pause_task",
 	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
 	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
-	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide",
+	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch",
 }
 
 // String returns the command type's name.

@@ -425,19 +425,55 @@ func (w *writer) complete() *Result {
 	if e := w.decode(&c); e != nil {
 		return errResult(e)
 	}
-	r, ok := w.loadRecord(c.ID)
+	state, e := w.completeOne(c)
 	if w.err != nil {
 		return nil
 	}
+	if e != nil {
+		return errResult(e)
+	}
+	return okResult(struct {
+		State string `json:"state"`
+	}{state})
+}
+
+// completeBatch applies several attempt reports; each gets its own
+// outcome, so one fenced report does not refuse the others.
+func (w *writer) completeBatch() *Result {
+	var cs []Complete
+	if e := w.decode(&cs); e != nil {
+		return errResult(e)
+	}
+	out := make([]model.CompleteOutcome, len(cs))
+	for i, c := range cs {
+		out[i].ExecutionID = model.FormatID(c.ID) + "-" + strconv.Itoa(c.Attempt)
+		state, e := w.completeOne(c)
+		if w.err != nil {
+			return nil
+		}
+		if e != nil {
+			out[i].Code, out[i].Error = e.Code, e.Message
+			continue
+		}
+		out[i].State = state
+	}
+	return okResult(out)
+}
+
+func (w *writer) completeOne(c Complete) (string, *model.Error) {
+	r, ok := w.loadRecord(c.ID)
+	if w.err != nil {
+		return "", nil
+	}
 	if !ok {
-		return errResult(&model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(c.ID) + " not found"})
+		return "", &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(c.ID) + " not found"}
 	}
 	running := r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0)
 	if !running || int(r.Attempts) != c.Attempt || r.Executor != c.Report.Executor {
 		// Fencing: a report from an older attempt (or after a terminate or
 		// a lost lease) must not change the instance.
-		return errResult(&model.Error{Code: model.CodeConflict, Field: "attempt",
-			Message: fmt.Sprintf("attempt %d of %s is not current (instance is %s, attempt %d on %s)", c.Attempt, model.FormatID(c.ID), name(stateNames, r.State), r.Attempts, r.Executor)})
+		return "", &model.Error{Code: model.CodeConflict, Field: "attempt",
+			Message: fmt.Sprintf("attempt %d of %s is not current (instance is %s, attempt %d on %s)", c.Attempt, model.FormatID(c.ID), name(stateNames, r.State), r.Attempts, r.Executor)}
 	}
 	outcome := model.OutcomeFailed
 	switch {
@@ -450,9 +486,7 @@ func (w *writer) complete() *Result {
 	}
 	r.Flags &^= flagMidRunApproval
 	w.endAttempt(r, c.Report, outcome)
-	return okResult(struct {
-		State string `json:"state"`
-	}{name(stateNames, r.State)})
+	return name(stateNames, r.State), nil
 }
 
 func (w *writer) expire() *Result {

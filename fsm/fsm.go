@@ -350,6 +350,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 		res = w.expire()
 	case CmdDecide:
 		res = w.decide()
+	case CmdCompleteBatch:
+		res = w.completeBatch()
 	default:
 		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
 	}

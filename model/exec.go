@@ -127,3 +127,18 @@ type InstanceLog struct {
 	Offset int64  `json:"offset"`
 	Output string `json:"output"`
 }
+
+// CompleteItem is one report in a batch (POST /v1/attempts/complete).
+type CompleteItem struct {
+	ExecutionID string          `json:"executionId"`
+	Report      CompleteRequest `json:"report"`
+}
+
+// CompleteOutcome answers one report of a batch: the instance's new state,
+// or why the report was refused (Code "conflict" for a fenced attempt).
+type CompleteOutcome struct {
+	ExecutionID string `json:"executionId"`
+	State       string `json:"state,omitempty"`
+	Code        string `json:"code,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
