@@ -88,6 +88,7 @@ type Agent struct {
 	leaderReady bool // barrier done in the current term
 
 	stopExec context.CancelFunc
+	metrics  *metrics
 	sched    atomic.Pointer[sched.Scheduler] // set while leading
 	disp     atomic.Pointer[dispatch.Dispatcher]
 	batchCh  chan *pendingCmd
@@ -125,6 +126,7 @@ func New(cfg Config) (*Agent, error) {
 		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
 		batchCh: make(chan *pendingCmd, 4096),
 	}
+	a.metrics = newMetrics(a) // before the state machine starts applying
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
@@ -148,7 +150,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = node
-	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, Logger: a.log, Now: cfg.Clock.Now})
+	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, Logger: a.log, Now: cfg.Clock.Now,
+		Metrics: a.metrics.handler()})
 	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
 	if cfg.Executor {
 		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: cfg.Token,

@@ -77,7 +77,7 @@ func (a *Agent) lead(ctx context.Context) {
 			a.log.Error("dispatcher stopped", "error", err)
 		}
 	}()
-	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log}, a.fsm, a.proposeAsync)
+	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	a.sched.Store(s)
 	defer a.sched.Store(nil)
 	if err := s.Run(ctx); err != nil && ctx.Err() == nil {

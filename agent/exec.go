@@ -11,6 +11,9 @@ import (
 
 // InstanceChanged implements fsm.Observer.
 func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
+	if a.metrics != nil {
+		a.metrics.observe(c)
+	}
 	if d := a.disp.Load(); d != nil {
 		d.InstanceChanged(c)
 	}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"io"
 	"fmt"
 	"net/http"
 	"os"
@@ -36,6 +37,25 @@ func TestCluster_ThreeNodesJoin(t *testing.T) {
 			}
 			return nil
 		})
+	}
+	// Every node serves Prometheus metrics; exactly one says it leads.
+	leaders := 0
+	for _, n := range c.Nodes {
+		resp, err := http.Get("http://" + n.HTTPAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "ax_raft_applied_index") {
+			t.Fatalf("%s /metrics lacks ax_raft_applied_index", n.ID)
+		}
+		if strings.Contains(string(body), "ax_is_leader 1") {
+			leaders++
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("%d nodes report ax_is_leader 1, want 1", leaders)
 	}
 }
 

@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"ax/fsm"
+)
+
+// metrics are the agent's Prometheus metrics, on a registry of its own
+// (no global state).
+type metrics struct {
+	reg         *prometheus.Registry
+	transitions *prometheus.CounterVec
+	fired       prometheus.Counter
+	misfires    prometheus.Counter
+}
+
+func newMetrics(a *Agent) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ax_instance_transitions_total",
+			Help: "Instance state transitions applied by this node's state machine, by new state.",
+		}, []string{"state"}),
+		fired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ax_fired_total", Help: "Instances fired by this node while it led (task fire times and due delayed instances).",
+		}),
+		misfires: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ax_misfires_total", Help: "Fire times recorded as missed (beyond the catch-up window or skipped by policy) while this node led.",
+		}),
+	}
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	m.reg.MustRegister(
+		m.transitions, m.fired, m.misfires,
+		prometheus.NewGoCollector(),
+		gauge("ax_is_leader", "1 if this node is the Raft leader.", func() float64 {
+			if a.node.IsLeader() {
+				return 1
+			}
+			return 0
+		}),
+		gauge("ax_raft_applied_index", "Last log index applied to the state machine.", func() float64 { return float64(a.fsm.AppliedIndex()) }),
+		gauge("ax_raft_commit_index", "Latest committed log index known to this node.", func() float64 { return float64(a.node.CommitIndex()) }),
+		gauge("ax_raft_term", "Current Raft term.", func() float64 { return float64(a.node.Term()) }),
+		gauge("ax_tasks", "Tasks defined.", func() float64 { return float64(a.fsm.CountTasks()) }),
+		gauge("ax_pending_instances", "SCHEDULED (delayed) instances.", func() float64 { return float64(a.fsm.Pending()) }),
+		gauge("ax_active_instances", "READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL instances.", func() float64 { return float64(a.fsm.ActiveCount()) }),
+		gauge("ax_wheel_timers", "Timers in this node's timing wheel (leader only).", func() float64 {
+			if s := a.sched.Load(); s != nil {
+				return float64(s.Stats().WheelSize)
+			}
+			return 0
+		}),
+	)
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func (m *metrics) observe(c fsm.InstanceChange) {
+	m.transitions.WithLabelValues(c.State).Inc()
+}
+
+func (m *metrics) onFired(r *fsm.FireResult) {
+	m.fired.Add(float64(r.Fired))
+	m.misfires.Add(float64(r.Misfires))
+}
