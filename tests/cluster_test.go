@@ -50,7 +50,7 @@ func TestCluster_ThreeNodesJoin(t *testing.T) {
 		if !strings.Contains(string(body), "ax_raft_applied_index") {
 			t.Fatalf("%s /metrics lacks ax_raft_applied_index", n.ID)
 		}
-		if strings.Contains(string(body), "ax_is_leader 1") {
+		if strings.Contains(string(body), "\nax_is_leader 1\n") {
 			leaders++
 		}
 	}
