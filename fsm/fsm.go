@@ -355,6 +355,7 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 	default:
 		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
 	}
+	w.flushStates()
 	if w.err != nil {
 		// Storage errors are not deterministic rejections; surface them to
 		// ApplyBatch, which stops the node.
@@ -498,13 +499,14 @@ func (f *FSM) Dump(w io.Writer) error {
 
 // writer carries one command's context through its apply.
 type writer struct {
-	f     *FSM
-	tx    *bolt.Tx
-	cmd   *Command
-	index uint64
-	seq   *uint32
-	notes *notes
-	err   error
+	f      *FSM
+	tx     *bolt.Tx
+	cmd    *Command
+	index  uint64
+	seq    *uint32
+	notes  *notes
+	states map[string]*taskState // task states changed by this command
+	err    error
 }
 
 func (w *writer) put(bkt, k, v []byte) {

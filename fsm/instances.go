@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -49,7 +50,13 @@ type taskState struct {
 	Inflight     uint64 // instances holding a concurrency slot
 }
 
+// loadState returns a task's scheduling state. Within one command the
+// state is cached and written back once by flushStates, so a command that
+// fires thousands of instances of a task updates its record once.
 func (w *writer) loadState(name string) taskState {
+	if st, ok := w.states[name]; ok {
+		return *st
+	}
 	var s taskState
 	v := w.tx.Bucket(bktTaskState).Get([]byte(name))
 	if len(v) == 48 {
@@ -64,14 +71,36 @@ func (w *writer) loadState(name string) taskState {
 }
 
 func (w *writer) saveState(name string, s taskState) {
-	v := make([]byte, 48)
-	binary.BigEndian.PutUint64(v, uint64(s.Watermark))
-	binary.BigEndian.PutUint64(v[8:], s.LastInstance)
-	binary.BigEndian.PutUint64(v[16:], s.Misfires)
-	binary.BigEndian.PutUint64(v[24:], s.EventSeq)
-	binary.BigEndian.PutUint64(v[32:], s.Version)
-	binary.BigEndian.PutUint64(v[40:], s.Inflight)
-	w.put(bktTaskState, []byte(name), v)
+	if w.states == nil {
+		w.states = map[string]*taskState{}
+	}
+	w.states[name] = &s
+}
+
+func (w *writer) dropState(name string) {
+	delete(w.states, name)
+	w.del(bktTaskState, []byte(name))
+}
+
+// flushStates writes the task states a command changed, in name order.
+func (w *writer) flushStates() {
+	names := make([]string, 0, len(w.states))
+	for n := range w.states {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := w.states[n]
+		v := make([]byte, 48)
+		binary.BigEndian.PutUint64(v, uint64(s.Watermark))
+		binary.BigEndian.PutUint64(v[8:], s.LastInstance)
+		binary.BigEndian.PutUint64(v[16:], s.Misfires)
+		binary.BigEndian.PutUint64(v[24:], s.EventSeq)
+		binary.BigEndian.PutUint64(v[32:], s.Version)
+		binary.BigEndian.PutUint64(v[40:], s.Inflight)
+		w.put(bktTaskState, []byte(n), v)
+	}
+	w.states = nil
 }
 
 // taskEvent appends an event to a task's event log.

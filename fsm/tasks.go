@@ -172,7 +172,7 @@ func (w *writer) deleteTask() *Result {
 	w.del(bktTasks, []byte(r.Name))
 	w.put(bktHistory, historyKey(r.Name, cur.Version), h)
 	w.cancelScheduled(r.Name)
-	w.del(bktTaskState, []byte(r.Name))
+	w.dropState(r.Name)
 	w.notes.tasks = append(w.notes.tasks, r.Name)
 	return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: true})
 }

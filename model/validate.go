@@ -231,8 +231,8 @@ func (p *Policy) validate() error {
 		return FieldErrorf("policy.maxRetryInterval", "must not be negative")
 	case p.Timeout < 0:
 		return FieldErrorf("policy.timeout", "must not be negative")
-	case p.MaxConcurrency < 0 || p.MaxConcurrency > 10000:
-		return FieldErrorf("policy.maxConcurrency", "must be between 1 and 10000, got %d", p.MaxConcurrency)
+	case p.MaxConcurrency < 0 || p.MaxConcurrency > 1_000_000:
+		return FieldErrorf("policy.maxConcurrency", "must be between 1 and 1000000, got %d", p.MaxConcurrency)
 	case p.CatchupWindow < 0:
 		return FieldErrorf("policy.catchupWindow", "must not be negative")
 	case p.Retention < 0:

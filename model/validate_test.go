@@ -221,7 +221,7 @@ func TestTask_ValidateInvalid(t *testing.T) {
 		{"negative maxRetryInterval", func(t *testing.T, tk *model.Task) { tk.Policy.MaxRetryInterval = dur(-time.Second) }, "policy.maxRetryInterval"},
 		{"negative timeout", func(t *testing.T, tk *model.Task) { tk.Policy.Timeout = dur(-time.Second) }, "policy.timeout"},
 		{"negative maxConcurrency", func(t *testing.T, tk *model.Task) { tk.Policy.MaxConcurrency = -1 }, "policy.maxConcurrency"},
-		{"maxConcurrency 10001", func(t *testing.T, tk *model.Task) { tk.Policy.MaxConcurrency = 10001 }, "policy.maxConcurrency"},
+		{"maxConcurrency 1000001", func(t *testing.T, tk *model.Task) { tk.Policy.MaxConcurrency = 1_000_001 }, "policy.maxConcurrency"},
 		{"negative catchupWindow", func(t *testing.T, tk *model.Task) { tk.Policy.CatchupWindow = dur(-time.Second) }, "policy.catchupWindow"},
 		{"negative retention", func(t *testing.T, tk *model.Task) { tk.Policy.Retention = dur(-time.Second) }, "policy.retention"},
 		{"backoff bogus", func(t *testing.T, tk *model.Task) { tk.Policy.Backoff = "bogus" }, "policy.backoff"},

@@ -16,8 +16,10 @@ import (
 )
 
 func benchTask(ctx context.Context, cl *client.Client, name string) error {
+	// A high-volume task: no executor runs it here, so the fired instances
+	// stay READY (a concurrency limit of 1 would queue them as BLOCKED).
 	_, err := cl.PutTask(ctx, &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerEvent},
-		Action: model.Action{Type: model.ActionShell, Command: "true"}})
+		Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1_000_000}})
 	return err
 }
 
