@@ -2,8 +2,8 @@ package tests
 
 import (
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
