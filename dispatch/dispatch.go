@@ -23,7 +23,7 @@ import (
 // Store is what the dispatcher reads from the state machine.
 type Store interface {
 	ActiveInstances(fn func(fsm.Active)) error
-	Job(id uint64) (*model.Job, error)
+	Jobs(ids []uint64) ([]model.Job, error)
 	TaskLabels(task string) map[string]string
 }
 
@@ -290,14 +290,12 @@ func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uin
 	if err := res.Decode(&lr); err != nil {
 		return nil, err
 	}
-	jobs := make([]model.Job, 0, len(lr.IDs))
-	for _, id := range lr.IDs {
-		job, err := d.store.Job(id)
-		if err != nil {
-			d.log.Error("leased instance has no job", "id", model.FormatID(id), "error", err)
-			continue
-		}
-		jobs = append(jobs, *job)
+	jobs, err := d.store.Jobs(lr.IDs)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) != len(lr.IDs) {
+		d.log.Error("some leased instances have no job (task deleted?)", "leased", len(lr.IDs), "jobs", len(jobs))
 	}
 	return jobs, nil
 }

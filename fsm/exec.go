@@ -220,6 +220,8 @@ func (w *writer) admit(r *record) {
 		return
 	}
 	w.put(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID), nil)
+	st.Blocked++
+	w.saveState(r.Task, st)
 	w.setState(r, stBlocked)
 	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("overlap=queue: %d of %d slots busy", st.Inflight, limit))
 }
@@ -232,6 +234,9 @@ func (w *writer) release(task string) {
 		st.Inflight--
 	}
 	w.saveState(task, st)
+	if st.Blocked == 0 {
+		return
+	}
 	prefix := append([]byte(task), 0)
 	c := w.tx.Bucket(bktBlocked).Cursor()
 	k, _ := c.Seek(prefix)
@@ -240,6 +245,8 @@ func (w *writer) release(task string) {
 	}
 	id := binary.BigEndian.Uint64(k[len(k)-8:])
 	w.del(bktBlocked, append([]byte(nil), k...))
+	st.Blocked--
+	w.saveState(task, st)
 	nr, ok := w.loadRecord(id)
 	if !ok || nr.State != stBlocked {
 		return
@@ -255,6 +262,11 @@ func (w *writer) finish(r *record, st uint8) {
 	held := holdsSlot(r)
 	if r.State == stBlocked {
 		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
+		st := w.loadState(r.Task)
+		if st.Blocked > 0 {
+			st.Blocked--
+		}
+		w.saveState(r.Task, st)
 	}
 	if r.State == stScheduled {
 		w.pending(-1)
@@ -286,26 +298,19 @@ func (w *writer) lease() *Result {
 			r.StartedAt = w.cmd.Now
 		}
 		r.Executor, r.LeaseUntil = l.Executor, w.cmd.Now+l.LeaseMs
+		r.AttemptStart, r.Host = w.cmd.Now, l.Host
 		w.setState(r, stRunning)
-		w.saveAttempt(id, model.Attempt{Number: int(r.Attempts), ExecutionID: model.FormatID(id) + "-" + strconv.Itoa(int(r.Attempts)),
-			Executor: l.Executor, Host: l.Host, StartedAt: model.UnixMilli(w.cmd.Now)})
 		out.IDs = append(out.IDs, id)
 		out.Attempts = append(out.Attempts, int(r.Attempts))
 	}
 	return okResult(out)
 }
 
-func (w *writer) loadAttempt(id uint64, n int) (model.Attempt, bool) {
-	var a model.Attempt
-	v := w.tx.Bucket(bktAttempts).Get(attemptKey(id, n))
-	if v == nil {
-		return a, false
-	}
-	if err := json.Unmarshal(v, &a); err != nil {
-		w.err = err
-		return a, false
-	}
-	return a, true
+// currentAttempt is the running attempt of r as far as it is known
+// before it ends (its record is written when it ends).
+func currentAttempt(r *record) model.Attempt {
+	return model.Attempt{Number: int(r.Attempts), ExecutionID: model.FormatID(r.ID) + "-" + strconv.Itoa(int(r.Attempts)),
+		Executor: r.Executor, Host: r.Host, StartedAt: model.UnixMilli(r.AttemptStart)}
 }
 
 func (w *writer) saveAttempt(id uint64, a model.Attempt) {
@@ -367,9 +372,7 @@ func backoff(p *model.Policy, n int) time.Duration {
 
 // endAttempt records an attempt's end and applies the retry policy.
 func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string) {
-	a, _ := w.loadAttempt(r.ID, int(r.Attempts))
-	a.Number = int(r.Attempts)
-	a.ExecutionID = model.FormatID(r.ID) + "-" + strconv.Itoa(a.Number)
+	a := currentAttempt(r)
 	a.EndedAt, a.Outcome, a.Error, a.HTTPStatus = model.UnixMilli(w.cmd.Now), outcome, rep.Error, rep.HTTPStatus
 	if rep.Host != "" {
 		a.Host = rep.Host
@@ -562,7 +565,7 @@ func (w *writer) decide() *Result {
 		if r.State != stRunning && !(r.State == stApproval && midRun) {
 			return bad("only RUNNING can be terminated")
 		}
-		a, _ := w.loadAttempt(r.ID, int(r.Attempts))
+		a := currentAttempt(r)
 		a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), model.OutcomeTerminated, "terminated by "+w.cmd.Actor
 		w.saveAttempt(r.ID, a)
 		w.instanceEvent(r.ID, "terminated", msg)

@@ -48,6 +48,7 @@ type taskState struct {
 	EventSeq     uint64
 	Version      uint64 // the task's current version (0: no such task)
 	Inflight     uint64 // instances holding a concurrency slot
+	Blocked      uint64 // BLOCKED instances waiting for a slot
 }
 
 // loadState returns a task's scheduling state. Within one command the
@@ -59,13 +60,16 @@ func (w *writer) loadState(name string) taskState {
 	}
 	var s taskState
 	v := w.tx.Bucket(bktTaskState).Get([]byte(name))
-	if len(v) == 48 {
+	if len(v) >= 48 {
 		s.Watermark = int64(binary.BigEndian.Uint64(v))
 		s.LastInstance = binary.BigEndian.Uint64(v[8:])
 		s.Misfires = binary.BigEndian.Uint64(v[16:])
 		s.EventSeq = binary.BigEndian.Uint64(v[24:])
 		s.Version = binary.BigEndian.Uint64(v[32:])
 		s.Inflight = binary.BigEndian.Uint64(v[40:])
+	}
+	if len(v) >= 56 {
+		s.Blocked = binary.BigEndian.Uint64(v[48:])
 	}
 	return s
 }
@@ -91,13 +95,14 @@ func (w *writer) flushStates() {
 	sort.Strings(names)
 	for _, n := range names {
 		s := w.states[n]
-		v := make([]byte, 48)
+		v := make([]byte, 56)
 		binary.BigEndian.PutUint64(v, uint64(s.Watermark))
 		binary.BigEndian.PutUint64(v[8:], s.LastInstance)
 		binary.BigEndian.PutUint64(v[16:], s.Misfires)
 		binary.BigEndian.PutUint64(v[24:], s.EventSeq)
 		binary.BigEndian.PutUint64(v[32:], s.Version)
 		binary.BigEndian.PutUint64(v[40:], s.Inflight)
+		binary.BigEndian.PutUint64(v[48:], s.Blocked)
 		w.put(bktTaskState, []byte(n), v)
 	}
 	w.states = nil

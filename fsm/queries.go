@@ -70,6 +70,12 @@ func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
 				in.Events = append(in.Events, model.Event{Time: a.EndedAt, Type: "attempt_" + a.Outcome, Message: msg})
 			}
 		}
+		if (r.State == stRunning || r.State == stApproval) && r.AttemptStart != 0 && len(in.AttemptList) < int(r.Attempts) {
+			a := currentAttempt(r)
+			in.AttemptList = append(in.AttemptList, a)
+			in.Events = append(in.Events, model.Event{Time: a.StartedAt, Type: "started",
+				Message: fmt.Sprintf("attempt %d on executor %s (%s)", a.Number, a.Executor, a.Host)})
+		}
 		prefix := u64key(id)
 		c := tx.Bucket(bktInstEvents).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -355,31 +361,53 @@ func (f *FSM) ActiveInstances(fn func(Active)) error {
 // Job builds what an executor needs to run the current attempt of an
 // instance.
 func (f *FSM) Job(id uint64) (*model.Job, error) {
-	var job *model.Job
+	jobs, err := f.Jobs([]uint64{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return nil, &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
+	}
+	return &jobs[0], nil
+}
+
+// Jobs builds the jobs of several instances in one read, decoding each
+// task's definition once.
+func (f *FSM) Jobs(ids []uint64) ([]model.Job, error) {
+	out := make([]model.Job, 0, len(ids))
 	err := f.view(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktInstances).Get(u64key(id))
-		if v == nil {
-			return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
+		tasks := map[string]*storedTask{}
+		for _, id := range ids {
+			v := tx.Bucket(bktInstances).Get(u64key(id))
+			if v == nil {
+				continue
+			}
+			r, err := decodeRecord(id, v)
+			if err != nil {
+				return err
+			}
+			t, ok := tasks[r.Task]
+			if !ok {
+				tv := tx.Bucket(bktTasks).Get([]byte(r.Task))
+				if tv != nil {
+					t = &storedTask{}
+					if err := json.Unmarshal(tv, t); err != nil {
+						return err
+					}
+				}
+				tasks[r.Task] = t
+			}
+			if t == nil {
+				continue
+			}
+			in := r.toModel()
+			out = append(out, model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(int(r.Attempts)), Task: r.Task,
+				Attempt: int(r.Attempts), ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
+				Payload: in.Payload, Action: t.Action, Policy: t.Policy})
 		}
-		r, err := decodeRecord(id, v)
-		if err != nil {
-			return err
-		}
-		tv := tx.Bucket(bktTasks).Get([]byte(r.Task))
-		if tv == nil {
-			return &model.Error{Code: model.CodeNotFound, Field: "task", Message: "task " + r.Task + " not found"}
-		}
-		var t storedTask
-		if err := json.Unmarshal(tv, &t); err != nil {
-			return err
-		}
-		in := r.toModel()
-		job = &model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(int(r.Attempts)), Task: r.Task,
-			Attempt: int(r.Attempts), ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
-			Payload: in.Payload, Action: t.Action, Policy: t.Policy}
 		return nil
 	})
-	return job, err
+	return out, err
 }
 
 // TaskLabels returns the executor labels a task's instances need.

@@ -60,6 +60,10 @@ type record struct {
 	RetryAt    int64  // RETRYING: when it becomes READY again
 	ExitCode   int64  // last attempt's exit code or HTTP status
 	Flags      uint8  // flagApproved, flagMidRunApproval
+	// The current attempt's start and host; its attempt record is written
+	// once, when it ends.
+	AttemptStart int64
+	Host         string
 }
 
 // Record flags.
@@ -82,17 +86,20 @@ func (r *record) encode() []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 {
+	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
+		r.AttemptStart == 0 && r.Host == "" {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	for _, t := range []int64{r.LeaseUntil, r.RetryAt, r.ExitCode} {
+	for _, t := range []int64{r.LeaseUntil, r.RetryAt, r.ExitCode, r.AttemptStart} {
 		b = binary.AppendVarint(b, t)
 	}
-	return append(b, r.Flags)
+	b = append(b, r.Flags)
+	b = binary.AppendUvarint(b, uint64(len(r.Host)))
+	return append(b, r.Host...)
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -150,7 +157,7 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		b = rest
 	}
 	r.Executor, r.LastError = string(ex[0]), string(ex[1])
-	for _, t := range []*int64{&r.LeaseUntil, &r.RetryAt, &r.ExitCode} {
+	for _, t := range []*int64{&r.LeaseUntil, &r.RetryAt, &r.ExitCode, &r.AttemptStart} {
 		v, n := binary.Varint(b)
 		if n <= 0 {
 			return nil, errRecord
@@ -158,10 +165,15 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		*t = v
 		b = b[n:]
 	}
-	if len(b) != 1 {
+	if len(b) < 1 {
 		return nil, errRecord
 	}
 	r.Flags = b[0]
+	host, rest, err := readBytes(b[1:])
+	if err != nil || len(rest) != 0 {
+		return nil, errRecord
+	}
+	r.Host = string(host)
 	return r, nil
 }
 
