@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	axBinary = filepath.Join(dir, "ax")
-	build := exec.Command("go", "build", "-o", axBinary, "ax/cmd/ax")
+	args := []string{"build", "-o", axBinary}
+	if os.Getenv("AX_TEST_RACE") != "" {
+		args = append(args, "-race") // AX_TEST_RACE=1 go test ./tests/ runs race-enabled agents
+	}
+	build := exec.Command("go", append(args, "ax/cmd/ax")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building ax:", err)
@@ -61,6 +65,17 @@ func startClusterToken(t *testing.T, n int, token string, args ...string) *local
 	}
 	t.Cleanup(func() {
 		c.Close()
+		// A data race (with AX_TEST_RACE=1) or a panic in any process
+		// fails the test even if what the test checked looked right.
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			for _, bad := range []string{"WARNING: DATA RACE", "panic:", "fatal error:"} {
+				if strings.Contains(string(b), bad) {
+					t.Errorf("%s: %q in the log", filepath.Base(l), bad)
+				}
+			}
+		}
 		if t.Failed() {
 			dumpLogs(t, dir)
 		}
