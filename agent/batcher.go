@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"ax/fsm"
 	"ax/raftnode"
@@ -10,14 +11,15 @@ import (
 
 // Group commit: every write this node proposes as leader goes through one
 // goroutine that packs whatever queued up while earlier proposals were in
-// flight into a single Raft entry (a CmdBatch). An idle node proposes a
-// lone command at once, so batching adds no latency; under load, 64
-// concurrent single submissions cost one log entry and one fsync.
+// flight into a single Raft entry (a CmdBatch), lingering up to lingerFor
+// for more while entries are in flight. An idle node proposes a lone
+// command at once, so batching adds no latency when there is no load.
 
 const (
 	maxBatchCmds  = 1024
 	maxBatchBytes = 4 << 20
-	maxInFlight   = 8
+	maxInFlight   = 16
+	lingerFor     = time.Millisecond
 )
 
 type pendingCmd struct {
@@ -57,13 +59,29 @@ func (a *Agent) batchLoop() {
 		}
 		group := []*pendingCmd{first}
 		size := len(first.cmd.Body)
+		// While earlier entries are in flight, linger briefly so that
+		// concurrent writers share one entry; an idle node proposes at once.
+		var linger <-chan time.Time
+		if len(inflight) > 0 {
+			linger = time.After(lingerFor)
+		}
 	drain:
 		for len(group) < maxBatchCmds && size < maxBatchBytes {
 			select {
 			case p := <-a.batchCh:
 				group = append(group, p)
 				size += len(p.cmd.Body)
+				continue
 			default:
+			}
+			if linger == nil {
+				break
+			}
+			select {
+			case p := <-a.batchCh:
+				group = append(group, p)
+				size += len(p.cmd.Body)
+			case <-linger:
 				break drain
 			}
 		}

@@ -381,6 +381,19 @@ func (f *FSM) Check(c *Command) error {
 	default:
 		return nil
 	}
+	if version == 0 {
+		// Existence is all that is checked: read the small binary task
+		// state rather than decoding the definition.
+		exists := false
+		_ = f.view(func(tx *bolt.Tx) error {
+			exists = tx.Bucket(bktTasks).Get([]byte(name)) != nil
+			return nil
+		})
+		if !exists {
+			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"}
+		}
+		return nil
+	}
 	t, err := f.GetTask(name)
 	if err != nil {
 		if version != 0 && errors.Is(err, model.ErrNotFound) {
