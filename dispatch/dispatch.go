@@ -52,6 +52,7 @@ type Dispatcher struct {
 	inReady map[uint64]string // READY id -> task
 	taken   map[uint64]bool   // being leased right now
 	wake    chan struct{}     // closed when work arrives
+	waiting int               // polls waiting on wake
 	leases  map[uint64]lease
 	live    map[uint64]*liveLog
 	labels  map[string]map[string]string // task -> executor labels (cache)
@@ -102,8 +103,11 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 		if _, ok := d.inReady[c.ID]; !ok {
 			d.inReady[c.ID] = c.Task
 			d.ready = append(d.ready, c.ID)
-			close(d.wake)
-			d.wake = make(chan struct{})
+			if d.waiting > 0 {
+				close(d.wake)
+				d.wake = make(chan struct{})
+				d.waiting = 0
+			}
 		}
 		delete(d.leases, c.ID)
 		return
@@ -232,6 +236,9 @@ func (d *Dispatcher) pick(labels map[string]string, n int) ([]uint64, <-chan str
 	}
 	if len(d.ready) == 0 {
 		d.ready = nil // let the backing array go
+	}
+	if len(out) == 0 {
+		d.waiting++
 	}
 	return out, d.wake
 }

@@ -116,7 +116,7 @@ func New(cfg Config, store Store, propose Proposer) *Scheduler {
 		cfg.MaxBatch = 4096
 	}
 	if cfg.MaxInFlight == 0 {
-		cfg.MaxInFlight = 32
+		cfg.MaxInFlight = 128
 	}
 	if cfg.MaxCatchup == 0 {
 		cfg.MaxCatchup = 10000
