@@ -278,12 +278,7 @@ func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	res, err := s.b.PutTask(r.Context(), c, &t)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w)(s.b.PutTask(r.Context(), c, &t))
 }
 
 func (s *Server) taskWrite(fn func(ctx contextT, c Caller, name string) (*model.WriteResult, error)) http.HandlerFunc {
@@ -298,12 +293,7 @@ func (s *Server) taskWrite(fn func(ctx contextT, c Caller, name string) (*model.
 			writeError(w, err)
 			return
 		}
-		res, err := fn(r.Context(), c, name)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, res)
+		reply(w)(fn(r.Context(), c, name))
 	}
 }
 
@@ -316,12 +306,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	t, err := s.b.GetTask(r.Context(), name)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, t)
+	reply(w)(s.b.GetTask(r.Context(), name))
 }
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
@@ -357,12 +342,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	list, err := s.b.ListTasks(r.Context(), f)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, list)
+	reply(w)(s.b.ListTasks(r.Context(), f))
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
@@ -374,12 +354,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	h, err := s.b.TaskHistory(r.Context(), name)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, h)
+	reply(w)(s.b.TaskHistory(r.Context(), name))
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
@@ -410,12 +385,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
-	st, err := s.b.Cluster(r.Context())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	reply(w)(s.b.Cluster(r.Context()))
 }
 
 func (s *Server) removeNode(w http.ResponseWriter, r *http.Request) {

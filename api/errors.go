@@ -95,3 +95,16 @@ func itoa(v int64) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// reply returns a function that writes a handler's result: the value as
+// JSON with 200, or the error with its status. Use it as
+// reply(w)(s.b.Method(...)).
+func reply(w http.ResponseWriter) func(any, error) {
+	return func(v any, err error) {
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
+}

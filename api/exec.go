@@ -40,12 +40,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("free", "must be 1 to 1024, got %d", req.Free))
 		return
 	}
-	res, err := s.b.Poll(r.Context(), req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w)(s.b.Poll(r.Context(), req))
 }
 
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
@@ -64,12 +59,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.b.Heartbeat(r.Context(), req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w)(s.b.Heartbeat(r.Context(), req))
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
@@ -176,12 +166,7 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
-	l, err := s.b.InstanceLog(r.Context(), id, offset)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, l)
+	reply(w)(s.b.InstanceLog(r.Context(), id, offset))
 }
 
 // completeBatch takes several attempt reports in one request (executors
@@ -211,10 +196,5 @@ func (s *Server) completeBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := s.b.CompleteBatch(r.Context(), c, items)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	reply(w)(s.b.CompleteBatch(r.Context(), c, items))
 }

@@ -23,12 +23,7 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	ev, err := s.b.TaskEvents(r.Context(), name)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ev)
+	reply(w)(s.b.TaskEvents(r.Context(), name))
 }
 
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
@@ -65,12 +60,7 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("idempotencyKey", "longer than 256 bytes"))
 		return
 	}
-	res, err := s.b.Trigger(r.Context(), c, name, req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w)(s.b.Trigger(r.Context(), c, name, req))
 }
 
 func validParamName(k string) bool {
@@ -132,12 +122,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.b.Submit(r.Context(), c, name, reqs)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w)(s.b.Submit(r.Context(), c, name, reqs))
 }
 
 // decodeBatch decodes a JSON array of submissions one element at a time,
@@ -185,12 +170,7 @@ func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	in, err := s.b.GetInstance(r.Context(), id)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, in)
+	reply(w)(s.b.GetInstance(r.Context(), id))
 }
 
 var instanceStates = map[string]bool{
@@ -237,10 +217,5 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	list, err := s.b.ListInstances(r.Context(), f)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, list)
+	reply(w)(s.b.ListInstances(r.Context(), f))
 }
