@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -128,55 +126,26 @@ func (c *benchCommand) runTasks(ctx context.Context, args []string) error {
 	return nil
 }
 
+func benchTasks(ctx context.Context, cl *client.Client, round, clients, n int) (*benchResult, error) {
+	var next atomic.Int64
+	r, err := runLoad(ctx, clients, n, func() error {
+		i := next.Add(1) - 1
+		_, err := cl.PutTask(ctx, &model.Task{
+			Name:    fmt.Sprintf("bench-%d-%d", round, i),
+			Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action:  model.Action{Type: model.ActionShell, Command: "true"},
+			Labels:  map[string]string{"bench": strconv.Itoa(round)},
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &benchResult{n: r.n, rate: float64(r.n) / r.elapsed.Seconds(), p50: r.p50, p99: r.p99, max: r.max}, nil
+}
+
 type benchResult struct {
 	n             int
 	rate          float64
 	p50, p99, max time.Duration
-}
-
-func benchTasks(ctx context.Context, cl *client.Client, round, clients, n int) (*benchResult, error) {
-	var next atomic.Int64
-	lat := make([]time.Duration, n)
-	var wg sync.WaitGroup
-	var firstErr error
-	var errMu sync.Mutex
-	start := time.Now()
-	for w := 0; w < clients; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				t := &model.Task{
-					Name:    fmt.Sprintf("bench-%d-%d", round, i),
-					Trigger: model.Trigger{Type: model.TriggerEvent},
-					Action:  model.Action{Type: model.ActionShell, Command: "true"},
-					Labels:  map[string]string{"bench": strconv.Itoa(round)},
-				}
-				t0 := time.Now()
-				if _, err := cl.PutTask(ctx, t); err != nil {
-					errMu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					errMu.Unlock()
-					return
-				}
-				lat[i] = time.Since(t0)
-			}
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start)
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) time.Duration {
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
-	}
-	return &benchResult{n: n, rate: float64(n) / el.Seconds(), p50: pct(0.50), p99: pct(0.99), max: lat[len(lat)-1].Round(10 * time.Microsecond)}, nil
 }

@@ -77,9 +77,9 @@ func runBenchSubmit(ctx context.Context, args []string) error {
 }
 
 type loadResult struct {
-	n        int
-	elapsed  time.Duration
-	p50, p99 time.Duration
+	n             int
+	elapsed       time.Duration
+	p50, p99, max time.Duration
 }
 
 // runLoad runs op n times from the given number of goroutines.
@@ -121,7 +121,7 @@ func runLoad(ctx context.Context, clients, n int, op func() error) (*loadResult,
 	pct := func(p float64) time.Duration {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
 	}
-	return &loadResult{n: n, elapsed: el, p50: pct(0.5), p99: pct(0.99)}, nil
+	return &loadResult{n: n, elapsed: el, p50: pct(0.5), p99: pct(0.99), max: lat[len(lat)-1].Round(10 * time.Microsecond)}, nil
 }
 
 func runBenchFire(ctx context.Context, args []string) error {
