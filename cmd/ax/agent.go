@@ -103,6 +103,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		go func() { _ = http.ListenAndServe(*pprofAddr, mux) }()
 	}
 	<-ctx.Done()
