@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"ax/api"
 	"ax/dispatch"
@@ -33,9 +34,16 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 	if d := a.dispatcher(); d != nil {
 		return d.Poll(ctx, req)
 	}
+	// A forwarded long-poll may wait its whole WaitMs at the leader.
+	wait := time.Duration(req.WaitMs) * time.Millisecond
+	if wait <= 0 || wait > 30*time.Second {
+		wait = 20 * time.Second
+	}
+	fctx, cancel := context.WithTimeout(ctx, wait+10*time.Second)
+	defer cancel()
 	var out *model.PollResponse
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Poll(ctx, req)
+	err := a.toLeader(fctx, func(leader string) (err error) {
+		out, err = a.clientFor(leader).Poll(fctx, req)
 		return err
 	})
 	return out, err

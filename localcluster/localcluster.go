@@ -293,14 +293,11 @@ func WaitFor(ctx context.Context, within time.Duration, cond func() error) error
 // StartExecutor starts an `ax executor` process connected to every node.
 // It is stopped by Close like the agents.
 func (c *Cluster) StartExecutor(name string, args ...string) (*Node, error) {
-	c.mu.Lock()
-	var addrs []string
-	for _, n := range c.Nodes {
-		if n.HTTPAddr != "" {
-			addrs = append(addrs, n.HTTPAddr)
-		}
-	}
-	c.mu.Unlock()
+	return c.StartExecutorAt(name, c.Addrs(), args...)
+}
+
+// StartExecutorAt starts an `ax executor` process that knows only addrs.
+func (c *Cluster) StartExecutorAt(name string, addrs []string, args ...string) (*Node, error) {
 	n := &Node{ID: name, LogPath: filepath.Join(c.cfg.Dir, name+".log"), cfg: &c.cfg}
 	n.args = append([]string{"executor", "-server", strings.Join(addrs, ","), "-name", name}, args...)
 	if c.cfg.Token != "" {

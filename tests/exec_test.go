@@ -388,3 +388,29 @@ func TestExec_LabelRouting(t *testing.T) {
 		}
 	}
 }
+
+// TestExec_ExecutorOnFollower: an executor that knows only a follower gets
+// work through it (polls, heartbeats and reports are forwarded).
+func TestExec_ExecutorOnFollower(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := c.Nodes[0]
+	if follower == leader {
+		follower = c.Nodes[1]
+	}
+	cl := c.Client()
+	if _, err := cl.PutTask(ctx, shellTask("via-follower", "sleep 1; echo ok", model.Policy{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartExecutorAt("lonely", []string{follower.HTTPAddr}); err != nil {
+		t.Fatal(err)
+	}
+	in := waitState(t, cl, trigger(t, cl, "via-follower"), 30*time.Second, model.StateSuccess)
+	if in.Executor != "lonely" {
+		t.Fatalf("ran on %q", in.Executor)
+	}
+}
