@@ -134,8 +134,12 @@ func (w *writer) setState(r *record, st uint8) {
 	}
 	if isActive(st) {
 		w.put(bktActive, u64key(r.ID), []byte{st})
+		if !isActive(was) {
+			w.activeDelta++
+		}
 	} else if isActive(was) {
 		w.del(bktActive, u64key(r.ID))
+		w.activeDelta--
 	}
 	if st == stRetrying {
 		w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))

@@ -249,3 +249,25 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestFSM_ActiveCountMatchesIndex checks the kept counter against the
+// index after a mix of transitions.
+func TestFSM_ActiveCountMatchesIndex(t *testing.T) {
+	fx := newExecFixture(t, model.Policy{MaxConcurrency: 2, Overlap: "queue", MaxRetries: 1})
+	var ids []uint64
+	for i := 0; i < 5; i++ {
+		ids = append(ids, fx.trigger())
+	}
+	fx.lease(ids[0])
+	fx.complete(ids[0], true, false)
+	fx.lease(ids[1])
+	fx.complete(ids[1], false, true)
+	fx.do(CmdDecide, Decide{ID: ids[4], Action: DecideCancel})
+	n := 0
+	if err := fx.f.ActiveInstances(func(Active) { n++ }); err != nil {
+		t.Fatal(err)
+	}
+	if got := fx.f.ActiveCount(); got != n || n == 0 {
+		t.Fatalf("ActiveCount %d, index holds %d", got, n)
+	}
+}

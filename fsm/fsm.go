@@ -42,6 +42,7 @@ var (
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
 	keyPending   = []byte("pending")    // u64 count of SCHEDULED instances
+	keyActive    = []byte("active")     // u64 count of instances in the active index
 
 	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
@@ -506,7 +507,10 @@ type writer struct {
 	seq    *uint32
 	notes  *notes
 	states map[string]*taskState // task states changed by this command
-	err    error
+	// activeDelta is the change of the active-instance count, written once
+	// per command.
+	activeDelta int64
+	err         error
 }
 
 func (w *writer) put(bkt, k, v []byte) {

@@ -86,8 +86,18 @@ func (w *writer) dropState(name string) {
 	w.del(bktTaskState, []byte(name))
 }
 
-// flushStates writes the task states a command changed, in name order.
+// flushStates writes the task states a command changed, in name order,
+// and the active-instance count.
 func (w *writer) flushStates() {
+	if w.activeDelta != 0 {
+		b := w.tx.Bucket(bktMeta)
+		var n int64
+		if v := b.Get(keyActive); len(v) == 8 {
+			n = int64(binary.BigEndian.Uint64(v))
+		}
+		w.put(bktMeta, keyActive, u64key(uint64(n+w.activeDelta)))
+		w.activeDelta = 0
+	}
 	names := make([]string, 0, len(w.states))
 	for n := range w.states {
 		names = append(names, n)

@@ -292,11 +292,13 @@ func (f *FSM) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error
 }
 
 // ActiveCount returns the number of READY, RUNNING, RETRYING, BLOCKED and
-// WAITING_APPROVAL instances (it walks that index: cheap while it is small).
+// WAITING_APPROVAL instances (a counter kept with the active index).
 func (f *FSM) ActiveCount() int {
 	n := 0
 	_ = f.view(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bktActive).Stats().KeyN
+		if v := tx.Bucket(bktMeta).Get(keyActive); len(v) == 8 {
+			n = int(binary.BigEndian.Uint64(v))
+		}
 		return nil
 	})
 	return n
