@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"ax/api"
 	"ax/fsm"
 	"ax/model"
+	"ax/trigger"
 )
 
 func (a *Agent) command(ctx context.Context, c api.Caller, t fsm.CommandType, body any, out any) error {
@@ -64,4 +66,47 @@ func (a *Agent) ListInstances(ctx context.Context, f model.InstanceFilter) (*mod
 // TaskEvents implements api.Backend.
 func (a *Agent) TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error) {
 	return a.fsm.TaskEvents(name)
+}
+
+// Backfill implements api.Backend. The leader plans it (the task's fire
+// times in the range and their idempotency keys) and the state machine
+// creates only the times that have no instance yet.
+func (a *Agent) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
+	if !a.node.IsLeader() {
+		var out *model.BackfillResult
+		err := a.toLeader(ctx, func(leader string) (err error) {
+			out, err = a.clientFor(leader).Backfill(ctx, task, req)
+			return err
+		})
+		return out, err
+	}
+	t, err := a.fsm.GetTask(task)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := t.Schedule()
+	if err != nil {
+		return nil, err
+	}
+	if sc == nil {
+		return nil, model.FieldErrorf("name", "task %s has an event trigger: it has no fire times to backfill", task)
+	}
+	if req.To.After(a.now()) {
+		return nil, model.FieldErrorf("to", "%s is in the future (leader time); backfill covers past fire times", req.To.Format(model.TimeLayout))
+	}
+	times := trigger.Between(sc, req.From.Add(-time.Millisecond), req.To.Time, model.MaxBackfill+1)
+	if len(times) > model.MaxBackfill {
+		return nil, model.FieldErrorf("to", "the range holds more than %d fire times; split it", model.MaxBackfill)
+	}
+	keys := t.FireKeys()
+	b := fsm.Backfill{Task: task, Version: t.Version}
+	for _, at := range times {
+		b.At = append(b.At, at.UnixMilli())
+		b.Keys = append(b.Keys, keys.Key(at))
+	}
+	var out model.BackfillResult
+	if err := a.command(ctx, c, fsm.CmdBackfill, b, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -91,6 +91,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/tasks/{name}/events", s.auth(s.taskEvents))
 	m.HandleFunc("POST /v1/tasks/{name}/trigger", s.auth(s.trigger))
 	m.HandleFunc("POST /v1/tasks/{name}/submit", s.auth(s.submit))
+	m.HandleFunc("POST /v1/tasks/{name}/backfill", s.auth(s.backfill))
 	m.HandleFunc("GET /v1/instances", s.auth(s.listInstances))
 	m.HandleFunc("GET /v1/instances/{id}", s.auth(s.getInstance))
 	m.HandleFunc("GET /v1/instances/{id}/log", s.auth(s.instanceLog))

@@ -252,6 +252,14 @@ func (f *fakeBackend) CompleteBatch(ctx context.Context, c api.Caller, items []m
 	return make([]model.CompleteOutcome, len(items)), nil
 }
 
+func (f *fakeBackend) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
+	f.record(ctx, call{Method: "Backfill", Caller: c, Name: task})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.BackfillResult{Created: []string{}}, nil
+}
+
 func (f *fakeBackend) ReadBarrier(ctx context.Context) error {
 	f.record(ctx, call{Method: "ReadBarrier"})
 	return f.BarrierErr

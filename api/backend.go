@@ -28,6 +28,9 @@ type Backend interface {
 
 	// Submit creates delayed instances of a task.
 	Submit(ctx context.Context, c Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error)
+	// Backfill creates one instance per fire time of the task in
+	// [From, To] that has none yet.
+	Backfill(ctx context.Context, c Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error)
 	// Trigger creates an instance of a task that is due now.
 	Trigger(ctx context.Context, c Caller, task string, req model.TriggerRequest) (*model.Submitted, error)
 	GetInstance(ctx context.Context, id string) (*model.Instance, error)

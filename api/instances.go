@@ -219,3 +219,36 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 	}
 	reply(w)(s.b.ListInstances(r.Context(), f))
 }
+
+func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req model.BackfillRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	switch {
+	case req.From.IsZero():
+		writeError(w, model.FieldErrorf("from", "required (RFC 3339)"))
+		return
+	case req.To.IsZero():
+		writeError(w, model.FieldErrorf("to", "required (RFC 3339)"))
+		return
+	case !req.From.Before(req.To.Time):
+		writeError(w, model.FieldErrorf("to", "must be after from"))
+		return
+	case req.To.After(s.cfg.Now()):
+		writeError(w, model.FieldErrorf("to", "%s is in the future; backfill covers past fire times", req.To.Format(model.TimeLayout)))
+		return
+	}
+	reply(w)(s.b.Backfill(r.Context(), c, name, req))
+}

@@ -470,3 +470,10 @@ func (c *Client) CompleteBatch(ctx context.Context, items []model.CompleteItem) 
 	var r []model.CompleteOutcome
 	return r, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/complete", Body: items}, &r)
 }
+
+// Backfill creates one instance per fire time of a task in [from, to]
+// that has none yet.
+func (c *Client) Backfill(ctx context.Context, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
+	var r model.BackfillResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(task, "/backfill"), Body: req}, &r)
+}

@@ -271,3 +271,47 @@ func TestFSM_ActiveCountMatchesIndex(t *testing.T) {
 		t.Fatalf("ActiveCount %d, index holds %d", got, n)
 	}
 }
+
+func TestFSM_BackfillSkipsExistingTimes(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	task := cronTask("bf", "0 * * * *")
+	task.Policy.MaxConcurrency = 100
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: task})))
+	keys := task.FireKeys()
+	h := int64(3_600_000)
+	// A regular fire at t0+1h, then a backfill of t0+1h..t0+3h.
+	fire, _ := NewCommand(CmdFire, "", "scheduler", Fire{Tasks: []TaskFire{{Task: "bf", Version: 1, At: t0 + h, Key: keys.Key(time.UnixMilli(t0 + h))}}})
+	fire.Now = t0 + h
+	a.apply(fire)
+	var times []int64
+	var ks []string
+	for i := int64(1); i <= 3; i++ {
+		times = append(times, t0+i*h)
+		ks = append(ks, keys.Key(time.UnixMilli(t0+i*h)))
+	}
+	for round, want := range []int{2, 0} {
+		var res BackfillResult
+		if err := a.apply(cmd(t, CmdBackfill, "", t0+4*h, Backfill{Task: "bf", Version: 1, At: times, Keys: ks})).Decode(&res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Created) != want || res.Existing != 3-want {
+			t.Fatalf("round %d: created %d existing %d, want %d and %d", round, len(res.Created), res.Existing, want, 3-want)
+		}
+	}
+	l, _ := f.ListInstances(model.InstanceFilter{Task: "bf"})
+	seen := map[int64]bool{}
+	for _, in := range l.Instances {
+		if seen[in.ScheduledAt.Millis()] {
+			t.Fatalf("two instances for %s", in.ScheduledAt)
+		}
+		seen[in.ScheduledAt.Millis()] = true
+	}
+	if len(l.Instances) != 3 {
+		t.Fatalf("got %d instances, want 3", len(l.Instances))
+	}
+	// A stale plan is refused.
+	if r := a.apply(cmd(t, CmdBackfill, "", t0, Backfill{Task: "bf", Version: 9, At: times, Keys: ks})); r.Err == nil || r.Err.Code != model.CodeConflict {
+		t.Fatalf("stale backfill: %v", r.Err)
+	}
+}

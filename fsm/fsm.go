@@ -353,6 +353,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 		res = w.decide()
 	case CmdCompleteBatch:
 		res = w.completeBatch()
+	case CmdBackfill:
+		res = w.backfill()
 	default:
 		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
 	}

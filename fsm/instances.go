@@ -517,3 +517,59 @@ func (w *writer) cancelScheduled(task string) int {
 	}
 	return n
 }
+
+// Backfill creates one instance per given past fire time of a task (source
+// backfill), skipping times that already have an instance: every fire and
+// backfill carries the idempotency key of its time, so a backfill never
+// duplicates a regular fire, and a second backfill of the same range
+// creates nothing.
+type Backfill struct {
+	Task    string   `json:"t"`
+	Version uint64   `json:"v"`
+	At      []int64  `json:"a"`
+	Keys    []string `json:"k"`
+}
+
+// BackfillResult lists the created instances and counts the skipped times.
+type BackfillResult struct {
+	Created  []string `json:"created"`
+	Existing int      `json:"existing"`
+}
+
+func (w *writer) backfill() *Result {
+	var b Backfill
+	if e := w.decode(&b); e != nil {
+		return errResult(e)
+	}
+	t, ok := w.loadTask(b.Task)
+	if w.err != nil {
+		return nil
+	}
+	if !ok {
+		return notFoundTask(b.Task)
+	}
+	if t.Version != b.Version {
+		return errResult(&model.Error{Code: model.CodeConflict, Field: "version",
+			Message: fmt.Sprintf("task changed while the backfill was planned (version %d, planned for %d); retry", t.Version, b.Version)})
+	}
+	if len(b.Keys) != len(b.At) {
+		return errResult(model.Errorf(model.CodeInvalid, "backfill: %d times but %d keys", len(b.At), len(b.Keys)))
+	}
+	out := BackfillResult{Created: []string{}}
+	for i, at := range b.At {
+		if _, dup := w.existing(b.Task, b.Keys[i]); dup {
+			out.Existing++
+			continue
+		}
+		id, ok := w.newID()
+		if !ok {
+			return errResult(model.Errorf(model.CodeInvalid, "too many instances in one log entry"))
+		}
+		r := &record{ID: id, Source: code(sourceNames, model.SourceBackfill), CreatedAt: w.cmd.Now, ScheduledAt: at,
+			FiredAt: w.cmd.Now, TaskVersion: t.Version, Task: b.Task, IdemKey: b.Keys[i], Node: w.cmd.Node}
+		w.create(r, true)
+		w.admit(r)
+		out.Created = append(out.Created, model.FormatID(id))
+	}
+	return okResult(out)
+}

@@ -363,6 +363,12 @@ func (f *FSM) Check(c *Command) error {
 			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
 		}
 		name = string(task)
+	case CmdBackfill:
+		var b Backfill
+		if err := json.Unmarshal(c.Body, &b); err != nil {
+			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
+		}
+		name = b.Task
 	case CmdTrigger:
 		var tr Trigger
 		if err := json.Unmarshal(c.Body, &tr); err != nil {

@@ -154,3 +154,19 @@ func (r *SubmitRequest) Validate(field string, maxPayload int) error {
 	}
 	return nil
 }
+
+// MaxBackfill bounds the fire times one backfill request may create.
+const MaxBackfill = 10000
+
+// BackfillRequest asks for one instance per fire time in [From, To].
+type BackfillRequest struct {
+	From Time `json:"from"`
+	To   Time `json:"to"`
+}
+
+// BackfillResult lists the instances a backfill created; Existing counts
+// fire times that already had an instance (fired or backfilled before).
+type BackfillResult struct {
+	Created  []string `json:"created"`
+	Existing int      `json:"existing"`
+}

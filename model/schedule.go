@@ -1,6 +1,8 @@
 package model
 
 import (
+	"strings"
+	"text/template"
 	"time"
 
 	"ax/trigger"
@@ -41,4 +43,50 @@ func (t *Task) NextFires(now time.Time, n int) []Time {
 		out = append(out, Time{ft.UTC()})
 	}
 	return out
+}
+
+// KeyRenderer renders a task's idempotency key for fire times; build it
+// once per task definition with (*Task).FireKeys.
+type KeyRenderer struct {
+	task string
+	tmpl *template.Template
+	tz   *time.Location
+}
+
+// FireKeys returns the renderer of the task's idempotency key:
+// policy.idempotencyKey if set (a template over .Task, .ScheduledAt, .Date
+// and .Yesterday in the task's timezone), else "<task>@<scheduledAt>".
+func (t *Task) FireKeys() *KeyRenderer {
+	k := &KeyRenderer{task: t.Name, tz: time.UTC}
+	if t.Trigger.Timezone != "" {
+		if loc, err := time.LoadLocation(t.Trigger.Timezone); err == nil {
+			k.tz = loc
+		}
+	}
+	if s := t.Policy.IdempotencyKey; s != "" {
+		if tmpl, err := template.New(t.Name).Option("missingkey=zero").Parse(s); err == nil {
+			k.tmpl = tmpl
+		}
+	}
+	return k
+}
+
+// Key returns the idempotency key of the fire at at.
+func (k *KeyRenderer) Key(at time.Time) string {
+	def := k.task + "@" + at.UTC().Format(TimeLayout)
+	if k.tmpl == nil {
+		return def
+	}
+	local := at.In(k.tz)
+	var b strings.Builder
+	data := map[string]any{
+		"Task":        k.task,
+		"ScheduledAt": at.UTC().Format(TimeLayout),
+		"Date":        local.Format("2006-01-02"),
+		"Yesterday":   local.AddDate(0, 0, -1).Format("2006-01-02"),
+	}
+	if err := k.tmpl.Execute(&b, data); err != nil || b.Len() == 0 {
+		return def
+	}
+	return b.String()
 }

@@ -1,13 +1,11 @@
 package sched
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"text/template"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -85,8 +83,7 @@ type taskTimer struct {
 	version uint64
 	sched   trigger.Schedule
 	policy  model.Policy
-	keyTmpl *template.Template
-	tz      *time.Location
+	keys    *model.KeyRenderer
 	wm      int64 // last fire time accounted for (Unix ms)
 	handle  wheel.Handle
 	armed   bool
@@ -344,18 +341,7 @@ func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []fsm.Ta
 	}
 	s.mu.Unlock()
 	tt.version, tt.sched, tt.policy, tt.wm = t.Version, sc, t.Policy, ts.Watermark
-	tt.tz = time.UTC
-	if t.Trigger.Timezone != "" {
-		if loc, err := time.LoadLocation(t.Trigger.Timezone); err == nil {
-			tt.tz = loc
-		}
-	}
-	tt.keyTmpl = nil
-	if k := t.Policy.IdempotencyKey; k != "" {
-		if tmpl, err := template.New(t.Name).Option("missingkey=zero").Parse(k); err == nil {
-			tt.keyTmpl = tmpl
-		}
-	}
+	tt.keys = t.FireKeys()
 	return s.catchUp(tt, now, out)
 }
 
@@ -442,23 +428,9 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []
 // catchup "none" (a wheel wake-up is never exact).
 const firingSlack = time.Second
 
-func (tt *taskTimer) key(at time.Time) string {
-	if tt.keyTmpl == nil {
-		return ""
-	}
-	local := at.In(tt.tz)
-	var b bytes.Buffer
-	data := map[string]any{
-		"Task":        tt.name,
-		"ScheduledAt": at.UTC().Format(model.TimeLayout),
-		"Date":        local.Format("2006-01-02"),
-		"Yesterday":   local.AddDate(0, 0, -1).Format("2006-01-02"),
-	}
-	if err := tt.keyTmpl.Execute(&b, data); err != nil {
-		return ""
-	}
-	return b.String()
-}
+// key is the fire's idempotency key: the state machine keeps one instance
+// per key, which also stops a fire from duplicating a backfilled time.
+func (tt *taskTimer) key(at time.Time) string { return tt.keys.Key(at) }
 
 // emit queues fires for proposal, split into commands of MaxBatch.
 func (s *Scheduler) emit(ctx context.Context, tasks []fsm.TaskFire, ids []uint64) {

@@ -74,6 +74,9 @@ func TestCluster_BadInputWritesNothing(t *testing.T) {
 		{"trigger unknown task", "POST", "/v1/tasks/nope/trigger", `{}`, 404, "name"},
 		{"trigger bad param", "POST", "/v1/tasks/exists/trigger", `{"params":{"a-b":"x"}}`, 400, "params.a-b"},
 		{"instances bad state", "GET", "/v1/instances?state=running", ``, 400, "state"},
+		{"backfill into the future", "POST", "/v1/tasks/exists/backfill", `{"from":"2020-01-01T00:00:00Z","to":"2999-01-01T00:00:00Z"}`, 400, "to"},
+		{"backfill an event task", "POST", "/v1/tasks/exists/backfill", `{"from":"2020-01-01T00:00:00Z","to":"2020-01-02T00:00:00Z"}`, 400, "name"},
+		{"backfill without from", "POST", "/v1/tasks/exists/backfill", `{"to":"2020-01-02T00:00:00Z"}`, 400, "from"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

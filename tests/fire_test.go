@@ -278,3 +278,57 @@ func indexOfOther(c *localcluster.Cluster, not *localcluster.Node) int {
 	}
 	return 0
 }
+
+// TestFire_Backfill: a backfill creates one instance per past fire time
+// that has none (regular fires included), and a second one creates none.
+func TestFire_Backfill(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := ctxT(t, 60*time.Second)
+	cl := c.Client()
+	task := &model.Task{Name: "every2s", Trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(2 * time.Second)},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1000}}
+	if _, err := cl.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	// Let it fire a couple of times on its own.
+	waitFor(t, 15*time.Second, func() error {
+		in, err := allInstances(ctx, cl, "every2s")
+		if err != nil || len(in) < 2 {
+			return fmt.Errorf("%d instances (%v)", len(in), err)
+		}
+		return nil
+	})
+	now := time.Now()
+	req := model.BackfillRequest{From: model.Time{Time: now.Add(-60 * time.Second)}, To: model.Time{Time: now.Add(-time.Second)}}
+	res, err := cl.Backfill(ctx, "every2s", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Created) < 25 || res.Existing < 1 {
+		t.Fatalf("backfill created %d, skipped %d; want ~29 created and the regular fires skipped", len(res.Created), res.Existing)
+	}
+	again, err := c.Nodes[1].Client().Backfill(ctx, "every2s", req) // through any node
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Created) != 0 {
+		t.Fatalf("second backfill created %d instances, want 0", len(again.Created))
+	}
+	if _, err := cl.PauseTask(ctx, "every2s"); err != nil {
+		t.Fatal(err)
+	}
+	insts, err := allInstances(ctx, cl, "every2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fireTimes(t, insts) // fails on two instances for one fire time
+	backfilled := 0
+	for _, in := range insts {
+		if in.Source == model.SourceBackfill {
+			backfilled++
+		}
+	}
+	if backfilled != len(res.Created) {
+		t.Fatalf("%d backfill instances, want %d", backfilled, len(res.Created))
+	}
+}

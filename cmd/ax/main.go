@@ -26,6 +26,7 @@ func commands() map[string]command {
 		"cluster":  &clusterCommand{},
 		"trigger":  &triggerCommand{},
 		"submit":   &submitCommand{},
+		"backfill": &backfillCommand{},
 		"instance": &instanceCommand{},
 		"executor": &executorCommand{},
 		"approval": &approvalCommand{},
@@ -44,6 +45,7 @@ Commands:
 	task      apply, list, get, pause, resume, delete tasks; show their history and events
 	trigger   run a task now
 	submit    create a delayed instance of a task
+	backfill  create the instances of past fire times of a task
 	instance  list, get, log, approve, reject, cancel, terminate instances
 	executor  run attempts handed out by the cluster
 	approval  (inside a task) ask an operator to approve the running attempt
