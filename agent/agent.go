@@ -90,6 +90,7 @@ type Agent struct {
 	stopExec context.CancelFunc
 	metrics  *metrics
 	sched    atomic.Pointer[sched.Scheduler] // set while leading
+	alertCh  chan uint64                     // FAILED instances for the alerter
 	disp     atomic.Pointer[dispatch.Dispatcher]
 	batchCh  chan *pendingCmd
 }
@@ -124,7 +125,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now,
 		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
-		batchCh: make(chan *pendingCmd, 4096),
+		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024),
 	}
 	a.metrics = newMetrics(a) // before the state machine starts applying
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)

@@ -77,6 +77,7 @@ func (a *Agent) lead(ctx context.Context) {
 			a.log.Error("dispatcher stopped", "error", err)
 		}
 	}()
+	go a.runAlerts(ctx)
 	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	a.sched.Store(s)
 	defer a.sched.Store(nil)

@@ -17,6 +17,12 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 	}
 	if d := a.disp.Load(); d != nil {
 		d.InstanceChanged(c)
+		if c.State == model.StateFailed {
+			select {
+			case a.alertCh <- c.ID:
+			default: // the alerter's periodic rescan will find it
+			}
+		}
 	}
 }
 

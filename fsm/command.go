@@ -33,13 +33,14 @@ const (
 	CmdDecide        CommandType = 16 // body: Decide
 	CmdCompleteBatch CommandType = 17 // body: []Complete
 	CmdBackfill      CommandType = 18 // body: Backfill
+	CmdAlerted       CommandType = 19 // body: Alerted
 )
 
 var cmdNames = map[CommandType]string{
 	CmdPutTask: "put_task", CmdDeleteTask: "delete_task", CmdPauseTask: "pause_task",
 	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
 	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
-	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill",
+	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted",
 }
 
 // String returns the command type's name.

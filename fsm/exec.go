@@ -281,6 +281,33 @@ func (w *writer) finish(r *record, st uint8) {
 	if held {
 		w.release(r.Task)
 	}
+	if st == stFailed {
+		// A failure the task wants to be told about (notify webhooks,
+		// onFailure tasks) waits in the alerts index until the leader
+		// records that it handled it, so a leader change loses none.
+		if t, ok := w.taskPolicy(r.Task); ok && (len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
+			w.put(bktAlerts, u64key(r.ID), nil)
+		}
+	}
+}
+
+// Alerted records that the leader handled a failure's alerts.
+type Alerted struct {
+	ID      uint64 `json:"i"`
+	Message string `json:"m"`
+}
+
+func (w *writer) alerted() *Result {
+	var a Alerted
+	if e := w.decode(&a); e != nil {
+		return errResult(e)
+	}
+	if w.tx.Bucket(bktAlerts).Get(u64key(a.ID)) == nil {
+		return okResult(struct{}{}) // already recorded
+	}
+	w.del(bktAlerts, u64key(a.ID))
+	w.instanceEvent(a.ID, "alerted", a.Message)
+	return okResult(struct{}{})
 }
 
 func (w *writer) lease() *Result {

@@ -38,6 +38,7 @@ var (
 	bktBlocked     = []byte("blocked")
 	bktAttempts    = []byte("attempts")
 	bktLogs        = []byte("logs")
+	bktAlerts      = []byte("alerts")
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -46,7 +47,7 @@ var (
 
 	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
-		bktActive, bktBlocked, bktAttempts, bktLogs}
+		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts}
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -355,6 +356,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 		res = w.completeBatch()
 	case CmdBackfill:
 		res = w.backfill()
+	case CmdAlerted:
+		res = w.alerted()
 	default:
 		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
 	}

@@ -442,3 +442,26 @@ func (f *FSM) Log(id uint64) (*model.InstanceLog, error) {
 	})
 	return out, err
 }
+
+// PendingAlerts returns the FAILED instances whose alerts (notify,
+// onFailure) the leader has not recorded as handled, oldest first.
+func (f *FSM) PendingAlerts() ([]uint64, error) {
+	var out []uint64
+	err := f.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bktAlerts).ForEach(func(k, _ []byte) error {
+			out = append(out, binary.BigEndian.Uint64(k))
+			return nil
+		})
+	})
+	return out, err
+}
+
+// AlertPending reports whether a failure still waits for its alerts.
+func (f *FSM) AlertPending(id uint64) bool {
+	pending := false
+	_ = f.view(func(tx *bolt.Tx) error {
+		pending = tx.Bucket(bktAlerts).Get(u64key(id)) != nil
+		return nil
+	})
+	return pending
+}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -412,5 +414,62 @@ func TestExec_ExecutorOnFollower(t *testing.T) {
 	in := waitState(t, cl, trigger(t, cl, "via-follower"), 30*time.Second, model.StateSuccess)
 	if in.Executor != "lonely" {
 		t.Fatalf("ran on %q", in.Executor)
+	}
+}
+
+// TestExec_FailureAlerts: a FAILED instance posts to the task's notify
+// webhook once, triggers its onFailure task once, and says so in its events.
+func TestExec_FailureAlerts(t *testing.T) {
+	c, _ := execCluster(t)
+	cl := c.Client()
+	ctx := ctxT(t, 60*time.Second)
+	var mu sync.Mutex
+	var alerts []map[string]any
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a map[string]any
+		json.NewDecoder(r.Body).Decode(&a)
+		mu.Lock()
+		alerts = append(alerts, a)
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	cleanup := shellTask("cleanup", "echo cleaning up after $AX_PARAM_FAILED_INSTANCE", model.Policy{MaxConcurrency: 5})
+	broken := shellTask("broken", "echo boom; exit 1", model.Policy{Notify: []string{hook.URL}, OnFailure: []string{"cleanup"}})
+	for _, task := range []*model.Task{cleanup, broken} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := trigger(t, cl, "broken")
+	waitState(t, cl, id, 30*time.Second, model.StateFailed)
+	waitFor(t, 20*time.Second, func() error {
+		in, err := cl.GetInstance(ctx, id, client.Consistent())
+		if err != nil {
+			return err
+		}
+		for _, e := range in.Events {
+			if e.Type == "alerted" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no alerted event yet")
+	})
+	mu.Lock()
+	got := len(alerts)
+	first := alerts[0]
+	mu.Unlock()
+	if got != 1 || first["instanceId"] != id || first["task"] != "broken" {
+		t.Fatalf("webhook got %d alerts (%v), want one for %s", got, first, id)
+	}
+	runs, err := allInstances(ctx, cl, "cleanup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Source != model.SourceOnFailure || runs[0].Params["failed_instance"] != id {
+		t.Fatalf("cleanup instances %+v, want one on_failure run for %s", runs, id)
+	}
+	in := waitState(t, cl, runs[0].ID, 30*time.Second, model.StateSuccess)
+	if !strings.Contains(in.AttemptList[0].Output, id) {
+		t.Fatalf("cleanup output %q lacks the failed instance id", in.AttemptList[0].Output)
 	}
 }

@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"ax/fsm"
+	"ax/model"
+)
+
+// Alert is the JSON body POSTed to a task's policy.notify URLs when one of
+// its instances ends FAILED.
+type Alert struct {
+	Event       string     `json:"event"` // "instance_failed"
+	Task        string     `json:"task"`
+	InstanceID  string     `json:"instanceId"`
+	ScheduledAt model.Time `json:"scheduledAt"`
+	Attempts    int        `json:"attempts"`
+	Error       string     `json:"error"`
+	Node        string     `json:"node"`
+}
+
+// runAlerts handles failures for one leadership term: it POSTs the alert
+// to the task's notify URLs, triggers its onFailure tasks (idempotency key
+// "on_failure:<instanceId>", so a retry never triggers twice), and records
+// an "alerted" event, which also removes the failure from the state
+// machine's pending-alerts index. Pending alerts left by an earlier leader
+// are picked up at start and on a periodic rescan. Webhooks are delivered
+// at least once: a leader that dies between posting and recording leaves
+// the alert pending for the next one.
+func (a *Agent) runAlerts(ctx context.Context) {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	done := map[uint64]bool{}
+	scan := func() {
+		ids, err := a.fsm.PendingAlerts()
+		if err != nil {
+			a.log.Warn("reading pending alerts failed", "error", err)
+			return
+		}
+		for _, id := range ids {
+			if !done[id] && ctx.Err() == nil {
+				done[id] = a.alert(ctx, hc, id)
+			}
+		}
+	}
+	scan()
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-a.alertCh:
+			if !done[id] {
+				done[id] = a.alert(ctx, hc, id)
+			}
+		case <-tick.C:
+			scan()
+		}
+	}
+}
+
+// alert handles one failure and reports whether it was recorded.
+func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
+	if !a.fsm.AlertPending(id) {
+		return true // handled already (perhaps by an earlier leader)
+	}
+	in, err := a.fsm.GetInstance(id)
+	if err != nil {
+		return false
+	}
+	var notes []string
+	t, err := a.fsm.GetTask(in.Task)
+	if err == nil {
+		for _, name := range t.Policy.OnFailure {
+			cmd, err := fsm.NewCommand(fsm.CmdTrigger, "", "alerts", fsm.Trigger{Task: name, Key: "on_failure:" + in.ID,
+				Source: model.SourceOnFailure, Params: map[string]string{"failed_task": in.Task, "failed_instance": in.ID}})
+			if err != nil {
+				continue
+			}
+			res, err := a.propose(ctx, cmd)
+			var s model.Submitted
+			if err == nil {
+				err = res.Decode(&s)
+			}
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("onFailure %s: %v", name, err))
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("triggered %s (instance %s)", name, s.ID))
+		}
+		body, _ := json.Marshal(Alert{Event: "instance_failed", Task: in.Task, InstanceID: in.ID, ScheduledAt: in.ScheduledAt,
+			Attempts: in.Attempts, Error: in.LastError, Node: a.cfg.NodeID})
+		for _, url := range t.Policy.Notify {
+			notes = append(notes, "notify "+url+": "+a.post(ctx, hc, url, body))
+		}
+	} else {
+		notes = append(notes, "task no longer exists")
+	}
+	cmd, err := fsm.NewCommand(fsm.CmdAlerted, "", "alerts", fsm.Alerted{ID: id, Message: strings.Join(notes, "; ")})
+	if err != nil {
+		return false
+	}
+	if _, err := a.propose(ctx, cmd); err != nil {
+		a.log.Warn("recording an alert failed", "instance", in.ID, "error", err)
+		return false
+	}
+	a.log.Info("failure alerted", "task", in.Task, "instance", in.ID, "what", strings.Join(notes, "; "))
+	return true
+}
+
+// post delivers an alert with a few retries and says how it went.
+func (a *Agent) post(ctx context.Context, hc *http.Client, url string, body []byte) string {
+	var last string
+	for try := 0; try < 3; try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return "canceled"
+			case <-time.After(time.Duration(try) * time.Second):
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err.Error()
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		resp.Body.Close()
+		last = resp.Status
+		if resp.StatusCode/100 == 2 {
+			return last
+		}
+	}
+	return "failed: " + last
+}
