@@ -40,6 +40,11 @@ type Config struct {
 	// Lease is how long a running attempt survives without a heartbeat
 	// (default 10s).
 	Lease time.Duration
+	// Retention is how long finished instances are kept when their task
+	// sets no policy.retention (0: forever). RetentionInterval is how
+	// often the leader looks for them (default 1m).
+	Retention         time.Duration
+	RetentionInterval time.Duration
 	// Executor runs an embedded executor in the agent process, connected
 	// to this node's own API.
 	Executor         bool

@@ -78,6 +78,7 @@ func (a *Agent) lead(ctx context.Context) {
 		}
 	}()
 	go a.runAlerts(ctx)
+	go a.runRetention(ctx)
 	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	a.sched.Store(s)
 	defer a.sched.Store(nil)

@@ -34,13 +34,14 @@ const (
 	CmdCompleteBatch CommandType = 17 // body: []Complete
 	CmdBackfill      CommandType = 18 // body: Backfill
 	CmdAlerted       CommandType = 19 // body: Alerted
+	CmdPrune         CommandType = 20 // body: Prune
 )
 
 var cmdNames = map[CommandType]string{
 	CmdPutTask: "put_task", CmdDeleteTask: "delete_task", CmdPauseTask: "pause_task",
 	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
 	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
-	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted",
+	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted", CmdPrune: "prune",
 }
 
 // String returns the command type's name.

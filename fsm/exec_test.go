@@ -315,3 +315,32 @@ func TestFSM_BackfillSkipsExistingTimes(t *testing.T) {
 		t.Fatalf("stale backfill: %v", r.Err)
 	}
 }
+
+func TestFSM_PruneDeletesOnlyFinished(t *testing.T) {
+	fx := newExecFixture(t, model.Policy{MaxConcurrency: 10})
+	done, running := fx.trigger(), fx.trigger()
+	fx.lease(done)
+	fx.complete(done, true, false)
+	fx.lease(running)
+	ids, err := fx.f.Expired(time.UnixMilli(fx.now).Add(time.Hour), time.Minute, 100, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 || ids[0] != done {
+		t.Fatalf("expired %v, want only the finished instance", ids)
+	}
+	var res struct{ Pruned int }
+	if err := fx.do(CmdPrune, Prune{IDs: []uint64{done, running}}).Decode(&res); err != nil || res.Pruned != 1 {
+		t.Fatalf("pruned %d (%v), want 1", res.Pruned, err)
+	}
+	if _, err := fx.f.GetInstance(done); err == nil {
+		t.Fatal("pruned instance still there")
+	}
+	if in := fx.inst(running); in.State != model.StateRunning {
+		t.Fatalf("running instance is %s", in.State)
+	}
+	l, _ := fx.f.ListInstances(model.InstanceFilter{Task: "job"})
+	if len(l.Instances) != 1 {
+		t.Fatalf("listing shows %d instances, want 1", len(l.Instances))
+	}
+}

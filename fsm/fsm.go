@@ -358,6 +358,8 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 		res = w.backfill()
 	case CmdAlerted:
 		res = w.alerted()
+	case CmdPrune:
+		res = w.prune()
 	default:
 		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
 	}

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -472,4 +473,27 @@ func TestExec_FailureAlerts(t *testing.T) {
 	if !strings.Contains(in.AttemptList[0].Output, id) {
 		t.Fatalf("cleanup output %q lacks the failed instance id", in.AttemptList[0].Output)
 	}
+}
+
+// TestExec_Retention: finished instances are deleted once past their
+// task's retention; running work is untouched.
+func TestExec_Retention(t *testing.T) {
+	c := startCluster(t, 3, "-retention-interval", "300ms")
+	if _, err := c.StartExecutor("worker"); err != nil {
+		t.Fatal(err)
+	}
+	cl := c.Client()
+	ctx := ctxT(t, 60*time.Second)
+	if _, err := cl.PutTask(ctx, shellTask("short-lived", "true", model.Policy{Retention: model.Duration(time.Second)})); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, cl, "short-lived")
+	waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	waitFor(t, 20*time.Second, func() error {
+		_, err := cl.GetInstance(ctx, id, client.Consistent())
+		if errors.Is(err, model.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("instance still there (%v)", err)
+	})
 }

@@ -57,6 +57,8 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	pprofAddr := fs.String("pprof", "", "serve Go's /debug/pprof on this address (profiling)")
 	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
+	fs.DurationVar(&cfg.Retention, "retention", 7*24*time.Hour, "keep finished instances this long unless their task sets policy.retention (0: forever)")
+	fs.DurationVar(&cfg.RetentionInterval, "retention-interval", time.Minute, "how often the leader deletes instances past retention")
 	fs.DurationVar(&cfg.Lease, "lease", 10*time.Second, "how long a running attempt survives without an executor heartbeat")
 	fs.StringVar(&cfg.ExecutorToken, "executor-token", os.Getenv("AX_EXECUTOR_TOKEN"), "token good only for the executor protocol (env AX_EXECUTOR_TOKEN)")
 	embedded := fs.String("executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
