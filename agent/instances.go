@@ -42,8 +42,14 @@ func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []mo
 
 // Trigger implements api.Backend.
 func (a *Agent) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
+	tr := fsm.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey}
+	if t, err := a.fsm.GetTask(task); err == nil {
+		// Its date, so that a manual run of an upstream task satisfies
+		// the dependsOn of today's downstream fires.
+		tr.Date = t.FireKeys().Date(a.now())
+	}
 	var out model.Submitted
-	if err := a.command(ctx, c, fsm.CmdTrigger, fsm.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey}, &out); err != nil {
+	if err := a.command(ctx, c, fsm.CmdTrigger, tr, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -103,6 +109,7 @@ func (a *Agent) Backfill(ctx context.Context, c api.Caller, task string, req mod
 	for _, at := range times {
 		b.At = append(b.At, at.UnixMilli())
 		b.Keys = append(b.Keys, keys.Key(at))
+		b.Dates = append(b.Dates, keys.Date(at))
 	}
 	var out model.BackfillResult
 	if err := a.command(ctx, c, fsm.CmdBackfill, b, &out); err != nil {

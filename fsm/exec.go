@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"ax/model"
@@ -206,6 +207,9 @@ func (w *writer) admit(r *record) {
 		w.instanceEvent(r.ID, "waiting_approval", "policy approval=before_run")
 		return
 	}
+	if w.waitForDeps(r, t) {
+		return
+	}
 	st := w.loadState(r.Task)
 	limit := t.Policy.MaxConcurrency
 	if limit <= 0 {
@@ -264,7 +268,7 @@ func (w *writer) release(task string) {
 // finish moves r to a terminal state, freeing its slot.
 func (w *writer) finish(r *record, st uint8) {
 	held := holdsSlot(r)
-	if r.State == stBlocked {
+	if r.State == stBlocked && r.Flags&flagWaitingDeps == 0 {
 		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
 		st := w.loadState(r.Task)
 		if st.Blocked > 0 {
@@ -281,12 +285,15 @@ func (w *writer) finish(r *record, st uint8) {
 	if held {
 		w.release(r.Task)
 	}
+	if st == stSuccess && r.Date != "" {
+		w.succeeded(r)
+	}
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,
 		// onFailure tasks) waits in the alerts index until the leader
 		// records that it handled it, so a leader change loses none.
 		if t, ok := w.taskPolicy(r.Task); ok && (len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
-			w.put(bktAlerts, u64key(r.ID), nil)
+			w.put(bktAlerts, u64key(r.ID), present)
 		}
 	}
 }
@@ -614,4 +621,79 @@ func (w *writer) decide() *Result {
 	return okResult(struct {
 		State string `json:"state"`
 	}{name(stateNames, r.State)})
+}
+
+// present is the value of set-like buckets that are probed with Get: bbolt
+// answers Get with nil for an empty value written in the same transaction,
+// so a key must carry a byte to be seen.
+var present = []byte{1}
+
+func depKey(task, date string) []byte { return []byte(task + "\x00" + date) }
+
+func scheduledSource(r *record) bool {
+	switch name(sourceNames, r.Source) {
+	case model.SourceCron, model.SourceInterval, model.SourceOnce, model.SourceBackfill:
+		return true
+	}
+	return false
+}
+
+// waitForDeps holds a scheduled instance BLOCKED until every dependsOn
+// task has succeeded for the same scheduled date, and reports whether it
+// did. Manual and delayed instances do not wait (they have no schedule).
+func (w *writer) waitForDeps(r *record, t *model.Task) bool {
+	if len(t.Policy.DependsOn) == 0 || r.Date == "" || r.Flags&flagDepsMet != 0 || !scheduledSource(r) {
+		return false
+	}
+	var missing []string
+	for _, dep := range t.Policy.DependsOn {
+		if w.tx.Bucket(bktSucceeded).Get(depKey(dep, r.Date)) == nil {
+			missing = append(missing, dep)
+		}
+	}
+	if len(missing) == 0 {
+		r.Flags |= flagDepsMet
+		return false
+	}
+	for _, dep := range missing {
+		w.put(bktWaitDeps, binary.BigEndian.AppendUint64(append(depKey(dep, r.Date), 0), r.ID), nil)
+	}
+	r.Flags |= flagWaitingDeps
+	w.setState(r, stBlocked)
+	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("dependsOn: waiting for %s to succeed for %s", strings.Join(missing, ", "), r.Date))
+	return true
+}
+
+// succeeded records r's success for its date and admits the instances
+// that waited for it and now have all their dependencies.
+func (w *writer) succeeded(r *record) {
+	w.put(bktSucceeded, depKey(r.Task, r.Date), present)
+	prefix := append(depKey(r.Task, r.Date), 0)
+	var keys [][]byte
+	c := w.tx.Bucket(bktWaitDeps).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		w.del(bktWaitDeps, k)
+		id := binary.BigEndian.Uint64(k[len(k)-8:])
+		nr, ok := w.loadRecord(id)
+		if !ok || nr.State != stBlocked || nr.Flags&flagWaitingDeps == 0 {
+			continue
+		}
+		t, ok := w.taskPolicy(nr.Task)
+		if !ok {
+			continue
+		}
+		all := true
+		for _, dep := range t.Policy.DependsOn {
+			all = all && w.tx.Bucket(bktSucceeded).Get(depKey(dep, nr.Date)) != nil
+		}
+		if !all {
+			continue
+		}
+		nr.Flags = nr.Flags&^flagWaitingDeps | flagDepsMet
+		w.instanceEvent(id, "unblocked", "dependsOn satisfied for "+nr.Date)
+		w.admit(nr)
+	}
 }

@@ -344,3 +344,70 @@ func TestFSM_PruneDeletesOnlyFinished(t *testing.T) {
 		t.Fatalf("listing shows %d instances, want 1", len(l.Instances))
 	}
 }
+
+// TestFSM_DependsOn: a scheduled fire waits BLOCKED until its upstream
+// task succeeds for the same date; other dates do not count.
+func TestFSM_DependsOn(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	up := cronTask("sync", "0 1 * * *")
+	down := cronTask("report", "0 2 * * *")
+	down.Policy.DependsOn = []string{"sync"}
+	for _, task := range []model.Task{up, down} {
+		writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: task})))
+	}
+	fire := func(task string, at int64, date string) uint64 {
+		t.Helper()
+		c, _ := NewCommand(CmdFire, "", "scheduler", Fire{Tasks: []TaskFire{{Task: task, Version: 1, At: at, Key: task + "@" + fmt.Sprint(at), Date: date}}})
+		c.Now = at
+		var fr FireResult
+		if err := a.apply(c).Decode(&fr); err != nil || len(fr.Created) != 1 {
+			t.Fatalf("fire %s: %+v %v", task, fr, err)
+		}
+		id, _ := model.ParseID(fr.Created[0])
+		return id
+	}
+	run := func(id uint64, ok bool) {
+		t.Helper()
+		c, _ := NewCommand(CmdLease, "", "", Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 10000})
+		c.Now = t0 + 10*3_600_000
+		a.apply(c)
+		in, _ := f.GetInstance(id)
+		c, _ = NewCommand(CmdComplete, "", "", Complete{ID: id, Attempt: in.Attempts, Report: model.CompleteRequest{Executor: "e1", Success: ok, Error: "x"}})
+		c.Now = t0 + 10*3_600_000
+		a.apply(c)
+	}
+	state := func(id uint64) string { in, _ := f.GetInstance(id); return in.State }
+
+	// Yesterday's upstream success does not count for today.
+	y := fire("sync", t0+1*3_600_000, "2026-11-29")
+	run(y, true)
+	rep := fire("report", t0+2*3_600_000, "2026-11-30")
+	if got := state(rep); got != model.StateBlocked {
+		t.Fatalf("report before today's sync: %s, want BLOCKED", got)
+	}
+	s := fire("sync", t0+3*3_600_000, "2026-11-30")
+	run(s, false) // a failure does not release it
+	if got := state(rep); got != model.StateBlocked {
+		t.Fatalf("report after a failed sync: %s, want BLOCKED", got)
+	}
+	s2 := fire("sync", t0+4*3_600_000, "2026-11-30")
+	run(s2, true)
+	if got := state(s2); got != model.StateSuccess {
+		in, _ := f.GetInstance(s2)
+		t.Fatalf("s2 is %s: %+v", got, in)
+	}
+	if got := state(rep); got != model.StateReady {
+		t.Fatalf("report after today's sync succeeded: %s, want READY", got)
+	}
+	// Once the date has a success, later fires for it start at once.
+	again := fire("report", t0+5*3_600_000, "2026-11-30")
+	if got := state(again); got != model.StateBlocked {
+		// maxConcurrency 1: the first report holds the slot.
+		t.Fatalf("second report: %s, want BLOCKED behind the first", got)
+	}
+	run(rep, true)
+	if got := state(again); got != model.StateReady {
+		t.Fatalf("second report after the first finished: %s, want READY", got)
+	}
+}

@@ -39,6 +39,8 @@ var (
 	bktAttempts    = []byte("attempts")
 	bktLogs        = []byte("logs")
 	bktAlerts      = []byte("alerts")
+	bktSucceeded   = []byte("succeeded")    // task \x00 date: a SUCCESS for that scheduled date
+	bktWaitDeps    = []byte("waiting_deps") // dep task \x00 date \x00 id: waits for that success
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -47,7 +49,7 @@ var (
 
 	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
-		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts}
+		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,

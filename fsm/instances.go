@@ -327,6 +327,7 @@ type Trigger struct {
 	Params map[string]string `json:"p,omitempty"`
 	Key    string            `json:"k,omitempty"`
 	Source string            `json:"s,omitempty"` // default api
+	Date   string            `json:"d,omitempty"` // today in the task's timezone
 }
 
 func (w *writer) trigger() *Result {
@@ -359,7 +360,7 @@ func (w *writer) trigger() *Result {
 	}
 	r := &record{ID: id, Source: code(sourceNames, src),
 		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
-		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params}
+		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params, Date: tr.Date}
 	w.create(r, true)
 	w.admit(r)
 	w.put(bktMeta, keyLastFired, u64key(id))
@@ -380,6 +381,7 @@ type TaskFire struct {
 	Version uint64 `json:"v"`
 	At      int64  `json:"s,omitempty"`
 	Key     string `json:"k,omitempty"`
+	Date    string `json:"d,omitempty"` // scheduled date in the task's timezone (dependsOn)
 	// Missed fire times not fired: count, first and last (Unix ms). The
 	// watermark advances past them.
 	Missed      int64 `json:"mc,omitempty"`
@@ -450,7 +452,7 @@ func (w *writer) fire() *Result {
 				}
 				r := &record{ID: id, Source: code(sourceNames, sourceOf(t.Trigger.Type)),
 					CreatedAt: w.cmd.Now, ScheduledAt: tf.At, FiredAt: w.cmd.Now, TaskVersion: t.Version,
-					Task: tf.Task, IdemKey: tf.Key, Node: w.cmd.Node}
+					Task: tf.Task, IdemKey: tf.Key, Node: w.cmd.Node, Date: tf.Date}
 				w.create(r, true)
 				st.Watermark, st.LastInstance = tf.At, id
 				w.saveState(tf.Task, st) // admit reads and updates the same record
@@ -528,6 +530,7 @@ type Backfill struct {
 	Version uint64   `json:"v"`
 	At      []int64  `json:"a"`
 	Keys    []string `json:"k"`
+	Dates   []string `json:"d,omitempty"`
 }
 
 // BackfillResult lists the created instances and counts the skipped times.
@@ -567,6 +570,9 @@ func (w *writer) backfill() *Result {
 		}
 		r := &record{ID: id, Source: code(sourceNames, model.SourceBackfill), CreatedAt: w.cmd.Now, ScheduledAt: at,
 			FiredAt: w.cmd.Now, TaskVersion: t.Version, Task: b.Task, IdemKey: b.Keys[i], Node: w.cmd.Node}
+		if i < len(b.Dates) {
+			r.Date = b.Dates[i]
+		}
 		w.create(r, true)
 		w.admit(r)
 		out.Created = append(out.Created, model.FormatID(id))

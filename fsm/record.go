@@ -64,12 +64,17 @@ type record struct {
 	// once, when it ends.
 	AttemptStart int64
 	Host         string
+	// Date is the scheduled date (YYYY-MM-DD in the task's timezone) of a
+	// fire, for dependsOn; stamped by the node that built the command.
+	Date string
 }
 
 // Record flags.
 const (
 	flagApproved       = 1 << 0 // before-run approval granted
 	flagMidRunApproval = 1 << 1 // WAITING_APPROVAL was entered from RUNNING
+	flagDepsMet        = 1 << 2 // dependsOn satisfied for its date
+	flagWaitingDeps    = 1 << 3 // BLOCKED on dependsOn (not on concurrency)
 )
 
 const recordVersion = 1
@@ -87,7 +92,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -99,7 +104,9 @@ func (r *record) encode() []byte {
 	}
 	b = append(b, r.Flags)
 	b = binary.AppendUvarint(b, uint64(len(r.Host)))
-	return append(b, r.Host...)
+	b = append(b, r.Host...)
+	b = binary.AppendUvarint(b, uint64(len(r.Date)))
+	return append(b, r.Date...)
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -170,10 +177,14 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 	}
 	r.Flags = b[0]
 	host, rest, err := readBytes(b[1:])
+	if err != nil {
+		return nil, errRecord
+	}
+	date, rest, err := readBytes(rest)
 	if err != nil || len(rest) != 0 {
 		return nil, errRecord
 	}
-	r.Host = string(host)
+	r.Host, r.Date = string(host), string(date)
 	return r, nil
 }
 

@@ -90,3 +90,7 @@ func (k *KeyRenderer) Key(at time.Time) string {
 	}
 	return b.String()
 }
+
+// Date returns the fire's scheduled date (YYYY-MM-DD) in the task's
+// timezone: the date dependsOn matches on.
+func (k *KeyRenderer) Date(at time.Time) string { return at.In(k.tz).Format("2006-01-02") }

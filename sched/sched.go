@@ -408,7 +408,7 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []
 		tt.wm = max(tt.wm, missedLast.UnixMilli())
 	}
 	for _, d := range due {
-		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, At: d.UnixMilli(), Key: tt.key(d)})
+		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, At: d.UnixMilli(), Key: tt.key(d), Date: tt.keys.Date(d)})
 		tt.wm = max(tt.wm, d.UnixMilli())
 	}
 	if tt.armed {
