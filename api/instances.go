@@ -243,8 +243,8 @@ func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {
 	case req.To.IsZero():
 		writeError(w, model.FieldErrorf("to", "required (RFC 3339)"))
 		return
-	case !req.From.Before(req.To.Time):
-		writeError(w, model.FieldErrorf("to", "must be after from"))
+	case req.To.Before(req.From.Time):
+		writeError(w, model.FieldErrorf("to", "must not be before from"))
 		return
 	case req.To.After(s.cfg.Now()):
 		writeError(w, model.FieldErrorf("to", "%s is in the future; backfill covers past fire times", req.To.Format(model.TimeLayout)))

@@ -497,3 +497,34 @@ func TestExec_Retention(t *testing.T) {
 		return fmt.Errorf("instance still there (%v)", err)
 	})
 }
+
+// TestExec_DependsOnWithBackfill: yesterday's report, backfilled first,
+// waits until yesterday's sync has succeeded, then runs.
+func TestExec_DependsOnWithBackfill(t *testing.T) {
+	c := startCluster(t, 3)
+	if _, err := c.StartExecutor("worker"); err != nil {
+		t.Fatal(err)
+	}
+	cl := c.Client()
+	ctx := ctxT(t, 60*time.Second)
+	daily := func(name string, deps ...string) *model.Task {
+		return &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 0 * * *"},
+			Action: model.Action{Type: model.ActionShell, Command: "echo " + name}, Policy: model.Policy{DependsOn: deps}}
+	}
+	for _, task := range []*model.Task{daily("sync"), daily("report", "sync")} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	midnight := time.Now().UTC().Truncate(24 * time.Hour)
+	yesterday := model.BackfillRequest{From: model.Time{Time: midnight.Add(-24 * time.Hour)}, To: model.Time{Time: midnight.Add(-24 * time.Hour)}}
+	rep, err := cl.Backfill(ctx, "report", yesterday)
+	if err != nil || len(rep.Created) != 1 {
+		t.Fatalf("backfill report: %+v %v", rep, err)
+	}
+	waitState(t, cl, rep.Created[0], 10*time.Second, model.StateBlocked)
+	if _, err := cl.Backfill(ctx, "sync", yesterday); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cl, rep.Created[0], 30*time.Second, model.StateSuccess)
+}
