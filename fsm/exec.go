@@ -3,7 +3,6 @@ package fsm
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -352,12 +351,7 @@ func currentAttempt(r *record) model.Attempt {
 }
 
 func (w *writer) saveAttempt(id uint64, a model.Attempt) {
-	b, err := json.Marshal(a)
-	if err != nil {
-		w.err = err
-		return
-	}
-	w.put(bktAttempts, attemptKey(id, a.Number), b)
+	w.put(bktAttempts, attemptKey(id, a.Number), encodeAttempt(&a))
 }
 
 func (w *writer) heartbeat() *Result {

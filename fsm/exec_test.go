@@ -411,3 +411,36 @@ func TestFSM_DependsOn(t *testing.T) {
 		t.Fatalf("second report after the first finished: %s, want READY", got)
 	}
 }
+
+func TestAttemptCodec_RoundTrip(t *testing.T) {
+	three := 3
+	tests := []model.Attempt{
+		{Number: 1, Executor: "e1", Host: "h", PID: 42, StartedAt: model.UnixMilli(t0), EndedAt: model.UnixMilli(t0 + 5), Outcome: model.OutcomeFailed, ExitCode: &three, Error: "exit status 3", Output: "boom\n"},
+		{Number: 2, Executor: "e2", StartedAt: model.UnixMilli(t0), EndedAt: model.UnixMilli(t0 + 9), Outcome: model.OutcomeLost, Error: "lost"},
+		{Number: 7, Executor: "e3", StartedAt: model.UnixMilli(t0), Outcome: model.OutcomeSuccess, HTTPStatus: 204},
+	}
+	for _, want := range tests {
+		want.ExecutionID = model.FormatID(99) + "-" + fmt.Sprint(want.Number)
+		got, err := decodeAttempt(99, encodeAttempt(&want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := got.Number == want.Number && got.Outcome == want.Outcome && deref(got.ExitCode) == deref(want.ExitCode) &&
+			got.Error == want.Error && got.Output == want.Output && got.HTTPStatus == want.HTTPStatus &&
+			got.ExecutionID == want.ExecutionID && got.StartedAt.Equal(want.StartedAt.Time) && got.EndedAt.Equal(want.EndedAt.Time) &&
+			got.Executor == want.Executor && got.Host == want.Host && got.PID == want.PID
+		if !same {
+			t.Fatalf("round trip: got %+v, want %+v", got, want)
+		}
+	}
+	if _, err := decodeAttempt(1, []byte{9}); err == nil {
+		t.Fatal("corrupt record decoded")
+	}
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}

@@ -55,8 +55,8 @@ func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
 		}
 		ac := tx.Bucket(bktAttempts).Cursor()
 		for k, v := ac.Seek(u64key(id)); k != nil && bytes.HasPrefix(k, u64key(id)); k, v = ac.Next() {
-			var a model.Attempt
-			if err := json.Unmarshal(v, &a); err != nil {
+			a, err := decodeAttempt(id, v)
+			if err != nil {
 				return err
 			}
 			in.AttemptList = append(in.AttemptList, a)

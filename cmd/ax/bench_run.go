@@ -57,7 +57,7 @@ func runBenchRun(ctx context.Context, args []string) error {
 	}
 	mk := func(name string, act model.Action, kind string) error {
 		_, err := cl.PutTask(ctx, &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: act,
-			Policy: model.Policy{MaxConcurrency: 10000, ExecutorLabels: map[string]string{"kind": kind}}})
+			Policy: model.Policy{MaxConcurrency: 1_000_000, ExecutorLabels: map[string]string{"kind": kind}}})
 		return err
 	}
 	if err := mk("bench-run-sdk", model.Action{Type: model.ActionSDK, Handler: "noop"}, "sdk"); err != nil {
