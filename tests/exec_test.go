@@ -528,3 +528,17 @@ func TestExec_DependsOnWithBackfill(t *testing.T) {
 	}
 	waitState(t, cl, rep.Created[0], 30*time.Second, model.StateSuccess)
 }
+
+// TestExec_SingleNodeDefault: a lone agent (the try-it-out mode) runs work
+// with its embedded executor.
+func TestExec_SingleNodeDefault(t *testing.T) {
+	c := startCluster(t, 1, "-executor", "auto")
+	cl := c.Client()
+	if _, err := cl.PutTask(ctxT(t, 10*time.Second), shellTask("hello", "echo hello from {{.Task}}", model.Policy{})); err != nil {
+		t.Fatal(err)
+	}
+	in := waitState(t, cl, trigger(t, cl, "hello"), 20*time.Second, model.StateSuccess)
+	if in.Executor != "n1" || !strings.Contains(in.AttemptList[0].Output, "hello from hello") {
+		t.Fatalf("ran on %q with output %q", in.Executor, in.AttemptList[0].Output)
+	}
+}
