@@ -253,14 +253,8 @@ func pathName(r *http.Request, key string) (string, error) {
 }
 
 func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
-	name, err := pathName(r, "name")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := caller(r)
-	if err != nil {
-		writeError(w, err)
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
 		return
 	}
 	var t model.Task
@@ -284,14 +278,8 @@ func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) taskWrite(fn func(ctx contextT, c Caller, name string) (*model.WriteResult, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		name, err := pathName(r, "name")
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		c, err := caller(r)
-		if err != nil {
-			writeError(w, err)
+		name, c, ok := writeTarget(w, r, "name")
+		if !ok {
 			return
 		}
 		reply(w)(fn(r.Context(), c, name))
@@ -332,13 +320,10 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Paused = &b
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 1000 {
-			writeError(w, model.FieldErrorf("limit", "must be an integer from 1 to 1000, got %q", l))
-			return
-		}
-		f.Limit = n
+	var err error
+	if f.Limit, err = parseLimit(q.Get("limit")); err != nil {
+		writeError(w, err)
+		return
 	}
 	if !s.barrier(w, r) {
 		return

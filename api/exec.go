@@ -88,14 +88,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 // decide serves approve, reject, cancel and terminate.
 func (s *Server) decide(action string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		if _, err := model.ParseID(id); err != nil {
-			writeError(w, err)
-			return
-		}
-		c, err := caller(r)
-		if err != nil {
-			writeError(w, err)
+		id, c, ok := writeTarget(w, r, "id")
+		if !ok {
 			return
 		}
 		var d model.Decision
@@ -120,14 +114,8 @@ func (s *Server) decide(action string) http.HandlerFunc {
 
 // requestApproval is called by a running script (ax approval request).
 func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if _, err := model.ParseID(id); err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := caller(r)
-	if err != nil {
-		writeError(w, err)
+	id, c, ok := writeTarget(w, r, "id")
+	if !ok {
 		return
 	}
 	var req model.ApprovalRequest

@@ -27,14 +27,8 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
-	name, err := pathName(r, "name")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := caller(r)
-	if err != nil {
-		writeError(w, err)
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
 		return
 	}
 	var req model.TriggerRequest
@@ -79,14 +73,8 @@ func validParamName(k string) bool {
 // submit takes one submission object or an array of up to
 // model.MaxSubmitBatch.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
-	name, err := pathName(r, "name")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := caller(r)
-	if err != nil {
-		writeError(w, err)
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -218,13 +206,10 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Since = t
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 1000 {
-			writeError(w, model.FieldErrorf("limit", "must be an integer from 1 to 1000, got %q", l))
-			return
-		}
-		f.Limit = n
+	var err error
+	if f.Limit, err = parseLimit(q.Get("limit")); err != nil {
+		writeError(w, err)
+		return
 	}
 	if !s.barrier(w, r) {
 		return
@@ -233,14 +218,8 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {
-	name, err := pathName(r, "name")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := caller(r)
-	if err != nil {
-		writeError(w, err)
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
 		return
 	}
 	var req model.BackfillRequest

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net"
+	"net/http"
 	"strconv"
 
 	"ax/model"
@@ -19,4 +20,39 @@ func validHostPort(field, addr string) error {
 		return model.FieldErrorf(field, "%q has a bad port", addr)
 	}
 	return nil
+}
+
+// writeTarget validates the path value key (a task name, or an instance id
+// when key is "id") and the caller headers of a write.
+func writeTarget(w http.ResponseWriter, r *http.Request, key string) (string, Caller, bool) {
+	var v string
+	var err error
+	if key == "id" {
+		v = r.PathValue("id")
+		_, err = model.ParseID(v)
+	} else {
+		v, err = pathName(r, key)
+	}
+	if err != nil {
+		writeError(w, err)
+		return "", Caller{}, false
+	}
+	c, err := caller(r)
+	if err != nil {
+		writeError(w, err)
+		return "", Caller{}, false
+	}
+	return v, c, true
+}
+
+// parseLimit reads ?limit= (1 to 1000; 0 when absent).
+func parseLimit(l string) (int, error) {
+	if l == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 1 || n > 1000 {
+		return 0, model.FieldErrorf("limit", "must be an integer from 1 to 1000, got %q", l)
+	}
+	return n, nil
 }

@@ -314,17 +314,6 @@ func (e *Worker) heartbeats(ctx context.Context) {
 	}
 }
 
-// Running returns the execution ids of attempts running now.
-func (e *Worker) Running() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for id := range e.running {
-		out = append(out, id)
-	}
-	return out
-}
-
 // Handler is a Go function that runs jobs of tasks whose action is
 // {"type": "sdk", "handler": NAME}. Returning nil is success; an error is a
 // retryable failure unless it wraps ErrPermanent.

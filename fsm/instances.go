@@ -90,12 +90,7 @@ func (w *writer) dropState(name string) {
 // and the active-instance count.
 func (w *writer) flushStates() {
 	if w.activeDelta != 0 {
-		b := w.tx.Bucket(bktMeta)
-		var n int64
-		if v := b.Get(keyActive); len(v) == 8 {
-			n = int64(binary.BigEndian.Uint64(v))
-		}
-		w.put(bktMeta, keyActive, u64key(uint64(n+w.activeDelta)))
+		w.addMeta(keyActive, w.activeDelta)
 		w.activeDelta = 0
 	}
 	names := make([]string, 0, len(w.states))
@@ -179,9 +174,12 @@ func (w *writer) loadRecord(id uint64) (*record, bool) {
 }
 
 // create stores a new instance and its index entries. countPending says
-// whether to count a SCHEDULED one now (Submit counts its batch once).
+// whether to count a SCHEDULED one now (Submit counts its batch once). An
+// instance without a state yet is about to be admitted, which stores it.
 func (w *writer) create(r *record, countPending bool) {
-	w.putRecord(r)
+	if r.State != 0 {
+		w.putRecord(r)
+	}
 	if countPending {
 		// A lone instance is its own range; Submit indexes its whole
 		// batch as one range.
@@ -201,13 +199,20 @@ func (w *writer) create(r *record, countPending bool) {
 }
 
 // pending adjusts the count of SCHEDULED instances kept in meta.
-func (w *writer) pending(delta int64) {
-	b := w.tx.Bucket(bktMeta)
-	var n int64
-	if v := b.Get(keyPending); len(v) == 8 {
-		n = int64(binary.BigEndian.Uint64(v))
+func (w *writer) pending(delta int64) { w.addMeta(keyPending, delta) }
+
+// addMeta adds delta to a u64 counter in the meta bucket.
+func (w *writer) addMeta(key []byte, delta int64) {
+	n := int64(metaU64(w.tx, key))
+	w.put(bktMeta, key, u64key(uint64(n+delta)))
+}
+
+// metaU64 reads a u64 from the meta bucket (0 when absent).
+func metaU64(tx *bolt.Tx, key []byte) uint64 {
+	if v := tx.Bucket(bktMeta).Get(key); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
 	}
-	w.put(bktMeta, keyPending, u64key(uint64(n+delta)))
+	return 0
 }
 
 // indexRange records that the task's instances include ids first..last.

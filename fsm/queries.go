@@ -293,24 +293,15 @@ func (f *FSM) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error
 
 // ActiveCount returns the number of READY, RUNNING, RETRYING, BLOCKED and
 // WAITING_APPROVAL instances (a counter kept with the active index).
-func (f *FSM) ActiveCount() int {
-	n := 0
-	_ = f.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bktMeta).Get(keyActive); len(v) == 8 {
-			n = int(binary.BigEndian.Uint64(v))
-		}
-		return nil
-	})
-	return n
-}
+func (f *FSM) ActiveCount() int { return int(f.meta(keyActive)) }
 
 // Pending returns the number of SCHEDULED instances.
-func (f *FSM) Pending() int {
-	n := 0
+func (f *FSM) Pending() int { return int(f.meta(keyPending)) }
+
+func (f *FSM) meta(key []byte) uint64 {
+	var n uint64
 	_ = f.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bktMeta).Get(keyPending); len(v) == 8 {
-			n = int(binary.BigEndian.Uint64(v))
-		}
+		n = metaU64(tx, key)
 		return nil
 	})
 	return n
@@ -318,14 +309,10 @@ func (f *FSM) Pending() int {
 
 // LastFired returns the id of the instance that became READY last.
 func (f *FSM) LastFired() string {
-	var id string
-	_ = f.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bktMeta).Get(keyLastFired); len(v) == 8 {
-			id = model.FormatID(binary.BigEndian.Uint64(v))
-		}
-		return nil
-	})
-	return id
+	if id := f.meta(keyLastFired); id != 0 {
+		return model.FormatID(id)
+	}
+	return ""
 }
 
 // Active is one instance in a non-terminal state after firing.
@@ -358,19 +345,6 @@ func (f *FSM) ActiveInstances(fn func(Active)) error {
 			return nil
 		})
 	})
-}
-
-// Job builds what an executor needs to run the current attempt of an
-// instance.
-func (f *FSM) Job(id uint64) (*model.Job, error) {
-	jobs, err := f.Jobs([]uint64{id})
-	if err != nil {
-		return nil, err
-	}
-	if len(jobs) == 0 {
-		return nil, &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
-	}
-	return &jobs[0], nil
 }
 
 // Jobs builds the jobs of several instances in one read, decoding each

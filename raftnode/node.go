@@ -272,26 +272,6 @@ func (n *Node) Leader() (id, addr string) {
 	return string(i), string(a)
 }
 
-// WaitLeader blocks until a leader is known or ctx ends.
-func (n *Node) WaitLeader(ctx context.Context) (id, addr string, err error) {
-	for {
-		n.mu.Lock()
-		ch := n.leaderCh
-		n.mu.Unlock()
-		if id, addr = n.Leader(); id != "" {
-			return id, addr, nil
-		}
-		select {
-		case <-ch:
-		case <-time.After(100 * time.Millisecond):
-		case <-ctx.Done():
-			return "", "", ErrTimeout
-		case <-n.closed:
-			return "", "", ErrShutdown
-		}
-	}
-}
-
 // LeaderChanged returns a channel closed at the next leader change.
 func (n *Node) LeaderChanged() <-chan struct{} {
 	n.mu.Lock()
@@ -392,15 +372,6 @@ func (n *Node) Servers(ctx context.Context) ([]Server, error) {
 		out = append(out, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})
 	}
 	return out, nil
-}
-
-// Snapshot forces a snapshot now (used by operators and tests).
-func (n *Node) Snapshot(ctx context.Context) error {
-	err := n.wait(ctx, n.raft.Snapshot())
-	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
-		return nil
-	}
-	return err
 }
 
 // Stats returns raft's diagnostic counters.
