@@ -83,12 +83,12 @@ func (s *Server) routes() {
 	}
 	m.HandleFunc("PUT /v1/tasks/{name}", s.auth(s.putTask))
 	m.HandleFunc("GET /v1/tasks", s.auth(s.listTasks))
-	m.HandleFunc("GET /v1/tasks/{name}", s.auth(s.getTask))
+	m.HandleFunc("GET /v1/tasks/{name}", s.auth(s.readTask(func(ctx contextT, n string) (any, error) { return s.b.GetTask(ctx, n) })))
 	m.HandleFunc("DELETE /v1/tasks/{name}", s.auth(s.taskWrite(s.b.DeleteTask)))
 	m.HandleFunc("POST /v1/tasks/{name}/pause", s.auth(s.taskWrite(s.b.PauseTask)))
 	m.HandleFunc("POST /v1/tasks/{name}/resume", s.auth(s.taskWrite(s.b.ResumeTask)))
-	m.HandleFunc("GET /v1/tasks/{name}/history", s.auth(s.history))
-	m.HandleFunc("GET /v1/tasks/{name}/events", s.auth(s.taskEvents))
+	m.HandleFunc("GET /v1/tasks/{name}/history", s.auth(s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskHistory(ctx, n) })))
+	m.HandleFunc("GET /v1/tasks/{name}/events", s.auth(s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskEvents(ctx, n) })))
 	m.HandleFunc("POST /v1/tasks/{name}/trigger", s.auth(s.trigger))
 	m.HandleFunc("POST /v1/tasks/{name}/submit", s.auth(s.submit))
 	m.HandleFunc("POST /v1/tasks/{name}/backfill", s.auth(s.backfill))
@@ -286,16 +286,20 @@ func (s *Server) taskWrite(fn func(ctx contextT, c Caller, name string) (*model.
 	}
 }
 
-func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
-	name, err := pathName(r, "name")
-	if err != nil {
-		writeError(w, err)
-		return
+// readTask serves a read of one task: a valid name, the read barrier when
+// ?consistent=true, then fn's answer.
+func (s *Server) readTask(fn func(ctx contextT, name string) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name, err := pathName(r, "name")
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if !s.barrier(w, r) {
+			return
+		}
+		reply(w)(fn(r.Context(), name))
 	}
-	if !s.barrier(w, r) {
-		return
-	}
-	reply(w)(s.b.GetTask(r.Context(), name))
 }
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
@@ -329,18 +333,6 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w)(s.b.ListTasks(r.Context(), f))
-}
-
-func (s *Server) history(w http.ResponseWriter, r *http.Request) {
-	name, err := pathName(r, "name")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if !s.barrier(w, r) {
-		return
-	}
-	reply(w)(s.b.TaskHistory(r.Context(), name))
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

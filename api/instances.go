@@ -14,18 +14,6 @@ import (
 	"ax/model"
 )
 
-func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
-	name, err := pathName(r, "name")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if !s.barrier(w, r) {
-		return
-	}
-	reply(w)(s.b.TaskEvents(r.Context(), name))
-}
-
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
