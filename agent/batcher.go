@@ -97,6 +97,8 @@ func (a *Agent) batchLoop() {
 			}
 			data = fsm.EncodeBatch(now, a.cfg.NodeID, cmds).Encode()
 		}
+		a.metrics.entries.Inc()
+		a.metrics.commands.Add(float64(len(group)))
 		inflight <- flight{fut: a.node.ApplyAsync(data), group: group}
 	}
 }

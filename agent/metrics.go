@@ -16,6 +16,8 @@ type metrics struct {
 	transitions *prometheus.CounterVec
 	fired       prometheus.Counter
 	misfires    prometheus.Counter
+	entries     prometheus.Counter // Raft entries proposed by group commit
+	commands    prometheus.Counter // commands those entries carried
 }
 
 func newMetrics(a *Agent) *metrics {
@@ -31,12 +33,18 @@ func newMetrics(a *Agent) *metrics {
 		misfires: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ax_misfires_total", Help: "Fire times recorded as missed (beyond the catch-up window or skipped by policy) while this node led.",
 		}),
+		entries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ax_group_commit_entries_total", Help: "Raft entries this node proposed as leader through group commit.",
+		}),
+		commands: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ax_group_commit_commands_total", Help: "Commands carried by those entries (divided by the entries: the mean group size).",
+		}),
 	}
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
 	m.reg.MustRegister(
-		m.transitions, m.fired, m.misfires,
+		m.transitions, m.fired, m.misfires, m.entries, m.commands,
 		prometheus.NewGoCollector(),
 		gauge("ax_is_leader", "1 if this node is the Raft leader.", func() float64 {
 			if a.node.IsLeader() {

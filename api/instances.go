@@ -98,7 +98,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	reply(w)(s.b.Submit(r.Context(), c, name, reqs))
+	res, err := s.b.Submit(r.Context(), c, name, reqs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeBody(w, http.StatusOK, append(res.AppendJSON(make([]byte, 0, 16+80*len(res.Instances))), '\n'))
 }
 
 // decodeBatch decodes a JSON array of submissions one element at a time,

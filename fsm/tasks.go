@@ -345,9 +345,14 @@ func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
 // that an obvious rejection costs no log entry; the state machine checks
 // again when it applies, which stays authoritative.
 func (f *FSM) Check(c *Command) error {
-	if c.ReqID != "" && f.knownRequest(c.ReqID) {
+	err := f.check(c)
+	if err != nil && c.ReqID != "" && f.knownRequest(c.ReqID) {
 		return nil // a retry: the state machine answers with the first result
 	}
+	return err
+}
+
+func (f *FSM) check(c *Command) error {
 	var name string
 	var version uint64
 	switch c.Type {

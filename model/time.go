@@ -43,7 +43,31 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return json.Marshal(t.UTC().Format(TimeLayout))
+	return t.AppendJSON(make([]byte, 0, len(TimeLayout)+2)), nil
+}
+
+// AppendJSON appends t as MarshalJSON encodes it.
+func (t Time) AppendJSON(b []byte) []byte {
+	if t.IsZero() {
+		return append(b, "null"...)
+	}
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, TimeLayout) // nothing in the layout needs escaping
+	return append(b, '"')
+}
+
+// plainString returns the contents of a JSON string literal that holds no
+// escapes, sparing a full decode on the hot path; ok is false otherwise.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(b[1 : len(b)-1]), true
 }
 
 // UnmarshalJSON implements json.Unmarshaler; it accepts any RFC 3339 time.
@@ -52,9 +76,11 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 		*t = Time{}
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return badValue("a non-string", "an RFC 3339 time string")
+	s, ok := plainString(b)
+	if !ok {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return badValue("a non-string", "an RFC 3339 time string")
+		}
 	}
 	if s == "" {
 		*t = Time{}
@@ -82,9 +108,11 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler. It accepts Go duration strings
 // ("90s", "1h30m"); a bare number is rejected because its unit is ambiguous.
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return badValue("a non-string", "a duration string such as \"30s\" or \"5m\"")
+	s, ok := plainString(b)
+	if !ok {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return badValue("a non-string", "a duration string such as \"30s\" or \"5m\"")
+		}
 	}
 	if s == "" {
 		*d = 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ func runBenchSubmit(ctx context.Context, args []string) error {
 	clients := fs.Int("clients", 4, "concurrent batched clients")
 	singleN := fs.Int("single-n", 20000, "single submissions (0 to skip)")
 	singleClients := fs.Int("single-clients", 64, "concurrent single-submission clients")
+	goClient := fs.Bool("go-client", false, "also run the single submissions through the Go API client (heavier on the shared CPU)")
 	delay := fs.Duration("delay", time.Hour, "delay of each submission (kept pending during the run)")
 	nodes := fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
 	if err := fs.Parse(args); err != nil {
@@ -64,14 +66,40 @@ func runBenchSubmit(ctx context.Context, args []string) error {
 	}
 	if *singleN > 0 {
 		req := model.SubmitRequest{Payload: payload, Delay: model.Duration(*delay)}
-		r, err := runLoad(ctx, *singleClients, *singleN, func() error {
-			_, err := cl.Submit(ctx, "bench-submit", req)
+		if *goClient {
+			r, err := runLoad(ctx, *singleClients, *singleN, func() error {
+				_, err := cl.Submit(ctx, "bench-submit", req)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d (Go client)", *singleClients), r.n, float64(r.n)/r.elapsed.Seconds(), r.p50, r.p99)
+		}
+		leader, err := leaderAddr(ctx, cl)
+		if err != nil {
 			return err
+		}
+		body, err := json.Marshal(req)
+		if err != nil {
+			return err
+		}
+		r, err := rawLoad(ctx, leader, *singleClients, *singleN, 0, func(buf []byte, _ int) []byte {
+			return rawPost(buf, leader, "/v1/tasks/bench-submit/submit", cf.token, body)
 		})
 		if err != nil {
 			return err
 		}
 		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d clients", *singleClients), r.n, float64(r.n)/r.elapsed.Seconds(), r.p50, r.p99)
+		// The same requests to a route that does not exist: what the HTTP
+		// layer alone costs on this machine, the ceiling for single writes.
+		r, err = rawLoad(ctx, leader, *singleClients, *singleN, http.StatusNotFound, func(buf []byte, _ int) []byte {
+			return rawPost(buf, leader, "/v1/no-such-route", cf.token, body)
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", "  HTTP only (404 route)", r.n, float64(r.n)/r.elapsed.Seconds(), r.p50, r.p99)
 	}
 	return nil
 }
@@ -116,12 +144,16 @@ func runLoad(ctx context.Context, clients, n int, op func() error) (*loadResult,
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	el := time.Since(start)
+	return summarize(lat, time.Since(start)), nil
+}
+
+// summarize sorts the latencies of a finished load run into its result.
+func summarize(lat []time.Duration, el time.Duration) *loadResult {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) time.Duration {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
 	}
-	return &loadResult{n: n, elapsed: el, p50: pct(0.5), p99: pct(0.99), max: lat[len(lat)-1].Round(10 * time.Microsecond)}, nil
+	return &loadResult{n: len(lat), elapsed: el, p50: pct(0.5), p99: pct(0.99), max: lat[len(lat)-1].Round(10 * time.Microsecond)}
 }
 
 func runBenchFire(ctx context.Context, args []string) error {
