@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -392,6 +393,9 @@ type TaskFire struct {
 	Missed      int64 `json:"mc,omitempty"`
 	MissedFirst int64 `json:"mf,omitempty"`
 	MissedLast  int64 `json:"ml,omitempty"`
+	// MissedMore says more times than Missed were missed (the leader stops
+	// counting after an outage of over a million fire times).
+	MissedMore bool `json:"mm,omitempty"`
 }
 
 // FireResult counts what a Fire did; duplicates and stale fires are
@@ -438,8 +442,12 @@ func (w *writer) fire() *Result {
 		if tf.Missed > 0 && tf.MissedLast > st.Watermark {
 			st.Misfires += uint64(tf.Missed)
 			res.Misfires += tf.Missed
-			w.taskEvent(tf.Task, &st, "misfire", fmt.Sprintf("%d fire time(s) from %s to %s not fired (catchup %s, window %s)",
-				tf.Missed, model.UnixMilli(tf.MissedFirst).Format(model.TimeLayout), model.UnixMilli(tf.MissedLast).Format(model.TimeLayout),
+			count := strconv.FormatInt(tf.Missed, 10)
+			if tf.MissedMore {
+				count = "more than " + count
+			}
+			w.taskEvent(tf.Task, &st, "misfire", fmt.Sprintf("%s fire time(s) from %s to %s not fired (catchup %s, window %s)",
+				count, model.UnixMilli(tf.MissedFirst).Format(model.TimeLayout), model.UnixMilli(tf.MissedLast).Format(model.TimeLayout),
 				t.Policy.Catchup, t.Policy.CatchupWindow.Std()))
 			st.Watermark = tf.MissedLast
 		}

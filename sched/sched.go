@@ -352,10 +352,22 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []
 	if window == 0 {
 		window = time.Minute
 	}
+	// The window is (now-window, now]: a time exactly one window old has
+	// missed it.
 	windowStart := now.Add(-window)
+	// At most keep due times are held; older ones are missed as newer ones
+	// arrive, so a long outage never builds a long list.
+	keep := 1 // latest
+	switch tt.policy.Catchup {
+	case "all":
+		keep = max(s.cfg.MaxCatchup, 1)
+	case "none":
+		keep = 2 // enough to tell "one on-time fire" from "several"
+	}
 	var due []time.Time
 	var missed int64
 	var missedFirst, missedLast time.Time
+	more := false // missed more than counted
 	miss := func(t time.Time) {
 		if missed == 0 {
 			missedFirst = t
@@ -364,46 +376,34 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []
 		missedLast = t
 	}
 	t := tt.sched.Next(time.UnixMilli(tt.wm))
-	for n := 0; !t.IsZero() && !t.After(now); n++ {
-		if n > 1_000_000 {
-			// Pathologically far behind: account for the rest in one step.
-			miss(now)
-			t = tt.sched.Next(now)
-			break
-		}
-		if t.Before(windowStart) {
+	for !t.IsZero() && !t.After(now) {
+		if !t.After(windowStart) {
+			if missed >= maxCounted {
+				// Pathologically far behind: stop counting; every time up
+				// to the window's start is missed.
+				more, missedLast = true, windowStart
+				t = tt.sched.Next(windowStart)
+				continue
+			}
 			miss(t)
 		} else {
+			if len(due) == keep {
+				miss(due[0])
+				due = append(due[:0], due[1:]...)
+			}
 			due = append(due, t)
 		}
 		t = tt.sched.Next(t)
 	}
 	// Normal operation: exactly one due time, the one just expired.
-	switch tt.policy.Catchup {
-	case "none":
-		if len(due) > 1 || (len(due) == 1 && now.Sub(due[0]) > firingSlack) {
-			for _, d := range due {
-				miss(d)
-			}
-			due = nil
+	if tt.policy.Catchup == "none" && (len(due) > 1 || (len(due) == 1 && now.Sub(due[0]) > firingSlack)) {
+		for _, d := range due {
+			miss(d)
 		}
-	case "all":
-		if len(due) > s.cfg.MaxCatchup {
-			for _, d := range due[:len(due)-s.cfg.MaxCatchup] {
-				miss(d)
-			}
-			due = due[len(due)-s.cfg.MaxCatchup:]
-		}
-	default: // latest
-		if len(due) > 1 {
-			for _, d := range due[:len(due)-1] {
-				miss(d)
-			}
-			due = due[len(due)-1:]
-		}
+		due = nil
 	}
 	if missed > 0 {
-		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, Missed: missed,
+		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, Missed: missed, MissedMore: more,
 			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli()})
 		tt.wm = max(tt.wm, missedLast.UnixMilli())
 	}
@@ -423,6 +423,10 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []
 	}
 	return out
 }
+
+// maxCounted bounds the missed fire times counted one by one after an
+// outage; beyond it a misfire says "more than".
+const maxCounted = 1_000_000
 
 // firingSlack is how late a fire may be and still count as on time for
 // catchup "none" (a wheel wake-up is never exact).
