@@ -51,9 +51,10 @@
 //	{{.Task}} {{.InstanceID}} {{.ExecutionID}} {{.Attempt}}
 //
 // A template that does not parse or execute fails the attempt without
-// retry. Params and Payload come from API callers and are untrusted: in a
-// shell command they are quoted for the place where they stand, so that no
-// value can run commands:
+// retry; Check expands a task's templates with sample values, so that most
+// such errors are refused when the task is applied. Params and Payload come
+// from API callers and are untrusted: in a shell command they are quoted
+// for the place where they stand, so that no value can run commands:
 //
 //	echo {{.Params.name}}          becomes  echo 'O'\''Brien'
 //	echo "Hello {{.Params.name}}"  becomes  echo "Hello O'Brien" (with \ $ ` " escaped)

@@ -37,6 +37,30 @@ func TestTemplateData_dates(t *testing.T) {
 	}
 }
 
+// textTests are url and body templates, expanded with TestExpandText's
+// job; TestCheck checks them too.
+var textTests = []struct {
+	name    string
+	text    string
+	payload string
+	want    string
+	wantErr string
+}{
+	{name: "no template", text: "plain {text}", want: "plain {text}"},
+	{name: "scheduledAt utc millis", text: "{{.ScheduledAt}}", want: "2026-03-01T01:30:00.123Z"},
+	{name: "ids", text: "{{.Task}}/{{.InstanceID}}/{{.ExecutionID}}/{{.Attempt}}", want: "nightly/01J0ABC/01J0ABC-2/2"},
+	{name: "param as is", text: "{{.Params.x}}", want: "a b&c"},
+	{name: "param urlquery", text: "q={{urlquery .Params.x}}", want: "q=a+b%26c"},
+	{name: "missing param", text: "[{{.Params.nope}}]", want: "[]"},
+	{name: "eq on param", text: `{{if eq .Params.x "a b&c"}}yes{{end}}`, want: "yes"},
+	{name: "string payload", text: "{{.Payload}}", payload: `"order-7"`, want: "order-7"},
+	{name: "object payload", text: "{{.Payload}}", payload: ` {"id": 7} `, want: `{"id": 7}`},
+	{name: "number payload", text: "{{.Payload}}", payload: `42`, want: `42`},
+	{name: "no payload", text: "[{{.Payload}}]", want: "[]"},
+	{name: "parse error", text: "{{.Task", wantErr: "bad url template"},
+	{name: "unknown field", text: "{{.Nope}}", wantErr: "can't evaluate field Nope"},
+}
+
 func TestExpandText(t *testing.T) {
 	at := time.Date(2026, 3, 1, 2, 30, 0, 123456789, time.FixedZone("x", 3600))
 	job := Job{
@@ -47,28 +71,7 @@ func TestExpandText(t *testing.T) {
 		ScheduledAt: at,
 		Params:      map[string]string{"x": "a b&c", "empty": ""},
 	}
-	tests := []struct {
-		name    string
-		text    string
-		payload string
-		want    string
-		wantErr string
-	}{
-		{name: "no template", text: "plain {text}", want: "plain {text}"},
-		{name: "scheduledAt utc millis", text: "{{.ScheduledAt}}", want: "2026-03-01T01:30:00.123Z"},
-		{name: "ids", text: "{{.Task}}/{{.InstanceID}}/{{.ExecutionID}}/{{.Attempt}}", want: "nightly/01J0ABC/01J0ABC-2/2"},
-		{name: "param as is", text: "{{.Params.x}}", want: "a b&c"},
-		{name: "param urlquery", text: "q={{urlquery .Params.x}}", want: "q=a+b%26c"},
-		{name: "missing param", text: "[{{.Params.nope}}]", want: "[]"},
-		{name: "eq on param", text: `{{if eq .Params.x "a b&c"}}yes{{end}}`, want: "yes"},
-		{name: "string payload", text: "{{.Payload}}", payload: `"order-7"`, want: "order-7"},
-		{name: "object payload", text: "{{.Payload}}", payload: ` {"id": 7} `, want: `{"id": 7}`},
-		{name: "number payload", text: "{{.Payload}}", payload: `42`, want: `42`},
-		{name: "no payload", text: "[{{.Payload}}]", want: "[]"},
-		{name: "parse error", text: "{{.Task", wantErr: "bad url template"},
-		{name: "unknown field", text: "{{.Nope}}", wantErr: "can't evaluate field Nope"},
-	}
-	for _, tt := range tests {
+	for _, tt := range textTests {
 		t.Run(tt.name, func(t *testing.T) {
 			job := job
 			if tt.payload != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"ax/action"
 	"ax/api"
 	"ax/client"
 	"ax/dispatch"
@@ -157,7 +158,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.node = node
 	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, Logger: a.log, Now: cfg.Clock.Now,
-		Metrics: a.metrics.handler()})
+		Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
 	if cfg.Executor {
 		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: cfg.Token,

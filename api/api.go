@@ -46,6 +46,14 @@ type Config struct {
 	// Now is the node's clock, used to refuse an "at" in the past;
 	// default time.Now.
 	Now func() time.Time
+	// CheckAction vets the action of a task being applied (PUT
+	// /v1/tasks/{name}) once model validation has passed, before the
+	// backend sees the task; its error is answered like the backend's
+	// (an invalid_argument *model.Error is a 400 naming its field). The
+	// assembler sets action.Check here, so that a template that parses but
+	// cannot expand is refused at apply time: api itself depends on model
+	// only. Default: no check beyond model.Task.Validate.
+	CheckAction func(a *model.Action) error
 }
 
 // Server is the HTTP API.
@@ -69,6 +77,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.CheckAction == nil {
+		cfg.CheckAction = func(*model.Action) error { return nil }
 	}
 	s := &Server{cfg: cfg, b: cfg.Backend, mux: http.NewServeMux(), log: cfg.Logger.Named("api")}
 	s.routes()
@@ -269,7 +280,11 @@ func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("name", "body name %q does not match the URL's %q", t.Name, name))
 		return
 	}
-	if err := t.Validate(); err != nil {
+	err := t.Validate()
+	if err == nil {
+		err = s.cfg.CheckAction(&t.Action)
+	}
+	if err != nil {
 		writeError(w, err)
 		return
 	}

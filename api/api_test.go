@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"ax/action"
 	"ax/api"
 	"ax/model"
 )
@@ -451,6 +452,10 @@ func TestServer_BadInputWritesNothing(t *testing.T) {
 		{"policy.catchup bogus", put(withPolicy(`{"catchup":"bogus"}`)), 400, model.CodeInvalid, "policy.catchup"},
 		{"policy.notify not a URL", put(withPolicy(`{"notify":["hooks.internal/ax"]}`)), 400, model.CodeInvalid, "policy.notify"},
 		{"bad template in command", put(withAction(`{"type":"shell","command":"echo {{.Foo"}`)), 400, model.CodeInvalid, "action.command"},
+		{"unknown template field in command", put(withAction(`{"type":"shell","command":"echo {{.Nope}}"}`)), 400, model.CodeInvalid, "action.command"},
+		{"unquotable value in command", put(withAction(`{"type":"shell","command":"cat <<EOF\n{{.Params.x}}\nEOF"}`)), 400, model.CodeInvalid, "action.command"},
+		{"bad url template", put(withAction(`{"type":"http","url":"https://example.com/{{.Date \"x\"}}"}`)), 400, model.CodeInvalid, "action.url"},
+		{"bad body template", put(withAction(`{"type":"http","url":"https://example.com/hook","body":"{\"x\":\"{{.Params.x.y}}\"}"}`)), 400, model.CodeInvalid, "action.body"},
 		{"malformed JSON", put(`{"trigger": {`), 400, model.CodeInvalid, ""},
 		{"syntax error", put(`{"trigger": nope}`), 400, model.CodeInvalid, ""},
 		{"empty body", put(""), 400, model.CodeInvalid, ""},
@@ -486,7 +491,7 @@ func TestServer_BadInputWritesNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fb := &fakeBackend{}
-			rec := serve(t, api.Config{}, fb, tt.req)
+			rec := serve(t, api.Config{CheckAction: action.Check}, fb, tt.req)
 			if got := fb.Methods(); len(got) != 0 {
 				t.Errorf("backend calls: got %v, want none", got)
 			}
@@ -535,6 +540,16 @@ func TestServer_PutTask(t *testing.T) {
 			},
 		},
 		{
+			name: "templates that expand",
+			path: "/v1/tasks/nightly",
+			body: taskBody("", "", `{"type":"shell","command":"run --date {{.Yesterday}} {{with .Params.x}}-x {{.}}{{end}}"}`, ""),
+			wantTask: model.Task{
+				Name:    "nightly",
+				Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Asia/Shanghai"},
+				Action:  model.Action{Type: model.ActionShell, Command: "run --date {{.Yesterday}} {{with .Params.x}}-x {{.}}{{end}}"},
+			},
+		},
+		{
 			name: "128 character name",
 			path: "/v1/tasks/" + strings.Repeat("a", 128),
 			body: `{"trigger":{"type":"event"},"action":{"type":"sdk","handler":"h"}}`,
@@ -548,7 +563,7 @@ func TestServer_PutTask(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fb := &fakeBackend{Write: &model.WriteResult{Name: tt.wantTask.Name, Version: 7, Changed: true}}
-			rec := serve(t, api.Config{}, fb, request{method: http.MethodPut, path: tt.path, body: tt.body})
+			rec := serve(t, api.Config{CheckAction: action.Check}, fb, request{method: http.MethodPut, path: tt.path, body: tt.body})
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status: got %d, want 200 (body %s)", rec.Code, rec.Body)
 			}

@@ -57,6 +57,7 @@ func TestCluster_BadInputWritesNothing(t *testing.T) {
 		{"unknown timezone", "PUT", "/v1/tasks/a", `{"trigger":{"type":"cron","expression":"* * * * *","timezone":"Mars/Olympus"},"action":{"type":"shell","command":"true"}}`, 400, "trigger.timezone"},
 		{"bad duration", "PUT", "/v1/tasks/a", `{` + good + `,"policy":{"timeout":"10 minutes"}}`, 400, "policy.timeout"},
 		{"interval too short", "PUT", "/v1/tasks/a", `{"trigger":{"type":"interval","every":"100ms"},"action":{"type":"shell","command":"true"}}`, 400, "trigger.every"},
+		{"template that cannot expand", "PUT", "/v1/tasks/a", `{"trigger":{"type":"event"},"action":{"type":"shell","command":"echo {{.Nope}}"}}`, 400, "action.command"},
 		{"no action", "PUT", "/v1/tasks/a", `{"trigger":{"type":"event"}}`, 400, "action.type"},
 		{"malformed json", "PUT", "/v1/tasks/a", `{"trigger":`, 400, ""},
 		{"oversize body", "PUT", "/v1/tasks/a", `{"name":"a","labels":{"x":"` + strings.Repeat("x", 2<<20) + `"}}`, 413, ""},
