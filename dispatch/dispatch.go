@@ -409,10 +409,7 @@ func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []
 		return out, nil
 	}
 	executor := reports[0].Report.Executor
-	cmd, err := fsm.NewCommand(fsm.CmdCompleteBatch, reqID, "executor:"+executor, items)
-	if err != nil {
-		return nil, err
-	}
+	cmd := &fsm.Command{Type: fsm.CmdCompleteBatch, ReqID: reqID, Actor: "executor:" + executor, Body: fsm.EncodeCompleteBatch(items)}
 	res, err := d.propose(ctx, cmd)
 	if err != nil {
 		return nil, err

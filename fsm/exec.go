@@ -475,9 +475,9 @@ func (w *writer) complete() *Result {
 // completeBatch applies several attempt reports; each gets its own
 // outcome, so one fenced report does not refuse the others.
 func (w *writer) completeBatch() *Result {
-	var cs []Complete
-	if e := w.decode(&cs); e != nil {
-		return errResult(e)
+	cs, err := decodeCompleteBatch(w.cmd.Body)
+	if err != nil {
+		return errResult(model.Errorf(model.CodeInvalid, "undecodable %s body: %v", w.cmd.Type, err))
 	}
 	out := make([]model.CompleteOutcome, len(cs))
 	for i, c := range cs {
