@@ -13,6 +13,19 @@ type Clock interface {
 	NewTimer(d time.Duration) Timer
 }
 
+// DeadlineClock is a Clock that can also arm a timer for an instant rather
+// than a duration. Driver uses NewTimerAt when its Clock has it: reading the
+// clock and then arming a timer for the rest of the wait oversleeps by as
+// much as the clock moves in between, which no real clock does noticeably
+// but a FakeClock moved by a test's goroutine can. FakeClock implements it.
+type DeadlineClock interface {
+	Clock
+	// NewTimerAt returns a Timer that sends the time on its channel once
+	// the clock reaches t, at once if it already has. Its Reset, like
+	// NewTimer's, takes a duration.
+	NewTimerAt(t time.Time) Timer
+}
+
 // Timer is a one-shot timer made by a Clock, with the semantics of
 // time.Timer since Go 1.23: after Stop or Reset returns, no stale value is
 // received from C.

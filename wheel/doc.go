@@ -12,6 +12,10 @@
 // earlier deadline, and hands each Advance's expired timers to its callback
 // as one batch, so the caller can put them in one Raft entry. RealClock is
 // the system clock; FakeClock is moved by tests, here and in other packages.
+// A Clock that is also a DeadlineClock (FakeClock is) gets timers armed for
+// the next deadline itself rather than for the wait until it, so that
+// moving the clock while the Driver goes to sleep does not make it
+// oversleep.
 //
 // # Ticks, levels and slots
 //
@@ -47,22 +51,44 @@
 // with a few TrailingZeros instructions, so Next and Advance jump straight
 // to it instead of stepping through empty ticks. Next may return the start
 // of a coarse slot, earlier than any deadline in it, because that slot must
-// cascade first; it is never later than the earliest rounded-up deadline.
+// cascade first, or of a slot that only holds cancelled timers (see below);
+// it is never later than the earliest rounded-up deadline, and it reports
+// an empty wheel once no timer is pending.
 //
-// # Storage and generation counters
+// # Storage and lazy cancellation
 //
 // Nothing per timer holds a Go pointer, so the garbage collector does not
-// scan the timers. Each list (slot, overflow, ready) is a deque of chunks of
-// 32 cells of 20 bytes (deadline, id, handle index); cascading and firing
-// stream through chunks rather than chase one pointer per timer, which is
-// what makes expiry fast at millions of timers. A handle record of 8 bytes
-// per timer holds its cell position and a 32-bit generation; the Handle
-// returned by Add is the record's index and generation. Remove checks the
-// generation, moves the list's last cell into the hole and updates that
-// cell's record, in O(1). Firing or removing a timer frees its record,
-// and reusing the record increments the generation, so a stale Handle
-// never cancels a different timer (until a record is reused 2^32 times).
-// Chunks and records live in fixed-size pages allocated on demand: about
-// 28.5 bytes per timer, never copied on growth. Memory is reused but not
-// returned after a peak.
+// scan the timers. Each list (slot, overflow, ready) is a deque of chunks
+// of 32 cells; a cell is a timer's deadline, id and index, 20 bytes, kept
+// in three arrays per chunk. Cascading and firing stream through chunks,
+// prefetching the next one while working through the current one, rather
+// than chase one pointer per timer; and nothing records where a timer's
+// cell is, so moving cells writes nothing at random addresses. That is what
+// makes expiry fast at millions of timers.
+//
+// Per index the wheel keeps a 32-bit generation and a pending bit; the
+// Handle returned by Add is the index and its generation. Remove checks
+// both and clears the bit, in O(1), touching one random cache line besides
+// the bitmap (a bit per timer, which mostly stays in cache); the timer's
+// cell stays in its list as a tombstone. Advance checks the bit of every
+// cell it fires or cascades, so a cancelled timer never fires, and drops
+// tombstones as it meets them. An index is not reused while its tombstone
+// is in a list; after that it goes on a free stack, and reusing it
+// increments its generation, so a stale Handle never cancels a different
+// timer (until an index is reused 2^32 times).
+//
+// Tombstones in coarse slots may wait hours for Advance, so Remove also
+// sweeps: while the tombstones exceed a quarter of the pending timers plus
+// 1024, every 8th Remove looks at 256 more cells (a few microseconds),
+// going round the lists with a cursor and filling each tombstone's cell
+// with its list's first cell. Even if cancelled timers never come due,
+// the tombstones stay below about 0.3 per pending timer, beyond the first
+// 1024.
+//
+// That makes 24 bytes per pending timer (20 for the cell, 4 for the
+// generation, and a bit), about 7 more in the worst case for tombstones,
+// and the partly filled chunks at the ends of each list. Chunks,
+// generations, bits and the free stack live in fixed-size pages allocated
+// on demand, never copied on growth. Memory is reused but not returned
+// after a peak.
 package wheel

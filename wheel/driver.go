@@ -117,15 +117,9 @@ func (d *Driver) Run(ctx context.Context) error {
 		}
 		var timerC <-chan time.Time
 		if ok {
-			wait := next.Sub(d.clock.Now())
-			if wait <= 0 {
+			var due bool
+			if timer, due = d.arm(timer, next); due {
 				continue
-			}
-			wait = min(wait, maxSleep)
-			if timer == nil {
-				timer = d.clock.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
 			}
 			timerC = timer.C()
 		} else if timer != nil {
@@ -141,6 +135,33 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-d.wake:
 		}
 	}
+}
+
+// arm sets timer (or a new one, if it is nil) to fire when the clock
+// reaches next, or in maxSleep if that is sooner, and returns it; or
+// reports that next has already come. With a DeadlineClock the timer is
+// armed for that instant, so that it fires then even if the clock moves
+// between reading it here and arming the timer.
+func (d *Driver) arm(timer Timer, next time.Time) (_ Timer, due bool) {
+	now := d.clock.Now()
+	if !next.After(now) {
+		return timer, true
+	}
+	deadline := next
+	if limit := now.Add(maxSleep); limit.Before(deadline) {
+		deadline = limit
+	}
+	if dc, ok := d.clock.(DeadlineClock); ok {
+		if timer != nil {
+			timer.Stop()
+		}
+		return dc.NewTimerAt(deadline), false
+	}
+	if timer == nil {
+		return d.clock.NewTimer(deadline.Sub(now)), false
+	}
+	timer.Reset(deadline.Sub(now))
+	return timer, false
 }
 
 // advance runs the wheel up to the clock's time and records the deadline

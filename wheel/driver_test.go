@@ -301,3 +301,63 @@ func TestDriver_RealClock(t *testing.T) {
 		t.Errorf("batch %v, want [1]", got)
 	}
 }
+
+// movingClock is a FakeClock that moves right after each of its next reads,
+// by the steps given, as a test's goroutine may move a fake clock while the
+// code under test is between reading it and arming a timer.
+type movingClock struct {
+	*FakeClock
+	mu    sync.Mutex
+	steps []time.Duration
+}
+
+func (c *movingClock) Now() time.Time {
+	now := c.FakeClock.Now()
+	c.mu.Lock()
+	var step time.Duration
+	if len(c.steps) > 0 {
+		step, c.steps = c.steps[0], c.steps[1:]
+	}
+	c.mu.Unlock()
+	c.FakeClock.Advance(step)
+	return now
+}
+
+// TestDriver_ClockMovesBeforeArming moves the clock while the driver is
+// between reading it and arming its timer: the timer must still fire at the
+// next deadline, not as much later as the clock moved.
+func TestDriver_ClockMovesBeforeArming(t *testing.T) {
+	clk := &movingClock{FakeClock: NewFakeClock(t0)}
+	batches := make(chan []Expired, 10)
+	d := NewDriver(New(Config{Start: t0}), clk, func(b []Expired) { batches <- b })
+	sleeps := make(chan time.Time, 10)
+	d.sleepHook = func(dl time.Time) { sleeps <- dl }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	if dl := <-sleeps; !dl.IsZero() {
+		t.Fatalf("idle driver sleeps until %v", dl)
+	}
+
+	clk.mu.Lock()
+	clk.steps = []time.Duration{4 * time.Millisecond, 4 * time.Millisecond}
+	clk.mu.Unlock()
+	due := t0.Add(10 * time.Millisecond)
+	d.Add(1, due)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel2()
+	if err := clk.WaitDeadlines(ctx2, func(dl []time.Time) bool { return len(dl) > 0 }); err != nil {
+		t.Fatal("driver armed no timer")
+	}
+	if dl := clk.Deadlines(); len(dl) > 0 && dl[0].After(due) {
+		t.Fatalf("driver armed its timer for %v, after the deadline %v", dl[0].Sub(t0), due.Sub(t0))
+	}
+	clk.Set(due)
+	if got := ids(recvBatch(t, batches)); !slices.Equal(got, []uint64{1}) {
+		t.Errorf("batch %v, want [1]", got)
+	}
+}

@@ -18,7 +18,7 @@ type FakeClock struct {
 	changed chan struct{} // closed and replaced whenever timers changes
 }
 
-var _ Clock = (*FakeClock)(nil)
+var _ DeadlineClock = (*FakeClock)(nil)
 
 // NewFakeClock returns a FakeClock reading t0.
 func NewFakeClock(t0 time.Time) *FakeClock {
@@ -40,6 +40,16 @@ func (c *FakeClock) NewTimer(d time.Duration) Timer {
 	defer c.mu.Unlock()
 	c.arm(t, d)
 	return t
+}
+
+// NewTimerAt returns a Timer that fires once the fake time reaches t;
+// immediately if it already has.
+func (c *FakeClock) NewTimerAt(t time.Time) Timer {
+	tm := &fakeTimer{c: c, ch: make(chan time.Time, 1)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armAt(tm, t)
+	return tm
 }
 
 // Advance moves the fake time forward by d and fires the timers due by then.
@@ -122,10 +132,15 @@ func (c *FakeClock) setLocked(now time.Time) {
 	}
 }
 
-// arm (re)starts t; the caller holds c.mu.
+// arm (re)starts t for d from now; the caller holds c.mu.
 func (c *FakeClock) arm(t *fakeTimer, d time.Duration) {
-	t.deadline = c.now.Add(d)
-	if d <= 0 {
+	c.armAt(t, c.now.Add(d))
+}
+
+// armAt (re)starts t for the instant deadline; the caller holds c.mu.
+func (c *FakeClock) armAt(t *fakeTimer, deadline time.Time) {
+	t.deadline = deadline
+	if !deadline.After(c.now) {
 		t.active = false
 		select {
 		case t.ch <- c.now:

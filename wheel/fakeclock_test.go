@@ -82,3 +82,27 @@ func TestFakeClock_BlockUntil(t *testing.T) {
 		t.Error("BlockUntil(2) with one timer returned nil")
 	}
 }
+
+func TestFakeClock_NewTimerAt(t *testing.T) {
+	c := NewFakeClock(t0)
+	tm := c.NewTimerAt(t0.Add(time.Second))
+	c.Advance(999 * time.Millisecond)
+	if fired(tm) {
+		t.Fatal("timer fired early")
+	}
+	c.Advance(time.Millisecond)
+	if !fired(tm) {
+		t.Fatal("timer did not fire at its instant")
+	}
+	if tm := c.NewTimerAt(t0); !fired(tm) {
+		t.Error("NewTimerAt(a past instant) did not fire immediately")
+	}
+	tm = c.NewTimerAt(t0.Add(time.Hour))
+	if !tm.Stop() {
+		t.Error("Stop() of an armed timer = false, want true")
+	}
+	c.Advance(2 * time.Hour)
+	if fired(tm) {
+		t.Error("stopped timer fired")
+	}
+}

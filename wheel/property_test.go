@@ -102,10 +102,14 @@ func span(res int64, k int) int64 {
 }
 
 // TestWheel_Property runs random Add/Remove/Advance sequences against the
-// model for random resolutions, level counts and start times, asserting
-// that the wheel never fires early, late, twice or out of order, that
-// stale handles never cancel anything, and that Next never skips a timer.
+// model for random resolutions, level counts, start times and tombstone
+// limits, asserting that the wheel never fires early, late, twice or out
+// of order, that stale handles (of fired, removed, and reclaimed and
+// reused timers) never cancel anything, that Next never skips a timer,
+// that the wheel's bookkeeping stays consistent (invariantError) and that
+// the tombstones left by Remove stay bounded.
 func TestWheel_Property(t *testing.T) {
+	var cov staleCoverage
 	r := rand.New(rand.NewSource(20250601))
 	resolutions := []int64{1, 3, 1000, 1e6, 3e6, 1e7}
 	for run := range 40 {
@@ -121,20 +125,74 @@ func TestWheel_Property(t *testing.T) {
 		if run%10 == 9 {
 			start = -r.Int63n(int64(100 * 365 * 24 * time.Hour)) // before 1970
 		}
+		// Sweep as soon as tombstones exceed a quarter of the pending
+		// timers, or after a few more, or rarely (the default).
+		slack := []int{0, 5, defaultSweepSlack}[run%3]
 		seed := r.Int63()
-		t.Run(fmt.Sprintf("run%d/res=%d/levels=%d", run, res, levels), func(t *testing.T) {
-			checkProperty(t, seed, res, levels, start, 4000)
+		t.Run(fmt.Sprintf("run%d/res=%d/levels=%d/slack=%d", run, res, levels, slack), func(t *testing.T) {
+			checkProperty(t, seed, res, levels, start, slack, 4000, &cov)
 		})
+	}
+	// Stale handles must have been tried in every state of their storage.
+	if cov.free == 0 || cov.tombstone == 0 || cov.reused == 0 {
+		t.Errorf("stale Removes of free %d, tombstone %d, reused %d storage: want some of each", cov.free, cov.tombstone, cov.reused)
 	}
 }
 
-func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops int) {
+// staleCoverage counts stale Removes by the state of the handle's storage.
+type staleCoverage struct {
+	free      int // on the free list
+	tombstone int // the handle's own timer, cancelled but not reclaimed
+	reused    int // reused by a later timer (a new generation)
+}
+
+// record counts a stale Remove of h on w, before it happens.
+func (c *staleCoverage) record(w *Wheel, h Handle) {
+	switch {
+	case h.idx == 0:
+	case *w.s.gen(h.idx) != h.gen:
+		c.reused++
+	case slices.Contains(freeIndices(w), h.idx):
+		c.free++
+	default:
+		c.tombstone++
+	}
+}
+
+func freeIndices(w *Wheel) []uint32 {
+	var f []uint32
+	for k := range w.s.nFree {
+		f = append(f, w.s.free[k>>stackPageBits][k&stackPageMask])
+	}
+	return f
+}
+
+func checkProperty(t *testing.T, seed, res int64, levels int, start int64, slack, ops int, cov *staleCoverage) {
 	r := rand.New(rand.NewSource(seed))
 	w := newWheel(Config{Resolution: time.Duration(res), Start: time.Unix(0, start)}, levels)
+	w.sweepSlack = slack
 	m := &model{res: res, cur: floorTick(start, res), handles: map[uint64]Handle{}}
 	var stale []Handle
 	dues := map[uint64]int64{} // pending timers
 	nextID := uint64(1)
+	// newID returns a new id, or now and then that of a timer that fired or
+	// was removed (its cell may still be in the wheel, as a tombstone): ids
+	// need not be unique, but the model needs the pending ones to be.
+	var retired []uint64
+	inAdvance := false // the fire callback tells this Advance's timers by id
+	newID := func() uint64 {
+		if len(retired) > 0 && !inAdvance && r.Intn(4) == 0 {
+			k := r.Intn(len(retired))
+			id := retired[k]
+			retired[k] = retired[len(retired)-1]
+			retired = retired[:len(retired)-1]
+			if _, pending := dues[id]; !pending {
+				return id
+			}
+		}
+		nextID++
+		return nextID - 1
+	}
 
 	// check advances both to now and compares with the model. Now and then
 	// the fire callback removes a timer (one due in this Advance, fired or
@@ -148,6 +206,8 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 		var got []uint64
 		firedNow := map[uint64]bool{}
 		lastTick := int64(math.MinInt64)
+		inAdvance = true
+		defer func() { inAdvance = false }()
 		w.Advance(time.Unix(0, now), func(id uint64, due time.Time) {
 			d, ok := dues[id]
 			switch {
@@ -164,6 +224,7 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 				lastTick = tk
 			}
 			delete(dues, id)
+			retired = append(retired, id)
 			got = append(got, id)
 			firedNow[id] = true
 
@@ -177,6 +238,7 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 				}
 				if removed {
 					delete(dues, vid)
+					retired = append(retired, vid)
 					want = slices.DeleteFunc(want, func(x uint64) bool { return x == vid })
 				}
 			case q == 1 && len(m.pending) > 0: // a later timer
@@ -187,13 +249,13 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 				stale = append(stale, m.handles[mt.id])
 				m.remove(mt)
 				delete(dues, mt.id)
+				retired = append(retired, mt.id)
 			case q == 2: // a new timer due after now
 				due := satAdd(max(now, tickNanos(m.cur, res)), 1+randUpTo(r, span(res, 1+r.Intn(4))))
 				if due <= now {
 					break
 				}
-				nid := nextID
-				nextID++
+				nid := newID()
 				m.add(nid, due, w.Add(nid, time.Unix(0, due)))
 				dues[nid] = due
 			}
@@ -232,8 +294,7 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 			if dueT.IsZero() {
 				dueT = time.Unix(0, due)
 			}
-			id := nextID
-			nextID++
+			id := newID()
 			h := w.Add(id, dueT)
 			m.add(id, due, h)
 			dues[id] = due
@@ -248,12 +309,18 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 			}
 			m.remove(mt)
 			delete(dues, mt.id)
+			retired = append(retired, mt.id)
 			stale = append(stale, h)
 		case p < 66: // cancel with a stale or zero handle
 			h := Handle{}
 			if len(stale) > 0 && r.Intn(10) > 0 {
-				h = stale[r.Intn(len(stale))]
+				if r.Intn(2) == 0 {
+					h = stale[len(stale)-1-r.Intn(min(len(stale), 3))] // a recent one
+				} else {
+					h = stale[r.Intn(len(stale))]
+				}
 			}
+			cov.record(w, h)
 			if w.Remove(h) {
 				t.Fatalf("op %d: Remove(stale %+v) = true", op, h)
 			}
@@ -295,6 +362,16 @@ func checkProperty(t *testing.T, seed, res int64, levels int, start int64, ops i
 		}
 		if got, want := w.Len(), len(m.pending); got != want {
 			t.Fatalf("op %d: Len() = %d, want %d", op, got, want)
+		}
+		if err := invariantError(w); err != nil {
+			t.Fatalf("op %d: %v", op, err)
+		}
+		// Remove sweeps sweepBudget cells every sweepEvery Removes while
+		// there are too many tombstones, so a round of the lists takes a
+		// bounded number of Removes, and a burst of Removes in one fire
+		// (up to 3 here) adds a few more.
+		if limit := w.count/4 + slack + (w.count+w.dead+len(w.lists))*sweepEvery/sweepBudget + 2*sweepEvery; w.dead > limit {
+			t.Fatalf("op %d: %d tombstones with %d pending, limit %d", op, w.dead, w.count, limit)
 		}
 		next, ok := w.Next()
 		if ok != (len(m.pending) > 0) {

@@ -5,238 +5,239 @@ package wheel
 //
 //   - Each list of timers (a wheel slot, the overflow list, the ready list)
 //     is a deque of chunks of chunkCap cells. A cell holds a timer's
-//     deadline, id and handle index in 20 bytes. Cascading or firing a slot
+//     deadline, id and index in 20 bytes. Cascading or firing a slot
 //     streams through its chunks instead of chasing one pointer per timer
-//     through memory. The chunks' links live apart from their cells, in a
-//     small array that stays in cache.
-//   - A handle record per timer (8 bytes) holds the timer's cell position
-//     and a generation. Remove finds the cell through it in O(1) and fills
-//     the hole with the list's last cell; a moved cell updates its handle
-//     record. The generation makes stale handles harmless.
+//     through memory. The chunks' links live apart from their cells.
+//   - Per timer index, a 32-bit generation (4 bytes) and a pending bit. A
+//     Handle is an index and a generation. Nothing records where a timer's
+//     cell is, so moving cells (cascading, sweeping) never writes to
+//     per-index memory at random addresses.
+//   - Cancelling is lazy: Remove clears the pending bit and leaves the cell
+//     where it is, as a tombstone. Whoever next reaches the cell (firing,
+//     cascading or sweeping its list) drops it and frees its index; until
+//     then the index is not reused, so the tombstone cannot be mistaken
+//     for a later timer. Freed indices wait on a stack; reusing one
+//     increments its generation, so a stale Handle never matches.
 //
-// That is 28 bytes per timer, plus the partly filled chunks at the ends of
-// each list. Chunks and handle records live in fixed-size pages that are
-// allocated on demand and never moved, so growing never copies timers.
+// That is 24 bytes and a bit per pending timer, plus 24 bytes per
+// tombstone (which Wheel keeps below about 0.3 per pending timer, see
+// Wheel.sweep), plus the partly filled chunks at the ends of each list.
+// Chunks, generations, pending bits and the free stack live in fixed-size
+// pages that are allocated on demand and never moved, so growing never
+// copies timers.
 
 const (
 	chunkBits = 5
 	chunkCap  = 1 << chunkBits // cells per chunk
-	chunkMask = chunkCap - 1
 
 	chunkPageBits = 6 // 64 chunks (40 KB, five 8 KB runtime pages) per page
 	chunkPageSize = 1 << chunkPageBits
 	chunkPageMask = chunkPageSize - 1
 
-	handlePageBits = 12 // 4096 handle records (32 KB) per page
-	handlePageSize = 1 << handlePageBits
-	handlePageMask = handlePageSize - 1
+	genPageBits = 12 // 4096 generations (16 KB) per page
+	genPageSize = 1 << genPageBits
+	genPageMask = genPageSize - 1
 
-	// freeBit marks a handle record on the free list; its pos then holds
-	// the next free index.
-	freeBit = 1 << 31
-	// batchBit marks the handle record of a timer that Advance has taken
-	// out of its list to fire; its pos then holds the index in the batch.
-	batchBit = 1 << 30
-	// maxChunks keeps cell positions (chunk<<chunkBits | offset) below
-	// batchBit.
-	maxChunks = batchBit >> chunkBits
+	livePageBits  = 15 // pending bits of 32768 indices (4 KB) per page
+	livePageWords = 1 << livePageBits / 64
+
+	stackPageBits = 12 // 4096 free indices (16 KB) per page
+	stackPageSize = 1 << stackPageBits
+	stackPageMask = stackPageSize - 1
+
+	// maxIndex bounds timer indices (pending timers plus tombstones) and
+	// maxChunks chunk numbers, far beyond what memory allows.
+	maxIndex  = 1 << 31
+	maxChunks = 1 << 31
 )
 
-// cell is one pending timer, packed into 4-byte words so that it takes 20
-// bytes rather than 24.
-type cell struct {
-	dueLo, dueHi uint32 // deadline, Unix nanoseconds (saturated)
-	idLo, idHi   uint32 // caller's id
-	hidx         uint32 // handle record of the timer
-}
-
-func makeCell(due int64, id uint64, hidx uint32) cell {
-	return cell{uint32(due), uint32(uint64(due) >> 32), uint32(id), uint32(id >> 32), hidx}
-}
-
-func (c *cell) due() int64 { return int64(uint64(c.dueHi)<<32 | uint64(c.dueLo)) }
-func (c *cell) id() uint64 { return uint64(c.idHi)<<32 | uint64(c.idLo) }
-
-// chunk is a run of cells of one list.
-type chunk [chunkCap]cell
-
-// chunkMeta links a chunk to its neighbours in its list.
-type chunkMeta struct {
-	next, prev uint32 // 0 = none
+// chunk is a run of up to chunkCap timers of one list: cell k of a chunk
+// is (due[k], id[k], idx[k]). The fields are in separate arrays, which
+// needs no packing to stay at 20 bytes a cell and keeps the indices a
+// sweep checks on two cache lines; and cells are never copied as structs:
+// a 20-byte struct copy compiles to overlapping 16-byte moves, and reading
+// its fields back then stalls.
+type chunk struct {
+	due [chunkCap]int64  // deadline, Unix nanoseconds (saturated)
+	id  [chunkCap]uint64 // caller's id
+	idx [chunkCap]uint32 // index of the timer: its generation and pending bit
 }
 
 // deque is a list of cells: n cells from (head, headOff) to just before
-// (tail, tailOff), through chunks linked by next. An empty deque holds no
-// chunk.
+// (tail, tailOff), through chunks linked by their next. An empty deque
+// holds no chunk.
 type deque struct {
 	head, tail       uint32
 	headOff, tailOff uint32
 	n                uint32
 }
 
-// handleRec locates a timer's cell. While the timer is pending, pos is its
-// cell position (or batchBit|index while it waits in Advance's batch); once
-// it fired or was removed, pos is freeBit|next free.
-type handleRec struct {
-	pos uint32
-	gen uint32
-}
-
+// The pages are slices rather than pointers to arrays: indexing a pointer
+// to a large array makes the compiler check it for nil by loading its first
+// word, an extra cache miss per access.
 type store struct {
-	chunks    []*[chunkPageSize]chunk
-	metas     []*[chunkPageSize]chunkMeta
-	chunkList []uint16 // per chunk, its list: 2 bytes per 32 timers, so it stays in cache for Remove
-	hiChunk   uint32   // first chunk never handed out; chunk 0 is unused
-	freeChunk uint32   // free chunks, linked by next
+	chunks    [][]chunk  // pages of chunkPageSize
+	nexts     [][]uint32 // per chunk, the next chunk of its list (0 = none)
+	hiChunk   uint32     // first chunk never handed out; chunk 0 is unused
+	freeChunk uint32     // free chunks, linked by next
 
-	handles    []*[handlePageSize]handleRec
-	hiHandle   uint32 // first handle index never handed out; 0 is unused
-	freeHandle uint32 // free handle records; 0 = none
+	gens  [][]uint32 // pages of genPageSize
+	live  [][]uint64 // pages of livePageWords; bit i: timer index i is pending
+	hiIdx uint32     // first index never handed out; 0 is unused
+	free  [][]uint32 // pages of stackPageSize: a stack of indices free for reuse
+	nFree int
 }
 
 func (s *store) init() {
-	s.hiChunk, s.hiHandle = 1, 1
-	s.chunkList = make([]uint16, 1, chunkPageSize)
-	s.chunks = append(s.chunks, new([chunkPageSize]chunk))
-	s.metas = append(s.metas, new([chunkPageSize]chunkMeta))
-	s.handles = append(s.handles, new([handlePageSize]handleRec))
+	s.hiChunk, s.hiIdx = 1, 1
+	s.chunks = append(s.chunks, make([]chunk, chunkPageSize))
+	s.nexts = append(s.nexts, make([]uint32, chunkPageSize))
+	s.gens = append(s.gens, make([]uint32, genPageSize))
+	s.live = append(s.live, make([]uint64, livePageWords))
 }
 
 func (s *store) chunk(c uint32) *chunk {
 	return &s.chunks[c>>chunkPageBits][c&chunkPageMask]
 }
 
-func (s *store) meta(c uint32) *chunkMeta {
-	return &s.metas[c>>chunkPageBits][c&chunkPageMask]
+func (s *store) next(c uint32) *uint32 {
+	return &s.nexts[c>>chunkPageBits][c&chunkPageMask]
 }
 
-// cell returns the cell at position pos.
-func (s *store) cell(pos uint32) *cell {
-	return &s.chunks[pos>>(chunkBits+chunkPageBits)][pos>>chunkBits&chunkPageMask][pos&chunkMask]
+func (s *store) gen(i uint32) *uint32 {
+	return &s.gens[i>>genPageBits][i&genPageMask]
 }
 
-func (s *store) handle(i uint32) *handleRec {
-	return &s.handles[i>>handlePageBits][i&handlePageMask]
+// liveWord returns the word holding index i's pending bit, and the bit.
+func (s *store) liveWord(i uint32) (*uint64, uint64) {
+	return &s.live[i>>livePageBits][i>>6&(livePageWords-1)], 1 << (i & 63)
 }
 
-// newHandle returns an unused handle index and its generation.
-func (s *store) newHandle() (uint32, uint32) {
-	if i := s.freeHandle; i != 0 {
-		h := s.handle(i)
-		s.freeHandle = h.pos &^ freeBit
-		h.gen++
-		return i, h.gen
+// pending reports whether index i holds a pending timer.
+func (s *store) pending(i uint32) bool {
+	w, b := s.liveWord(i)
+	return *w&b != 0
+}
+
+// newIndex returns an unused index, marked pending, and its generation.
+func (s *store) newIndex() (uint32, uint32) {
+	var i uint32
+	if s.nFree != 0 {
+		s.nFree--
+		i = s.free[s.nFree>>stackPageBits][s.nFree&stackPageMask]
+		*s.gen(i)++
+	} else {
+		i = s.hiIdx
+		if i == maxIndex {
+			panic("wheel: too many timers")
+		}
+		if i>>genPageBits == uint32(len(s.gens)) {
+			s.gens = append(s.gens, make([]uint32, genPageSize))
+		}
+		if i>>livePageBits == uint32(len(s.live)) {
+			s.live = append(s.live, make([]uint64, livePageWords))
+		}
+		s.hiIdx++
 	}
-	i := s.hiHandle
-	if i == freeBit {
-		panic("wheel: too many timers")
-	}
-	if i>>handlePageBits == uint32(len(s.handles)) {
-		s.handles = append(s.handles, new([handlePageSize]handleRec))
-	}
-	s.hiHandle++
-	return i, s.handle(i).gen
+	w, b := s.liveWord(i)
+	*w |= b
+	return i, *s.gen(i)
 }
 
-// releaseHandle invalidates handle index i; it only writes, so that firing a
-// timer does not have to read its handle record.
-func (s *store) releaseHandle(i uint32) {
-	s.handle(i).pos = freeBit | s.freeHandle
-	s.freeHandle = i
+// cancel clears the pending bit of index i if it is pending with
+// generation gen, and reports whether it did. The index stays in use (by
+// its cell, now a tombstone) until freeIndex.
+func (s *store) cancel(i, gen uint32) bool {
+	w, b := s.liveWord(i)
+	if *s.gen(i) != gen || *w&b == 0 {
+		return false
+	}
+	*w &^= b
+	return true
 }
 
-func (s *store) newChunk(list uint32) uint32 {
+// take clears the pending bit of index i, whose timer is firing, and frees
+// the index. It only touches the bitmap and the free stack, not the
+// generation, so that firing reads nothing at a random address but a bit.
+func (s *store) take(i uint32) {
+	w, b := s.liveWord(i)
+	*w &^= b
+	s.freeIndex(i)
+}
+
+// freeIndex makes index i, no longer pending and whose cell is gone,
+// available to newIndex.
+func (s *store) freeIndex(i uint32) {
+	if s.nFree>>stackPageBits == len(s.free) {
+		s.free = append(s.free, make([]uint32, stackPageSize))
+	}
+	s.free[s.nFree>>stackPageBits][s.nFree&stackPageMask] = i
+	s.nFree++
+}
+
+func (s *store) newChunk() uint32 {
 	c := s.freeChunk
 	if c != 0 {
-		s.freeChunk = s.meta(c).next
+		s.freeChunk = *s.next(c)
 	} else {
 		c = s.hiChunk
 		if c == maxChunks {
 			panic("wheel: too many timers")
 		}
 		if c>>chunkPageBits == uint32(len(s.chunks)) {
-			s.chunks = append(s.chunks, new([chunkPageSize]chunk))
-			s.metas = append(s.metas, new([chunkPageSize]chunkMeta))
+			s.chunks = append(s.chunks, make([]chunk, chunkPageSize))
+			s.nexts = append(s.nexts, make([]uint32, chunkPageSize))
 		}
 		s.hiChunk++
-		s.chunkList = append(s.chunkList, 0)
 	}
-	*s.meta(c) = chunkMeta{}
-	s.chunkList[c] = uint16(list)
+	*s.next(c) = 0
 	return c
 }
 
 func (s *store) releaseChunk(c uint32) {
-	s.meta(c).next = s.freeChunk
+	*s.next(c) = s.freeChunk
 	s.freeChunk = c
 }
 
-// push appends a cell to list d (whose index is list) and points its handle
-// record at it.
-func (s *store) push(d *deque, list uint32, due int64, id uint64, hidx uint32) {
-	if d.n == 0 {
-		c := s.newChunk(list)
-		d.head, d.tail, d.headOff, d.tailOff = c, c, 0, 0
-	} else if d.tailOff == chunkCap {
-		c := s.newChunk(list)
-		s.meta(d.tail).next = c
-		s.meta(c).prev = d.tail
-		d.tail, d.tailOff = c, 0
+// push appends a cell to list d.
+func (s *store) push(d *deque, due int64, id uint64, idx uint32) {
+	if d.n == 0 || d.tailOff == chunkCap {
+		s.addTail(d)
 	}
-	s.chunk(d.tail)[d.tailOff] = makeCell(due, id, hidx)
-	s.handle(hidx).pos = d.tail<<chunkBits | d.tailOff
+	ch, o := s.chunk(d.tail), d.tailOff&(chunkCap-1)
+	ch.due[o], ch.id[o], ch.idx[o] = due, id, idx
 	d.tailOff++
 	d.n++
 }
 
-// popFront removes and returns the first cell of the non-empty list d.
-func (s *store) popFront(d *deque) (due int64, id uint64, hidx uint32) {
-	c := &s.chunk(d.head)[d.headOff]
-	due, id, hidx = c.due(), c.id(), c.hidx
+// addTail gives list d an empty tail chunk: its first one, or the one after
+// its full tail chunk.
+func (s *store) addTail(d *deque) {
+	c := s.newChunk()
+	if d.n == 0 {
+		d.head, d.headOff = c, 0
+	} else {
+		*s.next(d.tail) = c
+	}
+	d.tail, d.tailOff = c, 0
+}
+
+// front returns the chunk and offset of the first cell of the non-empty
+// list d.
+func (s *store) front(d *deque) (*chunk, uint32) {
+	return s.chunk(d.head), d.headOff & (chunkCap - 1)
+}
+
+// dropFront removes the first cell of the non-empty list d.
+func (s *store) dropFront(d *deque) {
 	d.n--
 	d.headOff++
 	if d.n == 0 {
 		s.releaseChunk(d.head)
 		*d = deque{}
 	} else if d.headOff == chunkCap {
-		next := s.meta(d.head).next
+		next := *s.next(d.head)
 		s.releaseChunk(d.head)
-		s.meta(next).prev = 0
 		d.head, d.headOff = next, 0
-	}
-	return due, id, hidx
-}
-
-// removeAt removes the cell at pos from list d, moving the last cell into
-// the hole.
-func (s *store) removeAt(d *deque, pos uint32) {
-	last := d.tailOff - 1
-	if lp := d.tail<<chunkBits | last; pos != lp {
-		t := &s.chunk(d.tail)[last]
-		*s.cell(pos) = *t
-		s.handle(t.hidx).pos = pos
-	}
-	d.n--
-	d.tailOff = last
-	if d.n == 0 {
-		s.releaseChunk(d.tail)
-		*d = deque{}
-	} else if last == 0 {
-		prev := s.meta(d.tail).prev
-		s.releaseChunk(d.tail)
-		s.meta(prev).next = 0
-		d.tail, d.tailOff = prev, chunkCap
-	}
-}
-
-// moveAll moves every cell of list from to the empty list to (whose index
-// is list). It relabels the chunks, so it costs one step per chunk.
-func (s *store) moveAll(from, to *deque, list uint32) {
-	*to, *from = *from, deque{}
-	if to.n == 0 {
-		return
-	}
-	for c := to.head; c != 0; c = s.meta(c).next {
-		s.chunkList[c] = uint16(list)
 	}
 }

@@ -68,27 +68,47 @@ type Wheel struct {
 	res    int64  // nanoseconds per tick
 	levels int    // levels before the overflow list
 	now    uint64 // biased tick up to which everything has been processed
-	count  int
+	count  int    // pending timers
+	dead   int    // tombstones: cancelled timers whose cells are still in a list
 	ovMin  uint64 // lower bound of the overflow list's ticks
 	occ    [maxLevels]uint64
 
 	// lists are the wheel's slots (slot s of level l at l*slotsPerLevel+s),
-	// then these three.
+	// then these two.
 	lists    []deque
 	overflow uint32 // timers beyond the top level's range
 	ready    uint32 // timers already due, fired by the next Advance
-	scratch  uint32 // the overflow list while it is being re-placed
+
+	// The sweep walks the lists, dropping tombstones, while there are too
+	// many of them (see sweep).
+	sweepList  uint32 // list being swept
+	sweepLeft  uint32 // cells of it left to look at, from the cursor on
+	sweepC     uint32 // cursor: chunk and offset of the next cell to look at
+	sweepO     uint32
+	sweepSlack int // tombstones always allowed, on top of count/4
+	sweepWait  int // Removes over the limit until the next sweep
 
 	s     store
 	batch []entry // the timers fireReady is firing
 }
 
-// entry is a timer waiting in fireReady's batch; hidx is 0 once removed.
+// entry is a timer waiting in fireReady's batch.
 type entry struct {
-	due  int64
-	id   uint64
-	hidx uint32
+	due int64
+	id  uint64
+	idx uint32
 }
+
+const (
+	// defaultSweepSlack is the number of tombstones a wheel may hold
+	// beyond a quarter of its pending timers before Remove starts sweeping.
+	defaultSweepSlack = 1024
+	// While there are too many tombstones, every sweepEvery-th Remove
+	// sweeps sweepBudget cells (or lists skipped): sweeping in bursts lets
+	// the Removes in between overlap their cache misses.
+	sweepEvery  = 8
+	sweepBudget = 32 * sweepEvery
+)
 
 // New returns an empty Wheel. It panics if cfg.Validate fails, since that is
 // a programming error.
@@ -107,15 +127,15 @@ func newWheel(cfg Config, levels int) *Wheel {
 	if res == 0 {
 		res = DefaultResolution
 	}
-	w := &Wheel{res: int64(res), levels: levels, ovMin: math.MaxUint64}
+	w := &Wheel{res: int64(res), levels: levels, ovMin: math.MaxUint64, sweepSlack: defaultSweepSlack}
 	start := int64(0)
 	if !cfg.Start.IsZero() {
 		start = toNanos(cfg.Start)
 	}
 	w.now = bias(floorTick(start, w.res))
-	n := uint32(levels * slotsPerLevel) // + 3 lists must fit in uint16
-	w.overflow, w.ready, w.scratch = n, n+1, n+2
-	w.lists = make([]deque, n+3)
+	n := uint32(levels * slotsPerLevel)
+	w.overflow, w.ready = n, n+1
+	w.lists = make([]deque, n+2)
 	w.s.init()
 	return w
 }
@@ -128,7 +148,7 @@ func (w *Wheel) Len() int { return w.count }
 // wheel's current time fires on the next Advance. Ids need not be unique.
 func (w *Wheel) Add(id uint64, due time.Time) Handle {
 	n := toNanos(due)
-	i, gen := w.s.newHandle()
+	i, gen := w.s.newIndex()
 	w.count++
 	w.place(n, id, i, w.dueTick(n))
 	return Handle{idx: i, gen: gen}
@@ -138,28 +158,23 @@ func (w *Wheel) Add(id uint64, due time.Time) Handle {
 // changes nothing, if h is stale (its timer already fired or was removed,
 // even if the storage has since been reused) or zero. h must come from this
 // Wheel's Add.
+//
+// The timer's storage is reclaimed later, when Advance or a sweep reaches
+// it: Remove only marks it cancelled, and while the cancelled timers
+// outnumber a quarter of the pending ones (plus a constant), it also
+// sweeps a bounded number of cells of the wheel's lists to reclaim them.
 func (w *Wheel) Remove(h Handle) bool {
-	if h.idx == 0 || h.idx >= w.s.hiHandle {
+	if h.idx == 0 || h.idx >= w.s.hiIdx || !w.s.cancel(h.idx, h.gen) {
 		return false
 	}
-	r := w.s.handle(h.idx)
-	if r.gen != h.gen || r.pos&freeBit != 0 {
-		return false
-	}
-	if r.pos&batchBit != 0 {
-		w.batch[r.pos&^batchBit].hidx = 0
-		w.s.releaseHandle(h.idx)
-		w.count--
-		return true
-	}
-	list := uint32(w.s.chunkList[r.pos>>chunkBits])
-	d := &w.lists[list]
-	w.s.removeAt(d, r.pos)
-	if d.n == 0 && list < w.overflow {
-		w.occ[list/slotsPerLevel] &^= 1 << (list % slotsPerLevel)
-	}
-	w.s.releaseHandle(h.idx)
 	w.count--
+	w.dead++
+	if w.dead > w.count>>2+w.sweepSlack {
+		if w.sweepWait--; w.sweepWait <= 0 {
+			w.sweepWait = sweepEvery
+			w.sweep()
+		}
+	}
 	return true
 }
 
@@ -187,7 +202,9 @@ func (w *Wheel) Advance(now time.Time, fire func(id uint64, due time.Time)) {
 			w.now = start
 			list := uint32(lvl*slotsPerLevel + slot)
 			w.drain(list, fire)
-			w.occ[lvl] &^= 1 << slot
+			if w.lists[list].n == 0 {
+				w.occ[lvl] &^= 1 << slot
+			}
 			continue
 		}
 		if w.lists[w.overflow].n == 0 {
@@ -201,19 +218,22 @@ func (w *Wheel) Advance(now time.Time, fire func(id uint64, due time.Time)) {
 		// earliest overflow timer: re-place the whole overflow list.
 		w.now = start
 		w.ovMin = math.MaxUint64
-		w.s.moveAll(&w.lists[w.overflow], &w.lists[w.scratch], w.scratch)
-		w.drain(w.scratch, fire)
+		w.drain(w.overflow, fire)
 	}
 	w.now = target
 }
 
 // Next returns the earliest time at which Advance may have something to
-// do, and false if the wheel is empty. The time is never later than the
-// earliest rounded-up deadline, but it may be earlier: the start of a
-// coarse slot whose timers must move to finer levels, or a time in the
-// past if timers are already due. It finds the slot with per-level
-// occupancy bitmaps, without scanning empty slots.
+// do, and false if the wheel has no pending timer. The time is never later
+// than the earliest rounded-up deadline, but it may be earlier: the start
+// of a coarse slot whose timers must move to finer levels, or of a slot
+// that only holds cancelled timers, or a time in the past if timers are
+// already due. It finds the slot with per-level occupancy bitmaps, without
+// scanning empty slots.
 func (w *Wheel) Next() (time.Time, bool) {
+	if w.count == 0 {
+		return time.Time{}, false
+	}
 	var t uint64
 	switch lvl, slot, ok := w.lowest(); {
 	case w.lists[w.ready].n != 0:
@@ -223,7 +243,9 @@ func (w *Wheel) Next() (time.Time, bool) {
 	case w.lists[w.overflow].n != 0:
 		t = w.ovMin &^ (1<<(slotBits*w.levels) - 1)
 	default:
-		return time.Time{}, false
+		// Only while Advance is firing, with the pending timers in its
+		// batch or in the overflow list it is placing again.
+		t = w.now
 	}
 	return tickTime(unbias(t), w.res), true
 }
@@ -231,71 +253,96 @@ func (w *Wheel) Next() (time.Time, bool) {
 // dueTick converts a deadline to the biased tick at which it fires.
 func (w *Wheel) dueTick(n int64) uint64 { return bias(ceilTick(n, w.res)) }
 
-// place appends a timer, due at biased tick t, to the list where it belongs
-// relative to w.now. A timer whose tick differs from w.now first in bits
-// [6l, 6l+6) goes to level l, in the slot given by those bits of t.
-func (w *Wheel) place(due int64, id uint64, hidx uint32, t uint64) {
-	var list uint32
-	switch {
-	case t <= w.now:
-		list = w.ready
-	default:
-		lvl := (bits.Len64(t^w.now) - 1) / slotBits
-		if lvl >= w.levels {
+// place appends a timer, due at biased tick t, to the list where it
+// belongs relative to w.now. A timer whose tick differs from w.now first in
+// bits [6l, 6l+6) goes to level l, in the slot given by those bits of t.
+func (w *Wheel) place(due int64, id uint64, idx uint32, t uint64) {
+	list := w.ready
+	if t > w.now {
+		lvl := uint(bits.Len64(t^w.now)-1) / slotBits
+		if lvl < uint(w.levels) && lvl < maxLevels { // (the second lets w.occ[lvl] go unchecked)
+			slot := t >> (slotBits * lvl) & slotMask
+			list = uint32(lvl*slotsPerLevel) + uint32(slot)
+			w.occ[lvl] |= 1 << slot
+		} else {
 			list = w.overflow
 			w.ovMin = min(w.ovMin, t)
-			break
 		}
-		slot := t >> (slotBits * lvl) & slotMask
-		list = uint32(lvl*slotsPerLevel) + uint32(slot)
-		w.occ[lvl] |= 1 << slot
 	}
-	w.s.push(&w.lists[list], list, due, id, hidx)
+	w.s.push(&w.lists[list], due, id, idx)
 }
 
 // drain empties list at the current time: timers due now fire, the rest are
-// placed again (on finer levels, for a cascading slot). Cells are popped one
-// at a time so that fire may Add and Remove.
+// placed again (on finer levels, for a cascading slot) and tombstones are
+// dropped. The list is detached first and its chunks are walked in place:
+// fire may Add (to other lists: a timer due after now never belongs in the
+// slot that starts now) and Remove (which only clears a bit, checked just
+// before a timer fires).
 func (w *Wheel) drain(list uint32, fire func(uint64, time.Time)) {
-	d := &w.lists[list]
-	for d.n != 0 {
-		due, id, hidx := w.s.popFront(d)
-		if t := w.dueTick(due); t > w.now {
-			w.place(due, id, hidx, t)
-			continue
+	d := w.lists[list]
+	w.lists[list] = deque{}
+	if list == w.sweepList {
+		w.sweepLeft = 0 // its cursor is gone
+	}
+	c, off, n := d.head, d.headOff, d.n
+	for n != 0 {
+		ch := w.s.chunk(c)
+		next := *w.s.next(c)
+		if next != 0 {
+			prefetchChunk(w.s.chunk(next))
 		}
-		w.s.releaseHandle(hidx)
-		w.count--
-		fire(id, time.Unix(0, due))
+		end := min(chunkCap, off+n)
+		n -= end - off
+		for ; off < end; off++ {
+			o := off & (chunkCap - 1)
+			i := ch.idx[o]
+			if !w.s.pending(i) {
+				w.s.freeIndex(i)
+				w.dead--
+				continue
+			}
+			due := ch.due[o]
+			if t := w.dueTick(due); t > w.now {
+				w.place(due, ch.id[o], i, t)
+				continue
+			}
+			w.s.take(i)
+			w.count--
+			fire(ch.id[o], time.Unix(0, due))
+		}
+		w.s.releaseChunk(c)
+		c, off = next, 0
 	}
 }
 
 // fireReady fires the timers that were already due when added, sorted by
-// deadline. Their handles point into the batch meanwhile, so that fire can
-// still Remove the ones it has not reached.
+// deadline. fire may Remove the ones it has not reached: their pending bit
+// is checked just before each fires.
 func (w *Wheel) fireReady(fire func(uint64, time.Time)) {
 	d := &w.lists[w.ready]
 	if d.n == 0 {
 		return
 	}
+	if w.sweepList == w.ready {
+		w.sweepLeft = 0 // its cursor is gone
+	}
 	b := w.batch[:0]
 	for d.n != 0 {
-		due, id, hidx := w.s.popFront(d)
-		b = append(b, entry{due, id, hidx})
+		ch, o := w.s.front(d)
+		b = append(b, entry{ch.due[o], ch.id[o], ch.idx[o]})
+		w.s.dropFront(d)
 	}
 	if !slices.IsSortedFunc(b, cmpEntry) {
 		slices.SortStableFunc(b, cmpEntry)
 	}
-	for k, e := range b {
-		w.s.handle(e.hidx).pos = batchBit | uint32(k)
-	}
 	w.batch = b
-	for k := range b {
-		e := b[k]
-		if e.hidx == 0 {
-			continue // removed by fire
+	for _, e := range b {
+		if !w.s.pending(e.idx) {
+			w.s.freeIndex(e.idx)
+			w.dead--
+			continue
 		}
-		w.s.releaseHandle(e.hidx)
+		w.s.take(e.idx)
 		w.count--
 		fire(e.id, time.Unix(0, e.due))
 	}
@@ -306,6 +353,87 @@ func (w *Wheel) fireReady(fire func(uint64, time.Time)) {
 }
 
 func cmpEntry(x, y entry) int { return cmp.Compare(x.due, y.due) }
+
+// sweep reclaims tombstones, looking at up to sweepBudget cells (an empty
+// list counts as one). It goes round the lists with a cursor; a
+// tombstone's cell is filled with the list's first cell, which the cursor
+// has passed, so pending timers' cells are only read and a list shrinks
+// from the front. Remove calls it every sweepEvery Removes while the
+// tombstones exceed a quarter of the pending timers plus sweepSlack, so a
+// wheel that is not advanced (or whose cancelled timers sit in coarse
+// slots for hours) still holds few: every tombstone is reached within one
+// round of the lists, and a round of C cells in L lists takes
+// (C+L)*sweepEvery/sweepBudget Removes, during which as many tombstones
+// may appear: about 0.3 per pending timer at most, all told.
+func (w *Wheel) sweep() {
+	s := &w.s
+	for budget := uint32(sweepBudget); budget > 0; {
+		if w.sweepLeft == 0 {
+			w.sweepList++
+			if w.sweepList == uint32(len(w.lists)) {
+				w.sweepList = 0
+			}
+			d := &w.lists[w.sweepList]
+			w.sweepLeft, w.sweepC, w.sweepO = d.n, d.head, d.headOff
+			budget--
+			continue
+		}
+		d := &w.lists[w.sweepList]
+		c, o := w.sweepC, w.sweepO
+		k := min(w.sweepLeft, budget)
+		w.sweepLeft -= k
+		budget -= k
+		live := s.live
+		for k > 0 {
+			ch, next := s.chunk(c), *s.next(c)
+			if o == 0 && next != 0 {
+				// All of it: filling holes writes due and id too.
+				prefetchChunk(s.chunk(next))
+			}
+			m := min(k, chunkCap-o)
+			k -= m
+			// The tombstones among cells [o, o+m), as a bit mask: the
+			// loads of their pending bits do not wait for one another.
+			var dead uint32
+			for j := range m {
+				i := ch.idx[(o+j)&(chunkCap-1)]
+				dead |= uint32(^live[i>>livePageBits][i>>6&(livePageWords-1)]>>(i&63)&1) << j
+			}
+			for ; dead != 0; dead &= dead - 1 {
+				p := o + uint32(bits.TrailingZeros32(dead))
+				x := p & (chunkCap - 1)
+				s.freeIndex(ch.idx[x])
+				w.dead--
+				// The list's first cell, passed by the cursor, fills the
+				// hole. (It was pending then; if it has been cancelled
+				// since, it waits for the next round. If it is the
+				// tombstone itself, this just drops it.)
+				hc, h := s.front(d)
+				ch.due[x], ch.id[x], ch.idx[x] = hc.due[h], hc.id[h], hc.idx[h]
+				if h == 0 {
+					if hn := *s.next(d.head); hn != 0 {
+						prefetchChunk(s.chunk(hn))
+					}
+				}
+				s.dropFront(d)
+			}
+			o += m
+			if o == chunkCap {
+				// next was read before dropFront could release c.
+				c, o = next, 0
+			}
+		}
+		w.sweepC, w.sweepO = c, o
+		if d.n == 0 {
+			switch l := w.sweepList; {
+			case l < w.overflow:
+				w.occ[l/slotsPerLevel] &^= 1 << (l % slotsPerLevel)
+			case l == w.overflow:
+				w.ovMin = math.MaxUint64
+			}
+		}
+	}
+}
 
 // lowest returns the first occupied slot of the finest non-empty level: the
 // earliest slot in the wheel, since a level only holds timers later than

@@ -12,17 +12,30 @@ import (
 
 // The benchmarks compare the wheel with a container/heap priority queue and
 // with runtime timers (time.AfterFunc) at 1M and 10M pending timers. Each
-// benchmark iteration is one round over all n timers (fill an empty
-// structure; cancel every timer of a full one in random order; expire every
-// timer of a full one), with the setup of the round untimed, and ns/op,
-// B/op and allocs/op are overridden to be per timer. Cancels take the
-// handles from a slice in random timer order, so that the caller's own
-// lookup is not measured. B/timer is the live heap the structure holds once
-// filled, measured with runtime.MemStats after a GC.
+// benchmark iteration is one round of n operations, with the setup of the
+// round untimed, and ns/op, B/op and allocs/op are overridden to be per
+// operation:
 //
-// Deadlines are uniformly random in [1m, 61m) from the start, at 1ms
-// resolution (runtime timers are never due during a benchmark). The 10M
-// cases are skipped with -short.
+//   - Insert fills an empty structure with n timers. B/timer is the live
+//     heap the structure then holds, measured with runtime.MemStats after a
+//     GC.
+//   - Cancel cancels n random timers of 2n, so that every cancel hits a
+//     random pending timer while at least n are pending (cancelling all of
+//     them would measure an ever smaller, eventually cache-resident
+//     structure).
+//   - Churn keeps n timers pending: each operation cancels a random pending
+//     timer and adds a new one, as a caller rescheduling timers does, and
+//     time does not move. This is where the wheel's lazy cancellation pays
+//     for reclaiming what it left behind, and B/timer is the live heap the
+//     structure holds after the round, cancelled timers not yet reclaimed
+//     included, per pending timer.
+//   - Expire fires every timer of a full structure, waking at each next
+//     deadline as a driver would.
+//
+// Cancels take the handles from a slice in random timer order, so that the
+// caller's own lookup is not measured. Deadlines are uniformly random in
+// [1m, 61m) from the start, at 1ms resolution (runtime timers are never due
+// during a benchmark). The 10M cases are skipped with -short.
 
 var benchSizes = []struct {
 	name string
@@ -78,23 +91,34 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
+// What rounds reports as B/timer.
+const (
+	measureNone  = iota
+	measureRound // the live heap the round adds
+	measureAll   // the live heap after the round, setup included
+)
+
 // rounds runs setup (untimed), round (timed, n operations) and teardown
 // (untimed) once per iteration, after an untimed warm-up round, and reports
 // ns/op, B/op and allocs/op per operation (overriding the framework's
-// per-iteration values). If measure is set, it also reports B/timer: the
-// live heap the warm-up round added, per timer. (The warm-up round starts
-// from a clean heap: later rounds could find the runtime still holding the
-// previous round's stopped timers.)
-func rounds(b *testing.B, n int, measure bool, setup, round, teardown func()) {
+// per-iteration values). Unless measure is measureNone, it also reports
+// B/timer: the live heap the warm-up round added, or that its setup and
+// round added, per timer. (The warm-up round starts from a clean heap:
+// later rounds could find the runtime still holding the previous round's
+// stopped timers.)
+func rounds(b *testing.B, n int, measure int, setup, round, teardown func()) {
 	// The warm-up round also means that every timed round finds the heap
 	// grown and its pages faulted in, as in a long-running process.
-	setup()
 	var base, live uint64
-	if measure {
+	if measure == measureAll {
+		base = liveHeap()
+	}
+	setup()
+	if measure == measureRound {
 		base = liveHeap()
 	}
 	round()
-	if measure {
+	if measure != measureNone {
 		live = liveHeap() - base
 	}
 	teardown()
@@ -120,7 +144,7 @@ func rounds(b *testing.B, n int, measure bool, setup, round, teardown func()) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ops, "ns/op")
 	b.ReportMetric(float64(allocBytes)/ops, "B/op")
 	b.ReportMetric(float64(mallocs)/ops, "allocs/op")
-	if measure { // after b.Loop, which deletes metrics reported before it
+	if measure != measureNone { // after b.Loop, which deletes metrics reported before it
 		b.ReportMetric(float64(live)/float64(n), "B/timer")
 	}
 }
@@ -209,14 +233,12 @@ func afterCancel(ts []*time.Timer) {
 	}
 }
 
-// permute reorders xs by perm, so that cancelling walks the handles
+// pick sets dst[k] to all[victims[k]], so that cancelling walks dst
 // sequentially while hitting the timers in random order.
-func permute[T any](xs []T, perm []int32) {
-	tmp := make([]T, len(xs))
-	for k, i := range perm {
-		tmp[k] = xs[i]
+func pick[T any](dst, all []T, victims []int32) {
+	for k, i := range victims {
+		dst[k] = all[i]
 	}
-	copy(xs, tmp)
 }
 
 func BenchmarkInsert(b *testing.B) {
@@ -224,7 +246,7 @@ func BenchmarkInsert(b *testing.B) {
 		b.Run("wheel", func(b *testing.B) {
 			hs := make([]Handle, n)
 			var w *Wheel
-			rounds(b, n, true, func() {}, func() {
+			rounds(b, n, measureRound, func() {}, func() {
 				w = New(Config{Start: benchStart})
 				wheelFill(w, d.dues, hs)
 			}, func() { w = nil })
@@ -232,7 +254,7 @@ func BenchmarkInsert(b *testing.B) {
 		b.Run("heap", func(b *testing.B) {
 			its := make([]*heapItem, n)
 			var h *timerHeap
-			rounds(b, n, true, func() {}, func() {
+			rounds(b, n, measureRound, func() {}, func() {
 				h = new(timerHeap)
 				heapFill(h, d.dues, its)
 			}, func() { h = nil; clear(its) })
@@ -240,7 +262,7 @@ func BenchmarkInsert(b *testing.B) {
 		b.Run("afterfunc", func(b *testing.B) {
 			ts := make([]*time.Timer, n)
 			fired := func(uint64) { panic("AfterFunc timer fired during the benchmark") }
-			rounds(b, n, true, func() {}, func() {
+			rounds(b, n, measureRound, func() {}, func() {
 				afterFill(d.dues, ts, fired)
 			}, func() {
 				for _, t := range ts {
@@ -253,32 +275,108 @@ func BenchmarkInsert(b *testing.B) {
 }
 
 func BenchmarkCancel(b *testing.B) {
-	forSizes(b, func(b *testing.B, n int, d *benchData) {
+	forSizes(b, func(b *testing.B, n int, _ *benchData) {
+		d := dataFor(2 * n)
+		victims := d.perm[:n] // n random timers of 2n
 		b.Run("wheel", func(b *testing.B) {
-			hs := make([]Handle, n)
+			all, hs := make([]Handle, 2*n), make([]Handle, n)
 			var w *Wheel
-			rounds(b, n, false, func() {
+			rounds(b, n, measureNone, func() {
 				w = New(Config{Start: benchStart})
-				wheelFill(w, d.dues, hs)
-				permute(hs, d.perm)
+				wheelFill(w, d.dues, all)
+				pick(hs, all, victims)
 			}, func() { wheelCancel(w, hs) }, func() { w = nil })
 		})
 		b.Run("heap", func(b *testing.B) {
-			its := make([]*heapItem, n)
+			all, its := make([]*heapItem, 2*n), make([]*heapItem, n)
 			var h *timerHeap
-			rounds(b, n, false, func() {
+			rounds(b, n, measureNone, func() {
 				h = new(timerHeap)
-				heapFill(h, d.dues, its)
-				permute(its, d.perm)
-			}, func() { heapCancel(h, its) }, func() { h = nil; clear(its) })
+				heapFill(h, d.dues, all)
+				pick(its, all, victims)
+			}, func() { heapCancel(h, its) }, func() { h = nil; clear(all); clear(its) })
 		})
 		b.Run("afterfunc", func(b *testing.B) {
-			ts := make([]*time.Timer, n)
+			all, ts := make([]*time.Timer, 2*n), make([]*time.Timer, n)
 			fired := func(uint64) { panic("AfterFunc timer fired during the benchmark") }
-			rounds(b, n, false, func() {
-				afterFill(d.dues, ts, fired)
-				permute(ts, d.perm)
-			}, func() { afterCancel(ts) }, func() { clear(ts) })
+			rounds(b, n, measureNone, func() {
+				afterFill(d.dues, all, fired)
+				pick(ts, all, victims)
+			}, func() { afterCancel(ts) }, func() {
+				for _, t := range all {
+					t.Stop()
+				}
+				clear(all)
+				clear(ts)
+			})
+		})
+	})
+}
+
+// BenchmarkChurn keeps n timers pending while each operation cancels a
+// random one and adds a new one; see the top of this file.
+func BenchmarkChurn(b *testing.B) {
+	forSizes(b, func(b *testing.B, n int, _ *benchData) {
+		d := dataFor(2 * n)
+		dues, more := d.dues[:n], d.dues[n:] // initial timers, replacements
+		order := dataFor(n).perm             // the order in which they are replaced
+		base := benchStart.UnixNano()
+		b.Run("wheel", func(b *testing.B) {
+			all, hs := make([]Handle, n), make([]Handle, n)
+			var w *Wheel
+			rounds(b, n, measureAll, func() {
+				w = New(Config{Start: benchStart})
+				wheelFill(w, dues, all)
+				pick(hs, all, order)
+			}, func() {
+				for k, h := range hs {
+					if !w.Remove(h) {
+						panic("wheel: Remove failed")
+					}
+					hs[k] = w.Add(uint64(n+k), time.Unix(0, base+more[k]))
+				}
+			}, func() { w = nil })
+		})
+		b.Run("heap", func(b *testing.B) {
+			all, its := make([]*heapItem, n), make([]*heapItem, n)
+			var h *timerHeap
+			rounds(b, n, measureAll, func() {
+				h = new(timerHeap)
+				heapFill(h, dues, all)
+				pick(its, all, order)
+				clear(all)
+			}, func() {
+				for k, it := range its {
+					if !h.remove(it) {
+						panic("heap: remove failed")
+					}
+					it = &heapItem{due: base + more[k], id: uint64(n + k), seq: uint64(n + k)}
+					heap.Push(h, it)
+					its[k] = it
+				}
+			}, func() { h = nil; clear(its) })
+		})
+		b.Run("afterfunc", func(b *testing.B) {
+			all, ts := make([]*time.Timer, n), make([]*time.Timer, n)
+			fired := func(uint64) { panic("AfterFunc timer fired during the benchmark") }
+			rounds(b, n, measureAll, func() {
+				afterFill(dues, all, fired)
+				pick(ts, all, order)
+				clear(all)
+			}, func() {
+				for k, t := range ts {
+					if !t.Stop() {
+						panic("AfterFunc: Stop failed")
+					}
+					id := uint64(n + k)
+					ts[k] = time.AfterFunc(time.Duration(more[k]), func() { fired(id) })
+				}
+			}, func() {
+				for _, t := range ts {
+					t.Stop()
+				}
+				clear(ts)
+			})
 		})
 	})
 }
@@ -291,7 +389,7 @@ func BenchmarkExpire(b *testing.B) {
 		b.Run("wheel", func(b *testing.B) {
 			hs := make([]Handle, n)
 			var w *Wheel
-			rounds(b, n, false, func() {
+			rounds(b, n, measureNone, func() {
 				w = New(Config{Start: benchStart})
 				wheelFill(w, d.dues, hs)
 			}, func() { wheelExpire(w, n) }, func() { w = nil })
@@ -299,7 +397,7 @@ func BenchmarkExpire(b *testing.B) {
 		b.Run("heap", func(b *testing.B) {
 			its := make([]*heapItem, n)
 			var h *timerHeap
-			rounds(b, n, false, func() {
+			rounds(b, n, measureNone, func() {
 				h = new(timerHeap)
 				heapFill(h, d.dues, its)
 			}, func() { heapExpire(h, n) }, func() { h = nil; clear(its) })

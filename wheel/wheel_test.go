@@ -3,6 +3,7 @@ package wheel
 import (
 	"errors"
 	"math"
+	"math/rand"
 	"slices"
 	"testing"
 	"time"
@@ -159,8 +160,12 @@ func TestWheel_Remove(t *testing.T) {
 	if got := w.Remove(h1); got {
 		t.Error("second Remove = true, want false")
 	}
+	// Advancing past h1's slot reclaims its storage, fires nothing.
+	if got := advance(t, w, t0.Add(2*time.Second)); len(got) != 0 {
+		t.Errorf("fired %v, want nothing", got)
+	}
 	// h3 reuses h1's storage; the stale h1 must not cancel it.
-	h3 := w.Add(3, t0.Add(time.Second))
+	h3 := w.Add(3, t0.Add(3*time.Second))
 	if h3.idx != h1.idx {
 		t.Fatalf("storage not reused: idx %d, want %d", h3.idx, h1.idx)
 	}
@@ -303,5 +308,127 @@ func TestWheel_ZeroStart(t *testing.T) {
 	}
 	if got := advance(t, w, t0); !slices.Equal(got, []uint64{1}) {
 		t.Errorf("fired %v, want [1]", got)
+	}
+}
+
+// TestWheel_RemoveIsLazy checks what a removed timer leaves behind: its
+// handle is dead at once, Len and Next forget it, and its storage is only
+// reused once Advance has dropped its tombstone.
+func TestWheel_RemoveIsLazy(t *testing.T) {
+	w := New(Config{Start: t0})
+	h := w.Add(1, t0.Add(time.Hour))
+	if !w.Remove(h) || w.Remove(h) {
+		t.Fatal("Remove, Remove = not true, false")
+	}
+	if w.Len() != 0 || w.dead != 1 {
+		t.Fatalf("Len() = %d, tombstones %d; want 0, 1", w.Len(), w.dead)
+	}
+	if _, ok := w.Next(); ok {
+		t.Error("Next() with only a tombstone returned ok")
+	}
+	if h2 := w.Add(2, t0.Add(time.Hour)); h2.idx == h.idx {
+		t.Error("a tombstone's storage was reused")
+	}
+	if got := advance(t, w, t0.Add(2*time.Hour)); !slices.Equal(got, []uint64{2}) {
+		t.Errorf("fired %v, want [2]", got)
+	}
+	if w.dead != 0 {
+		t.Errorf("%d tombstones after advancing past them", w.dead)
+	}
+	// Both indices are free now; two Adds reuse them.
+	hi := w.s.hiIdx
+	h3, h4 := w.Add(3, t0.Add(3*time.Hour)), w.Add(4, t0.Add(3*time.Hour))
+	if w.s.hiIdx != hi || (h3.idx != h.idx && h4.idx != h.idx) {
+		t.Fatalf("Adds after reclaiming got %+v and %+v, want index %d reused", h3, h4, h.idx)
+	}
+	if h3.gen == h.gen && h4.gen == h.gen {
+		t.Errorf("index %d reused with the same generation", h.idx)
+	}
+	if w.Remove(h) {
+		t.Error("stale Remove cancelled the timer reusing its storage")
+	}
+	if err := invariantError(w); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWheel_SweepBoundsTombstones churns timers far in the future without
+// advancing, so only Remove's sweeps reclaim tombstones, and checks that
+// they stay below a quarter of the pending timers (plus what one round of
+// the sweep lets through), then that cancelling everything leaves at most
+// the slack.
+func TestWheel_SweepBoundsTombstones(t *testing.T) {
+	const n = 20000
+	r := rand.New(rand.NewSource(3))
+	w := New(Config{Start: t0})
+	hs := make([]Handle, n)
+	due := func() time.Time { return t0.Add(time.Hour + time.Duration(r.Int63n(int64(24*time.Hour)))) }
+	for i := range hs {
+		hs[i] = w.Add(uint64(i), due())
+	}
+	maxRatio := 0.0
+	for op := range 10 * n {
+		k := r.Intn(n)
+		if !w.Remove(hs[k]) {
+			t.Fatalf("op %d: Remove = false", op)
+		}
+		hs[k] = w.Add(uint64(n+op), due())
+		maxRatio = max(maxRatio, float64(w.dead-w.sweepSlack)/float64(w.count))
+	}
+	if maxRatio > 0.3 {
+		t.Errorf("tombstones reached %.3f of the pending timers (beyond the slack), want at most 0.3", maxRatio)
+	}
+	for _, h := range hs {
+		w.Remove(h)
+	}
+	if w.dead > w.sweepSlack+sweepBudget {
+		t.Errorf("%d tombstones left with nothing pending, want at most %d", w.dead, w.sweepSlack+sweepBudget)
+	}
+	if err := invariantError(w); err != nil {
+		t.Error(err)
+	}
+	t.Logf("max tombstones per pending timer %.3f", maxRatio)
+}
+
+// TestWheel_SweepCursorSurvivesAdvance leaves the sweep's cursor in the
+// middle of the ready list or of a slot, then advances (which empties it),
+// lets another list take its chunks and carries on sweeping: the cursor
+// must not point into chunks that are gone.
+func TestWheel_SweepCursorSurvivesAdvance(t *testing.T) {
+	for _, ready := range []bool{true, false} {
+		w := New(Config{Start: t0})
+		w.sweepSlack = 0
+		var hs []Handle
+		add := func(due time.Time) {
+			hs = hs[:0]
+			for range 5000 {
+				hs = append(hs, w.Add(uint64(len(hs)), due))
+			}
+		}
+		list, due := w.ready, t0.Add(-time.Second)
+		if !ready {
+			list, due = 10, t0.Add(10*time.Millisecond) // level 0, slot 10
+		}
+		add(due)
+		for k := 0; !(w.sweepList == list && w.sweepLeft > 0 && w.sweepLeft < w.lists[list].n); k++ {
+			if k == len(hs) {
+				t.Fatalf("ready=%v: the sweep never stopped inside list %d", ready, list)
+			}
+			w.Remove(hs[k])
+		}
+		want := w.Len()
+		if got := len(advance(t, w, t0.Add(10*time.Millisecond))); got != want {
+			t.Errorf("ready=%v: fired %d, want %d", ready, got, want)
+		}
+		add(t0.Add(time.Minute)) // reuses the freed chunks
+		for _, h := range hs[:4000] {
+			w.Remove(h)
+		}
+		if err := invariantError(w); err != nil {
+			t.Fatalf("ready=%v: %v", ready, err)
+		}
+		if got := len(advance(t, w, t0.Add(time.Hour))); got != 1000 {
+			t.Errorf("ready=%v: fired %d, want 1000", ready, got)
+		}
 	}
 }
