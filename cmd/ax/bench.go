@@ -26,7 +26,10 @@ by a majority) and prints writes/s and latency percentiles per client count.
 Without -addr it starts a temporary 3-node loopback cluster of this binary
 (fsync on for the Raft log) and removes it afterwards.
 
-submit: delayed submissions/s committed, batched (arrays) and single.
+submit: delayed submissions/s committed, batched (arrays) and single
+(single ones from a lean keep-alive HTTP/1.1 generator, then the same
+requests to a missing route: what HTTP alone costs; -go-client adds a run
+through the Go API client).
 fire: fires at given rates; lateness (firedAt - scheduledAt) percentiles.
 run: end to end, submission to SUCCESS, through executors (sdk no-op
 handlers in this process, or shell "true" in ax executor processes);
