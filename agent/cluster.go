@@ -326,6 +326,9 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 	if s := a.sched.Load(); s != nil {
 		h.WheelSize = s.Stats().WheelSize
 	}
+	if d := a.dispatcher(); d != nil {
+		h.Executors = d.Executors()
+	}
 	if leaderID == a.cfg.NodeID {
 		h.LeaderHTTP = a.advertisedHTTP()
 	} else if nodes, err := a.fsm.Nodes(); err == nil {

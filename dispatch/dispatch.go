@@ -9,6 +9,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,8 +56,13 @@ type Dispatcher struct {
 	waiting int               // polls waiting on wake
 	leases  map[uint64]lease
 	live    map[uint64]*liveLog
-	labels  map[string]map[string]string // task -> executor labels (cache)
+	labels  map[string]map[string]string     // task -> executor labels (cache)
+	seen    map[string]*model.ExecutorStatus // executor -> last poll or heartbeat
 }
+
+// executorTTL is how long an executor that stopped polling and heartbeating
+// stays listed.
+const executorTTL = time.Minute
 
 type lease struct {
 	attempt  int
@@ -87,6 +93,7 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("dispatch"),
 		inReady: map[uint64]string{}, taken: map[uint64]bool{}, wake: make(chan struct{}),
 		leases: map[uint64]lease{}, live: map[uint64]*liveLog{}, labels: map[string]map[string]string{},
+		seen: map[string]*model.ExecutorStatus{},
 	}
 }
 
@@ -156,6 +163,46 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			d.reap(ctx)
 		}
 	}
+}
+
+// saw records that an executor was heard from, updating it with set.
+func (d *Dispatcher) saw(name string, set func(*model.ExecutorStatus)) {
+	now := model.Time{Time: d.cfg.Now().UTC()}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.seen[name]
+	if e == nil {
+		e = &model.ExecutorStatus{Name: name}
+		d.seen[name] = e
+	}
+	e.LastSeen = now
+	if set != nil {
+		set(e)
+	}
+}
+
+// Executors lists the executors heard from within executorTTL, by name,
+// with the attempts leased to each.
+func (d *Dispatcher) Executors() []model.ExecutorStatus {
+	cutoff := d.cfg.Now().Add(-executorTTL)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	running := map[string]int{}
+	for _, l := range d.leases {
+		running[l.executor]++
+	}
+	out := make([]model.ExecutorStatus, 0, len(d.seen))
+	for name, e := range d.seen {
+		if e.LastSeen.Before(cutoff) {
+			delete(d.seen, name)
+			continue
+		}
+		s := *e
+		s.Running = running[name]
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // reap fails the attempts whose lease has run out.
@@ -246,6 +293,7 @@ func (d *Dispatcher) pick(labels map[string]string, n int) ([]uint64, <-chan str
 // Poll implements the long-poll: it returns as soon as there is work for
 // the executor, or empty-handed after WaitMs.
 func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
+	d.saw(req.Executor, func(e *model.ExecutorStatus) { e.Host, e.Labels, e.Free = req.Host, req.Labels, req.Free })
 	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds()}
 	wait := time.Duration(req.WaitMs) * time.Millisecond
 	if wait <= 0 || wait > 30*time.Second {
@@ -309,6 +357,7 @@ func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uin
 
 // Heartbeat renews the executor's leases and records streamed output.
 func (d *Dispatcher) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
+	d.saw(req.Executor, nil)
 	h := fsm.Heartbeat{Executor: req.Executor, LeaseMs: d.cfg.Lease.Milliseconds()}
 	for _, r := range req.Running {
 		id, err := model.ParseID(r.InstanceID)

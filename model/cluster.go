@@ -61,4 +61,19 @@ type Health struct {
 	// WheelSize is the number of timers in this node's timing wheel (only
 	// the leader has one).
 	WheelSize int `json:"wheelSize"`
+	// Executors are the executors the leader has heard from (polls and
+	// heartbeats) within the last minute, by name; only the leader knows.
+	Executors []ExecutorStatus `json:"executors,omitempty"`
+}
+
+// ExecutorStatus is an executor as the leader sees it.
+type ExecutorStatus struct {
+	Name   string            `json:"name"`
+	Host   string            `json:"host,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	// Free is the free slots it reported in its last poll; Running the
+	// attempts leased to it now.
+	Free     int  `json:"free"`
+	Running  int  `json:"running"`
+	LastSeen Time `json:"lastSeen"`
 }

@@ -390,6 +390,29 @@ func TestExec_LabelRouting(t *testing.T) {
 			t.Fatalf("ran on %q, want gpu-box (the only executor with pool=gpu)", in.Executor)
 		}
 	}
+	// The leader's /healthz lists both executors with their labels.
+	ctx := ctxT(t, 30*time.Second)
+	leader, err := c.Leader(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() error {
+		h, err := leader.Client().Health(ctx)
+		if err != nil {
+			return err
+		}
+		got := map[string]string{}
+		for _, e := range h.Executors {
+			got[e.Name] = e.Labels["pool"]
+			if e.LastSeen.IsZero() || e.Host == "" {
+				return fmt.Errorf("executor %+v: no host or last-seen time", e)
+			}
+		}
+		if len(got) != 2 || got["gpu-box"] != "gpu" || got["plain"] != "" {
+			return fmt.Errorf("healthz executors %+v, want plain and gpu-box (pool=gpu)", h.Executors)
+		}
+		return nil
+	})
 }
 
 // TestExec_ExecutorOnFollower: an executor that knows only a follower gets

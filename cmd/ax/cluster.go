@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 type clusterCommand struct{}
@@ -62,7 +63,31 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Printf("term %d, commit index %d, applied index %d\n", st.Term, st.CommitIndex, st.AppliedIndex)
-		return nil
+		if st.LeaderHTTP == "" {
+			return nil
+		}
+		// Only the leader knows the executors.
+		lc := cf
+		lc.addr = st.LeaderHTTP
+		lcl, err := lc.client()
+		if err != nil {
+			return err
+		}
+		h, err := lcl.Health(ctx)
+		if err != nil {
+			return fmt.Errorf("executors (from the leader %s): %w", st.LeaderHTTP, err)
+		}
+		if len(h.Executors) == 0 {
+			fmt.Println("no executors heard from in the last minute")
+			return nil
+		}
+		tw = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "EXECUTOR\tHOST\tLABELS\tRUNNING\tFREE\tLAST SEEN")
+		for _, e := range h.Executors {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s ago\n", e.Name, e.Host, joinLabels(e.Labels), e.Running, e.Free,
+				h.Time.Sub(e.LastSeen.Time).Round(time.Second))
+		}
+		return tw.Flush()
 	case "remove":
 		if fs.NArg() != 1 {
 			return fmt.Errorf("cluster remove: want exactly one node id")
