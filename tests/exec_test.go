@@ -396,11 +396,7 @@ func TestExec_LabelRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
-		h, err := leader.Client().Health(ctx)
-		if err != nil {
-			return err
-		}
+	waitHealth(ctx, t, leader, 10*time.Second, func(h *model.Health) error {
 		got := map[string]string{}
 		for _, e := range h.Executors {
 			got[e.Name] = e.Labels["pool"]

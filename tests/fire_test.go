@@ -212,11 +212,7 @@ func TestFire_DelayedSubmissionsAcrossLeaderKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Kill the leader while the submissions are coming due.
-	waitFor(t, 10*time.Second, func() error {
-		h, err := leader.Client().Health(ctx)
-		if err != nil {
-			return err
-		}
+	waitHealth(ctx, t, leader, 10*time.Second, func(h *model.Health) error {
 		if h.Pending > total*9/10 {
 			return fmt.Errorf("%d pending", h.Pending)
 		}

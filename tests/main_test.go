@@ -120,6 +120,19 @@ func waitFor(t *testing.T, within time.Duration, cond func() error) {
 	}
 }
 
+// waitHealth polls n's /healthz until cond holds, failing the test after
+// within.
+func waitHealth(ctx context.Context, t *testing.T, n *localcluster.Node, within time.Duration, cond func(*model.Health) error) {
+	t.Helper()
+	waitFor(t, within, func() error {
+		h, err := n.Client().Health(ctx)
+		if err != nil {
+			return err
+		}
+		return cond(h)
+	})
+}
+
 // countTasks lists every task a node holds locally.
 func countTasks(ctx context.Context, c *client.Client, opts ...client.ReadOption) (map[string]uint64, error) {
 	out := map[string]uint64{}
