@@ -34,6 +34,10 @@ type Config struct {
 	// Join lists HTTP addresses of existing members. Empty means this
 	// node bootstraps a new cluster when its data dir is empty.
 	Join []string
+	// Restore starts a new one-node cluster from a state-machine snapshot
+	// file (a node's raft/snapshots/<id>/state.bin) in an empty data dir;
+	// other nodes then join it. Not with Join.
+	Restore string
 	// Token protects the API and is required to join.
 	Token string
 	// ExecutorToken, when set, is accepted on the executor protocol only.
@@ -145,8 +149,26 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.fsm = f
+	var restore *raftnode.Restore
+	if cfg.Restore != "" {
+		if len(cfg.Join) > 0 {
+			f.Close()
+			ln.Close()
+			return nil, fmt.Errorf("agent: -restore starts a new cluster; it cannot be combined with -join")
+		}
+		index, err := fsm.SnapshotIndex(cfg.Restore)
+		if err == nil && f.AppliedIndex() != 0 {
+			err = fmt.Errorf("the data dir %s already holds a state machine; use an empty one", cfg.DataDir)
+		}
+		if err != nil {
+			f.Close()
+			ln.Close()
+			return nil, fmt.Errorf("agent: restore: %w", err)
+		}
+		restore = &raftnode.Restore{Path: cfg.Restore, Index: index}
+	}
 	node, err := raftnode.New(raftnode.Config{
-		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, DataDir: cfg.DataDir,
+		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, DataDir: cfg.DataDir, Restore: restore,
 		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log,
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,

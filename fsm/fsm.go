@@ -190,6 +190,33 @@ func (f *FSM) loadApplied() error {
 	})
 }
 
+// SnapshotIndex returns the log index a state-machine file (a snapshot's
+// state.bin, or a closed node's state file) was last applied up to. It
+// opens the file read-only.
+func SnapshotIndex(path string) (uint64, error) {
+	if _, err := os.Stat(path); err != nil {
+		return 0, fmt.Errorf("fsm: %w", err)
+	}
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return 0, fmt.Errorf("fsm: open %s: %w", path, err)
+	}
+	defer db.Close()
+	var index uint64
+	err = db.View(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				return fmt.Errorf("fsm: %s is not an ax state machine (no %q bucket)", path, b)
+			}
+		}
+		if v := tx.Bucket(bktMeta).Get(keyApplied); len(v) >= 8 {
+			index = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	return index, err
+}
+
 // Rebuilt reports whether Open discarded an unclean file, in which case the
 // caller must let Raft restore the latest snapshot on start.
 func (f *FSM) Rebuilt() bool { return f.rebuilt }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	bolt "go.etcd.io/bbolt"
 	"io"
 	"math/rand"
 	"path/filepath"
@@ -665,5 +666,31 @@ func TestFSM_ListInstancesByTaskPages(t *testing.T) {
 	l, _ := f.ListInstances(model.InstanceFilter{Task: "p", State: model.StateReady})
 	if len(l.Instances) != 3 {
 		t.Fatalf("READY instances of p: %d, want 3 (the triggers)", len(l.Instances))
+	}
+}
+
+func TestSnapshotIndex(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fsm.db")
+	f := openTest(t, path, false)
+	a := &applier{t: t, f: f}
+	a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")}))
+	a.apply(cmd(t, CmdPutTask, "", t0+1, PutTask{Task: cronTask("b", "@hourly")}))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if idx, err := SnapshotIndex(path); err != nil || idx != 2 {
+		t.Fatalf("SnapshotIndex = %d, %v; want 2", idx, err)
+	}
+	other := filepath.Join(dir, "other.db")
+	db, err := bolt.Open(other, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, p := range []string{other, filepath.Join(dir, "missing.db")} {
+		if _, err := SnapshotIndex(p); err == nil {
+			t.Errorf("SnapshotIndex(%s) accepted a file that is not an ax state machine", filepath.Base(p))
+		}
 	}
 }

@@ -30,6 +30,8 @@ type Config struct {
 	Dir string
 	// Args are extra flags for every agent.
 	Args []string
+	// FirstArgs are extra flags for the first (bootstrapping) agent only.
+	FirstArgs []string
 	// Token protects the cluster when set.
 	Token string
 	// Output, when set, also receives every agent's log lines.
@@ -111,6 +113,8 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 	n.args = []string{"agent", "-node", id, "-data", n.DataDir, "-http", httpAddr, "-raft", raftAddr}
 	if len(join) > 0 {
 		n.args = append(n.args, "-join", strings.Join(join, ","))
+	} else {
+		n.args = append(n.args, c.cfg.FirstArgs...)
 	}
 	if c.cfg.Token != "" {
 		n.args = append(n.args, "-token", c.cfg.Token)

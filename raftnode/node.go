@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -59,6 +60,19 @@ type Config struct {
 	TrailingLogs       uint64        // default 10240 entries
 	// Transport overrides the TCP transport (in-process tests).
 	Transport raft.Transport
+	// Restore, if set, starts a new one-node cluster (Bootstrap must be
+	// set and the data dir hold no Raft state) from a state-machine
+	// snapshot file taken at log index Index: it becomes this node's first
+	// snapshot, which Raft restores on start, and the log continues after
+	// Index.
+	Restore *Restore
+}
+
+// Restore names a state-machine snapshot file and the log index it was
+// taken at.
+type Restore struct {
+	Path  string
+	Index uint64
 }
 
 // Node is one Raft member.
@@ -121,18 +135,6 @@ func New(cfg Config) (*Node, error) {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: snapshot store: %w", err)
 	}
-	// The state machine keeps its own applied index, so a trusted local
-	// state needs no snapshot restore on start: Raft replays the log after
-	// the snapshot and the state machine skips what it already has.
-	if !cfg.FSM.Rebuilt() {
-		list, err := snaps.List()
-		if err != nil {
-			logs.Close()
-			return nil, fmt.Errorf("raftnode: list snapshots: %w", err)
-		}
-		rc.NoSnapshotRestoreOnStart = len(list) == 0 || cfg.FSM.AppliedIndex() >= list[0].Index
-	}
-
 	trans := cfg.Transport
 	if trans == nil {
 		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
@@ -146,6 +148,25 @@ func New(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("raftnode: listen on %s: %w", cfg.RaftAddr, err)
 		}
 		trans = t
+	}
+
+	if cfg.Restore != nil {
+		if err := restoreSnapshot(cfg, snaps, trans, cache, logs); err != nil {
+			logs.Close()
+			return nil, err
+		}
+		logger.Info("starting a new cluster from a snapshot", "path", cfg.Restore.Path, "index", cfg.Restore.Index)
+	}
+	// The state machine keeps its own applied index, so a trusted local
+	// state needs no snapshot restore on start: Raft replays the log after
+	// the snapshot and the state machine skips what it already has.
+	if !cfg.FSM.Rebuilt() {
+		list, err := snaps.List()
+		if err != nil {
+			logs.Close()
+			return nil, fmt.Errorf("raftnode: list snapshots: %w", err)
+		}
+		rc.NoSnapshotRestoreOnStart = len(list) == 0 || cfg.FSM.AppliedIndex() >= list[0].Index
 	}
 
 	if cfg.Bootstrap {
@@ -453,4 +474,44 @@ func (a *ApplyFuture) Wait() (any, error) {
 // goroutine are appended to the log in call order.
 func (n *Node) ApplyAsync(data []byte) *ApplyFuture {
 	return &ApplyFuture{f: n.raft.Apply(data, 10*time.Second)}
+}
+
+// restoreSnapshot stores the file cfg.Restore names as the first snapshot
+// of a new one-node cluster.
+func restoreSnapshot(cfg Config, snaps raft.SnapshotStore, trans raft.Transport, cache raft.LogStore, stable raft.StableStore) error {
+	r := cfg.Restore
+	if !cfg.Bootstrap {
+		return fmt.Errorf("raftnode: restore starts a new cluster; it cannot join one")
+	}
+	if r.Index == 0 {
+		return fmt.Errorf("raftnode: restore: %s holds no applied log position; is it a state-machine snapshot?", r.Path)
+	}
+	has, err := raft.HasExistingState(cache, stable, snaps)
+	if err != nil {
+		return fmt.Errorf("raftnode: %w", err)
+	}
+	if has {
+		return fmt.Errorf("raftnode: restore needs an empty data dir; %s already holds Raft state", cfg.DataDir)
+	}
+	in, err := os.Open(r.Path)
+	if err != nil {
+		return fmt.Errorf("raftnode: restore: %w", err)
+	}
+	defer in.Close()
+	conf := raft.Configuration{Servers: []raft.Server{{ID: raft.ServerID(cfg.ID), Address: trans.LocalAddr(), Suffrage: raft.Voter}}}
+	// Term 1: the new cluster's first election is term 1, and a log's
+	// terms never go down after its snapshot's (the old cluster's term
+	// means nothing here).
+	sink, err := snaps.Create(raft.SnapshotVersionMax, r.Index, 1, conf, r.Index, trans)
+	if err != nil {
+		return fmt.Errorf("raftnode: restore: %w", err)
+	}
+	if _, err := io.Copy(sink, in); err != nil {
+		sink.Cancel()
+		return fmt.Errorf("raftnode: restore: copy %s: %w", r.Path, err)
+	}
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("raftnode: restore: %w", err)
+	}
+	return nil
 }

@@ -1,11 +1,13 @@
 package tests
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -318,4 +320,89 @@ func TestCluster_NoQuorumAnswers503(t *testing.T) {
 		t.Fatalf("answer took %s, want about 5s", took)
 	}
 	t.Logf("503 after %s", took.Round(time.Millisecond))
+}
+
+// TestCluster_RestoreFromSnapshot: a snapshot's state.bin, copied off a
+// node, starts a new cluster (ax agent -restore) that holds everything the
+// snapshot had (tasks, a pending delayed instance), accepts writes, and
+// grows by joining nodes.
+func TestCluster_RestoreFromSnapshot(t *testing.T) {
+	c := startCluster(t, 3, "-snapshot-threshold", "64", "-trailing-logs", "16", "-snapshot-interval", "200ms")
+	ctx := ctxT(t, 120*time.Second)
+	cl := c.Client()
+	want := map[string]bool{}
+	for i := 0; i < 100; i++ {
+		name := fmt.Sprintf("kept-%d", i)
+		if _, err := cl.PutTask(ctx, eventTask(name)); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = true
+	}
+	sub, err := cl.Submit(ctx, "kept-0", model.SubmitRequest{Delay: model.Duration(time.Hour), Payload: []byte(`{"n":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, err := c.Leader(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := leader.Client().Health(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Write filler until a finished snapshot covers everything above, and
+	// copy it off (snapshots in progress end in .tmp; old ones are reaped).
+	backup := filepath.Join(t.TempDir(), "backup.bin")
+	copied := false
+	for i := 0; !copied; i++ {
+		if i > 2000 {
+			t.Fatal("no snapshot covers the writes")
+		}
+		if _, err := cl.PutTask(ctx, eventTask(fmt.Sprintf("filler-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		metas, _ := filepath.Glob(filepath.Join(leader.DataDir, "raft", "snapshots", "*", "meta.json"))
+		for _, m := range metas {
+			var meta struct{ Index uint64 }
+			dir := filepath.Dir(m)
+			if strings.HasSuffix(dir, ".tmp") {
+				continue
+			}
+			if b, err := os.ReadFile(m); err != nil || json.Unmarshal(b, &meta) != nil || meta.Index < h.AppliedIndex {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "state.bin")); err == nil && os.WriteFile(backup, b, 0o600) == nil {
+				copied = true
+				break
+			}
+		}
+	}
+	c.Close()
+
+	r := startClusterCfg(t, localcluster.Config{Nodes: 1, FirstArgs: []string{"-restore", backup}})
+	rcl := r.Client()
+	if err := hasAll(ctx, rcl, want); err != nil {
+		t.Fatalf("restored cluster: %v", err)
+	}
+	in, err := rcl.GetInstance(ctx, sub.ID)
+	if err != nil || in.State != model.StateScheduled || string(in.Payload) != `{"n":1}` {
+		t.Fatalf("restored delayed instance: %+v, %v; want SCHEDULED with its payload", in, err)
+	}
+	if _, err := rcl.PutTask(ctx, eventTask("after-restore")); err != nil {
+		t.Fatalf("write to the restored cluster: %v", err)
+	}
+	want["after-restore"] = true
+	n2, err := r.AddNode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, func() error { return hasAll(ctx, n2.Client(), want) })
+
+	// A data dir that already holds a state refuses a restore.
+	r.Nodes[0].Stop()
+	out, err := exec.Command(axBinary, "agent", "-node", "n1", "-data", r.Nodes[0].DataDir, "-http", "127.0.0.1:0",
+		"-raft", "127.0.0.1:0", "-restore", backup).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "already holds") {
+		t.Fatalf("restore into a used data dir: %v\n%s", err, out)
+	}
 }

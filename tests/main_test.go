@@ -52,13 +52,21 @@ func startClusterToken(t *testing.T, n int, token string, args ...string) *local
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
 	}
+	return startClusterCfg(t, localcluster.Config{Nodes: n, Args: args, Token: token})
+}
+
+// startClusterCfg starts a cluster of the test binary in a temp dir and
+// stops it, checking every log for races and panics, when the test ends.
+func startClusterCfg(t *testing.T, cfg localcluster.Config) *localcluster.Cluster {
+	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// No embedded executor unless a test asks: tests that run work start
 	// ax executor processes of their own.
-	args = append([]string{"-log-level", "debug", "-executor", "false"}, args...)
-	c, err := localcluster.Start(ctx, localcluster.Config{Binary: axBinary, Nodes: n, Dir: dir, Args: args, Token: token})
+	cfg.Args = append([]string{"-log-level", "debug", "-executor", "false"}, cfg.Args...)
+	cfg.Binary, cfg.Dir = axBinary, dir
+	c, err := localcluster.Start(ctx, cfg)
 	if err != nil {
 		dumpLogs(t, dir)
 		t.Fatalf("start cluster: %v", err)

@@ -55,6 +55,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:7070", "HTTP API listen address")
 	fs.StringVar(&cfg.RaftAddr, "raft", "127.0.0.1:7071", "Raft listen and advertised address")
 	fs.StringVar(&join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
+	fs.StringVar(&cfg.Restore, "restore", "", "start a new one-node cluster from a snapshot's state.bin (empty -data; others then -join it)")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "API token required from clients and joining nodes (env AX_TOKEN)")
 	fs.StringVar(&tokenFile, "token-file", "", "read the API token from this file")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
