@@ -55,7 +55,8 @@ type KeyRenderer struct {
 
 // FireKeys returns the renderer of the task's idempotency key:
 // policy.idempotencyKey if set (a template over .Task, .ScheduledAt, .Date
-// and .Yesterday in the task's timezone), else "<task>@<scheduledAt>".
+// and .Yesterday in the task's timezone; any other name is an error, which
+// Validate refuses), else "<task>@<scheduledAt>".
 func (t *Task) FireKeys() *KeyRenderer {
 	k := &KeyRenderer{task: t.Name, tz: time.UTC}
 	if t.Trigger.Timezone != "" {
@@ -64,7 +65,7 @@ func (t *Task) FireKeys() *KeyRenderer {
 		}
 	}
 	if s := t.Policy.IdempotencyKey; s != "" {
-		if tmpl, err := template.New(t.Name).Option("missingkey=zero").Parse(s); err == nil {
+		if tmpl, err := template.New(t.Name).Option("missingkey=error").Parse(s); err == nil {
 			k.tmpl = tmpl
 		}
 	}
@@ -73,9 +74,16 @@ func (t *Task) FireKeys() *KeyRenderer {
 
 // Key returns the idempotency key of the fire at at.
 func (k *KeyRenderer) Key(at time.Time) string {
-	def := k.task + "@" + at.UTC().Format(TimeLayout)
+	if s, err := k.render(at); err == nil && s != "" {
+		return s
+	}
+	return k.task + "@" + at.UTC().Format(TimeLayout)
+}
+
+// render expands the key template ("" without one).
+func (k *KeyRenderer) render(at time.Time) (string, error) {
 	if k.tmpl == nil {
-		return def
+		return "", nil
 	}
 	local := at.In(k.tz)
 	var b strings.Builder
@@ -85,10 +93,25 @@ func (k *KeyRenderer) Key(at time.Time) string {
 		"Date":        local.Format("2006-01-02"),
 		"Yesterday":   local.AddDate(0, 0, -1).Format("2006-01-02"),
 	}
-	if err := k.tmpl.Execute(&b, data); err != nil || b.Len() == 0 {
-		return def
+	if err := k.tmpl.Execute(&b, data); err != nil {
+		return "", err
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// checkKeyTemplate expands an idempotency key template for a sample fire
+// time, so that one that cannot expand, or expands to nothing, is refused
+// when the task is applied rather than falling back to the default key.
+func checkKeyTemplate(field, s string) error {
+	k := (&Task{Name: "sample", Policy: Policy{IdempotencyKey: s}}).FireKeys()
+	out, err := k.render(time.Date(2026, time.January, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		return FieldErrorf(field, "template cannot expand: %v", err)
+	}
+	if strings.TrimSpace(out) == "" {
+		return FieldErrorf(field, "template expands to an empty key")
+	}
+	return nil
 }
 
 // Date returns the fire's scheduled date (YYYY-MM-DD) in the task's

@@ -258,6 +258,11 @@ func (p *Policy) validate() error {
 	if err := checkTemplate("policy.idempotencyKey", p.IdempotencyKey); err != nil {
 		return err
 	}
+	if p.IdempotencyKey != "" {
+		if err := checkKeyTemplate("policy.idempotencyKey", p.IdempotencyKey); err != nil {
+			return err
+		}
+	}
 	for i, n := range p.Notify {
 		u, err := url.Parse(n)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -231,6 +231,8 @@ func TestTask_ValidateInvalid(t *testing.T) {
 		{"exit code 0", func(t *testing.T, tk *model.Task) { tk.Policy.RetryableExitCodes = []int{1, 0} }, "policy.retryableExitCodes"},
 		{"exit code 256", func(t *testing.T, tk *model.Task) { tk.Policy.RetryableExitCodes = []int{256} }, "policy.retryableExitCodes"},
 		{"bad idempotencyKey template", func(t *testing.T, tk *model.Task) { tk.Policy.IdempotencyKey = "{{.Task" }, "policy.idempotencyKey"},
+		{"idempotencyKey template that cannot expand", func(t *testing.T, tk *model.Task) { tk.Policy.IdempotencyKey = "{{.Task.Name}}-{{.Date}}" }, "policy.idempotencyKey"},
+		{"idempotencyKey template that expands to nothing", func(t *testing.T, tk *model.Task) { tk.Policy.IdempotencyKey = "{{.Nope}}" }, "policy.idempotencyKey"},
 		{"notify not a URL", func(t *testing.T, tk *model.Task) { tk.Policy.Notify = []string{"hooks.internal/ax"} }, "policy.notify"},
 		{"notify mailto", func(t *testing.T, tk *model.Task) {
 			tk.Policy.Notify = []string{"http://ok/", "mailto:ops@example.com"}
