@@ -639,10 +639,14 @@ func (w *writer) waitForDeps(r *record, t *model.Task) bool {
 	if len(t.Policy.DependsOn) == 0 || r.Date == "" || r.Flags&flagDepsMet != 0 || !scheduledSource(r) {
 		return false
 	}
-	var missing []string
+	var missing, why []string
 	for _, dep := range t.Policy.DependsOn {
 		if w.tx.Bucket(bktSucceeded).Get(depKey(dep, r.Date)) == nil {
 			missing = append(missing, dep)
+			if w.tx.Bucket(bktTasks).Get([]byte(dep)) == nil {
+				dep += " (no such task yet)"
+			}
+			why = append(why, dep)
 		}
 	}
 	if len(missing) == 0 {
@@ -654,7 +658,7 @@ func (w *writer) waitForDeps(r *record, t *model.Task) bool {
 	}
 	r.Flags |= flagWaitingDeps
 	w.setState(r, stBlocked)
-	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("dependsOn: waiting for %s to succeed for %s", strings.Join(missing, ", "), r.Date))
+	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("dependsOn: waiting for %s to succeed for %s", strings.Join(why, ", "), r.Date))
 	return true
 }
 

@@ -410,6 +410,21 @@ func TestFSM_DependsOn(t *testing.T) {
 	if got := state(again); got != model.StateReady {
 		t.Fatalf("second report after the first finished: %s, want READY", got)
 	}
+
+	// Waiting on a task that does not exist (yet) says so.
+	orphan := cronTask("orphan", "0 2 * * *")
+	orphan.Policy.DependsOn = []string{"sync", "nope"}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: orphan})))
+	o := fire("orphan", t0+6*3_600_000, "2026-12-01")
+	in, _ := f.GetInstance(o)
+	want := "dependsOn: waiting for sync, nope (no such task yet) to succeed for 2026-12-01"
+	found := false
+	for _, e := range in.Events {
+		found = found || (e.Type == "blocked" && e.Message == want)
+	}
+	if in.State != model.StateBlocked || !found {
+		t.Fatalf("orphan: %s, events %+v; want BLOCKED with %q", in.State, in.Events, want)
+	}
 }
 
 func TestAttemptCodec_RoundTrip(t *testing.T) {
