@@ -339,15 +339,21 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Paused = &b
 	}
+	s.list(w, r, &f.Limit, func() (any, error) { return s.b.ListTasks(r.Context(), f) })
+}
+
+// list ends a list handler: the page limit from the query into *limit, a
+// consistent read if asked, then the answer of fetch.
+func (s *Server) list(w http.ResponseWriter, r *http.Request, limit *int, fetch func() (any, error)) {
 	var err error
-	if f.Limit, err = parseLimit(q.Get("limit")); err != nil {
+	if *limit, err = parseLimit(r.URL.Query().Get("limit")); err != nil {
 		writeError(w, err)
 		return
 	}
 	if !s.barrier(w, r) {
 		return
 	}
-	reply(w)(s.b.ListTasks(r.Context(), f))
+	reply(w)(fetch())
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

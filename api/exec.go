@@ -26,31 +26,36 @@ func (s *Server) authExec(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
-	var req model.PollRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
+// decodeExec decodes an executor-protocol body and checks the executor
+// name in it; on failure it has answered already.
+func decodeExec[T any](w http.ResponseWriter, r *http.Request, executor func(*T) string) (*T, bool) {
+	var req T
+	err := decode(r, &req)
+	if err == nil {
+		err = model.ValidateName("executor", executor(&req))
 	}
-	if err := model.ValidateName("executor", req.Executor); err != nil {
+	if err != nil {
 		writeError(w, err)
+		return nil, false
+	}
+	return &req, true
+}
+
+func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
+	req, ok := decodeExec(w, r, func(q *model.PollRequest) string { return q.Executor })
+	if !ok {
 		return
 	}
 	if req.Free < 1 || req.Free > 1024 {
 		writeError(w, model.FieldErrorf("free", "must be 1 to 1024, got %d", req.Free))
 		return
 	}
-	reply(w)(s.b.Poll(r.Context(), req))
+	reply(w)(s.b.Poll(r.Context(), *req))
 }
 
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
-	var req model.HeartbeatRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := model.ValidateName("executor", req.Executor); err != nil {
-		writeError(w, err)
+	req, ok := decodeExec(w, r, func(q *model.HeartbeatRequest) string { return q.Executor })
+	if !ok {
 		return
 	}
 	for i, a := range req.Running {
@@ -59,7 +64,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	reply(w)(s.b.Heartbeat(r.Context(), req))
+	reply(w)(s.b.Heartbeat(r.Context(), *req))
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
@@ -68,16 +73,11 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	var req model.CompleteRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
+	req, ok := decodeExec(w, r, func(q *model.CompleteRequest) string { return q.Executor })
+	if !ok {
 		return
 	}
-	if err := model.ValidateName("executor", req.Executor); err != nil {
-		writeError(w, err)
-		return
-	}
-	state, err := s.b.Complete(r.Context(), c, r.PathValue("id"), req)
+	state, err := s.b.Complete(r.Context(), c, r.PathValue("id"), *req)
 	if err != nil {
 		writeError(w, err)
 		return

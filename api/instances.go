@@ -199,15 +199,7 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Since = t
 	}
-	var err error
-	if f.Limit, err = parseLimit(q.Get("limit")); err != nil {
-		writeError(w, err)
-		return
-	}
-	if !s.barrier(w, r) {
-		return
-	}
-	reply(w)(s.b.ListInstances(r.Context(), f))
+	s.list(w, r, &f.Limit, func() (any, error) { return s.b.ListInstances(r.Context(), f) })
 }
 
 func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {

@@ -501,7 +501,7 @@ func (w *writer) completeOne(c Complete) (string, *model.Error) {
 		return "", nil
 	}
 	if !ok {
-		return "", &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(c.ID) + " not found"}
+		return "", instanceNotFound(c.ID)
 	}
 	running := r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0)
 	if !running || int(r.Attempts) != c.Attempt || r.Executor != c.Report.Executor {
@@ -557,7 +557,7 @@ func (w *writer) decide() *Result {
 		return nil
 	}
 	if !ok {
-		return errResult(&model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(d.ID) + " not found"})
+		return errResult(instanceNotFound(d.ID))
 	}
 	state := name(stateNames, r.State)
 	bad := func(want string) *Result {

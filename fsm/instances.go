@@ -262,8 +262,25 @@ type SubmitItem struct {
 	Key     string          `json:"k,omitempty"`
 }
 
-func notFoundTask(name string) *Result {
-	return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"})
+func notFoundTask(name string) *Result { return errResult(taskNotFound(name)) }
+
+// taskNotFound and instanceNotFound are the not_found errors naming the
+// missing task or instance.
+func taskNotFound(name string) *model.Error {
+	return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"}
+}
+
+func instanceNotFound(id uint64) *model.Error {
+	return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
+}
+
+// readRecord reads an instance record in a read transaction.
+func readRecord(tx *bolt.Tx, id uint64) (*record, error) {
+	v := tx.Bucket(bktInstances).Get(u64key(id))
+	if v == nil {
+		return nil, instanceNotFound(id)
+	}
+	return decodeRecord(id, v)
 }
 
 func (w *writer) submit() *Result {

@@ -39,11 +39,7 @@ func (r *record) toModel() model.Instance {
 func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
 	var in model.Instance
 	err := f.view(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktInstances).Get(u64key(id))
-		if v == nil {
-			return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
-		}
-		r, err := decodeRecord(id, v)
+		r, err := readRecord(tx, id)
 		if err != nil {
 			return err
 		}
@@ -237,7 +233,7 @@ func (f *FSM) TaskSchedule(name string) (*TaskSchedule, error) {
 	err := f.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bktTasks).Get([]byte(name))
 		if v == nil {
-			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"}
+			return taskNotFound(name)
 		}
 		var t storedTask
 		if err := json.Unmarshal(v, &t); err != nil {
@@ -400,11 +396,7 @@ func (f *FSM) TaskLabels(task string) map[string]string {
 func (f *FSM) Log(id uint64) (*model.InstanceLog, error) {
 	var out *model.InstanceLog
 	err := f.view(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktInstances).Get(u64key(id))
-		if v == nil {
-			return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "instance " + model.FormatID(id) + " not found"}
-		}
-		r, err := decodeRecord(id, v)
+		r, err := readRecord(tx, id)
 		if err != nil {
 			return err
 		}

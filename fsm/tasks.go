@@ -161,7 +161,7 @@ func (w *writer) deleteTask() *Result {
 		return nil
 	}
 	if !ok {
-		return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + r.Name + " not found"})
+		return errResult(taskNotFound(r.Name))
 	}
 	cur.Version++
 	h, err := json.Marshal(model.TaskVersion{Version: cur.Version, Op: OpDelete, Actor: w.cmd.Actor, Time: model.UnixMilli(w.cmd.Now)})
@@ -187,7 +187,7 @@ func (w *writer) setPaused(paused bool) *Result {
 		return nil
 	}
 	if !ok {
-		return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + r.Name + " not found"})
+		return errResult(taskNotFound(r.Name))
 	}
 	if cur.Paused == paused {
 		return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: false})
@@ -241,7 +241,7 @@ func (f *FSM) GetTask(name string) (*model.Task, error) {
 	err := f.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bktTasks).Get([]byte(name))
 		if v == nil {
-			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"}
+			return taskNotFound(name)
 		}
 		return json.Unmarshal(v, &t)
 	})
@@ -401,7 +401,7 @@ func (f *FSM) check(c *Command) error {
 			return nil
 		})
 		if !exists {
-			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "task " + name + " not found"}
+			return taskNotFound(name)
 		}
 		return nil
 	}

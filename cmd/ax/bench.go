@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -94,15 +95,33 @@ func benchCluster(ctx context.Context, cf *clientFlags, nodes int, extra ...stri
 	return cl, func() { lc.Close(); os.RemoveAll(dir) }, err
 }
 
+// benchFlags are the flags every bench scenario has: the client's (with no
+// default address: without -addr a temporary cluster is started) and -nodes.
+type benchFlags struct {
+	clientFlags
+	fs    *flag.FlagSet
+	nodes *int
+}
+
+func newBenchFlags(name string) *benchFlags {
+	b := &benchFlags{fs: newFlagSet(name, (&benchCommand{}).Usage())}
+	b.register(b.fs)
+	b.addr = ""
+	b.nodes = b.fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
+	return b
+}
+
+// start connects to -addr, or starts a temporary cluster with extra agent
+// flags; the caller defers the returned stop.
+func (b *benchFlags) start(ctx context.Context, extra ...string) (*client.Client, func(), error) {
+	return benchCluster(ctx, &b.clientFlags, *b.nodes, extra...)
+}
+
 func (c *benchCommand) runTasks(ctx context.Context, args []string) error {
-	fs := newFlagSet("bench tasks", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	cf.addr = ""
-	clients := fs.String("clients", "1,8,64", "client counts to run, comma-separated")
-	n := fs.Int("n", 2000, "writes per client count")
-	nodes := fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
-	if err := fs.Parse(args); err != nil {
+	bf := newBenchFlags("bench tasks")
+	clients := bf.fs.String("clients", "1,8,64", "client counts to run, comma-separated")
+	n := bf.fs.Int("n", 2000, "writes per client count")
+	if err := bf.fs.Parse(args); err != nil {
 		return err
 	}
 	var counts []int
@@ -113,7 +132,7 @@ func (c *benchCommand) runTasks(ctx context.Context, args []string) error {
 		}
 		counts = append(counts, v)
 	}
-	cl, stop, err := benchCluster(ctx, &cf, *nodes)
+	cl, stop, err := bf.start(ctx)
 	if err != nil {
 		return err
 	}

@@ -12,27 +12,23 @@ import (
 )
 
 func runBenchRun(ctx context.Context, args []string) error {
-	fs := newFlagSet("bench run", (&benchCommand{}).Usage())
-	var cf clientFlags
-	cf.register(fs)
-	cf.addr = ""
-	n := fs.Int("n", 50000, "instances per throughput run")
-	executors := fs.Int("executors", 2, "executors")
-	capacity := fs.Int("capacity", 64, "attempts per executor at once")
-	kinds := fs.String("kinds", "sdk,shell", "actions to measure: sdk (no-op handler), shell (true)")
-	shellN := fs.Int("shell-n", 5000, "instances for the shell run")
-	rate := fs.Int("rate", 1000, "paced submissions/s for the dispatch latency run (0 to skip)")
-	seconds := fs.Int("seconds", 5, "length of the paced run")
-	nodes := fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
-	if err := fs.Parse(args); err != nil {
+	bf := newBenchFlags("bench run")
+	n := bf.fs.Int("n", 50000, "instances per throughput run")
+	executors := bf.fs.Int("executors", 2, "executors")
+	capacity := bf.fs.Int("capacity", 64, "attempts per executor at once")
+	kinds := bf.fs.String("kinds", "sdk,shell", "actions to measure: sdk (no-op handler), shell (true)")
+	shellN := bf.fs.Int("shell-n", 5000, "instances for the shell run")
+	rate := bf.fs.Int("rate", 1000, "paced submissions/s for the dispatch latency run (0 to skip)")
+	seconds := bf.fs.Int("seconds", 5, "length of the paced run")
+	if err := bf.fs.Parse(args); err != nil {
 		return err
 	}
-	cl, stop, err := benchCluster(ctx, &cf, *nodes, "-executor", "false")
+	cl, stop, err := bf.start(ctx, "-executor", "false")
 	if err != nil {
 		return err
 	}
 	defer stop()
-	addrs := strings.Split(cf.addr, ",")
+	addrs := strings.Split(bf.addr, ",")
 	// In-process SDK workers.
 	wctx, cancelWorkers := context.WithCancel(ctx)
 	defer cancelWorkers()
@@ -66,10 +62,10 @@ func runBenchRun(ctx context.Context, args []string) error {
 	if err := mk("bench-run-shell", model.Action{Type: model.ActionShell, Command: "true"}, "shell"); err != nil {
 		return err
 	}
-	leader := client.New(client.Config{Addrs: addrs, Token: cf.token})
+	leader := client.New(client.Config{Addrs: addrs, Token: bf.token})
 	drained := func() error {
 		for {
-			h, err := leaderHealth(ctx, leader, addrs, cf.token)
+			h, err := leaderHealth(ctx, leader, addrs, bf.token)
 			if err == nil && h.Active == 0 && h.Pending == 0 {
 				return nil
 			}

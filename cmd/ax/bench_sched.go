@@ -25,22 +25,18 @@ func benchTask(ctx context.Context, cl *client.Client, name string) error {
 }
 
 func runBenchSubmit(ctx context.Context, args []string) error {
-	fs := newFlagSet("bench submit", (&benchCommand{}).Usage())
-	var cf clientFlags
-	cf.register(fs)
-	cf.addr = ""
-	n := fs.Int("n", 200000, "batched submissions")
-	batch := fs.Int("batch", 1000, "submissions per request (array)")
-	clients := fs.Int("clients", 4, "concurrent batched clients")
-	singleN := fs.Int("single-n", 20000, "single submissions (0 to skip)")
-	singleClients := fs.Int("single-clients", 64, "concurrent single-submission clients")
-	goClient := fs.Bool("go-client", false, "also run the single submissions through the Go API client (heavier on the shared CPU)")
-	delay := fs.Duration("delay", time.Hour, "delay of each submission (kept pending during the run)")
-	nodes := fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
-	if err := fs.Parse(args); err != nil {
+	bf := newBenchFlags("bench submit")
+	n := bf.fs.Int("n", 200000, "batched submissions")
+	batch := bf.fs.Int("batch", 1000, "submissions per request (array)")
+	clients := bf.fs.Int("clients", 4, "concurrent batched clients")
+	singleN := bf.fs.Int("single-n", 20000, "single submissions (0 to skip)")
+	singleClients := bf.fs.Int("single-clients", 64, "concurrent single-submission clients")
+	goClient := bf.fs.Bool("go-client", false, "also run the single submissions through the Go API client (heavier on the shared CPU)")
+	delay := bf.fs.Duration("delay", time.Hour, "delay of each submission (kept pending during the run)")
+	if err := bf.fs.Parse(args); err != nil {
 		return err
 	}
-	cl, stop, err := benchCluster(ctx, &cf, *nodes)
+	cl, stop, err := bf.start(ctx)
 	if err != nil {
 		return err
 	}
@@ -85,7 +81,7 @@ func runBenchSubmit(ctx context.Context, args []string) error {
 			return err
 		}
 		r, err := rawLoad(ctx, leader, *singleClients, *singleN, 0, func(buf []byte, _ int) []byte {
-			return rawPost(buf, leader, "/v1/tasks/bench-submit/submit", cf.token, body)
+			return rawPost(buf, leader, "/v1/tasks/bench-submit/submit", bf.token, body)
 		})
 		if err != nil {
 			return err
@@ -94,7 +90,7 @@ func runBenchSubmit(ctx context.Context, args []string) error {
 		// The same requests to a route that does not exist: what the HTTP
 		// layer alone costs on this machine, the ceiling for single writes.
 		r, err = rawLoad(ctx, leader, *singleClients, *singleN, http.StatusNotFound, func(buf []byte, _ int) []byte {
-			return rawPost(buf, leader, "/v1/no-such-route", cf.token, body)
+			return rawPost(buf, leader, "/v1/no-such-route", bf.token, body)
 		})
 		if err != nil {
 			return err
@@ -157,18 +153,14 @@ func summarize(lat []time.Duration, el time.Duration) *loadResult {
 }
 
 func runBenchFire(ctx context.Context, args []string) error {
-	fs := newFlagSet("bench fire", (&benchCommand{}).Usage())
-	var cf clientFlags
-	cf.register(fs)
-	cf.addr = ""
-	rates := fs.String("rates", "1000,10000,50000", "fire rates per second, comma-separated")
-	seconds := fs.Float64("seconds", 4, "how long each rate fires")
-	lead := fs.Duration("lead", 10*time.Second, "how far ahead of their due time instances are submitted")
-	nodes := fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
-	if err := fs.Parse(args); err != nil {
+	bf := newBenchFlags("bench fire")
+	rates := bf.fs.String("rates", "1000,10000,50000", "fire rates per second, comma-separated")
+	seconds := bf.fs.Float64("seconds", 4, "how long each rate fires")
+	lead := bf.fs.Duration("lead", 10*time.Second, "how far ahead of their due time instances are submitted")
+	if err := bf.fs.Parse(args); err != nil {
 		return err
 	}
-	cl, stop, err := benchCluster(ctx, &cf, *nodes)
+	cl, stop, err := bf.start(ctx)
 	if err != nil {
 		return err
 	}

@@ -40,15 +40,9 @@ func (c *triggerCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("trigger: want exactly one task name")
 	}
 	req := model.TriggerRequest{IdempotencyKey: *key}
-	for _, p := range params {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok {
-			return fmt.Errorf("trigger: -p wants key=value, got %q", p)
-		}
-		if req.Params == nil {
-			req.Params = map[string]string{}
-		}
-		req.Params[k] = v
+	var err error
+	if req.Params, err = params.pairs("trigger: -p"); err != nil {
+		return err
 	}
 	cl, err := cf.client()
 	if err != nil {

@@ -176,15 +176,9 @@ func taskApply(ctx context.Context, cl *client.Client, file string) error {
 
 func taskList(ctx context.Context, cl *client.Client, labels multiFlag, paused string, asJSON bool) error {
 	f := model.TaskFilter{}
-	for _, l := range labels {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok {
-			return fmt.Errorf("task list: -label wants k=v, got %q", l)
-		}
-		if f.Labels == nil {
-			f.Labels = map[string]string{}
-		}
-		f.Labels[k] = v
+	var err error
+	if f.Labels, err = labels.pairs("task list: -label"); err != nil {
+		return err
 	}
 	switch paused {
 	case "":
@@ -251,3 +245,20 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// pairs turns key=value entries into a map (nil when there are none);
+// what names the flag in the error.
+func (m multiFlag) pairs(what string) (map[string]string, error) {
+	var out map[string]string
+	for _, p := range m {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s wants key=value, got %q", what, p)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
