@@ -318,8 +318,18 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	return out
 }
 
+// entryState is what the commands of one log entry share.
+type entryState struct {
+	seq    uint32 // instance ids of this entry are index<<20 | seq
+	pruned bool   // request ids were pruned as of prunedAt
+	// prunedAt is the command time of the last prune. A later command of
+	// the entry with the same time has nothing to prune: every request it
+	// remembered since is no older.
+	prunedAt int64
+}
+
 func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log, ns *notes) interface{} {
-	var seq uint32 // instance ids of this entry are index<<20 | seq
+	var es entryState
 	c, err := DecodeCommand(l.Data)
 	if err != nil {
 		f.logger.Error("undecodable log entry", "index", l.Index, "error", err)
@@ -333,27 +343,29 @@ func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log, ns *notes) interface{} {
 		}
 		res := &BatchResult{Results: make([]*Result, len(cmds))}
 		for i, sub := range cmds {
-			res.Results[i] = f.applyCommand(tx, l.Index, sub, &seq, ns)
+			res.Results[i] = f.applyCommand(tx, l.Index, sub, &es, ns)
 		}
 		return res
 	}
-	return f.applyCommand(tx, l.Index, c, &seq, ns)
+	return f.applyCommand(tx, l.Index, c, &es, ns)
 }
 
 // applyCommand applies one command, deduplicating on its request id. Each
 // command checks every precondition before its first write, so a rejected
 // command writes nothing.
-func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, ns *notes) *Result {
+func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, es *entryState, ns *notes) *Result {
 	if c.ReqID != "" {
-		f.pruneRequests(tx, c.Now)
+		if !es.pruned || es.prunedAt != c.Now {
+			f.pruneRequests(tx, c.Now)
+			es.pruned, es.prunedAt = true, c.Now
+		}
 		if v := tx.Bucket(bktRequests).Get([]byte(c.ReqID)); v != nil {
-			var r Result
-			if err := json.Unmarshal(v[8:], &r); err == nil {
-				return &r
+			if r, err := decodeStoredResult(v[8:]); err == nil {
+				return r
 			}
 		}
 	}
-	w := &writer{f: f, tx: tx, cmd: c, index: index, seq: seq, notes: ns}
+	w := &writer{f: f, tx: tx, cmd: c, index: index, seq: &es.seq, notes: ns}
 	var res *Result
 	switch c.Type {
 	case CmdPutTask:
@@ -410,12 +422,53 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, seq *uint32, n
 }
 
 func (f *FSM) rememberRequest(tx *bolt.Tx, c *Command, index uint64, res *Result) {
-	enc, _ := json.Marshal(res)
-	v := make([]byte, 8, 8+len(enc))
+	v := make([]byte, 8, 9+len(res.Data))
 	binary.BigEndian.PutUint64(v, uint64(c.Now))
-	v = append(v, enc...)
+	v = appendStoredResult(v, res)
 	must(tx.Bucket(bktRequests).Put([]byte(c.ReqID), v))
 	must(tx.Bucket(bktRequestTime).Put(timeKey(c.Now, c.ReqID), nil))
+}
+
+// A remembered result is stored as a tag byte and the data (storedData) or
+// the error's JSON (storedErr). Older versions stored the Result's JSON,
+// which starts with '{'.
+const (
+	storedData = 0
+	storedErr  = 1
+)
+
+func appendStoredResult(b []byte, r *Result) []byte {
+	if r.Err != nil {
+		enc, _ := json.Marshal(r.Err)
+		return append(append(b, storedErr), enc...)
+	}
+	return append(append(b, storedData), r.Data...)
+}
+
+func decodeStoredResult(b []byte) (*Result, error) {
+	if len(b) == 0 {
+		return nil, errors.New("empty stored result")
+	}
+	switch b[0] {
+	case storedData:
+		var data []byte
+		if len(b) > 1 {
+			data = append([]byte(nil), b[1:]...)
+		}
+		return &Result{Data: data}, nil
+	case storedErr:
+		var e model.Error
+		if err := json.Unmarshal(b[1:], &e); err != nil {
+			return nil, err
+		}
+		return &Result{Err: &e}, nil
+	default:
+		var r Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, err
+		}
+		return &r, nil
+	}
 }
 
 // pruneRequests forgets request ids older than RequestTTL before now.

@@ -2,12 +2,14 @@ package fsm
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	bolt "go.etcd.io/bbolt"
 	"io"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,6 +235,85 @@ func TestFSM_RequestDedupe(t *testing.T) {
 	w := writeResult(t, a.apply(cmd(t, CmdPutTask, "req-1", later, PutTask{Task: cronTask("a", "@daily")})))
 	if w.Version != 2 {
 		t.Fatalf("after TTL: got version %d, want 2", w.Version)
+	}
+}
+
+func TestStoredResult(t *testing.T) {
+	legacy, _ := json.Marshal(&Result{Data: []byte(`{"id":"7"}`)})
+	legacyErr, _ := json.Marshal(&Result{Err: model.Errorf(model.CodeNotFound, "task %q not found", "x")})
+	cases := []struct {
+		name    string
+		stored  []byte
+		data    string
+		errCode string
+	}{
+		{name: "data", stored: appendStoredResult(nil, &Result{Data: []byte(`{"id":"7"}`)}), data: `{"id":"7"}`},
+		{name: "empty data", stored: appendStoredResult(nil, &Result{}), data: ""},
+		{name: "error", stored: appendStoredResult(nil, &Result{Err: model.Errorf(model.CodeNotFound, "task %q not found", "x")}), errCode: model.CodeNotFound},
+		{name: "legacy JSON data", stored: legacy, data: `{"id":"7"}`},
+		{name: "legacy JSON error", stored: legacyErr, errCode: model.CodeNotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := decodeStoredResult(tc.stored)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.errCode != "" {
+				if r.Err == nil || r.Err.Code != tc.errCode || !strings.Contains(r.Err.Message, `"x"`) {
+					t.Fatalf("got %+v, want error %s", r, tc.errCode)
+				}
+				return
+			}
+			if r.Err != nil || string(r.Data) != tc.data {
+				t.Fatalf("got %+v, want data %q", r, tc.data)
+			}
+		})
+	}
+	for _, bad := range [][]byte{nil, {storedErr, '{'}, []byte("{")} {
+		if _, err := decodeStoredResult(bad); err == nil {
+			t.Fatalf("%q: decoded, want an error", bad)
+		}
+	}
+}
+
+// A rejected request is remembered with its error, and a retry in a later
+// entry gets the same error even once the state would now accept it.
+func TestFSM_RequestDedupeRemembersErrors(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	first := a.apply(cmd(t, CmdDeleteTask, "req-1", t0, TaskRef{Name: "a"}))
+	if !errors.Is(first.Err, model.ErrNotFound) {
+		t.Fatalf("got %+v, want not found", first)
+	}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "req-2", t0, PutTask{Task: cronTask("a", "@hourly")})))
+	again := a.apply(cmd(t, CmdDeleteTask, "req-1", t0+1, TaskRef{Name: "a"}))
+	if !errors.Is(again.Err, model.ErrNotFound) || again.Err.Message != first.Err.Message {
+		t.Fatalf("retry: got %+v, want the first error %+v", again, first.Err)
+	}
+	if _, err := f.GetTask("a"); err != nil {
+		t.Fatalf("retry applied: %v", err)
+	}
+}
+
+// The commands of one entry share the entry's time; the prune of expired
+// request ids runs for the first, and the result does not depend on it.
+func TestFSM_BatchPrunesExpiredRequests(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "old", t0, PutTask{Task: cronTask("a", "@hourly")})))
+	later := t0 + RequestTTL.Milliseconds() + 1
+	cmds := []*Command{
+		cmd(t, CmdPutTask, "new", 0, PutTask{Task: cronTask("b", "@hourly")}),
+		cmd(t, CmdPutTask, "old", 0, PutTask{Task: cronTask("a", "@daily")}),
+	}
+	out := f.ApplyBatch([]*raft.Log{{Index: a.index + 1, Type: raft.LogCommand, Data: EncodeBatch(later, "n1", cmds).Encode()}})
+	br := out[0].(*BatchResult)
+	if w := writeResult(t, br.Results[1]); w.Version != 2 {
+		t.Fatalf("expired request id answered from memory: %+v", w)
+	}
+	if f.knownRequest("old") != true || f.knownRequest("new") != true {
+		t.Fatal("request ids of the entry not remembered")
 	}
 }
 
