@@ -112,8 +112,14 @@ func newBenchFlags(name string) *benchFlags {
 }
 
 // start connects to -addr, or starts a temporary cluster with extra agent
-// flags; the caller defers the returned stop.
+// flags; the caller defers the returned stop. It reads -token-file into
+// b.token, which the raw load generator and health probes use.
 func (b *benchFlags) start(ctx context.Context, extra ...string) (*client.Client, func(), error) {
+	tok, err := readToken(b.token, b.tokenFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.token, b.tokenFile = tok, ""
 	return benchCluster(ctx, &b.clientFlags, *b.nodes, extra...)
 }
 

@@ -1,0 +1,30 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The load tool runs against a token-protected cluster with the token in a
+// file: its raw HTTP generator, its Go client and its health probes all
+// authenticate, and it prints its figures.
+func TestBench_SubmitWithTokenFile(t *testing.T) {
+	c := startClusterToken(t, 1, "s3cret")
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(axBinary, "bench", "submit", "-addr", strings.Join(c.Addrs(), ","), "-token-file", tokenFile,
+		"-n", "2000", "-batch", "500", "-clients", "2", "-single-n", "200", "-single-clients", "4").CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench submit: %v\n%s", err, out)
+	}
+	for _, row := range []string{"batched 500 x 2 clients", "single x 4 clients", "HTTP only"} {
+		if !strings.Contains(string(out), row) {
+			t.Fatalf("bench output lacks %q:\n%s", row, out)
+		}
+	}
+}
