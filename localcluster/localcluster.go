@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,14 +64,66 @@ type Node struct {
 }
 
 // FreePort returns a loopback address with a port that was free a moment
-// ago.
+// ago. The port lies outside the kernel's ephemeral range, so no outgoing
+// connection can take it before the agent binds it (a port picked by
+// listening on :0 can, and then the agent fails with "address already in
+// use"), and it is never handed out twice by this process.
 func FreePort() (string, error) {
+	portMu.Lock()
+	defer portMu.Unlock()
+	lo, hi := portRange()
+	for range 1000 {
+		p := lo + rand.IntN(hi-lo)
+		if portsGiven[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		portsGiven[p] = true
+		return ln.Addr().String(), nil
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
+}
+
+var (
+	portMu     sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// portRange is [lo, hi) below the ephemeral range (Linux's
+// ip_local_port_range; 32768 elsewhere, below the BSD, macOS and Windows
+// defaults too), or above it when it starts too low.
+func portRange() (lo, hi int) {
+	ephLo, ephHi := 32768, 60999
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			l, err1 := strconv.Atoi(f[0])
+			h, err2 := strconv.Atoi(f[1])
+			if err1 == nil && err2 == nil && l <= h {
+				ephLo, ephHi = l, h
+			}
+		}
+	}
+	return outside(ephLo, ephHi)
+}
+
+// outside returns [lo, hi) ports for FreePort given the ephemeral range.
+func outside(ephLo, ephHi int) (lo, hi int) {
+	if ephLo >= 12000 {
+		return 10000, ephLo
+	}
+	if ephHi <= 63000 {
+		return ephHi + 1, 65536
+	}
+	return 1024, 65536 // no room outside it: any unprivileged port
 }
 
 // Start starts cfg.Nodes agents: the first bootstraps, the others join it.

@@ -1,0 +1,46 @@
+package localcluster
+
+import (
+	"net"
+	"strconv"
+	"testing"
+)
+
+func TestOutside(t *testing.T) {
+	cases := []struct{ ephLo, ephHi, lo, hi int }{
+		{32768, 60999, 10000, 32768}, // Linux default
+		{49152, 65535, 10000, 49152}, // BSD, macOS, Windows
+		{1024, 40000, 40001, 65536},  // a low custom range
+		{1024, 65535, 1024, 65536},   // everything ephemeral
+	}
+	for _, tc := range cases {
+		if lo, hi := outside(tc.ephLo, tc.ephHi); lo != tc.lo || hi != tc.hi {
+			t.Errorf("outside(%d, %d) = [%d, %d), want [%d, %d)", tc.ephLo, tc.ephHi, lo, hi, tc.lo, tc.hi)
+		}
+	}
+}
+
+func TestFreePort_DistinctOutsideEphemeralRange(t *testing.T) {
+	lo, hi := portRange()
+	seen := map[string]bool{}
+	for range 200 {
+		addr, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[addr] {
+			t.Fatalf("%s handed out twice", addr)
+		}
+		seen[addr] = true
+		_, ps, _ := net.SplitHostPort(addr)
+		p, _ := strconv.Atoi(ps)
+		if p < lo || p >= hi {
+			t.Fatalf("%s outside [%d, %d)", addr, lo, hi)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("%s not bindable: %v", addr, err)
+		}
+		ln.Close()
+	}
+}
