@@ -324,7 +324,8 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
 	}
 	if s := a.sched.Load(); s != nil {
-		h.WheelSize = s.Stats().WheelSize
+		st := s.Stats()
+		h.WheelSize, h.WheelLoad = st.WheelSize, model.Duration(st.Loaded)
 	}
 	if d := a.dispatcher(); d != nil {
 		h.Executors = d.Executors()

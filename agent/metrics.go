@@ -64,6 +64,12 @@ func newMetrics(a *Agent) *metrics {
 			}
 			return 0
 		}),
+		gauge("ax_wheel_load_seconds", "How long this node took to load its wheel when it last gained leadership (0 on followers and until loaded).", func() float64 {
+			if s := a.sched.Load(); s != nil {
+				return s.Stats().Loaded.Seconds()
+			}
+			return 0
+		}),
 	)
 	return m
 }

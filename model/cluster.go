@@ -61,6 +61,9 @@ type Health struct {
 	// WheelSize is the number of timers in this node's timing wheel (only
 	// the leader has one).
 	WheelSize int `json:"wheelSize"`
+	// WheelLoad is how long this leader took to load its wheel when it
+	// gained leadership (absent until it has).
+	WheelLoad Duration `json:"wheelLoad,omitempty"`
 	// Executors are the executors the leader has heard from (polls and
 	// heartbeats) within the last minute, by name; only the leader knows.
 	Executors []ExecutorStatus `json:"executors,omitempty"`

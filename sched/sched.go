@@ -96,6 +96,10 @@ type Stats struct {
 	Tasks       int       `json:"tasks"`
 	LoadedUntil time.Time `json:"loadedUntil"`
 	Proposed    int64     `json:"proposed"`
+	// Loaded is how long Run took to load the wheel (the pending instances
+	// due within the horizon and every task's next fire) at the start of
+	// the term; zero until then.
+	Loaded time.Duration `json:"loaded"`
 }
 
 // New returns a scheduler; Run starts it.
@@ -202,8 +206,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		out = s.reschedule(&schedules[i], now, out)
 	}
 	s.emit(ctx, out, nil)
+	took := time.Since(start)
+	s.mu.Lock()
+	s.stats.Loaded = took
+	s.mu.Unlock()
 	s.log.Info("scheduler started", "tasks", len(schedules), "wheel", s.driver.Len(),
-		"loaded_until", time.UnixMilli(s.loadedUntil.Load()).UTC(), "took", time.Since(start))
+		"loaded_until", time.UnixMilli(s.loadedUntil.Load()).UTC(), "took", took)
 
 	// The loader runs on the injected clock, like the wheel, so that a
 	// fake clock drives it too.

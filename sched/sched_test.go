@@ -272,6 +272,7 @@ func TestScheduler_Run_DelayedInstances(t *testing.T) {
 	h.putTask(model.Task{Name: "jobs", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: shellAction()})
 	s, stop := h.start(Config{Horizon: horizon})
 	h.settle(time.Time{})
+	h.waitFor("the start load timed", func() bool { return s.Stats().Loaded > 0 })
 
 	due := []time.Duration{time.Second, 2 * time.Second, 90 * time.Minute}
 	ids := h.submit("jobs", due...)

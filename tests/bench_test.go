@@ -28,3 +28,25 @@ func TestBench_SubmitWithTokenFile(t *testing.T) {
 		}
 	}
 }
+
+// The failover bench kills the leader of its own temporary cluster with
+// instances pending and reports when the new leader holds all of them.
+func TestBench_Failover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test skipped in -short mode")
+	}
+	out, err := exec.Command(axBinary, "bench", "failover", "-pending", "20000", "-batch", "5000").CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench failover: %v\n%s", err, out)
+	}
+	for _, row := range []string{"killed (SIGKILL)", "new leader loads its wheel (20000 timers)", "every pending instance in the wheel"} {
+		if !strings.Contains(string(out), row) {
+			t.Fatalf("bench output lacks %q:\n%s", row, out)
+		}
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "loads its wheel") && strings.HasSuffix(strings.TrimSpace(line), " 0s") {
+			t.Fatalf("wheel load time not reported: %q", line)
+		}
+	}
+}

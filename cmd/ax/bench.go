@@ -19,7 +19,7 @@ type benchCommand struct{}
 
 func (*benchCommand) Usage() string {
 	return `
-Usage: ax bench tasks|submit|fire [flags]
+Usage: ax bench tasks|submit|fire|run|failover [flags]
 
 tasks:
 Writes tasks over HTTP (PUT /v1/tasks/NAME, each a Raft commit acknowledged
@@ -35,12 +35,16 @@ fire: fires at given rates; lateness (firedAt - scheduledAt) percentiles.
 run: end to end, submission to SUCCESS, through executors (sdk no-op
 handlers in this process, or shell "true" in ax executor processes);
 dispatch latency (firedAt -> startedAt) at a paced rate.
+failover: fills the cluster with pending delayed instances, fails the
+leader (SIGKILL on a temporary cluster, a leadership transfer with -addr)
+and measures how long until a new leader holds every one in its wheel.
 
 Examples:
 	ax bench tasks -clients 1,8,64 -n 4000
 	ax bench submit -batch 1000 -n 200000 -clients 4 -single-clients 64 -single-n 40000
 	ax bench fire -rates 1000,10000,50000 -seconds 4
 	ax bench run -n 50000 -executors 2 -rate 1000
+	ax bench failover -pending 1000000
 	ax bench tasks -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -clients 64 -n 20000
 `
 }
@@ -48,7 +52,7 @@ Examples:
 func (c *benchCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("bench: want a scenario: tasks, submit or fire")
+		return fmt.Errorf("bench: want a scenario: tasks, submit, fire, run or failover")
 	}
 	switch args[0] {
 	case "tasks":
@@ -59,8 +63,10 @@ func (c *benchCommand) Run(ctx context.Context, args []string) error {
 		return runBenchFire(ctx, args[1:])
 	case "run":
 		return runBenchRun(ctx, args[1:])
+	case "failover":
+		return runBenchFailover(ctx, args[1:])
 	default:
-		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit or fire", args[0])
+		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit, fire, run or failover", args[0])
 	}
 }
 

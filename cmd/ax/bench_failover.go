@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"ax/client"
+	"ax/localcluster"
+	"ax/model"
+)
+
+// runBenchFailover fills the cluster with pending delayed instances, fails
+// the leader and measures how long until a new leader holds every one of
+// them in its wheel. (Memory per pending instance is measured by the
+// scheduler's Rebuild benchmark: across processes, garbage not yet
+// collected outweighs it.)
+func runBenchFailover(ctx context.Context, args []string) error {
+	bf := newBenchFlags("bench failover")
+	pending := bf.fs.Int("pending", 1_000_000, "delayed instances pending when the leader fails")
+	batch := bf.fs.Int("batch", 10_000, "submissions per request (array)")
+	clients := bf.fs.Int("clients", 4, "concurrent submitting clients")
+	if err := bf.fs.Parse(args); err != nil {
+		return err
+	}
+	if *pending < 1 || *batch < 1 {
+		return fmt.Errorf("bench: -pending and -batch must be positive")
+	}
+	cl, stop, err := bf.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	addrs := strings.Split(bf.addr, ",")
+	if len(addrs) < 3 {
+		return fmt.Errorf("bench: failover needs a cluster of at least 3 nodes (got %d addresses)", len(addrs))
+	}
+	if err := benchTask(ctx, cl, "bench-failover"); err != nil {
+		return err
+	}
+	// Due 10 to 50 minutes from now: inside the default 1h horizon, so a
+	// leader holds every one in its wheel, and none fires during the run.
+	payload := json.RawMessage(`{"order":123456,"action":"close"}`)
+	reqs := make([]model.SubmitRequest, *batch)
+	for i := range reqs {
+		spread := time.Duration(i) * 40 * time.Minute / time.Duration(*batch)
+		reqs[i] = model.SubmitRequest{Payload: payload, Delay: model.Duration(10*time.Minute + spread)}
+	}
+	requests := (*pending + *batch - 1) / *batch
+	r, err := runLoad(ctx, *clients, requests, func() error {
+		_, err := cl.SubmitBatch(ctx, "bench-failover", reqs)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	total := r.n * *batch
+	fmt.Printf("submitted %d pending instances in %s (%.0f/s)\n", total, r.elapsed.Round(time.Millisecond), float64(total)/r.elapsed.Seconds())
+
+	old, err := leaderHealth(ctx, cl, addrs, bf.token)
+	if err != nil {
+		return err
+	}
+	if err := waitAllApplied(ctx, addrs, bf.token, old.AppliedIndex); err != nil {
+		return err
+	}
+
+	start := time.Now()
+	how := "transferred"
+	if benchLocal != nil {
+		how = "killed (SIGKILL)"
+		for _, n := range benchLocal.Nodes {
+			if n.ID == old.Node {
+				n.Kill()
+			}
+		}
+	} else if err := cl.Transfer(ctx, ""); err != nil {
+		return fmt.Errorf("bench: transfer leadership: %w", err)
+	}
+	var elected, full time.Duration
+	var h *model.Health
+	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		for _, a := range addrs {
+			got, err := client.New(client.Config{Addrs: []string{a}, Token: bf.token, RetryFor: time.Millisecond}).Health(ctx)
+			if err != nil || got.Role != model.RoleLeader || got.Node == old.Node {
+				continue
+			}
+			if elected == 0 {
+				elected = time.Since(start)
+			}
+			if got.WheelSize >= total {
+				full, h = time.Since(start), got
+				return nil
+			}
+			return fmt.Errorf("new leader %s holds %d of %d", got.Node, got.WheelSize, total)
+		}
+		return fmt.Errorf("no new leader yet")
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("leader %s %s; new leader %s\n", old.Node, how, h.Node)
+	fmt.Printf("%-52s %12s\n", "measure", "figure")
+	fmt.Printf("%-52s %12s\n", "leader lost -> new leader elected (seen)", elected.Round(time.Millisecond))
+	fmt.Printf("%-52s %12s\n", fmt.Sprintf("new leader loads its wheel (%d timers)", h.WheelSize), time.Duration(h.WheelLoad).Round(10*time.Microsecond))
+	fmt.Printf("%-52s %12s\n", "leader lost -> every pending instance in the wheel", full.Round(time.Millisecond))
+	return nil
+}
+
+// waitAllApplied waits until every node has applied index.
+func waitAllApplied(ctx context.Context, addrs []string, token string, index uint64) error {
+	return localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		for _, a := range addrs {
+			h, err := client.New(client.Config{Addrs: []string{a}, Token: token, RetryFor: time.Second}).Health(ctx)
+			if err != nil {
+				return err
+			}
+			if h.AppliedIndex < index {
+				return fmt.Errorf("%s applied %d of %d", a, h.AppliedIndex, index)
+			}
+		}
+		return nil
+	})
+}
