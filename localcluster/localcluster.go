@@ -256,16 +256,6 @@ func (n *Node) signal(sig syscall.Signal) {
 	}
 }
 
-// Pid returns the node's process id, or 0 when it is not running.
-func (n *Node) Pid() int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.cmd == nil || n.cmd.Process == nil {
-		return 0
-	}
-	return n.cmd.Process.Pid
-}
-
 // Running reports whether the node's process is up.
 func (n *Node) Running() bool {
 	n.mu.Lock()
