@@ -135,11 +135,11 @@ func (w *writer) setState(r *record, st uint8) {
 	if isActive(st) {
 		w.put(bktActive, u64key(r.ID), []byte{st})
 		if !isActive(was) {
-			w.activeDelta++
+			w.es.active++
 		}
 	} else if isActive(was) {
 		w.del(bktActive, u64key(r.ID))
-		w.activeDelta--
+		w.es.active--
 	}
 	if st == stRetrying {
 		w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))

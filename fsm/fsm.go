@@ -326,6 +326,10 @@ type entryState struct {
 	// the entry with the same time has nothing to prune: every request it
 	// remembered since is no older.
 	prunedAt int64
+	// pending and active are the changes the entry's commands made to the
+	// counts of SCHEDULED and of active instances, written once when the
+	// entry ends (nothing reads them while it is applied).
+	pending, active int64
 }
 
 func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log, ns *notes) interface{} {
@@ -345,9 +349,26 @@ func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log, ns *notes) interface{} {
 		for i, sub := range cmds {
 			res.Results[i] = f.applyCommand(tx, l.Index, sub, &es, ns)
 		}
+		es.flush(tx)
 		return res
 	}
-	return f.applyCommand(tx, l.Index, c, &es, ns)
+	res := f.applyCommand(tx, l.Index, c, &es, ns)
+	es.flush(tx)
+	return res
+}
+
+// flush writes the entry's counter changes.
+func (es *entryState) flush(tx *bolt.Tx) {
+	for _, d := range []struct {
+		key   []byte
+		delta int64
+	}{{keyPending, es.pending}, {keyActive, es.active}} {
+		if d.delta != 0 {
+			n := int64(metaU64(tx, d.key)) + d.delta
+			must(tx.Bucket(bktMeta).Put(d.key, u64key(uint64(n))))
+		}
+	}
+	es.pending, es.active = 0, 0
 }
 
 // applyCommand applies one command, deduplicating on its request id. Each
@@ -365,7 +386,7 @@ func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, es *entryState
 			}
 		}
 	}
-	w := &writer{f: f, tx: tx, cmd: c, index: index, seq: &es.seq, notes: ns}
+	w := &writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: ns}
 	var res *Result
 	switch c.Type {
 	case CmdPutTask:
@@ -598,13 +619,10 @@ type writer struct {
 	tx     *bolt.Tx
 	cmd    *Command
 	index  uint64
-	seq    *uint32
+	es     *entryState // what the commands of the entry share
 	notes  *notes
 	states map[string]*taskState // task states changed by this command
-	// activeDelta is the change of the active-instance count, written once
-	// per command.
-	activeDelta int64
-	err         error
+	err    error
 }
 
 func (w *writer) put(bkt, k, v []byte) {

@@ -572,6 +572,39 @@ func wideTask(name string) model.Task {
 	return t
 }
 
+// The counts of pending and active instances are written once per entry;
+// a batch of submissions (one rejected) and a delete that cancels them
+// leave the same counts as single entries would.
+func TestFSM_BatchCounters(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: wideTask("q")})))
+	sub := func(task string, items ...SubmitItem) *Command {
+		c := submitCmd(t, task, t0, items...)
+		c.ReqID = fmt.Sprintf("r%d", rand.Int())
+		return c
+	}
+	cmds := []*Command{
+		sub("q", SubmitItem{DelayMs: 1000}, SubmitItem{DelayMs: 2000}),
+		sub("missing", SubmitItem{DelayMs: 1000}),
+		sub("q", SubmitItem{DelayMs: 0}, SubmitItem{DelayMs: 3000}),
+	}
+	a.index++
+	out := f.ApplyBatch([]*raft.Log{{Index: a.index, Type: raft.LogCommand, Data: EncodeBatch(t0, "n1", cmds).Encode()}})
+	if br := out[0].(*BatchResult); !errors.Is(br.Results[1].Err, model.ErrNotFound) {
+		t.Fatalf("submit to a missing task: %+v", br.Results[1])
+	}
+	if f.Pending() != 3 || f.ActiveCount() != 1 {
+		t.Fatalf("after the batch: pending %d active %d, want 3 and 1", f.Pending(), f.ActiveCount())
+	}
+	a.index++
+	del := EncodeBatch(t0+1, "n1", []*Command{cmd(t, CmdDeleteTask, "d", 0, TaskRef{Name: "q"})})
+	f.ApplyBatch([]*raft.Log{{Index: a.index, Type: raft.LogCommand, Data: del.Encode()}})
+	if f.Pending() != 0 || f.ActiveCount() != 0 {
+		t.Fatalf("after the delete: pending %d active %d, want 0 and 0", f.Pending(), f.ActiveCount())
+	}
+}
+
 func TestFSM_SubmitFireCancel(t *testing.T) {
 	f := newTestFSM(t)
 	a := &applier{t: t, f: f}

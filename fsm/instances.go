@@ -87,13 +87,8 @@ func (w *writer) dropState(name string) {
 	w.del(bktTaskState, []byte(name))
 }
 
-// flushStates writes the task states a command changed, in name order,
-// and the active-instance count.
+// flushStates writes the task states a command changed, in name order.
 func (w *writer) flushStates() {
-	if w.activeDelta != 0 {
-		w.addMeta(keyActive, w.activeDelta)
-		w.activeDelta = 0
-	}
 	names := make([]string, 0, len(w.states))
 	for n := range w.states {
 		names = append(names, n)
@@ -149,11 +144,11 @@ func (w *writer) instanceEvent(id uint64, typ, msg string) {
 
 // newID allocates the next instance id of this log entry.
 func (w *writer) newID() (uint64, bool) {
-	if *w.seq >= 1<<20 {
+	if w.es.seq >= 1<<20 {
 		return 0, false
 	}
-	id := w.index<<20 | uint64(*w.seq)
-	*w.seq++
+	id := w.index<<20 | uint64(w.es.seq)
+	w.es.seq++
 	return id, true
 }
 
@@ -199,14 +194,9 @@ func (w *writer) create(r *record, countPending bool) {
 	}
 }
 
-// pending adjusts the count of SCHEDULED instances kept in meta.
-func (w *writer) pending(delta int64) { w.addMeta(keyPending, delta) }
-
-// addMeta adds delta to a u64 counter in the meta bucket.
-func (w *writer) addMeta(key []byte, delta int64) {
-	n := int64(metaU64(w.tx, key))
-	w.put(bktMeta, key, u64key(uint64(n+delta)))
-}
+// pending adjusts the count of SCHEDULED instances kept in meta (written
+// when the entry ends).
+func (w *writer) pending(delta int64) { w.es.pending += delta }
 
 // metaU64 reads a u64 from the meta bucket (0 when absent).
 func metaU64(tx *bolt.Tx, key []byte) uint64 {
