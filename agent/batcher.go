@@ -28,6 +28,7 @@ const (
 
 type pendingCmd struct {
 	cmd  *fsm.Command
+	ids  int // instances the command may create (fsm.Command.Instances)
 	done chan cmdOutcome
 }
 
@@ -39,6 +40,27 @@ type cmdOutcome struct {
 type flight struct {
 	fut   *raftnode.ApplyFuture
 	group []*pendingCmd
+}
+
+// group is the commands of one entry.
+type group struct {
+	cmds  []*pendingCmd
+	bytes int // of the commands' bodies
+	ids   int // instances they may create
+}
+
+// fits reports whether p may join g: an entry holds at most maxBatchCmds
+// commands, maxBatchBytes of bodies and fsm.MaxEntryInstances instances.
+// An empty group takes any command.
+func (g *group) fits(p *pendingCmd) bool {
+	return len(g.cmds) == 0 || len(g.cmds) < maxBatchCmds && g.bytes+len(p.cmd.Body) <= maxBatchBytes &&
+		g.ids+p.ids <= fsm.MaxEntryInstances()
+}
+
+func (g *group) add(p *pendingCmd) {
+	g.cmds = append(g.cmds, p)
+	g.bytes += len(p.cmd.Body)
+	g.ids += p.ids
 }
 
 // batchLoop runs until the agent stops.
@@ -56,52 +78,61 @@ func (a *Agent) batchLoop() {
 		}
 	}()
 	defer close(inflight)
+	var carry *pendingCmd // received, but did not fit the last group
 	for {
-		var first *pendingCmd
-		select {
-		case <-a.stopCh:
-			return
-		case first = <-a.batchCh:
+		var g group
+		if carry != nil {
+			g.add(carry)
+			carry = nil
+		} else {
+			select {
+			case <-a.stopCh:
+				return
+			case p := <-a.batchCh:
+				g.add(p)
+			}
 		}
-		group := []*pendingCmd{first}
-		size := len(first.cmd.Body)
 		// Take whatever is queued; while every slot is in flight, keep
-		// collecting until one frees (or the entry is full).
-	drain:
-		for len(group) < maxBatchCmds && size < maxBatchBytes {
+		// collecting until one frees (or a command does not fit).
+		slot := false
+	collect:
+		for carry == nil {
+			var p *pendingCmd
 			select {
-			case p := <-a.batchCh:
-				group = append(group, p)
-				size += len(p.cmd.Body)
-				continue
+			case p = <-a.batchCh:
 			default:
+				select {
+				case p = <-a.batchCh:
+				case slots <- struct{}{}:
+					slot = true
+					break collect
+				}
 			}
-			select {
-			case p := <-a.batchCh:
-				group = append(group, p)
-				size += len(p.cmd.Body)
-			case slots <- struct{}{}:
-				break drain
+			if g.fits(p) {
+				g.add(p)
+			} else {
+				carry = p
 			}
 		}
-		if len(group) >= maxBatchCmds || size >= maxBatchBytes {
+		if !slot {
 			slots <- struct{}{}
 		}
 		now := a.now().UnixMilli()
 		var data []byte
-		if len(group) == 1 {
-			first.cmd.Now, first.cmd.Node = now, a.cfg.NodeID
-			data = first.cmd.Encode()
+		if len(g.cmds) == 1 {
+			c := g.cmds[0].cmd
+			c.Now, c.Node = now, a.cfg.NodeID
+			data = c.Encode()
 		} else {
-			cmds := make([]*fsm.Command, len(group))
-			for i, p := range group {
+			cmds := make([]*fsm.Command, len(g.cmds))
+			for i, p := range g.cmds {
 				cmds[i] = p.cmd
 			}
 			data = fsm.EncodeBatch(now, a.cfg.NodeID, cmds).Encode()
 		}
 		a.metrics.entries.Inc()
-		a.metrics.commands.Add(float64(len(group)))
-		inflight <- flight{fut: a.node.ApplyAsync(data), group: group}
+		a.metrics.commands.Add(float64(len(g.cmds)))
+		inflight <- flight{fut: a.node.ApplyAsync(data), group: g.cmds}
 	}
 }
 
@@ -126,7 +157,7 @@ func outcomeOf(resp any, err error, i, n int) cmdOutcome {
 
 // submitLocal hands c to the group-commit loop and waits for its result.
 func (a *Agent) submitLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
-	p := &pendingCmd{cmd: c, done: make(chan cmdOutcome, 1)}
+	p := &pendingCmd{cmd: c, ids: c.Instances(), done: make(chan cmdOutcome, 1)}
 	select {
 	case a.batchCh <- p:
 	case <-ctx.Done():

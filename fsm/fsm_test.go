@@ -605,6 +605,64 @@ func TestFSM_BatchCounters(t *testing.T) {
 	}
 }
 
+func TestCommand_Instances(t *testing.T) {
+	items := make([]SubmitItem, 7)
+	bf, _ := json.Marshal(Backfill{Task: "q", At: []int64{1, 2, 3}, Keys: []string{"a", "b", "c"}})
+	cases := []struct {
+		c    *Command
+		want int
+	}{
+		{&Command{Type: CmdSubmit, Body: EncodeSubmit(&Submit{Task: "q", Items: items})}, 7},
+		{&Command{Type: CmdSubmit, Body: []byte{0xff}}, 0},
+		{&Command{Type: CmdTrigger}, 1},
+		{&Command{Type: CmdBackfill, Body: bf}, 3},
+		{&Command{Type: CmdPutTask, Body: []byte(`{}`)}, 0},
+	}
+	for _, tc := range cases {
+		if got := tc.c.Instances(); got != tc.want {
+			t.Errorf("%s: Instances() = %d, want %d", tc.c.Type, got, tc.want)
+		}
+	}
+}
+
+// A command that would need more instance ids than its entry has left is
+// refused before it writes anything; the commands before it stand.
+func TestFSM_EntryInstanceCapacity(t *testing.T) {
+	defer func(n int) { maxEntryInstances = n }(maxEntryInstances)
+	maxEntryInstances = 10
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: wideTask("q")})))
+	six := make([]SubmitItem, 6)
+	for i := range six {
+		six[i].DelayMs = int64(1000 * (i + 1))
+	}
+	cmds := []*Command{
+		submitCmd(t, "q", 0, six...),
+		submitCmd(t, "q", 0, six...),
+		cmd(t, CmdTrigger, "", 0, Trigger{Task: "q"}),
+	}
+	a.index++
+	out := f.ApplyBatch([]*raft.Log{{Index: a.index, Type: raft.LogCommand, Data: EncodeBatch(t0, "n1", cmds).Encode()}})
+	br := out[0].(*BatchResult)
+	if _, err := DecodeSubmitResult(br.Results[0]); err != nil {
+		t.Fatalf("first submit: %v", err)
+	}
+	if !errors.Is(br.Results[1].Err, model.ErrUnavailable) || !strings.Contains(br.Results[1].Err.Message, "room for 4 more") {
+		t.Fatalf("second submit: got %+v, want unavailable (room for 4)", br.Results[1])
+	}
+	if br.Results[2].Err != nil {
+		t.Fatalf("trigger: %v", br.Results[2].Err)
+	}
+	if f.Pending() != 6 || f.ActiveCount() != 1 {
+		t.Fatalf("pending %d active %d, want 6 and 1: the refused command wrote", f.Pending(), f.ActiveCount())
+	}
+	l, err := f.ListInstances(model.InstanceFilter{Task: "q", Limit: 100})
+	if err != nil || len(l.Instances) != 7 {
+		t.Fatalf("instances: %d (%v), want 7", len(l.Instances), err)
+	}
+}
+
 func TestFSM_SubmitFireCancel(t *testing.T) {
 	f := newTestFSM(t)
 	a := &applier{t: t, f: f}

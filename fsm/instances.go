@@ -142,9 +142,53 @@ func (w *writer) instanceEvent(id uint64, typ, msg string) {
 	w.put(bktInstEvents, binary.BigEndian.AppendUint32(prefix, seq), b)
 }
 
+// maxEntryInstances is how many instances one log entry can create: an
+// instance id is the entry's index << 20 | a sequence number.
+var maxEntryInstances = 1 << 20
+
+// MaxEntryInstances is how many instances the commands of one log entry
+// may create together; the leader's group commit packs no more.
+func MaxEntryInstances() int { return maxEntryInstances }
+
+// Instances returns how many instances c may create at most (0 for
+// commands that create none, or whose body does not decode).
+func (c *Command) Instances() int {
+	switch c.Type {
+	case CmdSubmit:
+		_, rest, err := readBytes(c.Body)
+		if err != nil {
+			return 0
+		}
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(maxEntryInstances) {
+			return maxEntryInstances
+		}
+		return int(n)
+	case CmdTrigger:
+		return 1
+	case CmdBackfill:
+		var b Backfill
+		if json.Unmarshal(c.Body, &b) != nil {
+			return 0
+		}
+		return len(b.At)
+	}
+	return 0
+}
+
+// reserve answers an error, before the command writes anything, when the
+// entry has no ids left for n more instances. The leader's group commit
+// does not pack more than an entry holds, so only a hand-made log meets it.
+func (w *writer) reserve(n int) *Result {
+	if left := maxEntryInstances - int(w.es.seq); n > left {
+		return errResult(model.Errorf(model.CodeUnavailable, "this log entry has room for %d more instances, the command needs up to %d; retry", left, n))
+	}
+	return nil
+}
+
 // newID allocates the next instance id of this log entry.
 func (w *writer) newID() (uint64, bool) {
-	if w.es.seq >= 1<<20 {
+	if int(w.es.seq) >= maxEntryInstances {
 		return 0, false
 	}
 	id := w.index<<20 | uint64(w.es.seq)
@@ -284,6 +328,9 @@ func (w *writer) submit() *Result {
 	if ts.Version == 0 {
 		return notFoundTask(s.Task)
 	}
+	if e := w.reserve(len(s.Items)); e != nil {
+		return e
+	}
 	out := make([]submitted, len(s.Items))
 	scheduled := code(stateNames, model.StateScheduled)
 	delay := code(sourceNames, model.SourceDelay)
@@ -298,10 +345,7 @@ func (w *writer) submit() *Result {
 			out[i] = submitted{id: id, due: r.ScheduledAt, state: r.State, existing: true}
 			continue
 		}
-		id, ok := w.newID()
-		if !ok {
-			return errResult(model.Errorf(model.CodeInvalid, "too many instances in one log entry"))
-		}
+		id, _ := w.newID() // reserved above
 		due := w.cmd.Now + it.DelayMs
 		if it.AtMs != 0 {
 			due = it.AtMs
@@ -361,6 +405,9 @@ func (w *writer) trigger() *Result {
 			return nil
 		}
 		return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(r.ScheduledAt), State: name(stateNames, r.State), Existing: true})
+	}
+	if e := w.reserve(1); e != nil {
+		return e
 	}
 	id, _ := w.newID()
 	src := tr.Source
@@ -578,16 +625,16 @@ func (w *writer) backfill() *Result {
 	if len(b.Keys) != len(b.At) {
 		return errResult(model.Errorf(model.CodeInvalid, "backfill: %d times but %d keys", len(b.At), len(b.Keys)))
 	}
+	if e := w.reserve(len(b.At)); e != nil {
+		return e
+	}
 	out := BackfillResult{Created: []string{}}
 	for i, at := range b.At {
 		if _, dup := w.existing(b.Task, b.Keys[i]); dup {
 			out.Existing++
 			continue
 		}
-		id, ok := w.newID()
-		if !ok {
-			return errResult(model.Errorf(model.CodeInvalid, "too many instances in one log entry"))
-		}
+		id, _ := w.newID() // reserved above
 		r := &record{ID: id, Source: code(sourceNames, model.SourceBackfill), CreatedAt: w.cmd.Now, ScheduledAt: at,
 			FiredAt: w.cmd.Now, TaskVersion: t.Version, Task: b.Task, IdemKey: b.Keys[i], Node: w.cmd.Node}
 		if i < len(b.Dates) {
