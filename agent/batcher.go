@@ -73,7 +73,7 @@ func (a *Agent) batchLoop() {
 			resp, err := f.fut.Wait()
 			<-slots
 			for i, p := range f.group {
-				p.done <- outcomeOf(resp, err, i, len(f.group))
+				p.done <- outcomeOf(resp, err, i)
 			}
 		}
 	}()
@@ -136,16 +136,14 @@ func (a *Agent) batchLoop() {
 	}
 }
 
-func outcomeOf(resp any, err error, i, n int) cmdOutcome {
+func outcomeOf(resp any, err error, i int) cmdOutcome {
 	if err != nil {
 		return cmdOutcome{err: err}
 	}
 	switch r := resp.(type) {
 	case *fsm.Result:
-		if n == 1 {
-			return cmdOutcome{res: r}
-		}
-		// A batch that failed as a whole (undecodable) answers once.
+		// A lone command's result, or a batch that failed as a whole
+		// (undecodable): the same answer for each.
 		return cmdOutcome{res: r}
 	case *fsm.BatchResult:
 		if i < len(r.Results) {

@@ -359,16 +359,16 @@ func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log, ns *notes) interface{} {
 
 // flush writes the entry's counter changes.
 func (es *entryState) flush(tx *bolt.Tx) {
-	for _, d := range []struct {
-		key   []byte
-		delta int64
-	}{{keyPending, es.pending}, {keyActive, es.active}} {
-		if d.delta != 0 {
-			n := int64(metaU64(tx, d.key)) + d.delta
-			must(tx.Bucket(bktMeta).Put(d.key, u64key(uint64(n))))
-		}
-	}
+	addMeta(tx, keyPending, es.pending)
+	addMeta(tx, keyActive, es.active)
 	es.pending, es.active = 0, 0
+}
+
+// addMeta adds delta to a u64 counter in the meta bucket.
+func addMeta(tx *bolt.Tx, key []byte, delta int64) {
+	if delta != 0 {
+		must(tx.Bucket(bktMeta).Put(key, u64key(uint64(int64(metaU64(tx, key))+delta))))
+	}
 }
 
 // applyCommand applies one command, deduplicating on its request id. Each
