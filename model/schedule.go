@@ -74,7 +74,7 @@ func (t *Task) FireKeys() *KeyRenderer {
 
 // Key returns the idempotency key of the fire at at.
 func (k *KeyRenderer) Key(at time.Time) string {
-	if s, err := k.render(at); err == nil && s != "" {
+	if s, err := k.render(at); err == nil && s != "" && len(s) <= MaxFireKey {
 		return s
 	}
 	return k.task + "@" + at.UTC().Format(TimeLayout)

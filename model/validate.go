@@ -12,16 +12,14 @@ import (
 	"ax/trigger"
 )
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
-
 var labelKeyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)
 
 // ValidName reports whether s is a valid task or node name.
-func ValidName(s string) bool { return nameRE.MatchString(s) }
+func ValidName(s string) bool { return validName(s) }
 
 // ValidateName checks a task name and names field in the error.
 func ValidateName(field, s string) error {
-	if !nameRE.MatchString(s) {
+	if !validName(s) {
 		return FieldErrorf(field, "%q is not a valid name: use 1-128 characters of a-z, 0-9, '.', '_', '-', starting with a letter or digit", s)
 	}
 	return nil
@@ -66,6 +64,9 @@ func (t *Task) Validate() error {
 		return err
 	}
 	if err := t.Trigger.validate(); err != nil {
+		return err
+	}
+	if err := t.Trigger.validateTimes(); err != nil {
 		return err
 	}
 	if err := t.Action.validate(); err != nil {
