@@ -212,7 +212,8 @@ func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
 	if err := a.node.AddVoter(ctx, req.ID, req.RaftAddr); err != nil {
 		return unavailable(err)
 	}
-	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+req.ID, fsm.NodeInfo(req))
+	info := fsm.NodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr}
+	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+req.ID, info)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,15 @@ const (
 	CmdBackfill      CommandType = 18 // body: Backfill
 	CmdAlerted       CommandType = 19 // body: Alerted
 	CmdPrune         CommandType = 20 // body: Prune
+
+	// Protocol 2 (reserved for the ACL and secrets work; see MinProto).
+	// TODO(lead): implement their apply in applyCommand; until then the
+	// state machine answers them "not implemented" (invalid_argument).
+	CmdACLBootstrap   CommandType = 21
+	CmdACLPutToken    CommandType = 22
+	CmdACLDeleteToken CommandType = 23
+	CmdPutSecret      CommandType = 24
+	CmdDeleteSecret   CommandType = 25
 )
 
 var cmdNames = map[CommandType]string{
@@ -42,6 +51,28 @@ var cmdNames = map[CommandType]string{
 	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
 	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
 	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted", CmdPrune: "prune",
+	CmdACLBootstrap: "acl_bootstrap", CmdACLPutToken: "acl_put_token", CmdACLDeleteToken: "acl_delete_token",
+	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret",
+}
+
+// ProtoVersion is the protocol this binary speaks: the highest MinProto
+// of the command types it can apply. Every node records it with its
+// addresses (NodeInfo.Proto), and a leader proposes a command only when
+// every member speaks the protocol its type needs, so that no replica
+// meets a command type it does not know.
+const ProtoVersion = 2
+
+// MinProto returns the protocol a command type needs: 1 for the types of
+// the first release (1..20), 2 for the ACL and secret types (21..25), and
+// ProtoVersion+1 for a type this binary does not know.
+func MinProto(t CommandType) int {
+	switch {
+	case t >= CmdPutTask && t <= CmdPrune:
+		return 1
+	case t >= CmdACLBootstrap && t <= CmdDeleteSecret:
+		return 2
+	}
+	return ProtoVersion + 1
 }
 
 // String returns the command type's name.

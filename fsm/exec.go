@@ -365,24 +365,31 @@ func (w *writer) heartbeat() *Result {
 		if w.err != nil {
 			return nil
 		}
-		stop := func(reason string) {
+		if reason := heartbeatStop(r, ok, it, h.Executor); reason != "" {
 			out.Stop = append(out.Stop, model.StopAttempt{InstanceID: model.FormatID(it.ID), Attempt: it.Attempt, Reason: reason})
+			continue
 		}
-		switch {
-		case !ok:
-			stop("unknown instance")
-		case int(r.Attempts) != it.Attempt || r.Executor != h.Executor:
-			stop(fmt.Sprintf("fenced: the current attempt is %d on %s", r.Attempts, r.Executor))
-		case r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0):
-			r.LeaseUntil = w.cmd.Now + h.LeaseMs
-			w.putRecord(r)
-			w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
-				Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor})
-		default:
-			stop("instance is " + name(stateNames, r.State))
-		}
+		r.LeaseUntil = w.cmd.Now + h.LeaseMs
+		w.putRecord(r)
+		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
+			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor})
 	}
 	return okResult(out)
+}
+
+// heartbeatStop returns why the executor must stop the attempt it ran
+// its heartbeat for ("" to renew its lease): the instance (r, found by
+// ok) is unknown, runs a newer attempt or elsewhere, or no longer runs.
+func heartbeatStop(r *record, ok bool, it AttemptRef, executor string) string {
+	switch {
+	case !ok:
+		return "unknown instance"
+	case int(r.Attempts) != it.Attempt || r.Executor != executor:
+		return fmt.Sprintf("fenced: the current attempt is %d on %s", r.Attempts, r.Executor)
+	case r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0):
+		return ""
+	}
+	return "instance is " + name(stateNames, r.State)
 }
 
 // backoff returns the wait before retry number n (n >= 1).
@@ -479,18 +486,16 @@ func (w *writer) completeBatch() *Result {
 	if err != nil {
 		return errResult(model.Errorf(model.CodeInvalid, "undecodable %s body: %v", w.cmd.Type, err))
 	}
+	if e := validateCompleteBatch(w.cmd, cs); e != nil {
+		return errResult(e)
+	}
 	out := make([]model.CompleteOutcome, len(cs))
-	for i, c := range cs {
-		out[i].ExecutionID = model.FormatID(c.ID) + "-" + strconv.Itoa(c.Attempt)
-		state, e := w.completeOne(c)
+	for i := range cs {
+		state, e := w.completeOne(cs[i])
 		if w.err != nil {
 			return nil
 		}
-		if e != nil {
-			out[i].Code, out[i].Error = e.Code, e.Message
-			continue
-		}
-		out[i].State = state
+		out[i] = completeOutcome(&cs[i], state, e)
 	}
 	return okResult(out)
 }
@@ -500,15 +505,8 @@ func (w *writer) completeOne(c Complete) (string, *model.Error) {
 	if w.err != nil {
 		return "", nil
 	}
-	if !ok {
-		return "", instanceNotFound(c.ID)
-	}
-	running := r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0)
-	if !running || int(r.Attempts) != c.Attempt || r.Executor != c.Report.Executor {
-		// Fencing: a report from an older attempt (or after a terminate or
-		// a lost lease) must not change the instance.
-		return "", &model.Error{Code: model.CodeConflict, Field: "attempt",
-			Message: fmt.Sprintf("attempt %d of %s is not current (instance is %s, attempt %d on %s)", c.Attempt, model.FormatID(c.ID), name(stateNames, r.State), r.Attempts, r.Executor)}
+	if e := completeRefusal(r, ok, &c); e != nil {
+		return "", e
 	}
 	outcome := model.OutcomeFailed
 	switch {
@@ -522,6 +520,31 @@ func (w *writer) completeOne(c Complete) (string, *model.Error) {
 	r.Flags &^= flagMidRunApproval
 	w.endAttempt(r, c.Report, outcome)
 	return name(stateNames, r.State), nil
+}
+
+// completeRefusal returns why the report c cannot end an attempt of the
+// instance r (found by ok), nil if it can. Fencing: a report from an older
+// attempt (or after a terminate or a lost lease) must not change the
+// instance.
+func completeRefusal(r *record, ok bool, c *Complete) *model.Error {
+	if !ok {
+		return instanceNotFound(c.ID)
+	}
+	running := r.State == stRunning || (r.State == stApproval && r.Flags&flagMidRunApproval != 0)
+	if !running || int(r.Attempts) != c.Attempt || r.Executor != c.Report.Executor {
+		return &model.Error{Code: model.CodeConflict, Field: "attempt",
+			Message: fmt.Sprintf("attempt %d of %s is not current (instance is %s, attempt %d on %s)", c.Attempt, model.FormatID(c.ID), name(stateNames, r.State), r.Attempts, r.Executor)}
+	}
+	return nil
+}
+
+// completeOutcome is one report's answer in a complete_batch result.
+func completeOutcome(c *Complete, state string, e *model.Error) model.CompleteOutcome {
+	o := model.CompleteOutcome{ExecutionID: model.FormatID(c.ID) + "-" + strconv.Itoa(c.Attempt), State: state}
+	if e != nil {
+		o.Code, o.Error = e.Code, e.Message
+	}
+	return o
 }
 
 func (w *writer) expire() *Result {
@@ -556,21 +579,13 @@ func (w *writer) decide() *Result {
 	if w.err != nil {
 		return nil
 	}
-	if !ok {
-		return errResult(instanceNotFound(d.ID))
-	}
-	state := name(stateNames, r.State)
-	bad := func(want string) *Result {
-		return errResult(&model.Error{Code: model.CodePrecondition, Field: "state",
-			Message: fmt.Sprintf("cannot %s an instance that is %s (%s)", d.Action, state, want)})
+	if e := decideRefusal(r, ok, &d); e != nil {
+		return errResult(e)
 	}
 	msg := d.Comment
 	midRun := r.Flags&flagMidRunApproval != 0
 	switch d.Action {
 	case DecideApprove:
-		if r.State != stApproval {
-			return bad("only WAITING_APPROVAL can be approved")
-		}
 		w.instanceEvent(r.ID, "approved", msg)
 		if midRun {
 			r.Flags &^= flagMidRunApproval
@@ -580,41 +595,65 @@ func (w *writer) decide() *Result {
 			w.admit(r)
 		}
 	case DecideReject:
-		if r.State != stApproval {
-			return bad("only WAITING_APPROVAL can be rejected")
-		}
 		w.instanceEvent(r.ID, "rejected", msg)
 		w.finish(r, stCanceled)
 	case DecideCancel:
-		switch r.State {
-		case stScheduled, stReady, stBlocked, stApproval, stRetrying:
-		default:
-			return bad("cancel applies to SCHEDULED, READY, BLOCKED, WAITING_APPROVAL and RETRYING; use terminate for RUNNING")
-		}
 		w.instanceEvent(r.ID, "canceled", msg)
 		w.finish(r, stCanceled)
 	case DecideTerminate:
-		if r.State != stRunning && !(r.State == stApproval && midRun) {
-			return bad("only RUNNING can be terminated")
-		}
 		a := currentAttempt(r)
 		a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), model.OutcomeTerminated, "terminated by "+w.cmd.Actor
 		w.saveAttempt(r.ID, a)
 		w.instanceEvent(r.ID, "terminated", msg)
 		w.finish(r, stTerm)
 	case DecideRequestApproval:
-		if r.State != stRunning || int(r.Attempts) != d.Attempt {
-			return bad("approval can be requested by the running attempt only")
-		}
 		r.Flags |= flagMidRunApproval
 		w.setState(r, stApproval)
 		w.instanceEvent(r.ID, "approval_requested", msg)
-	default:
-		return errResult(model.FieldErrorf("action", "unknown decision %q", d.Action))
 	}
 	return okResult(struct {
 		State string `json:"state"`
 	}{name(stateNames, r.State)})
+}
+
+// decideRefusal returns why the decision d cannot apply to the instance r
+// (found by ok), nil if it can.
+func decideRefusal(r *record, ok bool, d *Decide) *model.Error {
+	if !ok {
+		return instanceNotFound(d.ID)
+	}
+	bad := func(want string) *model.Error {
+		return &model.Error{Code: model.CodePrecondition, Field: "state",
+			Message: fmt.Sprintf("cannot %s an instance that is %s (%s)", d.Action, name(stateNames, r.State), want)}
+	}
+	midRun := r.Flags&flagMidRunApproval != 0
+	switch d.Action {
+	case DecideApprove:
+		if r.State != stApproval {
+			return bad("only WAITING_APPROVAL can be approved")
+		}
+	case DecideReject:
+		if r.State != stApproval {
+			return bad("only WAITING_APPROVAL can be rejected")
+		}
+	case DecideCancel:
+		switch r.State {
+		case stScheduled, stReady, stBlocked, stApproval, stRetrying:
+		default:
+			return bad("cancel applies to SCHEDULED, READY, BLOCKED, WAITING_APPROVAL and RETRYING; use terminate for RUNNING")
+		}
+	case DecideTerminate:
+		if r.State != stRunning && !(r.State == stApproval && midRun) {
+			return bad("only RUNNING can be terminated")
+		}
+	case DecideRequestApproval:
+		if r.State != stRunning || int(r.Attempts) != d.Attempt {
+			return bad("approval can be requested by the running attempt only")
+		}
+	default:
+		return model.FieldErrorf("action", "unknown decision %q", d.Action)
+	}
+	return nil
 }
 
 // present is the value of set-like buckets that are probed with Get: bbolt

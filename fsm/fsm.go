@@ -110,6 +110,10 @@ type FSM struct {
 	// goroutine; an entry is used only while its version matches the
 	// stored task state, so it never changes what an apply does.
 	taskCache map[string]*model.Task
+
+	// applyHook, set by tests only, runs before each command's apply
+	// (to make one fail).
+	applyHook func(w *writer)
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -260,188 +264,6 @@ func (f *FSM) Close() error {
 	return nil
 }
 
-// Apply applies one log entry. It is a thin wrapper of ApplyBatch.
-func (f *FSM) Apply(l *raft.Log) interface{} {
-	return f.ApplyBatch([]*raft.Log{l})[0]
-}
-
-// ApplyBatch applies committed entries in one bbolt transaction that also
-// records the last applied index; entries at or below the recorded index
-// (a replay after restart) are skipped and answer nil.
-func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
-	out := make([]interface{}, len(logs))
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	applied := f.applied.Load()
-	var last *raft.Log
-	var ns notes
-	err := f.db.Update(func(tx *bolt.Tx) error {
-		for i, l := range logs {
-			if l.Index <= applied {
-				continue
-			}
-			last = l
-			if l.Type != raft.LogCommand {
-				continue
-			}
-			out[i] = f.applyEntry(tx, l, &ns)
-		}
-		if last == nil {
-			return nil
-		}
-		v := make([]byte, 16)
-		binary.BigEndian.PutUint64(v, last.Index)
-		binary.BigEndian.PutUint64(v[8:], last.Term)
-		return tx.Bucket(bktMeta).Put(keyApplied, v)
-	})
-	if err != nil {
-		// A bbolt failure (disk full, I/O error) leaves the replica unable to
-		// follow the log; continuing would diverge it from its peers.
-		f.logger.Error("apply failed; stopping to avoid divergence", "error", err)
-		panic(fmt.Sprintf("fsm: apply batch: %v", err))
-	}
-	if last != nil {
-		f.applied.Store(last.Index)
-		f.notify()
-	}
-	if o := f.cfg.Observer; o != nil {
-		for _, n := range ns.tasks {
-			o.TaskChanged(n)
-		}
-		for i, id := range ns.ids {
-			o.Scheduled(id, ns.dues[i])
-		}
-		for _, c := range ns.changes {
-			o.InstanceChanged(c)
-		}
-	}
-	return out
-}
-
-// entryState is what the commands of one log entry share.
-type entryState struct {
-	seq    uint32 // instance ids of this entry are index<<20 | seq
-	pruned bool   // request ids were pruned as of prunedAt
-	// prunedAt is the command time of the last prune. A later command of
-	// the entry with the same time has nothing to prune: every request it
-	// remembered since is no older.
-	prunedAt int64
-	// pending and active are the changes the entry's commands made to the
-	// counts of SCHEDULED and of active instances, written once when the
-	// entry ends (nothing reads them while it is applied).
-	pending, active int64
-}
-
-func (f *FSM) applyEntry(tx *bolt.Tx, l *raft.Log, ns *notes) interface{} {
-	var es entryState
-	c, err := DecodeCommand(l.Data)
-	if err != nil {
-		f.logger.Error("undecodable log entry", "index", l.Index, "error", err)
-		return errResult(model.Errorf(model.CodeInternal, "undecodable command: %v", err))
-	}
-	if c.Type == CmdBatch {
-		cmds, err := decodeBatch(c.Body)
-		if err != nil {
-			f.logger.Error("undecodable batch", "index", l.Index, "error", err)
-			return errResult(model.Errorf(model.CodeInternal, "undecodable batch: %v", err))
-		}
-		res := &BatchResult{Results: make([]*Result, len(cmds))}
-		for i, sub := range cmds {
-			res.Results[i] = f.applyCommand(tx, l.Index, sub, &es, ns)
-		}
-		es.flush(tx)
-		return res
-	}
-	res := f.applyCommand(tx, l.Index, c, &es, ns)
-	es.flush(tx)
-	return res
-}
-
-// flush writes the entry's counter changes.
-func (es *entryState) flush(tx *bolt.Tx) {
-	addMeta(tx, keyPending, es.pending)
-	addMeta(tx, keyActive, es.active)
-	es.pending, es.active = 0, 0
-}
-
-// addMeta adds delta to a u64 counter in the meta bucket.
-func addMeta(tx *bolt.Tx, key []byte, delta int64) {
-	if delta != 0 {
-		must(tx.Bucket(bktMeta).Put(key, u64key(uint64(int64(metaU64(tx, key))+delta))))
-	}
-}
-
-// applyCommand applies one command, deduplicating on its request id. Each
-// command checks every precondition before its first write, so a rejected
-// command writes nothing.
-func (f *FSM) applyCommand(tx *bolt.Tx, index uint64, c *Command, es *entryState, ns *notes) *Result {
-	if c.ReqID != "" {
-		if !es.pruned || es.prunedAt != c.Now {
-			f.pruneRequests(tx, c.Now)
-			es.pruned, es.prunedAt = true, c.Now
-		}
-		if v := tx.Bucket(bktRequests).Get([]byte(c.ReqID)); v != nil {
-			if r, err := decodeStoredResult(v[8:]); err == nil {
-				return r
-			}
-		}
-	}
-	w := &writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: ns}
-	var res *Result
-	switch c.Type {
-	case CmdPutTask:
-		res = w.putTask()
-	case CmdDeleteTask:
-		res = w.deleteTask()
-	case CmdPauseTask:
-		res = w.setPaused(true)
-	case CmdResumeTask:
-		res = w.setPaused(false)
-	case CmdSetNode:
-		res = w.setNode()
-	case CmdRemoveNode:
-		res = w.removeNode()
-	case CmdNoop:
-		res = okResult(struct{}{})
-	case CmdSubmit:
-		res = w.submit()
-	case CmdTrigger:
-		res = w.trigger()
-	case CmdFire:
-		res = w.fire()
-	case CmdLease:
-		res = w.lease()
-	case CmdHeartbeat:
-		res = w.heartbeat()
-	case CmdComplete:
-		res = w.complete()
-	case CmdExpire:
-		res = w.expire()
-	case CmdDecide:
-		res = w.decide()
-	case CmdCompleteBatch:
-		res = w.completeBatch()
-	case CmdBackfill:
-		res = w.backfill()
-	case CmdAlerted:
-		res = w.alerted()
-	case CmdPrune:
-		res = w.prune()
-	default:
-		res = errResult(model.Errorf(model.CodeInternal, "unknown command type %d", c.Type))
-	}
-	w.flushStates()
-	if w.err != nil {
-		// Storage errors are not deterministic rejections; surface them to
-		// ApplyBatch, which stops the node.
-		panic(fmt.Sprintf("fsm: %s at index %d: %v", c.Type, index, w.err))
-	}
-	if c.ReqID != "" {
-		f.rememberRequest(tx, c, index, res)
-	}
-	return res
-}
-
 func (f *FSM) rememberRequest(tx *bolt.Tx, c *Command, index uint64, res *Result) {
 	v := make([]byte, 8, 9+len(res.Data))
 	binary.BigEndian.PutUint64(v, uint64(c.Now))
@@ -510,11 +332,11 @@ func timeKey(ms int64, id string) []byte {
 	return append(k, id...)
 }
 
-// must panics on a bbolt error inside an apply; ApplyBatch's recovery turns
-// the panic into a stopped node rather than a diverged one.
+// must aborts the apply on a bbolt error; ApplyBatch rolls the
+// transaction back and decides (see abort).
 func must(err error) {
 	if err != nil {
-		panic(fmt.Sprintf("fsm: storage: %v", err))
+		panic(abort{err})
 	}
 }
 
@@ -637,9 +459,5 @@ func (w *writer) del(bkt, k []byte) {
 	}
 }
 
-func (w *writer) decode(v any) *model.Error {
-	if err := json.Unmarshal(w.cmd.Body, v); err != nil {
-		return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", w.cmd.Type, err)
-	}
-	return nil
-}
+// decode decodes the command's JSON body into v and validates it.
+func (w *writer) decode(v body) *model.Error { return decodeJSON(w.cmd, v) }

@@ -322,6 +322,9 @@ func (w *writer) submit() *Result {
 	if err != nil {
 		return errResult(model.Errorf(model.CodeInvalid, "undecodable submit body: %v", err))
 	}
+	if e := s.validate(w.cmd); e != nil {
+		return errResult(e)
+	}
 	// The binary task state carries the version, so the hot path does not
 	// decode the task's JSON definition.
 	ts := w.loadState(s.Task)
@@ -606,6 +609,13 @@ type BackfillResult struct {
 	Existing int      `json:"existing"`
 }
 
+// backfillConflict is the error of a backfill planned for another version
+// of its task.
+func backfillConflict(have, planned uint64) *model.Error {
+	return &model.Error{Code: model.CodeConflict, Field: "version",
+		Message: fmt.Sprintf("task changed while the backfill was planned (version %d, planned for %d); retry", have, planned)}
+}
+
 func (w *writer) backfill() *Result {
 	var b Backfill
 	if e := w.decode(&b); e != nil {
@@ -619,11 +629,7 @@ func (w *writer) backfill() *Result {
 		return notFoundTask(b.Task)
 	}
 	if t.Version != b.Version {
-		return errResult(&model.Error{Code: model.CodeConflict, Field: "version",
-			Message: fmt.Sprintf("task changed while the backfill was planned (version %d, planned for %d); retry", t.Version, b.Version)})
-	}
-	if len(b.Keys) != len(b.At) {
-		return errResult(model.Errorf(model.CodeInvalid, "backfill: %d times but %d keys", len(b.At), len(b.Keys)))
+		return errResult(backfillConflict(t.Version, b.Version))
 	}
 	if e := w.reserve(len(b.At)); e != nil {
 		return e

@@ -15,6 +15,9 @@ type NodeInfo struct {
 	ID       string `json:"id"`
 	RaftAddr string `json:"raftAddr"`
 	HTTPAddr string `json:"httpAddr"`
+	// Proto is the protocol the node's binary speaks (ProtoVersion); 0 in
+	// records of nodes older than protocol 2, which count as 1.
+	Proto int `json:"proto,omitempty"`
 }
 
 func (w *writer) setNode() *Result {
@@ -32,7 +35,7 @@ func (w *writer) setNode() *Result {
 }
 
 func (w *writer) removeNode() *Result {
-	var r TaskRef
+	var r nodeRef
 	if e := w.decode(&r); e != nil {
 		return errResult(e)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -95,8 +94,7 @@ func (w *writer) putTask() *Result {
 	if e := w.decode(&p); e != nil {
 		return errResult(e)
 	}
-	in := p.Task
-	in.Normalize()
+	in := p.Task // normalized and validated by decode
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,
 		// so every replica and every later leader sees the same fire time.
@@ -113,8 +111,7 @@ func (w *writer) putTask() *Result {
 			if exists {
 				have = cur.Version
 			}
-			return errResult(&model.Error{Code: model.CodeConflict, Field: "version",
-				Message: "version precondition failed: task is at version " + uitoa(have) + ", request expected " + uitoa(in.Version)})
+			return errResult(versionConflict(have, in.Version))
 		}
 	}
 	if exists {
@@ -337,94 +334,4 @@ func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
 		return nil, err
 	}
 	return h, nil
-}
-
-// Check evaluates the state-dependent preconditions of c against the
-// current state without writing: a missing task for delete, pause, resume,
-// submit and trigger, a stale version for put. The leader calls it before proposing so
-// that an obvious rejection costs no log entry; the state machine checks
-// again when it applies, which stays authoritative.
-func (f *FSM) Check(c *Command) error {
-	err := f.check(c)
-	if err != nil && c.ReqID != "" && f.knownRequest(c.ReqID) {
-		return nil // a retry: the state machine answers with the first result
-	}
-	return err
-}
-
-func (f *FSM) check(c *Command) error {
-	var name string
-	var version uint64
-	switch c.Type {
-	case CmdDeleteTask, CmdPauseTask, CmdResumeTask:
-		var r TaskRef
-		if err := json.Unmarshal(c.Body, &r); err != nil {
-			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
-		}
-		name = r.Name
-	case CmdSubmit:
-		task, _, err := readBytes(c.Body)
-		if err != nil {
-			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
-		}
-		name = string(task)
-	case CmdBackfill:
-		var b Backfill
-		if err := json.Unmarshal(c.Body, &b); err != nil {
-			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
-		}
-		name = b.Task
-	case CmdTrigger:
-		var tr Trigger
-		if err := json.Unmarshal(c.Body, &tr); err != nil {
-			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
-		}
-		name = tr.Task
-	case CmdPutTask:
-		var p PutTask
-		if err := json.Unmarshal(c.Body, &p); err != nil {
-			return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
-		}
-		if p.Task.Version == 0 {
-			return nil
-		}
-		name, version = p.Task.Name, p.Task.Version
-	default:
-		return nil
-	}
-	if version == 0 {
-		// Existence is all that is checked: read the small binary task
-		// state rather than decoding the definition.
-		exists := false
-		_ = f.view(func(tx *bolt.Tx) error {
-			exists = tx.Bucket(bktTasks).Get([]byte(name)) != nil
-			return nil
-		})
-		if !exists {
-			return taskNotFound(name)
-		}
-		return nil
-	}
-	t, err := f.GetTask(name)
-	if err != nil {
-		if version != 0 && errors.Is(err, model.ErrNotFound) {
-			return &model.Error{Code: model.CodeConflict, Field: "version",
-				Message: "version precondition failed: task is at version 0, request expected " + uitoa(version)}
-		}
-		return err
-	}
-	if version != 0 && t.Version != version {
-		return &model.Error{Code: model.CodeConflict, Field: "version",
-			Message: "version precondition failed: task is at version " + uitoa(t.Version) + ", request expected " + uitoa(version)}
-	}
-	return nil
-}
-
-func (f *FSM) knownRequest(id string) bool {
-	known := false
-	_ = f.view(func(tx *bolt.Tx) error {
-		known = tx.Bucket(bktRequests).Get([]byte(id)) != nil
-		return nil
-	})
-	return known
 }

@@ -1,0 +1,432 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"ax/model"
+)
+
+// Apply applies one log entry. It is a thin wrapper of ApplyBatch.
+func (f *FSM) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies committed entries in one bbolt transaction that also
+// records the last applied index; entries at or below the recorded index
+// (a replay after restart) are skipped and answer nil.
+//
+// A command that fails while it applies (a panic, which is a bug, or a
+// bbolt error caused by its input, such as a key too large) must not stop
+// the node nor leave half its writes: the transaction is rolled back and
+// the batch applied again with that command answered as an error. Every
+// replica reaches the same decision, whatever its batch boundaries,
+// because the state before the command is the same. Only a storage
+// failure (an I/O error, a full disk, a closed or damaged database) stops
+// the node. See DESIGN.md, "Failed applies".
+func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var rejected map[cmdPos]rejection
+	for {
+		b := &batch{f: f, rejected: rejected}
+		out, fail := b.run(logs)
+		if fail == nil {
+			b.done()
+			return out
+		}
+		if fail.fatal {
+			// A replica that cannot apply an entry must stop rather than
+			// diverge from its peers.
+			f.logger.Error("apply failed on a storage error; stopping to avoid divergence",
+				"index", fail.pos.index, "command", fail.typ, "error", fail.err)
+			panic(fmt.Sprintf("fsm: apply batch: %v", fail.err))
+		}
+		rejected = f.reject(rejected, fail)
+		// Nothing of the rolled-back attempt may carry over: its observer
+		// notes and entry counters die with b; cached task definitions
+		// may hold versions it wrote.
+		f.taskCache = map[string]*model.Task{}
+	}
+}
+
+// cmdPos names one command of the entries being applied: the entry's log
+// index and the command's position in its batch (0 for a lone command),
+// or entryLevel for the entry as a whole (its decoding, its counters).
+type cmdPos struct {
+	index uint64
+	sub   int
+}
+
+const entryLevel = -1
+
+// rejection is how an apply answers a command that failed before: with
+// err, remembering its request id as usual or, if that failed too (bare),
+// writing nothing at all.
+type rejection struct {
+	err  *model.Error
+	bare bool
+}
+
+// failure is why one attempt at a batch stopped.
+type failure struct {
+	pos   cmdPos
+	typ   CommandType
+	err   error
+	fatal bool // a storage failure: the node must stop
+	stack []byte
+}
+
+// abort is the panic value that unwinds an apply when a write or an
+// encoding fails (must, writer.err).
+type abort struct{ err error }
+
+// reject records a failed command so that the next attempt answers it as
+// an error, or answers it bare if it failed as a rejection already. A
+// command that fails while it writes nothing has hit storage, not input.
+func (f *FSM) reject(rejected map[cmdPos]rejection, fl *failure) map[cmdPos]rejection {
+	if rejected == nil {
+		rejected = map[cmdPos]rejection{}
+	}
+	r, again := rejected[fl.pos]
+	switch {
+	case !again:
+		code := model.CodeInvalid
+		if fl.stack != nil {
+			code = model.CodeInternal // a bug, not the caller's input
+		}
+		r = rejection{err: model.Errorf(code, "%s command could not be applied: %v", fl.typ, fl.err)}
+	case !r.bare && fl.pos.sub != entryLevel:
+		r.bare = true
+	default:
+		f.logger.Error("a rejected command failed again; stopping to avoid divergence",
+			"index", fl.pos.index, "command", fl.typ, "error", fl.err)
+		panic(fmt.Sprintf("fsm: apply batch: %v", fl.err))
+	}
+	rejected[fl.pos] = r
+	args := []any{"index", fl.pos.index, "command", fl.typ, "error", fl.err}
+	if fl.pos.sub != entryLevel {
+		args = append(args, "position", fl.pos.sub)
+	}
+	if fl.stack != nil {
+		args = append(args, "stack", string(fl.stack))
+	}
+	f.logger.Error("command failed while applying; rolled back and answered as an error", args...)
+	return rejected
+}
+
+// batch is one attempt at applying a batch of entries in one transaction.
+type batch struct {
+	f        *FSM
+	tx       *bolt.Tx
+	rejected map[cmdPos]rejection
+	pos      cmdPos      // what is being applied
+	typ      CommandType // its type, once decoded
+	last     *raft.Log
+	notes    notes
+}
+
+// run applies logs in a new transaction and commits it, or rolls it back
+// and reports the failure.
+func (b *batch) run(logs []*raft.Log) (out []interface{}, fail *failure) {
+	tx, err := b.f.db.Begin(true)
+	if err != nil {
+		return nil, &failure{pos: cmdPos{sub: entryLevel}, err: err, fatal: true}
+	}
+	b.tx = tx
+	defer func() {
+		if r := recover(); r != nil {
+			fail = b.recovered(r)
+			_ = tx.Rollback()
+			out = nil
+		}
+	}()
+	out = make([]interface{}, len(logs))
+	applied := b.f.applied.Load()
+	for i, l := range logs {
+		if l.Index <= applied {
+			continue
+		}
+		b.last = l
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		out[i] = b.entry(l)
+	}
+	if b.last == nil {
+		_ = tx.Rollback() // nothing was written
+		return out, nil
+	}
+	b.pos, b.typ = cmdPos{index: b.last.Index, sub: entryLevel}, 0
+	v := make([]byte, 16)
+	binary.BigEndian.PutUint64(v, b.last.Index)
+	binary.BigEndian.PutUint64(v[8:], b.last.Term)
+	if err := tx.Bucket(bktMeta).Put(keyApplied, v); err != nil {
+		_ = tx.Rollback()
+		return nil, &failure{pos: b.pos, err: err, fatal: true}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, &failure{pos: b.pos, err: err, fatal: true}
+	}
+	return out, nil
+}
+
+// done publishes a committed batch: the applied index, the change
+// channel and the observer's notes.
+func (b *batch) done() {
+	if b.last == nil {
+		return
+	}
+	f := b.f
+	f.applied.Store(b.last.Index)
+	f.notify()
+	if o := f.cfg.Observer; o != nil {
+		ns := &b.notes
+		for _, n := range ns.tasks {
+			o.TaskChanged(n)
+		}
+		for i, id := range ns.ids {
+			o.Scheduled(id, ns.dues[i])
+		}
+		for _, c := range ns.changes {
+			o.InstanceChanged(c)
+		}
+	}
+}
+
+// recovered classifies a panic of the attempt. It must be called by the
+// deferred function that recovered, while the panicking frames are still
+// on the stack.
+func (b *batch) recovered(r any) *failure {
+	fl := &failure{pos: b.pos, typ: b.typ}
+	if ab, ok := r.(abort); ok {
+		fl.err, fl.fatal = ab.err, storageFailure(ab.err)
+		return fl
+	}
+	fl.err, fl.stack = fmt.Errorf("panic: %v", r), debug.Stack()
+	// bbolt panics when its own invariants fail: a damaged file, which is
+	// this replica's problem and not the command's.
+	fl.fatal = strings.HasPrefix(panicOrigin(), "go.etcd.io/bbolt")
+	return fl
+}
+
+// storageFailure reports whether err means the database cannot be written
+// (the node must stop) rather than that a command's input was refused: a
+// closed or read-only database or transaction, or an operating system
+// error. Anything else inside a command (bbolt's ErrKeyRequired,
+// ErrKeyTooLarge, ErrValueTooLarge, ErrIncompatibleValue, an encoding
+// error, a stored record that does not decode) is deterministic: every
+// replica meets it on the same command.
+func storageFailure(err error) bool {
+	for _, e := range []error{berrors.ErrDatabaseNotOpen, berrors.ErrTxClosed, berrors.ErrTxNotWritable,
+		berrors.ErrDatabaseReadOnly, berrors.ErrInvalidMapping, os.ErrClosed} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var pe *os.PathError
+	var se *os.SyscallError
+	var errno syscall.Errno
+	return errors.As(err, &pe) || errors.As(err, &se) || errors.As(err, &errno)
+}
+
+// panicOrigin returns the function that panicked (the first frame below
+// runtime.gopanic that is not in the runtime), "" if unknown.
+func panicOrigin() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	below := false
+	for {
+		fr, more := frames.Next()
+		switch {
+		case fr.Function == "runtime.gopanic":
+			below = true
+		case below && !strings.HasPrefix(fr.Function, "runtime."):
+			return fr.Function
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// entryState is what the commands of one log entry share.
+type entryState struct {
+	seq    uint32 // instance ids of this entry are index<<20 | seq
+	pruned bool   // request ids were pruned as of prunedAt
+	// prunedAt is the command time of the last prune. A later command of
+	// the entry with the same time has nothing to prune: every request it
+	// remembered since is no older.
+	prunedAt int64
+	// pending and active are the changes the entry's commands made to the
+	// counts of SCHEDULED and of active instances, written once when the
+	// entry ends (nothing reads them while it is applied).
+	pending, active int64
+}
+
+// entry applies one log entry: a command or a batch of them.
+func (b *batch) entry(l *raft.Log) interface{} {
+	b.pos, b.typ = cmdPos{index: l.Index, sub: entryLevel}, 0
+	if r, ok := b.rejected[b.pos]; ok {
+		return errResult(r.err)
+	}
+	var es entryState
+	c, err := DecodeCommand(l.Data)
+	if err != nil {
+		b.f.logger.Warn("undecodable log entry", "index", l.Index, "error", err)
+		return errResult(model.Errorf(model.CodeInvalid, "undecodable command: %v", err))
+	}
+	b.typ = c.Type
+	if c.Type == CmdBatch {
+		cmds, err := decodeBatch(c.Body)
+		if err != nil {
+			b.f.logger.Warn("undecodable batch", "index", l.Index, "error", err)
+			return errResult(model.Errorf(model.CodeInvalid, "undecodable batch: %v", err))
+		}
+		res := &BatchResult{Results: make([]*Result, len(cmds))}
+		for i, sub := range cmds {
+			b.pos, b.typ = cmdPos{index: l.Index, sub: i}, sub.Type
+			res.Results[i] = b.command(l.Index, sub, &es)
+		}
+		b.pos, b.typ = cmdPos{index: l.Index, sub: entryLevel}, CmdBatch
+		es.flush(b.tx)
+		return res
+	}
+	b.pos = cmdPos{index: l.Index}
+	res := b.command(l.Index, c, &es)
+	b.pos = cmdPos{index: l.Index, sub: entryLevel}
+	es.flush(b.tx)
+	return res
+}
+
+// flush writes the entry's counter changes.
+func (es *entryState) flush(tx *bolt.Tx) {
+	addMeta(tx, keyPending, es.pending)
+	addMeta(tx, keyActive, es.active)
+	es.pending, es.active = 0, 0
+}
+
+// addMeta adds delta to a u64 counter in the meta bucket.
+func addMeta(tx *bolt.Tx, key []byte, delta int64) {
+	if delta != 0 {
+		must(tx.Bucket(bktMeta).Put(key, u64key(uint64(int64(metaU64(tx, key))+delta))))
+	}
+}
+
+// command applies one command, deduplicating on its request id. Each
+// command validates its body and checks every precondition before its
+// first write, so a rejected command writes nothing but its request-id
+// record.
+func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
+	rej, rejected := b.rejected[b.pos]
+	if rejected && rej.bare {
+		return errResult(rej.err)
+	}
+	f, tx := b.f, b.tx
+	if e := c.validateHeader(); e != nil {
+		// Not remembered: the request id may be what is wrong.
+		f.logger.Warn("invalid command rejected", "index", index, "command", c.Type, "error", e)
+		return errResult(e)
+	}
+	if c.ReqID != "" {
+		if !es.pruned || es.prunedAt != c.Now {
+			f.pruneRequests(tx, c.Now)
+			es.pruned, es.prunedAt = true, c.Now
+		}
+		if v := tx.Bucket(bktRequests).Get([]byte(c.ReqID)); v != nil {
+			if r, err := decodeStoredResult(v[8:]); err == nil {
+				return r
+			}
+		}
+	}
+	var res *Result
+	if rejected {
+		res = errResult(rej.err)
+	} else {
+		w := &writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: &b.notes}
+		res = w.apply()
+		w.flushStates()
+		if w.err != nil {
+			panic(abort{w.err})
+		}
+		if res.Err != nil && res.Err.Code == model.CodeInvalid {
+			f.logger.Warn("invalid command rejected", "index", index, "command", c.Type, "error", res.Err)
+		}
+	}
+	if c.ReqID != "" {
+		f.rememberRequest(tx, c, index, res)
+	}
+	return res
+}
+
+// apply dispatches a command to its type's apply.
+func (w *writer) apply() *Result {
+	if w.f.applyHook != nil {
+		w.f.applyHook(w)
+	}
+	switch w.cmd.Type {
+	case CmdPutTask:
+		return w.putTask()
+	case CmdDeleteTask:
+		return w.deleteTask()
+	case CmdPauseTask:
+		return w.setPaused(true)
+	case CmdResumeTask:
+		return w.setPaused(false)
+	case CmdSetNode:
+		return w.setNode()
+	case CmdRemoveNode:
+		return w.removeNode()
+	case CmdNoop:
+		return okResult(struct{}{})
+	case CmdSubmit:
+		return w.submit()
+	case CmdTrigger:
+		return w.trigger()
+	case CmdFire:
+		return w.fire()
+	case CmdLease:
+		return w.lease()
+	case CmdHeartbeat:
+		return w.heartbeat()
+	case CmdComplete:
+		return w.complete()
+	case CmdExpire:
+		return w.expire()
+	case CmdDecide:
+		return w.decide()
+	case CmdCompleteBatch:
+		return w.completeBatch()
+	case CmdBackfill:
+		return w.backfill()
+	case CmdAlerted:
+		return w.alerted()
+	case CmdPrune:
+		return w.prune()
+	case CmdBatch:
+		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
+	}
+	// TODO(lead): the protocol 2 commands (CmdACLBootstrap...CmdDeleteSecret)
+	// apply here, each with a validated body (see validate.go) and its
+	// type in decodeAny.
+	return errResult(unknownType(w.cmd.Type))
+}
+
+// unknownType is the answer to a command of a type this version cannot
+// apply.
+func unknownType(t CommandType) *model.Error {
+	if MinProto(t) <= ProtoVersion {
+		return model.Errorf(model.CodeInvalid, "command type %s is not implemented by this version", t)
+	}
+	return model.Errorf(model.CodeInvalid, "unknown command type %d", uint8(t))
+}

@@ -1,0 +1,412 @@
+package fsm
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+
+	"ax/model"
+)
+
+// The state machine validates every command before it writes, with the
+// API's checks plus bounds on what only the leader generates: a command
+// that would break an invariant, overflow a key or poison a later read is
+// an error result on every replica. The checks read nothing but the
+// command, so every replica decides alike.
+//
+// Limits are part of the log's meaning: an entry a released proposer could
+// produce must stay valid, or a replica replaying it would diverge from
+// one that applied it earlier. So each bound is at least what any
+// proposer (the API, the scheduler, the dispatcher) can produce.
+const (
+	// maxTimeMs is the latest time a command may name (Unix ms, about
+	// year 10135): the due index keeps minutes in 32 bits.
+	maxTimeMs = 1<<32*dueBucketMs - 1
+	// maxReqID is the API's bound on a request id (Idempotency-Key).
+	maxReqID = 128
+	// maxActor bounds the acting user ("node:"/"executor:" + a name).
+	maxActor = 256
+	// maxNodeID bounds a node id; maxAddr one of its addresses.
+	maxNodeID = 256
+	maxAddr   = 512
+	// maxProto bounds a recorded protocol version.
+	maxProto = 255
+	// maxHost bounds an executor's host name.
+	maxHost = 1024
+	// maxText bounds free text (an attempt's output or error, an alert's
+	// notes): no API request may carry more than 1 MiB.
+	maxText = 1 << 20
+	// maxPayload bounds a submission's payload: the API's body limit.
+	maxPayload = 1 << 20
+	// maxFireKey bounds an idempotency key rendered from a task's
+	// template; with the task name it must fit a bbolt key (32 KiB).
+	maxFireKey = model.MaxFireKey
+	// maxDate bounds a scheduled date (YYYY-MM-DD).
+	maxDate = 32
+	// maxIDs bounds the instance ids or attempts one command names.
+	maxIDs = 1 << 20
+)
+
+// body is a command body that checks itself once decoded.
+type body interface {
+	validate(c *Command) *model.Error
+}
+
+// decodeJSON decodes a JSON command body into v and validates it.
+func decodeJSON(c *Command, v body) *model.Error {
+	if err := json.Unmarshal(c.Body, v); err != nil {
+		return model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
+	}
+	return v.validate(c)
+}
+
+// validateHeader checks the fields every command carries.
+func (c *Command) validateHeader() *model.Error {
+	switch {
+	case len(c.ReqID) > maxReqID:
+		return model.FieldErrorf("requestId", "longer than %d bytes", maxReqID)
+	case len(c.Actor) > maxActor:
+		return model.FieldErrorf("actor", "longer than %d bytes", maxActor)
+	case len(c.Node) > maxNodeID:
+		return model.FieldErrorf("node", "longer than %d bytes", maxNodeID)
+	case c.Now < 0 || c.Now > maxTimeMs:
+		return model.FieldErrorf("now", "time %d out of range", c.Now)
+	}
+	return nil
+}
+
+// asModelError turns a validation error into the *model.Error a result
+// carries.
+func asModelError(err error) *model.Error {
+	var me *model.Error
+	if errors.As(err, &me) {
+		return me
+	}
+	return model.Errorf(model.CodeInvalid, "%v", err)
+}
+
+func checkName(field, s string) *model.Error {
+	if !model.ValidName(s) {
+		return asModelError(model.ValidateName(field, s))
+	}
+	return nil
+}
+
+func checkLen(field, s string, limit int) *model.Error {
+	if len(s) > limit {
+		return model.FieldErrorf(field, "longer than %d bytes", limit)
+	}
+	return nil
+}
+
+func checkTime(field string, ms int64) *model.Error {
+	if ms < 0 || ms > maxTimeMs {
+		return model.FieldErrorf(field, "time %d out of range", ms)
+	}
+	return nil
+}
+
+// checkSpan checks a duration added to the command's time.
+func checkSpan(field string, c *Command, ms int64, least int64) *model.Error {
+	if ms < least || ms > maxTimeMs-c.Now {
+		return model.FieldErrorf(field, "%d ms out of range", ms)
+	}
+	return nil
+}
+
+func checkAttempt(field string, n int) *model.Error {
+	if n < 1 || n > math.MaxUint32 {
+		return model.FieldErrorf(field, "attempt %d out of range", n)
+	}
+	return nil
+}
+
+func checkIDs(field string, ids []uint64, least int) *model.Error {
+	if len(ids) < least || len(ids) > maxIDs {
+		return model.FieldErrorf(field, "%d ids, want %d to %d", len(ids), least, maxIDs)
+	}
+	for i, id := range ids {
+		if id == 0 {
+			return model.FieldErrorf(field+"["+strconv.Itoa(i)+"]", "instance id 0")
+		}
+	}
+	return nil
+}
+
+func item(field string, i int, sub string) string {
+	return field + "[" + strconv.Itoa(i) + "]." + sub
+}
+
+// validate normalizes the task (the state machine stores it normalized)
+// and checks it as the API does, but for what depends on the node or may
+// run long (model.Task.ValidateStatic).
+func (p *PutTask) validate(*Command) *model.Error {
+	p.Task.Normalize()
+	if err := p.Task.ValidateStatic(); err != nil {
+		return asModelError(err)
+	}
+	return nil
+}
+
+func (r *TaskRef) validate(*Command) *model.Error { return checkName("name", r.Name) }
+
+// nodeRef names a node (the body of CmdRemoveNode).
+type nodeRef struct {
+	Name string `json:"name"`
+}
+
+func (r *nodeRef) validate(*Command) *model.Error { return checkNodeID("name", r.Name) }
+
+func checkNodeID(field, id string) *model.Error {
+	if id == "" {
+		return model.FieldErrorf(field, "required")
+	}
+	return checkLen(field, id, maxNodeID)
+}
+
+func (n *NodeInfo) validate(*Command) *model.Error {
+	if e := checkNodeID("id", n.ID); e != nil {
+		return e
+	}
+	if n.RaftAddr == "" {
+		return model.FieldErrorf("raftAddr", "required")
+	}
+	if e := checkLen("raftAddr", n.RaftAddr, maxAddr); e != nil {
+		return e
+	}
+	if e := checkLen("httpAddr", n.HTTPAddr, maxAddr); e != nil {
+		return e
+	}
+	if n.Proto < 0 || n.Proto > maxProto {
+		return model.FieldErrorf("proto", "protocol %d out of range", n.Proto)
+	}
+	return nil
+}
+
+func (s *Submit) validate(c *Command) *model.Error {
+	if e := checkName("task", s.Task); e != nil {
+		return e
+	}
+	if len(s.Items) == 0 || len(s.Items) > model.MaxSubmitBatch {
+		return model.FieldErrorf("items", "%d submissions, want 1 to %d", len(s.Items), model.MaxSubmitBatch)
+	}
+	for i := range s.Items {
+		it := &s.Items[i]
+		switch {
+		case it.AtMs != 0 && it.DelayMs != 0:
+			return model.FieldErrorf(item("items", i, "delay"), "give delay or at, not both")
+		case it.AtMs != 0:
+			if e := checkTime(item("items", i, "at"), it.AtMs); e != nil {
+				return e
+			}
+		default:
+			if e := checkSpan(item("items", i, "delay"), c, it.DelayMs, 0); e != nil {
+				return e
+			}
+		}
+		if len(it.Key) > model.MaxIdempotencyKey {
+			return model.FieldErrorf(item("items", i, "idempotencyKey"), "longer than %d bytes", model.MaxIdempotencyKey)
+		}
+		if len(it.Payload) > maxPayload {
+			return &model.Error{Code: model.CodeTooLarge, Field: item("items", i, "payload"), Message: "payload larger than " + strconv.Itoa(maxPayload) + " bytes"}
+		}
+		// The API and the executors embed the payload in JSON answers.
+		if len(it.Payload) > 0 && !validJSON(it.Payload) {
+			return model.FieldErrorf(item("items", i, "payload"), "not a JSON value")
+		}
+	}
+	return nil
+}
+
+func (tr *Trigger) validate(*Command) *model.Error {
+	if e := checkName("task", tr.Task); e != nil {
+		return e
+	}
+	// In key order, so that every replica names the same bad parameter.
+	for _, k := range slices.Sorted(maps.Keys(tr.Params)) {
+		if !model.ValidParamName(k) {
+			return model.FieldErrorf("params", "%q is not a parameter name", k)
+		}
+		if len(tr.Params[k]) > model.MaxParamValue {
+			return model.FieldErrorf("params."+k, "longer than %d bytes", model.MaxParamValue)
+		}
+	}
+	if e := checkLen("idempotencyKey", tr.Key, model.MaxIdempotencyKey); e != nil {
+		return e
+	}
+	if tr.Source != "" && code(sourceNames, tr.Source) == 0 {
+		return model.FieldErrorf("source", "unknown source %q", tr.Source)
+	}
+	return checkLen("date", tr.Date, maxDate)
+}
+
+func (f *Fire) validate(*Command) *model.Error {
+	if len(f.Tasks) > maxIDs {
+		return model.FieldErrorf("tasks", "%d task fires, more than %d", len(f.Tasks), maxIDs)
+	}
+	for i := range f.Tasks {
+		tf := &f.Tasks[i]
+		if e := checkName(item("tasks", i, "task"), tf.Task); e != nil {
+			return e
+		}
+		if tf.Version == 0 {
+			return model.FieldErrorf(item("tasks", i, "version"), "version 0")
+		}
+		for _, t := range []struct {
+			field string
+			ms    int64
+		}{{"at", tf.At}, {"missedFirst", tf.MissedFirst}, {"missedLast", tf.MissedLast}} {
+			if e := checkTime(item("tasks", i, t.field), t.ms); e != nil {
+				return e
+			}
+		}
+		if tf.Missed < 0 {
+			return model.FieldErrorf(item("tasks", i, "missed"), "negative count %d", tf.Missed)
+		}
+		if e := checkLen(item("tasks", i, "key"), tf.Key, maxFireKey); e != nil {
+			return e
+		}
+		if e := checkLen(item("tasks", i, "date"), tf.Date, maxDate); e != nil {
+			return e
+		}
+	}
+	return checkIDs("instances", f.Instances, 0)
+}
+
+func (l *Lease) validate(c *Command) *model.Error {
+	if e := checkName("executor", l.Executor); e != nil {
+		return e
+	}
+	if e := checkLen("host", l.Host, maxHost); e != nil {
+		return e
+	}
+	if e := checkIDs("ids", l.IDs, 1); e != nil {
+		return e
+	}
+	return checkSpan("leaseMs", c, l.LeaseMs, 1)
+}
+
+func checkRefs(field string, refs []AttemptRef) *model.Error {
+	if len(refs) == 0 || len(refs) > maxIDs {
+		return model.FieldErrorf(field, "%d attempts, want 1 to %d", len(refs), maxIDs)
+	}
+	for i, r := range refs {
+		if r.ID == 0 {
+			return model.FieldErrorf(item(field, i, "id"), "instance id 0")
+		}
+		if e := checkAttempt(item(field, i, "attempt"), r.Attempt); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (h *Heartbeat) validate(c *Command) *model.Error {
+	if e := checkName("executor", h.Executor); e != nil {
+		return e
+	}
+	if e := checkRefs("items", h.Items); e != nil {
+		return e
+	}
+	return checkSpan("leaseMs", c, h.LeaseMs, 1)
+}
+
+func (cp *Complete) validate(*Command) *model.Error {
+	if cp.ID == 0 {
+		return model.FieldErrorf("id", "instance id 0")
+	}
+	if e := checkAttempt("attempt", cp.Attempt); e != nil {
+		return e
+	}
+	r := &cp.Report
+	if e := checkName("report.executor", r.Executor); e != nil {
+		return e
+	}
+	if e := checkLen("report.host", r.Host, maxHost); e != nil {
+		return e
+	}
+	if e := checkLen("report.error", r.Error, maxText); e != nil {
+		return e
+	}
+	return checkLen("report.output", r.Output, maxText)
+}
+
+// validateCompleteBatch checks a batch of reports as the API does: 1 to
+// model.MaxReports reports, all from one executor.
+func validateCompleteBatch(c *Command, cs []Complete) *model.Error {
+	if len(cs) == 0 || len(cs) > model.MaxReports {
+		return model.FieldErrorf("", "%d reports, want 1 to %d", len(cs), model.MaxReports)
+	}
+	for i := range cs {
+		if e := cs[i].validate(c); e != nil {
+			e.Field = "[" + strconv.Itoa(i) + "]." + e.Field
+			return e
+		}
+		if cs[i].Report.Executor != cs[0].Report.Executor {
+			return model.FieldErrorf(item("", i, "report.executor"), "all reports of a batch come from one executor")
+		}
+	}
+	return nil
+}
+
+func (e *Expire) validate(*Command) *model.Error { return checkRefs("items", e.Items) }
+
+func (d *Decide) validate(*Command) *model.Error {
+	if d.ID == 0 {
+		return model.FieldErrorf("id", "instance id 0")
+	}
+	switch d.Action {
+	case DecideRequestApproval:
+		if e := checkAttempt("attempt", d.Attempt); e != nil {
+			return e
+		}
+	case DecideApprove, DecideReject, DecideCancel, DecideTerminate:
+		if d.Attempt != 0 {
+			return model.FieldErrorf("attempt", "only request_approval names an attempt")
+		}
+	default:
+		return model.FieldErrorf("action", "unknown decision %q", d.Action)
+	}
+	return checkLen("comment", d.Comment, model.MaxComment)
+}
+
+func (b *Backfill) validate(*Command) *model.Error {
+	if e := checkName("task", b.Task); e != nil {
+		return e
+	}
+	if b.Version == 0 {
+		return model.FieldErrorf("version", "version 0")
+	}
+	if len(b.At) > model.MaxBackfill {
+		return model.FieldErrorf("at", "%d fire times, more than %d", len(b.At), model.MaxBackfill)
+	}
+	if len(b.Keys) != len(b.At) || len(b.Dates) > len(b.At) {
+		return model.Errorf(model.CodeInvalid, "backfill: %d times but %d keys and %d dates", len(b.At), len(b.Keys), len(b.Dates))
+	}
+	for i, at := range b.At {
+		if e := checkTime("at["+strconv.Itoa(i)+"]", at); e != nil {
+			return e
+		}
+		if e := checkLen("keys["+strconv.Itoa(i)+"]", b.Keys[i], maxFireKey); e != nil {
+			return e
+		}
+	}
+	for i, d := range b.Dates {
+		if e := checkLen("dates["+strconv.Itoa(i)+"]", d, maxDate); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (a *Alerted) validate(*Command) *model.Error {
+	if a.ID == 0 {
+		return model.FieldErrorf("id", "instance id 0")
+	}
+	return checkLen("message", a.Message, maxText)
+}
+
+func (p *Prune) validate(*Command) *model.Error { return checkIDs("ids", p.IDs, 0) }
