@@ -84,16 +84,24 @@ func unavailable(err error) error {
 	return &model.Error{Code: model.CodeUnavailable, Message: err.Error()}
 }
 
-// applyLocal stamps the leader's time into c and proposes it. A command
-// that the current state already rejects (and that is not a retry of an
+// applyLocal proposes c through the group commit, which stamps the
+// leader's time into it. A command that the state machine would refuse
+// (invalid, or rejected by the current state, and not a retry of an
 // earlier request) is answered without a log entry.
 func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
-	if err := a.fsm.Check(c); err != nil {
-		var me *model.Error
-		if errors.As(err, &me) {
-			return &fsm.Result{Err: me}, nil
+	if res := a.fsm.Precheck(c); res != nil {
+		// Answered from this node's state: only once it is confirmed as
+		// the leader, so that a deposed leader's stale state never
+		// refuses a write (nor tells an executor to stop a running
+		// attempt). A confirmed leader's state holds every acknowledged
+		// write: those of earlier terms (its barrier) and its own (acked
+		// once applied here).
+		if _, err := a.readIndex(ctx); err != nil {
+			return nil, err
 		}
-		return nil, err
+		if res = a.fsm.Precheck(c); res != nil {
+			return res, nil
+		}
 	}
 	return a.submitLocal(ctx, c)
 }
@@ -168,12 +176,22 @@ func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
 	if !a.node.IsLeader() {
 		return 0, &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
 	}
-	if err := a.ensureLeaderBarrier(ctx); err != nil {
+	idx, err := a.readIndex(ctx)
+	if err != nil {
 		return 0, unavailable(err)
+	}
+	return idx, nil
+}
+
+// readIndex confirms that this node leads and returns the commit index
+// as of the confirmation; errors are raftnode's.
+func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
+	if err := a.ensureLeaderBarrier(ctx); err != nil {
+		return 0, err
 	}
 	idx := a.node.CommitIndex()
 	if err := a.node.VerifyLeader(ctx); err != nil {
-		return 0, unavailable(err)
+		return 0, err
 	}
 	return idx, nil
 }

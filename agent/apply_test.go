@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/api"
+	"ax/fsm"
+	"ax/model"
+)
+
+// startAgent starts a one-node agent and waits until it leads, runs its
+// dispatcher and has recorded itself.
+func startAgent(t *testing.T) *Agent {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raftAddr := ln.Addr().String()
+	ln.Close()
+	a, err := New(Config{NodeID: "n1", DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: raftAddr,
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.Shutdown(ctx)
+	})
+	waitFor(t, 20*time.Second, "leadership", func() bool {
+		nodes, err := a.fsm.Nodes()
+		return err == nil && a.dispatcher() != nil && nodes["n1"].HTTPAddr != ""
+	})
+	return a
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestAgent_RejectedWritesAddNoEntries: writes the state machine would
+// refuse (decisions on missing or wrongly placed instances, reports of
+// fenced attempts, heartbeats of dead attempts) are answered without a Raft
+// entry.
+func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
+	a := startAgent(t)
+	ctx := context.Background()
+	c := api.Caller{Actor: "tester"}
+	task := &model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"}}
+	if _, err := a.PutTask(ctx, c, task); err != nil {
+		t.Fatal(err)
+	}
+	in, err := a.Trigger(ctx, c, "job", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := model.FormatID(1 << 40)
+	lastIndex := func() string { return a.node.Stats()["last_log_index"] }
+	beforeLog, beforeApplied := lastIndex(), a.fsm.AppliedIndex()
+	report := model.CompleteRequest{Executor: "e1", Success: true}
+	for i := 0; i < 100; i++ {
+		if _, err := a.Decide(ctx, c, missing, fsm.DecideApprove, 0, ""); !errors.Is(err, model.ErrNotFound) {
+			t.Fatalf("approve a missing instance: %v, want not found", err)
+		}
+		if _, err := a.Decide(ctx, c, in.ID, fsm.DecideApprove, 0, ""); !errors.Is(err, model.ErrPrecondition) {
+			t.Fatalf("approve a READY instance: %v, want failed precondition", err)
+		}
+		if _, err := a.Complete(ctx, c, in.ID+"-1", report); !errors.Is(err, model.ErrConflict) {
+			t.Fatalf("complete a READY instance: %v, want conflict", err)
+		}
+		out, err := a.CompleteBatch(ctx, c, []model.CompleteItem{{ExecutionID: in.ID + "-1", Report: report}, {ExecutionID: missing + "-2", Report: report}})
+		if err != nil || len(out) != 2 || out[0].Code != model.CodeConflict || out[1].Code != model.CodeNotFound {
+			t.Fatalf("a batch of fenced reports: %+v, %v", out, err)
+		}
+		hb, err := a.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: in.ID, Attempt: 1}}})
+		if err != nil || len(hb.Stop) != 1 {
+			t.Fatalf("a heartbeat of an attempt that does not run: %+v, %v", hb, err)
+		}
+	}
+	if got, gotApplied := lastIndex(), a.fsm.AppliedIndex(); got != beforeLog || gotApplied != beforeApplied {
+		t.Fatalf("last log index %s -> %s, applied %d -> %d: rejected writes wrote entries", beforeLog, got, beforeApplied, gotApplied)
+	}
+	// A write that applies still does.
+	if _, err := a.Decide(ctx, c, in.ID, fsm.DecideCancel, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if a.fsm.AppliedIndex() == beforeApplied {
+		t.Fatal("an accepted write was not applied")
+	}
+}
