@@ -85,10 +85,18 @@ func unavailable(err error) error {
 }
 
 // applyLocal proposes c through the group commit, which stamps the
-// leader's time into it. A command that the state machine would refuse
+// leader's time into it. A command whose type a member does not know yet
+// is refused (checkProto); a command that the state machine would refuse
 // (invalid, or rejected by the current state, and not a retry of an
 // earlier request) is answered without a log entry.
 func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	if err := a.checkProto(ctx, c.Type); err != nil {
+		var me *model.Error
+		if errors.As(err, &me) {
+			return &fsm.Result{Err: me}, nil
+		}
+		return nil, err
+	}
 	if res := a.fsm.Precheck(c); res != nil {
 		// Answered from this node's state: only once it is confirmed as
 		// the leader, so that a deposed leader's stale state never

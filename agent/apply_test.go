@@ -36,7 +36,7 @@ func startAgent(t *testing.T) *Agent {
 	})
 	waitFor(t, 20*time.Second, "leadership", func() bool {
 		nodes, err := a.fsm.Nodes()
-		return err == nil && a.dispatcher() != nil && nodes["n1"].HTTPAddr != ""
+		return err == nil && a.dispatcher() != nil && nodes["n1"].Proto == fsm.ProtoVersion
 	})
 	return a
 }
@@ -108,5 +108,25 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 	}
 	if a.fsm.AppliedIndex() == beforeApplied {
 		t.Fatal("an accepted write was not applied")
+	}
+}
+
+// TestAgent_RecordsProtocol: a node records the protocol it speaks with
+// its addresses, and the cluster status shows it.
+func TestAgent_RecordsProtocol(t *testing.T) {
+	a := startAgent(t)
+	st, err := a.Cluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Nodes) != 1 || st.Nodes[0].Proto != fsm.ProtoVersion {
+		t.Fatalf("cluster status %+v, want n1 at protocol %d", st.Nodes, fsm.ProtoVersion)
+	}
+	// A command of a protocol every member speaks passes the gate (and is
+	// then refused as not implemented yet by the state machine).
+	cmd := &fsm.Command{Type: fsm.CmdPutSecret, Body: []byte("{}")}
+	res, err := a.propose(context.Background(), cmd)
+	if err != nil || res.Err == nil || res.Err.Code != model.CodeInvalid {
+		t.Fatalf("a protocol 2 command: %+v, %v; want invalid (not implemented)", res, err)
 	}
 }

@@ -122,18 +122,30 @@ func (a *Agent) ensureLeaderBarrier(ctx context.Context) error {
 	return a.node.Barrier(ctx)
 }
 
-// recordSelf stores this node's addresses in the state machine if they
-// are missing or stale.
+// selfInfo is this node's record: its addresses and the protocol its
+// binary speaks.
+func (a *Agent) selfInfo() fsm.NodeInfo {
+	return fsm.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP(), Proto: fsm.ProtoVersion}
+}
+
+// recordSelf stores this node's record in the state machine if it is
+// missing or stale (other addresses, or an older protocol: the node was
+// upgraded).
 func (a *Agent) recordSelf(ctx context.Context) error {
 	nodes, err := a.fsm.Nodes()
 	if err != nil {
 		return err
 	}
-	self := fsm.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP()}
-	if nodes[self.ID] == self {
+	if nodes[a.cfg.NodeID] == a.selfInfo() {
 		return nil
 	}
-	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+a.cfg.NodeID, self)
+	return a.proposeSelf(ctx)
+}
+
+// proposeSelf writes this node's record (through the leader when this
+// node follows).
+func (a *Agent) proposeSelf(ctx context.Context) error {
+	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+a.cfg.NodeID, a.selfInfo())
 	if err != nil {
 		return err
 	}
@@ -144,16 +156,30 @@ func (a *Agent) recordSelf(ctx context.Context) error {
 	return res.Decode(nil)
 }
 
-// register makes sure this node is a member with up-to-date addresses: a
+// register makes sure this node is a member with an up-to-date record: a
 // new node joins through the -join addresses; a restarted node whose
-// recorded addresses changed re-registers with the leader.
+// record is stale (its addresses changed, or it was upgraded) records
+// itself again. After each leader change it checks the new leader's copy
+// of its record once: a replica that applied the record while it ran an
+// older version kept no protocol.
 func (a *Agent) register() {
 	defer a.wg.Done()
 	backoff := 200 * time.Millisecond
+	verify := false
 	for !a.stopping() {
+		changed := a.node.LeaderChanged()
 		done, err := a.registerOnce()
 		if done {
-			return
+			if verify {
+				a.verifyRecord()
+			}
+			select {
+			case <-a.stopCh:
+				return
+			case <-changed:
+			}
+			verify, backoff = true, 200*time.Millisecond
+			continue
 		}
 		if err != nil {
 			a.log.Warn("joining the cluster failed; retrying", "join", a.cfg.Join, "error", err, "retry_in", backoff)
@@ -167,21 +193,59 @@ func (a *Agent) register() {
 	}
 }
 
+// verifyRecord asks the leader for its copy of this node's record and
+// records the node again if that copy is stale. It tries once: a leader
+// of an older version drops the protocol whatever is proposed.
+func (a *Agent) verifyRecord() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id, _ := a.node.Leader()
+	if id == "" || id == a.cfg.NodeID {
+		return // this node's state is the leader's
+	}
+	leader, err := a.leaderHTTP(ctx, time.Now().Add(a.cfg.LeaderWait))
+	if err != nil {
+		return
+	}
+	st, err := a.clientFor(leader).Cluster(ctx)
+	if err != nil {
+		a.log.Debug("reading the leader's member records failed", "error", err)
+		return
+	}
+	self := a.selfInfo()
+	for _, n := range st.Nodes {
+		if n.ID == self.ID && n.HTTPAddr == self.HTTPAddr && n.Proto >= self.Proto {
+			return
+		}
+	}
+	if err := a.proposeSelf(ctx); err != nil {
+		a.log.Warn("recording this node with the leader failed", "error", err)
+		return
+	}
+	a.log.Info("recorded this node's protocol with the leader", "proto", self.Proto)
+}
+
 func (a *Agent) registerOnce() (done bool, err error) {
 	nodes, err := a.fsm.Nodes()
 	if err != nil {
 		return false, err
 	}
-	self := fsm.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP()}
+	self := a.selfInfo()
 	if nodes[self.ID] == self {
 		return true, nil
 	}
 	if a.node.IsLeader() {
 		return false, nil // the leader loop records itself
 	}
-	req := model.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if a.isMember(ctx, self) {
+		// Only the record is stale: write it through the leader.
+		return false, a.proposeSelf(ctx)
+	}
+	// A join names no protocol (a leader of an older version refuses
+	// unknown fields); the record is completed once the node is a member.
+	req := model.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr}
 	// Prefer the known leader; fall back to the -join list.
 	var targets []string
 	if id, _ := a.node.Leader(); id != "" {
@@ -196,10 +260,25 @@ func (a *Agent) registerOnce() (done bool, err error) {
 	for _, t := range targets {
 		if err = a.clientFor(t).Join(ctx, req); err == nil {
 			a.log.Info("joined the cluster", "via", t)
-			return true, nil
+			return false, nil // record the protocol next
 		}
 	}
 	return false, err
+}
+
+// isMember reports whether the Raft configuration holds this node at its
+// current Raft address.
+func (a *Agent) isMember(ctx context.Context, self fsm.NodeInfo) bool {
+	servers, err := a.node.Servers(ctx)
+	if err != nil {
+		return false
+	}
+	for _, s := range servers {
+		if s.ID == self.ID && s.Address == self.RaftAddr {
+			return true
+		}
+	}
+	return false
 }
 
 // Join implements api.Backend: the leader adds the node as a voter (a
@@ -212,6 +291,7 @@ func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
 	if err := a.node.AddVoter(ctx, req.ID, req.RaftAddr); err != nil {
 		return unavailable(err)
 	}
+	// The record has no protocol until the node writes its own.
 	info := fsm.NodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr}
 	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+req.ID, info)
 	if err != nil {
@@ -309,7 +389,8 @@ func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 		if s.Voter {
 			suffrage = "voter"
 		}
-		st.Nodes = append(st.Nodes, model.Node{ID: s.ID, RaftAddr: s.Address, HTTPAddr: nodes[s.ID].HTTPAddr, Suffrage: suffrage, Leader: s.ID == leaderID})
+		st.Nodes = append(st.Nodes, model.Node{ID: s.ID, RaftAddr: s.Address, HTTPAddr: nodes[s.ID].HTTPAddr, Suffrage: suffrage,
+			Leader: s.ID == leaderID, Proto: nodes[s.ID].Proto})
 	}
 	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
 	return st, nil

@@ -15,6 +15,8 @@ type Node struct {
 	HTTPAddr string `json:"httpAddr,omitempty"`
 	Suffrage string `json:"suffrage"` // voter, nonvoter
 	Leader   bool   `json:"leader"`
+	// Proto is the protocol the member recorded (absent: 1, or unknown).
+	Proto int `json:"proto,omitempty"`
 }
 
 // ClusterStatus is the answer of GET /v1/cluster.
