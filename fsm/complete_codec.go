@@ -58,7 +58,9 @@ func decodeCompleteBatch(b []byte) ([]Complete, error) {
 	}
 	b = b[1:]
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) { // every item takes more than a byte
+	// Every item takes at least 10 bytes (flags, id, four varints, four
+	// lengths): a count the body cannot hold must not make it allocate.
+	if k <= 0 || n > uint64(len(b)-k)/10 {
 		return nil, errComplete
 	}
 	b = b[k:]

@@ -40,7 +40,9 @@ func decodeSubmit(b []byte) (*Submit, error) {
 		return nil, errSubmit
 	}
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > 1<<20 {
+	// An item takes at least 4 bytes (two varints, two lengths): a count
+	// the body cannot hold must not make it allocate.
+	if k <= 0 || n > 1<<20 || n > uint64(len(b)-k)/4 {
 		return nil, errSubmit
 	}
 	b = b[k:]
@@ -100,7 +102,7 @@ func DecodeSubmitResult(r *Result) (*model.SubmitResult, error) {
 	}
 	b := r.Data
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > 1<<20 {
+	if k <= 0 || n > 1<<20 || n > uint64(len(b)-k)/11 { // an item takes 11 bytes or more
 		return nil, errSubmit
 	}
 	b = b[k:]
