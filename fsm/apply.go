@@ -100,12 +100,13 @@ func (f *FSM) reject(rejected map[cmdPos]rejection, fl *failure) map[cmdPos]reje
 	}
 	r, again := rejected[fl.pos]
 	switch {
+	case !again && fl.stack != nil:
+		// A bug, not the caller's input. The panic's value stays in the
+		// log: it may differ between replicas (an address, a version),
+		// and the answer is replicated state.
+		r = rejection{err: model.Errorf(model.CodeInternal, "%s command could not be applied: it failed on a bug (see the nodes' logs)", fl.typ)}
 	case !again:
-		code := model.CodeInvalid
-		if fl.stack != nil {
-			code = model.CodeInternal // a bug, not the caller's input
-		}
-		r = rejection{err: model.Errorf(code, "%s command could not be applied: %v", fl.typ, fl.err)}
+		r = rejection{err: model.Errorf(model.CodeInvalid, "%s command could not be applied: %v", fl.typ, fl.err)}
 	case !r.bare && fl.pos.sub != entryLevel:
 		r.bare = true
 	default:
