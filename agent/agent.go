@@ -126,6 +126,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
 		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
 	}
+	if len(cfg.NodeID) > maxNodeID {
+		// Every command carries it; the state machine refuses longer ones.
+		return nil, fmt.Errorf("agent: node id longer than %d bytes", maxNodeID)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: data dir: %w", err)
 	}

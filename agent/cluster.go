@@ -122,6 +122,10 @@ func (a *Agent) ensureLeaderBarrier(ctx context.Context) error {
 	return a.node.Barrier(ctx)
 }
 
+// maxNodeID bounds a node id (a joining node's id is a valid name, at most
+// 128 bytes).
+const maxNodeID = 128
+
 // selfInfo is this node's record: its addresses and the protocol its
 // binary speaks.
 func (a *Agent) selfInfo() fsm.NodeInfo {
