@@ -247,9 +247,7 @@ func (a *Agent) registerOnce() (done bool, err error) {
 		// Only the record is stale: write it through the leader.
 		return false, a.proposeSelf(ctx)
 	}
-	// A join names no protocol (a leader of an older version refuses
-	// unknown fields); the record is completed once the node is a member.
-	req := model.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr}
+	req := model.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr, Proto: self.Proto}
 	// Prefer the known leader; fall back to the -join list.
 	var targets []string
 	if id, _ := a.node.Leader(); id != "" {
@@ -262,9 +260,18 @@ func (a *Agent) registerOnce() (done bool, err error) {
 		return false, nil // wait until a leader appears
 	}
 	for _, t := range targets {
-		if err = a.clientFor(t).Join(ctx, req); err == nil {
+		err = a.clientFor(t).Join(ctx, req)
+		var me *model.Error
+		if errors.As(err, &me) && me.Field == "proto" {
+			// A leader of an older version refuses the field: join
+			// without it; registration then writes the whole record.
+			noProto := req
+			noProto.Proto = 0
+			err = a.clientFor(t).Join(ctx, noProto)
+		}
+		if err == nil {
 			a.log.Info("joined the cluster", "via", t)
-			return false, nil // record the protocol next
+			return false, nil // done once the record is applied here
 		}
 	}
 	return false, err
@@ -295,8 +302,7 @@ func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
 	if err := a.node.AddVoter(ctx, req.ID, req.RaftAddr); err != nil {
 		return unavailable(err)
 	}
-	// The record has no protocol until the node writes its own.
-	info := fsm.NodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr}
+	info := fsm.NodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr, Proto: req.Proto}
 	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+req.ID, info)
 	if err != nil {
 		return err

@@ -34,6 +34,9 @@ type JoinRequest struct {
 	ID       string `json:"id"`
 	RaftAddr string `json:"raftAddr"`
 	HTTPAddr string `json:"httpAddr"`
+	// Proto is the protocol the joining node speaks (absent from older
+	// nodes, whose leaders refuse the field).
+	Proto int `json:"proto,omitempty"`
 }
 
 // TransferRequest asks the leader to hand leadership to a node (or to the
