@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
 
 	"ax/model"
 )
@@ -22,8 +24,9 @@ type fuzzState struct {
 	path    string // the state file
 	work    string // where open copies it
 	applied uint64
-	dump    string // Dump of the state, without request bookkeeping
-	ready   uint64 // instance ids by state
+	dump    string   // Dump of the state, without request bookkeeping
+	digest  [32]byte // stateDigest of the state
+	ready   uint64   // instance ids by state
 	running uint64
 	waiting uint64
 	failed  uint64
@@ -86,6 +89,7 @@ func buildFuzzState(t testing.TB, dir string) *fuzzState {
 	st.sched, _ = model.ParseID(sr.Instances[0].ID)
 	st.applied = index
 	st.dump = stateDump(t, f)
+	st.digest = stateDigest(t, f)
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +127,36 @@ func scratchDir(f *testing.F) string {
 		}
 	}
 	return f.TempDir()
+}
+
+// stateDigest is a hash of what stateDump shows: cheaper, for the fuzz
+// loop.
+func stateDigest(t testing.TB, f *FSM) [32]byte {
+	t.Helper()
+	h := sha256.New()
+	put := func(b []byte) {
+		h.Write(binary.AppendUvarint(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	err := f.view(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			if bytes.Equal(name, bktMeta) || bytes.Equal(name, bktRequests) || bytes.Equal(name, bktRequestTime) {
+				return nil
+			}
+			put(name)
+			return b.ForEach(func(k, v []byte) error {
+				put(k)
+				put(v)
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
 }
 
 // open opens a fresh copy of the fuzz state (at the same path each time:
@@ -166,8 +200,8 @@ func (st *fuzzState) open(t *testing.T) *FSM {
 // of a CmdBatch entry (inBatch), to a state machine holding tasks and
 // instances. The apply must never panic; an answer that is only errors
 // must leave the state as it was (but for the applied index and request
-// bookkeeping); whatever was applied, every query must still answer and
-// its answer encode.
+// bookkeeping); after a change every query must still answer and its
+// answer encode.
 func FuzzApply(f *testing.F) {
 	st := buildFuzzState(f, f.TempDir())
 	st.work = filepath.Join(scratchDir(f), "fsm.db")
@@ -194,12 +228,13 @@ func FuzzApply(f *testing.F) {
 		default:
 			t.Fatalf("answer %T", out[0])
 		}
-		if rejected {
-			if got := stateDump(t, fm); got != st.dump {
-				t.Fatalf("a rejected entry changed the state:\n%s", diffLines(st.dump, got))
-			}
+		changed := stateDigest(t, fm) != st.digest
+		if rejected && changed {
+			t.Fatalf("a rejected entry changed the state:\n%s", diffLines(st.dump, stateDump(t, fm)))
 		}
-		queryAll(t, fm)
+		if changed {
+			queryAll(t, fm)
+		}
 	})
 }
 
