@@ -88,56 +88,77 @@ func asModelError(err error) *model.Error {
 	return model.Errorf(model.CodeInvalid, "%v", err)
 }
 
-func checkName(field, s string) *model.Error {
+// at names the field a check is about; for an item of a list the name
+// is built only when an error needs it (a submission checks thousands).
+type at struct {
+	name string
+	i    int // the item's index in list name, or -1
+	sub  string
+}
+
+// field names a plain field.
+func field(name string) at { return at{name: name, i: -1} }
+
+// item names field sub of item i of list name.
+func item(name string, i int, sub string) at { return at{name: name, i: i, sub: sub} }
+
+func (f at) String() string {
+	if f.i < 0 {
+		return f.name
+	}
+	s := f.name + "[" + strconv.Itoa(f.i) + "]"
+	if f.sub != "" {
+		s += "." + f.sub
+	}
+	return s
+}
+
+func checkName(f at, s string) *model.Error {
 	if !model.ValidName(s) {
-		return asModelError(model.ValidateName(field, s))
+		return asModelError(model.ValidateName(f.String(), s))
 	}
 	return nil
 }
 
-func checkLen(field, s string, limit int) *model.Error {
+func checkLen(f at, s string, limit int) *model.Error {
 	if len(s) > limit {
-		return model.FieldErrorf(field, "longer than %d bytes", limit)
+		return model.FieldErrorf(f.String(), "longer than %d bytes", limit)
 	}
 	return nil
 }
 
-func checkTime(field string, ms int64) *model.Error {
+func checkTime(f at, ms int64) *model.Error {
 	if ms < 0 || ms > maxTimeMs {
-		return model.FieldErrorf(field, "time %d out of range", ms)
+		return model.FieldErrorf(f.String(), "time %d out of range", ms)
 	}
 	return nil
 }
 
 // checkSpan checks a duration added to the command's time.
-func checkSpan(field string, c *Command, ms int64, least int64) *model.Error {
+func checkSpan(f at, c *Command, ms int64, least int64) *model.Error {
 	if ms < least || ms > maxTimeMs-c.Now {
-		return model.FieldErrorf(field, "%d ms out of range", ms)
+		return model.FieldErrorf(f.String(), "%d ms out of range", ms)
 	}
 	return nil
 }
 
-func checkAttempt(field string, n int) *model.Error {
+func checkAttempt(f at, n int) *model.Error {
 	if n < 1 || n > math.MaxUint32 {
-		return model.FieldErrorf(field, "attempt %d out of range", n)
+		return model.FieldErrorf(f.String(), "attempt %d out of range", n)
 	}
 	return nil
 }
 
-func checkIDs(field string, ids []uint64, least int) *model.Error {
+func checkIDs(name string, ids []uint64, least int) *model.Error {
 	if len(ids) < least || len(ids) > maxIDs {
-		return model.FieldErrorf(field, "%d ids, want %d to %d", len(ids), least, maxIDs)
+		return model.FieldErrorf(name, "%d ids, want %d to %d", len(ids), least, maxIDs)
 	}
 	for i, id := range ids {
 		if id == 0 {
-			return model.FieldErrorf(field+"["+strconv.Itoa(i)+"]", "instance id 0")
+			return model.FieldErrorf(item(name, i, "").String(), "instance id 0")
 		}
 	}
 	return nil
-}
-
-func item(field string, i int, sub string) string {
-	return field + "[" + strconv.Itoa(i) + "]." + sub
 }
 
 // validate normalizes the task (the state machine stores it normalized)
@@ -151,7 +172,7 @@ func (p *PutTask) validate(*Command) *model.Error {
 	return nil
 }
 
-func (r *TaskRef) validate(*Command) *model.Error { return checkName("name", r.Name) }
+func (r *TaskRef) validate(*Command) *model.Error { return checkName(field("name"), r.Name) }
 
 // nodeRef names a node (the body of CmdRemoveNode).
 type nodeRef struct {
@@ -160,11 +181,11 @@ type nodeRef struct {
 
 func (r *nodeRef) validate(*Command) *model.Error { return checkNodeID("name", r.Name) }
 
-func checkNodeID(field, id string) *model.Error {
+func checkNodeID(name, id string) *model.Error {
 	if id == "" {
-		return model.FieldErrorf(field, "required")
+		return model.FieldErrorf(name, "required")
 	}
-	return checkLen(field, id, maxNodeID)
+	return checkLen(field(name), id, maxNodeID)
 }
 
 func (n *NodeInfo) validate(*Command) *model.Error {
@@ -174,10 +195,10 @@ func (n *NodeInfo) validate(*Command) *model.Error {
 	if n.RaftAddr == "" {
 		return model.FieldErrorf("raftAddr", "required")
 	}
-	if e := checkLen("raftAddr", n.RaftAddr, maxAddr); e != nil {
+	if e := checkLen(field("raftAddr"), n.RaftAddr, maxAddr); e != nil {
 		return e
 	}
-	if e := checkLen("httpAddr", n.HTTPAddr, maxAddr); e != nil {
+	if e := checkLen(field("httpAddr"), n.HTTPAddr, maxAddr); e != nil {
 		return e
 	}
 	if n.Proto < 0 || n.Proto > maxProto {
@@ -187,7 +208,7 @@ func (n *NodeInfo) validate(*Command) *model.Error {
 }
 
 func (s *Submit) validate(c *Command) *model.Error {
-	if e := checkName("task", s.Task); e != nil {
+	if e := checkName(field("task"), s.Task); e != nil {
 		return e
 	}
 	if len(s.Items) == 0 || len(s.Items) > model.MaxSubmitBatch {
@@ -197,7 +218,7 @@ func (s *Submit) validate(c *Command) *model.Error {
 		it := &s.Items[i]
 		switch {
 		case it.AtMs != 0 && it.DelayMs != 0:
-			return model.FieldErrorf(item("items", i, "delay"), "give delay or at, not both")
+			return model.FieldErrorf(item("items", i, "delay").String(), "give delay or at, not both")
 		case it.AtMs != 0:
 			if e := checkTime(item("items", i, "at"), it.AtMs); e != nil {
 				return e
@@ -208,21 +229,21 @@ func (s *Submit) validate(c *Command) *model.Error {
 			}
 		}
 		if len(it.Key) > model.MaxIdempotencyKey {
-			return model.FieldErrorf(item("items", i, "idempotencyKey"), "longer than %d bytes", model.MaxIdempotencyKey)
+			return model.FieldErrorf(item("items", i, "idempotencyKey").String(), "longer than %d bytes", model.MaxIdempotencyKey)
 		}
 		if len(it.Payload) > maxPayload {
-			return &model.Error{Code: model.CodeTooLarge, Field: item("items", i, "payload"), Message: "payload larger than " + strconv.Itoa(maxPayload) + " bytes"}
+			return &model.Error{Code: model.CodeTooLarge, Field: item("items", i, "payload").String(), Message: "payload larger than " + strconv.Itoa(maxPayload) + " bytes"}
 		}
 		// The API and the executors embed the payload in JSON answers.
 		if len(it.Payload) > 0 && !validJSON(it.Payload) {
-			return model.FieldErrorf(item("items", i, "payload"), "not a JSON value")
+			return model.FieldErrorf(item("items", i, "payload").String(), "not a JSON value")
 		}
 	}
 	return nil
 }
 
 func (tr *Trigger) validate(*Command) *model.Error {
-	if e := checkName("task", tr.Task); e != nil {
+	if e := checkName(field("task"), tr.Task); e != nil {
 		return e
 	}
 	// In key order, so that every replica names the same bad parameter.
@@ -234,13 +255,13 @@ func (tr *Trigger) validate(*Command) *model.Error {
 			return model.FieldErrorf("params."+k, "longer than %d bytes", model.MaxParamValue)
 		}
 	}
-	if e := checkLen("idempotencyKey", tr.Key, model.MaxIdempotencyKey); e != nil {
+	if e := checkLen(field("idempotencyKey"), tr.Key, model.MaxIdempotencyKey); e != nil {
 		return e
 	}
 	if tr.Source != "" && code(sourceNames, tr.Source) == 0 {
 		return model.FieldErrorf("source", "unknown source %q", tr.Source)
 	}
-	return checkLen("date", tr.Date, maxDate)
+	return checkLen(field("date"), tr.Date, maxDate)
 }
 
 func (f *Fire) validate(*Command) *model.Error {
@@ -253,7 +274,7 @@ func (f *Fire) validate(*Command) *model.Error {
 			return e
 		}
 		if tf.Version == 0 {
-			return model.FieldErrorf(item("tasks", i, "version"), "version 0")
+			return model.FieldErrorf(item("tasks", i, "version").String(), "version 0")
 		}
 		for _, t := range []struct {
 			field string
@@ -264,7 +285,7 @@ func (f *Fire) validate(*Command) *model.Error {
 			}
 		}
 		if tf.Missed < 0 {
-			return model.FieldErrorf(item("tasks", i, "missed"), "negative count %d", tf.Missed)
+			return model.FieldErrorf(item("tasks", i, "missed").String(), "negative count %d", tf.Missed)
 		}
 		if e := checkLen(item("tasks", i, "key"), tf.Key, maxFireKey); e != nil {
 			return e
@@ -277,27 +298,27 @@ func (f *Fire) validate(*Command) *model.Error {
 }
 
 func (l *Lease) validate(c *Command) *model.Error {
-	if e := checkName("executor", l.Executor); e != nil {
+	if e := checkName(field("executor"), l.Executor); e != nil {
 		return e
 	}
-	if e := checkLen("host", l.Host, maxHost); e != nil {
+	if e := checkLen(field("host"), l.Host, maxHost); e != nil {
 		return e
 	}
 	if e := checkIDs("ids", l.IDs, 1); e != nil {
 		return e
 	}
-	return checkSpan("leaseMs", c, l.LeaseMs, 1)
+	return checkSpan(field("leaseMs"), c, l.LeaseMs, 1)
 }
 
-func checkRefs(field string, refs []AttemptRef) *model.Error {
+func checkRefs(name string, refs []AttemptRef) *model.Error {
 	if len(refs) == 0 || len(refs) > maxIDs {
-		return model.FieldErrorf(field, "%d attempts, want 1 to %d", len(refs), maxIDs)
+		return model.FieldErrorf(name, "%d attempts, want 1 to %d", len(refs), maxIDs)
 	}
 	for i, r := range refs {
 		if r.ID == 0 {
-			return model.FieldErrorf(item(field, i, "id"), "instance id 0")
+			return model.FieldErrorf(item(name, i, "id").String(), "instance id 0")
 		}
-		if e := checkAttempt(item(field, i, "attempt"), r.Attempt); e != nil {
+		if e := checkAttempt(item(name, i, "attempt"), r.Attempt); e != nil {
 			return e
 		}
 	}
@@ -305,33 +326,33 @@ func checkRefs(field string, refs []AttemptRef) *model.Error {
 }
 
 func (h *Heartbeat) validate(c *Command) *model.Error {
-	if e := checkName("executor", h.Executor); e != nil {
+	if e := checkName(field("executor"), h.Executor); e != nil {
 		return e
 	}
 	if e := checkRefs("items", h.Items); e != nil {
 		return e
 	}
-	return checkSpan("leaseMs", c, h.LeaseMs, 1)
+	return checkSpan(field("leaseMs"), c, h.LeaseMs, 1)
 }
 
 func (cp *Complete) validate(*Command) *model.Error {
 	if cp.ID == 0 {
 		return model.FieldErrorf("id", "instance id 0")
 	}
-	if e := checkAttempt("attempt", cp.Attempt); e != nil {
+	if e := checkAttempt(field("attempt"), cp.Attempt); e != nil {
 		return e
 	}
 	r := &cp.Report
-	if e := checkName("report.executor", r.Executor); e != nil {
+	if e := checkName(field("report.executor"), r.Executor); e != nil {
 		return e
 	}
-	if e := checkLen("report.host", r.Host, maxHost); e != nil {
+	if e := checkLen(field("report.host"), r.Host, maxHost); e != nil {
 		return e
 	}
-	if e := checkLen("report.error", r.Error, maxText); e != nil {
+	if e := checkLen(field("report.error"), r.Error, maxText); e != nil {
 		return e
 	}
-	return checkLen("report.output", r.Output, maxText)
+	return checkLen(field("report.output"), r.Output, maxText)
 }
 
 // validateCompleteBatch checks a batch of reports as the API does: 1 to
@@ -346,7 +367,7 @@ func validateCompleteBatch(c *Command, cs []Complete) *model.Error {
 			return e
 		}
 		if cs[i].Report.Executor != cs[0].Report.Executor {
-			return model.FieldErrorf(item("", i, "report.executor"), "all reports of a batch come from one executor")
+			return model.FieldErrorf(item("", i, "report.executor").String(), "all reports of a batch come from one executor")
 		}
 	}
 	return nil
@@ -360,7 +381,7 @@ func (d *Decide) validate(*Command) *model.Error {
 	}
 	switch d.Action {
 	case DecideRequestApproval:
-		if e := checkAttempt("attempt", d.Attempt); e != nil {
+		if e := checkAttempt(field("attempt"), d.Attempt); e != nil {
 			return e
 		}
 	case DecideApprove, DecideReject, DecideCancel, DecideTerminate:
@@ -370,11 +391,11 @@ func (d *Decide) validate(*Command) *model.Error {
 	default:
 		return model.FieldErrorf("action", "unknown decision %q", d.Action)
 	}
-	return checkLen("comment", d.Comment, model.MaxComment)
+	return checkLen(field("comment"), d.Comment, model.MaxComment)
 }
 
 func (b *Backfill) validate(*Command) *model.Error {
-	if e := checkName("task", b.Task); e != nil {
+	if e := checkName(field("task"), b.Task); e != nil {
 		return e
 	}
 	if b.Version == 0 {
@@ -386,16 +407,16 @@ func (b *Backfill) validate(*Command) *model.Error {
 	if len(b.Keys) != len(b.At) || len(b.Dates) > len(b.At) {
 		return model.Errorf(model.CodeInvalid, "backfill: %d times but %d keys and %d dates", len(b.At), len(b.Keys), len(b.Dates))
 	}
-	for i, at := range b.At {
-		if e := checkTime("at["+strconv.Itoa(i)+"]", at); e != nil {
+	for i, ms := range b.At {
+		if e := checkTime(item("at", i, ""), ms); e != nil {
 			return e
 		}
-		if e := checkLen("keys["+strconv.Itoa(i)+"]", b.Keys[i], maxFireKey); e != nil {
+		if e := checkLen(item("keys", i, ""), b.Keys[i], maxFireKey); e != nil {
 			return e
 		}
 	}
 	for i, d := range b.Dates {
-		if e := checkLen("dates["+strconv.Itoa(i)+"]", d, maxDate); e != nil {
+		if e := checkLen(item("dates", i, ""), d, maxDate); e != nil {
 			return e
 		}
 	}
@@ -406,7 +427,7 @@ func (a *Alerted) validate(*Command) *model.Error {
 	if a.ID == 0 {
 		return model.FieldErrorf("id", "instance id 0")
 	}
-	return checkLen("message", a.Message, maxText)
+	return checkLen(field("message"), a.Message, maxText)
 }
 
 func (p *Prune) validate(*Command) *model.Error { return checkIDs("ids", p.IDs, 0) }
