@@ -40,8 +40,16 @@ type Config struct {
 	Restore string
 	// Token protects the API and is required to join.
 	Token string
-	// ExecutorToken, when set, is accepted on the executor protocol only.
+	// ExecutorToken, when set, is accepted on the executor protocol only,
+	// for any executor name (legacy: prefer ACL executor tokens, which are
+	// bound to one executor).
 	ExecutorToken string
+	// MaxConns caps the API's open connections (default 1024): at the
+	// cap a new connection evicts the longest idle one.
+	MaxConns int
+	// EncryptKey, when set (EncryptKeySize bytes, the same on every node),
+	// seals secret values with AES-256-GCM before they are proposed.
+	EncryptKey []byte
 	// Lease is how long a running attempt survives without a heartbeat
 	// (default 10s).
 	Lease time.Duration
@@ -103,6 +111,11 @@ type Agent struct {
 	alertCh  chan uint64                     // FAILED instances for the alerter
 	disp     atomic.Pointer[dispatch.Dispatcher]
 	batchCh  chan *pendingCmd
+
+	conns          *connLimiter
+	sealer         *sealer // nil without an encrypt key
+	localExecToken string  // the embedded executor's credential, in memory only
+	catchUpState
 }
 
 var _ api.Backend = (*Agent)(nil)
@@ -123,6 +136,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.LeaderWait == 0 {
 		cfg.LeaderWait = 5 * time.Second
 	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = 1024
+	}
 	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
 		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
 	}
@@ -138,6 +154,14 @@ func New(cfg Config) (*Agent, error) {
 		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024),
 	}
 	a.metrics = newMetrics(a) // before the state machine starts applying
+	sl, err := newSealer(cfg.EncryptKey)
+	if err != nil {
+		return nil, fmt.Errorf("agent: encrypt key: %w", err)
+	}
+	a.sealer = sl
+	if cfg.Executor {
+		a.localExecToken = NewToken()
+	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
@@ -149,6 +173,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.fsm = f
+	if cfg.ExecutorToken != "" && cfg.Token == "" && !f.ACLBootstrapped() {
+		f.Close()
+		ln.Close()
+		return nil, errors.New("agent: -executor-token without API auth would leave every other route open: set -token too, or bootstrap ACLs (ax acl bootstrap) and create executor tokens (ax acl token create -role executor)")
+	}
 	var restore *raftnode.Restore
 	if cfg.Restore != "" {
 		if len(cfg.Join) > 0 {
@@ -179,11 +208,22 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = node
-	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, Logger: a.log, Now: cfg.Clock.Now,
+	a.api = api.New(api.Config{Backend: a, Auth: a, Logger: a.log, Now: cfg.Clock.Now,
 		Metrics: a.metrics.handler(), CheckAction: action.Check})
-	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	a.conns = newConnLimiter(ln, cfg.MaxConns)
+	a.http = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			limitBody(w, r)
+			a.api.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ConnState:         a.conns.track,
+		ErrorLog:          a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
 	if cfg.Executor {
-		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: cfg.Token,
+		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken,
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log})
 		if err != nil {
 			node.Close()
@@ -200,7 +240,7 @@ func New(cfg Config) (*Agent, error) {
 	go a.batchLoop()
 	go func() {
 		defer a.wg.Done()
-		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(a.conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "error", err)
 		}
 	}()
@@ -275,7 +315,7 @@ func (a *Agent) clientFor(addr string) *client.Client {
 	defer a.clientsMu.Unlock()
 	c, ok := a.clients[addr]
 	if !ok {
-		c = client.New(client.Config{Addrs: []string{addr}, Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID})
+		c = client.New(client.Config{Addrs: []string{addr}, Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID, Header: a.memberHeaders})
 		a.clients[addr] = c
 	}
 	return c

@@ -41,6 +41,9 @@ type Config struct {
 	// RetryFor bounds how long a call retries unreachable or leaderless
 	// servers when its context has no deadline. Default 15s.
 	RetryFor time.Duration
+	// Header, when set, adds headers to every request made with ctx (the
+	// agent uses it to authenticate to its peers).
+	Header func(ctx context.Context) http.Header
 }
 
 // Client talks to an ax cluster.
@@ -194,6 +197,11 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 	if c.cfg.Actor != "" && hr.Header.Get(HeaderActor) == "" {
 		hr.Header.Set(HeaderActor, c.cfg.Actor)
 	}
+	if c.cfg.Header != nil {
+		for k, v := range c.cfg.Header(ctx) {
+			hr.Header[k] = v
+		}
+	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -245,6 +253,8 @@ func codeForStatus(s int) string {
 		return model.CodeConflict
 	case 413:
 		return model.CodeTooLarge
+	case 429:
+		return model.CodeTooMany
 	case 503:
 		return model.CodeUnavailable
 	default:

@@ -35,6 +35,13 @@ const (
 	CmdBackfill      CommandType = 18 // body: Backfill
 	CmdAlerted       CommandType = 19 // body: Alerted
 	CmdPrune         CommandType = 20 // body: Prune
+	// Protocol 2 (see MinProto).
+	CmdACLBootstrap   CommandType = 21 // body: ACLBootstrap
+	CmdACLPutToken    CommandType = 22 // body: ACLPutToken
+	CmdACLDeleteToken CommandType = 23 // body: TaskRef (Name = token name)
+	CmdPutSecret      CommandType = 24 // body: PutSecret
+	CmdDeleteSecret   CommandType = 25 // body: TaskRef (Name = secret name)
+	CmdSetMemberKey   CommandType = 26 // body: SetMemberKey
 )
 
 var cmdNames = map[CommandType]string{
@@ -42,6 +49,8 @@ var cmdNames = map[CommandType]string{
 	CmdResumeTask: "resume_task", CmdSetNode: "set_node", CmdRemoveNode: "remove_node",
 	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
 	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted", CmdPrune: "prune",
+	CmdACLBootstrap: "acl_bootstrap", CmdACLPutToken: "acl_put_token", CmdACLDeleteToken: "acl_delete_token",
+	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret", CmdSetMemberKey: "set_member_key",
 }
 
 // String returns the command type's name.

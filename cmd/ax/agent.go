@@ -56,8 +56,10 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.RaftAddr, "raft", "127.0.0.1:7071", "Raft listen and advertised address")
 	fs.StringVar(&join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
 	fs.StringVar(&cfg.Restore, "restore", "", "start a new one-node cluster from a snapshot's state.bin (empty -data; others then -join it)")
-	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "API token required from clients and joining nodes (env AX_TOKEN)")
-	fs.StringVar(&tokenFile, "token-file", "", "read the API token from this file")
+	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "management token: admin on every route, also used to join (env AX_TOKEN; prefer -token-file, which keeps it out of the process list)")
+	fs.StringVar(&tokenFile, "token-file", "", "read the management token from this file (mode 0600)")
+	encKeyFile := fs.String("encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
+	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap the longest idle one is closed)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	pprofAddr := fs.String("pprof", "", "serve Go's /debug/pprof on this address (profiling)")
@@ -84,6 +86,22 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Token = tok
+	var warnings []string
+	if tokenFile != "" {
+		if w := warnIfShared(tokenFile); w != "" {
+			warnings = append(warnings, "token file "+w)
+		}
+	}
+	if *encKeyFile != "" {
+		key, w, err := agent.ReadEncryptKey(*encKeyFile)
+		if err != nil {
+			return err
+		}
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+		cfg.EncryptKey = key
+	}
 	for _, j := range strings.Split(join, ",") {
 		if j = strings.TrimSpace(j); j != "" {
 			cfg.Join = append(cfg.Join, j)
@@ -102,6 +120,9 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+	for _, w := range warnings {
+		cfg.Logger.Warn(w)
+	}
 	if os.Getenv("GOGC") == "" {
 		// The apply path allocates fast over a small live heap, so the
 		// default GOGC=100 collects several times a second; 200 halves

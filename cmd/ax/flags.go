@@ -22,6 +22,20 @@ func newFlagSet(name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// subcommand splits the arguments of command name into its subcommand and
+// the rest, and returns a flag set for it with the client flags
+// registered. A missing subcommand prints the usage and is an error.
+func subcommand(name, usage string, args []string) (sub string, rest []string, fs *flag.FlagSet, cf *clientFlags, err error) {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, strings.TrimLeft(usage, "\n"))
+		return "", nil, nil, nil, fmt.Errorf("%s: missing subcommand", name)
+	}
+	fs = newFlagSet(name+" "+args[0], usage)
+	cf = &clientFlags{}
+	cf.register(fs)
+	return args[0], args[1:], fs, cf, nil
+}
+
 // clientFlags are the flags every client command takes.
 type clientFlags struct {
 	addr      string
@@ -55,7 +69,22 @@ func readToken(tok, file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		// An empty token would silently mean "no auth".
+		return "", fmt.Errorf("token file %s is empty", file)
+	}
+	return t, nil
+}
+
+// warnIfShared returns a warning when a credential file is readable by
+// others than its owner, "" otherwise.
+func warnIfShared(file string) string {
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is readable by others (mode %v); chmod 600 it", file, st.Mode().Perm())
 }
 
 // actor names the person behind CLI changes in task history.

@@ -32,6 +32,9 @@ func commands() map[string]command {
 		"approval": &approvalCommand{},
 		"bench":    &benchCommand{},
 		"version":  &versionCommand{},
+		"acl":      &aclCommand{},
+		"secret":   &secretCommand{},
+		"keygen":   &keygenCommand{},
 	}
 }
 
@@ -50,6 +53,9 @@ Commands:
 	executor  run attempts handed out by the cluster
 	approval  (inside a task) ask an operator to approve the running attempt
 	cluster   show members, remove a node, transfer leadership
+	acl       bootstrap ACLs; create, list and revoke tokens
+	secret    put, list and delete secrets
+	keygen    make a key for -encrypt-key-file
 	bench     load-test a cluster
 	version   print the version
 
