@@ -130,11 +130,13 @@ func New(cfg Config) (*Node, error) {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: %w", err)
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
+	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
 	if err != nil {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: snapshot store: %w", err)
 	}
+	restrict(filepath.Join(dir, "snapshots")) // snapshots of older versions
+	snaps := privateSnapshots{SnapshotStore: fileSnaps, dir: dir}
 	trans := cfg.Transport
 	if trans == nil {
 		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
