@@ -198,30 +198,39 @@ func liveAdmins(tx *bolt.Tx, nowMs int64) int {
 	return n
 }
 
-// ACLBootstrapped reports whether ACLs were bootstrapped: from then on every
-// API request needs a token.
-func (f *FSM) ACLBootstrapped() bool {
-	var ok bool
+// aclCache holds what every request's authentication asks, as of an
+// applied index: read again from bbolt only once the index has moved.
+type aclCache struct {
+	applied      uint64
+	bootstrapped bool
+	memberKey    []byte
+}
+
+func (f *FSM) acl() *aclCache {
+	applied := f.applied.Load() // before the read: the cache is never newer than its tag
+	if c := f.aclC.Load(); c != nil && c.applied == applied {
+		return c
+	}
+	c := &aclCache{applied: applied}
 	_ = f.view(func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bktMeta).Get(keyACLBootstrapped) != nil
+		meta := tx.Bucket(bktMeta)
+		c.bootstrapped = meta.Get(keyACLBootstrapped) != nil
+		if k := meta.Get(keyMemberKey); len(k) > 0 {
+			c.memberKey = append([]byte(nil), k...)
+		}
 		return nil
 	})
-	return ok
+	f.aclC.Store(c)
+	return c
 }
+
+// ACLBootstrapped reports whether ACLs were bootstrapped: from then on every
+// API request needs a token.
+func (f *FSM) ACLBootstrapped() bool { return f.acl().bootstrapped }
 
 // MemberKey returns the cluster's member key, nil until a leader has set
 // it. It is never shown by any API.
-func (f *FSM) MemberKey() []byte {
-	var k []byte
-	_ = f.view(func(tx *bolt.Tx) error {
-		k = append([]byte(nil), tx.Bucket(bktMeta).Get(keyMemberKey)...)
-		return nil
-	})
-	if len(k) == 0 {
-		return nil
-	}
-	return k
-}
+func (f *FSM) MemberKey() []byte { return f.acl().memberKey }
 
 // TokenByHash returns the token whose SHA-256 (hex) is hash.
 func (f *FSM) TokenByHash(hash string) (*TokenRecord, bool) {

@@ -113,6 +113,7 @@ type FSM struct {
 	db      *bolt.DB
 	applied atomic.Uint64
 	rebuilt bool
+	aclC    atomic.Pointer[aclCache]
 
 	watchMu sync.Mutex
 	watch   chan struct{} // closed and replaced on every applied batch
