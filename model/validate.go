@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/template"
 	"time"
 
 	"ax/trigger"
@@ -282,14 +281,11 @@ func (p *Policy) validate() error {
 	return nil
 }
 
+// checkTemplate checks s, the template of field, against the rules of
+// ParseTemplate.
 func checkTemplate(field, s string) error {
-	if !strings.Contains(s, "{{") {
-		return nil
-	}
-	if _, err := template.New(field).Option("missingkey=error").Parse(s); err != nil {
-		return FieldErrorf(field, "bad template: %v", err)
-	}
-	return nil
+	_, err := ParseTemplate(field, s)
+	return err
 }
 
 func oneOf(s string, opts ...string) bool {
