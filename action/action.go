@@ -85,6 +85,10 @@ type Job struct {
 	// AX_TOKEN, so that the script can call `ax approval request`). It
 	// overrides the action's Env.
 	Env map[string]string
+	// Secrets are the values of the secrets the action references
+	// ({"fromSecret": "name"} in its env or headers), by name, as the
+	// leader delivered them with the lease.
+	Secrets map[string]string
 }
 
 // Result is the outcome of one attempt.

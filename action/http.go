@@ -60,7 +60,12 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
 		res.Error = fmt.Sprintf("bad request: %v", err)
 		return res
 	}
-	for k, v := range a.Headers {
+	for k, hv := range a.Headers {
+		v, err := valueText(job, hv)
+		if err != nil {
+			res.Error = fmt.Sprintf("header %s: %v", k, err)
+			return res
+		}
 		if strings.EqualFold(k, "Host") {
 			req.Host = v
 			continue

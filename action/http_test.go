@@ -102,7 +102,7 @@ func TestRunner_Run_httpRequest(t *testing.T) {
 	job.Payload = json.RawMessage(`{"id":7}`)
 	job.Action.Method = "post"
 	job.Action.Body = `{"task":"{{.Task}}","at":"{{.ScheduledAt}}","payload":{{.Payload}}}`
-	job.Action.Headers = map[string]string{"X-Custom": "1", RequestIDHeader: "spoofed"}
+	job.Action.Headers = map[string]model.Value{"X-Custom": {Text: "1"}, RequestIDHeader: {Text: "spoofed"}}
 	got := (&Runner{}).Run(context.Background(), job, nil)
 	if !got.Success || got.HTTPStatus != 201 {
 		t.Fatalf("got %+v, want success with 201", got)

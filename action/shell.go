@@ -170,7 +170,8 @@ func retryableExit(job Job, code int) bool {
 }
 
 // shellEnv is the environment of a shell action: the executor's own, the
-// action's Env, the job's Env, then the AX_ variables.
+// action's Env (with the values of its secrets), the job's Env, then the
+// AX_ variables.
 func shellEnv(job Job) ([]string, error) {
 	env := os.Environ()
 	add := func(k, v string) error {
@@ -180,11 +181,18 @@ func shellEnv(job Job) ([]string, error) {
 		env = append(env, k+"="+v)
 		return nil
 	}
-	for _, m := range []map[string]string{job.Action.Env, job.Env} {
-		for _, k := range sortedKeys(m) {
-			if err := add(k, m[k]); err != nil {
-				return nil, err
-			}
+	for _, k := range sortedKeys(job.Action.Env) {
+		v, err := valueText(job, job.Action.Env[k])
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k, err)
+		}
+		if err := add(k, v); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range sortedKeys(job.Env) {
+		if err := add(k, job.Env[k]); err != nil {
+			return nil, err
 		}
 	}
 	for _, k := range sortedKeys(job.Params) {
@@ -208,7 +216,7 @@ func shellEnv(job Job) ([]string, error) {
 	return env, nil
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -213,7 +213,7 @@ func (e *Worker) actionJob(job model.Job) action.Job {
 	return action.Job{
 		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
 		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
-		Action: job.Action, Policy: job.Policy,
+		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets,
 		Env: map[string]string{"AX_ADDR": strings.Join(e.cfg.Servers, ","), "AX_TOKEN": e.cfg.Token,
 			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt)},
 	}
