@@ -86,8 +86,9 @@ type Job struct {
 	// overrides the action's Env.
 	Env map[string]string
 	// Secrets are the values of the secrets the action references
-	// ({"fromSecret": "name"} in its env or headers), by name, as the
-	// leader delivered them with the lease.
+	// ({{secret "name"}} in its templates, {"fromSecret": "name"} in its
+	// env or headers), by name, as the leader delivered them with the
+	// lease.
 	Secrets map[string]string
 }
 

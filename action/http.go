@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"ax/model"
 )
 
 // RequestIDHeader carries the ExecutionID on every HTTP action, so that the
@@ -23,12 +25,13 @@ const RequestIDHeader = "X-AX-Request-ID"
 func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
 	var res Result
 	a := job.Action
-	rawURL, err := expandText("url", a.URL, job)
+	rawURL, err := expandURL(a.URL, job)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	body, err := expandText("body", a.Body, job)
+	ct, typed := contentType(a.Headers)
+	body, err := expandBody(a.Body, job, ct, typed)
 	if err != nil {
 		res.Error = err.Error()
 		return res
@@ -139,6 +142,17 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// contentType returns the Content-Type header of an action's headers and
+// whether it has one ("" when it comes from a secret).
+func contentType(h map[string]model.Value) (string, bool) {
+	for k, v := range h {
+		if strings.EqualFold(k, "Content-Type") {
+			return v.Text, true
+		}
+	}
+	return "", false
 }
 
 // permanentTransportError reports errors that a retry cannot fix: a server

@@ -204,7 +204,7 @@ func shellEnv(job Job) ([]string, error) {
 		{"AX_PAYLOAD", payloadText(job.Payload)},
 		{"AX_INSTANCE_ID", job.InstanceID},
 		{"AX_EXECUTION_ID", job.ExecutionID},
-		{"AX_SCHEDULED_AT", newTemplateData[string](job).ScheduledAt},
+		{"AX_SCHEDULED_AT", scheduledText(job)},
 		{"AX_TASK", job.Task},
 		{"AX_ATTEMPT", strconv.Itoa(job.Attempt)},
 	}
