@@ -114,5 +114,8 @@
 //
 // The leader delivers with each job the values of the secrets its action
 // references (model.SecretRefs), in Job.Secrets. A secret that was not
-// delivered fails the attempt, naming it.
+// delivered fails the attempt, naming it. Run masks every secret value of
+// at least RedactMinLen bytes (and its JSON-, URL- and Go-quoted forms and
+// its lines) as RedactMask in the output, live and kept, and in the error;
+// see Redactor.
 package action

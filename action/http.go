@@ -1,7 +1,6 @@
 package action
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -22,7 +21,7 @@ import (
 const RequestIDHeader = "X-AX-Request-ID"
 
 // runHTTP runs an HTTP action.
-func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
+func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
 	var res Result
 	a := job.Action
 	rawURL, err := expandURL(a.URL, job)
@@ -105,14 +104,10 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
 
 	// The body head is the output; what is left is drained a little so
 	// that the connection can be reused.
-	out := newSink(live, OutputLimit)
-	var head bytes.Buffer
-	_, _ = io.Copy(io.MultiWriter(&head, out), io.LimitReader(resp.Body, OutputLimit))
-	out.close()
+	out := newSink(live, OutputLimit, red)
+	_, _ = io.Copy(out, io.LimitReader(resp.Body, OutputLimit))
+	res.Output = out.close()
 	_, _ = io.CopyN(io.Discard, resp.Body, OutputLimit)
-	if head.Len() > 0 {
-		res.Output = head.Bytes()
-	}
 
 	code := resp.StatusCode
 	switch {

@@ -18,7 +18,7 @@ import (
 
 // runShell runs a shell action: /bin/sh -c command in its own process
 // group, stdout and stderr into one pipe.
-func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer) Result {
+func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
 	res := Result{ExitCode: -1}
 	command, err := expandCommand(job.Action.Command, job)
 	if err != nil {
@@ -54,7 +54,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer) Result {
 	pgid := cmd.Process.Pid
 	res.PID = pgid
 
-	out := newSink(live, OutputLimit)
+	out := newSink(live, OutputLimit, red)
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)

@@ -107,7 +107,7 @@ func TestRunner_Run_shellEnv(t *testing.T) {
 		"AX_ATTEMPT=3",
 		"FROM_ACTION=a",
 		"FROM_JOB=j",
-		"FROM_SECRET=hunter22",
+		"FROM_SECRET=" + RedactMask, // the value is set, and masked in the output
 		"OVERRIDE=job",
 		"PATH=set",
 	}
