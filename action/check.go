@@ -59,7 +59,11 @@ func Check(a *model.Action) error {
 func checkTemplate(field, text string, secrets map[string]string, expand func(Job) (string, error)) error {
 	for _, job := range sampleJobs(field, text) {
 		job.Secrets = secrets
-		if _, err := expand(job); err != nil && !valueDependent(err) {
+		_, err := expand(job)
+		if overTime(err) {
+			_, err = expand(job)
+		}
+		if err != nil && !valueDependent(err) {
 			return model.FieldErrorf(field, "%v", err)
 		}
 	}

@@ -27,12 +27,14 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Reda
 	rawURL, err := expandURL(a.URL, job)
 	if err != nil {
 		res.Error = err.Error()
+		res.Retryable = overTime(err)
 		return res
 	}
 	ct, typed := contentType(a.Headers)
 	body, err := expandBody(a.Body, job, ct, typed)
 	if err != nil {
 		res.Error = err.Error()
+		res.Retryable = overTime(err)
 		return res
 	}
 	if u, err := url.Parse(rawURL); err != nil {

@@ -23,6 +23,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 	command, err := expandCommand(job.Action.Command, job)
 	if err != nil {
 		res.Error = err.Error()
+		res.Retryable = overTime(err)
 		return res
 	}
 	env, err := shellEnv(job)

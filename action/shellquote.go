@@ -328,6 +328,9 @@ func (q *shellQuoter) ansiC() error {
 			if q.peek(1) == '\'' {
 				q.lost = "after a $'...' string with \\' in it"
 			}
+			if q.peek(1) == 0 {
+				return refuse("inside $'...'", envHint)
+			}
 			q.copy(min(2, len(q.src)-q.i))
 		case 0:
 			return refuse("inside $'...'", envHint)
@@ -348,6 +351,9 @@ func (q *shellQuoter) backquote() error {
 			q.copy(1)
 			return nil
 		case '\\':
+			if q.peek(1) == 0 {
+				return refuse("inside `...`", "use $(...) instead")
+			}
 			q.copy(min(2, len(q.src)-q.i))
 		case 0:
 			return refuse("inside `...`", "use $(...) instead")
@@ -406,6 +412,9 @@ word:
 		case c == '\\':
 			if j+1 < len(q.src) {
 				j++
+				if q.src[j] == 0 {
+					return refuse("in a here-document delimiter", envHint)
+				}
 				delim.WriteByte(q.src[j])
 			}
 		case strings.IndexByte(" \t\n;&|<>()", c) >= 0:

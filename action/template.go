@@ -20,6 +20,12 @@ const TemplateTimeLimit = 100 * time.Millisecond
 // errTimeLimit stops a rendering that ran past TemplateTimeLimit.
 var errTimeLimit = fmt.Errorf("template took longer than %s to render", TemplateTimeLimit)
 
+// overTime reports whether err is a rendering that ran past
+// TemplateTimeLimit. Unlike other template errors it may pass (a busy
+// executor can stall any rendering), so an attempt that fails on it is
+// retryable and Check tries again once.
+func overTime(err error) bool { return errors.Is(err, errTimeLimit) }
+
 // templateData is what {{...}} in a command, url or body sees.
 type templateData struct {
 	// ScheduledAt is the fire time, RFC 3339 in UTC with milliseconds.
@@ -121,7 +127,7 @@ func payloadText(raw json.RawMessage) string {
 // twice its value's length; the caller checks the final text against the
 // limit). Caller values and secrets come out as markers.
 func render(field, text string, job Job, jsonPayload bool, timeLimit time.Duration) (string, error) {
-	if !strings.Contains(text, "{{") {
+	if !strings.Contains(text, "{{") && strings.IndexByte(text, 0) < 0 {
 		return text, nil
 	}
 	t, err := model.ParseTemplate(field, text)
