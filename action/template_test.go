@@ -273,7 +273,7 @@ func TestParamEnv(t *testing.T) {
 // TestModelTemplateFuncNames checks that every function model allows is
 // one an executor's template can call.
 func TestModelTemplateFuncNames(t *testing.T) {
-	for _, name := range model.TemplateFuncNames {
+	for _, name := range model.TemplateFuncNames() {
 		text := "https://x/{{if 0}}{{" + name + " 1}}{{end}}"
 		if name == "secret" {
 			text = `https://x/{{if 0}}{{secret "a"}}{{end}}`

@@ -39,19 +39,21 @@ const (
 	TemplateWorkLimit = 1 << 20
 )
 
-// TemplateFuncNames are the functions a template may call. The comparison
-// and logic builtins of text/template (and, or, not, eq, ne, lt, le, gt,
-// ge, len, index, slice) are kept as they are; print, printf, println,
-// html, js and urlquery are replaced by the bounded versions of
+// TemplateFuncNames returns the functions a template may call. The
+// comparison and logic builtins of text/template (and, or, not, eq, ne,
+// lt, le, gt, ge, len, index, slice) are kept as they are; print, printf,
+// println, html, js and urlquery are replaced by the bounded versions of
 // TemplateFuncs; raw and secret are ax's (see package action).
-var TemplateFuncNames = []string{
-	"and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "len", "index", "slice",
-	"print", "printf", "println", "html", "js", "urlquery", "raw", "secret",
+func TemplateFuncNames() []string {
+	return []string{
+		"and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "len", "index", "slice",
+		"print", "printf", "println", "html", "js", "urlquery", "raw", "secret",
+	}
 }
 
 var templateFuncSet = func() map[string]bool {
 	m := map[string]bool{}
-	for _, n := range TemplateFuncNames {
+	for _, n := range TemplateFuncNames() {
 		m[n] = true
 	}
 	return m

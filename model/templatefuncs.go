@@ -12,11 +12,11 @@ import (
 
 // Errors of a rendering that went over a limit.
 var (
-	// ErrTemplateOutput: a template or one of its functions produced more
-	// than TemplateOutputLimit bytes.
+	// ErrTemplateOutput is the error of a template, or a function it
+	// calls, that produces more than TemplateOutputLimit bytes.
 	ErrTemplateOutput = fmt.Errorf("template output longer than %d bytes", TemplateOutputLimit)
-	// ErrTemplateWork: the functions of one rendering produced more than
-	// TemplateWorkLimit bytes in all.
+	// ErrTemplateWork is the error of a rendering whose functions produce
+	// more than TemplateWorkLimit bytes in all.
 	ErrTemplateWork = fmt.Errorf("template functions produced more than %d bytes", TemplateWorkLimit)
 )
 

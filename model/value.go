@@ -104,11 +104,11 @@ func (v Value) validate(field string) error {
 // template that does not parse names none (a valid action has none).
 func SecretRefs(a *Action) []string {
 	var names []string
-	for field, text := range map[string]string{"action.command": a.Command, "action.url": a.URL, "action.body": a.Body} {
-		if !strings.Contains(text, "secret") {
+	for _, f := range [...]struct{ field, text string }{{"action.command", a.Command}, {"action.url", a.URL}, {"action.body", a.Body}} {
+		if !strings.Contains(f.text, "secret") {
 			continue // most templates name no secret: no need to parse them
 		}
-		if _, refs, err := parseTemplate(field, text); err == nil {
+		if _, refs, err := parseTemplate(f.field, f.text); err == nil {
 			names = append(names, refs...)
 		}
 	}
