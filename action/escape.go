@@ -166,7 +166,8 @@ func bodyFormat(ct string, typed bool, s string) int {
 // escapeBody replaces the markers of s, a rendered body of format, by
 // their values escaped for it. JSON: inside a string literal a value is
 // escaped as string content, elsewhere it becomes a JSON string (a JSON
-// payload is inserted as the JSON value it is). Form: query escaping. XML
+// payload, if it still is valid JSON, is inserted as the JSON value it
+// is). Form: query escaping. XML
 // and HTML: entity escaping. text/plain: as it is. Another format: only
 // urlquery's result; other values are refused.
 func escapeBody(s string, format int) (string, error) {
@@ -215,7 +216,8 @@ func escapeJSON(s string) (string, error) {
 			case inString:
 				q := jsonString(v)
 				b.WriteString(q[1 : len(q)-1])
-			case kind == kindJSON:
+			case kind == kindJSON && json.Valid([]byte(v)):
+				// Checked again: slice of a payload keeps its kind.
 				b.WriteString(v)
 			default:
 				b.WriteString(jsonString(v))

@@ -142,6 +142,7 @@ var bodyTests = []struct {
 	{name: "object payload in a string", body: `{"p": "{{.Payload}}"}`, payload: `{"id":7}`, want: `{"p": "{\"id\":7}"}`},
 	{name: "string payload as a value", body: `{"p": {{.Payload}}}`, payload: `"a\"b"`, want: `{"p": "a\"b"}`},
 	{name: "payload alone", body: `{{.Payload}}`, payload: `[1,2]`, want: `[1,2]`},
+	{name: "slice of a payload is a string", body: `{"p": {{slice .Payload 0 6}}}`, payload: `{"a":"\", \"n\": 1"}`, want: `{"p": "{\"a\":\""}`},
 	{name: "value alone", body: ` {{.Params.v}}`, value: "hi", want: ` "hi"`},
 	{name: "no payload", body: `{"p": {{.Payload}}}`, want: `{"p": ""}`},
 	{name: "json content type", body: `note={{.Params.v}}`, ct: "application/vnd.x+json; charset=utf-8", value: "a", want: `note="a"`},
