@@ -70,7 +70,7 @@ func (a *Agent) lead(ctx context.Context) {
 	if err := a.recordSelf(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("recording own address failed", "error", err)
 	}
-	d := dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log}, a.fsm, a.propose)
+	d := dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log, Prepare: a.addSecrets}, a.fsm, a.propose)
 	a.disp.Store(d)
 	defer a.disp.Store(nil)
 	go func() {

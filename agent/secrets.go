@@ -143,3 +143,23 @@ func (a *Agent) secretValue(name string) (string, error) {
 	}
 	return string(plain), nil
 }
+
+// addSecrets puts the values of the secrets job's action references into
+// the job, as the lease hands it to its executor. One that cannot be read
+// is left out: the executor then fails the attempt, naming it, and this
+// node logs why (never a value).
+func (a *Agent) addSecrets(job *model.Job) {
+	names := model.SecretRefs(&job.Action)
+	if len(names) == 0 {
+		return
+	}
+	job.Secrets = make(map[string]string, len(names))
+	for _, n := range names {
+		v, err := a.secretValue(n)
+		if err != nil {
+			a.log.Warn("a secret of a leased job cannot be delivered", "task", job.Task, "execution", job.ExecutionID, "error", err)
+			continue
+		}
+		job.Secrets[n] = v
+	}
+}

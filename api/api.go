@@ -337,7 +337,8 @@ func (s *Server) readTask(fn func(ctx contextT, name string) (any, error)) http.
 		if !s.barrier(w, r) {
 			return
 		}
-		reply(w)(fn(r.Context(), name))
+		v, err := fn(r.Context(), name)
+		reply(w)(redactFor(PrincipalFrom(r.Context()), v), err)
 	}
 }
 
@@ -363,7 +364,10 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Paused = &b
 	}
-	s.list(w, r, &f.Limit, func() (any, error) { return s.b.ListTasks(r.Context(), f) })
+	s.list(w, r, &f.Limit, func() (any, error) {
+		l, err := s.b.ListTasks(r.Context(), f)
+		return redactFor(PrincipalFrom(r.Context()), l), err
+	})
 }
 
 // list ends a list handler: the page limit from the query into *limit, a

@@ -224,3 +224,34 @@ func TestServer_RefusedBodyNotRead(t *testing.T) {
 		t.Errorf("got status %d, close %v; want 401 and the connection closed", resp.StatusCode, resp.Close)
 	}
 }
+
+// TestServer_RedactsLiteralValuesBelowWriter: env and header values of a
+// task are literal credentials as often as not; readers and operators see
+// them redacted, writers as written, and secret references stay visible.
+func TestServer_RedactsLiteralValuesBelowWriter(t *testing.T) {
+	task := &model.Task{Name: "daily", Action: model.Action{Type: model.ActionHTTP, URL: "https://x/",
+		Headers: map[string]model.Value{"Authorization": model.TextValue("Bearer abc"), "X-Key": model.SecretValue("api_key")}}}
+	for _, tt := range []struct {
+		token, wantAuth string
+	}{
+		{"reader", api.Redacted}, {"operator", api.Redacted}, {"writer", "Bearer abc"}, {"admin", "Bearer abc"},
+	} {
+		for _, path := range []string{"/v1/tasks/daily", "/v1/tasks", "/v1/tasks/daily/history"} {
+			t.Run(tt.token+" "+path, func(t *testing.T) {
+				fb := &fakeBackend{Task: task, List: &model.TaskList{Tasks: []model.Task{*task}},
+					History: &model.TaskHistory{Name: "daily", Versions: []model.TaskVersion{{Version: 1, Task: task}}}}
+				rec := serve(t, api.Config{Auth: roleTokens}, fb, request{method: "GET", path: path, header: map[string]string{"Authorization": "Bearer " + tt.token}})
+				if rec.Code != 200 {
+					t.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+				body := rec.Body.String()
+				if !strings.Contains(body, `"Authorization":"`+tt.wantAuth+`"`) || !strings.Contains(body, `{"fromSecret":"api_key"}`) {
+					t.Errorf("body %s: want Authorization %q and the secret reference", body, tt.wantAuth)
+				}
+			})
+		}
+	}
+	if got := task.Action.Headers["Authorization"].Text; got != "Bearer abc" {
+		t.Errorf("the backend's task was changed: %q", got)
+	}
+}
