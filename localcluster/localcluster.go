@@ -278,6 +278,17 @@ func (n *Node) signal(sig syscall.Signal) {
 	}
 }
 
+// Signal sends sig to the node's process (SIGHUP: reload certificates)
+// without waiting for anything.
+func (n *Node) Signal(sig os.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return fmt.Errorf("localcluster: %s is not running", n.ID)
+	}
+	return n.cmd.Process.Signal(sig)
+}
+
 // Running reports whether the node's process is up.
 func (n *Node) Running() bool {
 	n.mu.Lock()
