@@ -41,8 +41,9 @@ type Config struct {
 	Output io.Writer
 	// TLSDir, when set, makes a TLS cluster: the directory holds the CA
 	// (ax-ca.pem, ax-ca-key.pem) and each node's NAME.pem and
-	// NAME-key.pem; whatever is missing is created. Agents get -tls-*,
-	// executors -ca-cert, and the clients trust the CA.
+	// NAME-key.pem, and the clients' certificate (ClientCert); whatever
+	// is missing is created. Agents get -tls-*; executors and clients
+	// trust the CA and present the client certificate.
 	TLSDir string
 }
 
@@ -395,7 +396,8 @@ func (c *Cluster) StartExecutorAt(name string, addrs []string, args ...string) (
 		n.args = append(n.args, "-token", c.cfg.Token)
 	}
 	if c.tls != nil {
-		n.args = append(n.args, "-ca-cert", CAFile(c.cfg.TLSDir))
+		cert, key := ClientCert(c.cfg.TLSDir)
+		n.args = append(n.args, "-ca-cert", CAFile(c.cfg.TLSDir), "-client-cert", cert, "-client-key", key)
 	}
 	if err := n.Start(); err != nil {
 		return nil, err

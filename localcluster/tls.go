@@ -13,15 +13,30 @@ import (
 // CAFile is the cluster CA certificate in a TLS directory.
 func CAFile(dir string) string { return filepath.Join(dir, tlsutil.CACertFile) }
 
-// setupTLS makes sure dir holds a CA and returns the clients' TLS
-// configuration, which trusts it.
+// ClientName is the client certificate the cluster's clients and
+// executors present (NAME.pem, NAME-key.pem in the TLS directory).
+const ClientName = "localcluster"
+
+// ClientCert returns the paths of the clients' certificate and key in a
+// TLS directory.
+func ClientCert(dir string) (certFile, keyFile string) { return tlsutil.CertFiles(dir, ClientName) }
+
+// setupTLS makes sure dir holds a CA and the clients' certificate, and
+// returns the clients' TLS configuration: it trusts the CA and presents
+// that certificate (a TLS node without tokens admits clients by it).
 func setupTLS(dir string) (*tls.Config, error) {
 	if _, err := os.Stat(CAFile(dir)); errors.Is(err, fs.ErrNotExist) {
 		if _, _, err := tlsutil.CreateCA(dir, 0); err != nil {
 			return nil, err
 		}
 	}
-	return tlsutil.NewClientConfig(CAFile(dir), "", "")
+	cert, key := ClientCert(dir)
+	if _, err := os.Stat(cert); errors.Is(err, fs.ErrNotExist) {
+		if _, _, err := tlsutil.CreateClientCert(dir, ClientName, 0); err != nil {
+			return nil, err
+		}
+	}
+	return tlsutil.NewClientConfig(CAFile(dir), cert, key)
 }
 
 // nodeTLSArgs makes sure dir holds node id's certificate and returns the

@@ -251,10 +251,11 @@ func TestTLS_ClusterRefusesStrangersAndForgedRPCs(t *testing.T) {
 		}
 	}
 
-	// The CLI: https with the CA works, with a client certificate too;
-	// without the CA it fails with a certificate error and a hint.
+	// The CLI: https with the CA (and a client certificate, which a TLS
+	// cluster without tokens admits clients by) works, by host:port and
+	// by URL; without the CA it fails with a certificate error and a hint.
 	addr := leader.HTTPAddr
-	if out := axMust(t, "task", "get", "over-tls", "-addr", addr, "-ca-cert", caFile); !strings.Contains(out, "over-tls") {
+	if out := axMust(t, "task", "get", "over-tls", "-addr", addr, "-ca-cert", caFile, "-client-cert", aliceCert, "-client-key", aliceKey); !strings.Contains(out, "over-tls") {
 		t.Errorf("ax task get over https:\n%s", out)
 	}
 	axMust(t, "task", "list", "-addr", "https://"+addr, "-ca-cert", caFile, "-client-cert", aliceCert, "-client-key", aliceKey)

@@ -102,7 +102,8 @@ func benchCluster(ctx context.Context, cf *clientFlags, nodes int, withTLS bool,
 	kind := ""
 	if withTLS {
 		lcfg.TLSDir = filepath.Join(dir, "tls")
-		cf.tls = tlsFlags{caCert: localcluster.CAFile(lcfg.TLSDir)}
+		cert, key := localcluster.ClientCert(lcfg.TLSDir)
+		cf.tls = tlsFlags{caCert: localcluster.CAFile(lcfg.TLSDir), clientCert: cert, clientKey: key}
 		kind = " TLS"
 	}
 	fmt.Printf("starting a %d-node loopback%s cluster in %s\n", nodes, kind, dir)
