@@ -333,6 +333,21 @@ func TestTLS_SIGHUPReloadsCertificate(t *testing.T) {
 		}
 		waitState(t, n1.Client(), trigger(t, n1.Client(), task.Name), 15*time.Second, model.StateSuccess)
 	}
+	// A task's own ax command reaches the TLS cluster through the
+	// environment its executor hands down.
+	approval := shellTask("approval-over-tls", axBinary+` approval request -summary "go?" && echo approved-path`,
+		model.Policy{ExecutorLabels: map[string]string{"kind": "cli"}})
+	if _, err := n1.Client().PutTask(ctx, approval); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, n1.Client(), approval.Name)
+	waitState(t, n1.Client(), id, 15*time.Second, model.StateWaitingApproval)
+	if _, err := n1.Client().Decide(ctx, id, "approve", ""); err != nil {
+		t.Fatal(err)
+	}
+	if in := waitState(t, n1.Client(), id, 15*time.Second, model.StateSuccess); !strings.Contains(in.AttemptList[0].Output, "approved-path") {
+		t.Errorf("approved task's output %q", in.AttemptList[0].Output)
+	}
 }
 
 func serialOf(t *testing.T, certFile string) string {

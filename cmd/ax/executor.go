@@ -47,6 +47,7 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	tf.export()
 	tok, err := readToken(*token, *tokenFile)
 	if err != nil {
 		return err

@@ -45,6 +45,17 @@ func (f *tlsFlags) config() (*tls.Config, error) {
 	return c, nil
 }
 
+// export puts the flags in the environment that shell tasks inherit, so
+// that an ax command they run (ax approval request) reaches the cluster
+// the same way.
+func (f *tlsFlags) export() {
+	for k, v := range map[string]string{"AX_CACERT": f.caCert, "AX_CLIENT_CERT": f.clientCert, "AX_CLIENT_KEY": f.clientKey} {
+		if v != "" {
+			_ = os.Setenv(k, v)
+		}
+	}
+}
+
 // agentTLSFlags are ax agent's transport security flags.
 type agentTLSFlags struct {
 	ca, cert, key string
@@ -74,6 +85,10 @@ func (f *agentTLSFlags) load(cfg *agent.Config) error {
 			return fmt.Errorf("agent: %w", err)
 		}
 		cfg.TLS = h
+		// The embedded executor's shell tasks (ax approval request)
+		// verify the node with the CA; the node's own key stays out of
+		// their environment.
+		_ = os.Setenv("AX_CACERT", f.ca)
 		return nil
 	default:
 		return errors.New("agent: -tls-ca, -tls-cert and -tls-key go together: give all three (ax tls -h shows how to make them) or none")
