@@ -22,6 +22,7 @@ import (
 	"ax/fsm"
 	"ax/raftnode"
 	"ax/sched"
+	"ax/tlsutil"
 	"ax/wheel"
 )
 
@@ -50,6 +51,14 @@ type Config struct {
 	// EncryptKey, when set (EncryptKeySize bytes, the same on every node),
 	// seals secret values with AES-256-GCM before they are proposed.
 	EncryptKey []byte
+	// TLS, when set, serves the API over TLS, makes Raft mutual TLS and
+	// makes this node's calls to other nodes (and its embedded
+	// executor's) https with its node certificate. Reloading the holder
+	// rotates the certificates.
+	TLS *tlsutil.Holder
+	// Insecure lets the agent listen on non-loopback addresses without
+	// TLS; without it such an agent refuses to start.
+	Insecure bool
 	// Lease is how long a running attempt survives without a heartbeat
 	// (default 10s).
 	Lease time.Duration
@@ -142,6 +151,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
 		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
 	}
+	if err := checkTransportSecurity(cfg, cfg.Logger.With("node", cfg.NodeID)); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: data dir: %w", err)
 	}
@@ -166,6 +178,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
 	}
+	ln = tlsListener(ln, cfg.TLS)
 	a.ln = ln
 	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Logger: a.log, Observer: a})
 	if err != nil {
@@ -198,7 +211,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	node, err := raftnode.New(raftnode.Config{
 		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, DataDir: cfg.DataDir, Restore: restore,
-		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log,
+		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS),
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
 	})
@@ -223,7 +236,7 @@ func New(cfg Config) (*Agent, error) {
 		ErrorLog:          a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	if cfg.Executor {
-		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken,
+		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log})
 		if err != nil {
 			node.Close()
@@ -315,7 +328,7 @@ func (a *Agent) clientFor(addr string) *client.Client {
 	defer a.clientsMu.Unlock()
 	c, ok := a.clients[addr]
 	if !ok {
-		c = client.New(client.Config{Addrs: []string{addr}, Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID, Header: a.memberHeaders})
+		c = client.New(client.Config{Addrs: []string{addr}, TLS: a.peerTLS(), Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID, Header: a.memberHeaders})
 		a.clients[addr] = c
 	}
 	return c

@@ -10,6 +10,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"os"
@@ -32,6 +33,9 @@ type WorkerConfig struct {
 	Labels   map[string]string
 	Capacity int // attempts at once; default 16
 	Token    string
+	// TLS, when set, is used to reach the agents, and "host:port" servers
+	// mean https (see Config.TLS).
+	TLS      *tls.Config
 	Handlers map[string]Handler // sdk handlers, by name
 	Logger   hclog.Logger
 	// PollWait is the long-poll wait; default 20s.
@@ -84,7 +88,8 @@ func (a *attempt) takeOutput() string {
 func newWorkerClient(cfg WorkerConfig) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
-	return New(Config{Addrs: cfg.Servers, Token: cfg.Token, Actor: "executor:" + cfg.Name,
+	tr.TLSClientConfig = cfg.TLS
+	return New(Config{Addrs: cfg.Servers, TLS: cfg.TLS, Token: cfg.Token, Actor: "executor:" + cfg.Name,
 		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second})
 }
 

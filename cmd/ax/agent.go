@@ -33,8 +33,13 @@ Examples:
 	ax agent -node n2 -data /var/lib/ax/n2 -http 127.0.0.1:7080 -raft 127.0.0.1:7081 -join 127.0.0.1:7070
 	ax agent -node n3 -data /var/lib/ax/n3 -http 127.0.0.1:7090 -raft 127.0.0.1:7091 -join 127.0.0.1:7070
 
+	# TLS (certificates from ax tls; SIGHUP reloads them)
+	ax agent -node n1 -http 10.0.0.1:7070 -raft 10.0.0.1:7071 \
+		-tls-ca tls/ax-ca.pem -tls-cert tls/n1.pem -tls-key tls/n1-key.pem
+
 A node with existing state restarts with the same command line; -join is
 then only a fallback. SIGTERM on the leader transfers leadership first.
+A non-loopback HTTP or Raft address needs TLS, or -insecure.
 `
 }
 
@@ -75,7 +80,12 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot")
+	var tf agentTLSFlags
+	tf.register(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := tf.load(&cfg); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -130,6 +140,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		// Performance). GOGC in the environment still wins.
 		debug.SetGCPercent(agentGCPercent)
 	}
+	reloadOnSIGHUP(ctx, cfg.TLS, cfg.Logger)
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err

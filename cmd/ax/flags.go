@@ -41,6 +41,7 @@ type clientFlags struct {
 	addr      string
 	token     string
 	tokenFile string
+	tls       tlsFlags
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
@@ -51,6 +52,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", addr, "server HTTP address(es), comma-separated (env AX_ADDR)")
 	fs.StringVar(&c.token, "token", os.Getenv("AX_TOKEN"), "API token (env AX_TOKEN)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "read the API token from this file")
+	c.tls.register(fs)
 }
 
 func (c *clientFlags) client() (*client.Client, error) {
@@ -58,7 +60,11 @@ func (c *clientFlags) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(client.Config{Addrs: strings.Split(c.addr, ","), Token: tok, Actor: actor()}), nil
+	tc, err := c.tls.config()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(client.Config{Addrs: strings.Split(c.addr, ","), TLS: tc, Token: tok, Actor: actor()}), nil
 }
 
 func readToken(tok, file string) (string, error) {
