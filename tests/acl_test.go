@@ -20,7 +20,7 @@ func tokenClient(c *localcluster.Cluster, token string, addrs ...string) *client
 	if len(addrs) == 0 {
 		addrs = c.Addrs()
 	}
-	return client.New(client.Config{Addrs: addrs, Token: token, Actor: "alice@laptop", RetryFor: 5 * time.Second})
+	return client.New(client.Config{Addrs: addrs, Token: token, Actor: "alice@laptop", RetryFor: 5 * time.Second, TLS: c.TLS()})
 }
 
 // axCLI runs the ax binary and returns its stdout.
@@ -197,5 +197,43 @@ func TestACL_ExecutorTokens(t *testing.T) {
 	in := waitState(t, adm, id, 20*time.Second, model.StateSuccess)
 	if in.Executor != "w1" {
 		t.Errorf("ran on %q, want w1", in.Executor)
+	}
+}
+
+// TestACL_OverTLS: on a TLS cluster, a follower forwards a token's writes
+// over mutual TLS with the principal it verified, and the leader holds the
+// principal to its role; a request without a token is refused once ACLs
+// are bootstrapped, client certificate or not.
+func TestACL_OverTLS(t *testing.T) {
+	c := startClusterCfg(t, localcluster.Config{Nodes: 3, TLSDir: t.TempDir()})
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower *localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	// Before the bootstrap the cluster's client certificate admits.
+	boot, err := tokenClient(c, "", follower.HTTPAddr).ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := tokenClient(c, boot.Secret, follower.HTTPAddr)
+	writer := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
+	reader := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+	_, err = tokenClient(c, "", follower.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
+	wantCode(t, "client certificate without a token after the bootstrap", err, model.CodeUnauthorized)
+	_, err = tokenClient(c, reader, follower.HTTPAddr).PutTask(ctx, eventTask("tls-task"))
+	wantCode(t, "reader writes through a follower", err, model.CodeForbidden)
+	if _, err := tokenClient(c, writer, follower.HTTPAddr).PutTask(ctx, eventTask("tls-task")); err != nil {
+		t.Fatalf("writer writes through a follower: %v", err)
+	}
+	tk, err := tokenClient(c, reader, leader.HTTPAddr).GetTask(ctx, "tls-task", client.Consistent())
+	if err != nil || tk.UpdatedBy != "deployer (for alice@laptop)" {
+		t.Fatalf("task: %+v, %v; want it written by deployer", tk, err)
 	}
 }
