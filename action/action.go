@@ -85,6 +85,12 @@ type Job struct {
 	// AX_TOKEN, so that the script can call `ax approval request`). It
 	// overrides the action's Env.
 	Env map[string]string
+	// Secrets are the values of the secrets the action references
+	// ({{secret "name"}} in its templates, {"fromSecret": "name"} in its
+	// env or headers), by name, as the leader delivered them with the
+	// lease. They are masked (RedactMask) in the Result's Output and
+	// Error and in the live output.
+	Secrets map[string]string
 }
 
 // Result is the outcome of one attempt.
@@ -153,7 +159,9 @@ type Runner struct {
 
 // Run runs one attempt of job and reports its outcome. It returns only when
 // the attempt is over: for a shell action, when the shell has exited and
-// the rest of its process group is gone (killed if need be).
+// the rest of its process group is gone (killed if need be). The values of
+// job.Secrets are masked in the output (live and kept) and the error (see
+// Redactor).
 //
 // live, which may be nil, receives the output as it is produced, for
 // streaming logs: a shell command's stdout and stderr, an HTTP response's
@@ -174,16 +182,20 @@ func (r *Runner) Run(ctx context.Context, job Job, live io.Writer) Result {
 		}
 		return res
 	}
+	red := SecretRedactor(job.Secrets)
+	var res Result
 	switch job.Action.Type {
 	case model.ActionShell:
-		return r.runShell(ctx, job, live)
+		res = r.runShell(ctx, job, live, red)
 	case model.ActionHTTP:
-		return r.runHTTP(ctx, job, live)
+		res = r.runHTTP(ctx, job, live, red)
 	case model.ActionSDK:
-		return r.runSDK(ctx, job, live)
+		res = r.runSDK(ctx, job, live, red)
 	default:
-		return Result{Error: fmt.Sprintf("unknown action type %q", job.Action.Type)}
+		res = Result{Error: fmt.Sprintf("unknown action type %q", job.Action.Type)}
 	}
+	res.Error = red.Redact(res.Error)
+	return res
 }
 
 func (r *Runner) killGrace() time.Duration {

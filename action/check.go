@@ -12,44 +12,59 @@ import (
 )
 
 // Check dry-runs the templates of a, a valid action (see model.Task.Validate),
-// the way Run expands them: a shell command through the same quoting of
-// caller values, an HTTP url and body as text. It finds what parsing alone
-// does not: an unknown field ({{.Nope}}), a method or function called with
-// wrong arguments, a caller value where a shell command cannot quote it.
-// The error is a *model.Error with code invalid_argument naming the field
-// (action.command, action.url or action.body). Check starts no process and
-// sends nothing.
+// the way Run expands them, with the same limits (model's rules and
+// functions, TemplateTimeLimit, model.TemplateOutputLimit): a shell
+// command through the quoting of caller values, an HTTP url and body
+// through their escaping by position. It finds what parsing alone does
+// not: an unknown field ({{.Nope}}), a method or function called with
+// wrong arguments, a caller value where a shell command cannot quote it,
+// in the host of a URL, or in a body whose format is unknown, a template
+// too slow or too long. The error is a *model.Error with code
+// invalid_argument naming the field (action.command, action.url or
+// action.body). Check starts no process and sends nothing.
 //
 // Each template is expanded twice: as a scheduled fire (no params, no
 // payload) and as a submission that gives every param the template names
-// and a payload. Branches neither run takes are not checked, and an index
-// or slice out of range is not held against a template, since it depends on
-// how long a caller's value is.
+// and a payload; the secrets the action references get a sample value.
+// Branches neither run takes are not checked, and errors that depend on
+// how a caller's value looks (an index or slice out of range, a URL path
+// segment that a value leaves empty) are not held against a template.
 func Check(a *model.Action) error {
+	secrets := map[string]string{}
+	for _, name := range model.SecretRefs(a) {
+		secrets[name] = "sample-secret"
+	}
 	switch a.Type {
 	case model.ActionShell:
-		return checkTemplate("command", a.Command)
+		return checkTemplate("action.command", a.Command, secrets, func(job Job) (string, error) {
+			return expandCommand(a.Command, job)
+		})
 	case model.ActionHTTP:
-		if err := checkTemplate("url", a.URL); err != nil {
+		err := checkTemplate("action.url", a.URL, secrets, func(job Job) (string, error) {
+			return expandURL(a.URL, job)
+		})
+		if err != nil {
 			return err
 		}
-		return checkTemplate("body", a.Body)
+		ct, typed := contentType(a.Headers)
+		return checkTemplate("action.body", a.Body, secrets, func(job Job) (string, error) {
+			return expandBody(a.Body, job, ct, typed)
+		})
 	}
 	return nil
 }
 
-// checkTemplate expands text, the action's field name, for each sample job
-// as Run would.
-func checkTemplate(name, text string) error {
-	for _, job := range sampleJobs(text) {
-		var err error
-		if name == "command" {
-			_, err = expandCommand(text, job)
-		} else {
-			_, err = expandText(name, text, job)
+// checkTemplate expands text, the template of field, with expand for each
+// sample job.
+func checkTemplate(field, text string, secrets map[string]string, expand func(Job) (string, error)) error {
+	for _, job := range sampleJobs(field, text) {
+		job.Secrets = secrets
+		_, err := expand(job)
+		if overTime(err) {
+			_, err = expand(job)
 		}
-		if err != nil && !outOfRange(err) {
-			return model.FieldErrorf("action."+name, "%v", err)
+		if err != nil && !valueDependent(err) {
+			return model.FieldErrorf(field, "%v", err)
 		}
 	}
 	return nil
@@ -58,10 +73,10 @@ func checkTemplate(name, text string) error {
 // sampleAt is the fire time of the sample jobs.
 var sampleAt = time.Date(2026, time.January, 2, 3, 4, 5, 0, time.UTC)
 
-// sampleJobs returns the jobs text is checked with: a scheduled fire, with
-// no params and no payload, and a submission with every param text names
-// and a payload.
-func sampleJobs(text string) []Job {
+// sampleJobs returns the jobs text, the template of field, is checked
+// with: a scheduled fire, with no params and no payload, and a submission
+// with every param text names and a payload.
+func sampleJobs(field, text string) []Job {
 	fire := Job{
 		InstanceID:  "00000000000000a1",
 		ExecutionID: "00000000000000a1-1",
@@ -72,30 +87,26 @@ func sampleJobs(text string) []Job {
 	}
 	submitted := fire
 	submitted.Params = map[string]string{"sample": "sample"}
-	for name := range paramNames(text) {
+	for name := range paramNames(field, text) {
 		submitted.Params[name] = "sample"
 	}
 	submitted.Payload = json.RawMessage(`{"sample":"sample"}`)
 	return []Job{fire, submitted}
 }
 
-// paramNames returns the params text names: x in .Params.x or
-// $.Params.x, and "x" in index .Params "x". It is empty when text does not
-// parse.
-func paramNames(text string) map[string]bool {
+// paramNames returns the params text, the template of field, names: x in
+// .Params.x or $.Params.x, and "x" in index .Params "x". It is empty when
+// text does not parse.
+func paramNames(field, text string) map[string]bool {
 	names := map[string]bool{}
 	if !strings.Contains(text, "{{") {
 		return names
 	}
-	t, err := template.New("").Parse(text)
-	if err != nil {
+	t, err := model.ParseTemplate(field, text)
+	if err != nil || t.Tree == nil {
 		return names
 	}
-	for _, tt := range t.Templates() {
-		if tt.Tree != nil {
-			walkParams(tt.Root, names)
-		}
-	}
+	walkParams(t.Root, names)
 	return names
 }
 
@@ -117,16 +128,12 @@ func walkParams(n parse.Node, names map[string]bool) {
 		walkParams(n.Pipe, names)
 	case *parse.IfNode:
 		walkParams(&n.BranchNode, names)
-	case *parse.RangeNode:
-		walkParams(&n.BranchNode, names)
 	case *parse.WithNode:
 		walkParams(&n.BranchNode, names)
 	case *parse.BranchNode:
 		walkParams(n.Pipe, names)
 		walkParams(n.List, names)
 		walkParams(n.ElseList, names)
-	case *parse.TemplateNode:
-		walkParams(n.Pipe, names)
 	case *parse.PipeNode:
 		if n != nil {
 			walkEach(n.Cmds, names)
@@ -154,9 +161,14 @@ func walkEach[N parse.Node](nodes []N, names map[string]bool) {
 	}
 }
 
-// outOfRange reports whether err is an index out of range from the index
-// or slice function of a template.
-func outOfRange(err error) bool {
+// valueDependent reports whether err depends on how a caller's value
+// looks rather than on the template: an index out of range from the index
+// or slice function, or a valueError.
+func valueDependent(err error) bool {
+	var ve *valueError
+	if errors.As(err, &ve) {
+		return true
+	}
 	var ee template.ExecError
 	if !errors.As(err, &ee) {
 		return false

@@ -39,13 +39,18 @@ func TestCheck(t *testing.T) {
 		{name: "default from with-else", action: shell("run --date={{with .Params.date}}{{.}}{{else}}{{.Yesterday}}{{end}}")},
 		{name: "optional flag", action: shell("run {{if .Params.full}}--full{{end}} {{if not .Params.full}}--quick{{end}}")},
 		{name: "index of a param name with a dash", action: shell(`echo {{index .Params "order-id"}}`)},
-		{name: "range over params", action: shell(`{{range $k, $v := .Params}}echo {{$v}}; {{end}}`)},
+
 		{name: "$ inside with", action: shell(`{{with .Params.v}}echo {{$.Params.v}} {{.}}{{end}}`)},
-		{name: "defined template", action: shell(`{{define "d"}}{{.Date}}{{end}}echo {{template "d" .}}`)},
+
 		{name: "slice longer than a sample value", action: shell("git checkout {{slice .Params.sha 0 40}}")},
 		{name: "slice of a missing param", action: shell("echo {{slice .Params.sha 0 7}}")},
 		{name: "index of the payload", action: http("https://example.com/{{index .Payload 30}}", "")},
-		{name: "backquotes in an http body", action: http("https://example.com/hook", "`{{.Params.v}}` ${x:-{{.Params.v}}}")},
+		{name: "backquotes in an http body", action: http("https://example.com/hook", "{\"a\": \"`{{.Params.v}}` ${x:-{{.Params.v}}}\"}")},
+		{name: "secret in a command", action: shell(`curl -u "ax:{{secret "api-token"}}" https://x/`)},
+		{name: "secret in a url and body", action: http(`https://x/?k={{secret "k"}}`, `{"k": {{secret "k"}}}`)},
+		{name: "param in a url path that a fire leaves empty", action: http("https://x/orders/{{.Params.id}}/close", "")},
+		{name: "typed body", action: model.Action{Type: model.ActionHTTP, URL: "https://x/", Body: "a={{.Params.a}}",
+			Headers: map[string]model.Value{"content-type": model.TextValue("application/x-www-form-urlencoded")}}},
 		{name: "sdk", action: model.Action{Type: model.ActionSDK, Handler: "h"}},
 
 		{name: "unknown field", action: shell("echo {{.Nope}}"), wantField: "action.command", wantErr: "can't evaluate field Nope"},
@@ -54,7 +59,17 @@ func TestCheck(t *testing.T) {
 		{name: "method with an argument", action: shell(`echo {{.Date "x"}}`), wantField: "action.command", wantErr: "wrong number of args for Date"},
 		{name: "function with too few arguments", action: shell("echo {{printf}}"), wantField: "action.command", wantErr: "wrong number of args for printf"},
 		{name: "param compared to a number", action: shell("{{if lt .Params.n 5}}echo small{{end}}"), wantField: "action.command", wantErr: "incompatible types"},
-		{name: "undefined template", action: shell(`echo {{template "nope"}}`), wantField: "action.command", wantErr: `"nope" not defined`},
+		{name: "range over params", action: shell(`{{range $k, $v := .Params}}echo {{$v}}; {{end}}`), wantField: "action.command", wantErr: "range is not allowed"},
+		{name: "defined template", action: shell(`{{define "d"}}{{.Date}}{{end}}echo {{template "d" .}}`), wantField: "action.command", wantErr: "not allowed"},
+		{name: "raw in a command", action: shell(`echo {{raw .Params.x}}`), wantField: "action.command", wantErr: "raw is not allowed here"},
+		{name: "secret from a param", action: http(`https://x/{{secret .Params.x}}`, ""), wantField: "action.url", wantErr: "secret takes one literal name"},
+		{name: "param as the host", action: http("https://{{.Params.host}}/x", ""), wantField: "action.url", wantErr: "cannot form the scheme or host"},
+		{name: "param as the url", action: http("{{.Params.url}}", ""), wantField: "action.url", wantErr: "cannot form the scheme or host"},
+		{name: "param in an untyped text body", action: http("https://x/", "n={{.Params.n}}"), wantField: "action.body", wantErr: "set a Content-Type header"},
+		{name: "body typed by a secret", action: model.Action{Type: model.ActionHTTP, URL: "https://x/", Body: "{{.Params.n}}",
+			Headers: map[string]model.Value{"Content-Type": model.SecretValue("ct")}}, wantField: "action.body", wantErr: "set a Content-Type header"},
+		{name: "printf bomb", action: shell(`echo {{printf "%1000000000d" 1}}`), wantField: "action.command", wantErr: "width or precision above 1024"},
+		{name: "output bomb", action: shell("echo " + strings.Repeat(`{{printf "%1024d" 1}}`, 70)), wantField: "action.command", wantErr: "longer than"},
 		{name: "error in a branch a param opens", action: shell("echo {{if .Params.v}}{{.Nope}}{{end}}"), wantField: "action.command", wantErr: "Nope"},
 		{name: "error in a branch of a dashed param", action: shell(`{{if index .Params "dry-run"}}{{.Nope}}{{end}}`), wantField: "action.command", wantErr: "Nope"},
 		{name: "error in the else of a param", action: shell("run {{with .Params.date}}{{.}}{{else}}{{.Yesteday}}{{end}}"), wantField: "action.command", wantErr: "Yesteday"},
@@ -84,20 +99,26 @@ func TestCheck_expandTables(t *testing.T) {
 			checkCheck(t, model.Action{Type: model.ActionShell, Command: tt.command}, field, wantErr)
 		})
 	}
-	for _, tt := range textTests {
+	for _, tt := range urlTests {
 		t.Run("url/"+tt.name, func(t *testing.T) {
-			field := ""
-			if tt.wantErr != "" {
-				field = "action.url"
+			field, wantErr := "action.url", tt.wantErr
+			if tt.wantErr == "" || tt.runOnly {
+				field, wantErr = "", ""
 			}
-			checkCheck(t, model.Action{Type: model.ActionHTTP, URL: "https://example.com/" + tt.text}, field, tt.wantErr)
+			checkCheck(t, model.Action{Type: model.ActionHTTP, URL: tt.url}, field, wantErr)
 		})
+	}
+	for _, tt := range bodyTests {
 		t.Run("body/"+tt.name, func(t *testing.T) {
-			field := ""
-			if tt.wantErr != "" {
-				field = "action.body"
+			field, wantErr := "action.body", tt.wantErr
+			if tt.wantErr == "" || tt.runOnly {
+				field, wantErr = "", ""
 			}
-			checkCheck(t, model.Action{Type: model.ActionHTTP, URL: "https://example.com/", Body: tt.text}, field, "")
+			a := model.Action{Type: model.ActionHTTP, URL: "https://example.com/", Body: tt.body}
+			if tt.ct != "" {
+				a.Headers = map[string]model.Value{"Content-Type": model.TextValue(tt.ct)}
+			}
+			checkCheck(t, a, field, wantErr)
 		})
 	}
 }

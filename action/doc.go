@@ -49,12 +49,27 @@
 //	{{.Params.x}}      param x
 //	{{.Payload}}       payload: a JSON string as its value, else its JSON text
 //	{{.Task}} {{.InstanceID}} {{.ExecutionID}} {{.Attempt}}
+//	{{secret "name"}}  the value of secret name (Job.Secrets)
+//	{{raw X}}          X inserted as it is, without escaping (not in a shell command)
 //
-// A template that does not parse or execute fails the attempt without
-// retry; Check expands a task's templates with sample values, so that most
-// such errors are refused when the task is applied. Params and Payload come
-// from API callers and are untrusted: in a shell command they are quoted
-// for the place where they stand, so that no value can run commands:
+// Rendering is bounded (see model.ParseTemplate): no range, template,
+// define, block, break or continue; only the functions and, or, not, eq,
+// ne, lt, le, gt, ge, len, index, slice, print, printf, println, html, js,
+// urlquery, raw and secret (printf's widths and precisions at most 1024);
+// at most 64 KiB of output and TemplateTimeLimit (100 ms) per template.
+// A template that does not parse, breaks a rule, runs over a limit or
+// fails to execute fails the attempt without retry; Check expands a task's
+// templates with sample values, so that most such errors are refused when
+// the task is applied.
+//
+// Params, Payload and secrets are marked values: a template compares them
+// as they are ({{if eq .Params.mode "full"}}), but where one lands in the
+// output it is escaped for its position, the way html/template escapes
+// values for HTML, so that no value changes the structure of what the
+// template builds.
+//
+// In a shell command a value is quoted for the place where it stands, so
+// that no value can run commands:
 //
 //	echo {{.Params.name}}          becomes  echo 'O'\''Brien'
 //	echo "Hello {{.Params.name}}"  becomes  echo "Hello O'Brien" (with \ $ ` " escaped)
@@ -62,6 +77,45 @@
 //
 // Places where no quoting is safe (inside `...`, ${...}, $((...)) or
 // $'...', a here-document, right after a backslash or a $, after a case
-// statement inside $(...)) fail the attempt; read "$AX_PARAM_NAME" there. In an HTTP url or body values are inserted as
-// they are: use {{urlquery .Params.x}} in a query string.
+// statement inside $(...)) fail the attempt; read "$AX_PARAM_NAME" there
+// (or an env entry {"fromSecret": "name"} for a secret). raw is refused in
+// a shell command.
+//
+// In an HTTP url a value is escaped for the part of the URL it stands in:
+// url.PathEscape in the path ('/', '?', '#' and '%' escaped, so a value is
+// one path segment or part of one), query escaping in the query, fragment
+// escaping in the fragment. {{urlquery X}} of a value is inserted as it is
+// (it is escaped already). A value may not form the scheme or the host:
+// anything before the first '/', '?' or '#' after "://" comes from the
+// template text, else the template is refused (at apply time by Check,
+// else the attempt fails); nor may values alone make a path segment that
+// is empty, "." or ".." (the attempt fails). {{raw X}} lifts both rules.
+//
+// In an HTTP body, values are escaped for the body's format, from the
+// action's Content-Type header:
+//
+//   - JSON (application/json, */*+json; or no Content-Type and a body that
+//     starts with {, [, " or a value): inside a string literal a value is
+//     escaped as string content; elsewhere it becomes a JSON string, except
+//     a payload that is JSON but not a string, which is inserted as the JSON
+//     value it is ({"order": {{.Payload}}}). A value right after a
+//     backslash in a string is refused.
+//   - application/x-www-form-urlencoded: query escaping.
+//   - XML and HTML (*/xml, */*+xml, text/html): entity escaping.
+//   - text/plain: as it is (declared plain text has no structure).
+//   - anything else, or no Content-Type and a body that does not look like
+//     JSON: a value is refused, so that nothing is inserted unescaped
+//     silently; set a Content-Type, or use {{urlquery X}} or {{raw X}}.
+//
+// HTTP headers and env values are not templates: a literal string, or
+// {"fromSecret": "name"} for a secret's value.
+//
+// # Secrets
+//
+// The leader delivers with each job the values of the secrets its action
+// references (model.SecretRefs), in Job.Secrets. A secret that was not
+// delivered fails the attempt, naming it. Run masks every secret value of
+// at least RedactMinLen bytes (and its JSON-, URL- and Go-quoted forms and
+// its lines) as RedactMask in the output, live and kept, and in the error;
+// see Redactor.
 package action

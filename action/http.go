@@ -1,7 +1,6 @@
 package action
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"ax/model"
 )
 
 // RequestIDHeader carries the ExecutionID on every HTTP action, so that the
@@ -20,17 +21,20 @@ import (
 const RequestIDHeader = "X-AX-Request-ID"
 
 // runHTTP runs an HTTP action.
-func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
+func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
 	var res Result
 	a := job.Action
-	rawURL, err := expandText("url", a.URL, job)
+	rawURL, err := expandURL(a.URL, job)
 	if err != nil {
 		res.Error = err.Error()
+		res.Retryable = overTime(err)
 		return res
 	}
-	body, err := expandText("body", a.Body, job)
+	ct, typed := contentType(a.Headers)
+	body, err := expandBody(a.Body, job, ct, typed)
 	if err != nil {
 		res.Error = err.Error()
+		res.Retryable = overTime(err)
 		return res
 	}
 	if u, err := url.Parse(rawURL); err != nil {
@@ -60,7 +64,12 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
 		res.Error = fmt.Sprintf("bad request: %v", err)
 		return res
 	}
-	for k, v := range a.Headers {
+	for k, hv := range a.Headers {
+		v, err := valueText(job, hv)
+		if err != nil {
+			res.Error = fmt.Sprintf("header %s: %v", k, err)
+			return res
+		}
 		if strings.EqualFold(k, "Host") {
 			req.Host = v
 			continue
@@ -97,14 +106,10 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer) Result {
 
 	// The body head is the output; what is left is drained a little so
 	// that the connection can be reused.
-	out := newSink(live, OutputLimit)
-	var head bytes.Buffer
-	_, _ = io.Copy(io.MultiWriter(&head, out), io.LimitReader(resp.Body, OutputLimit))
-	out.close()
+	out := newSink(live, OutputLimit, red)
+	_, _ = io.Copy(out, io.LimitReader(resp.Body, OutputLimit))
+	res.Output = out.close()
 	_, _ = io.CopyN(io.Discard, resp.Body, OutputLimit)
-	if head.Len() > 0 {
-		res.Output = head.Bytes()
-	}
 
 	code := resp.StatusCode
 	switch {
@@ -134,6 +139,17 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// contentType returns the Content-Type header of an action's headers and
+// whether it has one ("" when it comes from a secret).
+func contentType(h map[string]model.Value) (string, bool) {
+	for k, v := range h {
+		if strings.EqualFold(k, "Content-Type") {
+			return v.Text, true
+		}
+	}
+	return "", false
 }
 
 // permanentTransportError reports errors that a retry cannot fix: a server

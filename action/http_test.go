@@ -102,7 +102,7 @@ func TestRunner_Run_httpRequest(t *testing.T) {
 	job.Payload = json.RawMessage(`{"id":7}`)
 	job.Action.Method = "post"
 	job.Action.Body = `{"task":"{{.Task}}","at":"{{.ScheduledAt}}","payload":{{.Payload}}}`
-	job.Action.Headers = map[string]string{"X-Custom": "1", RequestIDHeader: "spoofed"}
+	job.Action.Headers = map[string]model.Value{"X-Custom": {Text: "1"}, RequestIDHeader: {Text: "spoofed"}}
 	got := (&Runner{}).Run(context.Background(), job, nil)
 	if !got.Success || got.HTTPStatus != 201 {
 		t.Fatalf("got %+v, want success with 201", got)
@@ -204,5 +204,36 @@ func TestRunner_Run_httpErrors(t *testing.T) {
 				t.Errorf("HTTPStatus=%d TimedOut=%v Canceled=%v, want 0 false false", got.HTTPStatus, got.TimedOut, got.Canceled)
 			}
 		})
+	}
+}
+
+// TestRunner_Run_httpEscapesValues sends the attacks of the issue: a param
+// that would rewrite the URL's path and one that would add a field to the
+// JSON body arrive as plain values.
+func TestRunner_Run_httpEscapesValues(t *testing.T) {
+	type seen struct{ path, id, body string }
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.URL.EscapedPath(), r.URL.Query().Get("id"), string(b)}
+	}))
+	t.Cleanup(srv.Close)
+	job := httpJob(srv.URL + "/api/users/{{.Params.id}}/profile?id={{.Params.id}}")
+	job.Action.Method = "POST"
+	job.Action.Body = `{"amount": 5, "note": "{{.Params.note}}"}`
+	job.Params = map[string]string{"id": "../../admin?x=", "note": `x", "amount": 1000000, "y": "`}
+	if res := (&Runner{}).Run(context.Background(), job, nil); !res.Success {
+		t.Fatalf("got %+v, want success", res)
+	}
+	s := <-got
+	if want := "/api/users/..%2F..%2Fadmin%3Fx=/profile"; s.path != want || s.id != "../../admin?x=" {
+		t.Errorf("got path %q and id %q, want %q and the param", s.path, s.id, want)
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(s.body), &body); err != nil {
+		t.Fatalf("body %q: %v", s.body, err)
+	}
+	if body["amount"] != 5.0 || body["note"] != job.Params["note"] || len(body) != 2 {
+		t.Errorf("got body %v, want amount 5 and the note as it was", body)
 	}
 }

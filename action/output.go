@@ -49,18 +49,36 @@ func (t *tail) bytes() []byte {
 	return append(out, t.buf[:t.pos]...)
 }
 
-// sink is the output of one attempt: it keeps the last OutputLimit bytes
-// and copies everything to the live writer until it is closed. It is safe
-// for concurrent use; writes after close are dropped.
+// sink is the output of one attempt: it masks the job's secrets, keeps
+// the last OutputLimit bytes and copies everything to the live writer
+// until it is closed. It is safe for concurrent use; writes after close
+// are dropped.
 type sink struct {
 	mu     sync.Mutex
 	tail   tail
 	live   io.Writer
+	red    *RedactWriter // nil without secrets
 	closed bool
 }
 
-func newSink(live io.Writer, limit int) *sink {
-	return &sink{tail: tail{limit: limit}, live: live}
+func newSink(live io.Writer, limit int, red *Redactor) *sink {
+	s := &sink{tail: tail{limit: limit}, live: live}
+	if red != nil {
+		s.red = red.Writer(sinkOut{s})
+	}
+	return s
+}
+
+// sinkOut is where a sink's masked output goes: its tail and live
+// writer. It is written with the sink's lock held.
+type sinkOut struct{ s *sink }
+
+func (o sinkOut) Write(p []byte) (int, error) {
+	o.s.tail.write(p)
+	if o.s.live != nil {
+		_, _ = o.s.live.Write(p) // a broken log stream must not fail the job
+	}
+	return len(p), nil
 }
 
 // Write implements io.Writer; it never fails.
@@ -70,17 +88,22 @@ func (s *sink) Write(p []byte) (int, error) {
 	if s.closed {
 		return len(p), nil
 	}
-	s.tail.write(p)
-	if s.live != nil {
-		_, _ = s.live.Write(p) // a broken log stream must not fail the job
+	if s.red != nil {
+		_, _ = s.red.Write(p)
+	} else {
+		_, _ = sinkOut{s}.Write(p)
 	}
 	return len(p), nil
 }
 
-// close stops the sink and returns what it kept.
+// close flushes what the sink holds back, stops it and returns what it
+// kept.
 func (s *sink) close() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.red != nil && !s.closed {
+		_ = s.red.Flush()
+	}
 	s.closed = true
 	return s.tail.bytes()
 }

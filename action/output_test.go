@@ -61,7 +61,7 @@ func TestTail_writeRandom(t *testing.T) {
 
 func TestSink_close(t *testing.T) {
 	var live syncBuffer
-	s := newSink(&live, 4)
+	s := newSink(&live, 4, nil)
 	io.WriteString(s, "abcdef")
 	got := s.close()
 	io.WriteString(s, "late")

@@ -11,7 +11,7 @@ import (
 
 // runSDK runs an SDK action: the registered handler, in a goroutine, with
 // the attempt's timeout on its context.
-func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer) Result {
+func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
 	var res Result
 	name := job.Action.Handler
 	h := r.Handlers[name]
@@ -19,7 +19,7 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer) Result {
 		res.Error = fmt.Sprintf("no handler named %q on this executor", name)
 		return res
 	}
-	out := newSink(live, OutputLimit)
+	out := newSink(live, OutputLimit, red)
 	hctx := context.WithValue(ctx, outputKey{}, io.Writer(out))
 	d := timeout(job)
 	if d > 0 {

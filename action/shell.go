@@ -18,11 +18,12 @@ import (
 
 // runShell runs a shell action: /bin/sh -c command in its own process
 // group, stdout and stderr into one pipe.
-func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer) Result {
+func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
 	res := Result{ExitCode: -1}
 	command, err := expandCommand(job.Action.Command, job)
 	if err != nil {
 		res.Error = err.Error()
+		res.Retryable = overTime(err)
 		return res
 	}
 	env, err := shellEnv(job)
@@ -54,7 +55,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer) Result {
 	pgid := cmd.Process.Pid
 	res.PID = pgid
 
-	out := newSink(live, OutputLimit)
+	out := newSink(live, OutputLimit, red)
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -170,7 +171,8 @@ func retryableExit(job Job, code int) bool {
 }
 
 // shellEnv is the environment of a shell action: the executor's own, the
-// action's Env, the job's Env, then the AX_ variables.
+// action's Env (with the values of its secrets), the job's Env, then the
+// AX_ variables.
 func shellEnv(job Job) ([]string, error) {
 	env := os.Environ()
 	add := func(k, v string) error {
@@ -180,11 +182,18 @@ func shellEnv(job Job) ([]string, error) {
 		env = append(env, k+"="+v)
 		return nil
 	}
-	for _, m := range []map[string]string{job.Action.Env, job.Env} {
-		for _, k := range sortedKeys(m) {
-			if err := add(k, m[k]); err != nil {
-				return nil, err
-			}
+	for _, k := range sortedKeys(job.Action.Env) {
+		v, err := valueText(job, job.Action.Env[k])
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k, err)
+		}
+		if err := add(k, v); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range sortedKeys(job.Env) {
+		if err := add(k, job.Env[k]); err != nil {
+			return nil, err
 		}
 	}
 	for _, k := range sortedKeys(job.Params) {
@@ -196,7 +205,7 @@ func shellEnv(job Job) ([]string, error) {
 		{"AX_PAYLOAD", payloadText(job.Payload)},
 		{"AX_INSTANCE_ID", job.InstanceID},
 		{"AX_EXECUTION_ID", job.ExecutionID},
-		{"AX_SCHEDULED_AT", newTemplateData[string](job).ScheduledAt},
+		{"AX_SCHEDULED_AT", scheduledText(job)},
 		{"AX_TASK", job.Task},
 		{"AX_ATTEMPT", strconv.Itoa(job.Attempt)},
 	}
@@ -208,7 +217,7 @@ func shellEnv(job Job) ([]string, error) {
 	return env, nil
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -8,6 +8,6 @@ import (
 )
 
 // runShell fails: shell actions need Unix process groups.
-func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer) Result {
+func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
 	return Result{ExitCode: -1, Error: "shell actions are not supported on this platform"}
 }

@@ -83,13 +83,15 @@ func TestRunner_Run_shellExitCodes(t *testing.T) {
 }
 
 func TestRunner_Run_shellEnv(t *testing.T) {
-	job := shellJob(`for v in AX_PARAM_ORDER_ID AX_PARAM_MODE AX_PAYLOAD AX_INSTANCE_ID AX_EXECUTION_ID AX_SCHEDULED_AT AX_TASK AX_ATTEMPT FROM_ACTION FROM_JOB OVERRIDE; do eval "printf '%s=%s\n' $v \"\$$v\""; done; printf 'PATH=%s\n' "${PATH:+set}"`)
+	job := shellJob(`for v in AX_PARAM_ORDER_ID AX_PARAM_MODE AX_PAYLOAD AX_INSTANCE_ID AX_EXECUTION_ID AX_SCHEDULED_AT AX_TASK AX_ATTEMPT FROM_ACTION FROM_JOB FROM_SECRET OVERRIDE; do eval "printf '%s=%s\n' $v \"\$$v\""; done; printf 'PATH=%s\n' "${PATH:+set}"`)
 	job.Params = map[string]string{"order-id": "o'7 $x", "mode": "full"}
 	job.Payload = json.RawMessage(`{"id":7}`)
 	job.Attempt = 3
 	job.ExecutionID = "inst1-3"
-	job.Action.Env = map[string]string{"FROM_ACTION": "a", "OVERRIDE": "action", "AX_TASK": "spoofed"}
+	job.Action.Env = map[string]model.Value{"FROM_ACTION": {Text: "a"}, "OVERRIDE": {Text: "action"}, "AX_TASK": {Text: "spoofed"},
+		"FROM_SECRET": model.SecretValue("pw")}
 	job.Env = map[string]string{"FROM_JOB": "j", "OVERRIDE": "job"}
+	job.Secrets = map[string]string{"pw": "hunter22"}
 	got := (&Runner{}).Run(context.Background(), job, nil)
 	if !got.Success {
 		t.Fatalf("failed: %+v", got)
@@ -105,6 +107,7 @@ func TestRunner_Run_shellEnv(t *testing.T) {
 		"AX_ATTEMPT=3",
 		"FROM_ACTION=a",
 		"FROM_JOB=j",
+		"FROM_SECRET=" + RedactMask, // the value is set, and masked in the output
 		"OVERRIDE=job",
 		"PATH=set",
 	}

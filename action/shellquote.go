@@ -1,7 +1,6 @@
 package action
 
 import (
-	"encoding/hex"
 	"errors"
 	"strings"
 )
@@ -9,7 +8,7 @@ import (
 // Quoting of caller values in shell commands.
 //
 // A shell command template is first executed with every caller value
-// (Params, Payload) printed as a marker (see shellValue). quoteShell then
+// (Params, Payload) and secret printed as a marker (see marker.go). quoteShell then
 // reads the result the way /bin/sh will, tracking quotes, $(...), comments
 // and here-documents, and replaces each marker by the value quoted for
 // where it stands:
@@ -25,10 +24,6 @@ import (
 // from the shell's (a case statement inside $(...)). There,
 // scripts read the value from its environment variable ("$AX_PARAM_V",
 // "$AX_PAYLOAD") instead.
-
-// errNUL is returned for a command that contains a NUL byte outside a
-// marker.
-var errNUL = errors.New("command contains a NUL byte")
 
 type shellFrame struct {
 	double bool // inside "..."; otherwise unquoted
@@ -95,27 +90,23 @@ func (q *shellQuoter) copy(n int) {
 
 // marker reads the marker at q.i and returns its value.
 func (q *shellQuoter) marker() (string, error) {
-	end := strings.IndexByte(q.src[q.i+1:], 0)
-	if end < 0 {
-		return "", errNUL
-	}
-	v, err := hex.DecodeString(q.src[q.i+1 : q.i+1+end])
+	_, v, next, err := readMarker(q.src, q.i)
 	if err != nil {
-		return "", errNUL
+		return "", err
 	}
-	if strings.IndexByte(string(v), 0) >= 0 {
+	if strings.IndexByte(v, 0) >= 0 {
 		return "", errors.New("a caller value contains a NUL byte")
 	}
-	q.i += end + 2
-	return string(v), nil
+	q.i = next
+	return v, nil
 }
 
 func refuse(where, hint string) error {
-	return errors.New("a caller value ({{.Params.x}} or {{.Payload}}) cannot be expanded " + where +
+	return errors.New("a caller value or secret ({{.Params.x}}, {{.Payload}}, {{secret ...}}) cannot be expanded " + where +
 		"; " + hint)
 }
 
-const envHint = `read it from its environment variable instead ("$AX_PARAM_X", "$AX_PAYLOAD")`
+const envHint = `read it from an environment variable instead ("$AX_PARAM_X", "$AX_PAYLOAD", or an env entry {"fromSecret": "name"})`
 
 func (q *shellQuoter) run() error {
 	for q.i < len(q.src) {
@@ -337,6 +328,9 @@ func (q *shellQuoter) ansiC() error {
 			if q.peek(1) == '\'' {
 				q.lost = "after a $'...' string with \\' in it"
 			}
+			if q.peek(1) == 0 {
+				return refuse("inside $'...'", envHint)
+			}
 			q.copy(min(2, len(q.src)-q.i))
 		case 0:
 			return refuse("inside $'...'", envHint)
@@ -357,6 +351,9 @@ func (q *shellQuoter) backquote() error {
 			q.copy(1)
 			return nil
 		case '\\':
+			if q.peek(1) == 0 {
+				return refuse("inside `...`", "use $(...) instead")
+			}
 			q.copy(min(2, len(q.src)-q.i))
 		case 0:
 			return refuse("inside `...`", "use $(...) instead")
@@ -415,6 +412,9 @@ word:
 		case c == '\\':
 			if j+1 < len(q.src) {
 				j++
+				if q.src[j] == 0 {
+					return refuse("in a here-document delimiter", envHint)
+				}
 				delim.WriteByte(q.src[j])
 			}
 		case strings.IndexByte(" \t\n;&|<>()", c) >= 0:

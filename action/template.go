@@ -2,8 +2,8 @@ package action
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/template"
@@ -12,25 +12,40 @@ import (
 	"ax/model"
 )
 
-// templateData is what {{...}} in a command, url or body sees. V is string
-// for HTTP templates and shellValue for shell commands, so that caller
-// values are quoted there.
-type templateData[V ~string] struct {
+// TemplateTimeLimit bounds the time one template takes to render, at an
+// API dry run (Check) and on an executor. The state machine never renders
+// with a clock; its bounds are model's (see model.ParseTemplate).
+const TemplateTimeLimit = 100 * time.Millisecond
+
+// errTimeLimit stops a rendering that ran past TemplateTimeLimit.
+var errTimeLimit = fmt.Errorf("template took longer than %s to render", TemplateTimeLimit)
+
+// overTime reports whether err is a rendering that ran past
+// TemplateTimeLimit. Unlike other template errors it may pass (a busy
+// executor can stall any rendering), so an attempt that fails on it is
+// retryable and Check tries again once.
+func overTime(err error) bool { return errors.Is(err, errTimeLimit) }
+
+// templateData is what {{...}} in a command, url or body sees.
+type templateData struct {
 	// ScheduledAt is the fire time, RFC 3339 in UTC with milliseconds.
 	ScheduledAt string
 	Task        string
 	InstanceID  string
 	ExecutionID string
 	Attempt     int
-	Params      map[string]V
-	Payload     V
+	Params      map[string]value
+	// Payload is a value, or a jsonValue in an HTTP template when the
+	// payload is JSON but not a string.
+	Payload any
 
 	scheduled time.Time
-	timezone  string
+	loc       *time.Location // the job's timezone
+	locErr    error          // why it could not be loaded
 }
 
 // Date is the scheduled date, YYYY-MM-DD, in the job's timezone.
-func (d templateData[V]) Date() (string, error) {
+func (d templateData) Date() (string, error) {
 	t, err := d.local()
 	if err != nil {
 		return "", err
@@ -39,7 +54,7 @@ func (d templateData[V]) Date() (string, error) {
 }
 
 // Yesterday is the day before Date, YYYY-MM-DD.
-func (d templateData[V]) Yesterday() (string, error) {
+func (d templateData) Yesterday() (string, error) {
 	t, err := d.local()
 	if err != nil {
 		return "", err
@@ -49,31 +64,45 @@ func (d templateData[V]) Yesterday() (string, error) {
 	return time.Date(y, m, day-1, 12, 0, 0, 0, t.Location()).Format(time.DateOnly), nil
 }
 
-func (d templateData[V]) local() (time.Time, error) {
-	loc, err := time.LoadLocation(d.timezone)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("timezone %q: %w", d.timezone, err)
+func (d templateData) local() (time.Time, error) {
+	if d.locErr != nil {
+		return time.Time{}, d.locErr
 	}
-	return d.scheduled.In(loc), nil
+	return d.scheduled.In(d.loc), nil
 }
 
-func newTemplateData[V ~string](job Job) templateData[V] {
-	params := make(map[string]V, len(job.Params))
+// newTemplateData returns the data of job's templates; jsonPayload makes
+// a payload that is JSON but not a string a jsonValue.
+func newTemplateData(job Job, jsonPayload bool) templateData {
+	params := make(map[string]value, len(job.Params))
 	for k, v := range job.Params {
-		params[k] = V(v)
+		params[k] = value(v)
 	}
-	return templateData[V]{
-		ScheduledAt: job.ScheduledAt.UTC().Format(model.TimeLayout),
+	var payload any = value(payloadText(job.Payload))
+	if raw := bytes.TrimSpace(job.Payload); jsonPayload && len(raw) > 0 && raw[0] != '"' && json.Valid(raw) {
+		payload = jsonValue(raw)
+	}
+	loc, err := time.LoadLocation(job.Timezone)
+	if err != nil {
+		err = fmt.Errorf("timezone %q: %w", job.Timezone, err)
+	}
+	return templateData{
+		ScheduledAt: scheduledText(job),
 		Task:        job.Task,
 		InstanceID:  job.InstanceID,
 		ExecutionID: job.ExecutionID,
 		Attempt:     job.Attempt,
 		Params:      params,
-		Payload:     V(payloadText(job.Payload)),
+		Payload:     payload,
 		scheduled:   job.ScheduledAt,
-		timezone:    job.Timezone,
+		loc:         loc,
+		locErr:      err,
 	}
 }
+
+// scheduledText is the job's fire time as {{.ScheduledAt}} and
+// AX_SCHEDULED_AT give it.
+func scheduledText(job Job) string { return job.ScheduledAt.UTC().Format(model.TimeLayout) }
 
 // payloadText is the payload as templates and AX_PAYLOAD see it: a JSON
 // string as its value, anything else as its JSON text, "" for none.
@@ -91,53 +120,131 @@ func payloadText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// execute parses and executes one template with missing keys as zero
-// values.
-func execute(name, text string, data any) (string, error) {
-	if !strings.Contains(text, "{{") {
+// render executes text, the template of field ("action.command",
+// "action.url", "action.body"), for job, within the limits: the rules and
+// functions of model, timeLimit (checked on every write and function
+// call), and twice model.TemplateOutputLimit of output (a marker takes
+// twice its value's length; the caller checks the final text against the
+// limit). Caller values and secrets come out as markers.
+func render(field, text string, job Job, jsonPayload bool, timeLimit time.Duration) (string, error) {
+	if !strings.Contains(text, "{{") && strings.IndexByte(text, 0) < 0 {
 		return text, nil
 	}
-	t, err := template.New(name).Option("missingkey=zero").Parse(text)
+	t, err := model.ParseTemplate(field, text)
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, data); err != nil {
+	deadline := time.Now().Add(timeLimit)
+	check := func() error {
+		if time.Now().After(deadline) {
+			return errTimeLimit
+		}
+		return nil
+	}
+	funcs := &model.TemplateFuncs{Check: check}
+	w := &model.TemplateWriter{Limit: 2 * model.TemplateOutputLimit, Check: check}
+	err = model.RenderTemplate(t.Option("missingkey=zero"), newTemplateData(job, jsonPayload), funcs, actionFuncs(funcs, job), w)
+	if err != nil {
 		return "", err
 	}
-	return b.String(), nil
+	return w.String(), nil
 }
 
-// expandText expands a template of an HTTP action: values as they are.
-func expandText(name, text string, job Job) (string, error) {
-	s, err := execute(name, text, newTemplateData[string](job))
-	if err != nil {
-		return "", fmt.Errorf("bad %s template: %w", name, err)
+// actionFuncs are the functions of an executor's templates that differ
+// from model's: escapers keep a marked value marked (urlquery's result
+// becomes safe in a URL), raw unmarks, secret returns a secret as a marked
+// value.
+func actionFuncs(funcs *model.TemplateFuncs, job Job) template.FuncMap {
+	escaper := func(esc func(...any) (string, error), mark func(string) any) func(...any) (any, error) {
+		return func(args ...any) (any, error) {
+			marked := false
+			plain := make([]any, len(args))
+			for i, a := range args {
+				var m bool
+				plain[i], m = unmark(a)
+				marked = marked || m
+			}
+			s, err := esc(plain...)
+			if err != nil || !marked {
+				return s, err
+			}
+			return mark(s), nil
+		}
 	}
-	return s, nil
+	return template.FuncMap{
+		"html":     escaper(funcs.HTML, func(s string) any { return value(s) }),
+		"js":       escaper(funcs.JS, func(s string) any { return value(s) }),
+		"urlquery": escaper(funcs.URLQuery, func(s string) any { return urlValue(s) }),
+		"raw": func(a any) (string, error) {
+			text, _ := unmark(a)
+			s, ok := text.(string)
+			if !ok {
+				return funcs.Print(text)
+			}
+			if strings.IndexByte(s, 0) >= 0 {
+				return "", errors.New("raw: the value contains a NUL byte")
+			}
+			return s, nil
+		},
+		"secret": func(name string) (value, error) {
+			s, err := lookupSecret(job, name)
+			return value(s), err
+		},
+	}
 }
 
-// expandCommand expands a shell command template. Caller values (Params and
-// Payload) are quoted for where they land in the command; see quoteShell.
+// expandCommand expands a shell command template. Caller values and
+// secrets are quoted for where they land in the command; see quoteShell.
 func expandCommand(text string, job Job) (string, error) {
-	s, err := execute("command", text, newTemplateData[shellValue](job))
-	if err != nil {
-		return "", fmt.Errorf("bad command template: %w", err)
+	s, err := render("action.command", text, job, false, TemplateTimeLimit)
+	if err == nil {
+		s, err = quoteShell(s)
 	}
-	s, err = quoteShell(s)
-	if err != nil {
-		return "", fmt.Errorf("bad command template: %w", err)
-	}
-	return s, nil
+	return expanded("command", s, err)
 }
 
-// shellValue is a caller value in a shell template. It compares as its
-// string (so {{if eq .Params.mode "full"}} works) but prints as a marker,
-// NUL + hex + NUL, that quoteShell replaces by the value quoted for its
-// place in the command.
-type shellValue string
-
-// String returns the marker of v.
-func (v shellValue) String() string {
-	return "\x00" + hex.EncodeToString([]byte(v)) + "\x00"
+// expandURL expands an HTTP url template. Caller values and secrets are
+// escaped for the part of the URL they land in; see escapeURL.
+func expandURL(text string, job Job) (string, error) {
+	s, err := render("action.url", text, job, true, TemplateTimeLimit)
+	if err == nil {
+		s, err = escapeURL(s)
+	}
+	return expanded("url", s, err)
 }
+
+// expandBody expands an HTTP body template sent with Content-Type ct
+// (typed: the action sets one). Caller values and secrets are escaped for
+// the body's format; see escapeBody.
+func expandBody(text string, job Job, ct string, typed bool) (string, error) {
+	s, err := render("action.body", text, job, true, TemplateTimeLimit)
+	if err == nil {
+		s, err = escapeBody(s, bodyFormat(ct, typed, s))
+	}
+	return expanded("body", s, err)
+}
+
+// expanded checks the final text of template name against
+// model.TemplateOutputLimit and words an error.
+func expanded(name, s string, err error) (string, error) {
+	if err == nil && len(s) > model.TemplateOutputLimit {
+		err = model.ErrTemplateOutput
+	}
+	if err == nil {
+		return s, nil
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		err = errors.New(strings.TrimPrefix(me.Message, "bad template: "))
+	}
+	return "", &templateError{name: name, err: err}
+}
+
+// templateError is an error expanding the template of an action's field.
+type templateError struct {
+	name string
+	err  error
+}
+
+func (e *templateError) Error() string { return "bad " + e.name + " template: " + e.err.Error() }
+func (e *templateError) Unwrap() error { return e.err }

@@ -22,6 +22,7 @@ import (
 	"ax/fsm"
 	"ax/raftnode"
 	"ax/sched"
+	"ax/tlsutil"
 	"ax/wheel"
 )
 
@@ -40,8 +41,24 @@ type Config struct {
 	Restore string
 	// Token protects the API and is required to join.
 	Token string
-	// ExecutorToken, when set, is accepted on the executor protocol only.
+	// ExecutorToken, when set, is accepted on the executor protocol only,
+	// for any executor name (legacy: prefer ACL executor tokens, which are
+	// bound to one executor).
 	ExecutorToken string
+	// MaxConns caps the API's open connections (default 1024): at the
+	// cap a new connection evicts the longest idle one.
+	MaxConns int
+	// EncryptKey, when set (EncryptKeySize bytes, the same on every node),
+	// seals secret values with AES-256-GCM before they are proposed.
+	EncryptKey []byte
+	// TLS, when set, serves the API over TLS, makes Raft mutual TLS and
+	// makes this node's calls to other nodes (and its embedded
+	// executor's) https with its node certificate. Reloading the holder
+	// rotates the certificates.
+	TLS *tlsutil.Holder
+	// Insecure lets the agent listen on non-loopback addresses without
+	// TLS; without it such an agent refuses to start.
+	Insecure bool
 	// Lease is how long a running attempt survives without a heartbeat
 	// (default 10s).
 	Lease time.Duration
@@ -103,6 +120,11 @@ type Agent struct {
 	alertCh  chan uint64                     // FAILED instances for the alerter
 	disp     atomic.Pointer[dispatch.Dispatcher]
 	batchCh  chan *pendingCmd
+
+	conns          *connLimiter
+	sealer         *sealer // nil without an encrypt key
+	localExecToken string  // the embedded executor's credential, in memory only
+	catchUpState
 }
 
 var _ api.Backend = (*Agent)(nil)
@@ -123,12 +145,18 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.LeaderWait == 0 {
 		cfg.LeaderWait = 5 * time.Second
 	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = 1024
+	}
 	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
 		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
 	}
 	if len(cfg.NodeID) > maxNodeID {
 		// Every command carries it; the state machine refuses longer ones.
 		return nil, fmt.Errorf("agent: node id longer than %d bytes", maxNodeID)
+	}
+	if err := checkTransportSecurity(cfg, cfg.Logger.With("node", cfg.NodeID)); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: data dir: %w", err)
@@ -142,10 +170,19 @@ func New(cfg Config) (*Agent, error) {
 		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024),
 	}
 	a.metrics = newMetrics(a) // before the state machine starts applying
+	sl, err := newSealer(cfg.EncryptKey)
+	if err != nil {
+		return nil, fmt.Errorf("agent: encrypt key: %w", err)
+	}
+	a.sealer = sl
+	if cfg.Executor {
+		a.localExecToken = NewToken()
+	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
 	}
+	ln = tlsListener(ln, cfg.TLS)
 	a.ln = ln
 	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Logger: a.log, Observer: a})
 	if err != nil {
@@ -153,6 +190,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.fsm = f
+	if cfg.ExecutorToken != "" && cfg.Token == "" && !f.ACLBootstrapped() {
+		f.Close()
+		ln.Close()
+		return nil, errors.New("agent: -executor-token without API auth would leave every other route open: set -token too, or bootstrap ACLs (ax acl bootstrap) and create executor tokens (ax acl token create -role executor)")
+	}
 	var restore *raftnode.Restore
 	if cfg.Restore != "" {
 		if len(cfg.Join) > 0 {
@@ -173,7 +215,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	node, err := raftnode.New(raftnode.Config{
 		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, DataDir: cfg.DataDir, Restore: restore,
-		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log,
+		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS),
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
 	})
@@ -183,11 +225,22 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = node
-	a.api = api.New(api.Config{Backend: a, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, Logger: a.log, Now: cfg.Clock.Now,
+	a.api = api.New(api.Config{Backend: a, Auth: a, Logger: a.log, Now: cfg.Clock.Now,
 		Metrics: a.metrics.handler(), CheckAction: action.Check})
-	a.http = &http.Server{Handler: a.api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
+	a.conns = newConnLimiter(ln, cfg.MaxConns)
+	a.http = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			limitBody(w, r)
+			a.api.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ConnState:         a.conns.track,
+		ErrorLog:          a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
 	if cfg.Executor {
-		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: cfg.Token,
+		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log})
 		if err != nil {
 			node.Close()
@@ -204,7 +257,7 @@ func New(cfg Config) (*Agent, error) {
 	go a.batchLoop()
 	go func() {
 		defer a.wg.Done()
-		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(a.conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "error", err)
 		}
 	}()
@@ -279,7 +332,7 @@ func (a *Agent) clientFor(addr string) *client.Client {
 	defer a.clientsMu.Unlock()
 	c, ok := a.clients[addr]
 	if !ok {
-		c = client.New(client.Config{Addrs: []string{addr}, Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID})
+		c = client.New(client.Config{Addrs: []string{addr}, TLS: a.peerTLS(), Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID, Header: a.memberHeaders})
 		a.clients[addr] = c
 	}
 	return c

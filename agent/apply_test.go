@@ -122,11 +122,13 @@ func TestAgent_RecordsProtocol(t *testing.T) {
 	if len(st.Nodes) != 1 || st.Nodes[0].Proto != fsm.ProtoVersion {
 		t.Fatalf("cluster status %+v, want n1 at protocol %d", st.Nodes, fsm.ProtoVersion)
 	}
-	// A command of a protocol every member speaks passes the gate (and is
-	// then refused as not implemented yet by the state machine).
-	cmd := &fsm.Command{Type: fsm.CmdPutSecret, Body: []byte("{}")}
+	// A command of a protocol every member speaks passes the gate.
+	cmd, err := fsm.NewCommand(fsm.CmdPutSecret, "", "tester", fsm.PutSecret{Name: "s", Value: []byte("v")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := a.propose(context.Background(), cmd)
-	if err != nil || res.Err == nil || res.Err.Code != model.CodeInvalid {
-		t.Fatalf("a protocol 2 command: %+v, %v; want invalid (not implemented)", res, err)
+	if err != nil || res.Err != nil {
+		t.Fatalf("a protocol 2 command: %+v, %v; want it applied", res, err)
 	}
 }

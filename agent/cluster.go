@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"sort"
 	"time"
@@ -69,7 +70,7 @@ func (a *Agent) lead(ctx context.Context) {
 	if err := a.recordSelf(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("recording own address failed", "error", err)
 	}
-	d := dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log}, a.fsm, a.propose)
+	d := dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log, Prepare: a.addSecrets}, a.fsm, a.propose)
 	a.disp.Store(d)
 	defer a.disp.Store(nil)
 	go func() {
@@ -79,6 +80,7 @@ func (a *Agent) lead(ctx context.Context) {
 	}()
 	go a.runAlerts(ctx)
 	go a.runRetention(ctx)
+	go a.ensureMemberKey(ctx)
 	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	a.sched.Store(s)
 	defer a.sched.Store(nil)
@@ -420,7 +422,7 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		h.WheelSize, h.WheelLoad = st.WheelSize, model.Duration(st.Loaded)
 	}
 	if d := a.dispatcher(); d != nil {
-		h.Executors = d.Executors()
+		h.Executors = len(d.Executors())
 	}
 	if leaderID == a.cfg.NodeID {
 		h.LeaderHTTP = a.advertisedHTTP()
@@ -428,4 +430,44 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		h.LeaderHTTP = nodes[leaderID].HTTPAddr
 	}
 	return h
+}
+
+// Executors implements api.Backend: the leader's dispatcher knows them; a
+// follower asks the leader.
+func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
+	if d := a.dispatcher(); d != nil {
+		return &model.ExecutorList{Executors: d.Executors()}, nil
+	}
+	var out *model.ExecutorList
+	err := a.toLeader(ctx, func(leader string) (err error) {
+		out, err = a.clientFor(leader).Executors(ctx)
+		return err
+	})
+	return out, err
+}
+
+// ensureMemberKey makes sure the cluster has a member key: the first
+// leader that can (every member runs a version that knows the command)
+// sets one. Nodes without TLS prove membership to each other with it.
+func (a *Agent) ensureMemberKey(ctx context.Context) {
+	for a.fsm.MemberKey() == nil {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		c, err := fsm.NewCommand(fsm.CmdSetMemberKey, "", "node:"+a.cfg.NodeID, fsm.SetMemberKey{Key: key})
+		if err == nil {
+			var res *fsm.Result
+			if res, err = a.propose(ctx, c); err == nil {
+				err = res.Decode(nil)
+			}
+		}
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		a.log.Debug("setting the member key failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Second):
+		}
+	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"ax/api"
@@ -68,9 +69,31 @@ func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*mod
 	return out, err
 }
 
+// ownAttempt checks, on the leader (whose state is current), that an
+// executor-bound principal reports only on attempts leased to it: a 403
+// otherwise. Instances that do not exist are left to the state machine.
+func (a *Agent) ownAttempt(ctx context.Context, field string, id uint64) error {
+	p := api.PrincipalFrom(ctx)
+	if p == nil || p.Role != model.RoleExecutor || p.Unbound {
+		return nil
+	}
+	if holder, _, ok := a.fsm.Holder(id); ok && holder != p.Executor {
+		return &model.Error{Code: model.CodeForbidden, Field: field,
+			Message: "instance " + model.FormatID(id) + " is not leased to executor " + p.Executor}
+	}
+	return nil
+}
+
 // Complete implements api.Backend.
 func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
 	if d := a.dispatcher(); d != nil {
+		id, _, err := dispatch.ParseExecutionID(executionID)
+		if err != nil {
+			return "", err
+		}
+		if err := a.ownAttempt(ctx, "executionId", id); err != nil {
+			return "", err
+		}
 		return d.Complete(ctx, c.RequestID, executionID, req)
 	}
 	var out string
@@ -84,6 +107,13 @@ func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, 
 // CompleteBatch implements api.Backend.
 func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
 	if d := a.dispatcher(); d != nil {
+		for i, it := range items {
+			if id, _, err := dispatch.ParseExecutionID(it.ExecutionID); err == nil {
+				if err := a.ownAttempt(ctx, "["+strconv.Itoa(i)+"].executionId", id); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return d.CompleteBatch(ctx, c.RequestID, items)
 	}
 	var out []model.CompleteOutcome
@@ -99,6 +129,19 @@ func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, att
 	n, err := model.ParseID(id)
 	if err != nil {
 		return "", err
+	}
+	if action == fsm.DecideRequestApproval {
+		// Only the executor running the attempt may ask. The command is
+		// forwarded without its principal, so this node checks, once its
+		// state is current.
+		if !a.node.IsLeader() {
+			if err := a.ReadBarrier(ctx); err != nil {
+				return "", err
+			}
+		}
+		if err := a.ownAttempt(ctx, "id", n); err != nil {
+			return "", err
+		}
 	}
 	var out struct {
 		State string `json:"state"`

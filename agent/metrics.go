@@ -52,6 +52,11 @@ func newMetrics(a *Agent) *metrics {
 			}
 			return 0
 		}),
+		gauge("ax_http_connections", "Open connections of the API listener.", func() float64 { return float64(a.conns.open()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_evicted_total",
+			Help: "Idle API connections closed to admit new ones at the connection cap."}, func() float64 { return float64(a.conns.evicted.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_refused_total",
+			Help: "API connections closed at once because every connection at the cap was busy."}, func() float64 { return float64(a.conns.refused.Load()) }),
 		gauge("ax_raft_applied_index", "Last log index applied to the state machine.", func() float64 { return float64(a.fsm.AppliedIndex()) }),
 		gauge("ax_raft_commit_index", "Latest committed log index known to this node.", func() float64 { return float64(a.node.CommitIndex()) }),
 		gauge("ax_raft_term", "Current Raft term.", func() float64 { return float64(a.node.Term()) }),

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,12 +28,10 @@ const (
 // Config configures the HTTP handler.
 type Config struct {
 	Backend Backend
-	// Token, when set, must be presented as "Authorization: Bearer TOKEN"
-	// on every /v1 request. /healthz and /metrics stay open.
-	Token string
-	// ExecutorToken, when set, is accepted on the executor protocol only
-	// (poll, heartbeat, complete, approval requests from scripts).
-	ExecutorToken string
+	// Auth verifies credentials; every route but /healthz and /livez needs
+	// a principal with the route's role (see Routes). Default: everyone is
+	// an admin (no authentication).
+	Auth Authenticator
 	// MaxBody bounds request bodies; default DefaultMaxBody.
 	MaxBody int64
 	// Metrics serves GET /metrics when set.
@@ -58,10 +55,13 @@ type Config struct {
 
 // Server is the HTTP API.
 type Server struct {
-	cfg Config
-	b   Backend
-	mux *http.ServeMux
-	log hclog.Logger
+	cfg   Config
+	b     Backend
+	mux   *http.ServeMux
+	log   hclog.Logger
+	auth  Authenticator
+	table []route
+	polls pollCounter
 }
 
 // New returns the API handler.
@@ -81,50 +81,90 @@ func New(cfg Config) *Server {
 	if cfg.CheckAction == nil {
 		cfg.CheckAction = func(*model.Action) error { return nil }
 	}
-	s := &Server{cfg: cfg, b: cfg.Backend, mux: http.NewServeMux(), log: cfg.Logger.Named("api")}
-	s.routes()
+	if cfg.Auth == nil {
+		cfg.Auth = openAuth{}
+	}
+	s := &Server{cfg: cfg, b: cfg.Backend, auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api")}
+	s.table = s.routes()
+	for _, r := range s.table {
+		s.mux.HandleFunc(r.pattern, s.guard(r.access, r.h))
+	}
+	s.mux.HandleFunc("/", s.noRoute)
 	return s
 }
 
-func (s *Server) routes() {
-	m := s.mux
-	m.HandleFunc("GET /healthz", s.health)
-	if s.cfg.Metrics != nil {
-		m.Handle("GET /metrics", s.cfg.Metrics)
+// routes lists every endpoint with the access it needs. Roles include the
+// ones below them (see model.Principal.Can); executor routes take an
+// executor token (or an admin's).
+func (s *Server) routes() []route {
+	reader, operator, writer, admin, executor := model.RoleReader, model.RoleOperator, model.RoleWriter, model.RoleAdmin, model.RoleExecutor
+	rs := []route{
+		{"GET /healthz", AccessOpen, s.health},
+		{"GET /livez", AccessOpen, s.live},
+		{"PUT /v1/tasks/{name}", writer, s.putTask},
+		{"GET /v1/tasks", reader, s.listTasks},
+		{"GET /v1/tasks/{name}", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.GetTask(ctx, n) })},
+		{"DELETE /v1/tasks/{name}", writer, s.taskWrite(s.b.DeleteTask)},
+		{"POST /v1/tasks/{name}/pause", operator, s.taskWrite(s.b.PauseTask)},
+		{"POST /v1/tasks/{name}/resume", operator, s.taskWrite(s.b.ResumeTask)},
+		{"GET /v1/tasks/{name}/history", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskHistory(ctx, n) })},
+		{"GET /v1/tasks/{name}/events", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskEvents(ctx, n) })},
+		{"POST /v1/tasks/{name}/trigger", operator, s.trigger},
+		{"POST /v1/tasks/{name}/submit", operator, s.submit},
+		{"POST /v1/tasks/{name}/backfill", operator, s.backfill},
+		{"GET /v1/instances", reader, s.listInstances},
+		{"GET /v1/instances/{id}", reader, s.getInstance},
+		{"GET /v1/instances/{id}/log", reader, s.instanceLog},
+		{"POST /v1/instances/{id}/approve", operator, s.decide("approve")},
+		{"POST /v1/instances/{id}/reject", operator, s.decide("reject")},
+		{"POST /v1/instances/{id}/cancel", operator, s.decide("cancel")},
+		{"POST /v1/instances/{id}/terminate", operator, s.decide("terminate")},
+		{"POST /v1/instances/{id}/approval", executor, s.requestApproval},
+		{"POST /v1/executors/poll", executor, s.poll},
+		{"POST /v1/executors/heartbeat", executor, s.heartbeat},
+		{"POST /v1/attempts/{id}/complete", executor, s.complete},
+		{"POST /v1/attempts/complete", executor, s.completeBatch},
+		{"GET /v1/executors", reader, s.executors},
+
+		{"POST /v1/cluster/join", admin, s.join},
+		{"GET /v1/cluster", reader, s.cluster},
+		{"DELETE /v1/cluster/{node}", admin, s.removeNode},
+		{"POST /v1/cluster/transfer", admin, s.transfer},
+
+		{"POST /v1/acl/bootstrap", admin, s.aclBootstrap},
+		{"GET /v1/acl/tokens", admin, s.listTokens},
+		{"POST /v1/acl/tokens", admin, s.createToken},
+		{"DELETE /v1/acl/tokens/{name}", admin, s.revokeToken},
+		{"PUT /v1/secrets/{name}", writer, s.putSecret},
+		{"GET /v1/secrets", reader, s.listSecrets},
+		{"DELETE /v1/secrets/{name}", writer, s.deleteSecret},
+
+		{"POST /v1/internal/apply", AccessMember, s.applyForwarded},
+		{"GET /v1/internal/readindex", AccessMember, s.readIndex},
 	}
-	m.HandleFunc("PUT /v1/tasks/{name}", s.auth(s.putTask))
-	m.HandleFunc("GET /v1/tasks", s.auth(s.listTasks))
-	m.HandleFunc("GET /v1/tasks/{name}", s.auth(s.readTask(func(ctx contextT, n string) (any, error) { return s.b.GetTask(ctx, n) })))
-	m.HandleFunc("DELETE /v1/tasks/{name}", s.auth(s.taskWrite(s.b.DeleteTask)))
-	m.HandleFunc("POST /v1/tasks/{name}/pause", s.auth(s.taskWrite(s.b.PauseTask)))
-	m.HandleFunc("POST /v1/tasks/{name}/resume", s.auth(s.taskWrite(s.b.ResumeTask)))
-	m.HandleFunc("GET /v1/tasks/{name}/history", s.auth(s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskHistory(ctx, n) })))
-	m.HandleFunc("GET /v1/tasks/{name}/events", s.auth(s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskEvents(ctx, n) })))
-	m.HandleFunc("POST /v1/tasks/{name}/trigger", s.auth(s.trigger))
-	m.HandleFunc("POST /v1/tasks/{name}/submit", s.auth(s.submit))
-	m.HandleFunc("POST /v1/tasks/{name}/backfill", s.auth(s.backfill))
-	m.HandleFunc("GET /v1/instances", s.auth(s.listInstances))
-	m.HandleFunc("GET /v1/instances/{id}", s.auth(s.getInstance))
-	m.HandleFunc("GET /v1/instances/{id}/log", s.auth(s.instanceLog))
-	m.HandleFunc("POST /v1/instances/{id}/approve", s.auth(s.decide("approve")))
-	m.HandleFunc("POST /v1/instances/{id}/reject", s.auth(s.decide("reject")))
-	m.HandleFunc("POST /v1/instances/{id}/cancel", s.auth(s.decide("cancel")))
-	m.HandleFunc("POST /v1/instances/{id}/terminate", s.auth(s.decide("terminate")))
-	m.HandleFunc("POST /v1/instances/{id}/approval", s.authExec(s.requestApproval))
-	m.HandleFunc("POST /v1/executors/poll", s.authExec(s.poll))
-	m.HandleFunc("POST /v1/executors/heartbeat", s.authExec(s.heartbeat))
-	m.HandleFunc("POST /v1/attempts/{id}/complete", s.authExec(s.complete))
-	m.HandleFunc("POST /v1/attempts/complete", s.authExec(s.completeBatch))
+	if s.cfg.Metrics != nil {
+		rs = append(rs, route{"GET /metrics", reader, s.cfg.Metrics.ServeHTTP})
+	}
+	return rs
+}
 
-	m.HandleFunc("POST /v1/cluster/join", s.auth(s.join))
-	m.HandleFunc("GET /v1/cluster", s.auth(s.cluster))
-	m.HandleFunc("DELETE /v1/cluster/{node}", s.auth(s.removeNode))
-	m.HandleFunc("POST /v1/cluster/transfer", s.auth(s.transfer))
+type route struct {
+	pattern string
+	access  string
+	h       http.HandlerFunc
+}
 
-	m.HandleFunc("POST /v1/internal/apply", s.auth(s.applyForwarded))
-	m.HandleFunc("GET /v1/internal/readindex", s.auth(s.readIndex))
+// Routes lists every endpoint of the API with the access it needs.
+func (s *Server) Routes() []Route {
+	out := make([]Route, len(s.table))
+	for i, r := range s.table {
+		out[i] = Route{Pattern: r.pattern, Access: r.access}
+	}
+	return out
+}
 
-	m.HandleFunc("/", s.noRoute)
+func (s *Server) live(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // codeMethodNotAllowed is the error code of a 405 answer.
@@ -162,21 +202,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, markForwarded(r))
 }
 
-func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
-	if s.cfg.Token == "" {
-		return h
-	}
-	want := []byte("Bearer " + s.cfg.Token)
-	return func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			writeError(w, &model.Error{Code: model.CodeUnauthorized, Message: "missing or wrong token: send Authorization: Bearer <token>"})
-			return
-		}
-		h(w, r)
-	}
-}
-
 // consistent reports whether a read asks for ?consistent=true.
 func consistent(r *http.Request) (bool, error) {
 	c := r.URL.Query().Get("consistent")
@@ -206,16 +231,15 @@ func (s *Server) barrier(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func caller(r *http.Request) (Caller, error) {
-	c := Caller{Actor: r.Header.Get(headerActor), RequestID: r.Header.Get(headerIdempotencyKey)}
+	c := Caller{RequestID: r.Header.Get(headerIdempotencyKey)}
 	if len(c.RequestID) > 128 {
 		return c, model.FieldErrorf(headerIdempotencyKey, "longer than 128 bytes")
 	}
-	if len(c.Actor) > 128 {
+	onBehalf := r.Header.Get(headerActor)
+	if len(onBehalf) > 128 {
 		return c, model.FieldErrorf(headerActor, "longer than 128 bytes")
 	}
-	if c.Actor == "" {
-		c.Actor = "anonymous"
-	}
+	c.Actor = actorOf(PrincipalFrom(r.Context()), onBehalf)
 	return c, nil
 }
 
@@ -313,7 +337,8 @@ func (s *Server) readTask(fn func(ctx contextT, name string) (any, error)) http.
 		if !s.barrier(w, r) {
 			return
 		}
-		reply(w)(fn(r.Context(), name))
+		v, err := fn(r.Context(), name)
+		reply(w)(redactFor(PrincipalFrom(r.Context()), v), err)
 	}
 }
 
@@ -339,7 +364,10 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Paused = &b
 	}
-	s.list(w, r, &f.Limit, func() (any, error) { return s.b.ListTasks(r.Context(), f) })
+	s.list(w, r, &f.Limit, func() (any, error) {
+		l, err := s.b.ListTasks(r.Context(), f)
+		return redactFor(PrincipalFrom(r.Context()), l), err
+	})
 }
 
 // list ends a list handler: the page limit from the query into *limit, a

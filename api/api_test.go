@@ -316,6 +316,69 @@ func (f *fakeBackend) ReadIndex(ctx context.Context) (uint64, error) {
 	return f.ReadIdx, nil
 }
 
+func (f *fakeBackend) Executors(ctx context.Context) (*model.ExecutorList, error) {
+	f.record(ctx, call{Method: "Executors"})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.ExecutorList{Executors: []model.ExecutorStatus{}}, nil
+}
+
+func (f *fakeBackend) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken, error) {
+	f.record(ctx, call{Method: "ACLBootstrap", Caller: c})
+	return f.token("bootstrap")
+}
+
+func (f *fakeBackend) CreateToken(ctx context.Context, c api.Caller, req model.ACLTokenRequest) (*model.ACLToken, error) {
+	f.record(ctx, call{Method: "CreateToken", Caller: c, Name: req.Name})
+	return f.token(req.Name)
+}
+
+func (f *fakeBackend) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
+	f.record(ctx, call{Method: "ListTokens"})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.ACLTokenList{Tokens: []model.ACLToken{}}, nil
+}
+
+func (f *fakeBackend) RevokeToken(ctx context.Context, c api.Caller, name string) (*model.ACLToken, error) {
+	f.record(ctx, call{Method: "RevokeToken", Caller: c, Name: name})
+	return f.token(name)
+}
+
+func (f *fakeBackend) token(name string) (*model.ACLToken, error) {
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.ACLToken{Name: name, Role: model.RoleAdmin}, nil
+}
+
+func (f *fakeBackend) PutSecret(ctx context.Context, c api.Caller, name, value string) (*model.Secret, error) {
+	f.record(ctx, call{Method: "PutSecret", Caller: c, Name: name})
+	return f.secret(name)
+}
+
+func (f *fakeBackend) ListSecrets(ctx context.Context) (*model.SecretList, error) {
+	f.record(ctx, call{Method: "ListSecrets"})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.SecretList{Secrets: []model.Secret{}}, nil
+}
+
+func (f *fakeBackend) DeleteSecret(ctx context.Context, c api.Caller, name string) (*model.Secret, error) {
+	f.record(ctx, call{Method: "DeleteSecret", Caller: c, Name: name})
+	return f.secret(name)
+}
+
+func (f *fakeBackend) secret(name string) (*model.Secret, error) {
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.Secret{Name: name, Version: 1}, nil
+}
+
 // request describes one HTTP request in a table case.
 type request struct {
 	method string
@@ -872,46 +935,6 @@ func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
 	}
 }
 
-func TestServer_Token(t *testing.T) {
-	tests := []struct {
-		name       string
-		req        request
-		wantStatus int
-		wantCalls  []string
-	}{
-		{"no token", request{method: http.MethodGet, path: "/v1/tasks"}, 401, nil},
-		{"wrong token", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "Bearer wrong"}}, 401, nil},
-		{"token without Bearer", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "s3cret"}}, 401, nil},
-		{"token as prefix", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "Bearer s3cretX"}}, 401, nil},
-		{"write without token", request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", "")}, 401, nil},
-		{"bad input without token", request{method: http.MethodPut, path: "/v1/tasks/Daily", body: "{"}, 401, nil},
-		{"join without token", request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raftAddr":"h:1","httpAddr":"h:2"}`}, 401, nil},
-		{"internal apply without token", request{method: http.MethodPost, path: "/v1/internal/apply", body: "x"}, 401, nil},
-		{"consistent read without token", request{method: http.MethodGet, path: "/v1/tasks/daily?consistent=true"}, 401, nil},
-		{"right token", request{method: http.MethodGet, path: "/v1/tasks", header: map[string]string{"Authorization": "Bearer s3cret"}}, 200, []string{"ListTasks"}},
-		{"right token write", request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", ""),
-			header: map[string]string{"Authorization": "Bearer s3cret"}}, 200, []string{"PutTask"}},
-		{"healthz stays open", request{method: http.MethodGet, path: "/healthz"}, 200, []string{"Health"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fb := &fakeBackend{}
-			rec := serve(t, api.Config{Token: "s3cret"}, fb, tt.req)
-			if rec.Code != tt.wantStatus {
-				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
-			}
-			if got := fb.Methods(); !reflect.DeepEqual(got, tt.wantCalls) {
-				t.Errorf("backend calls: got %v, want %v", got, tt.wantCalls)
-			}
-			if tt.wantStatus == http.StatusUnauthorized {
-				if e := errorOf(t, rec); e.Code != model.CodeUnauthorized {
-					t.Errorf("code: got %q, want %q", e.Code, model.CodeUnauthorized)
-				}
-			}
-		})
-	}
-}
-
 func TestServer_Metrics(t *testing.T) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ax_up 1")
@@ -921,7 +944,7 @@ func TestServer_Metrics(t *testing.T) {
 		cfg        api.Config
 		wantStatus int
 	}{
-		{"served when configured, open despite token", api.Config{Metrics: metrics, Token: "s3cret"}, 200},
+		{"served when configured", api.Config{Metrics: metrics}, 200},
 		{"absent when not configured", api.Config{}, 404},
 	}
 	for _, tt := range tests {
@@ -943,13 +966,13 @@ func TestServer_Caller(t *testing.T) {
 	}{
 		{"defaults", request{method: http.MethodPost, path: "/v1/tasks/daily/pause"}, nil, api.Caller{Actor: "anonymous"}},
 		{"actor and key on pause", request{method: http.MethodPost, path: "/v1/tasks/daily/pause"},
-			map[string]string{"X-AX-Actor": "alice", "Idempotency-Key": "req-1"}, api.Caller{Actor: "alice", RequestID: "req-1"}},
+			map[string]string{"X-AX-Actor": "alice", "Idempotency-Key": "req-1"}, api.Caller{Actor: "anonymous (for alice)", RequestID: "req-1"}},
 		{"key of 128 bytes on delete", request{method: http.MethodDelete, path: "/v1/tasks/daily"},
 			map[string]string{"Idempotency-Key": strings.Repeat("k", 128)}, api.Caller{Actor: "anonymous", RequestID: strings.Repeat("k", 128)}},
 		{"actor and key on put", request{method: http.MethodPut, path: "/v1/tasks/daily", body: taskBody("", "", "", "")},
-			map[string]string{"X-AX-Actor": "ci-bot", "Idempotency-Key": "abc"}, api.Caller{Actor: "ci-bot", RequestID: "abc"}},
+			map[string]string{"X-AX-Actor": "ci-bot", "Idempotency-Key": "abc"}, api.Caller{Actor: "anonymous (for ci-bot)", RequestID: "abc"}},
 		{"actor on resume", request{method: http.MethodPost, path: "/v1/tasks/daily/resume"},
-			map[string]string{"X-AX-Actor": "bob"}, api.Caller{Actor: "bob"}},
+			map[string]string{"X-AX-Actor": "bob"}, api.Caller{Actor: "anonymous (for bob)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,4 +64,27 @@ type Backend interface {
 	// ReadIndex confirms leadership and returns the commit index a
 	// follower must apply before serving a linearizable read.
 	ReadIndex(ctx context.Context) (uint64, error)
+	// Executors lists the executors the leader heard from recently.
+	Executors(ctx context.Context) (*model.ExecutorList, error)
+
+	ACLBackend
+	SecretBackend
+}
+
+// ACLBackend manages ACL tokens. Token secrets are returned only by the
+// calls that create them.
+type ACLBackend interface {
+	// ACLBootstrap creates the first admin token; it fails with a conflict
+	// once ACLs are bootstrapped.
+	ACLBootstrap(ctx context.Context, c Caller) (*model.ACLToken, error)
+	CreateToken(ctx context.Context, c Caller, req model.ACLTokenRequest) (*model.ACLToken, error)
+	ListTokens(ctx context.Context) (*model.ACLTokenList, error)
+	RevokeToken(ctx context.Context, c Caller, name string) (*model.ACLToken, error)
+}
+
+// SecretBackend stores secrets. Values go in and never come out.
+type SecretBackend interface {
+	PutSecret(ctx context.Context, c Caller, name, value string) (*model.Secret, error)
+	ListSecrets(ctx context.Context) (*model.SecretList, error)
+	DeleteSecret(ctx context.Context, c Caller, name string) (*model.Secret, error)
 }

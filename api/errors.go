@@ -16,7 +16,7 @@ func status(err error) (int, *model.Error) {
 	if !errors.As(err, &me) {
 		me = &model.Error{Code: model.CodeInternal, Message: err.Error()}
 		for _, s := range []error{model.ErrInvalid, model.ErrNotFound, model.ErrConflict, model.ErrPrecondition,
-			model.ErrTooLarge, model.ErrUnauthorized, model.ErrForbidden, model.ErrUnavailable} {
+			model.ErrTooLarge, model.ErrUnauthorized, model.ErrForbidden, model.ErrTooMany, model.ErrUnavailable} {
 			if errors.Is(err, s) {
 				me.Code = s.Error()
 				break
@@ -36,6 +36,8 @@ func status(err error) (int, *model.Error) {
 		return http.StatusUnauthorized, me
 	case model.CodeForbidden:
 		return http.StatusForbidden, me
+	case model.CodeTooMany:
+		return http.StatusTooManyRequests, me
 	case model.CodeUnavailable:
 		return http.StatusServiceUnavailable, me
 	default:

@@ -1,38 +1,23 @@
 package api
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"strconv"
 
 	"ax/model"
 )
 
-// authExec admits the API token or the executor token (which is good for
-// the executor protocol only).
-func (s *Server) authExec(h http.HandlerFunc) http.HandlerFunc {
-	if s.cfg.Token == "" && s.cfg.ExecutorToken == "" {
-		return h
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		for _, tok := range []string{s.cfg.Token, s.cfg.ExecutorToken} {
-			if tok != "" && subtle.ConstantTimeCompare(got, []byte("Bearer "+tok)) == 1 {
-				h(w, r)
-				return
-			}
-		}
-		writeError(w, &model.Error{Code: model.CodeUnauthorized, Message: "missing or wrong token: send Authorization: Bearer <token>"})
-	}
-}
-
 // decodeExec decodes an executor-protocol body and checks the executor
-// name in it; on failure it has answered already.
+// name in it, and that the caller's token may act as that executor; on
+// failure it has answered already.
 func decodeExec[T any](w http.ResponseWriter, r *http.Request, executor func(*T) string) (*T, bool) {
 	var req T
 	err := decode(r, &req)
 	if err == nil {
 		err = model.ValidateName("executor", executor(&req))
+	}
+	if err == nil {
+		err = PrincipalFrom(r.Context()).ExecutorAllowed(executor(&req), nil)
 	}
 	if err != nil {
 		writeError(w, err)
@@ -50,6 +35,24 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("free", "must be 1 to 1024, got %d", req.Free))
 		return
 	}
+	err := model.ValidateLabels("labels", req.Labels)
+	if err == nil && len(req.Host) > 255 {
+		err = model.FieldErrorf("host", "at most 255 bytes")
+	}
+	if err == nil {
+		err = PrincipalFrom(r.Context()).ExecutorAllowed(req.Executor, req.Labels)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	release, ok := s.polls.acquire(req.Executor)
+	if !ok {
+		writeError(w, &model.Error{Code: model.CodeTooMany, Field: "executor",
+			Message: "executor " + req.Executor + " already has " + itoa(maxPollsPerExecutor) + " long-polls open on this node"})
+		return
+	}
+	defer release()
 	reply(w)(s.b.Poll(r.Context(), *req))
 }
 
@@ -176,6 +179,10 @@ func (s *Server) completeBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, it := range items {
 		if err := model.ValidateName("["+strconv.Itoa(i)+"].report.executor", it.Report.Executor); err != nil {
+			writeError(w, err)
+			return
+		}
+		if err := PrincipalFrom(r.Context()).ExecutorAllowed(it.Report.Executor, nil); err != nil {
 			writeError(w, err)
 			return
 		}

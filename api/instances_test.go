@@ -137,7 +137,7 @@ func TestServer_Submit(t *testing.T) {
 		{
 			name:       "caller from headers",
 			req:        request{method: http.MethodPost, path: "/v1/tasks/daily/submit", body: `{}`, header: map[string]string{"X-AX-Actor": "ci", "Idempotency-Key": "r1"}},
-			wantCaller: api.Caller{Actor: "ci", RequestID: "r1"},
+			wantCaller: api.Caller{Actor: "anonymous (for ci)", RequestID: "r1"},
 			wantReqs:   []model.SubmitRequest{{}},
 		},
 	}
@@ -240,7 +240,7 @@ func TestServer_Trigger(t *testing.T) {
 		{"name of 64 characters", triggerReq(`{"params":{"` + strings.Repeat("p", 64) + `":"x"}}`), api.Caller{Actor: "anonymous"},
 			model.TriggerRequest{Params: map[string]string{strings.Repeat("p", 64): "x"}}},
 		{"caller from headers", request{method: http.MethodPost, path: "/v1/tasks/daily/trigger", header: map[string]string{"X-AX-Actor": "alice", "Idempotency-Key": "r9"}},
-			api.Caller{Actor: "alice", RequestID: "r9"}, model.TriggerRequest{}},
+			api.Caller{Actor: "anonymous (for alice)", RequestID: "r9"}, model.TriggerRequest{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,9 @@ const (
 type Config struct {
 	// Addrs are server HTTP addresses, "host:port" or full URLs.
 	Addrs []string
+	// TLS, when set, is the default HTTP client's TLS configuration (see
+	// tlsutil.NewClientConfig), and "host:port" addresses mean https.
+	TLS *tls.Config
 	// Token is sent as a bearer token when set.
 	Token string
 	// Actor names who makes changes (recorded in task history).
@@ -41,6 +45,9 @@ type Config struct {
 	// RetryFor bounds how long a call retries unreachable or leaderless
 	// servers when its context has no deadline. Default 15s.
 	RetryFor time.Duration
+	// Header, when set, adds headers to every request made with ctx (the
+	// agent uses it to authenticate to its peers).
+	Header func(ctx context.Context) http.Header
 }
 
 // Client talks to an ax cluster.
@@ -64,13 +71,14 @@ func New(cfg Config) *Client {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 256
 		tr.MaxIdleConns = 1024
+		tr.TLSClientConfig = cfg.TLS
 		hc = &http.Client{Transport: tr}
 	}
 	c := &Client{cfg: cfg, hc: hc}
 	for _, a := range cfg.Addrs {
 		for _, p := range strings.Split(a, ",") {
 			if p = strings.TrimSpace(p); p != "" {
-				c.bases = append(c.bases, BaseURL(p))
+				c.bases = append(c.bases, baseURL(p, cfg.TLS != nil))
 			}
 		}
 	}
@@ -194,9 +202,14 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 	if c.cfg.Actor != "" && hr.Header.Get(HeaderActor) == "" {
 		hr.Header.Set(HeaderActor, c.cfg.Actor)
 	}
+	if c.cfg.Header != nil {
+		for k, v := range c.cfg.Header(ctx) {
+			hr.Header[k] = v
+		}
+	}
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || tlsFailure(err) {
 			return false, fmt.Errorf("client: %s %s: %w", req.Method, u, err)
 		}
 		var ne net.Error
@@ -245,6 +258,8 @@ func codeForStatus(s int) string {
 		return model.CodeConflict
 	case 413:
 		return model.CodeTooLarge
+	case 429:
+		return model.CodeTooMany
 	case 503:
 		return model.CodeUnavailable
 	default:

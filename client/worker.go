@@ -10,6 +10,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"os"
@@ -32,6 +33,9 @@ type WorkerConfig struct {
 	Labels   map[string]string
 	Capacity int // attempts at once; default 16
 	Token    string
+	// TLS, when set, is used to reach the agents, and "host:port" servers
+	// mean https (see Config.TLS).
+	TLS      *tls.Config
 	Handlers map[string]Handler // sdk handlers, by name
 	Logger   hclog.Logger
 	// PollWait is the long-poll wait; default 20s.
@@ -84,7 +88,8 @@ func (a *attempt) takeOutput() string {
 func newWorkerClient(cfg WorkerConfig) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
-	return New(Config{Addrs: cfg.Servers, Token: cfg.Token, Actor: "executor:" + cfg.Name,
+	tr.TLSClientConfig = cfg.TLS
+	return New(Config{Addrs: cfg.Servers, TLS: cfg.TLS, Token: cfg.Token, Actor: "executor:" + cfg.Name,
 		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second})
 }
 
@@ -190,30 +195,41 @@ func (e *Worker) runJob(ctx context.Context, job model.Job) {
 	e.log.Info("attempt started", "execution", job.ExecutionID, "task", job.Task)
 	res := e.runner.Run(actx, e.actionJob(job), a)
 	cancel()
-	report := model.CompleteRequest{
-		Executor: e.cfg.Name, Host: e.cfg.Host, PID: res.PID, Success: res.Success, Retryable: res.Retryable,
-		TimedOut: res.TimedOut, Canceled: res.Canceled, ExitCode: res.ExitCode, HTTPStatus: res.HTTPStatus,
-		Error: res.Error, Output: string(res.Output),
-	}
-	if res.Canceled && a.reason != "" {
-		report.Error = "stopped: " + a.reason
-		// Work cut short by this executor's own shutdown may run elsewhere.
-		report.Retryable = a.reason == "executor shutting down"
-	}
+	report := e.completeReport(job, res, a.reason)
 	done := make(chan struct{})
 	e.reports <- pendingReport{item: model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, done: done}
 	<-done // keep heartbeating the attempt until its end is recorded
 	e.mu.Lock()
 	delete(e.running, job.ExecutionID)
 	e.mu.Unlock()
-	e.log.Info("attempt ended", "execution", job.ExecutionID, "success", res.Success, "error", res.Error)
+	e.log.Info("attempt ended", "execution", job.ExecutionID, "success", res.Success, "error", report.Error)
+}
+
+// completeReport is the report of an attempt of job that ended with res;
+// reason is why the worker stopped it, if it did. The values of the job's
+// secrets are masked in its error and output: the Runner masks them
+// already (and in the live output, which it streams to the attempt), this
+// is a second guard on what leaves the executor.
+func (e *Worker) completeReport(job model.Job, res action.Result, reason string) model.CompleteRequest {
+	red := action.SecretRedactor(job.Secrets)
+	report := model.CompleteRequest{
+		Executor: e.cfg.Name, Host: e.cfg.Host, PID: res.PID, Success: res.Success, Retryable: res.Retryable,
+		TimedOut: res.TimedOut, Canceled: res.Canceled, ExitCode: res.ExitCode, HTTPStatus: res.HTTPStatus,
+		Error: red.Redact(res.Error), Output: red.Redact(string(res.Output)),
+	}
+	if res.Canceled && reason != "" {
+		report.Error = "stopped: " + red.Redact(reason)
+		// Work cut short by this executor's own shutdown may run elsewhere.
+		report.Retryable = reason == "executor shutting down"
+	}
+	return report
 }
 
 func (e *Worker) actionJob(job model.Job) action.Job {
 	return action.Job{
 		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
 		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
-		Action: job.Action, Policy: job.Policy,
+		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets,
 		Env: map[string]string{"AX_ADDR": strings.Join(e.cfg.Servers, ","), "AX_TOKEN": e.cfg.Token,
 			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt)},
 	}

@@ -38,6 +38,9 @@ type Config struct {
 	Lease  time.Duration
 	Now    func() time.Time
 	Logger hclog.Logger
+	// Prepare, when set, completes each leased job before it is handed
+	// out (the agent adds the values of the secrets it references).
+	Prepare func(*model.Job)
 }
 
 // Dispatcher runs for one leadership term.
@@ -351,6 +354,11 @@ func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uin
 	}
 	if len(jobs) != len(lr.IDs) {
 		d.log.Error("some leased instances have no job (task deleted?)", "leased", len(lr.IDs), "jobs", len(jobs))
+	}
+	if d.cfg.Prepare != nil {
+		for i := range jobs {
+			d.cfg.Prepare(&jobs[i])
+		}
 	}
 	return jobs, nil
 }

@@ -414,12 +414,21 @@ func (w *writer) apply() *Result {
 		return w.alerted()
 	case CmdPrune:
 		return w.prune()
+	case CmdACLBootstrap:
+		return w.aclBootstrap()
+	case CmdACLPutToken:
+		return w.aclPutToken()
+	case CmdACLDeleteToken:
+		return w.aclDeleteToken()
+	case CmdPutSecret:
+		return w.putSecret()
+	case CmdDeleteSecret:
+		return w.deleteSecret()
+	case CmdSetMemberKey:
+		return w.setMemberKey()
 	case CmdBatch:
 		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
 	}
-	// TODO(lead): the protocol 2 commands (CmdACLBootstrap...CmdDeleteSecret)
-	// apply here, each with a validated body (see validate.go) and its
-	// type in decodeAny.
 	return errResult(unknownType(w.cmd.Type))
 }
 

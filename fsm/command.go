@@ -36,14 +36,13 @@ const (
 	CmdAlerted       CommandType = 19 // body: Alerted
 	CmdPrune         CommandType = 20 // body: Prune
 
-	// Protocol 2 (reserved for the ACL and secrets work; see MinProto).
-	// TODO(lead): implement their apply in applyCommand; until then the
-	// state machine answers them "not implemented" (invalid_argument).
-	CmdACLBootstrap   CommandType = 21
-	CmdACLPutToken    CommandType = 22
-	CmdACLDeleteToken CommandType = 23
-	CmdPutSecret      CommandType = 24
-	CmdDeleteSecret   CommandType = 25
+	// Protocol 2 (see MinProto).
+	CmdACLBootstrap   CommandType = 21 // body: ACLBootstrap
+	CmdACLPutToken    CommandType = 22 // body: ACLPutToken
+	CmdACLDeleteToken CommandType = 23 // body: TaskRef (Name = token name)
+	CmdPutSecret      CommandType = 24 // body: PutSecret
+	CmdDeleteSecret   CommandType = 25 // body: TaskRef (Name = secret name)
+	CmdSetMemberKey   CommandType = 26 // body: SetMemberKey
 )
 
 var cmdNames = map[CommandType]string{
@@ -52,7 +51,7 @@ var cmdNames = map[CommandType]string{
 	CmdBatch: "batch", CmdNoop: "noop", CmdSubmit: "submit", CmdTrigger: "trigger", CmdFire: "fire",
 	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted", CmdPrune: "prune",
 	CmdACLBootstrap: "acl_bootstrap", CmdACLPutToken: "acl_put_token", CmdACLDeleteToken: "acl_delete_token",
-	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret",
+	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret", CmdSetMemberKey: "set_member_key",
 }
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -63,13 +62,13 @@ var cmdNames = map[CommandType]string{
 const ProtoVersion = 2
 
 // MinProto returns the protocol a command type needs: 1 for the types of
-// the first release (1..20), 2 for the ACL and secret types (21..25), and
-// ProtoVersion+1 for a type this binary does not know.
+// the first release (1..20), 2 for the ACL, secret and member-key types
+// (21..26), and ProtoVersion+1 for a type this binary does not know.
 func MinProto(t CommandType) int {
 	switch {
 	case t >= CmdPutTask && t <= CmdPrune:
 		return 1
-	case t >= CmdACLBootstrap && t <= CmdDeleteSecret:
+	case t >= CmdACLBootstrap && t <= CmdSetMemberKey:
 		return 2
 	}
 	return ProtoVersion + 1

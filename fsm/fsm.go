@@ -41,15 +41,26 @@ var (
 	bktAlerts      = []byte("alerts")
 	bktSucceeded   = []byte("succeeded")    // task \x00 date: a SUCCESS for that scheduled date
 	bktWaitDeps    = []byte("waiting_deps") // dep task \x00 date \x00 id: waits for that success
+	bktACLTokens   = []byte("acl_tokens")   // token name: TokenRecord
+	bktACLHashes   = []byte("acl_hashes")   // token SHA-256 hex: token name
+	bktSecrets     = []byte("secrets")      // secret name: SecretRecord
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
 	keyPending   = []byte("pending")    // u64 count of SCHEDULED instances
 	keyActive    = []byte("active")     // u64 count of instances in the active index
+	// keyACLBootstrapped is the leader time of acl_bootstrap; keyMemberKey
+	// the member key it set.
+	keyACLBootstrapped = []byte("acl_bootstrapped")
+	keyMemberKey       = []byte("member_key")
 
-	allBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
+	// coreBuckets are in every state machine file since the first release
+	// (SnapshotIndex checks for them); buckets added later are created
+	// when a file is opened.
+	coreBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
+	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -102,6 +113,7 @@ type FSM struct {
 	db      *bolt.DB
 	applied atomic.Uint64
 	rebuilt bool
+	aclC    atomic.Pointer[aclCache]
 
 	watchMu sync.Mutex
 	watch   chan struct{} // closed and replaced on every applied batch
@@ -208,7 +220,7 @@ func SnapshotIndex(path string) (uint64, error) {
 	defer db.Close()
 	var index uint64
 	err = db.View(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
+		for _, b := range coreBuckets {
 			if tx.Bucket(b) == nil {
 				return fmt.Errorf("fsm: %s is not an ax state machine (no %q bucket)", path, b)
 			}

@@ -218,6 +218,16 @@ func decodeAny(c *Command) *model.Error {
 		b = &Alerted{}
 	case CmdPrune:
 		b = &Prune{}
+	case CmdACLBootstrap:
+		b = &ACLBootstrap{}
+	case CmdACLPutToken:
+		b = &ACLPutToken{}
+	case CmdACLDeleteToken, CmdDeleteSecret:
+		b = &TaskRef{}
+	case CmdPutSecret:
+		b = &PutSecret{}
+	case CmdSetMemberKey:
+		b = &SetMemberKey{}
 	case CmdNoop:
 		return nil
 	case CmdSubmit:

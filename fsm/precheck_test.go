@@ -73,7 +73,8 @@ func TestFSM_Precheck(t *testing.T) {
 		{"an invalid lease", c(CmdLease, Lease{Executor: "e1"}), model.CodeInvalid},
 		{"a lease", c(CmdLease, Lease{Executor: "e1", IDs: []uint64{ready}, LeaseMs: 1000}), ""},
 		{"a node record", c(CmdSetNode, NodeInfo{ID: "n2", RaftAddr: "h:1", Proto: ProtoVersion}), ""},
-		{"a protocol 2 type this version lacks", c(CmdPutSecret, struct{}{}), model.CodeInvalid},
+		{"a secret without a name", c(CmdPutSecret, struct{}{}), model.CodeInvalid},
+		{"a type this version does not know", raw(CommandType(99), now, "{}"), model.CodeInvalid},
 		{"a batch", EncodeBatch(now, "n1", []*Command{{Type: CmdNoop}}), model.CodeInvalid},
 		{"a retry of a known request", retry, ""},
 	}

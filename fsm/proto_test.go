@@ -8,7 +8,7 @@ func TestMinProto(t *testing.T) {
 			t.Errorf("MinProto(%s) = %d, want 1", typ, got)
 		}
 	}
-	for typ := CmdACLBootstrap; typ <= CmdDeleteSecret; typ++ {
+	for typ := CmdACLBootstrap; typ <= CmdSetMemberKey; typ++ {
 		if got := MinProto(typ); got != 2 {
 			t.Errorf("MinProto(%s) = %d, want 2", typ, got)
 		}

@@ -431,3 +431,32 @@ func (a *Alerted) validate(*Command) *model.Error {
 }
 
 func (p *Prune) validate(*Command) *model.Error { return checkIDs("ids", p.IDs, 0) }
+
+func (b *ACLBootstrap) validate(*Command) *model.Error { return b.Token.validate() }
+
+func (p *ACLPutToken) validate(c *Command) *model.Error {
+	if e := p.Token.validate(); e != nil {
+		return e
+	}
+	if p.TTLms < 0 {
+		return model.FieldErrorf("ttl", "must not be negative")
+	}
+	return checkSpan(field("ttl"), c, p.TTLms, 0)
+}
+
+func (p *PutSecret) validate(*Command) *model.Error {
+	if e := checkName(field("name"), p.Name); e != nil {
+		return e
+	}
+	if len(p.Value) > maxStoredSecret {
+		return &model.Error{Code: model.CodeTooLarge, Field: "value", Message: "secret value too large"}
+	}
+	return nil
+}
+
+func (m *SetMemberKey) validate(*Command) *model.Error {
+	if len(m.Key) != 32 {
+		return model.FieldErrorf("key", "want 32 bytes")
+	}
+	return nil
+}

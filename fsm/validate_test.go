@@ -110,7 +110,13 @@ func TestFSM_RejectsInvalidCommands(t *testing.T) {
 		{"header: negative time", &Command{Type: CmdNoop, Now: -1}, model.CodeInvalid},
 		{"header: actor too long", &Command{Type: CmdNoop, Now: now, Actor: strings.Repeat("a", 300)}, model.CodeInvalid},
 		{"unknown type", raw(CommandType(99), now, "{}"), model.CodeInvalid},
-		{"reserved type not implemented", raw(CmdACLPutToken, now, "{}"), model.CodeInvalid},
+		{"acl_put_token: no token", raw(CmdACLPutToken, now, "{}"), model.CodeInvalid},
+		{"acl_put_token: ttl overflows", jsonCmd(t, CmdACLPutToken, now, ACLPutToken{Token: TokenRecord{Name: "t", Role: model.RoleReader,
+			Hash: strings.Repeat("ab", 32)}, TTLms: 1 << 62}), model.CodeInvalid},
+		{"acl_delete_token: empty name", raw(CmdACLDeleteToken, now, ref("")), model.CodeInvalid},
+		{"put_secret: bad name", jsonCmd(t, CmdPutSecret, now, PutSecret{Name: "A B"}), model.CodeInvalid},
+		{"delete_secret: empty name", raw(CmdDeleteSecret, now, ref("")), model.CodeInvalid},
+		{"set_member_key: short key", jsonCmd(t, CmdSetMemberKey, now, SetMemberKey{Key: []byte("short")}), model.CodeInvalid},
 		{"a batch in a batch", EncodeBatch(now, "n1", []*Command{EncodeBatch(now, "n1", []*Command{{Type: CmdNoop}})}), ""},
 	}
 	for _, tc := range tests {

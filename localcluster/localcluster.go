@@ -5,6 +5,7 @@ package localcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -38,11 +39,18 @@ type Config struct {
 	Token string
 	// Output, when set, also receives every agent's log lines.
 	Output io.Writer
+	// TLSDir, when set, makes a TLS cluster: the directory holds the CA
+	// (ax-ca.pem, ax-ca-key.pem) and each node's NAME.pem and
+	// NAME-key.pem, and the clients' certificate (ClientCert); whatever
+	// is missing is created. Agents get -tls-*; executors and clients
+	// trust the CA and present the client certificate.
+	TLSDir string
 }
 
 // Cluster is a set of running ax agents.
 type Cluster struct {
 	cfg       Config
+	tls       *tls.Config // clients' TLS, nil without TLSDir
 	mu        sync.Mutex
 	Nodes     []*Node
 	executors []*Node
@@ -57,6 +65,7 @@ type Node struct {
 	LogPath  string
 	args     []string
 	cfg      *Config
+	tls      *tls.Config
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -133,6 +142,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		cfg.Nodes = 3
 	}
 	c := &Cluster{cfg: cfg}
+	if cfg.TLSDir != "" {
+		tc, err := setupTLS(cfg.TLSDir)
+		if err != nil {
+			return nil, err
+		}
+		c.tls = tc
+	}
 	for i := 0; i < cfg.Nodes; i++ {
 		if _, err := c.AddNode(ctx); err != nil {
 			c.Close()
@@ -162,7 +178,7 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 	}
 	n := &Node{
 		ID: id, HTTPAddr: httpAddr, RaftAddr: raftAddr,
-		DataDir: filepath.Join(c.cfg.Dir, id), LogPath: filepath.Join(c.cfg.Dir, id+".log"), cfg: &c.cfg,
+		DataDir: filepath.Join(c.cfg.Dir, id), LogPath: filepath.Join(c.cfg.Dir, id+".log"), cfg: &c.cfg, tls: c.tls,
 	}
 	n.args = []string{"agent", "-node", id, "-data", n.DataDir, "-http", httpAddr, "-raft", raftAddr}
 	if len(join) > 0 {
@@ -172,6 +188,13 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 	}
 	if c.cfg.Token != "" {
 		n.args = append(n.args, "-token", c.cfg.Token)
+	}
+	if c.tls != nil {
+		tlsArgs, err := nodeTLSArgs(c.cfg.TLSDir, id)
+		if err != nil {
+			return nil, err
+		}
+		n.args = append(n.args, tlsArgs...)
 	}
 	n.args = append(n.args, c.cfg.Args...)
 	if err := n.Start(); err != nil {
@@ -256,6 +279,17 @@ func (n *Node) signal(sig syscall.Signal) {
 	}
 }
 
+// Signal sends sig to the node's process (SIGHUP: reload certificates)
+// without waiting for anything.
+func (n *Node) Signal(sig os.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return fmt.Errorf("localcluster: %s is not running", n.ID)
+	}
+	return n.cmd.Process.Signal(sig)
+}
+
 // Running reports whether the node's process is up.
 func (n *Node) Running() bool {
 	n.mu.Lock()
@@ -265,12 +299,12 @@ func (n *Node) Running() bool {
 
 // Client returns a client talking to this node only.
 func (n *Node) Client() *client.Client {
-	return client.New(client.Config{Addrs: []string{n.HTTPAddr}, Token: n.cfg.Token, RetryFor: 2 * time.Second})
+	return client.New(client.Config{Addrs: []string{n.HTTPAddr}, TLS: n.tls, Token: n.cfg.Token, RetryFor: 2 * time.Second})
 }
 
 // Client returns a client that fails over across every node.
 func (c *Cluster) Client() *client.Client {
-	return client.New(client.Config{Addrs: c.Addrs(), Token: c.cfg.Token})
+	return client.New(client.Config{Addrs: c.Addrs(), TLS: c.tls, Token: c.cfg.Token})
 }
 
 // Addrs returns every node's HTTP address.
@@ -356,10 +390,14 @@ func (c *Cluster) StartExecutor(name string, args ...string) (*Node, error) {
 
 // StartExecutorAt starts an `ax executor` process that knows only addrs.
 func (c *Cluster) StartExecutorAt(name string, addrs []string, args ...string) (*Node, error) {
-	n := &Node{ID: name, LogPath: filepath.Join(c.cfg.Dir, name+".log"), cfg: &c.cfg}
+	n := &Node{ID: name, LogPath: filepath.Join(c.cfg.Dir, name+".log"), cfg: &c.cfg, tls: c.tls}
 	n.args = append([]string{"executor", "-server", strings.Join(addrs, ","), "-name", name}, args...)
 	if c.cfg.Token != "" {
 		n.args = append(n.args, "-token", c.cfg.Token)
+	}
+	if c.tls != nil {
+		cert, key := ClientCert(c.cfg.TLSDir)
+		n.args = append(n.args, "-ca-cert", CAFile(c.cfg.TLSDir), "-client-cert", cert, "-client-key", key)
 	}
 	if err := n.Start(); err != nil {
 		return nil, err

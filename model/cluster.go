@@ -69,9 +69,16 @@ type Health struct {
 	// WheelLoad is how long this leader took to load its wheel when it
 	// gained leadership (absent until it has).
 	WheelLoad Duration `json:"wheelLoad,omitempty"`
-	// Executors are the executors the leader has heard from (polls and
-	// heartbeats) within the last minute, by name; only the leader knows.
-	Executors []ExecutorStatus `json:"executors,omitempty"`
+	// Executors counts the executors the leader has heard from (polls and
+	// heartbeats) within the last minute; only the leader knows. The list
+	// is at GET /v1/executors (it needs a token: /healthz is open and
+	// stays small).
+	Executors int `json:"executors,omitempty"`
+}
+
+// ExecutorList is the answer of GET /v1/executors.
+type ExecutorList struct {
+	Executors []ExecutorStatus `json:"executors"`
 }
 
 // ExecutorStatus is an executor as the leader sees it.

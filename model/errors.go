@@ -15,6 +15,7 @@ const (
 	CodeTooLarge     = "too_large"           // 413
 	CodeUnauthorized = "unauthorized"        // 401
 	CodeForbidden    = "forbidden"           // 403
+	CodeTooMany      = "resource_exhausted"  // 429
 	CodeUnavailable  = "unavailable"         // 503
 	CodeInternal     = "internal"            // 500
 )
@@ -28,6 +29,7 @@ var (
 	ErrTooLarge     = errors.New(CodeTooLarge)
 	ErrUnauthorized = errors.New(CodeUnauthorized)
 	ErrForbidden    = errors.New(CodeForbidden)
+	ErrTooMany      = errors.New(CodeTooMany)
 	ErrUnavailable  = errors.New(CodeUnavailable)
 )
 
@@ -39,6 +41,7 @@ var sentinels = map[string]error{
 	CodeTooLarge:     ErrTooLarge,
 	CodeUnauthorized: ErrUnauthorized,
 	CodeForbidden:    ErrForbidden,
+	CodeTooMany:      ErrTooMany,
 	CodeUnavailable:  ErrUnavailable,
 }
 

@@ -42,6 +42,10 @@ type Job struct {
 	Payload     json.RawMessage   `json:"payload,omitempty"`
 	Action      Action            `json:"action"`
 	Policy      Policy            `json:"policy"`
+	// Secrets are the values of the secrets the action references (see
+	// SecretRefs), by name, filled by the leader when it leases the job.
+	// The executor masks them in the attempt's output and error.
+	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
 // PollRequest asks for up to Free jobs, waiting up to WaitMs.

@@ -65,8 +65,8 @@ func (t *Task) FireKeys() *KeyRenderer {
 		}
 	}
 	if s := t.Policy.IdempotencyKey; s != "" {
-		if tmpl, err := template.New(t.Name).Option("missingkey=error").Parse(s); err == nil {
-			k.tmpl = tmpl
+		if tmpl, err := ParseTemplate("policy.idempotencyKey", s); err == nil {
+			k.tmpl = tmpl.Option("missingkey=error")
 		}
 	}
 	return k
@@ -80,20 +80,22 @@ func (k *KeyRenderer) Key(at time.Time) string {
 	return k.task + "@" + at.UTC().Format(TimeLayout)
 }
 
-// render expands the key template ("" without one).
+// render expands the key template ("" without one), within the limits of
+// TemplateFuncs and TemplateWriter (no clock: the state machine runs it
+// when it validates a task).
 func (k *KeyRenderer) render(at time.Time) (string, error) {
 	if k.tmpl == nil {
 		return "", nil
 	}
 	local := at.In(k.tz)
-	var b strings.Builder
+	var b TemplateWriter
 	data := map[string]any{
 		"Task":        k.task,
 		"ScheduledAt": at.UTC().Format(TimeLayout),
 		"Date":        local.Format("2006-01-02"),
 		"Yesterday":   local.AddDate(0, 0, -1).Format("2006-01-02"),
 	}
-	if err := k.tmpl.Execute(&b, data); err != nil {
+	if err := RenderTemplate(k.tmpl, data, new(TemplateFuncs), nil, &b); err != nil {
 		return "", err
 	}
 	return b.String(), nil

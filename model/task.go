@@ -49,18 +49,20 @@ type Trigger struct {
 }
 
 // Action says what runs on an executor: a shell command, an HTTP request or
-// a handler registered with the Go SDK.
+// a handler registered with the Go SDK. Command, URL and Body are
+// templates (see ParseTemplate); Env and Headers values are literal or
+// taken from a secret (see Value).
 type Action struct {
-	Type    string            `json:"type"`
-	Command string            `json:"command,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Workdir string            `json:"workdir,omitempty"`
-	Method  string            `json:"method,omitempty"`
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    string            `json:"body,omitempty"`
-	Timeout Duration          `json:"timeout,omitempty"`
-	Handler string            `json:"handler,omitempty"`
+	Type    string           `json:"type"`
+	Command string           `json:"command,omitempty"`
+	Env     map[string]Value `json:"env,omitempty"`
+	Workdir string           `json:"workdir,omitempty"`
+	Method  string           `json:"method,omitempty"`
+	URL     string           `json:"url,omitempty"`
+	Headers map[string]Value `json:"headers,omitempty"`
+	Body    string           `json:"body,omitempty"`
+	Timeout Duration         `json:"timeout,omitempty"`
+	Handler string           `json:"handler,omitempty"`
 }
 
 // Policy governs retries, timeouts, concurrency, catch-up, approval,

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/template"
 	"time"
 
 	"ax/trigger"
@@ -178,6 +177,9 @@ func (a *Action) validate() error {
 			if !envKeyRE.MatchString(k) {
 				return FieldErrorf("action.env."+k, "%q is not a valid environment variable name", k)
 			}
+			if err := a.Env[k].validate("action.env." + k); err != nil {
+				return err
+			}
 		}
 		if a.URL != "" || a.Method != "" || a.Body != "" || len(a.Headers) > 0 || a.Handler != "" {
 			return FieldErrorf("action", "a shell action takes command, env and workdir only")
@@ -200,6 +202,11 @@ func (a *Action) validate() error {
 		}
 		if err := checkTemplate("action.body", a.Body); err != nil {
 			return err
+		}
+		for _, k := range sortedKeys(a.Headers) {
+			if err := a.Headers[k].validate("action.headers." + k); err != nil {
+				return err
+			}
 		}
 		if a.Timeout < 0 {
 			return FieldErrorf("action.timeout", "must not be negative")
@@ -283,14 +290,11 @@ func (p *Policy) validate() error {
 	return nil
 }
 
+// checkTemplate checks s, the template of field, against the rules of
+// ParseTemplate.
 func checkTemplate(field, s string) error {
-	if !strings.Contains(s, "{{") {
-		return nil
-	}
-	if _, err := template.New(field).Option("missingkey=error").Parse(s); err != nil {
-		return FieldErrorf(field, "bad template: %v", err)
-	}
-	return nil
+	_, err := ParseTemplate(field, s)
+	return err
 }
 
 func oneOf(s string, opts ...string) bool {
@@ -302,7 +306,7 @@ func oneOf(s string, opts ...string) bool {
 	return false
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -72,11 +72,11 @@ func TestTask_ValidateValid(t *testing.T) {
 			tk.Trigger = model.Trigger{Type: model.TriggerEvent}
 		}},
 		{"shell with env and workdir", func(t *testing.T, tk *model.Task) {
-			tk.Action = model.Action{Type: model.ActionShell, Command: "echo $X {{.Params.x}}", Env: map[string]string{"X": "1", "_Y2": "2"}, Workdir: "/tmp"}
+			tk.Action = model.Action{Type: model.ActionShell, Command: "echo $X {{.Params.x}}", Env: map[string]model.Value{"X": {Text: "1"}, "_Y2": {Text: "2"}, "PW": {FromSecret: "db_password"}}, Workdir: "/tmp"}
 		}},
 		{"http with everything", func(t *testing.T, tk *model.Task) {
 			tk.Action = model.Action{Type: model.ActionHTTP, Method: "post", URL: "https://example.com/hook?d={{.Date}}",
-				Headers: map[string]string{"X-A": "b"}, Body: `{"at":"{{.ScheduledAt}}"}`, Timeout: dur(10 * time.Second)}
+				Headers: map[string]model.Value{"X-A": {Text: "b"}, "Authorization": {FromSecret: "api.token"}}, Body: `{"at":"{{.ScheduledAt}}"}`, Timeout: dur(10 * time.Second)}
 		}},
 		{"http plain URL", func(t *testing.T, tk *model.Task) {
 			tk.Action = model.Action{Type: model.ActionHTTP, URL: "http://10.0.0.1:8080/run"}
@@ -182,7 +182,7 @@ func TestTask_ValidateInvalid(t *testing.T) {
 		{"shell without command", func(t *testing.T, tk *model.Task) { tk.Action.Command = "" }, "action.command"},
 		{"shell blank command", func(t *testing.T, tk *model.Task) { tk.Action.Command = " \t\n" }, "action.command"},
 		{"shell bad template", func(t *testing.T, tk *model.Task) { tk.Action.Command = "echo {{.Foo" }, "action.command"},
-		{"shell bad env name", func(t *testing.T, tk *model.Task) { tk.Action.Env = map[string]string{"1X": "v"} }, "action.env.1X"},
+		{"shell bad env name", func(t *testing.T, tk *model.Task) { tk.Action.Env = map[string]model.Value{"1X": {Text: "v"}} }, "action.env.1X"},
 		{"shell with url", func(t *testing.T, tk *model.Task) { tk.Action.URL = "http://x" }, "action"},
 		{"http without url", func(t *testing.T, tk *model.Task) {
 			tk.Action = model.Action{Type: model.ActionHTTP}

@@ -60,6 +60,8 @@ type Config struct {
 	TrailingLogs       uint64        // default 10240 entries
 	// Transport overrides the TCP transport (in-process tests).
 	Transport raft.Transport
+	// TLS, when set, makes the transport mutual TLS (see TLSConfig).
+	TLS *TLSConfig
 	// Restore, if set, starts a new one-node cluster (Bootstrap must be
 	// set and the data dir hold no Raft state) from a state-machine
 	// snapshot file taken at log index Index: it becomes this node's first
@@ -130,11 +132,13 @@ func New(cfg Config) (*Node, error) {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: %w", err)
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
+	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
 	if err != nil {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: snapshot store: %w", err)
 	}
+	restrict(filepath.Join(dir, "snapshots")) // snapshots of older versions
+	snaps := privateSnapshots{SnapshotStore: fileSnaps, dir: dir}
 	trans := cfg.Transport
 	if trans == nil {
 		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
@@ -142,7 +146,12 @@ func New(cfg Config) (*Node, error) {
 			logs.Close()
 			return nil, fmt.Errorf("raftnode: raft address %q: %w", cfg.RaftAddr, err)
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 4, 10*time.Second, logger)
+		var t *raft.NetworkTransport
+		if cfg.TLS != nil {
+			t, err = newTLSTransport(cfg.RaftAddr, addr, *cfg.TLS, logger)
+		} else {
+			t, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 4, 10*time.Second, logger)
+		}
 		if err != nil {
 			logs.Close()
 			return nil, fmt.Errorf("raftnode: listen on %s: %w", cfg.RaftAddr, err)

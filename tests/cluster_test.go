@@ -371,6 +371,9 @@ func TestCluster_RestoreFromSnapshot(t *testing.T) {
 			if b, err := os.ReadFile(m); err != nil || json.Unmarshal(b, &meta) != nil || meta.Index < h.AppliedIndex {
 				continue
 			}
+			if st, err := os.Stat(filepath.Join(dir, "state.bin")); err == nil && st.Mode().Perm() != 0o600 {
+				t.Errorf("snapshot state.bin has mode %v, want 0600", st.Mode().Perm())
+			}
 			if b, err := os.ReadFile(filepath.Join(dir, "state.bin")); err == nil && os.WriteFile(backup, b, 0o600) == nil {
 				copied = true
 				break

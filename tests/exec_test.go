@@ -390,22 +390,33 @@ func TestExec_LabelRouting(t *testing.T) {
 			t.Fatalf("ran on %q, want gpu-box (the only executor with pool=gpu)", in.Executor)
 		}
 	}
-	// The leader's /healthz lists both executors with their labels.
+	// GET /v1/executors lists both executors with their labels (a
+	// follower asks the leader); the leader's /healthz counts them.
 	ctx := ctxT(t, 30*time.Second)
 	leader, err := c.Leader(ctx, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitHealth(ctx, t, leader, 10*time.Second, func(h *model.Health) error {
+		if h.Executors != 2 {
+			return fmt.Errorf("healthz counts %d executors, want 2", h.Executors)
+		}
+		return nil
+	})
+	waitFor(t, 10*time.Second, func() error {
+		el, err := c.Client().Executors(ctx)
+		if err != nil {
+			return err
+		}
 		got := map[string]string{}
-		for _, e := range h.Executors {
+		for _, e := range el.Executors {
 			got[e.Name] = e.Labels["pool"]
 			if e.LastSeen.IsZero() || e.Host == "" {
 				return fmt.Errorf("executor %+v: no host or last-seen time", e)
 			}
 		}
 		if len(got) != 2 || got["gpu-box"] != "gpu" || got["plain"] != "" {
-			return fmt.Errorf("healthz executors %+v, want plain and gpu-box (pool=gpu)", h.Executors)
+			return fmt.Errorf("executors %+v, want plain and gpu-box (pool=gpu)", el.Executors)
 		}
 		return nil
 	})

@@ -33,8 +33,13 @@ Examples:
 	ax agent -node n2 -data /var/lib/ax/n2 -http 127.0.0.1:7080 -raft 127.0.0.1:7081 -join 127.0.0.1:7070
 	ax agent -node n3 -data /var/lib/ax/n3 -http 127.0.0.1:7090 -raft 127.0.0.1:7091 -join 127.0.0.1:7070
 
+	# TLS (certificates from ax tls; SIGHUP reloads them)
+	ax agent -node n1 -http 10.0.0.1:7070 -raft 10.0.0.1:7071 \
+		-tls-ca tls/ax-ca.pem -tls-cert tls/n1.pem -tls-key tls/n1-key.pem
+
 A node with existing state restarts with the same command line; -join is
 then only a fallback. SIGTERM on the leader transfers leadership first.
+A non-loopback HTTP or Raft address needs TLS, or -insecure.
 `
 }
 
@@ -56,8 +61,10 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.RaftAddr, "raft", "127.0.0.1:7071", "Raft listen and advertised address")
 	fs.StringVar(&join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
 	fs.StringVar(&cfg.Restore, "restore", "", "start a new one-node cluster from a snapshot's state.bin (empty -data; others then -join it)")
-	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "API token required from clients and joining nodes (env AX_TOKEN)")
-	fs.StringVar(&tokenFile, "token-file", "", "read the API token from this file")
+	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "management token: admin on every route, also used to join (env AX_TOKEN; prefer -token-file, which keeps it out of the process list)")
+	fs.StringVar(&tokenFile, "token-file", "", "read the management token from this file (mode 0600)")
+	encKeyFile := fs.String("encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
+	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap the longest idle one is closed)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
 	pprofAddr := fs.String("pprof", "", "serve Go's /debug/pprof on this address (profiling)")
@@ -73,7 +80,12 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot")
+	var tf agentTLSFlags
+	tf.register(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := tf.load(&cfg); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -84,6 +96,22 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Token = tok
+	var warnings []string
+	if tokenFile != "" {
+		if w := warnIfShared(tokenFile); w != "" {
+			warnings = append(warnings, "token file "+w)
+		}
+	}
+	if *encKeyFile != "" {
+		key, w, err := agent.ReadEncryptKey(*encKeyFile)
+		if err != nil {
+			return err
+		}
+		if w != "" {
+			warnings = append(warnings, w)
+		}
+		cfg.EncryptKey = key
+	}
 	for _, j := range strings.Split(join, ",") {
 		if j = strings.TrimSpace(j); j != "" {
 			cfg.Join = append(cfg.Join, j)
@@ -102,6 +130,9 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+	for _, w := range warnings {
+		cfg.Logger.Warn(w)
+	}
 	if os.Getenv("GOGC") == "" {
 		// The apply path allocates fast over a small live heap, so the
 		// default GOGC=100 collects several times a second; 200 halves
@@ -109,6 +140,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		// Performance). GOGC in the environment still wins.
 		debug.SetGCPercent(agentGCPercent)
 	}
+	reloadOnSIGHUP(ctx, cfg.TLS, cfg.Logger)
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,8 +41,12 @@ failover: fills the cluster with pending delayed instances, fails the
 leader (SIGKILL on a temporary cluster, a leadership transfer with -addr)
 and measures how long until a new leader holds every one in its wheel.
 
+-tls runs the temporary cluster with TLS on HTTP and Raft (certificates
+made in its directory); run a scenario with and without it to compare.
+
 Examples:
 	ax bench tasks -clients 1,8,64 -n 4000
+	ax bench tasks -tls -clients 1,8,64 -n 4000
 	ax bench submit -batch 1000 -n 200000 -clients 4 -single-clients 64 -single-n 40000
 	ax bench fire -rates 1000,10000,50000 -seconds 4
 	ax bench run -n 50000 -executors 2 -rate 1000
@@ -75,8 +81,11 @@ var benchLocal *localcluster.Cluster
 
 // benchCluster returns a client for -addr, or starts a temporary loopback
 // cluster of this binary when -addr is empty.
-func benchCluster(ctx context.Context, cf *clientFlags, nodes int, extra ...string) (*client.Client, func(), error) {
+func benchCluster(ctx context.Context, cf *clientFlags, nodes int, withTLS bool, extra ...string) (*client.Client, func(), error) {
 	if cf.addr != "" {
+		if withTLS {
+			return nil, nil, fmt.Errorf("bench: -tls starts a temporary TLS cluster; with -addr give -ca-cert instead")
+		}
 		cl, err := cf.client()
 		return cl, func() {}, err
 	}
@@ -88,9 +97,17 @@ func benchCluster(ctx context.Context, cf *clientFlags, nodes int, extra ...stri
 	if err != nil {
 		return nil, nil, err
 	}
-	fmt.Printf("starting a %d-node loopback cluster in %s\n", nodes, dir)
-	lc, err := localcluster.Start(ctx, localcluster.Config{Binary: bin, Nodes: nodes, Dir: dir, Token: cf.token,
-		Args: append([]string{"-log-level", "warn"}, extra...)})
+	lcfg := localcluster.Config{Binary: bin, Nodes: nodes, Dir: dir, Token: cf.token,
+		Args: append([]string{"-log-level", "warn"}, extra...)}
+	kind := ""
+	if withTLS {
+		lcfg.TLSDir = filepath.Join(dir, "tls")
+		cert, key := localcluster.ClientCert(lcfg.TLSDir)
+		cf.tls = tlsFlags{caCert: localcluster.CAFile(lcfg.TLSDir), clientCert: cert, clientKey: key}
+		kind = " TLS"
+	}
+	fmt.Printf("starting a %d-node loopback%s cluster in %s\n", nodes, kind, dir)
+	lc, err := localcluster.Start(ctx, lcfg)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err
@@ -105,8 +122,10 @@ func benchCluster(ctx context.Context, cf *clientFlags, nodes int, extra ...stri
 // default address: without -addr a temporary cluster is started) and -nodes.
 type benchFlags struct {
 	clientFlags
-	fs    *flag.FlagSet
-	nodes *int
+	fs      *flag.FlagSet
+	nodes   *int
+	withTLS *bool
+	tlsConf *tls.Config // the clients' TLS, set by start
 }
 
 func newBenchFlags(name string) *benchFlags {
@@ -114,6 +133,7 @@ func newBenchFlags(name string) *benchFlags {
 	b.register(b.fs)
 	b.addr = ""
 	b.nodes = b.fs.Int("nodes", 3, "nodes of the temporary cluster (without -addr)")
+	b.withTLS = b.fs.Bool("tls", false, "run the temporary cluster with TLS on HTTP and Raft (compare with a run without)")
 	return b
 }
 
@@ -126,7 +146,20 @@ func (b *benchFlags) start(ctx context.Context, extra ...string) (*client.Client
 		return nil, nil, err
 	}
 	b.token, b.tokenFile = tok, ""
-	return benchCluster(ctx, &b.clientFlags, *b.nodes, extra...)
+	cl, stop, err := benchCluster(ctx, &b.clientFlags, *b.nodes, *b.withTLS, extra...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.tlsConf, err = b.tls.config(); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return cl, stop, nil
+}
+
+// nodeClient returns a client of one address that gives up after retryFor.
+func (b *benchFlags) nodeClient(addr string, retryFor time.Duration) *client.Client {
+	return client.New(client.Config{Addrs: []string{addr}, TLS: b.tlsConf, Token: b.token, RetryFor: retryFor})
 }
 
 func (c *benchCommand) runTasks(ctx context.Context, args []string) error {

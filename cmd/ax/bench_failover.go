@@ -59,14 +59,21 @@ func runBenchFailover(ctx context.Context, args []string) error {
 	total := r.n * *batch
 	fmt.Printf("submitted %d pending instances in %s (%.0f/s)\n", total, r.elapsed.Round(time.Millisecond), float64(total)/r.elapsed.Seconds())
 
-	old, err := leaderHealth(ctx, cl, addrs, bf.token)
+	old, err := leaderHealth(ctx, bf, addrs)
 	if err != nil {
 		return err
 	}
-	if err := waitAllApplied(ctx, addrs, bf.token, old.AppliedIndex); err != nil {
+	if err := waitAllApplied(ctx, bf, addrs, old.AppliedIndex); err != nil {
 		return err
 	}
 
+	// One client per node, made before the clock starts: a poll reuses its
+	// connection (with TLS a new one costs a handshake), and a dead node
+	// refuses at once.
+	probes := map[string]*client.Client{}
+	for _, a := range addrs {
+		probes[a] = bf.nodeClient(a, time.Second)
+	}
 	start := time.Now()
 	how := "transferred"
 	if benchLocal != nil {
@@ -83,7 +90,7 @@ func runBenchFailover(ctx context.Context, args []string) error {
 	var h *model.Health
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		for _, a := range addrs {
-			got, err := client.New(client.Config{Addrs: []string{a}, Token: bf.token, RetryFor: time.Millisecond}).Health(ctx)
+			got, err := probes[a].Health(ctx)
 			if err != nil || got.Role != model.RoleLeader || got.Node == old.Node {
 				continue
 			}
@@ -110,10 +117,10 @@ func runBenchFailover(ctx context.Context, args []string) error {
 }
 
 // waitAllApplied waits until every node has applied index.
-func waitAllApplied(ctx context.Context, addrs []string, token string, index uint64) error {
+func waitAllApplied(ctx context.Context, bf *benchFlags, addrs []string, index uint64) error {
 	return localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		for _, a := range addrs {
-			h, err := client.New(client.Config{Addrs: []string{a}, Token: token, RetryFor: time.Second}).Health(ctx)
+			h, err := bf.nodeClient(a, time.Second).Health(ctx)
 			if err != nil {
 				return err
 			}

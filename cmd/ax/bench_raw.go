@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -23,11 +24,18 @@ import (
 // spends a few microseconds per request instead of the Go HTTP client's
 // tens. On a two-core machine the generator shares the CPU with the
 // cluster; a lean one leaves more of it to the thing being measured.
-// Every answer must have status want (0: any 2xx).
-func rawLoad(ctx context.Context, addr string, clients, n, want int, build func(buf []byte, i int) []byte) (*loadResult, error) {
+// Every answer must have status want (0: any 2xx). With tc the
+// connections are TLS.
+func rawLoad(ctx context.Context, addr string, tc *tls.Config, clients, n, want int, build func(buf []byte, i int) []byte) (*loadResult, error) {
 	conns := make([]net.Conn, clients)
 	for i := range conns {
-		c, err := net.Dial("tcp", addr)
+		var c net.Conn
+		var err error
+		if tc != nil {
+			c, err = tls.Dial("tcp", addr, tc)
+		} else {
+			c, err = net.Dial("tcp", addr)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,7 @@ func runBenchRun(ctx context.Context, args []string) error {
 	defer cancelWorkers()
 	noop := map[string]client.Handler{"noop": func(context.Context, client.Job) error { return nil }}
 	for i := 0; i < *executors; i++ {
-		w, err := client.NewWorker(client.WorkerConfig{Servers: addrs, Name: fmt.Sprintf("bench-sdk-%d", i), Capacity: *capacity, Handlers: noop,
+		w, err := client.NewWorker(client.WorkerConfig{Servers: addrs, Name: fmt.Sprintf("bench-sdk-%d", i), Capacity: *capacity, Handlers: noop, TLS: bf.tlsConf,
 			Labels: map[string]string{"kind": "sdk"}})
 		if err != nil {
 			return err
@@ -62,10 +62,9 @@ func runBenchRun(ctx context.Context, args []string) error {
 	if err := mk("bench-run-shell", model.Action{Type: model.ActionShell, Command: "true"}, "shell"); err != nil {
 		return err
 	}
-	leader := client.New(client.Config{Addrs: addrs, Token: bf.token})
 	drained := func() error {
 		for {
-			h, err := leaderHealth(ctx, leader, addrs, bf.token)
+			h, err := leaderHealth(ctx, bf, addrs)
 			if err == nil && h.Active == 0 && h.Pending == 0 {
 				return nil
 			}
@@ -138,9 +137,9 @@ func runBenchRun(ctx context.Context, args []string) error {
 }
 
 // leaderHealth asks each address until it finds the leader's health.
-func leaderHealth(ctx context.Context, cl *client.Client, addrs []string, token string) (*model.Health, error) {
+func leaderHealth(ctx context.Context, bf *benchFlags, addrs []string) (*model.Health, error) {
 	for _, a := range addrs {
-		h, err := client.New(client.Config{Addrs: []string{a}, Token: token, RetryFor: time.Second}).Health(ctx)
+		h, err := bf.nodeClient(a, time.Second).Health(ctx)
 		if err == nil && h.Role == model.RoleLeader {
 			return h, nil
 		}

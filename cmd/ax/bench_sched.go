@@ -80,7 +80,7 @@ func runBenchSubmit(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		r, err := rawLoad(ctx, leader, *singleClients, *singleN, 0, func(buf []byte, _ int) []byte {
+		r, err := rawLoad(ctx, leader, bf.tlsConf, *singleClients, *singleN, 0, func(buf []byte, _ int) []byte {
 			return rawPost(buf, leader, "/v1/tasks/bench-submit/submit", bf.token, body)
 		})
 		if err != nil {
@@ -89,7 +89,7 @@ func runBenchSubmit(ctx context.Context, args []string) error {
 		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d clients", *singleClients), r.n, float64(r.n)/r.elapsed.Seconds(), r.p50, r.p99)
 		// The same requests to a route that does not exist: what the HTTP
 		// layer alone costs on this machine, the ceiling for single writes.
-		r, err = rawLoad(ctx, leader, *singleClients, *singleN, http.StatusNotFound, func(buf []byte, _ int) []byte {
+		r, err = rawLoad(ctx, leader, bf.tlsConf, *singleClients, *singleN, http.StatusNotFound, func(buf []byte, _ int) []byte {
 			return rawPost(buf, leader, "/v1/no-such-route", bf.token, body)
 		})
 		if err != nil {

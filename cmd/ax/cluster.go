@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -29,14 +28,10 @@ Examples:
 }
 
 func (c *clusterCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("cluster: missing subcommand")
+	sub, args, fs, cf, err := subcommand("cluster", c.Usage(), args)
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
-	fs := newFlagSet("cluster "+sub, c.Usage())
-	var cf clientFlags
-	cf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON (status)")
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
@@ -66,26 +61,20 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 		if st.LeaderHTTP == "" {
 			return nil
 		}
-		// Only the leader knows the executors.
-		lc := cf
-		lc.addr = st.LeaderHTTP
-		lcl, err := lc.client()
+		// Only the leader knows the executors; any node asks it.
+		el, err := cl.Executors(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("executors: %w", err)
 		}
-		h, err := lcl.Health(ctx)
-		if err != nil {
-			return fmt.Errorf("executors (from the leader %s): %w", st.LeaderHTTP, err)
-		}
-		if len(h.Executors) == 0 {
+		if len(el.Executors) == 0 {
 			fmt.Println("no executors heard from in the last minute")
 			return nil
 		}
 		tw = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "EXECUTOR\tHOST\tLABELS\tRUNNING\tFREE\tLAST SEEN")
-		for _, e := range h.Executors {
+		for _, e := range el.Executors {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s ago\n", e.Name, e.Host, joinLabels(e.Labels), e.Running, e.Free,
-				h.Time.Sub(e.LastSeen.Time).Round(time.Second))
+				time.Since(e.LastSeen.Time).Round(time.Second))
 		}
 		return tw.Flush()
 	case "remove":

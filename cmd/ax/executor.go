@@ -24,6 +24,7 @@ cluster. Connect it to any node(s); it follows the leader and fails over.
 
 Examples:
 	ax executor -server 127.0.0.1:7070,127.0.0.1:7080 -name worker-1 -labels pool=batch -capacity 8
+	ax executor -server 10.0.0.1:7070 -ca-cert tls/ax-ca.pem -name worker-2
 `
 }
 
@@ -37,9 +38,16 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	token := fs.String("token", os.Getenv("AX_TOKEN"), "API or executor token (env AX_TOKEN)")
 	tokenFile := fs.String("token-file", "", "read the token from this file")
 	logLevel := fs.String("log-level", "info", "log level")
+	var tf tlsFlags
+	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	tc, err := tf.config()
+	if err != nil {
+		return err
+	}
+	tf.export()
 	tok, err := readToken(*token, *tokenFile)
 	if err != nil {
 		return err
@@ -52,7 +60,7 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	ex, err := client.NewWorker(client.WorkerConfig{
-		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok,
+		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok, TLS: tc,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}),
 	})
 	if err != nil {

@@ -22,11 +22,26 @@ func newFlagSet(name, usage string) *flag.FlagSet {
 	return fs
 }
 
+// subcommand splits the arguments of command name into its subcommand and
+// the rest, and returns a flag set for it with the client flags
+// registered. A missing subcommand prints the usage and is an error.
+func subcommand(name, usage string, args []string) (sub string, rest []string, fs *flag.FlagSet, cf *clientFlags, err error) {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, strings.TrimLeft(usage, "\n"))
+		return "", nil, nil, nil, fmt.Errorf("%s: missing subcommand", name)
+	}
+	fs = newFlagSet(name+" "+args[0], usage)
+	cf = &clientFlags{}
+	cf.register(fs)
+	return args[0], args[1:], fs, cf, nil
+}
+
 // clientFlags are the flags every client command takes.
 type clientFlags struct {
 	addr      string
 	token     string
 	tokenFile string
+	tls       tlsFlags
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
@@ -37,6 +52,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", addr, "server HTTP address(es), comma-separated (env AX_ADDR)")
 	fs.StringVar(&c.token, "token", os.Getenv("AX_TOKEN"), "API token (env AX_TOKEN)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "read the API token from this file")
+	c.tls.register(fs)
 }
 
 func (c *clientFlags) client() (*client.Client, error) {
@@ -44,7 +60,11 @@ func (c *clientFlags) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(client.Config{Addrs: strings.Split(c.addr, ","), Token: tok, Actor: actor()}), nil
+	tc, err := c.tls.config()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(client.Config{Addrs: strings.Split(c.addr, ","), TLS: tc, Token: tok, Actor: actor()}), nil
 }
 
 func readToken(tok, file string) (string, error) {
@@ -55,7 +75,22 @@ func readToken(tok, file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		// An empty token would silently mean "no auth".
+		return "", fmt.Errorf("token file %s is empty", file)
+	}
+	return t, nil
+}
+
+// warnIfShared returns a warning when a credential file is readable by
+// others than its owner, "" otherwise.
+func warnIfShared(file string) string {
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is readable by others (mode %v); chmod 600 it", file, st.Mode().Perm())
 }
 
 // actor names the person behind CLI changes in task history.

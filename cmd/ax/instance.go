@@ -138,14 +138,10 @@ Examples:
 }
 
 func (c *instanceCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("instance: missing subcommand")
+	sub, args, fs, cf, err := subcommand("instance", c.Usage(), args)
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
-	fs := newFlagSet("instance "+sub, c.Usage())
-	var cf clientFlags
-	cf.register(fs)
 	task := fs.String("task", "", "only this task's instances (list)")
 	state := fs.String("state", "", "only instances in this state (list)")
 	since := fs.String("since", "", "only instances created at or after this RFC 3339 time (list)")

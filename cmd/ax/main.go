@@ -31,7 +31,11 @@ func commands() map[string]command {
 		"executor": &executorCommand{},
 		"approval": &approvalCommand{},
 		"bench":    &benchCommand{},
+		"tls":      &tlsCommand{},
 		"version":  &versionCommand{},
+		"acl":      &aclCommand{},
+		"secret":   &secretCommand{},
+		"keygen":   &keygenCommand{},
 	}
 }
 
@@ -50,11 +54,16 @@ Commands:
 	executor  run attempts handed out by the cluster
 	approval  (inside a task) ask an operator to approve the running attempt
 	cluster   show members, remove a node, transfer leadership
+	tls       create the CA and node/client certificates of a TLS cluster
+	acl       bootstrap ACLs; create, list and revoke tokens
+	secret    put, list and delete secrets
+	keygen    make a key for -encrypt-key-file
 	bench     load-test a cluster
 	version   print the version
 
-Every client command takes -addr (default $AX_ADDR or 127.0.0.1:7070) and
--token (default $AX_TOKEN). Run "ax <command> -h" for details.
+Every client command takes -addr (default $AX_ADDR or 127.0.0.1:7070),
+-token (default $AX_TOKEN) and, for a TLS cluster, -ca-cert (default
+$AX_CACERT). Run "ax <command> -h" for details.
 `
 
 func main() {
@@ -65,6 +74,9 @@ func main() {
 			os.Exit(2)
 		}
 		fmt.Fprintln(os.Stderr, "ax:", err)
+		if hint := tlsHint(err); hint != "" {
+			fmt.Fprintln(os.Stderr, "ax: hint:", hint)
+		}
 		os.Exit(1)
 	}
 }

@@ -37,14 +37,10 @@ Examples:
 }
 
 func (c *taskCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("task: missing subcommand")
+	sub, args, fs, cf, err := subcommand("task", c.Usage(), args)
+	if err != nil {
+		return err
 	}
-	sub, args := args[0], args[1:]
-	fs := newFlagSet("task "+sub, c.Usage())
-	var cf clientFlags
-	cf.register(fs)
 	var (
 		file       string
 		labels     multiFlag

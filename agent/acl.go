@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"context"
+
+	"ax/api"
+	"ax/fsm"
+	"ax/model"
+)
+
+// bootstrapTokenName names the token acl bootstrap creates.
+const bootstrapTokenName = "bootstrap"
+
+// ACLBootstrap implements api.ACLBackend.
+func (a *Agent) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken, error) {
+	if a.fsm.ACLBootstrapped() {
+		return nil, &model.Error{Code: model.CodeConflict, Message: "ACLs are already bootstrapped; ask an admin for a token"}
+	}
+	rec := fsm.TokenRecord{Name: bootstrapTokenName, Role: model.RoleAdmin}
+	return a.putToken(ctx, c, fsm.CmdACLBootstrap, &rec, func() any { return fsm.ACLBootstrap{Token: rec} })
+}
+
+// CreateToken implements api.ACLBackend.
+func (a *Agent) CreateToken(ctx context.Context, c api.Caller, req model.ACLTokenRequest) (*model.ACLToken, error) {
+	rec := fsm.TokenRecord{Name: req.Name, Role: req.Role, Executor: req.Executor, Labels: req.Labels}
+	return a.putToken(ctx, c, fsm.CmdACLPutToken, &rec, func() any {
+		return fsm.ACLPutToken{Token: rec, TTLms: req.TTL.Std().Milliseconds()}
+	})
+}
+
+// putToken makes a token secret, proposes its hash in the body built by
+// body (after rec.Hash is set) and answers with the secret. The secret
+// exists only in this answer: a retried request whose first answer was
+// lost gets the first try's result, whose hash is not this secret's, and
+// is told so rather than handed a secret that opens nothing.
+func (a *Agent) putToken(ctx context.Context, c api.Caller, t fsm.CommandType, rec *fsm.TokenRecord, body func() any) (*model.ACLToken, error) {
+	secret := NewToken()
+	rec.Hash = TokenHash(secret)
+	var out fsm.TokenRecord
+	if err := a.command(ctx, c, t, body(), &out); err != nil {
+		return nil, err
+	}
+	if out.Hash != rec.Hash {
+		return nil, &model.Error{Code: model.CodeConflict, Field: "name",
+			Message: "token " + out.Name + " was created by an earlier try of this request whose answer was lost; revoke it and create it again"}
+	}
+	m := out.Model()
+	m.Secret = secret
+	return &m, nil
+}
+
+// ListTokens implements api.ACLBackend.
+func (a *Agent) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
+	ts, err := a.fsm.Tokens()
+	if err != nil {
+		return nil, err
+	}
+	return &model.ACLTokenList{Tokens: ts}, nil
+}
+
+// RevokeToken implements api.ACLBackend.
+func (a *Agent) RevokeToken(ctx context.Context, c api.Caller, name string) (*model.ACLToken, error) {
+	var out model.ACLToken
+	if err := a.command(ctx, c, fsm.CmdACLDeleteToken, fsm.TaskRef{Name: name}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,236 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"ax/api"
+	"ax/client"
+	"ax/model"
+)
+
+// Headers between cluster nodes. A node forwarding a request on behalf of a
+// client names the principal it verified in HeaderPrincipal; the receiver
+// honours it only from a member. Without TLS, members prove membership
+// with the cluster's member key in HeaderMember.
+const (
+	HeaderPrincipal = "X-AX-Principal"
+	HeaderMember    = "X-AX-Member"
+)
+
+// tokenPrefix starts every token ax makes, so that a leaked one is easy to
+// find with secret scanners.
+const tokenPrefix = "axt_"
+
+// NewToken returns a fresh random token: tokenPrefix and 32 random bytes,
+// base64url.
+func NewToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// TokenHash is the SHA-256 of a token in hex, as the state machine keeps
+// it.
+func TokenHash(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+func errUnauthorized(msg string) error {
+	return &model.Error{Code: model.CodeUnauthorized, Message: msg}
+}
+
+// Authenticate implements api.Authenticator. In order:
+//   - a cluster node (its verified TLS certificate; without TLS the member
+//     key) is a member, acting for the principal it forwards, or as admin;
+//   - the bearer token: the management token (-token), the legacy executor
+//     token (-executor-token), the embedded executor's own token, or an ACL
+//     token (looked up by its SHA-256);
+//   - no token: allowed as admin only while the cluster has no auth at all
+//     (no -token and no ACL bootstrap) — and then, on a TLS node, only
+//     with a client certificate of the cluster's CA.
+func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
+	if node, ok := a.member(r); ok {
+		p := &model.Principal{Name: "node:" + node, Role: model.RoleAdmin}
+		if h := r.Header.Get(HeaderPrincipal); h != "" {
+			fp, err := decodePrincipal(h)
+			if err != nil {
+				return api.Identity{}, errUnauthorized("bad " + HeaderPrincipal + " header: " + err.Error())
+			}
+			p = fp
+		}
+		return api.Identity{Principal: p, Member: true}, nil
+	}
+	tok, hasTok := bearer(r)
+	switch {
+	case !hasTok:
+		if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+			return a.openIdentity(r)
+		}
+		return api.Identity{}, errUnauthorized("missing token: send Authorization: Bearer <token>")
+	case a.cfg.Token != "" && equal(tok, a.cfg.Token):
+		return api.Identity{Principal: &model.Principal{Name: "management", Role: model.RoleAdmin}}, nil
+	case a.cfg.ExecutorToken != "" && equal(tok, a.cfg.ExecutorToken):
+		return api.Identity{Principal: &model.Principal{Name: "executor-token", Role: model.RoleExecutor, Unbound: true}}, nil
+	case equal(tok, a.localExecToken):
+		return api.Identity{Principal: &model.Principal{Name: "node:" + a.cfg.NodeID + ":executor", Role: model.RoleExecutor,
+			Executor: a.cfg.NodeID, Labels: a.cfg.ExecutorLabels}}, nil
+	}
+	if !a.fsm.ACLBootstrapped() {
+		if a.cfg.Token == "" {
+			return a.openIdentity(r)
+		}
+		return api.Identity{}, errUnauthorized("wrong token")
+	}
+	t, ok := a.fsm.TokenByHash(TokenHash(tok))
+	if !ok && !a.node.IsLeader() {
+		// A token created a moment ago may not have reached this node yet.
+		a.catchUp(r.Context())
+		t, ok = a.fsm.TokenByHash(TokenHash(tok))
+	}
+	if !ok {
+		return api.Identity{}, errUnauthorized("unknown or revoked token")
+	}
+	if t.Expired(a.now().UnixMilli()) {
+		return api.Identity{}, errUnauthorized("token " + t.Name + " expired at " + model.UnixMilli(t.ExpiresAt).Format(model.TimeLayout))
+	}
+	return api.Identity{Principal: &model.Principal{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels}}, nil
+}
+
+// openIdentity admits a request on a cluster without auth: as admin, but a
+// TLS node requires a client certificate of its CA (with TLS on and no
+// tokens, the CA is the credential).
+func (a *Agent) openIdentity(r *http.Request) (api.Identity, error) {
+	if a.tlsOn() {
+		name, ok := clientCertName(r)
+		if !ok {
+			return api.Identity{}, errUnauthorized("this node has TLS and no tokens: present a client certificate of the cluster CA (-client-cert, -client-key)")
+		}
+		return api.Identity{Principal: &model.Principal{Name: "cert:" + name, Role: model.RoleAdmin}}, nil
+	}
+	return api.Identity{Principal: &model.Principal{Name: "anonymous", Role: model.RoleAdmin}}, nil
+}
+
+// member reports whether r comes from a cluster node. With TLS only a
+// node certificate counts. Without TLS the member key counts; until a
+// leader has set one (a cluster being upgraded), the management token does.
+func (a *Agent) member(r *http.Request) (string, bool) {
+	if a.tlsOn() {
+		return peerNode(r)
+	}
+	if key := a.fsm.MemberKey(); key != nil {
+		got := r.Header.Get(HeaderMember)
+		if got == "" || !equal(got, base64.RawURLEncoding.EncodeToString(key)) {
+			return "", false
+		}
+		return memberName(r), true
+	}
+	if tok, ok := bearer(r); ok && a.cfg.Token != "" && equal(tok, a.cfg.Token) {
+		return memberName(r), true
+	}
+	if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+		return "anonymous", true // no auth at all
+	}
+	return "", false
+}
+
+// memberName is the node a member request says it comes from (the
+// X-AX-Actor "node:ID" every node sends); for logs and audit only.
+func memberName(r *http.Request) string {
+	if n, ok := strings.CutPrefix(r.Header.Get(client.HeaderActor), "node:"); ok && model.ValidName(n) {
+		return n
+	}
+	return "peer"
+}
+
+// memberHeaders are the headers this node adds to every request to a
+// peer: its member key (without TLS; with TLS its certificate speaks), and
+// the principal of the request it acts for, if any.
+func (a *Agent) memberHeaders(ctx context.Context) http.Header {
+	h := http.Header{}
+	if !a.tlsOn() {
+		if key := a.fsm.MemberKey(); key != nil {
+			h.Set(HeaderMember, base64.RawURLEncoding.EncodeToString(key))
+		}
+	}
+	if p := api.PrincipalFrom(ctx); p != nil {
+		if enc, err := encodePrincipal(p); err == nil {
+			h.Set(HeaderPrincipal, enc)
+		}
+	}
+	return h
+}
+
+func encodePrincipal(p *model.Principal) (string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func decodePrincipal(s string) (*model.Principal, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	var p model.Principal
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" || !model.ValidRole(p.Role) {
+		return nil, errUnauthorized("no name or role")
+	}
+	return &p, nil
+}
+
+func bearer(r *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return tok, ok && tok != ""
+}
+
+func equal(a, b string) bool {
+	return b != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// catchUp waits, at most a second, until this node has applied what the
+// leader had committed: one read barrier at a time, shared by every
+// request that waits meanwhile, so unknown tokens cannot flood the leader.
+func (a *Agent) catchUp(ctx context.Context) {
+	a.catchMu.Lock()
+	ch := a.catchCh
+	if ch == nil {
+		ch = make(chan struct{})
+		a.catchCh = ch
+		go func() {
+			bctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = a.ReadBarrier(bctx)
+			cancel()
+			a.catchMu.Lock()
+			a.catchCh = nil
+			a.catchMu.Unlock()
+			close(ch)
+		}()
+	}
+	a.catchMu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+// catchUpState is the shared read barrier of catchUp.
+type catchUpState struct {
+	catchMu sync.Mutex
+	catchCh chan struct{}
+}

@@ -1,0 +1,257 @@
+package api_test
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"ax/api"
+	"ax/model"
+)
+
+// tokenAuth is a fake Authenticator: bearer tokens map to principals;
+// the token "member" is a cluster node.
+type tokenAuth map[string]*model.Principal
+
+func (ta tokenAuth) Authenticate(r *http.Request) (api.Identity, error) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return api.Identity{}, &model.Error{Code: model.CodeUnauthorized, Message: "missing token"}
+	}
+	if tok == "member" {
+		return api.Identity{Principal: &model.Principal{Name: "node:n2", Role: model.RoleAdmin}, Member: true}, nil
+	}
+	p, ok := ta[tok]
+	if !ok {
+		return api.Identity{}, &model.Error{Code: model.CodeUnauthorized, Message: "unknown token"}
+	}
+	return api.Identity{Principal: p}, nil
+}
+
+// roleTokens has one token per role; the executor token is bound to
+// executor "w1" with label pool=gpu.
+var roleTokens = tokenAuth{
+	"reader":   {Name: "r", Role: model.RoleReader},
+	"operator": {Name: "o", Role: model.RoleOperator},
+	"writer":   {Name: "w", Role: model.RoleWriter},
+	"admin":    {Name: "a", Role: model.RoleAdmin},
+	"executor": {Name: "e", Role: model.RoleExecutor, Executor: "w1", Labels: map[string]string{"pool": "gpu"}},
+}
+
+// sampleRequest is a valid request for a route pattern.
+func sampleRequest(pattern string) request {
+	method, path, _ := strings.Cut(pattern, " ")
+	path = strings.NewReplacer("{name}", "daily", "{id}", "0000000000100000", "{node}", "n2").Replace(path)
+	bodies := map[string]string{
+		"PUT /v1/tasks/{name}":             taskBody("", "", "", ""),
+		"POST /v1/tasks/{name}/submit":     `{"delay":"1m"}`,
+		"POST /v1/tasks/{name}/backfill":   `{"from":"2026-01-01T00:00:00Z","to":"2026-01-02T00:00:00Z"}`,
+		"POST /v1/instances/{id}/approval": `{"attempt":1,"summary":"ok?"}`,
+		"POST /v1/executors/poll":          `{"executor":"w1","labels":{"pool":"gpu"},"free":1,"waitMs":1}`,
+		"POST /v1/executors/heartbeat":     `{"executor":"w1","running":[]}`,
+		"POST /v1/attempts/{id}/complete":  `{"executor":"w1","success":true}`,
+		"POST /v1/attempts/complete":       `[{"executionId":"0000000000100000-1","report":{"executor":"w1","success":true}}]`,
+		"POST /v1/cluster/join":            `{"id":"n2","raftAddr":"h:1","httpAddr":"h:2"}`,
+		"POST /v1/acl/tokens":              `{"name":"ci","role":"operator"}`,
+		"PUT /v1/secrets/{name}":           `{"value":"hunter2"}`,
+		"POST /v1/internal/apply":          "x",
+	}
+	if strings.HasPrefix(path, "/v1/attempts/0") {
+		path = strings.Replace(path, "0000000000100000", "0000000000100000-1", 1)
+	}
+	return request{method: method, path: path, body: bodies[pattern]}
+}
+
+// TestServer_RoleMatrix sends every route a valid request as every role:
+// 401 without a token, 403 below the route's role, served at or above it.
+func TestServer_RoleMatrix(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	routes := api.New(api.Config{Backend: &fakeBackend{}, Metrics: metrics}).Routes()
+	rank := map[string]int{model.RoleReader: 1, model.RoleOperator: 2, model.RoleWriter: 3, model.RoleAdmin: 4}
+	allowed := func(role, access string) bool {
+		switch {
+		case access == api.AccessOpen:
+			return true
+		case role == "member":
+			return true // a node without a forwarded principal acts as admin
+		case access == api.AccessMember:
+			return false
+		case role == model.RoleAdmin || role == access:
+			return true
+		}
+		return rank[role] > 0 && rank[access] > 0 && rank[role] >= rank[access]
+	}
+	if len(routes) < 30 {
+		t.Fatalf("got %d routes, want every /v1 route", len(routes))
+	}
+	for _, rt := range routes {
+		for _, role := range []string{"", "reader", "operator", "writer", "admin", "executor", "member"} {
+			name := rt.Pattern + " as " + role
+			if role == "" {
+				name = rt.Pattern + " without token"
+			}
+			t.Run(name, func(t *testing.T) {
+				req := sampleRequest(rt.Pattern)
+				if role != "" {
+					req.header = map[string]string{"Authorization": "Bearer " + role}
+				}
+				fb := &fakeBackend{Task: &model.Task{Name: "daily"}, Instance: &model.Instance{ID: "0000000000100000"},
+					Instances: &model.InstanceList{}, HealthV: &model.Health{}, Status: &model.ClusterStatus{},
+					Applied: []byte(`{}`), Events: &model.TaskEvents{}, List: &model.TaskList{}, History: &model.TaskHistory{}}
+				rec := serve(t, api.Config{Auth: roleTokens, Metrics: metrics}, fb, req)
+				switch {
+				case role == "" && rt.Access != api.AccessOpen:
+					if rec.Code != http.StatusUnauthorized {
+						t.Fatalf("status: got %d, want 401 (body %s)", rec.Code, rec.Body)
+					}
+				case !allowed(role, rt.Access):
+					if rec.Code != http.StatusForbidden {
+						t.Fatalf("status: got %d, want 403 (body %s)", rec.Code, rec.Body)
+					}
+				default:
+					if rec.Code/100 != 2 {
+						t.Fatalf("status: got %d, want 2xx (body %s)", rec.Code, rec.Body)
+					}
+				}
+				if rec.Code/100 != 2 && len(fb.Calls()) > 0 {
+					t.Errorf("a refused request reached the backend: %v", fb.Methods())
+				}
+			})
+		}
+	}
+}
+
+// TestServer_ExecutorBinding: an executor token acts only as its executor
+// and claims only its labels.
+func TestServer_ExecutorBinding(t *testing.T) {
+	tests := []struct {
+		name       string
+		req        request
+		wantStatus int
+		wantField  string
+	}{
+		{"poll as itself", request{method: "POST", path: "/v1/executors/poll", body: `{"executor":"w1","labels":{"pool":"gpu"},"free":1,"waitMs":1}`}, 200, ""},
+		{"poll with fewer labels", request{method: "POST", path: "/v1/executors/poll", body: `{"executor":"w1","free":1,"waitMs":1}`}, 200, ""},
+		{"poll as another executor", request{method: "POST", path: "/v1/executors/poll", body: `{"executor":"w2","free":1}`}, 403, "executor"},
+		{"poll claiming another label value", request{method: "POST", path: "/v1/executors/poll", body: `{"executor":"w1","labels":{"pool":"gpu-secure"},"free":1}`}, 403, "labels.pool"},
+		{"poll claiming an extra label", request{method: "POST", path: "/v1/executors/poll", body: `{"executor":"w1","labels":{"pool":"gpu","zone":"a"},"free":1}`}, 403, "labels.zone"},
+		{"heartbeat as another executor", request{method: "POST", path: "/v1/executors/heartbeat", body: `{"executor":"w2","running":[]}`}, 403, "executor"},
+		{"complete as another executor", request{method: "POST", path: "/v1/attempts/0000000000100000-1/complete", body: `{"executor":"w2","success":true}`}, 403, "executor"},
+		{"batch complete as another executor", request{method: "POST", path: "/v1/attempts/complete",
+			body: `[{"executionId":"0000000000100000-1","report":{"executor":"w2","success":true}}]`}, 403, "executor"},
+		{"too many labels", request{method: "POST", path: "/v1/executors/poll", body: `{"executor":"w1","labels":{` + manyLabels(33) + `},"free":1}`}, 400, "labels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			tt.req.header = map[string]string{"Authorization": "Bearer executor"}
+			rec := serve(t, api.Config{Auth: roleTokens}, fb, tt.req)
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if tt.wantStatus != 200 {
+				if e := errorOf(t, rec); e.Field != tt.wantField {
+					t.Errorf("field: got %q, want %q (%s)", e.Field, tt.wantField, e.Message)
+				}
+				if len(fb.Calls()) > 0 {
+					t.Errorf("a refused request reached the backend: %v", fb.Methods())
+				}
+			}
+		})
+	}
+}
+
+func manyLabels(n int) string {
+	var parts []string
+	for i := range n {
+		parts = append(parts, `"k`+string(rune('a'+i%26))+strings.Repeat("x", i/26)+`":"v"`)
+	}
+	return strings.Join(parts, ",")
+}
+
+// TestServer_ActorIsTheToken: the audit actor is the verified token's
+// name; X-AX-Actor only says on whose behalf.
+func TestServer_ActorIsTheToken(t *testing.T) {
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   string
+	}{
+		{"token only", map[string]string{"Authorization": "Bearer operator"}, "o"},
+		{"claims to be someone", map[string]string{"Authorization": "Bearer operator", "X-AX-Actor": "admin"}, "o (for admin)"},
+		{"claims to be itself", map[string]string{"Authorization": "Bearer operator", "X-AX-Actor": "o"}, "o"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{Auth: roleTokens}, fb, request{method: "POST", path: "/v1/tasks/daily/pause", header: tt.header})
+			if rec.Code != 200 {
+				t.Fatalf("status: got %d (body %s)", rec.Code, rec.Body)
+			}
+			if got := fb.Calls()[0].Caller.Actor; got != tt.want {
+				t.Errorf("actor: got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServer_RefusedBodyNotRead: a request refused for its credentials is
+// answered at once, without waiting for a body that never comes, and its
+// connection is closed.
+func TestServer_RefusedBodyNotRead(t *testing.T) {
+	srv := httptest.NewServer(api.New(api.Config{Backend: &fakeBackend{}, Auth: roleTokens}))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Headers promising a body that is never sent.
+	if _, err := conn.Write([]byte("PUT /v1/tasks/daily HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{")); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer while the body stalls: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Errorf("got status %d, close %v; want 401 and the connection closed", resp.StatusCode, resp.Close)
+	}
+}
+
+// TestServer_RedactsLiteralValuesBelowWriter: env and header values of a
+// task are literal credentials as often as not; readers and operators see
+// them redacted, writers as written, and secret references stay visible.
+func TestServer_RedactsLiteralValuesBelowWriter(t *testing.T) {
+	task := &model.Task{Name: "daily", Action: model.Action{Type: model.ActionHTTP, URL: "https://x/",
+		Headers: map[string]model.Value{"Authorization": model.TextValue("Bearer abc"), "X-Key": model.SecretValue("api_key")}}}
+	for _, tt := range []struct {
+		token, wantAuth string
+	}{
+		{"reader", api.Redacted}, {"operator", api.Redacted}, {"writer", "Bearer abc"}, {"admin", "Bearer abc"},
+	} {
+		for _, path := range []string{"/v1/tasks/daily", "/v1/tasks", "/v1/tasks/daily/history"} {
+			t.Run(tt.token+" "+path, func(t *testing.T) {
+				fb := &fakeBackend{Task: task, List: &model.TaskList{Tasks: []model.Task{*task}},
+					History: &model.TaskHistory{Name: "daily", Versions: []model.TaskVersion{{Version: 1, Task: task}}}}
+				rec := serve(t, api.Config{Auth: roleTokens}, fb, request{method: "GET", path: path, header: map[string]string{"Authorization": "Bearer " + tt.token}})
+				if rec.Code != 200 {
+					t.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+				body := rec.Body.String()
+				if !strings.Contains(body, `"Authorization":"`+tt.wantAuth+`"`) || !strings.Contains(body, `{"fromSecret":"api_key"}`) {
+					t.Errorf("body %s: want Authorization %q and the secret reference", body, tt.wantAuth)
+				}
+			})
+		}
+	}
+	if got := task.Action.Headers["Authorization"].Text; got != "Bearer abc" {
+		t.Errorf("the backend's task was changed: %q", got)
+	}
+}

@@ -1,0 +1,73 @@
+package api
+
+import (
+	"slices"
+
+	"ax/model"
+)
+
+// Redacted replaces literal env and header values of tasks in the reads
+// of principals below writer: those values are often credentials, and only
+// writers (who can set them) see them. Secret references are shown.
+const Redacted = "(redacted)"
+
+// redactFor returns v as p may see it: tasks, task lists and histories
+// with literal env and header values replaced by Redacted for principals
+// below writer. v itself is never changed.
+func redactFor(p *model.Principal, v any) any {
+	if p.Can(model.RoleWriter) {
+		return v
+	}
+	switch x := v.(type) {
+	case *model.Task:
+		if x == nil {
+			return v
+		}
+		c := *x
+		redactAction(&c.Action)
+		return &c
+	case *model.TaskList:
+		if x == nil {
+			return v
+		}
+		c := *x
+		c.Tasks = slices.Clone(x.Tasks)
+		for i := range c.Tasks {
+			redactAction(&c.Tasks[i].Action)
+		}
+		return &c
+	case *model.TaskHistory:
+		if x == nil {
+			return v
+		}
+		c := *x
+		c.Versions = slices.Clone(x.Versions)
+		for i := range c.Versions {
+			if t := c.Versions[i].Task; t != nil {
+				tc := *t
+				redactAction(&tc.Action)
+				c.Versions[i].Task = &tc
+			}
+		}
+		return &c
+	}
+	return v
+}
+
+func redactAction(a *model.Action) {
+	a.Env, a.Headers = redactValues(a.Env), redactValues(a.Headers)
+}
+
+func redactValues(m map[string]model.Value) map[string]model.Value {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]model.Value, len(m))
+	for k, v := range m {
+		if v.Text != "" {
+			v.Text = Redacted
+		}
+		out[k] = v
+	}
+	return out
+}

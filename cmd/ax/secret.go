@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"ax/agent"
+)
+
+type secretCommand struct{}
+
+func (*secretCommand) Usage() string {
+	return `
+Usage: ax secret <subcommand> [flags] [args]
+
+Subcommands:
+	put NAME (-value-file F | -value-file -)   set a secret (a new version)
+	list                                       names and versions (values are never shown)
+	delete NAME                                delete a secret
+
+Tasks use a secret as {{secret "NAME"}} in a shell command, URL or body,
+or as {"fromSecret": "NAME"} for an env or header value. Its value is
+delivered only inside the lease of an attempt that needs it, and masked
+in the attempt's output. With ax agent -encrypt-key-file it is encrypted
+in the Raft log, the state machine and snapshots.
+
+Examples:
+	printf %s "$DB_PASSWORD" | ax secret put db_password -value-file -
+	ax secret list
+	ax secret delete db_password
+`
+}
+
+func (c *secretCommand) Run(ctx context.Context, args []string) error {
+	sub, args, fs, cf, err := subcommand("secret", c.Usage(), args)
+	if err != nil {
+		return err
+	}
+	valueFile := fs.String("value-file", "", "read the value from this file, or stdin for - (put); the value is taken as is, a trailing newline included")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	cl, err := cf.client()
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "put":
+		if fs.NArg() != 1 || *valueFile == "" {
+			return fmt.Errorf("secret put: want NAME and -value-file (a file, or - for stdin); values never go on the command line")
+		}
+		var b []byte
+		if *valueFile == "-" {
+			b, err = io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
+		} else {
+			b, err = os.ReadFile(*valueFile)
+		}
+		if err != nil {
+			return fmt.Errorf("secret put: %w", err)
+		}
+		s, err := cl.PutSecret(ctx, fs.Arg(0), string(b))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("secret %s set (version %d, encrypted %v)\n", s.Name, s.Version, s.Encrypted)
+		return nil
+	case "list":
+		l, err := cl.ListSecrets(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(l)
+		}
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tVERSION\tENCRYPTED\tUPDATED\tBY")
+		for _, s := range l.Secrets {
+			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%s\n", s.Name, s.Version, s.Encrypted, s.UpdatedAt.Format(time.RFC3339), s.UpdatedBy)
+		}
+		return tw.Flush()
+	case "delete":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("secret delete: want exactly one secret name")
+		}
+		if _, err := cl.DeleteSecret(ctx, fs.Arg(0)); err != nil {
+			return err
+		}
+		fmt.Printf("deleted %s\n", fs.Arg(0))
+		return nil
+	default:
+		return fmt.Errorf("secret: unknown subcommand %q", sub)
+	}
+}
+
+type keygenCommand struct{}
+
+func (*keygenCommand) Usage() string {
+	return `
+Usage: ax keygen
+
+Prints a new random AES-256 key (base64) for ax agent -encrypt-key-file.
+Every node of a cluster needs the same key.
+
+Example:
+	ax keygen > /etc/ax/encrypt.key && chmod 600 /etc/ax/encrypt.key
+`
+}
+
+func (c *keygenCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlagSet("keygen", c.Usage())
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fmt.Println(agent.NewEncryptKey())
+	return nil
+}

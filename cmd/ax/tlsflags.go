@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/agent"
+	"ax/tlsutil"
+)
+
+// tlsFlags are a client's TLS flags (every client command and ax
+// executor).
+type tlsFlags struct {
+	caCert     string
+	clientCert string
+	clientKey  string
+}
+
+func (f *tlsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.caCert, "ca-cert", os.Getenv("AX_CACERT"), "CA certificate to verify the servers with; host:port addresses then mean https (env AX_CACERT)")
+	fs.StringVar(&f.clientCert, "client-cert", os.Getenv("AX_CLIENT_CERT"), "client certificate to present (env AX_CLIENT_CERT)")
+	fs.StringVar(&f.clientKey, "client-key", os.Getenv("AX_CLIENT_KEY"), "its private key (env AX_CLIENT_KEY)")
+}
+
+// config is the client TLS configuration, nil when no flag is set (https://
+// addresses then verify against the system's roots).
+func (f *tlsFlags) config() (*tls.Config, error) {
+	if f.caCert == "" && f.clientCert == "" && f.clientKey == "" {
+		return nil, nil
+	}
+	c, err := tlsutil.NewClientConfig(f.caCert, f.clientCert, f.clientKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w (flags -ca-cert, -client-cert, -client-key)", err)
+	}
+	return c, nil
+}
+
+// export puts the flags in the environment that shell tasks inherit, so
+// that an ax command they run (ax approval request) reaches the cluster
+// the same way.
+func (f *tlsFlags) export() {
+	for k, v := range map[string]string{"AX_CACERT": f.caCert, "AX_CLIENT_CERT": f.clientCert, "AX_CLIENT_KEY": f.clientKey} {
+		if v != "" {
+			_ = os.Setenv(k, v)
+		}
+	}
+}
+
+// agentTLSFlags are ax agent's transport security flags.
+type agentTLSFlags struct {
+	ca, cert, key string
+}
+
+func (f *agentTLSFlags) register(fs *flag.FlagSet, cfg *agent.Config) {
+	fs.StringVar(&f.ca, "tls-ca", "", "cluster CA certificate: with -tls-cert and -tls-key, TLS on HTTP and mutual TLS on Raft")
+	fs.StringVar(&f.cert, "tls-cert", "", "this node's certificate (ax tls cert create -node NAME)")
+	fs.StringVar(&f.key, "tls-key", "", "its private key")
+	fs.BoolVar(&cfg.Insecure, "insecure", false, "allow non-loopback HTTP or Raft addresses without TLS")
+}
+
+// load reads the certificates into cfg.TLS when the flags are given.
+func (f *agentTLSFlags) load(cfg *agent.Config) error {
+	set := 0
+	for _, v := range []string{f.ca, f.cert, f.key} {
+		if v != "" {
+			set++
+		}
+	}
+	switch set {
+	case 0:
+		return nil
+	case 3:
+		h, err := tlsutil.Load(tlsutil.Config{CAFile: f.ca, CertFile: f.cert, KeyFile: f.key})
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		cfg.TLS = h
+		// The embedded executor's shell tasks (ax approval request)
+		// verify the node with the CA; the node's own key stays out of
+		// their environment.
+		_ = os.Setenv("AX_CACERT", f.ca)
+		return nil
+	default:
+		return errors.New("agent: -tls-ca, -tls-cert and -tls-key go together: give all three (ax tls -h shows how to make them) or none")
+	}
+}
+
+// reloadOnSIGHUP reloads the agent's certificates on every SIGHUP until
+// ctx ends; a failed reload keeps the old ones.
+func reloadOnSIGHUP(ctx context.Context, h *tlsutil.Holder, log hclog.Logger) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ch:
+			}
+			if h == nil {
+				log.Info("SIGHUP: no TLS certificates to reload")
+				continue
+			}
+			if err := h.Reload(); err != nil {
+				log.Error("reloading TLS certificates failed; keeping the old ones", "error", err)
+				continue
+			}
+			c := h.Certificate()
+			log.Info("reloaded TLS certificates", "serial", c.SerialNumber.Text(16), "not_after", c.NotAfter.UTC())
+		}
+	}()
+}
+
+// tlsHint explains a certificate error to a CLI user, or is empty.
+func tlsHint(err error) string {
+	if strings.Contains(err.Error(), "HTTP request to an HTTPS server") {
+		return "the server speaks https: pass the cluster CA with -ca-cert or AX_CACERT (host:port then means https)"
+	}
+	var cve *tls.CertificateVerificationError
+	if !errors.As(err, &cve) {
+		return ""
+	}
+	var hostErr x509.HostnameError
+	if errors.As(err, &hostErr) {
+		return "the server's certificate does not name the address you used: use an address it names, or re-issue it with ax tls cert create -ip/-dns"
+	}
+	return "the server's certificate is not trusted: pass the cluster CA with -ca-cert or AX_CACERT"
+}

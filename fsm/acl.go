@@ -1,0 +1,278 @@
+package fsm
+
+import (
+	"encoding/hex"
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+
+	"ax/model"
+)
+
+// ACL state: tokens by name (bktACLTokens: name → TokenRecord JSON), an
+// index from the token's SHA-256 to its name (bktACLHashes), and two meta
+// keys: keyACLBootstrapped (set once by acl_bootstrap) and keyMemberKey (the
+// cluster's member key, set once by the first leader that can: nodes of a
+// cluster without TLS present it to each other on /v1/internal routes).
+
+// TokenRecord is an ACL token as the state machine stores it: never the
+// token itself, only its SHA-256 (hex).
+type TokenRecord struct {
+	Name      string            `json:"name"`
+	Role      string            `json:"role"`
+	Executor  string            `json:"executor,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Hash      string            `json:"hash"`
+	CreatedAt int64             `json:"createdAt"`
+	CreatedBy string            `json:"createdBy,omitempty"`
+	// ExpiresAt is Unix ms of leader time; 0 never.
+	ExpiresAt int64 `json:"expiresAt,omitempty"`
+}
+
+// ACLPutToken is the body of CmdACLPutToken: the token to create, with its
+// lifetime (the state machine stamps CreatedAt and ExpiresAt from the
+// command's leader time).
+type ACLPutToken struct {
+	Token TokenRecord `json:"token"`
+	TTLms int64       `json:"ttlMs,omitempty"`
+}
+
+// ACLBootstrap is the body of CmdACLBootstrap: the first admin token.
+type ACLBootstrap struct {
+	Token TokenRecord `json:"token"`
+}
+
+// SetMemberKey is the body of CmdSetMemberKey: 32 random bytes chosen by
+// the leader that proposes it. The first one wins; later ones are no-ops.
+type SetMemberKey struct {
+	Key []byte `json:"key"`
+}
+
+// Model returns the token as the API shows it (without its secret).
+func (t *TokenRecord) Model() model.ACLToken {
+	out := model.ACLToken{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels,
+		CreatedAt: model.UnixMilli(t.CreatedAt), CreatedBy: t.CreatedBy}
+	if t.ExpiresAt != 0 {
+		e := model.UnixMilli(t.ExpiresAt)
+		out.ExpiresAt = &e
+	}
+	return out
+}
+
+// Expired reports whether the token has expired at nowMs.
+func (t *TokenRecord) Expired(nowMs int64) bool { return t.ExpiresAt != 0 && nowMs >= t.ExpiresAt }
+
+// validate checks a token record the way the API does.
+func (t *TokenRecord) validate() *model.Error {
+	req := model.ACLTokenRequest{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels}
+	if err := req.Validate(); err != nil {
+		return asModelError(err)
+	}
+	if b, err := hex.DecodeString(t.Hash); err != nil || len(b) != 32 {
+		return model.FieldErrorf("hash", "want the token's SHA-256 in hex")
+	}
+	return nil
+}
+
+func (w *writer) aclBootstrap() *Result {
+	var b ACLBootstrap
+	if e := w.decode(&b); e != nil {
+		return errResult(e)
+	}
+	if b.Token.Role != model.RoleAdmin {
+		return errResult(model.FieldErrorf("role", "the bootstrap token is an admin token"))
+	}
+	if w.tx.Bucket(bktMeta).Get(keyACLBootstrapped) != nil {
+		return errResult(&model.Error{Code: model.CodeConflict, Message: "ACLs are already bootstrapped; ask an admin for a token"})
+	}
+	res := w.putToken(b.Token, 0)
+	if res == nil || res.Err != nil {
+		return res
+	}
+	w.put(bktMeta, keyACLBootstrapped, u64key(uint64(w.cmd.Now)))
+	return res
+}
+
+func (w *writer) setMemberKey() *Result {
+	var m SetMemberKey
+	if e := w.decode(&m); e != nil {
+		return errResult(e)
+	}
+	if len(m.Key) != 32 {
+		return errResult(model.FieldErrorf("key", "want 32 bytes"))
+	}
+	if w.tx.Bucket(bktMeta).Get(keyMemberKey) == nil {
+		w.put(bktMeta, keyMemberKey, m.Key)
+	}
+	return okResult(struct{}{})
+}
+
+func (w *writer) aclPutToken() *Result {
+	var p ACLPutToken
+	if e := w.decode(&p); e != nil {
+		return errResult(e)
+	}
+	if p.TTLms < 0 {
+		return errResult(model.FieldErrorf("ttl", "must not be negative"))
+	}
+	return w.putToken(p.Token, p.TTLms)
+}
+
+// putToken stores a new token; a name or hash in use is a conflict.
+func (w *writer) putToken(t TokenRecord, ttlMs int64) *Result {
+	if e := t.validate(); e != nil {
+		return errResult(e)
+	}
+	tb := w.tx.Bucket(bktACLTokens)
+	if tb.Get([]byte(t.Name)) != nil {
+		return errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "a token named " + t.Name + " exists; revoke it first"})
+	}
+	if w.tx.Bucket(bktACLHashes).Get([]byte(t.Hash)) != nil {
+		return errResult(&model.Error{Code: model.CodeConflict, Field: "hash", Message: "token already registered"})
+	}
+	t.CreatedAt, t.CreatedBy, t.ExpiresAt = w.cmd.Now, w.cmd.Actor, 0
+	if ttlMs > 0 {
+		t.ExpiresAt = w.cmd.Now + ttlMs
+	}
+	v, err := json.Marshal(&t)
+	if err != nil {
+		w.err = err
+		return nil
+	}
+	w.put(bktACLTokens, []byte(t.Name), v)
+	w.put(bktACLHashes, []byte(t.Hash), []byte(t.Name))
+	// The hash in the answer lets the proposer tell its own token from the
+	// remembered answer of an earlier try of the same request.
+	return okResult(&t)
+}
+
+func (w *writer) aclDeleteToken() *Result {
+	var ref TaskRef
+	if e := w.decode(&ref); e != nil {
+		return errResult(e)
+	}
+	if err := model.ValidateName("name", ref.Name); err != nil {
+		return errResult(asModelError(err))
+	}
+	t, ok := readToken(w.tx, ref.Name)
+	if !ok {
+		return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no token named " + ref.Name})
+	}
+	if t.Role == model.RoleAdmin && !t.Expired(w.cmd.Now) && liveAdmins(w.tx, w.cmd.Now) == 1 {
+		return errResult(&model.Error{Code: model.CodePrecondition, Field: "name",
+			Message: ref.Name + " is the last admin token; create another admin token before revoking it"})
+	}
+	w.del(bktACLTokens, []byte(t.Name))
+	w.del(bktACLHashes, []byte(t.Hash))
+	return okResult(t.Model())
+}
+
+func readToken(tx *bolt.Tx, name string) (*TokenRecord, bool) {
+	v := tx.Bucket(bktACLTokens).Get([]byte(name))
+	if v == nil {
+		return nil, false
+	}
+	var t TokenRecord
+	if json.Unmarshal(v, &t) != nil {
+		return nil, false
+	}
+	return &t, true
+}
+
+func liveAdmins(tx *bolt.Tx, nowMs int64) int {
+	n := 0
+	_ = tx.Bucket(bktACLTokens).ForEach(func(_, v []byte) error {
+		var t TokenRecord
+		if json.Unmarshal(v, &t) == nil && t.Role == model.RoleAdmin && !t.Expired(nowMs) {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// aclCache holds what every request's authentication asks, as of an
+// applied index: read again from bbolt only once the index has moved.
+type aclCache struct {
+	applied      uint64
+	bootstrapped bool
+	memberKey    []byte
+}
+
+func (f *FSM) acl() *aclCache {
+	applied := f.applied.Load() // before the read: the cache is never newer than its tag
+	if c := f.aclC.Load(); c != nil && c.applied == applied {
+		return c
+	}
+	c := &aclCache{applied: applied}
+	_ = f.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bktMeta)
+		c.bootstrapped = meta.Get(keyACLBootstrapped) != nil
+		if k := meta.Get(keyMemberKey); len(k) > 0 {
+			c.memberKey = append([]byte(nil), k...)
+		}
+		return nil
+	})
+	f.aclC.Store(c)
+	return c
+}
+
+// ACLBootstrapped reports whether ACLs were bootstrapped: from then on every
+// API request needs a token.
+func (f *FSM) ACLBootstrapped() bool { return f.acl().bootstrapped }
+
+// MemberKey returns the cluster's member key, nil until a leader has set
+// it. It is never shown by any API.
+func (f *FSM) MemberKey() []byte { return f.acl().memberKey }
+
+// TokenByHash returns the token whose SHA-256 (hex) is hash.
+func (f *FSM) TokenByHash(hash string) (*TokenRecord, bool) {
+	var t *TokenRecord
+	_ = f.view(func(tx *bolt.Tx) error {
+		if name := tx.Bucket(bktACLHashes).Get([]byte(hash)); name != nil {
+			t, _ = readToken(tx, string(name))
+		}
+		return nil
+	})
+	return t, t != nil
+}
+
+// Token returns a token by name.
+func (f *FSM) Token(name string) (*TokenRecord, bool) {
+	var t *TokenRecord
+	_ = f.view(func(tx *bolt.Tx) error {
+		t, _ = readToken(tx, name)
+		return nil
+	})
+	return t, t != nil
+}
+
+// Tokens lists every token by name.
+func (f *FSM) Tokens() ([]model.ACLToken, error) {
+	out := []model.ACLToken{}
+	err := f.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bktACLTokens).ForEach(func(_, v []byte) error {
+			var t TokenRecord
+			if err := json.Unmarshal(v, &t); err != nil {
+				return err
+			}
+			out = append(out, t.Model())
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Holder returns the executor that holds (or last held) an instance's
+// current attempt, for the API to check that an executor token reports
+// only on its own attempts.
+func (f *FSM) Holder(id uint64) (executor string, attempt int, ok bool) {
+	_ = f.view(func(tx *bolt.Tx) error {
+		r, err := readRecord(tx, id)
+		if err == nil {
+			executor, attempt, ok = r.Executor, int(r.Attempts), true
+		}
+		return nil
+	})
+	return executor, attempt, ok
+}
