@@ -76,6 +76,8 @@ func buildFuzzState(t testing.TB, dir string) *fuzzState {
 	apply(CmdPutTask, "", PutTask{Task: model.Task{Name: "gate", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: shell,
 		Policy: model.Policy{Approval: "before_run", DependsOn: []string{"a"}}}})
 	apply(CmdSetNode, "", NodeInfo{ID: "n1", RaftAddr: "127.0.0.1:7071", HTTPAddr: "127.0.0.1:7070", Proto: ProtoVersion})
+	apply(CmdACLPutToken, "", ACLPutToken{Token: TokenRecord{Name: "ops", Role: model.RoleOperator, Hash: strings.Repeat("2d", 32)}})
+	apply(CmdPutSecret, "", PutSecret{Name: "db", Value: []byte("hunter2")})
 	st.ready = id(apply(CmdTrigger, "", Trigger{Task: "job", Params: map[string]string{"x": "1"}}))
 	st.running = id(apply(CmdTrigger, "", Trigger{Task: "job", Key: "k1"}))
 	st.failed = id(apply(CmdTrigger, "", Trigger{Task: "job"}))
@@ -276,6 +278,10 @@ func queryAll(t *testing.T, f *FSM) {
 	enc("jobs", jobs, err)
 	nodes, err := f.Nodes()
 	enc("nodes", nodes, err)
+	tokens, err := f.Tokens()
+	enc("tokens", tokens, err)
+	secrets, err := f.Secrets()
+	enc("secrets", secrets, err)
 	err = f.ActiveInstances(func(Active) {})
 	enc("active", nil, err)
 	_, err = f.PendingAlerts()
@@ -330,7 +336,12 @@ func fuzzSeeds(t testing.TB, st *fuzzState) map[string][]byte {
 		"backfill":       enc(CmdBackfill, "", Backfill{Task: "a", Version: 1, At: []int64{t0, t0 + 300_000}, Keys: []string{"a@1", "a@2"}, Dates: []string{"2026-11-30", "2026-11-30"}}),
 		"alerted":        enc(CmdAlerted, "", Alerted{ID: st.failed, Message: "notified"}),
 		"prune":          enc(CmdPrune, "", Prune{IDs: []uint64{st.failed, st.ready}}),
-		"acl_put_token":  enc(CmdACLPutToken, "", map[string]string{"name": "t"}),
+		"acl_put_token":  enc(CmdACLPutToken, "", ACLPutToken{Token: TokenRecord{Name: "worker", Role: model.RoleExecutor, Executor: "e1", Labels: map[string]string{"pool": "a"}, Hash: strings.Repeat("0f", 32)}, TTLms: 60_000}),
+		"acl_bootstrap":  enc(CmdACLBootstrap, "", ACLBootstrap{Token: TokenRecord{Name: "root", Role: model.RoleAdmin, Hash: strings.Repeat("1e", 32)}}),
+		"acl_delete":     enc(CmdACLDeleteToken, "", TaskRef{Name: "ops"}),
+		"put_secret":     enc(CmdPutSecret, "", PutSecret{Name: "db", Value: []byte("hunter2")}),
+		"delete_secret":  enc(CmdDeleteSecret, "", TaskRef{Name: "db"}),
+		"set_member_key": enc(CmdSetMemberKey, "", SetMemberKey{Key: make([]byte, 32)}),
 		"unknown_type":   enc(CommandType(99), "", nil),
 
 		"put_task_empty_name":    enc(CmdPutTask, "", json.RawMessage(`{"task":{"name":"","trigger":{"type":"cron","expression":"* * * * *"},"action":{"type":"shell","command":"id"}}}`)),
