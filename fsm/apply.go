@@ -354,6 +354,9 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 	if rejected {
 		res = errResult(rej.err)
 	} else {
+		if f.applyHook != nil {
+			f.applyHook(tx, c)
+		}
 		w := &writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: &b.notes}
 		res = w.apply()
 		w.flushStates()
@@ -372,9 +375,6 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 
 // apply dispatches a command to its type's apply.
 func (w *writer) apply() *Result {
-	if w.f.applyHook != nil {
-		w.f.applyHook(w)
-	}
 	switch w.cmd.Type {
 	case CmdPutTask:
 		return w.putTask()

@@ -124,8 +124,9 @@ type FSM struct {
 	taskCache map[string]*model.Task
 
 	// applyHook, set by tests only, runs before each command's apply
-	// (to make one fail).
-	applyHook func(w *writer)
+	// (to make one fail). It does not take the writer: handing the writer
+	// to a function value would move it to the heap for every command.
+	applyHook func(tx *bolt.Tx, c *Command)
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
 	"ax/model"
@@ -15,29 +16,31 @@ import (
 
 // failOn makes f's applies of commands whose request id is reqID write a
 // task record and then fail with fail (a panic).
-func failOn(f *FSM, reqID string, fail func(w *writer)) {
-	f.applyHook = func(w *writer) {
-		if w.cmd.ReqID == reqID {
-			w.put(bktTasks, []byte("half-written"), []byte("{}"))
-			fail(w)
+func failOn(f *FSM, reqID string, fail func(f *FSM, tx *bolt.Tx)) {
+	f.applyHook = func(tx *bolt.Tx, c *Command) {
+		if c.ReqID == reqID {
+			must(tx.Bucket(bktTasks).Put([]byte("half-written"), []byte("{}")))
+			fail(f, tx)
 		}
 	}
 }
 
-var failures = map[string]func(w *writer){
-	"panic (a bug)": func(w *writer) {
+var failures = map[string]func(f *FSM, tx *bolt.Tx){
+	"panic (a bug)": func(*FSM, *bolt.Tx) {
 		var m map[string]int
 		m["x"]++
 	},
-	"bbolt key too large": func(w *writer) {
-		must(w.tx.Bucket(bktTasks).Put(make([]byte, 40000), nil))
+	"bbolt key too large": func(_ *FSM, tx *bolt.Tx) {
+		must(tx.Bucket(bktTasks).Put(make([]byte, 40000), nil))
 	},
-	"bbolt key required": func(w *writer) {
+	"bbolt key required": func(_ *FSM, tx *bolt.Tx) {
+		w := &writer{tx: tx}
 		w.put(bktIdem, nil, []byte{1})
+		must(w.err)
 	},
-	"bbolt incompatible value": func(w *writer) {
-		must(w.tx.Bucket(bktMeta).Put([]byte("k"), []byte{1}))
-		_, err := w.tx.Bucket(bktMeta).CreateBucket([]byte("k"))
+	"bbolt incompatible value": func(_ *FSM, tx *bolt.Tx) {
+		must(tx.Bucket(bktMeta).Put([]byte("k"), []byte{1}))
+		_, err := tx.Bucket(bktMeta).CreateBucket([]byte("k"))
 		must(err)
 	},
 }
@@ -122,9 +125,9 @@ func TestFSM_FailedCommandRolledBack(t *testing.T) {
 // written, or a failed bbolt assertion (a damaged file), stops the node (a
 // panic out of ApplyBatch) and commits nothing.
 func TestFSM_StorageFailureStops(t *testing.T) {
-	fails := map[string]func(w *writer){
-		"bbolt assertion": func(w *writer) {
-			tx, err := w.f.db.Begin(false)
+	fails := map[string]func(f *FSM, tx *bolt.Tx){
+		"bbolt assertion": func(f *FSM, _ *bolt.Tx) {
+			tx, err := f.db.Begin(false)
 			must(err)
 			b := tx.Bucket(bktTasks)
 			_ = tx.Rollback()
@@ -132,7 +135,7 @@ func TestFSM_StorageFailureStops(t *testing.T) {
 		},
 	}
 	for _, err := range []error{berrors.ErrTxClosed, berrors.ErrDatabaseNotOpen, fmt.Errorf("write: %w", errNoSpace)} {
-		fails[err.Error()] = func(*writer) { must(err) }
+		fails[err.Error()] = func(*FSM, *bolt.Tx) { must(err) }
 	}
 	for name, fail := range fails {
 		t.Run(name, func(t *testing.T) {
