@@ -80,7 +80,7 @@ func (a *Agent) lead(ctx context.Context) {
 	}()
 	go a.runAlerts(ctx)
 	go a.runRetention(ctx)
-	go a.ensureMemberKey(ctx)
+	go a.ensureClusterState(ctx)
 	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	a.sched.Store(s)
 	defer a.sched.Store(nil)
@@ -151,15 +151,7 @@ func (a *Agent) recordSelf(ctx context.Context) error {
 // proposeSelf writes this node's record (through the leader when this
 // node follows).
 func (a *Agent) proposeSelf(ctx context.Context) error {
-	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+a.cfg.NodeID, a.selfInfo())
-	if err != nil {
-		return err
-	}
-	res, err := a.propose(ctx, c)
-	if err != nil {
-		return err
-	}
-	return res.Decode(nil)
+	return a.proposeOwn(ctx, fsm.CmdSetNode, a.selfInfo())
 }
 
 // register makes sure this node is a member with an up-to-date record: a
@@ -391,7 +383,7 @@ func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 	leaderID, _ := a.node.Leader()
 	st := &model.ClusterStatus{
 		Leader: leaderID, Term: a.node.Term(), CommitIndex: a.node.CommitIndex(), AppliedIndex: a.fsm.AppliedIndex(),
-		Nodes: []model.Node{},
+		Protocol: a.fsm.Proto(), Nodes: []model.Node{},
 	}
 	if n, ok := nodes[leaderID]; ok {
 		st.LeaderHTTP = n.HTTPAddr
@@ -446,28 +438,42 @@ func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
 	return out, err
 }
 
-// ensureMemberKey makes sure the cluster has a member key: the first
-// leader that can (every member runs a version that knows the command)
-// sets one. Nodes without TLS prove membership to each other with it.
-func (a *Agent) ensureMemberKey(ctx context.Context) {
-	for a.fsm.MemberKey() == nil {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		c, err := fsm.NewCommand(fsm.CmdSetMemberKey, "", "node:"+a.cfg.NodeID, fsm.SetMemberKey{Key: key})
-		if err == nil {
-			var res *fsm.Result
-			if res, err = a.propose(ctx, c); err == nil {
-				err = res.Decode(nil)
-			}
+// ensureClusterState raises what the cluster as a whole has reached, as
+// soon as every member runs a version that can (the protocol gate refuses
+// the commands until then; this retries every 10 s): the state machine's
+// protocol, from which it applies this version's stricter checks to new
+// entries, and a member key, with which nodes without TLS prove
+// membership to each other. The first leader that can sets them.
+func (a *Agent) ensureClusterState(ctx context.Context) {
+	for a.fsm.Proto() < fsm.ProtoVersion || a.fsm.MemberKey() == nil {
+		err := a.proposeOwn(ctx, fsm.CmdSetProto, fsm.SetProto{Proto: fsm.ProtoVersion})
+		if err == nil && a.fsm.MemberKey() == nil {
+			key := make([]byte, 32)
+			_, _ = rand.Read(key)
+			err = a.proposeOwn(ctx, fsm.CmdSetMemberKey, fsm.SetMemberKey{Key: key})
 		}
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		a.log.Debug("setting the member key failed; retrying", "error", err)
+		a.log.Debug("raising the cluster's protocol or setting its member key failed; retrying", "error", err)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(10 * time.Second):
 		}
 	}
+}
+
+// proposeOwn proposes a command of this node's own (not a client's) and
+// returns its result's error.
+func (a *Agent) proposeOwn(ctx context.Context, t fsm.CommandType, body any) error {
+	c, err := fsm.NewCommand(t, "", "node:"+a.cfg.NodeID, body)
+	if err != nil {
+		return err
+	}
+	res, err := a.propose(ctx, c)
+	if err != nil {
+		return err
+	}
+	return res.Decode(nil)
 }

@@ -66,6 +66,10 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 			writeError(w, model.FieldErrorf("running["+strconv.Itoa(i)+"].instanceId", "%q is not an instance id", a.InstanceID))
 			return
 		}
+		if a.Attempt < 1 {
+			writeError(w, model.FieldErrorf("running["+strconv.Itoa(i)+"].attempt", "must be at least 1, got %d", a.Attempt))
+			return
+		}
 	}
 	reply(w)(s.b.Heartbeat(r.Context(), *req))
 }

@@ -29,7 +29,7 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 	// Sorted, so that of several bad parameters the same one is named.
 	for _, k := range slices.Sorted(maps.Keys(req.Params)) {
 		v := req.Params[k]
-		if !validParamName(k) {
+		if !model.ValidParamName(k) {
 			writeError(w, model.FieldErrorf("params."+k, "parameter names are letters, digits and '_', starting with a letter or '_'"))
 			return
 		}
@@ -43,19 +43,6 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w)(s.b.Trigger(r.Context(), c, name, req))
-}
-
-func validParamName(k string) bool {
-	if k == "" || len(k) > 64 {
-		return false
-	}
-	for i, ch := range k {
-		letter := ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
-		if !letter && (i == 0 || ch < '0' || ch > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // submit takes one submission object or an array of up to

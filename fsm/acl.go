@@ -82,8 +82,8 @@ func (w *writer) aclBootstrap() *Result {
 	if b.Token.Role != model.RoleAdmin {
 		return errResult(model.FieldErrorf("role", "the bootstrap token is an admin token"))
 	}
-	if w.tx.Bucket(bktMeta).Get(keyACLBootstrapped) != nil {
-		return errResult(&model.Error{Code: model.CodeConflict, Message: "ACLs are already bootstrapped; ask an admin for a token"})
+	if e := bootstrapRefusal(w.tx); e != nil {
+		return errResult(e)
 	}
 	res := w.putToken(b.Token, 0)
 	if res == nil || res.Err != nil {
@@ -123,12 +123,8 @@ func (w *writer) putToken(t TokenRecord, ttlMs int64) *Result {
 	if e := t.validate(); e != nil {
 		return errResult(e)
 	}
-	tb := w.tx.Bucket(bktACLTokens)
-	if tb.Get([]byte(t.Name)) != nil {
-		return errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "a token named " + t.Name + " exists; revoke it first"})
-	}
-	if w.tx.Bucket(bktACLHashes).Get([]byte(t.Hash)) != nil {
-		return errResult(&model.Error{Code: model.CodeConflict, Field: "hash", Message: "token already registered"})
+	if e := putTokenRefusal(w.tx, &t); e != nil {
+		return errResult(e)
 	}
 	t.CreatedAt, t.CreatedBy, t.ExpiresAt = w.cmd.Now, w.cmd.Actor, 0
 	if ttlMs > 0 {
@@ -154,17 +150,50 @@ func (w *writer) aclDeleteToken() *Result {
 	if err := model.ValidateName("name", ref.Name); err != nil {
 		return errResult(asModelError(err))
 	}
-	t, ok := readToken(w.tx, ref.Name)
-	if !ok {
-		return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no token named " + ref.Name})
-	}
-	if t.Role == model.RoleAdmin && !t.Expired(w.cmd.Now) && liveAdmins(w.tx, w.cmd.Now) == 1 {
-		return errResult(&model.Error{Code: model.CodePrecondition, Field: "name",
-			Message: ref.Name + " is the last admin token; create another admin token before revoking it"})
+	t, e := deleteTokenRefusal(w.tx, ref.Name, w.cmd.Now)
+	if e != nil {
+		return errResult(e)
 	}
 	w.del(bktACLTokens, []byte(t.Name))
 	w.del(bktACLHashes, []byte(t.Hash))
 	return okResult(t.Model())
+}
+
+// The refusals of the ACL commands, shared by apply and Precheck.
+
+func bootstrapRefusal(tx *bolt.Tx) *model.Error {
+	if tx.Bucket(bktMeta).Get(keyACLBootstrapped) != nil {
+		return &model.Error{Code: model.CodeConflict, Message: "ACLs are already bootstrapped; ask an admin for a token"}
+	}
+	return nil
+}
+
+func putTokenRefusal(tx *bolt.Tx, t *TokenRecord) *model.Error {
+	if tx.Bucket(bktACLTokens).Get([]byte(t.Name)) != nil {
+		return &model.Error{Code: model.CodeConflict, Field: "name", Message: "a token named " + t.Name + " exists; revoke it first"}
+	}
+	if tx.Bucket(bktACLHashes).Get([]byte(t.Hash)) != nil {
+		return &model.Error{Code: model.CodeConflict, Field: "hash", Message: "token already registered"}
+	}
+	return nil
+}
+
+// deleteTokenRefusal returns the token a revoke deletes, or why it may
+// not: it does not exist, or it is the last admin token alive at nowMs.
+func deleteTokenRefusal(tx *bolt.Tx, name string, nowMs int64) (*TokenRecord, *model.Error) {
+	t, ok := readToken(tx, name)
+	if !ok {
+		return nil, tokenNotFound(name)
+	}
+	if t.Role == model.RoleAdmin && !t.Expired(nowMs) && liveAdmins(tx, nowMs) == 1 {
+		return nil, &model.Error{Code: model.CodePrecondition, Field: "name",
+			Message: name + " is the last admin token; create another admin token before revoking it"}
+	}
+	return t, nil
+}
+
+func tokenNotFound(name string) *model.Error {
+	return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no token named " + name}
 }
 
 func readToken(tx *bolt.Tx, name string) (*TokenRecord, bool) {
@@ -197,6 +226,7 @@ type aclCache struct {
 	applied      uint64
 	bootstrapped bool
 	memberKey    []byte
+	proto        int
 }
 
 func (f *FSM) acl() *aclCache {
@@ -208,6 +238,7 @@ func (f *FSM) acl() *aclCache {
 	_ = f.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		c.bootstrapped = meta.Get(keyACLBootstrapped) != nil
+		c.proto = stateProto(tx)
 		if k := meta.Get(keyMemberKey); len(k) > 0 {
 			c.memberKey = append([]byte(nil), k...)
 		}

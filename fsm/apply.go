@@ -426,6 +426,8 @@ func (w *writer) apply() *Result {
 		return w.deleteSecret()
 	case CmdSetMemberKey:
 		return w.setMemberKey()
+	case CmdSetProto:
+		return w.setProto()
 	case CmdBatch:
 		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
 	}

@@ -43,6 +43,7 @@ const (
 	CmdPutSecret      CommandType = 24 // body: PutSecret
 	CmdDeleteSecret   CommandType = 25 // body: TaskRef (Name = secret name)
 	CmdSetMemberKey   CommandType = 26 // body: SetMemberKey
+	CmdSetProto       CommandType = 27 // body: SetProto
 )
 
 var cmdNames = map[CommandType]string{
@@ -52,6 +53,7 @@ var cmdNames = map[CommandType]string{
 	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted", CmdPrune: "prune",
 	CmdACLBootstrap: "acl_bootstrap", CmdACLPutToken: "acl_put_token", CmdACLDeleteToken: "acl_delete_token",
 	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret", CmdSetMemberKey: "set_member_key",
+	CmdSetProto: "set_proto",
 }
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -62,13 +64,14 @@ var cmdNames = map[CommandType]string{
 const ProtoVersion = 2
 
 // MinProto returns the protocol a command type needs: 1 for the types of
-// the first release (1..20), 2 for the ACL, secret and member-key types
-// (21..26), and ProtoVersion+1 for a type this binary does not know.
+// the first release (1..20), 2 for the ACL, secret, member-key and
+// protocol types (21..27), and ProtoVersion+1 for a type this binary does
+// not know.
 func MinProto(t CommandType) int {
 	switch {
 	case t >= CmdPutTask && t <= CmdPrune:
 		return 1
-	case t >= CmdACLBootstrap && t <= CmdSetMemberKey:
+	case t >= CmdACLBootstrap && t <= CmdSetProto:
 		return 2
 	}
 	return ProtoVersion + 1

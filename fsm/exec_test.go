@@ -20,6 +20,7 @@ func newExecFixture(t *testing.T, policy model.Policy) *execFixture {
 	t.Helper()
 	fx := &execFixture{t: t, f: newTestFSM(t), now: t0}
 	fx.a = &applier{t: t, f: fx.f}
+	writeResult(t, fx.a.apply(cmd(t, CmdSetProto, "", t0, SetProto{Proto: ProtoVersion})))
 	task := model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent},
 		Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: policy}
 	writeResult(t, fx.a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: task})))

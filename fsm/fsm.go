@@ -53,6 +53,11 @@ var (
 	// the member key it set.
 	keyACLBootstrapped = []byte("acl_bootstrapped")
 	keyMemberKey       = []byte("member_key")
+	// keyProto is the protocol every member spoke when a leader last
+	// raised it (set_proto); absent means 1. Checks that a later protocol
+	// added apply only to entries after it, so that a replica replaying
+	// an older entry decides as the replicas that applied it did.
+	keyProto = []byte("proto")
 
 	// coreBuckets are in every state machine file since the first release
 	// (SnapshotIndex checks for them); buckets added later are created

@@ -76,6 +76,7 @@ func buildFuzzState(t testing.TB, dir string) *fuzzState {
 	apply(CmdPutTask, "", PutTask{Task: model.Task{Name: "gate", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: shell,
 		Policy: model.Policy{Approval: "before_run", DependsOn: []string{"a"}}}})
 	apply(CmdSetNode, "", NodeInfo{ID: "n1", RaftAddr: "127.0.0.1:7071", HTTPAddr: "127.0.0.1:7070", Proto: ProtoVersion})
+	apply(CmdSetProto, "", SetProto{Proto: ProtoVersion})
 	apply(CmdACLPutToken, "", ACLPutToken{Token: TokenRecord{Name: "ops", Role: model.RoleOperator, Hash: strings.Repeat("2d", 32)}})
 	apply(CmdPutSecret, "", PutSecret{Name: "db", Value: []byte("hunter2")})
 	st.ready = id(apply(CmdTrigger, "", Trigger{Task: "job", Params: map[string]string{"x": "1"}}))

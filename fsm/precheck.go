@@ -75,6 +75,9 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 		if e := decodeJSON(c, &p); e != nil {
 			return errResult(e)
 		}
+		if e := p.strictStatic(); e != nil {
+			return errResult(e) // a new proposal meets this version's rules
+		}
 		if v := p.Task.Version; v != 0 {
 			if have := taskVersion(p.Task.Name); have != v {
 				return errResult(versionConflict(have, v))
@@ -110,6 +113,38 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 		case v != b.Version:
 			return errResult(backfillConflict(v, b.Version))
 		}
+	case CmdACLBootstrap:
+		var b ACLBootstrap
+		if e := decodeJSON(c, &b); e != nil {
+			return errResult(e)
+		}
+		if e := bootstrapRefusal(tx); e != nil {
+			return errResult(e)
+		}
+		return refuse(putTokenRefusal(tx, &b.Token))
+	case CmdACLPutToken:
+		var p ACLPutToken
+		if e := decodeJSON(c, &p); e != nil {
+			return errResult(e)
+		}
+		return refuse(putTokenRefusal(tx, &p.Token))
+	case CmdACLDeleteToken:
+		var r TaskRef
+		if e := decodeJSON(c, &r); e != nil {
+			return errResult(e)
+		}
+		// Only not_found: the last-admin rule depends on the leader's
+		// time, which the command does not carry yet.
+		if _, ok := readToken(tx, r.Name); !ok {
+			return errResult(tokenNotFound(r.Name))
+		}
+	case CmdDeleteSecret:
+		var r TaskRef
+		if e := decodeJSON(c, &r); e != nil {
+			return errResult(e)
+		}
+		_, e := deleteSecretRefusal(tx, r.Name)
+		return refuse(e)
 	case CmdDecide:
 		var d Decide
 		if e := decodeJSON(c, &d); e != nil {
@@ -228,6 +263,8 @@ func decodeAny(c *Command) *model.Error {
 		b = &PutSecret{}
 	case CmdSetMemberKey:
 		b = &SetMemberKey{}
+	case CmdSetProto:
+		b = &SetProto{}
 	case CmdNoop:
 		return nil
 	case CmdSubmit:

@@ -74,12 +74,22 @@ func (w *writer) deleteSecret() *Result {
 	if err := model.ValidateName("name", ref.Name); err != nil {
 		return errResult(asModelError(err))
 	}
-	cur, ok := readSecret(w.tx, ref.Name)
-	if !ok {
-		return errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no secret named " + ref.Name})
+	cur, e := deleteSecretRefusal(w.tx, ref.Name)
+	if e != nil {
+		return errResult(e)
 	}
 	w.del(bktSecrets, []byte(ref.Name))
 	return okResult(cur.Model())
+}
+
+// deleteSecretRefusal returns the secret a delete removes, or not_found
+// (shared by apply and Precheck).
+func deleteSecretRefusal(tx *bolt.Tx, name string) (*SecretRecord, *model.Error) {
+	s, ok := readSecret(tx, name)
+	if !ok {
+		return nil, &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no secret named " + name}
+	}
+	return s, nil
 }
 
 func readSecret(tx *bolt.Tx, name string) (*SecretRecord, bool) {

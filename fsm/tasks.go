@@ -94,7 +94,14 @@ func (w *writer) putTask() *Result {
 	if e := w.decode(&p); e != nil {
 		return errResult(e)
 	}
-	in := p.Task // normalized and validated by decode
+	check := p.storable
+	if stateProto(w.tx) >= 2 {
+		check = p.strictStatic
+	}
+	if e := check(); e != nil {
+		return errResult(e)
+	}
+	in := p.Task // normalized and validated
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,
 		// so every replica and every later leader sees the same fire time.

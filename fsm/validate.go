@@ -162,10 +162,34 @@ func checkIDs(name string, ids []uint64, least int) *model.Error {
 }
 
 // validate normalizes the task (the state machine stores it normalized)
-// and checks it as the API does, but for what depends on the node or may
-// run long (model.Task.ValidateStatic).
+// and checks its name. The rest of the API's checks (strictStatic) depend
+// on the protocol the state machine has reached: the first release's
+// API accepted templates and times that this one refuses, and its entries
+// must replay as they were first applied.
 func (p *PutTask) validate(*Command) *model.Error {
 	p.Task.Normalize()
+	return checkName(field("name"), p.Task.Name)
+}
+
+// storable is what protocol 1 entries are held to: the task must read
+// back as it is stored (the first release's API let through times that
+// did not, and every later read of such a task failed).
+func (p *PutTask) storable() *model.Error {
+	b, err := json.Marshal(&p.Task)
+	if err == nil {
+		var back model.Task
+		err = json.Unmarshal(b, &back)
+	}
+	if err != nil {
+		return model.Errorf(model.CodeInvalid, "the task would not read back once stored: %v", err)
+	}
+	return nil
+}
+
+// strictStatic checks the task as the API does, but for what depends on
+// the node or may run long (model.Task.ValidateStatic): from protocol 2
+// inside apply, and always before a new proposal.
+func (p *PutTask) strictStatic() *model.Error {
 	if err := p.Task.ValidateStatic(); err != nil {
 		return asModelError(err)
 	}

@@ -26,7 +26,11 @@ type ClusterStatus struct {
 	Term         uint64 `json:"term"`
 	CommitIndex  uint64 `json:"commitIndex"`
 	AppliedIndex uint64 `json:"appliedIndex"`
-	Nodes        []Node `json:"nodes"`
+	// Protocol is the protocol the cluster has reached: the lowest its
+	// members spoke when a leader last raised it. Features of a newer
+	// protocol wait until every member is upgraded.
+	Protocol int    `json:"protocol"`
+	Nodes    []Node `json:"nodes"`
 }
 
 // JoinRequest asks the leader to add a node as a voter.

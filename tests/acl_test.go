@@ -76,6 +76,15 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 			follower = n
 		}
 	}
+	// Every member speaks this version's protocol, so the leader raises
+	// the cluster's.
+	waitFor(t, 10*time.Second, func() error {
+		st, err := follower.Client().Cluster(ctx)
+		if err == nil && st.Protocol != 2 {
+			err = fmt.Errorf("cluster protocol %d, want 2", st.Protocol)
+		}
+		return err
+	})
 	// Bootstrap with the CLI, through a follower.
 	admin, err := axCLI(t, "acl", "bootstrap", "-addr", follower.HTTPAddr)
 	if err != nil {

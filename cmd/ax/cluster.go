@@ -57,7 +57,7 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Printf("term %d, commit index %d, applied index %d\n", st.Term, st.CommitIndex, st.AppliedIndex)
+		fmt.Printf("term %d, commit index %d, applied index %d, protocol %d\n", st.Term, st.CommitIndex, st.AppliedIndex, st.Protocol)
 		if st.LeaderHTTP == "" {
 			return nil
 		}
