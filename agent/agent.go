@@ -237,7 +237,7 @@ func New(cfg Config) (*Agent, error) {
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ConnState:         a.conns.track,
-		ErrorLog:          a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		ErrorLog:          newServerLog(a.log),
 	}
 	if cfg.Executor {
 		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),

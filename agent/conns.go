@@ -4,11 +4,15 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // connLimiter caps the connections of the API listener. At the cap, a new
@@ -133,4 +137,45 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// serverLog is the HTTP server's error log: its lines (TLS handshake
+// errors, bad requests) go to the agent's log at WARN, at most burst at
+// once and one a second on average, so that a flood of bad connections
+// cannot flood the log; how many were dropped is said with the next line.
+type serverLog struct {
+	log     hclog.Logger
+	now     func() time.Time
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time
+	dropped int
+}
+
+const serverLogBurst = 10
+
+func newServerLog(l hclog.Logger) *log.Logger {
+	return log.New(&serverLog{log: l.Named("http"), now: time.Now, tokens: serverLogBurst}, "", 0)
+}
+
+func (s *serverLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	now := s.now()
+	s.tokens = min(serverLogBurst, s.tokens+now.Sub(s.last).Seconds())
+	s.last = now
+	if s.tokens < 1 {
+		s.dropped++
+		s.mu.Unlock()
+		return len(p), nil
+	}
+	s.tokens--
+	dropped := s.dropped
+	s.dropped = 0
+	s.mu.Unlock()
+	if dropped > 0 {
+		s.log.Warn(strings.TrimSpace(string(p)), "dropped_before", dropped)
+	} else {
+		s.log.Warn(strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
 }

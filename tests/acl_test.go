@@ -94,8 +94,14 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 		t.Fatalf("second bootstrap: got %v, want already bootstrapped", err)
 	}
 	for _, n := range c.Nodes {
-		_, err := tokenClient(c, "", n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
-		wantCode(t, "no token on "+n.ID, err, model.CodeUnauthorized)
+		// Each node closes once it has applied the bootstrap.
+		waitFor(t, 10*time.Second, func() error {
+			_, err := tokenClient(c, "", n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
+			if !errors.Is(err, model.ErrUnauthorized) {
+				return fmt.Errorf("no token on %s: got %v, want unauthorized", n.ID, err)
+			}
+			return nil
+		})
 		if _, err := n.Client().Health(ctx); err != nil {
 			t.Fatalf("healthz on %s needs no token: %v", n.ID, err)
 		}
@@ -234,8 +240,13 @@ func TestACL_OverTLS(t *testing.T) {
 	adm := tokenClient(c, boot.Secret, follower.HTTPAddr)
 	writer := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
 	reader := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
-	_, err = tokenClient(c, "", follower.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
-	wantCode(t, "client certificate without a token after the bootstrap", err, model.CodeUnauthorized)
+	waitFor(t, 10*time.Second, func() error {
+		_, err := tokenClient(c, "", follower.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
+		if !errors.Is(err, model.ErrUnauthorized) {
+			return fmt.Errorf("client certificate without a token after the bootstrap: got %v, want unauthorized", err)
+		}
+		return nil
+	})
 	_, err = tokenClient(c, reader, follower.HTTPAddr).PutTask(ctx, eventTask("tls-task"))
 	wantCode(t, "reader writes through a follower", err, model.CodeForbidden)
 	if _, err := tokenClient(c, writer, follower.HTTPAddr).PutTask(ctx, eventTask("tls-task")); err != nil {
