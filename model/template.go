@@ -2,6 +2,7 @@ package model
 
 import (
 	"strings"
+	"sync"
 	"text/template"
 	"text/template/parse"
 )
@@ -81,16 +82,30 @@ func ParseTemplate(field, text string) (*template.Template, error) {
 	return t, err
 }
 
+// checkTemplateText checks what the rules say of a template's text as a
+// whole: its size and no NUL byte.
+func checkTemplateText(field, text string) error {
+	if len(text) > TemplateOutputLimit {
+		return FieldErrorf(field, "template longer than %d bytes", TemplateOutputLimit)
+	}
+	if strings.IndexByte(text, 0) >= 0 {
+		return FieldErrorf(field, "template contains a NUL byte")
+	}
+	return nil
+}
+
+// parseFuncs are the functions templates are parsed with: parsing needs
+// only their names and signatures (RenderTemplate binds a rendering's own
+// to a clone), so one map serves every parse.
+var parseFuncs = sync.OnceValue(func() template.FuncMap { return new(TemplateFuncs).Map() })
+
 // parseTemplate is ParseTemplate that also returns the secrets the
 // template names.
 func parseTemplate(field, text string) (*template.Template, []string, error) {
-	if len(text) > TemplateOutputLimit {
-		return nil, nil, FieldErrorf(field, "template longer than %d bytes", TemplateOutputLimit)
+	if err := checkTemplateText(field, text); err != nil {
+		return nil, nil, err
 	}
-	if strings.IndexByte(text, 0) >= 0 {
-		return nil, nil, FieldErrorf(field, "template contains a NUL byte")
-	}
-	t, err := template.New(field).Funcs(new(TemplateFuncs).Map()).Parse(text)
+	t, err := template.New(field).Funcs(parseFuncs()).Parse(text)
 	if err != nil {
 		return nil, nil, FieldErrorf(field, "bad template: %v", err)
 	}

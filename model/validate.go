@@ -293,6 +293,9 @@ func (p *Policy) validate() error {
 // checkTemplate checks s, the template of field, against the rules of
 // ParseTemplate.
 func checkTemplate(field, s string) error {
+	if !strings.Contains(s, "{{") {
+		return checkTemplateText(field, s) // no action: nothing to parse
+	}
 	_, err := ParseTemplate(field, s)
 	return err
 }
