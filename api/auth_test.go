@@ -255,3 +255,43 @@ func TestServer_RedactsLiteralValuesBelowWriter(t *testing.T) {
 		t.Errorf("the backend's task was changed: %q", got)
 	}
 }
+
+// TestServer_RouteRoles pins the role of every route to DESIGN.md §8, so
+// that a change to the route table is a change to this list too.
+func TestServer_RouteRoles(t *testing.T) {
+	want := map[string]string{
+		"GET /healthz": api.AccessOpen, "GET /livez": api.AccessOpen,
+		"GET /metrics": "reader", "GET /v1/tasks": "reader", "GET /v1/tasks/{name}": "reader",
+		"GET /v1/tasks/{name}/history": "reader", "GET /v1/tasks/{name}/events": "reader",
+		"GET /v1/instances": "reader", "GET /v1/instances/{id}": "reader", "GET /v1/instances/{id}/log": "reader",
+		"GET /v1/executors": "reader", "GET /v1/cluster": "reader", "GET /v1/secrets": "reader",
+		"POST /v1/tasks/{name}/pause": "operator", "POST /v1/tasks/{name}/resume": "operator",
+		"POST /v1/tasks/{name}/trigger": "operator", "POST /v1/tasks/{name}/submit": "operator",
+		"POST /v1/tasks/{name}/backfill": "operator", "POST /v1/instances/{id}/approve": "operator",
+		"POST /v1/instances/{id}/reject": "operator", "POST /v1/instances/{id}/cancel": "operator",
+		"POST /v1/instances/{id}/terminate": "operator",
+		"PUT /v1/tasks/{name}": "writer", "DELETE /v1/tasks/{name}": "writer",
+		"PUT /v1/secrets/{name}": "writer", "DELETE /v1/secrets/{name}": "writer",
+		"POST /v1/cluster/join": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin",
+		"POST /v1/acl/bootstrap": "admin", "GET /v1/acl/tokens": "admin", "POST /v1/acl/tokens": "admin",
+		"DELETE /v1/acl/tokens/{name}": "admin",
+		"POST /v1/executors/poll": "executor", "POST /v1/executors/heartbeat": "executor",
+		"POST /v1/attempts/{id}/complete": "executor", "POST /v1/attempts/complete": "executor",
+		"POST /v1/instances/{id}/approval": "executor",
+		"POST /v1/internal/apply": api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
+	}
+	got := map[string]string{}
+	for _, r := range api.New(api.Config{Metrics: http.NotFoundHandler()}).Routes() {
+		got[r.Pattern] = r.Access
+	}
+	for p, role := range want {
+		if got[p] != role {
+			t.Errorf("%s: needs %q, want %q", p, got[p], role)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: a route this test does not know; add it with its role", p)
+		}
+	}
+}
