@@ -270,15 +270,15 @@ func TestServer_RouteRoles(t *testing.T) {
 		"POST /v1/tasks/{name}/backfill": "operator", "POST /v1/instances/{id}/approve": "operator",
 		"POST /v1/instances/{id}/reject": "operator", "POST /v1/instances/{id}/cancel": "operator",
 		"POST /v1/instances/{id}/terminate": "operator",
-		"PUT /v1/tasks/{name}": "writer", "DELETE /v1/tasks/{name}": "writer",
+		"PUT /v1/tasks/{name}":              "writer", "DELETE /v1/tasks/{name}": "writer",
 		"PUT /v1/secrets/{name}": "writer", "DELETE /v1/secrets/{name}": "writer",
 		"POST /v1/cluster/join": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin",
 		"POST /v1/acl/bootstrap": "admin", "GET /v1/acl/tokens": "admin", "POST /v1/acl/tokens": "admin",
 		"DELETE /v1/acl/tokens/{name}": "admin",
-		"POST /v1/executors/poll": "executor", "POST /v1/executors/heartbeat": "executor",
+		"POST /v1/executors/poll":      "executor", "POST /v1/executors/heartbeat": "executor",
 		"POST /v1/attempts/{id}/complete": "executor", "POST /v1/attempts/complete": "executor",
 		"POST /v1/instances/{id}/approval": "executor",
-		"POST /v1/internal/apply": api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
+		"POST /v1/internal/apply":          api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
 	}
 	got := map[string]string{}
 	for _, r := range api.New(api.Config{Metrics: http.NotFoundHandler()}).Routes() {
