@@ -345,9 +345,7 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 			es.pruned, es.prunedAt = true, c.Now
 		}
 		if v := tx.Bucket(bktRequests).Get([]byte(c.ReqID)); v != nil {
-			if r, err := decodeStoredResult(v[8:]); err == nil {
-				return r
-			}
+			return f.rememberedResult(index, c, v)
 		}
 	}
 	var res *Result
@@ -371,6 +369,24 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 		f.rememberRequest(tx, c, index, res)
 	}
 	return res
+}
+
+// rememberedResult answers a command whose request id was applied before
+// with the first outcome. A record that does not decode (a damaged file,
+// or a format this version cannot read) is answered with an error: the
+// command was applied once already, and applying it again would break the
+// promise that a retry changes nothing. Every replica holds the same record,
+// so every replica answers the same.
+func (f *FSM) rememberedResult(index uint64, c *Command, v []byte) *Result {
+	if len(v) >= 8 {
+		if r, err := decodeStoredResult(v[8:]); err == nil {
+			return r
+		}
+	}
+	f.logger.Error("remembered result of a request does not decode; not applying it again", "index", index,
+		"command", c.Type, "request", c.ReqID)
+	return errResult(&model.Error{Code: model.CodeConflict, Field: "Idempotency-Key",
+		Message: "request " + c.ReqID + " was applied before, but its first outcome cannot be read; it was not applied again"})
 }
 
 // apply dispatches a command to its type's apply.

@@ -296,6 +296,41 @@ func TestFSM_RequestDedupeRemembersErrors(t *testing.T) {
 	}
 }
 
+// A remembered result that does not decode is answered with an error and
+// the command is not applied a second time.
+func TestFSM_UndecodableRememberedResultNotReapplied(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stored []byte
+	}{
+		{"bad JSON", append(u64key(uint64(t0)), storedErr, '{')},
+		{"empty", u64key(uint64(t0))},
+		{"shorter than its time", []byte{1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestFSM(t)
+			a := &applier{t: t, f: f}
+			writeResult(t, a.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")})))
+			if r := a.apply(cmd(t, CmdTrigger, "trig-1", t0, Trigger{Task: "a"})); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			if err := f.db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(bktRequests).Put([]byte("trig-1"), tc.stored)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			active := f.ActiveCount()
+			r := a.apply(cmd(t, CmdTrigger, "trig-1", t0+1, Trigger{Task: "a"}))
+			if !errors.Is(r.Err, model.ErrConflict) || !strings.Contains(r.Err.Message, "trig-1") {
+				t.Fatalf("retry with an unreadable first outcome: got %+v, want a conflict naming the request", r)
+			}
+			if got := f.ActiveCount(); got != active {
+				t.Fatalf("active instances %d -> %d: the retry was applied again", active, got)
+			}
+		})
+	}
+}
+
 // The commands of one entry share the entry's time; the prune of expired
 // request ids runs for the first, and the result does not depend on it.
 func TestFSM_BatchPrunesExpiredRequests(t *testing.T) {
