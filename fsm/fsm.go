@@ -441,11 +441,11 @@ func (f *FSM) view(fn func(tx *bolt.Tx) error) error {
 func (f *FSM) Dump(w io.Writer) error {
 	return f.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			if bytes.Equal(name, bktMeta) {
-				return nil // holds the applied index, which differs by design
-			}
 			fmt.Fprintf(w, "[%s]\n", name)
 			return b.ForEach(func(k, v []byte) error {
+				if bytes.Equal(name, bktMeta) && bytes.Equal(k, keyApplied) {
+					return nil // the applied index differs by design
+				}
 				_, err := fmt.Fprintf(w, "%x=%x\n", k, v)
 				return err
 			})

@@ -527,23 +527,6 @@ func applyRandom(t *testing.T, f *FSM, rng *rand.Rand, n, maxBatch int) {
 	flush()
 }
 
-func TestFSM_Deterministic(t *testing.T) {
-	for seed := int64(1); seed <= 5; seed++ {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			a, b := newTestFSM(t), newTestFSM(t)
-			// Same commands, different batch boundaries.
-			applyRandom(t, a, rand.New(rand.NewSource(seed)), 500, 1)
-			applyRandom(t, b, rand.New(rand.NewSource(seed)), 500, 64)
-			if da, db := dump(t, a), dump(t, b); da != db {
-				t.Fatalf("state machines diverged (%d vs %d bytes)", len(da), len(db))
-			}
-			if a.AppliedIndex() != b.AppliedIndex() {
-				t.Fatalf("applied %d vs %d", a.AppliedIndex(), b.AppliedIndex())
-			}
-		})
-	}
-}
-
 func TestCommand_EncodeDecode(t *testing.T) {
 	tests := []Command{
 		{Type: CmdNoop},

@@ -1,0 +1,319 @@
+package fsm
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"ax/model"
+)
+
+// logGen generates a random log that exercises every command type: tasks
+// of several policies, instances created by submissions, triggers, fires
+// and backfills and then leased, renewed, completed, expired, decided,
+// alerted and pruned, members, tokens, secrets, the member key and the
+// protocol, lone and packed into batches. The ids it refers to are guesses
+// (the ids its commands may have created), so many commands are refused:
+// refusals have to be deterministic too.
+type logGen struct {
+	rng   *rand.Rand
+	now   int64
+	index uint64
+	ids   []uint64 // instance ids the log may have created
+	seen  map[CommandType]bool
+}
+
+func newLogGen(seed int64, index uint64) *logGen {
+	return &logGen{rng: rand.New(rand.NewSource(seed)), now: t0, index: index, seen: map[CommandType]bool{}}
+}
+
+// genTask returns one of a few task shapes under one of a few names.
+func (g *logGen) genTask() model.Task {
+	name := fmt.Sprintf("task-%d", g.rng.Intn(6))
+	shell := model.Action{Type: model.ActionShell, Command: "echo {{.Params.x}}"}
+	t := model.Task{Name: name, Action: shell, Trigger: model.Trigger{Type: model.TriggerEvent}}
+	switch g.rng.Intn(6) {
+	case 0:
+		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: []string{"* * * * *", "@hourly", "*/5 * * * * *"}[g.rng.Intn(3)]}
+	case 1:
+		t.Policy = model.Policy{MaxRetries: 1 + g.rng.Intn(2), MaxConcurrency: 2, Notify: []string{"http://127.0.0.1:1/hook"}, OnFailure: []string{"task-0"}}
+	case 2:
+		t.Policy = model.Policy{Approval: "before_run"}
+	case 3:
+		t.Policy = model.Policy{MaxConcurrency: 1, Overlap: []string{"queue", "skip"}[g.rng.Intn(2)]}
+	case 4:
+		t.Policy = model.Policy{DependsOn: []string{"task-1"}}
+		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *"}
+	}
+	if g.rng.Intn(3) == 0 {
+		t.Labels = map[string]string{"k": fmt.Sprint(g.rng.Intn(3)), "z": "1", "a": "2"}
+	}
+	if g.rng.Intn(4) == 0 {
+		t.Version = uint64(1 + g.rng.Intn(3)) // a conditional put
+	}
+	return t
+}
+
+func (g *logGen) taskName() string { return fmt.Sprintf("task-%d", g.rng.Intn(6)) }
+
+func (g *logGen) executor() string { return []string{"e1", "e2"}[g.rng.Intn(2)] }
+
+// id picks an instance id the log may have created (or a missing one).
+func (g *logGen) id() uint64 {
+	if len(g.ids) == 0 || g.rng.Intn(10) == 0 {
+		return 1<<40 | uint64(g.rng.Intn(4))
+	}
+	return g.ids[g.rng.Intn(len(g.ids))]
+}
+
+func (g *logGen) someIDs(max int) []uint64 {
+	out := make([]uint64, 1+g.rng.Intn(max))
+	for i := range out {
+		out[i] = g.id()
+	}
+	return out
+}
+
+func (g *logGen) attempts(max int) []AttemptRef {
+	out := make([]AttemptRef, 1+g.rng.Intn(max))
+	for i := range out {
+		out[i] = AttemptRef{ID: g.id(), Attempt: 1 + g.rng.Intn(2)}
+	}
+	return out
+}
+
+func (g *logGen) report() model.CompleteRequest {
+	r := model.CompleteRequest{Executor: g.executor(), Host: "h", Output: "out"}
+	switch g.rng.Intn(3) {
+	case 0:
+		r.Success = true
+	case 1:
+		r.ExitCode, r.Error, r.Retryable = 1, "failed", true
+	default:
+		r.ExitCode, r.Error = 2, "boom"
+	}
+	return r
+}
+
+// created notes the ids a command at the current index may create.
+func (g *logGen) created(n int) {
+	for k := 0; k < n; k++ {
+		g.ids = append(g.ids, g.index<<20|uint64(k))
+	}
+}
+
+// command returns one random command (never a batch).
+func (g *logGen) command(t *testing.T) *Command {
+	t.Helper()
+	reqID := ""
+	if g.rng.Intn(3) == 0 {
+		reqID = fmt.Sprintf("req-%d", g.rng.Intn(40))
+	}
+	var typ CommandType
+	var body any
+	switch g.rng.Intn(27) {
+	case 0, 1, 2:
+		typ, body = CmdPutTask, PutTask{Task: g.genTask()}
+	case 3:
+		typ, body = CmdDeleteTask, TaskRef{Name: g.taskName()}
+	case 4:
+		typ, body = CmdPauseTask, TaskRef{Name: g.taskName()}
+	case 5:
+		typ, body = CmdResumeTask, TaskRef{Name: g.taskName()}
+	case 6:
+		n := g.rng.Intn(3) + 1
+		typ, body = CmdSetNode, NodeInfo{ID: fmt.Sprintf("n%d", n), RaftAddr: fmt.Sprintf("127.0.0.1:%d", 7071+g.rng.Intn(3)),
+			HTTPAddr: fmt.Sprintf("127.0.0.1:%d", 7070+10*n), Proto: g.rng.Intn(ProtoVersion + 1)}
+	case 7:
+		typ, body = CmdRemoveNode, TaskRef{Name: fmt.Sprintf("n%d", g.rng.Intn(3)+1)}
+	case 8:
+		typ = CmdNoop
+	case 9, 10:
+		items := make([]SubmitItem, 1+g.rng.Intn(3))
+		for i := range items {
+			items[i] = SubmitItem{DelayMs: int64(g.rng.Intn(5000)), Payload: json.RawMessage(`{"p":1}`)}
+			if g.rng.Intn(3) == 0 {
+				items[i].Key = fmt.Sprintf("key-%d", g.rng.Intn(10))
+			}
+		}
+		g.created(len(items))
+		c := &Command{Type: CmdSubmit, ReqID: reqID, Actor: "tester", Body: EncodeSubmit(&Submit{Task: g.taskName(), Items: items})}
+		g.seen[CmdSubmit] = true
+		return c
+	case 11, 12:
+		tr := Trigger{Task: g.taskName(), Params: map[string]string{"x": "1"}}
+		if g.rng.Intn(3) == 0 {
+			tr.Key = fmt.Sprintf("key-%d", g.rng.Intn(10))
+		}
+		if g.rng.Intn(2) == 0 {
+			tr.Date = "2026-11-30"
+		}
+		g.created(1)
+		typ, body = CmdTrigger, tr
+	case 13:
+		f := Fire{Instances: g.someIDs(2)}
+		if g.rng.Intn(2) == 0 {
+			f.Tasks = []TaskFire{{Task: g.taskName(), Version: uint64(1 + g.rng.Intn(3)), At: g.now - int64(g.rng.Intn(60_000)),
+				Key: fmt.Sprintf("fire-%d", g.rng.Intn(20)), Date: "2026-11-30", Missed: int64(g.rng.Intn(2))}}
+			if f.Tasks[0].Missed > 0 {
+				f.Tasks[0].MissedFirst, f.Tasks[0].MissedLast = g.now-120_000, g.now-60_000
+			}
+			g.created(1)
+		}
+		typ, body = CmdFire, f
+	case 14, 15:
+		typ, body = CmdLease, Lease{Executor: g.executor(), Host: "h", IDs: g.someIDs(3), LeaseMs: 10_000}
+	case 16:
+		typ, body = CmdHeartbeat, Heartbeat{Executor: g.executor(), Items: g.attempts(3), LeaseMs: 10_000}
+	case 17:
+		typ, body = CmdComplete, Complete{ID: g.id(), Attempt: 1 + g.rng.Intn(2), Report: g.report()}
+	case 18:
+		typ, body = CmdExpire, Expire{Items: g.attempts(3)}
+	case 19:
+		action := []string{DecideApprove, DecideReject, DecideCancel, DecideTerminate, DecideRequestApproval}[g.rng.Intn(5)]
+		attempt := 0
+		if action == DecideRequestApproval {
+			attempt = 1 + g.rng.Intn(2)
+		}
+		typ, body = CmdDecide, Decide{ID: g.id(), Action: action, Attempt: attempt, Comment: "ok"}
+	case 20:
+		items := make([]Complete, 1+g.rng.Intn(3))
+		executor := g.executor()
+		for i := range items {
+			items[i] = Complete{ID: g.id(), Attempt: 1 + g.rng.Intn(2), Report: g.report()}
+			items[i].Report.Executor = executor
+		}
+		g.seen[CmdCompleteBatch] = true
+		return &Command{Type: CmdCompleteBatch, ReqID: reqID, Actor: "executor:" + executor, Body: EncodeCompleteBatch(items)}
+	case 21:
+		b := Backfill{Task: g.taskName(), Version: uint64(1 + g.rng.Intn(3))}
+		for i := 0; i < 1+g.rng.Intn(3); i++ {
+			at := g.now - int64(i+1)*3_600_000
+			b.At = append(b.At, at)
+			b.Keys = append(b.Keys, fmt.Sprintf("bf-%d", at/3_600_000))
+			b.Dates = append(b.Dates, "2026-11-29")
+		}
+		g.created(len(b.At))
+		typ, body = CmdBackfill, b
+	case 22:
+		if g.rng.Intn(2) == 0 {
+			typ, body = CmdAlerted, Alerted{ID: g.id(), Message: "notified"}
+		} else {
+			typ, body = CmdPrune, Prune{IDs: g.someIDs(3)}
+		}
+	case 23:
+		tok := TokenRecord{Name: fmt.Sprintf("tok-%d", g.rng.Intn(3)), Role: model.RoleOperator, Hash: strings.Repeat("2d", 32), CreatedAt: g.now}
+		switch g.rng.Intn(3) {
+		case 0:
+			tok.Role = model.RoleAdmin
+			typ, body = CmdACLBootstrap, ACLBootstrap{Token: tok}
+		case 1:
+			typ, body = CmdACLPutToken, ACLPutToken{Token: tok, TTLms: int64(g.rng.Intn(2)) * 60_000}
+		default:
+			typ, body = CmdACLDeleteToken, TaskRef{Name: tok.Name}
+		}
+	case 24:
+		name := fmt.Sprintf("secret-%d", g.rng.Intn(3))
+		if g.rng.Intn(2) == 0 {
+			typ, body = CmdPutSecret, PutSecret{Name: name, Value: []byte("hunter2")}
+		} else {
+			typ, body = CmdDeleteSecret, TaskRef{Name: name}
+		}
+	case 25:
+		typ, body = CmdSetMemberKey, SetMemberKey{Key: []byte(strings.Repeat("k", 32))}
+	case 26:
+		typ, body = CmdSetProto, SetProto{Proto: 1 + g.rng.Intn(ProtoVersion)}
+	}
+	c, err := NewCommand(typ, reqID, "tester", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.seen[typ] = true
+	return c
+}
+
+// entry returns the next log entry: a lone command, or now and then a
+// batch of a few (group commit).
+func (g *logGen) entry(t *testing.T) *raft.Log {
+	t.Helper()
+	g.now += int64(g.rng.Intn(5000))
+	g.index++
+	var c *Command
+	if g.rng.Intn(8) == 0 {
+		cmds := make([]*Command, 2+g.rng.Intn(3))
+		for i := range cmds {
+			cmds[i] = g.command(t)
+		}
+		c = EncodeBatch(g.now, "n1", cmds)
+		g.seen[CmdBatch] = true
+	} else {
+		c = g.command(t)
+		c.Now, c.Node = g.now, "n1"
+	}
+	return &raft.Log{Index: g.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()}
+}
+
+// applyLog applies entries to f in raft batches of 1..maxBatch and returns
+// each entry's result as JSON.
+func applyLog(t *testing.T, f *FSM, rng *rand.Rand, entries []*raft.Log, maxBatch int) []string {
+	t.Helper()
+	var out []string
+	for len(entries) > 0 {
+		n := min(len(entries), 1+rng.Intn(maxBatch))
+		for _, r := range f.ApplyBatch(entries[:n]) {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		entries = entries[n:]
+	}
+	return out
+}
+
+// TestFSM_Deterministic: two replicas that apply the same log, in
+// different raft batches, answer every entry the same and end in the same
+// state, meta counters included; the log holds every command type.
+func TestFSM_Deterministic(t *testing.T) {
+	seen := map[CommandType]bool{}
+	for seed := int64(1); seed <= 5; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			g := newLogGen(seed, 0)
+			entries := make([]*raft.Log, 800)
+			for i := range entries {
+				entries[i] = g.entry(t)
+			}
+			for typ := range g.seen {
+				seen[typ] = true
+			}
+			a, b := newTestFSM(t), newTestFSM(t)
+			ra := applyLog(t, a, rand.New(rand.NewSource(seed)), entries, 1)
+			rb := applyLog(t, b, rand.New(rand.NewSource(seed)), entries, 64)
+			for i := range ra {
+				if ra[i] != rb[i] {
+					t.Fatalf("entry %d answered differently:\n%s\n%s", i+1, ra[i], rb[i])
+				}
+			}
+			if da, db := dump(t, a), dump(t, b); da != db {
+				t.Fatalf("state machines diverged:\n%s", diffLines(da, db))
+			}
+			if a.AppliedIndex() != b.AppliedIndex() || a.Pending() != b.Pending() || a.ActiveCount() != b.ActiveCount() {
+				t.Fatalf("applied %d/%d pending %d/%d active %d/%d", a.AppliedIndex(), b.AppliedIndex(),
+					a.Pending(), b.Pending(), a.ActiveCount(), b.ActiveCount())
+			}
+			if a.Pending()+a.ActiveCount() == 0 {
+				t.Fatal("the log created no instances: the generator is off")
+			}
+		})
+	}
+	for typ := range cmdNames {
+		if !seen[typ] {
+			t.Errorf("no %s command in the generated logs: extend logGen with every new command type", typ)
+		}
+	}
+}
