@@ -61,6 +61,8 @@ type Dispatcher struct {
 	live    map[uint64]*liveLog
 	labels  map[string]map[string]string     // task -> executor labels (cache)
 	seen    map[string]*model.ExecutorStatus // executor -> last poll or heartbeat
+
+	done chan struct{} // closed when Run returns: the term is over
 }
 
 // executorTTL is how long an executor that stopped polling and heartbeating
@@ -96,7 +98,7 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("dispatch"),
 		inReady: map[uint64]string{}, taken: map[uint64]bool{}, wake: make(chan struct{}),
 		leases: map[uint64]lease{}, live: map[uint64]*liveLog{}, labels: map[string]map[string]string{},
-		seen: map[string]*model.ExecutorStatus{},
+		seen: map[string]*model.ExecutorStatus{}, done: make(chan struct{}),
 	}
 }
 
@@ -138,7 +140,10 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 }
 
 // Run loads the active instances and reaps expired leases until ctx ends.
+// When it returns, every poll waiting on the dispatcher is answered at
+// once (Released, no jobs), and so is every later one: the term is over.
 func (d *Dispatcher) Run(ctx context.Context) error {
+	defer close(d.done)
 	d.started = d.cfg.Now()
 	grace := d.started.Add(d.cfg.Lease).UnixMilli()
 	n := 0
@@ -208,16 +213,26 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 	return out
 }
 
-// reap fails the attempts whose lease has run out.
+// reap fails the attempts whose lease has run out. A lease stays known
+// until the state machine has answered the Expire: a proposal that fails
+// (leadership lost, a timeout) leaves it for the next tick. Once the
+// Expire applied, the state machine's changes have already updated the
+// leases it touched (the instance ended the attempt, or a renewal that
+// raced it won); one it left alone is not a running attempt there, so
+// it is dropped.
 func (d *Dispatcher) reap(ctx context.Context) {
 	now := d.cfg.Now().UnixMilli()
 	var items []fsm.AttemptRef
+	var proposed []lease
 	d.mu.Lock()
 	for id, l := range d.leases {
 		if l.until <= now {
 			items = append(items, fsm.AttemptRef{ID: id, Attempt: l.attempt})
-			delete(d.leases, id)
 		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
+	for _, it := range items {
+		proposed = append(proposed, d.leases[it.ID])
 	}
 	d.mu.Unlock()
 	if len(items) == 0 {
@@ -227,11 +242,28 @@ func (d *Dispatcher) reap(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	if _, err := d.propose(ctx, cmd); err != nil && ctx.Err() == nil {
-		d.log.Warn("expiring lost attempts failed", "count", len(items), "error", err)
+	res, err := d.propose(ctx, cmd)
+	if err == nil && res.Err != nil {
+		err = res.Err
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Warn("expiring lost attempts failed; retrying", "count", len(items), "error", err)
+		}
 		return
 	}
-	d.log.Info("attempts lost: leases expired", "count", len(items))
+	var out struct {
+		Expired int `json:"expired"`
+	}
+	_ = res.Decode(&out)
+	d.mu.Lock()
+	for i, it := range items {
+		if l, ok := d.leases[it.ID]; ok && l == proposed[i] {
+			delete(d.leases, it.ID)
+		}
+	}
+	d.mu.Unlock()
+	d.log.Info("attempts lost: leases expired", "count", out.Expired, "proposed", len(items))
 }
 
 func matches(need, have map[string]string) bool {
@@ -293,8 +325,12 @@ func (d *Dispatcher) pick(labels map[string]string, n int) ([]uint64, <-chan str
 	return out, d.wake
 }
 
+// Done is closed when Run has returned.
+func (d *Dispatcher) Done() <-chan struct{} { return d.done }
+
 // Poll implements the long-poll: it returns as soon as there is work for
-// the executor, or empty-handed after WaitMs.
+// the executor, or empty-handed after WaitMs, or at once, Released, when
+// the dispatcher's term ends.
 func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
 	d.saw(req.Executor, func(e *model.ExecutorStatus) { e.Host, e.Labels, e.Free = req.Host, req.Labels, req.Free })
 	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds()}
@@ -305,6 +341,12 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
+		select {
+		case <-d.done:
+			resp.Released = true
+			return resp, nil
+		default:
+		}
 		ids, wake := d.pick(req.Labels, req.Free)
 		if len(ids) > 0 {
 			jobs, err := d.lease(ctx, req, ids)
@@ -319,6 +361,9 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 		}
 		select {
 		case <-wake:
+		case <-d.done:
+			resp.Released = true
+			return resp, nil
 		case <-timer.C:
 			return resp, nil
 		case <-ctx.Done():

@@ -2,9 +2,13 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
 	"testing"
 	"time"
 
+	"ax/fsm"
 	"ax/model"
 )
 
@@ -35,5 +39,100 @@ func TestDispatcher_Executors(t *testing.T) {
 	now = now.Add(30 * time.Second) // a silent for 75s, b for 30s
 	if got := d.Executors(); len(got) != 1 || got[0].Name != "b" || got[0].Free != 3 {
 		t.Fatalf("after a minute of silence from a: %+v, want only b (still with its last poll's figures)", got)
+	}
+}
+
+// fakeStore is a state machine with no active instances.
+type fakeStore struct{}
+
+func (fakeStore) ActiveInstances(func(fsm.Active)) error { return nil }
+func (fakeStore) Jobs([]uint64) ([]model.Job, error)     { return nil, nil }
+func (fakeStore) TaskLabels(string) map[string]string    { return nil }
+
+// TestDispatcher_ReapKeepsLeaseUntilExpired: a lease whose Expire could
+// not be proposed stays known and is proposed again on the next reap; it
+// is dropped only once an Expire applied.
+func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var proposed [][]fsm.AttemptRef
+	fail := true
+	propose := func(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+		var e fsm.Expire
+		if err := json.Unmarshal(c.Body, &e); err != nil {
+			t.Fatal(err)
+		}
+		proposed = append(proposed, e.Items)
+		if fail {
+			return nil, errors.New("leadership lost")
+		}
+		return &fsm.Result{Data: []byte(`{"expired":2}`)}, nil
+	}
+	d := New(Config{Now: func() time.Time { return now }}, fakeStore{}, propose)
+	d.leases[7] = lease{attempt: 1, until: now.Add(-time.Second).UnixMilli(), executor: "a"}
+	d.leases[3] = lease{attempt: 2, until: now.UnixMilli(), executor: "a"}
+	d.leases[9] = lease{attempt: 1, until: now.Add(time.Second).UnixMilli(), executor: "a"} // not due
+	want := []fsm.AttemptRef{{ID: 3, Attempt: 2}, {ID: 7, Attempt: 1}}
+	ctx := context.Background()
+	d.reap(ctx)
+	if len(proposed) != 1 || !reflect.DeepEqual(proposed[0], want) {
+		t.Fatalf("first reap proposed %+v, want %+v", proposed, want)
+	}
+	if len(d.leases) != 3 {
+		t.Fatalf("after a failed proposal %d leases known, want all 3", len(d.leases))
+	}
+	fail = false
+	d.reap(ctx)
+	if len(proposed) != 2 || !reflect.DeepEqual(proposed[1], want) {
+		t.Fatalf("second reap proposed %+v, want %+v again", proposed, want)
+	}
+	if _, ok := d.leases[9]; len(d.leases) != 1 || !ok {
+		t.Fatalf("after the Expire applied: %+v, want only lease 9", d.leases)
+	}
+	d.reap(ctx)
+	if len(proposed) != 2 {
+		t.Fatalf("a third reap proposed %+v with nothing due", proposed[2:])
+	}
+}
+
+// TestDispatcher_PollReleasedWhenTermEnds: polls waiting on a dispatcher
+// are answered at once, Released and empty, when its Run ends, and so is
+// a poll that arrives later.
+func TestDispatcher_PollReleasedWhenTermEnds(t *testing.T) {
+	d := New(Config{}, fakeStore{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(ctx) }()
+	type answer struct {
+		resp *model.PollResponse
+		err  error
+	}
+	answers := make(chan answer, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			resp, err := d.Poll(context.Background(), model.PollRequest{Executor: "e", Free: 1, WaitMs: 30_000})
+			answers <- answer{resp, err}
+		}()
+	}
+	cancel()
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		select {
+		case a := <-answers:
+			if a.err != nil || !a.resp.Released || len(a.resp.Jobs) != 0 {
+				t.Fatalf("parked poll answered %+v, %v; want released with no jobs", a.resp, a.err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a parked poll was not released when the term ended")
+		}
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("releasing parked polls took %s", took)
+	}
+	resp, err := d.Poll(context.Background(), model.PollRequest{Executor: "e", Free: 1, WaitMs: 30_000})
+	if err != nil || !resp.Released {
+		t.Fatalf("a poll after the term: %+v, %v; want released at once", resp, err)
 	}
 }

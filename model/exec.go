@@ -62,6 +62,10 @@ type PollResponse struct {
 	Jobs        []Job `json:"jobs"`
 	LeaseMs     int64 `json:"leaseMs"`
 	HeartbeatMs int64 `json:"heartbeatMs"`
+	// Released says the node answering stopped leading while the poll
+	// waited: it holds no jobs, and the executor should poll again at
+	// once (the node it asks forwards to the new leader).
+	Released bool `json:"released,omitempty"`
 }
 
 // RunningAttempt is one attempt an executor reports alive.
