@@ -18,10 +18,8 @@ import (
 	"ax/action"
 	"ax/api"
 	"ax/client"
-	"ax/dispatch"
 	"ax/fsm"
 	"ax/raftnode"
-	"ax/sched"
 	"ax/tlsutil"
 	"ax/wheel"
 )
@@ -31,7 +29,10 @@ type Config struct {
 	NodeID   string
 	DataDir  string
 	HTTPAddr string // listen address of the API
-	RaftAddr string // listen and advertised address of Raft
+	// AdvertiseHTTP is the HTTP address other nodes reach this one at;
+	// default the listen address (tests put a proxy in front).
+	AdvertiseHTTP string
+	RaftAddr      string // listen and advertised address of Raft
 	// Join lists HTTP addresses of existing members. Empty means this
 	// node bootstraps a new cluster when its data dir is empty.
 	Join []string
@@ -93,6 +94,9 @@ type Config struct {
 	TrailingLogs      uint64
 	HeartbeatTimeout  time.Duration
 	ElectionTimeout   time.Duration
+
+	// testServices are per-term services tests add (see termServices).
+	testServices []service
 }
 
 // Agent is one running ax node.
@@ -111,14 +115,13 @@ type Agent struct {
 	clientsMu sync.Mutex
 	clients   map[string]*client.Client
 
-	leaderMu    sync.Mutex
-	leaderReady bool // barrier done in the current term
+	term   atomic.Pointer[term] // the current leadership term, nil while following
+	termMu sync.Mutex
+	termCh chan struct{} // closed and replaced when the term changes or becomes ready
 
 	stopExec context.CancelFunc
 	metrics  *metrics
-	sched    atomic.Pointer[sched.Scheduler] // set while leading
-	alertCh  chan uint64                     // FAILED instances for the alerter
-	disp     atomic.Pointer[dispatch.Dispatcher]
+	alertCh  chan uint64 // FAILED instances for the alerter
 	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
@@ -289,7 +292,12 @@ func checkNodeID(dir, id string) error {
 func (a *Agent) HTTPAddr() string { return a.ln.Addr().String() }
 
 // advertisedHTTP is the HTTP address other nodes use to reach this one.
-func (a *Agent) advertisedHTTP() string { return a.HTTPAddr() }
+func (a *Agent) advertisedHTTP() string {
+	if a.cfg.AdvertiseHTTP != "" {
+		return a.cfg.AdvertiseHTTP
+	}
+	return a.HTTPAddr()
+}
 
 // Shutdown stops the agent. A leader first hands leadership to a follower
 // so the cluster does not wait out an election timeout.
@@ -332,7 +340,8 @@ func (a *Agent) clientFor(addr string) *client.Client {
 	defer a.clientsMu.Unlock()
 	c, ok := a.clients[addr]
 	if !ok {
-		c = client.New(client.Config{Addrs: []string{addr}, TLS: a.peerTLS(), Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID, Header: a.memberHeaders})
+		c = client.New(client.Config{Addrs: []string{addr}, TLS: a.peerTLS(), Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID,
+			Header: a.memberHeaders, Once: true})
 		a.clients[addr] = c
 	}
 	return c

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"ax/api"
 	"ax/client"
 	"ax/fsm"
 	"ax/model"
@@ -21,59 +20,27 @@ func errNoLeader(wait time.Duration) error {
 	return &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("no leader elected within %s; retry shortly", wait)}
 }
 
-// propose commits c through Raft and returns its result. On a follower it
-// forwards c to the leader. It retries across leader changes with the same
-// request id, which the state machine deduplicates, so an unknown outcome
-// (leadership lost mid-commit) never turns into a double write.
+// propose commits c through Raft and returns its result: on the leader
+// once its term's barrier is done, else forwarded to the leader (see
+// onLeader). It retries across leader changes with the same request id,
+// which the state machine deduplicates, so an unknown outcome (leadership
+// lost mid-commit) never turns into a double write; once the leader wait
+// has passed it answers unavailable, naming the request id and whether
+// the outcome is unknown.
 func (a *Agent) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
 	if c.ReqID == "" {
 		c.ReqID = client.NewRequestID()
 	}
-	forwarded := api.IsForwarded(ctx)
-	deadline := time.Now().Add(a.cfg.LeaderWait)
-	for attempt := 0; ; attempt++ {
-		changed := a.node.LeaderChanged()
-		var err error
-		if a.node.IsLeader() {
-			var res *fsm.Result
-			res, err = a.applyLocal(ctx, c)
-			if err == nil {
-				return res, nil
-			}
-			if !errors.Is(err, raftnode.ErrNotLeader) && !errors.Is(err, raftnode.ErrLeadershipLost) {
-				return nil, unavailable(err)
-			}
-			a.log.Debug("write interrupted by leadership change; retrying", "req", c.ReqID, "error", err)
-		} else if forwarded {
-			// One hop only: the node that forwarded to us will retry.
-			return nil, &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
-		} else {
-			var leader string
-			leader, err = a.leaderHTTP(ctx, deadline)
-			if err != nil {
-				return nil, err
-			}
-			var res *fsm.Result
-			res, err = a.forward(ctx, leader, c)
-			if err == nil {
-				return res, nil
-			}
-			if !errors.Is(err, model.ErrUnavailable) {
-				return nil, err
-			}
-			a.log.Debug("forward failed; retrying", "leader", leader, "req", c.ReqID, "error", err)
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, errNoLeader(a.cfg.LeaderWait)
-		}
-		// Wait for the leader to change, or a short pause.
-		select {
-		case <-changed:
-		case <-time.After(time.Duration(min(20*(attempt+1), 200)) * time.Millisecond):
-		case <-ctx.Done():
-			return nil, unavailable(ctx.Err())
-		}
+	var res *fsm.Result
+	err := a.onLeader(ctx, leaderCall{
+		reqID:  c.ReqID,
+		local:  func(ctx context.Context, _ *term) (err error) { res, err = a.applyLocal(ctx, c); return err },
+		remote: func(ctx context.Context, cl *client.Client) (err error) { res, err = a.forward(ctx, cl, c); return err },
+	})
+	if err != nil {
+		return nil, err
 	}
+	return res, nil
 }
 
 func unavailable(err error) error {
@@ -85,11 +52,13 @@ func unavailable(err error) error {
 }
 
 // applyLocal proposes c through the group commit, which stamps the
-// leader's time into it. A command whose type a member does not know yet
-// is refused (checkProto); a command that the state machine would refuse
-// (invalid, or rejected by the current state, and not a retry of an
-// earlier request) is answered without a log entry.
+// leader's time into it; the caller has waited for this term's barrier
+// (readyTerm). A command whose type a member does not know yet is refused
+// (checkProto); a command that the state machine would refuse (invalid,
+// or rejected by the current state, and not a retry of an earlier request)
+// is answered without a log entry.
 func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	a.stamp(c)
 	if err := a.checkProto(ctx, c.Type); err != nil {
 		var me *model.Error
 		if errors.As(err, &me) {
@@ -143,24 +112,46 @@ func (a *Agent) leaderHTTP(ctx context.Context, deadline time.Time) (string, err
 	}
 }
 
+// stamp completes c with what only the leader decides, from its own state
+// and clock, just before it is proposed: a manual trigger's business date
+// (today in the task's timezone, by the leader's clock; it lets a manual
+// run of an upstream task satisfy the dependsOn of that day's downstream
+// fires). Triggers of other sources keep what their proposer set.
+func (a *Agent) stamp(c *fsm.Command) {
+	if c.Type != fsm.CmdTrigger {
+		return
+	}
+	var tr fsm.Trigger
+	if json.Unmarshal(c.Body, &tr) != nil || (tr.Source != "" && tr.Source != model.SourceAPI) {
+		return // the state machine refuses a bad body
+	}
+	t, err := a.fsm.GetTask(tr.Task)
+	if err != nil {
+		return // Precheck answers a missing task
+	}
+	tr.Date = t.FireKeys().Date(a.now())
+	if b, err := json.Marshal(tr); err == nil {
+		c.Body = b
+	}
+}
+
 // forward sends c to the leader's internal apply endpoint.
-func (a *Agent) forward(ctx context.Context, leader string, c *fsm.Command) (*fsm.Result, error) {
+func (a *Agent) forward(ctx context.Context, cl *client.Client, c *fsm.Command) (*fsm.Result, error) {
 	var raw []byte
-	err := a.clientFor(leader).Do(ctx, client.Request{
-		Method: http.MethodPost, Path: "/v1/internal/apply", Body: c.Encode(), NoRetry: true,
-		Header: http.Header{api.HeaderForwarded: {"1"}, client.HeaderIdempotencyKey: {c.ReqID}},
-	}, &raw)
+	err := cl.Do(ctx, client.Request{Method: http.MethodPost, Path: "/v1/internal/apply", Body: c.Encode(), NoRetry: true}, &raw)
 	if err != nil {
 		return nil, err
 	}
 	var r fsm.Result
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("agent: decode forwarded result: %w", err)
+		return nil, outcomeUnknown(c.ReqID, fmt.Errorf("undecodable answer: %w", err))
 	}
 	return &r, nil
 }
 
-// ApplyForwarded implements api.Backend.
+// ApplyForwarded implements api.Backend: the leader applies a command a
+// follower forwarded, once its term's barrier is done (waiting for it
+// within the leader wait).
 func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error) {
 	c, err := fsm.DecodeCommand(data)
 	if err != nil {
@@ -170,9 +161,11 @@ func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error)
 		return nil, model.Errorf(model.CodeInvalid, "batches cannot be forwarded")
 	}
 	if !a.node.IsLeader() {
-		return nil, &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
+		return nil, errNotLeader()
 	}
-	res, err := a.applyLocal(ctx, c)
+	var res *fsm.Result
+	err = a.onLeader(ctx, leaderCall{reqID: c.ReqID,
+		local: func(ctx context.Context, _ *term) (err error) { res, err = a.applyLocal(ctx, c); return err }})
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -182,7 +175,7 @@ func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error)
 // ReadIndex implements api.Backend.
 func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
 	if !a.node.IsLeader() {
-		return 0, &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
+		return 0, errNotLeader()
 	}
 	idx, err := a.readIndex(ctx)
 	if err != nil {
@@ -191,10 +184,11 @@ func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
 	return idx, nil
 }
 
-// readIndex confirms that this node leads and returns the commit index
-// as of the confirmation; errors are raftnode's.
+// readIndex confirms that this node leads a term whose barrier is done
+// and returns the commit index as of the confirmation; errors are
+// raftnode's.
 func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
-	if err := a.ensureLeaderBarrier(ctx); err != nil {
+	if _, err := a.readyTerm(ctx, time.Now().Add(a.cfg.LeaderWait)); err != nil {
 		return 0, err
 	}
 	idx := a.node.CommitIndex()
@@ -207,37 +201,22 @@ func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
 // ReadBarrier implements api.Backend: once it returns, local reads reflect
 // every write acknowledged before it was called.
 func (a *Agent) ReadBarrier(ctx context.Context) error {
-	deadline := time.Now().Add(a.cfg.LeaderWait)
-	for {
-		var idx uint64
-		var err error
-		if a.node.IsLeader() {
-			idx, err = a.ReadIndex(ctx)
-		} else {
-			var leader string
-			if leader, err = a.leaderHTTP(ctx, deadline); err != nil {
-				return err
-			}
+	var idx uint64
+	err := a.onLeader(ctx, leaderCall{
+		local: func(ctx context.Context, _ *term) (err error) { idx, err = a.readIndex(ctx); return err },
+		remote: func(ctx context.Context, cl *client.Client) error {
 			var out struct {
 				Index uint64 `json:"index"`
 			}
-			err = a.clientFor(leader).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/readindex", NoRetry: true,
-				Header: http.Header{api.HeaderForwarded: {"1"}}}, &out)
+			err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/readindex", NoRetry: true}, &out)
 			idx = out.Index
-		}
-		if err == nil {
-			return a.waitApplied(ctx, idx)
-		}
-		if !errors.Is(err, model.ErrUnavailable) || time.Now().After(deadline) {
 			return err
-		}
-		select {
-		case <-a.node.LeaderChanged():
-		case <-time.After(50 * time.Millisecond):
-		case <-ctx.Done():
-			return unavailable(ctx.Err())
-		}
+		},
+	})
+	if err != nil {
+		return err
 	}
+	return a.waitApplied(ctx, idx)
 }
 
 func (a *Agent) waitApplied(ctx context.Context, idx uint64) error {

@@ -154,8 +154,9 @@ func memberName(r *http.Request) string {
 }
 
 // memberHeaders are the headers this node adds to every request to a
-// peer: its member key (without TLS; with TLS its certificate speaks), and
-// the principal of the request it acts for, if any.
+// peer: its member key (without TLS; with TLS its certificate speaks), the
+// principal of the request it acts for, if any, and for a forwarded
+// request the forwarded mark and its request id.
 func (a *Agent) memberHeaders(ctx context.Context) http.Header {
 	h := http.Header{}
 	if !a.tlsOn() {
@@ -168,6 +169,7 @@ func (a *Agent) memberHeaders(ctx context.Context) http.Header {
 			h.Set(HeaderPrincipal, enc)
 		}
 	}
+	forwardHeaders(ctx, h)
 	return h
 }
 

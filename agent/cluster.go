@@ -7,146 +7,11 @@ import (
 	"sort"
 	"time"
 
-	"ax/api"
-	"ax/dispatch"
+	"ax/client"
 	"ax/fsm"
 	"ax/model"
 	"ax/raftnode"
-	"ax/sched"
 )
-
-// leaderLoop runs leader-only work: on gaining leadership it waits for a
-// Raft barrier (so the state machine holds every committed entry), records
-// this node's addresses, then starts the leader services; it stops them
-// when leadership is lost.
-func (a *Agent) leaderLoop() {
-	defer a.wg.Done()
-	changes := a.node.LeadershipChanges()
-	var cancel context.CancelFunc
-	stop := func() {
-		if cancel != nil {
-			cancel()
-			cancel = nil
-			a.setLeaderReady(false)
-			a.log.Info("leader services stopped")
-		}
-	}
-	for {
-		select {
-		case <-a.stopCh:
-			stop()
-			return
-		case isLeader := <-changes:
-			stop()
-			if !isLeader {
-				continue
-			}
-			ctx, c := context.WithCancel(context.Background())
-			cancel = c
-			go a.lead(ctx)
-		}
-	}
-}
-
-// lead runs for one leadership term.
-func (a *Agent) lead(ctx context.Context) {
-	for ctx.Err() == nil {
-		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := a.node.Barrier(bctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		if errors.Is(err, raftnode.ErrNotLeader) || errors.Is(err, raftnode.ErrShutdown) {
-			return
-		}
-		a.log.Warn("leader barrier failed; retrying", "error", err)
-	}
-	if ctx.Err() != nil {
-		return
-	}
-	a.setLeaderReady(true)
-	a.log.Info("leader services started", "applied", a.fsm.AppliedIndex())
-	if err := a.recordSelf(ctx); err != nil && ctx.Err() == nil {
-		a.log.Warn("recording own address failed", "error", err)
-	}
-	d := dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log, Prepare: a.addSecrets}, a.fsm, a.propose)
-	a.disp.Store(d)
-	defer a.disp.Store(nil)
-	go func() {
-		if err := d.Run(ctx); err != nil && ctx.Err() == nil {
-			a.log.Error("dispatcher stopped", "error", err)
-		}
-	}()
-	go a.runAlerts(ctx)
-	go a.runRetention(ctx)
-	go a.ensureClusterState(ctx)
-	s := sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
-	a.sched.Store(s)
-	defer a.sched.Store(nil)
-	if err := s.Run(ctx); err != nil && ctx.Err() == nil {
-		a.log.Error("scheduler stopped", "error", err)
-	}
-}
-
-// TaskChanged implements fsm.Observer.
-func (a *Agent) TaskChanged(name string) {
-	if s := a.sched.Load(); s != nil {
-		s.TaskChanged(name)
-	}
-	if d := a.disp.Load(); d != nil {
-		d.TaskChanged(name)
-	}
-}
-
-// Scheduled implements fsm.Observer.
-func (a *Agent) Scheduled(id uint64, dueMs int64) {
-	if s := a.sched.Load(); s != nil {
-		s.Scheduled(id, dueMs)
-	}
-}
-
-func (a *Agent) setLeaderReady(v bool) {
-	a.leaderMu.Lock()
-	a.leaderReady = v
-	a.leaderMu.Unlock()
-}
-
-// ensureLeaderBarrier makes sure this leader has applied everything
-// committed by earlier leaders before it answers a read index.
-func (a *Agent) ensureLeaderBarrier(ctx context.Context) error {
-	a.leaderMu.Lock()
-	ready := a.leaderReady
-	a.leaderMu.Unlock()
-	if ready {
-		return nil
-	}
-	return a.node.Barrier(ctx)
-}
-
-// maxNodeID bounds a node id (a joining node's id is a valid name, at most
-// 128 bytes).
-const maxNodeID = 128
-
-// selfInfo is this node's record: its addresses and the protocol its
-// binary speaks.
-func (a *Agent) selfInfo() fsm.NodeInfo {
-	return fsm.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP(), Proto: fsm.ProtoVersion}
-}
-
-// recordSelf stores this node's record in the state machine if it is
-// missing or stale (other addresses, or an older protocol: the node was
-// upgraded).
-func (a *Agent) recordSelf(ctx context.Context) error {
-	nodes, err := a.fsm.Nodes()
-	if err != nil {
-		return err
-	}
-	if nodes[a.cfg.NodeID] == a.selfInfo() {
-		return nil
-	}
-	return a.proposeSelf(ctx)
-}
 
 // proposeSelf writes this node's record (through the leader when this
 // node follows).
@@ -290,11 +155,15 @@ func (a *Agent) isMember(ctx context.Context, self fsm.NodeInfo) bool {
 // known id at a new address replaces its old entry) and records its
 // addresses; a follower forwards the request to the leader.
 func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
-	if !a.node.IsLeader() {
-		return a.toLeader(ctx, func(leader string) error { return a.clientFor(leader).Join(ctx, req) })
-	}
+	return a.onLeader(ctx, leaderCall{
+		local:  func(ctx context.Context, _ *term) error { return a.join(ctx, req) },
+		remote: func(ctx context.Context, c *client.Client) error { return c.Join(ctx, req) },
+	})
+}
+
+func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
 	if err := a.node.AddVoter(ctx, req.ID, req.RaftAddr); err != nil {
-		return unavailable(err)
+		return err
 	}
 	info := fsm.NodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr, Proto: req.Proto}
 	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+req.ID, info)
@@ -309,26 +178,19 @@ func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
 	return res.Decode(nil)
 }
 
-// toLeader runs fn against the leader's HTTP address (one hop).
-func (a *Agent) toLeader(ctx context.Context, fn func(leader string) error) error {
-	if api.IsForwarded(ctx) {
-		return &model.Error{Code: model.CodeUnavailable, Message: "not the leader"}
-	}
-	leader, err := a.leaderHTTP(ctx, time.Now().Add(a.cfg.LeaderWait))
-	if err != nil {
-		return err
-	}
-	return fn(leader)
+// RemoveNode implements api.Backend. It is not repeated once it may have
+// reached the leader: a second removal would answer "no member".
+func (a *Agent) RemoveNode(ctx context.Context, id string) error {
+	return a.onLeader(ctx, leaderCall{once: true,
+		local:  func(ctx context.Context, _ *term) error { return a.removeNode(ctx, id) },
+		remote: func(ctx context.Context, c *client.Client) error { return c.RemoveNode(ctx, id) },
+	})
 }
 
-// RemoveNode implements api.Backend.
-func (a *Agent) RemoveNode(ctx context.Context, id string) error {
-	if !a.node.IsLeader() {
-		return a.toLeader(ctx, func(leader string) error { return a.clientFor(leader).RemoveNode(ctx, id) })
-	}
+func (a *Agent) removeNode(ctx context.Context, id string) error {
 	servers, err := a.node.Servers(ctx)
 	if err != nil {
-		return unavailable(err)
+		return err
 	}
 	found := false
 	for _, s := range servers {
@@ -352,11 +214,16 @@ func (a *Agent) RemoveNode(ctx context.Context, id string) error {
 	return res.Decode(nil)
 }
 
-// Transfer implements api.Backend.
+// Transfer implements api.Backend. It is never repeated: a second
+// transfer would move leadership on again.
 func (a *Agent) Transfer(ctx context.Context, id string) error {
-	if !a.node.IsLeader() {
-		return a.toLeader(ctx, func(leader string) error { return a.clientFor(leader).Transfer(ctx, id) })
-	}
+	return a.onLeader(ctx, leaderCall{once: true,
+		local:  func(ctx context.Context, _ *term) error { return a.transfer(ctx, id) },
+		remote: func(ctx context.Context, c *client.Client) error { return c.Transfer(ctx, id) },
+	})
+}
+
+func (a *Agent) transfer(ctx context.Context, id string) error {
 	if id == a.cfg.NodeID {
 		return nil
 	}
@@ -409,7 +276,7 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		CommitIndex: a.node.CommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
 		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
 	}
-	if s := a.sched.Load(); s != nil {
+	if s := a.scheduler(); s != nil {
 		st := s.Stats()
 		h.WheelSize, h.WheelLoad = st.WheelSize, model.Duration(st.Loaded)
 	}
@@ -427,13 +294,16 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 // Executors implements api.Backend: the leader's dispatcher knows them; a
 // follower asks the leader.
 func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
-	if d := a.dispatcher(); d != nil {
-		return &model.ExecutorList{Executors: d.Executors()}, nil
-	}
 	var out *model.ExecutorList
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Executors(ctx)
-		return err
+	err := a.onLeader(ctx, leaderCall{
+		local: func(ctx context.Context, t *term) error {
+			out = &model.ExecutorList{Executors: t.disp.Executors()}
+			return nil
+		},
+		remote: func(ctx context.Context, c *client.Client) (err error) {
+			out, err = c.Executors(ctx)
+			return err
+		},
 	})
 	return out, err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ax/api"
+	"ax/client"
 	"ax/dispatch"
 	"ax/fsm"
 	"ax/model"
@@ -16,8 +17,8 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 	if a.metrics != nil {
 		a.metrics.observe(c)
 	}
-	if d := a.disp.Load(); d != nil {
-		d.InstanceChanged(c)
+	if t := a.observed(); t != nil {
+		t.disp.InstanceChanged(c)
 		if c.State == model.StateFailed {
 			select {
 			case a.alertCh <- c.ID:
@@ -27,44 +28,60 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 	}
 }
 
-// dispatcher returns this term's dispatcher, or nil on a follower.
-func (a *Agent) dispatcher() *dispatch.Dispatcher {
-	if !a.node.IsLeader() {
-		return nil
-	}
-	return a.disp.Load()
-}
-
-// Poll implements api.Backend: the leader's dispatcher answers; a
-// follower forwards to the leader.
+// Poll implements api.Backend: the leader's dispatcher answers; another
+// node forwards the poll to the leader. Within the poll's wait it follows
+// leadership: a poll released by a term that ended, or parked on a leader
+// that is gone, is asked again of whichever node leads now (this one
+// included).
 func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
-	if d := a.dispatcher(); d != nil {
-		return d.Poll(ctx, req)
-	}
-	// A forwarded long-poll may wait its whole WaitMs at the leader.
 	wait := time.Duration(req.WaitMs) * time.Millisecond
 	if wait <= 0 || wait > 30*time.Second {
 		wait = 20 * time.Second
 	}
-	fctx, cancel := context.WithTimeout(ctx, wait+10*time.Second)
-	defer cancel()
-	var out *model.PollResponse
-	err := a.toLeader(fctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Poll(fctx, req)
-		return err
-	})
-	return out, err
+	end := time.Now().Add(wait)
+	for {
+		var out *model.PollResponse
+		try := req
+		try.WaitMs = max(time.Until(end).Milliseconds(), 1)
+		err := a.onLeader(ctx, leaderCall{
+			// A forwarded long poll may wait its whole wait at the leader.
+			deadline: end.Add(pollSlack),
+			local: func(ctx context.Context, t *term) (err error) {
+				if out, err = t.disp.Poll(ctx, try); err == nil && out.Released {
+					// The term is ending: wait for it before asking again.
+					left := time.NewTimer(time.Until(end))
+					defer left.Stop()
+					select {
+					case <-t.ctx.Done():
+					case <-ctx.Done():
+					case <-left.C:
+					}
+				}
+				return err
+			},
+			remote: func(ctx context.Context, c *client.Client) (err error) {
+				out, err = c.Poll(ctx, try)
+				return err
+			},
+		})
+		if err != nil || !out.Released || time.Until(end) < pollSlack/10 || ctx.Err() != nil {
+			return out, err
+		}
+	}
 }
+
+// pollSlack is how much longer than its wait a forwarded poll may take.
+const pollSlack = 2 * time.Second
 
 // Heartbeat implements api.Backend.
 func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
-	if d := a.dispatcher(); d != nil {
-		return d.Heartbeat(ctx, req)
-	}
 	var out *model.HeartbeatResponse
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Heartbeat(ctx, req)
-		return err
+	err := a.onLeader(ctx, leaderCall{
+		local: func(ctx context.Context, t *term) (err error) { out, err = t.disp.Heartbeat(ctx, req); return err },
+		remote: func(ctx context.Context, c *client.Client) (err error) {
+			out, err = c.Heartbeat(ctx, req)
+			return err
+		},
 	})
 	return out, err
 }
@@ -86,40 +103,48 @@ func (a *Agent) ownAttempt(ctx context.Context, field string, id uint64) error {
 
 // Complete implements api.Backend.
 func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
-	if d := a.dispatcher(); d != nil {
-		id, _, err := dispatch.ParseExecutionID(executionID)
-		if err != nil {
-			return "", err
-		}
-		if err := a.ownAttempt(ctx, "executionId", id); err != nil {
-			return "", err
-		}
-		return d.Complete(ctx, c.RequestID, executionID, req)
-	}
 	var out string
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Complete(ctx, executionID, req)
-		return err
+	err := a.onLeader(ctx, leaderCall{
+		reqID: c.RequestID,
+		local: func(ctx context.Context, t *term) error {
+			id, _, err := dispatch.ParseExecutionID(executionID)
+			if err != nil {
+				return err
+			}
+			if err := a.ownAttempt(ctx, "executionId", id); err != nil {
+				return err
+			}
+			out, err = t.disp.Complete(ctx, c.RequestID, executionID, req)
+			return err
+		},
+		remote: func(ctx context.Context, cl *client.Client) (err error) {
+			out, err = cl.Complete(ctx, executionID, req)
+			return err
+		},
 	})
 	return out, err
 }
 
 // CompleteBatch implements api.Backend.
 func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
-	if d := a.dispatcher(); d != nil {
-		for i, it := range items {
-			if id, _, err := dispatch.ParseExecutionID(it.ExecutionID); err == nil {
-				if err := a.ownAttempt(ctx, "["+strconv.Itoa(i)+"].executionId", id); err != nil {
-					return nil, err
+	var out []model.CompleteOutcome
+	err := a.onLeader(ctx, leaderCall{
+		reqID: c.RequestID,
+		local: func(ctx context.Context, t *term) (err error) {
+			for i, it := range items {
+				if id, _, err := dispatch.ParseExecutionID(it.ExecutionID); err == nil {
+					if err := a.ownAttempt(ctx, "["+strconv.Itoa(i)+"].executionId", id); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		return d.CompleteBatch(ctx, c.RequestID, items)
-	}
-	var out []model.CompleteOutcome
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).CompleteBatch(ctx, items)
-		return err
+			out, err = t.disp.CompleteBatch(ctx, c.RequestID, items)
+			return err
+		},
+		remote: func(ctx context.Context, cl *client.Client) (err error) {
+			out, err = cl.CompleteBatch(ctx, items)
+			return err
+		},
 	})
 	return out, err
 }
@@ -171,18 +196,21 @@ func (a *Agent) InstanceLog(ctx context.Context, id string, offset int64) (*mode
 		}
 		return l, nil
 	}
-	if d := a.dispatcher(); d != nil {
-		if att, start, out, ok := d.Live(n, offset); ok && att == l.Attempt {
-			l.Live, l.Offset, l.Output = true, start, out
-		} else {
-			l.Live, l.Offset = true, offset
-		}
-		return l, nil
-	}
 	var out *model.InstanceLog
-	err = a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).InstanceLog(ctx, id, offset)
-		return err
+	err = a.onLeader(ctx, leaderCall{
+		local: func(ctx context.Context, t *term) error {
+			if att, start, live, ok := t.disp.Live(n, offset); ok && att == l.Attempt {
+				l.Live, l.Offset, l.Output = true, start, live
+			} else {
+				l.Live, l.Offset = true, offset
+			}
+			out = l
+			return nil
+		},
+		remote: func(ctx context.Context, c *client.Client) (err error) {
+			out, err = c.InstanceLog(ctx, id, offset)
+			return err
+		},
 	})
 	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"ax/api"
+	"ax/client"
 	"ax/fsm"
 	"ax/model"
 	"ax/trigger"
@@ -42,12 +43,8 @@ func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []mo
 
 // Trigger implements api.Backend.
 func (a *Agent) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
+	// The leader stamps its business date (see stamp).
 	tr := fsm.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey}
-	if t, err := a.fsm.GetTask(task); err == nil {
-		// Its date, so that a manual run of an upstream task satisfies
-		// the dependsOn of today's downstream fires.
-		tr.Date = t.FireKeys().Date(a.now())
-	}
 	var out model.Submitted
 	if err := a.command(ctx, c, fsm.CmdTrigger, tr, &out); err != nil {
 		return nil, err
@@ -78,14 +75,23 @@ func (a *Agent) TaskEvents(ctx context.Context, name string) (*model.TaskEvents,
 // times in the range and their idempotency keys) and the state machine
 // creates only the times that have no instance yet.
 func (a *Agent) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
-	if !a.node.IsLeader() {
-		var out *model.BackfillResult
-		err := a.toLeader(ctx, func(leader string) (err error) {
-			out, err = a.clientFor(leader).Backfill(ctx, task, req)
+	var out *model.BackfillResult
+	err := a.onLeader(ctx, leaderCall{
+		reqID: c.RequestID,
+		local: func(ctx context.Context, _ *term) (err error) {
+			out, err = a.backfill(ctx, c, task, req)
 			return err
-		})
-		return out, err
-	}
+		},
+		remote: func(ctx context.Context, cl *client.Client) (err error) {
+			out, err = cl.Backfill(ctx, task, req)
+			return err
+		},
+	})
+	return out, err
+}
+
+// backfill plans a backfill on the leader.
+func (a *Agent) backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
 	t, err := a.fsm.GetTask(task)
 	if err != nil {
 		return nil, err

@@ -64,13 +64,13 @@ func newMetrics(a *Agent) *metrics {
 		gauge("ax_pending_instances", "SCHEDULED (delayed) instances.", func() float64 { return float64(a.fsm.Pending()) }),
 		gauge("ax_active_instances", "READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL instances.", func() float64 { return float64(a.fsm.ActiveCount()) }),
 		gauge("ax_wheel_timers", "Timers in this node's timing wheel (leader only).", func() float64 {
-			if s := a.sched.Load(); s != nil {
+			if s := a.scheduler(); s != nil {
 				return float64(s.Stats().WheelSize)
 			}
 			return 0
 		}),
 		gauge("ax_wheel_load_seconds", "How long this node took to load its wheel when it last gained leadership (0 on followers and until loaded).", func() float64 {
-			if s := a.sched.Load(); s != nil {
+			if s := a.scheduler(); s != nil {
 				return s.Stats().Loaded.Seconds()
 			}
 			return 0

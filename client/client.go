@@ -48,6 +48,10 @@ type Config struct {
 	// Header, when set, adds headers to every request made with ctx (the
 	// agent uses it to authenticate to its peers).
 	Header func(ctx context.Context) http.Header
+	// Once sends every request once, to the first address: the caller
+	// retries itself (the agent, which resolves the leader again before
+	// each try).
+	Once bool
 }
 
 // Client talks to an ax cluster.
@@ -160,7 +164,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 			return nil
 		}
 		lastErr = err
-		if !retry || req.NoRetry {
+		if !retry || req.NoRetry || c.cfg.Once {
 			return err
 		}
 		// Back off a little once every address has been tried.
@@ -214,10 +218,13 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 		}
 		var ne net.Error
 		unreachable := errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		me := &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("%s %s: %v", req.Method, u, err)}
+		if notSent(err) {
+			return true, notSentError{me}
+		}
 		// A write whose connection broke may have committed; the
 		// Idempotency-Key makes the retry safe.
-		return unreachable || req.Method == http.MethodGet || req.Idempotent || hdr.Get(HeaderIdempotencyKey) != "",
-			&model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("%s %s: %v", req.Method, u, err)}
+		return unreachable || req.Method == http.MethodGet || req.Idempotent || hdr.Get(HeaderIdempotencyKey) != "", me
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -242,6 +249,23 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 		eb.Error = &model.Error{Code: codeForStatus(resp.StatusCode), Message: fmt.Sprintf("%s %s: HTTP %d: %s", req.Method, u, resp.StatusCode, strings.TrimSpace(string(data)))}
 	}
 	return resp.StatusCode == http.StatusServiceUnavailable, eb.Error
+}
+
+// ErrNotSent matches (errors.Is) a failure to reach a server at all: no
+// connection could be made, so the request never arrived and retrying it
+// cannot apply it twice. Such errors are also *model.Error values with
+// code unavailable.
+var ErrNotSent = errors.New("client: request not sent")
+
+type notSentError struct{ err *model.Error }
+
+func (e notSentError) Error() string   { return e.err.Error() }
+func (e notSentError) Unwrap() []error { return []error{e.err, ErrNotSent} }
+
+// notSent reports whether err is a failure to connect.
+func notSent(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 func codeForStatus(s int) string {

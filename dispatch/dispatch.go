@@ -160,7 +160,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dispatch: load active instances: %w", err)
 	}
-	d.log.Info("dispatcher started", "active", n, "ready", len(d.inReady), "running", len(d.leases))
+	d.mu.Lock()
+	ready, running := len(d.inReady), len(d.leases)
+	d.mu.Unlock()
+	d.log.Info("dispatcher started", "active", n, "ready", ready, "running", running)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
