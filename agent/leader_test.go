@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"ax/api"
+	"ax/fsm"
 	"ax/model"
 )
 
@@ -245,5 +247,42 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 				t.Fatal("the parked poll was not served by the new leader")
 			}
 		})
+	}
+}
+
+// TestAgent_LeaderStampsTriggerDate: a manual trigger's business date is
+// the leader's (from its clock and task), whatever the node that received
+// it put there; triggers of other sources keep theirs.
+func TestAgent_LeaderStampsTriggerDate(t *testing.T) {
+	a := startAgent(t)
+	ctx := context.Background()
+	task := eventTask("job")
+	task.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Asia/Shanghai"}
+	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		t.Skip("no tz database:", err)
+	}
+	for _, tt := range []struct {
+		source, want string
+	}{
+		{"", a.now().In(loc).Format("2006-01-02")},
+		{model.SourceAPI, a.now().In(loc).Format("2006-01-02")},
+		{model.SourceOnFailure, "1999-01-01"},
+	} {
+		c, err := fsm.NewCommand(fsm.CmdTrigger, "", "tester", fsm.Trigger{Task: "job", Source: tt.source, Date: "1999-01-01"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.stamp(c)
+		var got fsm.Trigger
+		if err := json.Unmarshal(c.Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Date != tt.want {
+			t.Errorf("source %q: date %q, want %q", tt.source, got.Date, tt.want)
+		}
 	}
 }
