@@ -85,6 +85,9 @@ type Config struct {
 	// runs without fsync and is rebuilt from the Raft snapshot and log
 	// after an unclean stop (the Raft log itself always syncs).
 	FSMSync bool
+	// Version is the binary's version, shown by /healthz and the cluster
+	// status.
+	Version string
 	// LeaderWait bounds how long a write waits for a leader before it is
 	// answered 503. Default 5s.
 	LeaderWait time.Duration

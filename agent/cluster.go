@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"sort"
 	"time"
 
 	"ax/client"
@@ -235,60 +234,6 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 		return unavailable(err)
 	}
 	return nil
-}
-
-// Cluster implements api.Backend.
-func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
-	servers, err := a.node.Servers(ctx)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	nodes, err := a.fsm.Nodes()
-	if err != nil {
-		return nil, err
-	}
-	leaderID, _ := a.node.Leader()
-	st := &model.ClusterStatus{
-		Leader: leaderID, Term: a.node.Term(), CommitIndex: a.node.CommitIndex(), AppliedIndex: a.fsm.AppliedIndex(),
-		Protocol: a.fsm.Proto(), Nodes: []model.Node{},
-	}
-	if n, ok := nodes[leaderID]; ok {
-		st.LeaderHTTP = n.HTTPAddr
-	}
-	for _, s := range servers {
-		suffrage := "nonvoter"
-		if s.Voter {
-			suffrage = "voter"
-		}
-		st.Nodes = append(st.Nodes, model.Node{ID: s.ID, RaftAddr: s.Address, HTTPAddr: nodes[s.ID].HTTPAddr, Suffrage: suffrage,
-			Leader: s.ID == leaderID, Proto: nodes[s.ID].Proto})
-	}
-	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
-	return st, nil
-}
-
-// Health implements api.Backend.
-func (a *Agent) Health(ctx context.Context) *model.Health {
-	leaderID, _ := a.node.Leader()
-	h := &model.Health{
-		Node: a.cfg.NodeID, Role: a.node.State(), Leader: leaderID,
-		Time: model.Time{Time: a.now().UTC()}, AppliedIndex: a.fsm.AppliedIndex(),
-		CommitIndex: a.node.CommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
-		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
-	}
-	if s := a.scheduler(); s != nil {
-		st := s.Stats()
-		h.WheelSize, h.WheelLoad = st.WheelSize, model.Duration(st.Loaded)
-	}
-	if d := a.dispatcher(); d != nil {
-		h.Executors = len(d.Executors())
-	}
-	if leaderID == a.cfg.NodeID {
-		h.LeaderHTTP = a.advertisedHTTP()
-	} else if nodes, err := a.fsm.Nodes(); err == nil {
-		h.LeaderHTTP = nodes[leaderID].HTTPAddr
-	}
-	return h
 }
 
 // Executors implements api.Backend: the leader's dispatcher knows them; a

@@ -384,8 +384,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, limit *int, fetch 
 	reply(w)(fetch())
 }
 
+// health answers the node's health: 200, or 503 with the same JSON when
+// the node is not healthy (its Problem says why).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.b.Health(r.Context()))
+	h := s.b.Health(r.Context())
+	code := http.StatusOK
+	if h.Problem != "" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, h)
 }
 
 func (s *Server) join(w http.ResponseWriter, r *http.Request) {

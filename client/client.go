@@ -124,6 +124,9 @@ type Request struct {
 	Idempotent bool
 	// NoRetry sends the request once to the first address.
 	NoRetry bool
+	// Also503 decodes the body of a 503 answer into out too (Do still
+	// returns the error): /healthz answers an unhealthy node's health so.
+	Also503 bool
 }
 
 // Do sends req, decoding a 2xx JSON answer into out (unless out is nil)
@@ -243,6 +246,9 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 			return false, fmt.Errorf("client: decode %s %s: %w", req.Method, u, err)
 		}
 		return false, nil
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable && req.Also503 && out != nil {
+		_ = json.Unmarshal(data, out)
 	}
 	var eb model.ErrorBody
 	if json.Unmarshal(data, &eb) != nil || eb.Error == nil {
@@ -387,10 +393,16 @@ func (c *Client) Transfer(ctx context.Context, id string) error {
 }
 
 // Health returns the answering node's health. It does not fail over: it
-// asks the first address only.
+// asks the first address only. A node that is not healthy answers 503
+// with its health, whose Problem says why: Health then returns both the
+// health and an unavailable error.
 func (c *Client) Health(ctx context.Context) (*model.Health, error) {
 	var h model.Health
-	return &h, c.Do(ctx, Request{Method: http.MethodGet, Path: "/healthz", NoRetry: true}, &h)
+	err := c.Do(ctx, Request{Method: http.MethodGet, Path: "/healthz", NoRetry: true, Also503: true}, &h)
+	if err != nil && h.Node != "" && h.Problem != "" {
+		err = &model.Error{Code: model.CodeUnavailable, Message: "node " + h.Node + " is not healthy: " + h.Problem}
+	}
+	return &h, err
 }
 
 // Submit creates one delayed instance of a task.

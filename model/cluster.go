@@ -17,6 +17,25 @@ type Node struct {
 	Leader   bool   `json:"leader"`
 	// Proto is the protocol the member recorded (absent: 1, or unknown).
 	Proto int `json:"proto,omitempty"`
+
+	// What the answering node found when it asked the member's /healthz
+	// (each within a second). Status is "ok", "unhealthy" (the member's
+	// Problem says why) or "unreachable" (Problem says what failed).
+	Status  string `json:"status,omitempty"`
+	Problem string `json:"problem,omitempty"`
+	Role    string `json:"role,omitempty"`
+	Version string `json:"version,omitempty"`
+	// AppliedIndex is the member's; Lag is how many entries it is behind
+	// the highest commit index any member reported (absent when the
+	// member did not answer).
+	AppliedIndex uint64  `json:"appliedIndex,omitempty"`
+	Lag          *uint64 `json:"lag,omitempty"`
+	// LastContact is how long before it answered the member last heard
+	// from the leader (absent on the leader). RaftContact, known only when
+	// the leader answers, is how long ago the leader last heard from a
+	// member whose heartbeats now fail.
+	LastContact Duration `json:"lastContact,omitempty"`
+	RaftContact Duration `json:"raftContact,omitempty"`
 }
 
 // ClusterStatus is the answer of GET /v1/cluster.
@@ -78,6 +97,18 @@ type Health struct {
 	// is at GET /v1/executors (it needs a token: /healthz is open and
 	// stays small).
 	Executors int `json:"executors,omitempty"`
+	// Version is the agent's build; Proto the protocol its binary speaks
+	// and Protocol the one the cluster has reached.
+	Version  string `json:"version"`
+	Proto    int    `json:"proto"`
+	Protocol int    `json:"protocol"`
+	// LastContact is how long ago this follower last heard from the
+	// leader (absent on the leader).
+	LastContact Duration `json:"lastContact,omitempty"`
+	// Problem, when set, says why the node is not healthy: it knows no
+	// leader, has not heard from it for too long, or has applied too few
+	// of the committed entries. /healthz then answers 503.
+	Problem string `json:"problem,omitempty"`
 }
 
 // ExecutorList is the answer of GET /v1/executors.

@@ -92,6 +92,7 @@ type Node struct {
 	mu       sync.Mutex
 	leaderCh chan struct{} // closed and replaced when the leader changes
 	subs     []chan bool
+	failing  map[string]time.Time // leader: members whose heartbeats fail, and when each last answered
 	closed   chan struct{}
 	wg       sync.WaitGroup
 }
@@ -205,8 +206,11 @@ func New(cfg Config) (*Node, error) {
 		obsCh: make(chan raft.Observation, 16),
 	}
 	n.observer = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
+		switch o.Data.(type) {
+		case raft.LeaderObservation, raft.FailedHeartbeatObservation, raft.ResumedHeartbeatObservation:
+			return true
+		}
+		return false
 	})
 	r.RegisterObserver(n.observer)
 	n.wg.Add(1)
@@ -247,12 +251,48 @@ func (n *Node) loop() {
 					return
 				}
 			}
+			if !isLeader {
+				n.mu.Lock()
+				n.failing = nil
+				n.mu.Unlock()
+			}
 			n.wakeLeaderWaiters()
-		case <-n.obsCh:
-			n.wakeLeaderWaiters()
+		case o := <-n.obsCh:
+			switch d := o.Data.(type) {
+			case raft.LeaderObservation:
+				n.wakeLeaderWaiters()
+			case raft.FailedHeartbeatObservation:
+				n.mu.Lock()
+				if n.failing == nil {
+					n.failing = map[string]time.Time{}
+				}
+				n.failing[string(d.PeerID)] = d.LastContact
+				n.mu.Unlock()
+			case raft.ResumedHeartbeatObservation:
+				n.mu.Lock()
+				delete(n.failing, string(d.PeerID))
+				n.mu.Unlock()
+			}
 		}
 	}
 }
+
+// FailingPeers returns, on the leader, the members it cannot heartbeat,
+// each with the time it last heard from it (zero: never). Empty on a
+// follower.
+func (n *Node) FailingPeers() map[string]time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make(map[string]time.Time, len(n.failing))
+	for id, t := range n.failing {
+		out[id] = t
+	}
+	return out
+}
+
+// LastContact returns when this follower last heard from a leader (zero:
+// never).
+func (n *Node) LastContact() time.Time { return n.raft.LastContact() }
 
 func (n *Node) wakeLeaderWaiters() {
 	n.mu.Lock()

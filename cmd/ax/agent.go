@@ -141,6 +141,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		debug.SetGCPercent(agentGCPercent)
 	}
 	reloadOnSIGHUP(ctx, cfg.TLS, cfg.Logger)
+	cfg.Version = version
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err

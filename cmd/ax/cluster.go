@@ -4,9 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"ax/model"
 )
 
 type clusterCommand struct{}
@@ -16,7 +20,9 @@ func (*clusterCommand) Usage() string {
 Usage: ax cluster <subcommand> [flags] [args]
 
 Subcommands:
-	status           members, their addresses and the leader
+	status           members: addresses, role, reachability (each member's /healthz,
+	                 asked just now), last contact with the leader, replication lag
+	                 (entries behind the commit index), version and protocol
 	remove NODE      remove a member (e.g. one that is gone for good)
 	transfer [NODE]  hand leadership to NODE (any up-to-date member if omitted)
 
@@ -49,12 +55,7 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 		if *asJSON {
 			return printJSON(st)
 		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE\tRAFT\tHTTP\tSUFFRAGE\tLEADER")
-		for _, n := range st.Nodes {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", n.ID, n.RaftAddr, n.HTTPAddr, n.Suffrage, n.Leader)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := writeMembers(os.Stdout, st.Nodes); err != nil {
 			return err
 		}
 		fmt.Printf("term %d, commit index %d, applied index %d, protocol %d\n", st.Term, st.CommitIndex, st.AppliedIndex, st.Protocol)
@@ -70,7 +71,7 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 			fmt.Println("no executors heard from in the last minute")
 			return nil
 		}
-		tw = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "EXECUTOR\tHOST\tLABELS\tRUNNING\tFREE\tLAST SEEN")
 		for _, e := range el.Executors {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s ago\n", e.Name, e.Host, joinLabels(e.Labels), e.Running, e.Free,
@@ -116,4 +117,45 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 		args = args[1:]
 	}
 	return fs.Parse(pos)
+}
+
+// writeMembers prints the members as a table, then what is wrong with any
+// of them.
+func writeMembers(w io.Writer, nodes []model.Node) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tRAFT\tHTTP\tSUFFRAGE\tROLE\tSTATUS\tLAST CONTACT\tLAG\tVERSION\tPROTO")
+	var problems []string
+	for _, n := range nodes {
+		role, contact, lag, version := orDash(n.Role), "-", "?", orDash(n.Version)
+		switch {
+		case n.Status == "unreachable" && n.RaftContact > 0:
+			contact = n.RaftContact.Std().String() + " (raft)"
+		case n.Status == "unreachable":
+			contact = "?"
+		case n.Role != model.RoleLeader:
+			contact = n.LastContact.Std().String()
+		}
+		if n.Lag != nil {
+			lag = strconv.FormatUint(*n.Lag, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", n.ID, n.RaftAddr, n.HTTPAddr, n.Suffrage, role,
+			orDash(n.Status), contact, lag, version, max(n.Proto, 1))
+		if n.Problem != "" {
+			problems = append(problems, fmt.Sprintf("%s %s: %s", n.ID, n.Status, n.Problem))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintln(w, p)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
