@@ -40,6 +40,10 @@ dispatch latency (firedAt -> startedAt) at a paced rate.
 failover: fills the cluster with pending delayed instances, fails the
 leader (SIGKILL on a temporary cluster, a leadership transfer with -addr)
 and measures how long until a new leader holds every one in its wheel.
+With -dispatch it measures dispatch instead, over -tries leader changes:
+trigger -> instance started right after a transfer, and kill -9 of the
+leader -> new leader and -> first instance started (ax executor processes
+run the instances; the killed node is restarted between tries).
 
 -tls runs the temporary cluster with TLS on HTTP and Raft (certificates
 made in its directory); run a scenario with and without it to compare.
@@ -51,6 +55,7 @@ Examples:
 	ax bench fire -rates 1000,10000,50000 -seconds 4
 	ax bench run -n 50000 -executors 2 -rate 1000
 	ax bench failover -pending 1000000
+	ax bench failover -dispatch -tries 20
 	ax bench tasks -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -clients 64 -n 20000
 `
 }

@@ -22,8 +22,18 @@ func runBenchFailover(ctx context.Context, args []string) error {
 	pending := bf.fs.Int("pending", 1_000_000, "delayed instances pending when the leader fails")
 	batch := bf.fs.Int("batch", 10_000, "submissions per request (array)")
 	clients := bf.fs.Int("clients", 4, "concurrent submitting clients")
+	dispatch := bf.fs.Bool("dispatch", false, "measure dispatch instead: how soon executors start work after a transfer and a kill -9 of the leader")
+	tries := bf.fs.Int("tries", 10, "with -dispatch: leader changes of each kind")
+	dispatchHow := bf.fs.String("how", "transfer,kill", "with -dispatch: transfer, kill, or both")
+	executors := bf.fs.Int("executors", 2, "with -dispatch: ax executor processes (temporary cluster)")
 	if err := bf.fs.Parse(args); err != nil {
 		return err
+	}
+	if *dispatch {
+		if *tries < 1 {
+			return fmt.Errorf("bench: -tries must be positive")
+		}
+		return runBenchFailoverDispatch(ctx, bf, *tries, *executors, *dispatchHow)
 	}
 	if *pending < 1 || *batch < 1 {
 		return fmt.Errorf("bench: -pending and -batch must be positive")

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"ax/client"
+	"ax/localcluster"
+	"ax/model"
+)
+
+// dispatchTask is the task the dispatch failover runs: a shell "true"
+// that any number of instances may run at once.
+const dispatchTask = "bench-dispatch"
+
+// runBenchFailoverDispatch measures how soon executors start work again
+// after the leader changes, over tries: after a leadership transfer, from
+// a trigger sent as the transfer returns to the start of its instance;
+// after a kill -9 of the leader (temporary cluster only), from the kill to
+// a new leader seen and to the first instance started (a trigger goes out
+// every 50 ms meanwhile). The killed node is restarted and caught up
+// before the next try.
+func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, executors int, how string) error {
+	cl, stop, err := bf.start(ctx, "-executor", "false")
+	if err != nil {
+		return err
+	}
+	defer stop()
+	addrs := strings.Split(bf.addr, ",")
+	if len(addrs) < 3 {
+		return fmt.Errorf("bench: failover needs a cluster of at least 3 nodes (got %d addresses)", len(addrs))
+	}
+	if strings.Contains(how, "kill") && benchLocal == nil {
+		return fmt.Errorf("bench: -how kill needs the temporary cluster (no -addr)")
+	}
+	if benchLocal != nil {
+		for i := 0; i < executors; i++ {
+			if _, err := benchLocal.StartExecutor(fmt.Sprintf("bench-exec-%d", i), "-capacity", "16", "-log-level", "warn"); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = cl.PutTask(ctx, &model.Task{Name: dispatchTask, Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1_000_000}})
+	if err != nil {
+		return err
+	}
+	var transfer, killStart, killElected, electedStart []time.Duration
+	for try := 1; try <= tries; try++ {
+		if strings.Contains(how, "transfer") {
+			d, err := dispatchAfterTransfer(ctx, bf, cl, addrs)
+			if err != nil {
+				return fmt.Errorf("try %d (transfer): %w", try, err)
+			}
+			transfer = append(transfer, d)
+			fmt.Printf("try %2d transfer: trigger -> start %s\n", try, d.Round(time.Millisecond))
+		}
+		if strings.Contains(how, "kill") {
+			elected, started, err := dispatchAfterKill(ctx, bf, cl, addrs)
+			if err != nil {
+				return fmt.Errorf("try %d (kill): %w", try, err)
+			}
+			killElected, killStart, electedStart = append(killElected, elected), append(killStart, started), append(electedStart, started-elected)
+			fmt.Printf("try %2d kill -9: new leader seen %s, first start %s (%s after the election)\n", try,
+				elected.Round(time.Millisecond), started.Round(time.Millisecond), (started - elected).Round(time.Millisecond))
+		}
+	}
+	fmt.Printf("%-52s %8s %8s %8s %8s\n", "measure", "tries", "p50", "p99", "max")
+	for _, m := range []struct {
+		name string
+		d    []time.Duration
+	}{
+		{"transfer: trigger -> instance started", transfer},
+		{"kill -9 leader -> new leader seen", killElected},
+		{"kill -9 leader -> first instance started", killStart},
+		{"new leader seen -> first instance started", electedStart},
+	} {
+		if len(m.d) > 0 {
+			p50, p99, mx := percentiles(m.d)
+			fmt.Printf("%-52s %8d %8s %8s %8s\n", m.name, len(m.d), p50, p99, mx)
+		}
+	}
+	return nil
+}
+
+// percentiles returns the p50, p99 and max of ds, rounded to ms.
+func percentiles(ds []time.Duration) (p50, p99, mx time.Duration) {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	at := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))].Round(time.Millisecond) }
+	return at(0.5), at(0.99), s[len(s)-1].Round(time.Millisecond)
+}
+
+// warmDispatch triggers the task and waits for its instance to start, so
+// that every executor is polling the current leader.
+func warmDispatch(ctx context.Context, cl *client.Client) error {
+	sub, err := cl.Trigger(ctx, dispatchTask, model.TriggerRequest{})
+	if err != nil {
+		return err
+	}
+	_, err = waitStarted(ctx, cl, sub.ID, 30*time.Second)
+	return err
+}
+
+// waitStarted waits until instance id has started and returns when (the
+// leader's lease time).
+func waitStarted(ctx context.Context, cl *client.Client, id string, within time.Duration) (time.Time, error) {
+	var at time.Time
+	err := localcluster.WaitFor(ctx, within, func() error {
+		in, err := cl.GetInstance(ctx, id)
+		if err != nil {
+			return err
+		}
+		if in.StartedAt.IsZero() {
+			return fmt.Errorf("instance %s is %s", id, in.State)
+		}
+		at = in.StartedAt.Time
+		return nil
+	})
+	return at, err
+}
+
+// dispatchAfterTransfer transfers leadership, triggers the task as soon as
+// the transfer returns and answers how long its instance took to start.
+func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string) (time.Duration, error) {
+	if err := warmDispatch(ctx, cl); err != nil {
+		return 0, err
+	}
+	old, err := leaderHealth(ctx, bf, addrs)
+	if err != nil {
+		return 0, err
+	}
+	if err := bf.nodeClient(old.LeaderHTTP, 10*time.Second).Transfer(ctx, ""); err != nil {
+		return 0, fmt.Errorf("transfer: %w", err)
+	}
+	sent := time.Now()
+	sub, err := cl.Trigger(ctx, dispatchTask, model.TriggerRequest{})
+	if err != nil {
+		return 0, err
+	}
+	started, err := waitStarted(ctx, cl, sub.ID, 60*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	return started.Sub(sent), nil
+}
+
+// dispatchAfterKill kills the leader with SIGKILL while a trigger goes out
+// every 50 ms, and answers how long until a survivor leads and until the
+// first instance started after the kill. It then restarts the node and
+// waits until it has caught up.
+func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string) (elected, started time.Duration, err error) {
+	if err := warmDispatch(ctx, cl); err != nil {
+		return 0, 0, err
+	}
+	old, err := leaderHealth(ctx, bf, addrs)
+	if err != nil {
+		return 0, 0, err
+	}
+	var victim *localcluster.Node
+	var survivors []string
+	for _, n := range benchLocal.Nodes {
+		if n.ID == old.Node {
+			victim = n
+		} else {
+			survivors = append(survivors, n.HTTPAddr)
+		}
+	}
+	if victim == nil {
+		return 0, 0, fmt.Errorf("leader %s is not a node of the temporary cluster", old.Node)
+	}
+	surv := client.New(client.Config{Addrs: survivors, TLS: bf.tlsConf, Token: bf.token})
+	probes := map[string]*client.Client{}
+	for _, a := range survivors {
+		probes[a] = bf.nodeClient(a, time.Second)
+	}
+	tctx, stopTriggers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tctx.Done():
+				return
+			case <-tick.C:
+				go func() {
+					c, cancel := context.WithTimeout(tctx, 5*time.Second)
+					defer cancel()
+					_, _ = surv.Trigger(c, dispatchTask, model.TriggerRequest{})
+				}()
+			}
+		}
+	}()
+	defer func() { stopTriggers(); wg.Wait() }()
+	kill := time.Now()
+	victim.Kill()
+	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		for _, a := range survivors {
+			if h, err := probes[a].Health(ctx); err == nil && h.Role == model.RoleLeader {
+				elected = time.Since(kill)
+				return nil
+			}
+		}
+		return errors.New("no new leader yet")
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		l, err := surv.ListInstances(ctx, model.InstanceFilter{Task: dispatchTask, Limit: 200})
+		if err != nil {
+			return err
+		}
+		var first time.Time
+		for _, in := range l.Instances {
+			if s := in.StartedAt.Time; s.After(kill) && (first.IsZero() || s.Before(first)) {
+				first = s
+			}
+		}
+		if first.IsZero() {
+			return errors.New("nothing started since the kill")
+		}
+		started = first.Sub(kill)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	stopTriggers()
+	if err := victim.Start(); err != nil {
+		return 0, 0, err
+	}
+	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		h, err := bf.nodeClient(victim.HTTPAddr, time.Second).Health(ctx)
+		if err != nil {
+			return err
+		}
+		if h.Leader == "" {
+			return errors.New("restarted node has no leader yet")
+		}
+		return nil
+	})
+	return elected, started, err
+}
