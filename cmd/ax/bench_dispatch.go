@@ -26,15 +26,11 @@ const dispatchTask = "bench-dispatch"
 // every 50 ms meanwhile). The killed node is restarted and caught up
 // before the next try.
 func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, executors int, how string) error {
-	cl, stop, err := bf.start(ctx, "-executor", "false")
+	cl, addrs, stop, err := startFailover(ctx, bf, "-executor", "false")
 	if err != nil {
 		return err
 	}
 	defer stop()
-	addrs := strings.Split(bf.addr, ",")
-	if len(addrs) < 3 {
-		return fmt.Errorf("bench: failover needs a cluster of at least 3 nodes (got %d addresses)", len(addrs))
-	}
 	if strings.Contains(how, "kill") && benchLocal == nil {
 		return fmt.Errorf("bench: -how kill needs the temporary cluster (no -addr)")
 	}

@@ -38,15 +38,11 @@ func runBenchFailover(ctx context.Context, args []string) error {
 	if *pending < 1 || *batch < 1 {
 		return fmt.Errorf("bench: -pending and -batch must be positive")
 	}
-	cl, stop, err := bf.start(ctx)
+	cl, addrs, stop, err := startFailover(ctx, bf)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	addrs := strings.Split(bf.addr, ",")
-	if len(addrs) < 3 {
-		return fmt.Errorf("bench: failover needs a cluster of at least 3 nodes (got %d addresses)", len(addrs))
-	}
 	if err := benchTask(ctx, cl, "bench-failover"); err != nil {
 		return err
 	}
@@ -124,6 +120,20 @@ func runBenchFailover(ctx context.Context, args []string) error {
 	fmt.Printf("%-52s %12s\n", fmt.Sprintf("new leader loads its wheel (%d timers)", h.WheelSize), time.Duration(h.WheelLoad).Round(10*time.Microsecond))
 	fmt.Printf("%-52s %12s\n", "leader lost -> every pending instance in the wheel", full.Round(time.Millisecond))
 	return nil
+}
+
+// startFailover starts (or connects to) a cluster of at least 3 nodes.
+func startFailover(ctx context.Context, bf *benchFlags, extra ...string) (*client.Client, []string, func(), error) {
+	cl, stop, err := bf.start(ctx, extra...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	addrs := strings.Split(bf.addr, ",")
+	if len(addrs) < 3 {
+		stop()
+		return nil, nil, nil, fmt.Errorf("bench: failover needs a cluster of at least 3 nodes (got %d addresses)", len(addrs))
+	}
+	return cl, addrs, stop, nil
 }
 
 // waitAllApplied waits until every node has applied index.
