@@ -20,7 +20,8 @@ const dispatchTask = "bench-dispatch"
 
 // runBenchFailoverDispatch measures how soon executors start work again
 // after the leader changes, over tries: after a leadership transfer, from
-// a trigger sent as the transfer returns to the start of its instance;
+// a trigger sent to the former leader as the transfer returns (of a task
+// written just before it) to the start of its instance;
 // after a kill -9 of the leader (temporary cluster only), from the kill to
 // a new leader seen and to the first instance started (a trigger goes out
 // every 50 ms meanwhile). The killed node is restarted and caught up
@@ -49,7 +50,7 @@ func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, execut
 	var transfer, killStart, killElected, electedStart []time.Duration
 	for try := 1; try <= tries; try++ {
 		if strings.Contains(how, "transfer") {
-			d, err := dispatchAfterTransfer(ctx, bf, cl, addrs)
+			d, err := dispatchAfterTransfer(ctx, bf, cl, addrs, try)
 			if err != nil {
 				return fmt.Errorf("try %d (transfer): %w", try, err)
 			}
@@ -121,9 +122,11 @@ func waitStarted(ctx context.Context, cl *client.Client, id string, within time.
 	return at, err
 }
 
-// dispatchAfterTransfer transfers leadership, triggers the task as soon as
-// the transfer returns and answers how long its instance took to start.
-func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string) (time.Duration, error) {
+// dispatchAfterTransfer writes a new task to the leader, transfers
+// leadership, triggers the task on the former leader as soon as the
+// transfer returns (the new leader must have applied the task by then)
+// and answers how long its instance took to start.
+func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string, try int) (time.Duration, error) {
 	if err := warmDispatch(ctx, cl); err != nil {
 		return 0, err
 	}
@@ -131,13 +134,19 @@ func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Clien
 	if err != nil {
 		return 0, err
 	}
-	if err := bf.nodeClient(old.LeaderHTTP, 10*time.Second).Transfer(ctx, ""); err != nil {
+	former := bf.nodeClient(old.LeaderHTTP, 10*time.Second)
+	task := fmt.Sprintf("%s-%d", dispatchTask, try)
+	if _, err := former.PutTask(ctx, &model.Task{Name: task, Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}}); err != nil {
+		return 0, err
+	}
+	if err := former.Transfer(ctx, ""); err != nil {
 		return 0, fmt.Errorf("transfer: %w", err)
 	}
 	sent := time.Now()
-	sub, err := cl.Trigger(ctx, dispatchTask, model.TriggerRequest{})
+	sub, err := former.Trigger(ctx, task, model.TriggerRequest{})
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("trigger %s, written before the transfer, on the former leader: %w", task, err)
 	}
 	started, err := waitStarted(ctx, cl, sub.ID, 60*time.Second)
 	if err != nil {
