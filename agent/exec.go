@@ -64,7 +64,9 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 				return err
 			},
 		})
-		if err != nil || !out.Released || time.Until(end) < pollSlack/10 || ctx.Err() != nil {
+		// A forwarded poll goes back released: the node that forwarded it
+		// finds the new leader.
+		if err != nil || !out.Released || api.IsForwarded(ctx) || time.Until(end) < pollSlack/10 || ctx.Err() != nil {
 			return out, err
 		}
 	}
