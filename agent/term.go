@@ -162,10 +162,23 @@ func (a *Agent) barrier(ctx context.Context) (uint64, error) {
 			return 0, ctx.Err()
 		case err == nil:
 			return raftTerm, nil
-		case errors.Is(err, raftnode.ErrNotLeader), errors.Is(err, raftnode.ErrShutdown), errors.Is(err, raftnode.ErrLeadershipLost):
+		case errors.Is(err, raftnode.ErrShutdown), errors.Is(err, raftnode.ErrLeadershipLost):
+			return 0, err
+		case errors.Is(err, raftnode.ErrNotLeader) && !a.node.IsLeader():
 			return 0, err
 		}
-		a.log.Warn("leader barrier failed; retrying", "error", err)
+		// Still leading: a timeout, or a leadership transfer in progress
+		// (which may fail and leave this node leading).
+		if errors.Is(err, raftnode.ErrNotLeader) {
+			a.log.Debug("leader barrier refused during a leadership transfer; retrying", "error", err)
+		} else {
+			a.log.Warn("leader barrier failed; retrying", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
