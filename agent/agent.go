@@ -337,6 +337,11 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// peerDialTimeout bounds connecting to a peer: a leader that does not
+// accept a connection within it is tried again after resolving the leader
+// again (a dial that failed sent nothing).
+const peerDialTimeout = 2 * time.Second
+
 // clientFor returns a client for one peer's HTTP address.
 func (a *Agent) clientFor(addr string) *client.Client {
 	a.clientsMu.Lock()
@@ -344,7 +349,7 @@ func (a *Agent) clientFor(addr string) *client.Client {
 	c, ok := a.clients[addr]
 	if !ok {
 		c = client.New(client.Config{Addrs: []string{addr}, TLS: a.peerTLS(), Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID,
-			Header: a.memberHeaders, Once: true})
+			Header: a.memberHeaders, Once: true, DialTimeout: peerDialTimeout})
 		a.clients[addr] = c
 	}
 	return c

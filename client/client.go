@@ -52,6 +52,9 @@ type Config struct {
 	// retries itself (the agent, which resolves the leader again before
 	// each try).
 	Once bool
+	// DialTimeout bounds making a connection (default 30s, Go's); a
+	// server that cannot be reached within it is given up (ErrNotSent).
+	DialTimeout time.Duration
 }
 
 // Client talks to an ax cluster.
@@ -76,6 +79,9 @@ func New(cfg Config) *Client {
 		tr.MaxIdleConnsPerHost = 256
 		tr.MaxIdleConns = 1024
 		tr.TLSClientConfig = cfg.TLS
+		if cfg.DialTimeout > 0 {
+			tr.DialContext = (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext
+		}
 		hc = &http.Client{Transport: tr}
 	}
 	c := &Client{cfg: cfg, hc: hc}
