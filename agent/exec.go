@@ -48,12 +48,31 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 	}
 	fctx, cancel := context.WithTimeout(ctx, wait+10*time.Second)
 	defer cancel()
-	var out *model.PollResponse
-	err := a.toLeader(fctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Poll(fctx, req)
-		return err
-	})
-	return out, err
+	leader, err := a.execLeader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.clientFor(leader).Poll(fctx, req)
+}
+
+// execLeader resolves the leader for an executor-protocol call, waiting
+// for one at most a lease/8 (LeaderWait if shorter): an executor lists
+// several servers and would rather try another at once than wait on a
+// node that knows no leader (a node cut off from the others), so such a
+// node answers 503 unavailable while the executor's lease is still young.
+func (a *Agent) execLeader(ctx context.Context) (string, error) {
+	lease := a.cfg.Lease
+	if lease <= 0 {
+		lease = 10 * time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, min(lease/8, a.cfg.LeaderWait))
+	defer cancel()
+	var leader string
+	err := a.toLeader(wctx, func(l string) error { leader = l; return nil })
+	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+		return "", &model.Error{Code: model.CodeUnavailable, Message: "this node knows no leader; try another server"}
+	}
+	return leader, err
 }
 
 // Heartbeat implements api.Backend.
@@ -61,12 +80,11 @@ func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*mod
 	if d := a.dispatcher(); d != nil {
 		return d.Heartbeat(ctx, req)
 	}
-	var out *model.HeartbeatResponse
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Heartbeat(ctx, req)
-		return err
-	})
-	return out, err
+	leader, err := a.execLeader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.clientFor(leader).Heartbeat(ctx, req)
 }
 
 // ownAttempt checks, on the leader (whose state is current), that an
@@ -96,12 +114,11 @@ func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, 
 		}
 		return d.Complete(ctx, c.RequestID, executionID, req)
 	}
-	var out string
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).Complete(ctx, executionID, req)
-		return err
-	})
-	return out, err
+	leader, err := a.execLeader(ctx)
+	if err != nil {
+		return "", err
+	}
+	return a.clientFor(leader).Complete(ctx, executionID, req)
 }
 
 // CompleteBatch implements api.Backend.
@@ -116,12 +133,11 @@ func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.C
 		}
 		return d.CompleteBatch(ctx, c.RequestID, items)
 	}
-	var out []model.CompleteOutcome
-	err := a.toLeader(ctx, func(leader string) (err error) {
-		out, err = a.clientFor(leader).CompleteBatch(ctx, items)
-		return err
-	})
-	return out, err
+	leader, err := a.execLeader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.clientFor(leader).CompleteBatch(ctx, items)
 }
 
 // Decide implements api.Backend.
