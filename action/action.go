@@ -56,11 +56,13 @@ func (e permanentError) Unwrap() []error { return []error{e.err, ErrPermanent} }
 // instance and attempt it is, the task's action and policy, the caller's
 // params and payload, and extra environment from the executor.
 type Job struct {
-	// InstanceID is the instance the attempt belongs to.
+	// InstanceID is the instance the attempt belongs to. It is the same
+	// on every attempt: HTTP actions send it as X-AX-Request-ID (and the
+	// attempt number as X-AX-Attempt), shell actions get AX_INSTANCE_ID,
+	// so that work can be made idempotent across retries.
 	InstanceID string
-	// ExecutionID identifies the attempt: "<instanceId>-<attempt>". It is
-	// given to the action (AX_EXECUTION_ID, X-AX-Request-ID) so that work
-	// can be made idempotent.
+	// ExecutionID identifies the attempt: "<instanceId>-<attempt>"
+	// (AX_EXECUTION_ID).
 	ExecutionID string
 	// Task is the task's name.
 	Task string
