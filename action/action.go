@@ -223,3 +223,26 @@ func timeout(job Job) time.Duration {
 func canceledError(ctx context.Context) string {
 	return fmt.Sprintf("canceled (%v)", context.Cause(ctx))
 }
+
+// StopError is a cause to cancel Run's context with
+// (context.WithCancelCause): it says why the attempt is stopped and, with
+// Grace, how long its processes get between SIGTERM and SIGKILL (an SDK
+// handler: to return), instead of Runner.KillGrace. An executor that has
+// lost its lease stops the attempt with a short grace, so that it is gone
+// before the cluster may run the instance elsewhere.
+type StopError struct {
+	Reason string
+	Grace  time.Duration
+}
+
+func (e *StopError) Error() string { return e.Reason }
+
+// stopGrace is the kill grace for an attempt whose context is done: the
+// StopError's Grace if its cause carries one, else the Runner's.
+func (r *Runner) stopGrace(ctx context.Context) time.Duration {
+	var se *StopError
+	if errors.As(context.Cause(ctx), &se) && se.Grace > 0 {
+		return se.Grace
+	}
+	return r.killGrace()
+}
