@@ -157,6 +157,9 @@ type Runner struct {
 	// transport. Its redirect policy applies; the attempt's timeout comes
 	// from the request context.
 	HTTPClient *http.Client
+	// Reaper, when set, is told about every shell attempt, so that the
+	// attempts' processes are stopped if the executor dies (see Reaper).
+	Reaper *Reaper
 }
 
 // Run runs one attempt of job and reports its outcome. It returns only when

@@ -31,6 +31,14 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 		res.Error = err.Error()
 		return res
 	}
+	var mark uint64
+	if r.Reaper != nil {
+		// Registered before it starts: no moment runs unprotected.
+		var m string
+		m, mark = r.Reaper.begin()
+		env = append(env, ReaperMarkEnv+"="+m)
+		defer r.Reaper.end(mark) // after the whole group is gone
+	}
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = job.Action.Workdir
 	cmd.Env = env
@@ -54,6 +62,9 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 	}
 	pgid := cmd.Process.Pid
 	res.PID = pgid
+	if r.Reaper != nil {
+		r.Reaper.started(mark, pgid)
+	}
 
 	out := newSink(live, OutputLimit, red)
 	copied := make(chan struct{})
