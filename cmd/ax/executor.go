@@ -18,13 +18,18 @@ type executorCommand struct{}
 func (*executorCommand) Usage() string {
 	return `
 Usage: ax executor -server ADDR[,ADDR] [-name N] [-labels k=v,k=v] [-capacity 16]
+                   [-shell=true] [-http=true] [-shutdown-grace 30s]
 
 Runs attempts of ax tasks (shell and http actions) handed out by the
 cluster. Connect it to any node(s); it follows the leader and fails over.
+The cluster leases it only what it runs (-shell, -http) and what its
+labels allow. SIGTERM stops it cleanly: no new work, running attempts
+get -shutdown-grace to finish, then they are stopped and reported.
 
 Examples:
 	ax executor -server 127.0.0.1:7070,127.0.0.1:7080 -name worker-1 -labels pool=batch -capacity 8
 	ax executor -server 10.0.0.1:7070 -ca-cert tls/ax-ca.pem -name worker-2
+	ax executor -server 10.0.0.1:7070 -name hooks -shell=false      # http actions only
 `
 }
 
@@ -38,6 +43,9 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	token := fs.String("token", os.Getenv("AX_TOKEN"), "API or executor token (env AX_TOKEN)")
 	tokenFile := fs.String("token-file", "", "read the token from this file")
 	logLevel := fs.String("log-level", "info", "log level")
+	shell := fs.Bool("shell", true, "run shell actions")
+	httpActions := fs.Bool("http", true, "run http actions")
+	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -62,11 +70,21 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	ex, err := client.NewWorker(client.WorkerConfig{
 		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok, TLS: tc,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}),
+		Shell:  *shell, HTTP: *httpActions, ShutdownGrace: shutdownGrace(*grace), Reaper: reaperArgv(),
 	})
 	if err != nil {
 		return err
 	}
 	return ex.Run(ctx)
+}
+
+// shutdownGrace maps the -shutdown-grace flag to WorkerConfig's field,
+// where 0 means the default: 0 or less stops attempts at once.
+func shutdownGrace(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 func parseLabels(s string) (map[string]string, error) {
