@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"ax/client"
-	"ax/model"
 )
 
 type executorCommand struct{}
@@ -107,71 +106,4 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-type approvalCommand struct{}
-
-func (*approvalCommand) Usage() string {
-	return `
-Usage: ax approval request -summary TEXT
-
-Run from inside a task's shell command: asks an operator to approve the
-running attempt and blocks until they decide. Exits 0 when approved, 1 when
-rejected. Uses $AX_INSTANCE_ID, $AX_ATTEMPT, $AX_ADDR and $AX_TOKEN, which
-the executor sets.
-
-Example (in a task command):
-	./migrate --plan > plan.txt && ax approval request -summary "$(cat plan.txt)" && ./migrate --apply
-`
-}
-
-func (c *approvalCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "request" {
-		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("approval: want the subcommand request")
-	}
-	fs := newFlagSet("approval request", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	summary := fs.String("summary", "", "what the operator approves")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	id, attempt := os.Getenv("AX_INSTANCE_ID"), os.Getenv("AX_ATTEMPT")
-	if id == "" || attempt == "" {
-		return fmt.Errorf("approval request: AX_INSTANCE_ID and AX_ATTEMPT are not set: run it from a task's command")
-	}
-	var n int
-	if _, err := fmt.Sscanf(attempt, "%d", &n); err != nil {
-		return fmt.Errorf("approval request: bad AX_ATTEMPT %q", attempt)
-	}
-	cl, err := cf.client()
-	if err != nil {
-		return err
-	}
-	if _, err := cl.RequestApproval(ctx, id, n, *summary); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "waiting for approval of %s (ax instance approve %s)\n", id, id)
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-		in, err := cl.GetInstance(ctx, id, client.Consistent())
-		if err != nil {
-			continue
-		}
-		switch in.State {
-		case model.StateWaitingApproval:
-			continue
-		case model.StateRunning:
-			fmt.Fprintln(os.Stderr, "approved")
-			return nil
-		default:
-			fmt.Fprintf(os.Stderr, "rejected (instance is %s)\n", in.State)
-			os.Exit(1)
-		}
-	}
 }
