@@ -177,8 +177,15 @@ func TestExec_ExecutorKilledMidRunIsRetriedElsewhere(t *testing.T) {
 	}
 }
 
+// TestExec_LeaderKilledMidRunRecordsOnce: an attempt running through a
+// leader failover that is shorter than the lease (here the default 10s;
+// with a lease shorter than an election the executor rightly stops it)
+// is recorded once.
 func TestExec_LeaderKilledMidRunRecordsOnce(t *testing.T) {
-	c, _ := execCluster(t)
+	c := startCluster(t, 3)
+	if _, err := c.StartExecutor("exec-a"); err != nil {
+		t.Fatal(err)
+	}
 	cl := c.Client()
 	task := shellTask("through-failover", "sleep 4; echo finished", model.Policy{MaxRetries: 2})
 	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
