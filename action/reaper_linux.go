@@ -127,7 +127,7 @@ func (r *Reaper) end(n uint64) {
 // Close ends the helper as if the executor were gone: attempts still
 // registered are stopped (an executor closes it once its attempts have
 // ended, so normally none are). It waits for the helper to exit, at most
-// wait, then kills it.
+// wait (0: not at all; the helper finishes its work on its own).
 func (r *Reaper) Close(wait time.Duration) error {
 	r.mu.Lock()
 	w := r.w
@@ -136,12 +136,14 @@ func (r *Reaper) Close(wait time.Duration) error {
 	if w != nil {
 		w.Close()
 	}
+	if wait <= 0 {
+		return nil
+	}
 	select {
 	case <-r.exited:
 		return nil
 	case <-time.After(wait):
-		_ = r.cmd.Process.Kill()
-		return fmt.Errorf("action: reaper did not exit within %s", wait)
+		return fmt.Errorf("action: reaper still running after %s", wait)
 	}
 }
 

@@ -30,9 +30,15 @@ func TestAwaitDecision(t *testing.T) {
 			}
 			return 200, &model.Instance{State: model.StateRunning, Attempts: 1}
 		}, true, ""},
-		{"rejected", func(int32) (int, *model.Instance) { return 200, &model.Instance{State: model.StateCanceled, Attempts: 1} }, false, ""},
-		{"terminated", func(int32) (int, *model.Instance) { return 200, &model.Instance{State: model.StateTerminated, Attempts: 1} }, false, "attempt 1 is over"},
-		{"a newer attempt runs", func(int32) (int, *model.Instance) { return 200, &model.Instance{State: model.StateRunning, Attempts: 2} }, false, "attempt 1 is over"},
+		{"rejected", func(int32) (int, *model.Instance) {
+			return 200, &model.Instance{State: model.StateCanceled, Attempts: 1}
+		}, false, ""},
+		{"terminated", func(int32) (int, *model.Instance) {
+			return 200, &model.Instance{State: model.StateTerminated, Attempts: 1}
+		}, false, "attempt 1 is over"},
+		{"a newer attempt runs", func(int32) (int, *model.Instance) {
+			return 200, &model.Instance{State: model.StateRunning, Attempts: 2}
+		}, false, "attempt 1 is over"},
 		{"instance gone", func(int32) (int, *model.Instance) { return 404, nil }, false, "is gone"},
 		{"cluster unreachable", func(int32) (int, *model.Instance) { return 503, nil }, false, "no answer from the cluster"},
 	}
