@@ -56,11 +56,13 @@ func (e permanentError) Unwrap() []error { return []error{e.err, ErrPermanent} }
 // instance and attempt it is, the task's action and policy, the caller's
 // params and payload, and extra environment from the executor.
 type Job struct {
-	// InstanceID is the instance the attempt belongs to.
+	// InstanceID is the instance the attempt belongs to. It is the same
+	// on every attempt: HTTP actions send it as X-AX-Request-ID (and the
+	// attempt number as X-AX-Attempt), shell actions get AX_INSTANCE_ID,
+	// so that work can be made idempotent across retries.
 	InstanceID string
-	// ExecutionID identifies the attempt: "<instanceId>-<attempt>". It is
-	// given to the action (AX_EXECUTION_ID, X-AX-Request-ID) so that work
-	// can be made idempotent.
+	// ExecutionID identifies the attempt: "<instanceId>-<attempt>"
+	// (AX_EXECUTION_ID).
 	ExecutionID string
 	// Task is the task's name.
 	Task string
@@ -155,6 +157,9 @@ type Runner struct {
 	// transport. Its redirect policy applies; the attempt's timeout comes
 	// from the request context.
 	HTTPClient *http.Client
+	// Reaper, when set, is told about every shell attempt, so that the
+	// attempts' processes are stopped if the executor dies (see Reaper).
+	Reaper *Reaper
 }
 
 // Run runs one attempt of job and reports its outcome. It returns only when
@@ -220,4 +225,27 @@ func timeout(job Job) time.Duration {
 // canceledError describes why ctx is done.
 func canceledError(ctx context.Context) string {
 	return fmt.Sprintf("canceled (%v)", context.Cause(ctx))
+}
+
+// StopError is a cause to cancel Run's context with
+// (context.WithCancelCause): it says why the attempt is stopped and, with
+// Grace, how long its processes get between SIGTERM and SIGKILL (an SDK
+// handler: to return), instead of Runner.KillGrace. An executor that has
+// lost its lease stops the attempt with a short grace, so that it is gone
+// before the cluster may run the instance elsewhere.
+type StopError struct {
+	Reason string
+	Grace  time.Duration
+}
+
+func (e *StopError) Error() string { return e.Reason }
+
+// stopGrace is the kill grace for an attempt whose context is done: the
+// StopError's Grace if its cause carries one, else the Runner's.
+func (r *Runner) stopGrace(ctx context.Context) time.Duration {
+	var se *StopError
+	if errors.As(context.Cause(ctx), &se) && se.Grace > 0 {
+		return se.Grace
+	}
+	return r.killGrace()
 }

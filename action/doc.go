@@ -20,7 +20,9 @@
 // example, is out of reach.)
 //
 // An HTTP action sends method (default GET) to url with headers and body,
-// and always the header X-AX-Request-ID: <ExecutionID>. It succeeds on a
+// and always the headers X-AX-Request-ID: <InstanceID> (the same on every
+// attempt, so that a receiver can recognise a retry of work it has done)
+// and X-AX-Attempt: <Attempt>. It succeeds on a
 // 2xx status after redirects. 5xx, 429, timeouts and connection errors are
 // retryable; other statuses and bad URLs are not. The Result keeps the
 // first OutputLimit bytes of the response body.

@@ -11,14 +11,22 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"ax/model"
 )
 
-// RequestIDHeader carries the ExecutionID on every HTTP action, so that the
-// receiver can deduplicate retries.
-const RequestIDHeader = "X-AX-Request-ID"
+// Headers every HTTP action sends (they override the action's own).
+const (
+	// RequestIDHeader carries the InstanceID: the same on every attempt
+	// of an instance, so that a receiver that has done the work already
+	// can answer its earlier result to a retry instead of doing it again.
+	RequestIDHeader = "X-AX-Request-ID"
+	// AttemptHeader carries the attempt number (1, 2, ...);
+	// InstanceID-Attempt is the ExecutionID of the attempt.
+	AttemptHeader = "X-AX-Attempt"
+)
 
 // runHTTP runs an HTTP action.
 func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
@@ -79,7 +87,8 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Reda
 	if body != "" && req.Header.Get("Content-Type") == "" && json.Valid([]byte(body)) {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set(RequestIDHeader, job.ExecutionID)
+	req.Header.Set(RequestIDHeader, job.InstanceID)
+	req.Header.Set(AttemptHeader, strconv.Itoa(job.Attempt))
 
 	client := r.HTTPClient
 	if client == nil {

@@ -16,7 +16,7 @@ import (
 
 // request is what the test server saw.
 type request struct {
-	Method, Path, Query, RequestID, ContentType, Custom, Body string
+	Method, Path, Query, RequestID, Attempt, ContentType, Custom, Body string
 }
 
 func newHTTPServer(t *testing.T) (*httptest.Server, <-chan request, <-chan struct{}) {
@@ -41,7 +41,7 @@ func newHTTPServer(t *testing.T) (*httptest.Server, <-chan request, <-chan struc
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		seen <- request{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get(RequestIDHeader),
-			r.Header.Get("Content-Type"), r.Header.Get("X-Custom"), string(b)}
+			r.Header.Get(AttemptHeader), r.Header.Get("Content-Type"), r.Header.Get("X-Custom"), string(b)}
 		w.WriteHeader(http.StatusCreated)
 	})
 	srv := httptest.NewServer(mux)
@@ -102,7 +102,7 @@ func TestRunner_Run_httpRequest(t *testing.T) {
 	job.Payload = json.RawMessage(`{"id":7}`)
 	job.Action.Method = "post"
 	job.Action.Body = `{"task":"{{.Task}}","at":"{{.ScheduledAt}}","payload":{{.Payload}}}`
-	job.Action.Headers = map[string]model.Value{"X-Custom": {Text: "1"}, RequestIDHeader: {Text: "spoofed"}}
+	job.Action.Headers = map[string]model.Value{"X-Custom": {Text: "1"}, RequestIDHeader: {Text: "spoofed"}, AttemptHeader: {Text: "9"}}
 	got := (&Runner{}).Run(context.Background(), job, nil)
 	if !got.Success || got.HTTPStatus != 201 {
 		t.Fatalf("got %+v, want success with 201", got)
@@ -111,7 +111,8 @@ func TestRunner_Run_httpRequest(t *testing.T) {
 		Method:      "POST",
 		Path:        "/echo",
 		Query:       "date=2026-03-01&x=a+b%26c",
-		RequestID:   "inst1-2",
+		RequestID:   "inst1",
+		Attempt:     "2",
 		ContentType: "application/json",
 		Custom:      "1",
 		Body:        `{"task":"t","at":"2026-03-01T02:30:00.000Z","payload":{"id":7}}`,
@@ -122,8 +123,8 @@ func TestRunner_Run_httpRequest(t *testing.T) {
 
 	job = httpJob(srv.URL + "/echo")
 	(&Runner{}).Run(context.Background(), job, nil)
-	if r := <-seen; r.Method != "GET" || r.RequestID != "inst1-2" || r.Body != "" || r.ContentType != "" {
-		t.Errorf("default request: server saw %+v, want a GET with the request id and no body", r)
+	if r := <-seen; r.Method != "GET" || r.RequestID != "inst1" || r.Attempt != "2" || r.Body != "" || r.ContentType != "" {
+		t.Errorf("default request: server saw %+v, want a GET with the instance id, the attempt and no body", r)
 	}
 }
 

@@ -14,19 +14,11 @@ func groupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
 		return false
 	}
-	dir, err := os.Open("/proc")
-	if err != nil {
-		return true
-	}
-	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
+	names, ok := procPIDs()
+	if !ok {
 		return true
 	}
 	for _, name := range names {
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
 		stat, err := os.ReadFile("/proc/" + name + "/stat")
 		if err != nil {
 			continue // gone meanwhile
@@ -49,4 +41,24 @@ func groupAlive(pgid int) bool {
 		return true
 	}
 	return false
+}
+
+// procPIDs lists the process ids in /proc (as names); ok is false when
+// /proc cannot be read.
+func procPIDs() (names []string, ok bool) {
+	dir, err := os.Open("/proc")
+	if err != nil {
+		return nil, false
+	}
+	defer dir.Close()
+	all, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, false
+	}
+	for _, name := range all {
+		if name[0] >= '0' && name[0] <= '9' {
+			names = append(names, name)
+		}
+	}
+	return names, true
 }

@@ -53,17 +53,20 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *Redac
 	case <-hctx.Done():
 	}
 
-	// Timed out or canceled: the handler has KillGrace to notice and
-	// return, then it is abandoned. Either way the attempt failed.
+	// Timed out or canceled: the handler has KillGrace (or the stop's
+	// grace) to notice and return, then it is abandoned. Either way the
+	// attempt failed.
+	wait := r.killGrace()
 	if ctx.Err() != nil {
 		res.Canceled = true
 		res.Error = canceledError(ctx)
+		wait = r.stopGrace(ctx)
 	} else {
 		res.TimedOut = true
 		res.Retryable = true
 		res.Error = fmt.Sprintf("timeout after %s", d)
 	}
-	grace := time.NewTimer(r.killGrace())
+	grace := time.NewTimer(wait)
 	defer grace.Stop()
 	select {
 	case err = <-done:
@@ -71,7 +74,7 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *Redac
 			res.Error += ": handler returned: " + err.Error()
 		}
 	case <-grace.C:
-		res.Error += fmt.Sprintf(": handler abandoned (still running %s later)", r.killGrace())
+		res.Error += fmt.Sprintf(": handler abandoned (still running %s later)", wait)
 	}
 	res.Output = out.close()
 	return res

@@ -31,6 +31,14 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 		res.Error = err.Error()
 		return res
 	}
+	var mark uint64
+	if r.Reaper != nil {
+		// Registered before it starts: no moment runs unprotected.
+		var m string
+		m, mark = r.Reaper.begin()
+		env = append(env, ReaperMarkEnv+"="+m)
+		defer r.Reaper.end(mark) // after the whole group is gone
+	}
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = job.Action.Workdir
 	cmd.Env = env
@@ -54,6 +62,9 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 	}
 	pgid := cmd.Process.Pid
 	res.PID = pgid
+	if r.Reaper != nil {
+		r.Reaper.started(mark, pgid)
+	}
 
 	out := newSink(live, OutputLimit, red)
 	copied := make(chan struct{})
@@ -75,7 +86,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 		defer t.Stop()
 		expired = t.C
 	}
-	why := ""
+	why, grace := "", r.killGrace()
 	select {
 	case <-exited:
 	case <-expired:
@@ -83,10 +94,10 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 		why = fmt.Sprintf("timeout after %s", d)
 	case <-ctx.Done():
 		res.Canceled = true
-		why = canceledError(ctx)
+		why, grace = canceledError(ctx), r.stopGrace(ctx)
 	}
 	if why != "" {
-		why += ": killed process group with " + r.terminate(pgid, exited)
+		why += ": killed process group with " + terminate(pgid, exited, grace)
 	} else if groupAlive(pgid) {
 		// The shell is done; what it left running in its group goes too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -124,11 +135,10 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 }
 
 // terminate stops the process group pgid whose leader's Wait closes
-// exited: SIGTERM to the group, then SIGKILL once KillGrace has passed
-// with the leader or another member still alive. It returns when the
-// leader has exited and says which signal ended the group.
-func (r *Runner) terminate(pgid int, exited <-chan struct{}) string {
-	grace := r.killGrace()
+// exited: SIGTERM to the group, then SIGKILL once grace has passed with
+// the leader or another member still alive. It returns when the leader
+// has exited and says which signal ended the group.
+func terminate(pgid int, exited <-chan struct{}, grace time.Duration) string {
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()

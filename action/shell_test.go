@@ -282,6 +282,28 @@ func TestRunner_Run_shellCancel(t *testing.T) {
 	waitGroupGone(t, got.PID)
 }
 
+// TestRunner_Run_shellStopGrace: a StopError cause replaces the Runner's
+// kill grace for that stop (an executor that lost its lease stops fast).
+func TestRunner_Run_shellStopGrace(t *testing.T) {
+	t.Parallel()
+	var live syncBuffer
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	done := make(chan Result, 1)
+	go func() {
+		done <- (&Runner{KillGrace: time.Hour}).Run(ctx, shellJob("trap '' TERM; echo started; sleep 1000 & sleep 1000"), &live)
+	}()
+	waitContains(t, &live, "started")
+	start := time.Now()
+	cancel(&StopError{Reason: "lease lost", Grace: 100 * time.Millisecond})
+	got := <-done
+	checkFailure(t, got, false, "canceled (lease lost): killed process group with SIGKILL after 100ms grace")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stop took %s, want about the stop's 100ms grace", took)
+	}
+	waitGroupGone(t, got.PID)
+}
+
 func TestRunner_Run_shellCanceledBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

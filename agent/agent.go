@@ -73,7 +73,10 @@ type Config struct {
 	Executor         bool
 	ExecutorCapacity int
 	ExecutorLabels   map[string]string
-	Logger           hclog.Logger
+	// ExecutorReaper is the embedded executor's reaper helper (see
+	// client.WorkerConfig.Reaper).
+	ExecutorReaper []string
+	Logger         hclog.Logger
 	// Clock is the node's clock; default the real one. Only the leader's
 	// clock is ever stamped into commands or drives the timing wheel.
 	Clock wheel.Clock
@@ -247,7 +250,10 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.Executor {
 		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
-			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log})
+			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
+			// The node is going away: stop its attempts at once (they
+			// are reported retryable) while it can still forward reports.
+			ShutdownGrace: -1})
 		if err != nil {
 			node.Close()
 			f.Close()
@@ -255,9 +261,16 @@ func New(cfg Config) (*Agent, error) {
 			return nil, err
 		}
 		ectx, cancel := context.WithCancel(context.Background())
-		a.stopExec = cancel
+		done := make(chan struct{})
+		a.stopExec = func() {
+			cancel()
+			select { // its reports go through this node's API
+			case <-done:
+			case <-time.After(15 * time.Second):
+			}
+		}
 		a.wg.Add(1)
-		go func() { defer a.wg.Done(); _ = ex.Run(ectx) }()
+		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
 	a.wg.Add(4)
 	go a.batchLoop()

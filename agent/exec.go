@@ -79,7 +79,8 @@ const pollSlack = 2 * time.Second
 func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
 	var out *model.HeartbeatResponse
 	err := a.onLeader(ctx, leaderCall{
-		local: func(ctx context.Context, t *term) (err error) { out, err = t.disp.Heartbeat(ctx, req); return err },
+		findWithin: a.execFindWithin(),
+		local:      func(ctx context.Context, t *term) (err error) { out, err = t.disp.Heartbeat(ctx, req); return err },
 		remote: func(ctx context.Context, c *client.Client) (err error) {
 			out, err = c.Heartbeat(ctx, req)
 			return err
@@ -107,7 +108,8 @@ func (a *Agent) ownAttempt(ctx context.Context, field string, id uint64) error {
 func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
 	var out string
 	err := a.onLeader(ctx, leaderCall{
-		reqID: c.RequestID,
+		findWithin: a.execFindWithin(),
+		reqID:      c.RequestID,
 		local: func(ctx context.Context, t *term) error {
 			id, _, err := dispatch.ParseExecutionID(executionID)
 			if err != nil {
@@ -131,7 +133,8 @@ func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, 
 func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
 	var out []model.CompleteOutcome
 	err := a.onLeader(ctx, leaderCall{
-		reqID: c.RequestID,
+		findWithin: a.execFindWithin(),
+		reqID:      c.RequestID,
 		local: func(ctx context.Context, t *term) (err error) {
 			for i, it := range items {
 				if id, _, err := dispatch.ParseExecutionID(it.ExecutionID); err == nil {
@@ -215,4 +218,16 @@ func (a *Agent) InstanceLog(ctx context.Context, id string, offset int64) (*mode
 		},
 	})
 	return out, err
+}
+
+// execFindWithin is how long an executor-protocol call waits to learn a
+// leader: a lease/8 (the leader wait if shorter). An executor lists
+// several servers and would rather try another at once than wait on a
+// node that knows no leader (one cut off from the others).
+func (a *Agent) execFindWithin() time.Duration {
+	lease := a.cfg.Lease
+	if lease <= 0 {
+		lease = 10 * time.Second
+	}
+	return min(lease/8, a.cfg.LeaderWait)
 }

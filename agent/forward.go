@@ -36,6 +36,10 @@ type leaderCall struct {
 	// reqID, when set, is sent as the Idempotency-Key of every try and
 	// named in errors.
 	reqID string
+	// findWithin, when set, bounds waiting to learn a leader: a node that
+	// knows none by then answers unavailable at once, so that an executor,
+	// which lists several servers, asks another while its lease is young.
+	findWithin time.Duration
 }
 
 // onLeader runs lc on the leader and returns its error: the leader's own
@@ -112,8 +116,15 @@ func (a *Agent) try(ctx context.Context, lc leaderCall, changed <-chan struct{})
 		// One hop only: the node that forwarded to us will retry.
 		return outcome{err: errNotLeader(), final: true}
 	}
-	leader, err := a.leaderHTTP(ctx, lc.deadline)
+	find := lc.deadline
+	if lc.findWithin > 0 {
+		find = minTime(find, time.Now().Add(lc.findWithin))
+	}
+	leader, err := a.leaderHTTP(ctx, find)
 	if err != nil {
+		if lc.findWithin > 0 && ctx.Err() == nil {
+			return outcome{err: &model.Error{Code: model.CodeUnavailable, Message: "this node knows no leader; try another server"}, final: true}
+		}
 		return outcome{err: err}
 	}
 	if leader == a.advertisedHTTP() {
@@ -204,4 +215,11 @@ func forwardHeaders(ctx context.Context, h http.Header) {
 	if f.reqID != "" {
 		h.Set(client.HeaderIdempotencyKey, f.reqID)
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

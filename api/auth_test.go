@@ -144,6 +144,12 @@ func TestServer_ExecutorBinding(t *testing.T) {
 		{"batch complete as another executor", request{method: "POST", path: "/v1/attempts/complete",
 			body: `[{"executionId":"0000000000100000-1","report":{"executor":"w2","success":true}}]`}, 403, "executor"},
 		{"too many labels", request{method: "POST", path: "/v1/executors/poll", body: `{"executor":"w1","labels":{` + manyLabels(33) + `},"free":1}`}, 400, "labels"},
+		{"poll with capabilities", request{method: "POST", path: "/v1/executors/poll",
+			body: `{"executor":"w1","free":1,"waitMs":1,"capabilities":{"shell":false,"http":true,"handlers":["charge","greet"]}}`}, 200, ""},
+		{"bad handler name", request{method: "POST", path: "/v1/executors/poll",
+			body: `{"executor":"w1","free":1,"capabilities":{"handlers":["ok","no spaces"]}}`}, 400, "capabilities.handlers[1]"},
+		{"too many handlers", request{method: "POST", path: "/v1/executors/poll",
+			body: `{"executor":"w1","free":1,"capabilities":{"handlers":[` + strings.Repeat(`"h",`, 256) + `"h"]}}`}, 400, "capabilities.handlers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,6 +40,9 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		err = model.FieldErrorf("host", "at most 255 bytes")
 	}
 	if err == nil {
+		err = validateCapabilities(req.Capabilities)
+	}
+	if err == nil {
 		err = PrincipalFrom(r.Context()).ExecutorAllowed(req.Executor, req.Labels)
 	}
 	if err != nil {
@@ -196,4 +199,21 @@ func (s *Server) completeBatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply(w)(s.b.CompleteBatch(r.Context(), c, items))
+}
+
+// validateCapabilities checks a poll's capabilities: at most
+// model.MaxHandlers handlers, each a valid handler name.
+func validateCapabilities(c *model.Capabilities) error {
+	if c == nil {
+		return nil
+	}
+	if len(c.Handlers) > model.MaxHandlers {
+		return model.FieldErrorf("capabilities.handlers", "at most %d handlers, got %d", model.MaxHandlers, len(c.Handlers))
+	}
+	for i, h := range c.Handlers {
+		if err := model.ValidateName("capabilities.handlers["+strconv.Itoa(i)+"]", h); err != nil {
+			return err
+		}
+	}
+	return nil
 }

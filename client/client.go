@@ -133,6 +133,11 @@ type Request struct {
 	// Also503 decodes the body of a 503 answer into out too (Do still
 	// returns the error): /healthz answers an unhealthy node's health so.
 	Also503 bool
+	// TryTimeout, when set, bounds each try: a server that has not
+	// answered within it counts as unreachable and the next address is
+	// tried (the executor's heartbeats fail over this way within a
+	// fraction of their lease). The call as a whole is bounded by ctx.
+	TryTimeout time.Duration
 }
 
 // Do sends req, decoding a 2xx JSON answer into out (unless out is nil)
@@ -165,7 +170,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		base := c.bases[(start+attempt)%len(c.bases)]
-		retry, err := c.once(ctx, base, req, body, hdr, out)
+		retry, err := c.try(ctx, base, req, body, hdr, out)
 		if err == nil {
 			if attempt > 0 {
 				c.next.Store(uint32((start + attempt) % len(c.bases)))
@@ -187,6 +192,24 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// try is once bounded by req.TryTimeout: a try that runs out of it (while
+// ctx has not) is an unreachable server, worth trying the next one.
+func (c *Client) try(ctx context.Context, base string, req Request, body []byte, hdr http.Header, out any) (retry bool, err error) {
+	if req.TryTimeout <= 0 {
+		return c.once(ctx, base, req, body, hdr, out)
+	}
+	tctx, cancel := context.WithTimeout(ctx, req.TryTimeout)
+	defer cancel()
+	retry, err = c.once(tctx, base, req, body, hdr, out)
+	if err != nil && ctx.Err() == nil && tctx.Err() != nil {
+		// Like a broken connection: the Idempotency-Key makes the retry
+		// of a write safe.
+		return true, &model.Error{Code: model.CodeUnavailable,
+			Message: fmt.Sprintf("%s %s%s: no answer within %s", req.Method, base, req.Path, req.TryTimeout)}
+	}
+	return retry, err
 }
 
 // once sends one try; retry says whether another address may succeed.

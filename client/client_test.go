@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,4 +66,68 @@ func TestClient_NotSent(t *testing.T) {
 	if !errors.Is(err, ErrNotSent) || !errors.As(err, &me) || me.Code != model.CodeUnavailable || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("got %v, want a not-sent unavailable error naming %s", err, addr)
 	}
+}
+
+// TestClient_TryTimeoutFailsOver: a server that never answers costs one
+// TryTimeout, then the next address answers; the client remembers it.
+func TestClient_TryTimeoutFailsOver(t *testing.T) {
+	hung := hangingServer(t)
+	var served atomic.Int32
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"stop":[]}`))
+	}))
+	defer good.Close()
+	c := New(Config{Addrs: []string{hung.URL, good.URL}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := Request{Method: http.MethodPost, Path: "/v1/executors/heartbeat", Body: model.HeartbeatRequest{Executor: "e"}, TryTimeout: 200 * time.Millisecond}
+	start := time.Now()
+	var out model.HeartbeatResponse
+	if err := c.Do(ctx, req, &out); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("took %s, want about one TryTimeout (200ms)", took)
+	}
+	// The next call goes to the address that answered.
+	start = time.Now()
+	if err := c.Do(ctx, req, &out); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 100*time.Millisecond || served.Load() != 2 {
+		t.Fatalf("second call took %s (served %d), want the good address first", took, served.Load())
+	}
+}
+
+// TestClient_TryTimeoutBoundedByContext: when every server hangs, the call
+// ends with ctx and says it was unavailable.
+func TestClient_TryTimeoutBoundedByContext(t *testing.T) {
+	hung := hangingServer(t)
+	c := New(Config{Addrs: []string{hung.URL}})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := c.Do(ctx, Request{Method: http.MethodGet, Path: "/healthz", TryTimeout: 100 * time.Millisecond}, nil)
+	if !errors.Is(err, model.ErrUnavailable) {
+		t.Fatalf("got %v, want unavailable", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("took %s, want the context's 500ms", took)
+	}
+}
+
+// hangingServer answers nothing until the test ends.
+func hangingServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); s.Close() })
+	return s
 }

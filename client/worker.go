@@ -12,8 +12,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,9 +39,27 @@ type WorkerConfig struct {
 	// mean https (see Config.TLS).
 	TLS      *tls.Config
 	Handlers map[string]Handler // sdk handlers, by name
-	Logger   hclog.Logger
+	// Shell and HTTP make the worker run shell and http actions too. A
+	// worker runs only what it declares: the cluster leases it nothing
+	// else. `ax executor` sets both (its -shell and -http flags).
+	Shell, HTTP bool
+	Logger      hclog.Logger
 	// PollWait is the long-poll wait; default 20s.
 	PollWait time.Duration
+	// ShutdownGrace is how long running attempts may go on once Run's
+	// context is done (no new work is taken meanwhile); then they are
+	// stopped and reported. Default 30s; negative: stop them at once.
+	// Run returns at the latest ShutdownGrace + 10s after its context is
+	// done.
+	ShutdownGrace time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL when an attempt
+	// is stopped; default action.DefaultKillGrace.
+	KillGrace time.Duration
+	// Reaper is the command line of a helper that stops the processes
+	// of running shell attempts if the worker dies (action.Reaper; for
+	// ax: `ax executor-supervise`). Without it they may outlive a killed
+	// worker.
+	Reaper []string
 }
 
 // Worker is one executor's connection to the cluster.
@@ -50,45 +70,31 @@ type Worker struct {
 	beat   *Client
 	report *Client
 	runner *action.Runner
+	caps   model.Capabilities
 
 	mu      sync.Mutex
 	running map[string]*attempt // by execution id
-	hbEvery time.Duration
+	lease   time.Duration       // the cluster's lease, from its last poll answer
 	slots   chan struct{}
 	reports chan pendingReport
+	// giveUp is when undelivered reports are dropped: set when Run's
+	// context ends, to its end plus ShutdownGrace plus 10s less a margin.
+	giveUp time.Time
+
+	reaperTried bool // by the poll loop only
 }
 
-type attempt struct {
-	job    model.Job
-	cancel context.CancelFunc
-	reason string // why it was stopped, when it was
-
-	outMu   sync.Mutex
-	pending []byte // output not yet sent with a heartbeat
-}
-
-func (a *attempt) Write(p []byte) (int, error) {
-	a.outMu.Lock()
-	defer a.outMu.Unlock()
-	a.pending = append(a.pending, p...)
-	if over := len(a.pending) - 64<<10; over > 0 {
-		a.pending = a.pending[over:]
-	}
-	return len(p), nil
-}
-
-func (a *attempt) takeOutput() string {
-	a.outMu.Lock()
-	defer a.outMu.Unlock()
-	s := string(a.pending)
-	a.pending = a.pending[:0]
-	return s
-}
+// defaultLease is assumed until the cluster says (it is the agents'
+// default).
+const defaultLease = 10 * time.Second
 
 func newWorkerClient(cfg WorkerConfig) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
 	tr.TLSClientConfig = cfg.TLS
+	// A server that does not accept a connection within a few seconds is
+	// down or cut off: try the next one.
+	tr.DialContext = (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	return New(Config{Addrs: cfg.Servers, TLS: cfg.TLS, Token: cfg.Token, Actor: "executor:" + cfg.Name,
 		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second})
 }
@@ -101,6 +107,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err := model.ValidateName("name", cfg.Name); err != nil {
 		return nil, err
 	}
+	if !cfg.Shell && !cfg.HTTP && len(cfg.Handlers) == 0 {
+		return nil, errors.New("client: the worker runs nothing: give it Handlers, or set Shell or HTTP")
+	}
+	if len(cfg.Handlers) > model.MaxHandlers {
+		return nil, errors.New("client: more than " + strconv.Itoa(model.MaxHandlers) + " handlers")
+	}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = 16
 	}
@@ -110,33 +122,106 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.PollWait == 0 {
 		cfg.PollWait = 20 * time.Second
 	}
+	if cfg.ShutdownGrace == 0 {
+		cfg.ShutdownGrace = 30 * time.Second
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = action.DefaultKillGrace
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	caps := model.Capabilities{Shell: cfg.Shell, HTTP: cfg.HTTP}
+	for h := range cfg.Handlers {
+		if err := model.ValidateName("handlers", h); err != nil {
+			return nil, err
+		}
+		caps.Handlers = append(caps.Handlers, h)
+	}
+	sort.Strings(caps.Handlers)
 	e := &Worker{
 		cfg: cfg, log: cfg.Logger.Named("executor").With("executor", cfg.Name),
 		poll: newWorkerClient(cfg), beat: newWorkerClient(cfg), report: newWorkerClient(cfg),
-		runner:  &action.Runner{Handlers: cfg.Handlers},
-		running: map[string]*attempt{}, hbEvery: 2 * time.Second,
+		runner: &action.Runner{Handlers: cfg.Handlers, KillGrace: cfg.KillGrace}, caps: caps,
+		running: map[string]*attempt{}, lease: defaultLease,
 		slots: make(chan struct{}, cfg.Capacity), reports: make(chan pendingReport, cfg.Capacity),
 	}
 	return e, nil
 }
 
-// Run polls and runs jobs until ctx ends; running attempts are then
-// stopped and reported as canceled.
+// Capabilities returns what the worker declares it runs.
+func (e *Worker) Capabilities() model.Capabilities { return e.caps }
+
+// Run polls and runs jobs until ctx ends. Then it takes no new work, lets
+// running attempts go on for ShutdownGrace, stops those still running
+// (reported canceled and retryable: the work may run elsewhere), reports
+// them, and returns, ShutdownGrace + 10s after ctx ended at the latest.
 func (e *Worker) Run(ctx context.Context) error {
-	e.log.Info("executor started", "servers", strings.Join(e.cfg.Servers, ","), "capacity", e.cfg.Capacity, "labels", e.cfg.Labels)
+	e.log.Info("executor started", "servers", strings.Join(e.cfg.Servers, ","), "capacity", e.cfg.Capacity,
+		"labels", e.cfg.Labels, "shell", e.caps.Shell, "http", e.caps.HTTP, "handlers", strings.Join(e.caps.Handlers, ","))
+	// Heartbeats, lease fencing and reports outlive ctx: running attempts
+	// keep their leases during the shutdown grace.
+	life, endLife := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); e.heartbeats(ctx) }()
+	wg.Add(3)
+	go func() { defer wg.Done(); e.heartbeats(life) }()
+	go func() { defer wg.Done(); e.fence(life) }()
 	go func() { defer wg.Done(); e.reporter() }()
 	var work sync.WaitGroup
-	defer func() {
-		work.Wait()
+	e.pollLoop(ctx, &work)
+
+	// Shutting down: no new work.
+	grace := max(e.cfg.ShutdownGrace, 0)
+	hard := time.Now().Add(grace + 10*time.Second)
+	e.mu.Lock()
+	e.giveUp = hard.Add(-time.Second)
+	n := len(e.running)
+	e.mu.Unlock()
+	e.log.Info("executor stopping: no new work; running attempts may finish", "running", n, "grace", grace)
+	stopAll := time.AfterFunc(grace, func() {
+		for _, a := range e.attempts() {
+			a.stop("executor shutting down", min(e.cfg.KillGrace, 5*time.Second))
+		}
+	})
+	defer stopAll.Stop()
+	finished := make(chan struct{})
+	go func() { work.Wait(); close(finished) }()
+	select {
+	case <-finished:
 		close(e.reports)
+		endLife()
 		wg.Wait()
-	}()
+		if rp := e.runner.Reaper; rp != nil {
+			_ = rp.Close(5 * time.Second) // nothing left for it to stop
+		}
+		e.log.Info("executor stopped")
+	case <-time.After(time.Until(hard)):
+		endLife()
+		e.log.Error("executor stopped with attempts it could not end or report", "running", len(e.attempts()))
+		if rp := e.runner.Reaper; rp != nil {
+			_ = rp.Close(0) // it stops what is left, on its own
+		}
+	}
+	return nil
+}
+
+// startReaper starts the reaper helper, if configured, before the first
+// shell attempt: its grace fits in the lease like the fence's.
+func (e *Worker) startReaper(lease time.Duration) {
+	if len(e.cfg.Reaper) == 0 || !e.caps.Shell || e.reaperTried {
+		return
+	}
+	e.reaperTried = true
+	rp, err := action.StartReaper(e.cfg.Reaper, e.fenceGrace(lease), os.Stderr)
+	if err != nil {
+		e.log.Warn("no reaper: shell attempts' processes may outlive a killed executor", "error", err)
+		return
+	}
+	e.runner.Reaper = rp // before any attempt runs
+}
+
+// pollLoop asks for work while there are free slots, until ctx ends.
+func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		// Wait for a free slot before asking for work.
@@ -144,60 +229,75 @@ func (e *Worker) Run(ctx context.Context) error {
 		case e.slots <- struct{}{}:
 			<-e.slots
 		case <-ctx.Done():
-			return nil
+			return
 		}
 		free := e.cfg.Capacity - len(e.slots)
 		pctx, cancel := context.WithTimeout(ctx, e.cfg.PollWait+10*time.Second)
+		sent := time.Now()
 		resp, err := e.poll.Poll(pctx, model.PollRequest{Executor: e.cfg.Name, Host: e.cfg.Host, Labels: e.cfg.Labels,
-			Free: free, WaitMs: e.cfg.PollWait.Milliseconds()})
+			Free: free, WaitMs: e.cfg.PollWait.Milliseconds(), Capabilities: &e.caps})
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return
 			}
 			e.log.Warn("poll failed; retrying", "error", err, "retry_in", backoff)
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
-				return nil
+				return
 			}
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		if hb := time.Duration(resp.HeartbeatMs) * time.Millisecond; hb > 0 {
-			e.mu.Lock()
-			e.hbEvery = hb
-			e.mu.Unlock()
+		lease := e.leaseOf(resp)
+		// The leases start after the poll was sent plus the time the
+		// leader held it (an older leader does not say: count from now).
+		start := time.Now()
+		if resp.HeldMs > 0 {
+			start = sent.Add(time.Duration(resp.HeldMs) * time.Millisecond)
+		}
+		if len(resp.Jobs) > 0 {
+			e.startReaper(lease)
 		}
 		for _, job := range resp.Jobs {
 			e.slots <- struct{}{}
+			a := e.track(job, lease, start)
 			work.Add(1)
 			go func() {
 				defer work.Done()
 				defer func() { <-e.slots }()
-				e.runJob(ctx, job)
+				e.runJob(a)
 			}()
 		}
 	}
-	return nil
+}
+
+// leaseOf records the cluster's lease from a poll answer and returns it.
+func (e *Worker) leaseOf(resp *model.PollResponse) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if l := time.Duration(resp.LeaseMs) * time.Millisecond; l > 0 {
+		e.lease = l
+	}
+	return e.lease
 }
 
 // runJob runs one attempt and reports its end.
-func (e *Worker) runJob(ctx context.Context, job model.Job) {
-	actx, cancel := context.WithCancel(context.Background())
-	a := &attempt{job: job, cancel: cancel}
-	e.mu.Lock()
-	e.running[job.ExecutionID] = a
-	e.mu.Unlock()
-	stopOnShutdown := context.AfterFunc(ctx, func() { a.reason = "executor shutting down"; cancel() })
-	defer stopOnShutdown()
+func (e *Worker) runJob(a *attempt) {
+	job := a.job
 	e.log.Info("attempt started", "execution", job.ExecutionID, "task", job.Task)
-	res := e.runner.Run(actx, e.actionJob(job), a)
-	cancel()
-	report := e.completeReport(job, res, a.reason)
+	var res action.Result
+	if !e.caps.Runs(&job.Action) {
+		// Only if the task changed while it was being leased.
+		res = action.Result{Retryable: true, Error: "executor " + e.cfg.Name + " does not run this action (" + job.Action.Type + " " + job.Action.Handler + ")"}
+	} else {
+		res = e.runner.Run(a.ctx, e.actionJob(job, a.lease), a)
+	}
+	report := e.completeReport(job, res, a.end())
 	done := make(chan struct{})
-	e.reports <- pendingReport{item: model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, done: done}
+	e.reports <- pendingReport{item: model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, a: a, done: done}
 	<-done // keep heartbeating the attempt until its end is recorded
 	e.mu.Lock()
 	delete(e.running, job.ExecutionID)
@@ -219,114 +319,23 @@ func (e *Worker) completeReport(job model.Job, res action.Result, reason string)
 	}
 	if res.Canceled && reason != "" {
 		report.Error = "stopped: " + red.Redact(reason)
-		// Work cut short by this executor's own shutdown may run elsewhere.
-		report.Retryable = reason == "executor shutting down"
+		// Work cut short by this executor (its shutdown, a lease it
+		// could not renew) may run elsewhere.
+		report.Retryable = reason == "executor shutting down" || strings.HasPrefix(reason, leaseLostReason)
 	}
 	return report
 }
 
-func (e *Worker) actionJob(job model.Job) action.Job {
+func (e *Worker) actionJob(job model.Job, lease time.Duration) action.Job {
 	return action.Job{
 		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
 		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
 		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets,
 		Env: map[string]string{"AX_ADDR": strings.Join(e.cfg.Servers, ","), "AX_TOKEN": e.cfg.Token,
-			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt)},
-	}
-}
-
-type pendingReport struct {
-	item model.CompleteItem
-	done chan struct{}
-}
-
-// reporter sends attempt reports in batches (whatever queued while the
-// previous batch was in flight), retrying across servers until each is
-// recorded or refused (a fenced attempt).
-func (e *Worker) reporter() {
-	for first := range e.reports {
-		batch := []pendingReport{first}
-	drain:
-		for len(batch) < 256 {
-			select {
-			case p := <-e.reports:
-				batch = append(batch, p)
-			default:
-				break drain
-			}
-		}
-		items := make([]model.CompleteItem, len(batch))
-		for i, p := range batch {
-			items[i] = p.item
-		}
-		key := NewRequestID()
-		for try := 0; ; try++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			var out []model.CompleteOutcome
-			err := e.report.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/complete",
-				Body: items, Header: http.Header{HeaderIdempotencyKey: {key}}}, &out)
-			cancel()
-			if err == nil {
-				for _, o := range out {
-					if o.Error != "" {
-						e.log.Warn("attempt report refused", "execution", o.ExecutionID, "error", o.Error)
-					}
-				}
-				break
-			}
-			var me *model.Error
-			if errors.As(err, &me) && me.Code != model.CodeUnavailable && me.Code != model.CodeInternal || try >= 60 {
-				e.log.Error("reporting attempts failed", "count", len(items), "error", err)
-				break
-			}
-			e.log.Warn("reporting attempts failed; retrying", "count", len(items), "error", err)
-			time.Sleep(time.Duration(min(try+1, 10)) * 500 * time.Millisecond)
-		}
-		for _, p := range batch {
-			close(p.done)
-		}
-	}
-}
-
-// heartbeats renews leases of running attempts and stops the ones the
-// cluster says to stop (terminated, canceled, fenced).
-func (e *Worker) heartbeats(ctx context.Context) {
-	for {
-		e.mu.Lock()
-		every := e.hbEvery
-		e.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(every):
-		}
-		e.mu.Lock()
-		req := model.HeartbeatRequest{Executor: e.cfg.Name}
-		for _, a := range e.running {
-			req.Running = append(req.Running, model.RunningAttempt{InstanceID: a.job.InstanceID, Attempt: a.job.Attempt, Output: a.takeOutput()})
-		}
-		e.mu.Unlock()
-		if len(req.Running) == 0 {
-			continue
-		}
-		hctx, cancel := context.WithTimeout(ctx, every*2)
-		resp, err := e.beat.Heartbeat(hctx, req)
-		cancel()
-		if err != nil {
-			e.log.Warn("heartbeat failed", "error", err)
-			continue
-		}
-		for _, s := range resp.Stop {
-			id := s.InstanceID + "-" + strconv.Itoa(s.Attempt)
-			e.mu.Lock()
-			a := e.running[id]
-			e.mu.Unlock()
-			if a != nil {
-				e.log.Info("stopping attempt", "execution", id, "reason", s.Reason)
-				a.reason = s.Reason
-				a.cancel()
-			}
-		}
+			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt),
+			// `ax approval request` gives up once the cluster has been
+			// out of reach this long.
+			"AX_LEASE_MS": strconv.FormatInt(lease.Milliseconds(), 10)},
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func TestWorker_completeReport(t *testing.T) {
-	w, err := NewWorker(WorkerConfig{Name: "e1", Servers: []string{"127.0.0.1:1"}, Host: "h"})
+	w, err := NewWorker(WorkerConfig{Name: "e1", Servers: []string{"127.0.0.1:1"}, Host: "h", Shell: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +28,8 @@ func TestWorker_completeReport(t *testing.T) {
 			"stopped: terminated by ops (***)", "", false},
 		{"stopped by shutdown", action.Result{Canceled: true, Error: "canceled"}, "executor shutting down",
 			"stopped: executor shutting down", "", true},
+		{"stopped by its fence", action.Result{Canceled: true, Error: "canceled"}, "lease lost: not renewed within 10s",
+			"stopped: lease lost: not renewed within 10s", "", true},
 		{"success", action.Result{Success: true, Output: []byte("ok")}, "", "", "ok", false},
 	}
 	for _, tt := range tests {

@@ -25,7 +25,9 @@ import (
 type Store interface {
 	ActiveInstances(fn func(fsm.Active)) error
 	Jobs(ids []uint64) ([]model.Job, error)
-	TaskLabels(task string) map[string]string
+	// GetTask returns a task's definition (its action and
+	// executorLabels route its instances).
+	GetTask(name string) (*model.Task, error)
 }
 
 // Proposer commits a command through Raft and returns its result.
@@ -41,6 +43,16 @@ type Config struct {
 	// Prepare, when set, completes each leased job before it is handed
 	// out (the agent adds the values of the secrets it references).
 	Prepare func(*model.Job)
+	// ExpireGrace is how long past its lease an attempt is still
+	// counted as running: the executor stops an attempt it could not
+	// renew within the lease (SIGTERM, SIGKILL after at most a quarter
+	// lease), so it is gone before the instance can be leased again.
+	// Default half a lease.
+	ExpireGrace time.Duration
+	// NoteAfter is how long an instance waits READY with no executor
+	// able to run it before the dispatcher records an event saying so
+	// (once). Default 3 leases.
+	NoteAfter time.Duration
 }
 
 // Dispatcher runs for one leadership term.
@@ -52,14 +64,12 @@ type Dispatcher struct {
 	started time.Time
 
 	mu      sync.Mutex
-	ready   []uint64          // FIFO of READY ids (may hold stale ids)
-	inReady map[uint64]string // READY id -> task
-	taken   map[uint64]bool   // being leased right now
-	wake    chan struct{}     // closed when work arrives
-	waiting int               // polls waiting on wake
+	ready   *readyIndex     // READY instances by route
+	taken   map[uint64]bool // being leased right now
+	wake    chan struct{}   // closed when work arrives
+	waiting int             // polls waiting on wake
 	leases  map[uint64]lease
 	live    map[uint64]*liveLog
-	labels  map[string]map[string]string     // task -> executor labels (cache)
 	seen    map[string]*model.ExecutorStatus // executor -> last poll or heartbeat
 
 	done chan struct{} // closed when Run returns: the term is over
@@ -94,12 +104,20 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	return &Dispatcher{
+	if cfg.ExpireGrace == 0 {
+		cfg.ExpireGrace = cfg.Lease / 2
+	}
+	if cfg.NoteAfter == 0 {
+		cfg.NoteAfter = 3 * cfg.Lease
+	}
+	d := &Dispatcher{
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("dispatch"),
-		inReady: map[uint64]string{}, taken: map[uint64]bool{}, wake: make(chan struct{}),
-		leases: map[uint64]lease{}, live: map[uint64]*liveLog{}, labels: map[string]map[string]string{},
+		taken: map[uint64]bool{}, wake: make(chan struct{}),
+		leases: map[uint64]lease{}, live: map[uint64]*liveLog{},
 		seen: map[string]*model.ExecutorStatus{}, done: make(chan struct{}),
 	}
+	d.ready = newReadyIndex(d.taskRoute)
+	return d
 }
 
 // InstanceChanged feeds the dispatcher from the state machine's observer.
@@ -112,9 +130,7 @@ func (d *Dispatcher) InstanceChanged(c fsm.InstanceChange) {
 func (d *Dispatcher) apply(c fsm.InstanceChange) {
 	switch c.State {
 	case model.StateReady:
-		if _, ok := d.inReady[c.ID]; !ok {
-			d.inReady[c.ID] = c.Task
-			d.ready = append(d.ready, c.ID)
+		if d.ready.add(c.ID, c.Task, d.cfg.Now().UnixMilli()) {
 			if d.waiting > 0 {
 				close(d.wake)
 				d.wake = make(chan struct{})
@@ -124,13 +140,13 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 		delete(d.leases, c.ID)
 		return
 	case model.StateRunning, model.StateWaitingApproval:
-		delete(d.inReady, c.ID)
+		d.ready.remove(c.ID)
 		if c.LeaseUntil != 0 {
 			d.leases[c.ID] = lease{attempt: c.Attempt, until: c.LeaseUntil, executor: c.Executor}
 		}
 		return
 	}
-	delete(d.inReady, c.ID)
+	d.ready.remove(c.ID)
 	delete(d.leases, c.ID)
 	if c.State != model.StateRetrying {
 		if l, ok := d.live[c.ID]; ok && l.attempt <= c.Attempt {
@@ -161,17 +177,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatch: load active instances: %w", err)
 	}
 	d.mu.Lock()
-	ready, running := len(d.inReady), len(d.leases)
+	ready, running := d.ready.len(), len(d.leases)
 	d.mu.Unlock()
 	d.log.Info("dispatcher started", "active", n, "ready", ready, "running", running)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 			d.reap(ctx)
+			if n%noteEvery == 0 {
+				d.note(ctx)
+			}
 		}
 	}
 }
@@ -216,15 +235,15 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 	return out
 }
 
-// reap fails the attempts whose lease has run out. A lease stays known
-// until the state machine has answered the Expire: a proposal that fails
-// (leadership lost, a timeout) leaves it for the next tick. Once the
-// Expire applied, the state machine's changes have already updated the
-// leases it touched (the instance ended the attempt, or a renewal that
-// raced it won); one it left alone is not a running attempt there, so
-// it is dropped.
+// reap fails the attempts whose lease has run out more than the expiry
+// grace ago (see ExpireGrace). A lease stays known until the state
+// machine has answered the Expire: a proposal that fails (leadership
+// lost, a timeout) leaves it for the next tick. Once the Expire applied,
+// the state machine's changes have already updated the leases it touched
+// (the instance ended the attempt, or a renewal that raced it won); one
+// it left alone is not a running attempt there, so it is dropped.
 func (d *Dispatcher) reap(ctx context.Context) {
-	now := d.cfg.Now().UnixMilli()
+	now := d.cfg.Now().UnixMilli() - d.cfg.ExpireGrace.Milliseconds()
 	var items []fsm.AttemptRef
 	var proposed []lease
 	d.mu.Lock()
@@ -278,49 +297,33 @@ func matches(need, have map[string]string) bool {
 	return true
 }
 
-func (d *Dispatcher) taskLabels(task string) map[string]string {
-	if l, ok := d.labels[task]; ok {
-		return l
+// taskRoute reads a task's route from the store.
+func (d *Dispatcher) taskRoute(task string) route {
+	t, err := d.store.GetTask(task)
+	if err != nil {
+		return routeOf(nil)
 	}
-	l := d.store.TaskLabels(task)
-	d.labels[task] = l
-	return l
+	return routeOf(t)
 }
 
-// TaskChanged drops cached routing labels of a task.
+// TaskChanged makes the dispatcher read a task's route again.
 func (d *Dispatcher) TaskChanged(task string) {
 	d.mu.Lock()
-	delete(d.labels, task)
+	d.ready.taskChanged(task)
 	d.mu.Unlock()
 }
 
-// pick reserves up to n READY instances this executor may run, oldest
-// first. Ids that are no longer READY are dropped from the front of the
-// queue; the scan stops as soon as n are picked, so a poll costs O(n) plus
-// whatever the executor's labels make it skip.
-func (d *Dispatcher) pick(labels map[string]string, n int) ([]uint64, <-chan struct{}) {
+// pick reserves up to n READY instances that an executor with
+// capabilities c and labels can run, oldest first. It looks only at the
+// queues of the routes the executor serves, so a poll costs the number of
+// routes plus what it picks (and skips of instances other polls are
+// leasing right now), however many instances wait for other executors.
+func (d *Dispatcher) pick(c *model.Capabilities, labels map[string]string, n int) ([]uint64, <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for len(d.ready) > 0 {
-		if _, ok := d.inReady[d.ready[0]]; ok {
-			break
-		}
-		d.ready = d.ready[1:]
-	}
-	var out []uint64
-	for _, id := range d.ready {
-		if len(out) == n {
-			break
-		}
-		task, ok := d.inReady[id]
-		if !ok || d.taken[id] || !matches(d.taskLabels(task), labels) {
-			continue
-		}
-		out = append(out, id)
+	out := d.ready.pick(c, labels, n, func(id uint64) bool { return d.taken[id] })
+	for _, id := range out {
 		d.taken[id] = true
-	}
-	if len(d.ready) == 0 {
-		d.ready = nil // let the backing array go
 	}
 	if len(out) == 0 {
 		d.waiting++
@@ -335,7 +338,10 @@ func (d *Dispatcher) Done() <-chan struct{} { return d.done }
 // the executor, or empty-handed after WaitMs, or at once, Released, when
 // the dispatcher's term ends.
 func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
-	d.saw(req.Executor, func(e *model.ExecutorStatus) { e.Host, e.Labels, e.Free = req.Host, req.Labels, req.Free })
+	d.saw(req.Executor, func(e *model.ExecutorStatus) {
+		e.Host, e.Labels, e.Free, e.Capabilities = req.Host, req.Labels, req.Free, req.Capabilities
+	})
+	arrived := time.Now()
 	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds()}
 	wait := time.Duration(req.WaitMs) * time.Millisecond
 	if wait <= 0 || wait > 30*time.Second {
@@ -350,14 +356,17 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 			return resp, nil
 		default:
 		}
-		ids, wake := d.pick(req.Labels, req.Free)
+		ids, wake := d.pick(req.Capabilities, req.Labels, req.Free)
 		if len(ids) > 0 {
+			// The lease starts after this moment (it is stamped when
+			// committed): the executor counts from here.
+			held := max(time.Since(arrived).Milliseconds(), 1)
 			jobs, err := d.lease(ctx, req, ids)
 			if err != nil {
 				return nil, err
 			}
 			if len(jobs) > 0 {
-				resp.Jobs = jobs
+				resp.Jobs, resp.HeldMs = jobs, held
 				return resp, nil
 			}
 			continue

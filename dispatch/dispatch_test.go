@@ -42,13 +42,6 @@ func TestDispatcher_Executors(t *testing.T) {
 	}
 }
 
-// fakeStore is a state machine with no active instances.
-type fakeStore struct{}
-
-func (fakeStore) ActiveInstances(func(fsm.Active)) error { return nil }
-func (fakeStore) Jobs([]uint64) ([]model.Job, error)     { return nil, nil }
-func (fakeStore) TaskLabels(string) map[string]string    { return nil }
-
 // TestDispatcher_ReapKeepsLeaseUntilExpired: a lease whose Expire could
 // not be proposed stays known and is proposed again on the next reap; it
 // is dropped only once an Expire applied.
@@ -67,7 +60,8 @@ func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
 		}
 		return &fsm.Result{Data: []byte(`{"expired":2}`)}, nil
 	}
-	d := New(Config{Now: func() time.Time { return now }}, fakeStore{}, propose)
+	// Leases are expired ExpireGrace (5s, half the default lease) late.
+	d := New(Config{Now: func() time.Time { return now.Add(5 * time.Second) }}, &fakeStore{}, propose)
 	d.leases[7] = lease{attempt: 1, until: now.Add(-time.Second).UnixMilli(), executor: "a"}
 	d.leases[3] = lease{attempt: 2, until: now.UnixMilli(), executor: "a"}
 	d.leases[9] = lease{attempt: 1, until: now.Add(time.Second).UnixMilli(), executor: "a"} // not due
@@ -98,7 +92,7 @@ func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
 // are answered at once, Released and empty, when its Run ends, and so is
 // a poll that arrives later.
 func TestDispatcher_PollReleasedWhenTermEnds(t *testing.T) {
-	d := New(Config{}, fakeStore{}, nil)
+	d := New(Config{}, &fakeStore{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(ctx) }()

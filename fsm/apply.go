@@ -444,6 +444,8 @@ func (w *writer) apply() *Result {
 		return w.setMemberKey()
 	case CmdSetProto:
 		return w.setProto()
+	case CmdNote:
+		return w.note()
 	case CmdBatch:
 		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
 	}

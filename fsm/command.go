@@ -44,6 +44,9 @@ const (
 	CmdDeleteSecret   CommandType = 25 // body: TaskRef (Name = secret name)
 	CmdSetMemberKey   CommandType = 26 // body: SetMemberKey
 	CmdSetProto       CommandType = 27 // body: SetProto
+
+	// Protocol 3. 28 to 30 are taken by other work of the same release.
+	CmdNote CommandType = 31 // body: Note
 )
 
 var cmdNames = map[CommandType]string{
@@ -53,7 +56,7 @@ var cmdNames = map[CommandType]string{
 	CmdLease: "lease", CmdHeartbeat: "heartbeat", CmdComplete: "complete", CmdExpire: "expire", CmdDecide: "decide", CmdCompleteBatch: "complete_batch", CmdBackfill: "backfill", CmdAlerted: "alerted", CmdPrune: "prune",
 	CmdACLBootstrap: "acl_bootstrap", CmdACLPutToken: "acl_put_token", CmdACLDeleteToken: "acl_delete_token",
 	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret", CmdSetMemberKey: "set_member_key",
-	CmdSetProto: "set_proto",
+	CmdSetProto: "set_proto", CmdNote: "note",
 }
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -61,18 +64,20 @@ var cmdNames = map[CommandType]string{
 // addresses (NodeInfo.Proto), and a leader proposes a command only when
 // every member speaks the protocol its type needs, so that no replica
 // meets a command type it does not know.
-const ProtoVersion = 2
+const ProtoVersion = 3
 
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
-// protocol types (21..27), and ProtoVersion+1 for a type this binary does
-// not know.
+// protocol types (21..27), 3 for note (31), and ProtoVersion+1 for a
+// type this binary does not know.
 func MinProto(t CommandType) int {
 	switch {
 	case t >= CmdPutTask && t <= CmdPrune:
 		return 1
 	case t >= CmdACLBootstrap && t <= CmdSetProto:
 		return 2
+	case t == CmdNote:
+		return 3
 	}
 	return ProtoVersion + 1
 }

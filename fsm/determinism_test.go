@@ -116,7 +116,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(27) {
+	switch g.rng.Intn(28) {
 	case 0, 1, 2:
 		typ, body = CmdPutTask, PutTask{Task: g.genTask()}
 	case 3:
@@ -228,6 +228,8 @@ func (g *logGen) command(t *testing.T) *Command {
 		typ, body = CmdSetMemberKey, SetMemberKey{Key: []byte(strings.Repeat("k", 32))}
 	case 26:
 		typ, body = CmdSetProto, SetProto{Proto: 1 + g.rng.Intn(ProtoVersion)}
+	case 27:
+		typ, body = CmdNote, Note{IDs: g.someIDs(3), Type: NoteNoExecutor, Message: "no executor can run it"}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {

@@ -343,6 +343,7 @@ func fuzzSeeds(t testing.TB, st *fuzzState) map[string][]byte {
 		"put_secret":     enc(CmdPutSecret, "", PutSecret{Name: "db", Value: []byte("hunter2")}),
 		"delete_secret":  enc(CmdDeleteSecret, "", TaskRef{Name: "db"}),
 		"set_member_key": enc(CmdSetMemberKey, "", SetMemberKey{Key: make([]byte, 32)}),
+		"note":           enc(CmdNote, "", Note{IDs: []uint64{st.ready, st.running}, Type: NoteNoExecutor, Message: "no executor"}),
 		"unknown_type":   enc(CommandType(99), "", nil),
 
 		"put_task_empty_name":    enc(CmdPutTask, "", json.RawMessage(`{"task":{"name":"","trigger":{"type":"cron","expression":"* * * * *"},"action":{"type":"shell","command":"id"}}}`)),

@@ -265,6 +265,8 @@ func decodeAny(c *Command) *model.Error {
 		b = &SetMemberKey{}
 	case CmdSetProto:
 		b = &SetProto{}
+	case CmdNote:
+		b = &Note{}
 	case CmdNoop:
 		return nil
 	case CmdSubmit:

@@ -126,4 +126,7 @@ type ExecutorStatus struct {
 	Free     int  `json:"free"`
 	Running  int  `json:"running"`
 	LastSeen Time `json:"lastSeen"`
+	// Capabilities are what it declared in its last poll (nil: an
+	// executor older than capabilities, which runs shell and http).
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
 }

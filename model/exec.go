@@ -55,6 +55,46 @@ type PollRequest struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 	Free     int               `json:"free"`
 	WaitMs   int64             `json:"waitMs,omitempty"`
+	// Capabilities say which actions the executor runs; nil (an executor
+	// older than capabilities) means shell and http.
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+}
+
+// Capabilities are the actions an executor runs: the leader leases it
+// only instances whose action it can run (and whose executorLabels its
+// labels match).
+type Capabilities struct {
+	Shell bool `json:"shell"`
+	HTTP  bool `json:"http"`
+	// Handlers are the names of its sdk handlers.
+	Handlers []string `json:"handlers,omitempty"`
+}
+
+// MaxHandlers bounds Capabilities.Handlers.
+const MaxHandlers = 256
+
+// OldExecutorCapabilities are those of an executor that declares none.
+var OldExecutorCapabilities = Capabilities{Shell: true, HTTP: true}
+
+// Runs reports whether an executor with capabilities c (nil: an old
+// executor) can run action a.
+func (c *Capabilities) Runs(a *Action) bool {
+	if c == nil {
+		c = &OldExecutorCapabilities
+	}
+	switch a.Type {
+	case ActionShell:
+		return c.Shell
+	case ActionHTTP:
+		return c.HTTP
+	case ActionSDK:
+		for _, h := range c.Handlers {
+			if h == a.Handler {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // PollResponse hands jobs to an executor, leased to it for LeaseMs.
@@ -66,6 +106,12 @@ type PollResponse struct {
 	// waited: it holds no jobs, and the executor should poll again at
 	// once (the node it asks forwards to the new leader).
 	Released bool `json:"released,omitempty"`
+	// HeldMs is how long the leader held the poll before it leased Jobs,
+	// on its own monotonic clock, at least 1 when Jobs are leased (0: a
+	// leader that does not say). The executor counts each lease from the
+	// moment it sent the poll plus HeldMs, a moment no later than the
+	// lease's start, so that its deadline comes before the leader's.
+	HeldMs int64 `json:"heldMs,omitempty"`
 }
 
 // RunningAttempt is one attempt an executor reports alive.

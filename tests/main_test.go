@@ -19,6 +19,7 @@ import (
 var axBinary string
 
 func TestMain(m *testing.M) {
+	mark := markRun()
 	dir, err := os.MkdirTemp("", "ax-tests-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -36,6 +37,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	// Last: nothing the suite started may outlive it (agents, executors,
+	// the attempts they ran, `ax approval request`...). Killed executors'
+	// reapers get their grace to stop what ran.
+	if left := checkLeftovers(mark, dir, 15*time.Second); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d process(es) of this test run outlived it (killed now):\n\t%s\n", len(left), strings.Join(left, "\n\t"))
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -126,6 +126,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("agent: -executor wants true, false or auto")
 	}
 	cfg.ExecutorCapacity = *execCapacity
+	cfg.ExecutorReaper = reaperArgv()
 	if cfg.ExecutorLabels, err = parseLabels(*execLabels); err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"ax/client"
-	"ax/model"
 )
 
 type executorCommand struct{}
@@ -18,13 +17,18 @@ type executorCommand struct{}
 func (*executorCommand) Usage() string {
 	return `
 Usage: ax executor -server ADDR[,ADDR] [-name N] [-labels k=v,k=v] [-capacity 16]
+                   [-shell=true] [-http=true] [-shutdown-grace 30s]
 
 Runs attempts of ax tasks (shell and http actions) handed out by the
 cluster. Connect it to any node(s); it follows the leader and fails over.
+The cluster leases it only what it runs (-shell, -http) and what its
+labels allow. SIGTERM stops it cleanly: no new work, running attempts
+get -shutdown-grace to finish, then they are stopped and reported.
 
 Examples:
 	ax executor -server 127.0.0.1:7070,127.0.0.1:7080 -name worker-1 -labels pool=batch -capacity 8
 	ax executor -server 10.0.0.1:7070 -ca-cert tls/ax-ca.pem -name worker-2
+	ax executor -server 10.0.0.1:7070 -name hooks -shell=false      # http actions only
 `
 }
 
@@ -38,6 +42,9 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	token := fs.String("token", os.Getenv("AX_TOKEN"), "API or executor token (env AX_TOKEN)")
 	tokenFile := fs.String("token-file", "", "read the token from this file")
 	logLevel := fs.String("log-level", "info", "log level")
+	shell := fs.Bool("shell", true, "run shell actions")
+	httpActions := fs.Bool("http", true, "run http actions")
+	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
 	var tf tlsFlags
 	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -62,11 +69,21 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	ex, err := client.NewWorker(client.WorkerConfig{
 		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok, TLS: tc,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}),
+		Shell:  *shell, HTTP: *httpActions, ShutdownGrace: shutdownGrace(*grace), Reaper: reaperArgv(),
 	})
 	if err != nil {
 		return err
 	}
 	return ex.Run(ctx)
+}
+
+// shutdownGrace maps the -shutdown-grace flag to WorkerConfig's field,
+// where 0 means the default: 0 or less stops attempts at once.
+func shutdownGrace(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 func parseLabels(s string) (map[string]string, error) {
@@ -89,71 +106,4 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-type approvalCommand struct{}
-
-func (*approvalCommand) Usage() string {
-	return `
-Usage: ax approval request -summary TEXT
-
-Run from inside a task's shell command: asks an operator to approve the
-running attempt and blocks until they decide. Exits 0 when approved, 1 when
-rejected. Uses $AX_INSTANCE_ID, $AX_ATTEMPT, $AX_ADDR and $AX_TOKEN, which
-the executor sets.
-
-Example (in a task command):
-	./migrate --plan > plan.txt && ax approval request -summary "$(cat plan.txt)" && ./migrate --apply
-`
-}
-
-func (c *approvalCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "request" {
-		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("approval: want the subcommand request")
-	}
-	fs := newFlagSet("approval request", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	summary := fs.String("summary", "", "what the operator approves")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	id, attempt := os.Getenv("AX_INSTANCE_ID"), os.Getenv("AX_ATTEMPT")
-	if id == "" || attempt == "" {
-		return fmt.Errorf("approval request: AX_INSTANCE_ID and AX_ATTEMPT are not set: run it from a task's command")
-	}
-	var n int
-	if _, err := fmt.Sscanf(attempt, "%d", &n); err != nil {
-		return fmt.Errorf("approval request: bad AX_ATTEMPT %q", attempt)
-	}
-	cl, err := cf.client()
-	if err != nil {
-		return err
-	}
-	if _, err := cl.RequestApproval(ctx, id, n, *summary); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "waiting for approval of %s (ax instance approve %s)\n", id, id)
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-		in, err := cl.GetInstance(ctx, id, client.Consistent())
-		if err != nil {
-			continue
-		}
-		switch in.State {
-		case model.StateWaitingApproval:
-			continue
-		case model.StateRunning:
-			fmt.Fprintln(os.Stderr, "approved")
-			return nil
-		default:
-			fmt.Fprintf(os.Stderr, "rejected (instance is %s)\n", in.State)
-			os.Exit(1)
-		}
-	}
 }

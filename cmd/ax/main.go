@@ -29,13 +29,15 @@ func commands() map[string]command {
 		"backfill": &backfillCommand{},
 		"instance": &instanceCommand{},
 		"executor": &executorCommand{},
-		"approval": &approvalCommand{},
-		"bench":    &benchCommand{},
-		"tls":      &tlsCommand{},
-		"version":  &versionCommand{},
-		"acl":      &aclCommand{},
-		"secret":   &secretCommand{},
-		"keygen":   &keygenCommand{},
+		// Started by ax executor next to itself; not listed.
+		"executor-supervise": &superviseCommand{},
+		"approval":           &approvalCommand{},
+		"bench":              &benchCommand{},
+		"tls":                &tlsCommand{},
+		"version":            &versionCommand{},
+		"acl":                &aclCommand{},
+		"secret":             &secretCommand{},
+		"keygen":             &keygenCommand{},
 	}
 }
 

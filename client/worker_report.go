@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"ax/model"
+)
+
+type pendingReport struct {
+	item model.CompleteItem
+	a    *attempt
+	done chan struct{}
+}
+
+// reporter sends attempt reports in batches (whatever queued while the
+// previous batch was in flight), retrying across servers until each is
+// recorded or refused (a fenced attempt), or there is no point any more:
+// every attempt of the batch lost its lease on this executor's clock
+// more than the leader's expiry grace ago (the leader has failed them as
+// lost by then), or the worker is shutting down and out of time. It ends
+// when the reports channel is closed.
+func (e *Worker) reporter() {
+	for first := range e.reports {
+		batch := []pendingReport{first}
+	drain:
+		for len(batch) < 256 {
+			select {
+			case p := <-e.reports:
+				batch = append(batch, p)
+			default:
+				break drain
+			}
+		}
+		e.send(batch)
+		for _, p := range batch {
+			close(p.done)
+		}
+	}
+}
+
+// send delivers one batch of reports, or gives up (see reporter).
+func (e *Worker) send(batch []pendingReport) {
+	items := make([]model.CompleteItem, len(batch))
+	for i, p := range batch {
+		items[i] = p.item
+	}
+	key := NewRequestID()
+	for try := 0; ; try++ {
+		lease := e.currentLease()
+		deadline := time.Now().Add(lease)
+		if at := e.giveUpAt(); !at.IsZero() && at.Before(deadline) {
+			deadline = at
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		var out []model.CompleteOutcome
+		err := e.report.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/complete",
+			Body: items, Header: http.Header{HeaderIdempotencyKey: {key}}, TryTimeout: max(lease/2, time.Second)}, &out)
+		cancel()
+		if err == nil {
+			for _, o := range out {
+				if o.Error != "" {
+					e.log.Warn("attempt report refused", "execution", o.ExecutionID, "error", o.Error)
+				}
+			}
+			return
+		}
+		var me *model.Error
+		if errors.As(err, &me) && me.Code != model.CodeUnavailable && me.Code != model.CodeInternal {
+			e.log.Error("reporting attempts failed", "count", len(items), "error", err)
+			return
+		}
+		if why := e.pointless(batch); why != "" {
+			e.log.Error("reporting attempts failed; giving up: "+why, "count", len(items), "error", err)
+			return
+		}
+		e.log.Warn("reporting attempts failed; retrying", "count", len(items), "error", err)
+		time.Sleep(time.Duration(min(try+1, 10)) * 100 * time.Millisecond)
+	}
+}
+
+func (e *Worker) giveUpAt() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.giveUp
+}
+
+// pointless says why retrying a batch's delivery is no use any more, ""
+// while it may be.
+func (e *Worker) pointless(batch []pendingReport) string {
+	if at := e.giveUpAt(); !at.IsZero() && !time.Now().Before(at) {
+		return "the executor is shutting down"
+	}
+	now := time.Now()
+	for _, p := range batch {
+		p.a.mu.Lock()
+		alive := now.Sub(p.a.renewed) < p.a.lease+p.a.lease/2
+		p.a.mu.Unlock()
+		if alive {
+			return ""
+		}
+	}
+	return "their leases are gone (the cluster fails such attempts as lost)"
+}

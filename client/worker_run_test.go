@@ -1,0 +1,295 @@
+//go:build linux
+
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"ax/model"
+)
+
+// fakeCluster is a stand-in for the agents: it leases one job on the
+// first poll, and answers heartbeats and reports as a test says.
+type fakeCluster struct {
+	t     *testing.T
+	srv   *httptest.Server
+	job   model.Job
+	lease time.Duration
+
+	mu        sync.Mutex
+	polled    time.Time // when the job was leased
+	caps      *model.Capabilities
+	beatsDown bool // heartbeats answer 503
+	beatsHang bool // heartbeats get no answer
+	reportsUp bool
+	beats     int
+	reports   []model.CompleteItem
+	reported  time.Time
+}
+
+func newFakeCluster(t *testing.T, command string, lease time.Duration) *fakeCluster {
+	t.Helper()
+	f := &fakeCluster{t: t, lease: lease, reportsUp: true, job: model.Job{InstanceID: "0000000000100000",
+		ExecutionID: "0000000000100000-1", Task: "t", Attempt: 1, Action: model.Action{Type: model.ActionShell, Command: command}}}
+	release := make(chan struct{})
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve(release)))
+	t.Cleanup(func() { close(release); f.srv.Close() })
+	return f
+}
+
+func (f *fakeCluster) serve(release chan struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply := func(v any) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(v)
+		}
+		unavailable := func() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"down"}}`))
+		}
+		switch r.URL.Path {
+		case "/v1/executors/poll":
+			var req model.PollRequest
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			f.caps = req.Capabilities
+			resp := model.PollResponse{Jobs: []model.Job{}, LeaseMs: f.lease.Milliseconds(), HeartbeatMs: (f.lease / 4).Milliseconds()}
+			if f.polled.IsZero() {
+				f.polled = time.Now()
+				resp.Jobs, resp.HeldMs = []model.Job{f.job}, 1
+				reply(resp)
+				return
+			}
+			f.mu.Unlock()
+			select { // a long poll with nothing to hand out
+			case <-r.Context().Done():
+			case <-release:
+			case <-time.After(time.Duration(req.WaitMs) * time.Millisecond):
+			}
+			f.mu.Lock()
+			reply(resp)
+		case "/v1/executors/heartbeat":
+			f.beats++
+			if f.beatsHang {
+				f.mu.Unlock()
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+				f.mu.Lock()
+				return
+			}
+			if f.beatsDown {
+				unavailable()
+				return
+			}
+			reply(model.HeartbeatResponse{Stop: []model.StopAttempt{}})
+		case "/v1/attempts/complete":
+			if !f.reportsUp {
+				unavailable()
+				return
+			}
+			var items []model.CompleteItem
+			_ = json.NewDecoder(r.Body).Decode(&items)
+			f.reports = append(f.reports, items...)
+			f.reported = time.Now()
+			out := []model.CompleteOutcome{}
+			for _, it := range items {
+				out = append(out, model.CompleteOutcome{ExecutionID: it.ExecutionID, State: "RETRYING"})
+			}
+			reply(out)
+		default:
+			http.NotFound(w, r)
+		}
+	}
+}
+
+// report waits for the job's report.
+func (f *fakeCluster) report(within time.Duration) (model.CompleteRequest, time.Duration) {
+	f.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		if len(f.reports) > 0 {
+			r, after := f.reports[0].Report, f.reported.Sub(f.polled)
+			f.mu.Unlock()
+			return r, after
+		}
+		f.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.t.Fatalf("no report within %s", within)
+	return model.CompleteRequest{}, 0
+}
+
+func startWorker(t *testing.T, cfg WorkerConfig) (cancel func(), done <-chan struct{}) {
+	t.Helper()
+	cfg.Name, cfg.Shell, cfg.PollWait = "w1", true, time.Second
+	if cfg.KillGrace == 0 {
+		cfg.KillGrace = 5 * time.Second
+	}
+	w, err := NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ch := make(chan struct{})
+	go func() { defer close(ch); _ = w.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Error("worker did not stop")
+		}
+	})
+	return stop, ch
+}
+
+// pidOf waits for the pid file the test command writes.
+func pidOf(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+// TestWorker_fencesAttemptWithoutLease: an executor that cannot renew a
+// lease stops the attempt (SIGTERM, SIGKILL after a quarter lease) before
+// the leader's expiry (lease plus half a lease), and reports it canceled
+// and retryable.
+func TestWorker_fencesAttemptWithoutLease(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	lease := 2 * time.Second
+	f := newFakeCluster(t, "trap '' TERM; echo $$ > "+pidfile+"; sleep 60", lease)
+	f.beatsDown = true
+	startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}})
+	pid := pidOf(t, pidfile)
+	rep, after := f.report(10 * time.Second)
+	if !rep.Canceled || !rep.Retryable || !strings.Contains(rep.Error, "stopped: lease lost: not renewed within 2s") {
+		t.Fatalf("report %+v, want canceled and retryable, lease lost", rep)
+	}
+	if after < lease || after >= lease+lease/2 {
+		t.Errorf("attempt reported %s after its lease began, want in [lease, lease + lease/2) = [2s, 3s)", after)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the attempt's shell %d still runs after its report", pid)
+	}
+}
+
+// TestWorker_heartbeatFailsOver: heartbeats to a server that does not
+// answer move to the next one within the lease, so the attempt keeps its
+// lease and ends normally.
+func TestWorker_heartbeatFailsOver(t *testing.T) {
+	lease := time.Second
+	f := newFakeCluster(t, "sleep 2.5; echo done", lease)
+	f.beatsHang, f.reportsUp = true, false
+	good := newFakeCluster(t, "", lease)
+	good.polled = time.Now() // leases nothing
+	startWorker(t, WorkerConfig{Servers: []string{f.srv.URL, good.srv.URL}})
+	rep, _ := good.report(20 * time.Second)
+	if !rep.Success || rep.Output != "done\n" {
+		t.Fatalf("report %+v, want success: the lease was renewed through the second server", rep)
+	}
+	good.mu.Lock()
+	beats := good.beats
+	good.mu.Unlock()
+	f.mu.Lock()
+	caps := f.caps
+	f.mu.Unlock()
+	if beats < 3 {
+		t.Errorf("second server got %d heartbeats, want the renewals", beats)
+	}
+	if caps == nil || !caps.Shell || caps.HTTP || len(caps.Handlers) != 0 {
+		t.Errorf("poll declared capabilities %+v, want shell only", caps)
+	}
+}
+
+// TestWorker_shutdownGrace: once Run's context ends, a running attempt
+// may finish within ShutdownGrace; one that does not is stopped and
+// reported retryable, and Run returns.
+func TestWorker_shutdownGrace(t *testing.T) {
+	tests := []struct {
+		name        string
+		command     string
+		grace       time.Duration
+		wantSuccess bool
+		wantError   string
+	}{
+		{"finishes within the grace", "sleep 1; echo done", 10 * time.Second, true, ""},
+		{"stopped after the grace", "sleep 60", 300 * time.Millisecond, false, "stopped: executor shutting down"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeCluster(t, "echo started > "+filepath.Join(t.TempDir(), "x")+"; "+tt.command, 2*time.Second)
+			stop, done := startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}, ShutdownGrace: tt.grace, KillGrace: 200 * time.Millisecond})
+			took := f.stopOnceLeased(stop, done, tt.grace+10*time.Second)
+			rep, _ := f.report(time.Second)
+			if rep.Success != tt.wantSuccess || !strings.Contains(rep.Error, tt.wantError) || (!tt.wantSuccess && !rep.Retryable) {
+				t.Fatalf("report %+v, want success %v, error %q, retryable", rep, tt.wantSuccess, tt.wantError)
+			}
+			if took > tt.grace+3*time.Second {
+				t.Errorf("Run took %s to stop, want about the attempt or the grace", took)
+			}
+		})
+	}
+}
+
+// TestWorker_shutdownWithClusterGone: reports that cannot be delivered do
+// not hold Run past ShutdownGrace + 10s.
+func TestWorker_shutdownWithClusterGone(t *testing.T) {
+	f := newFakeCluster(t, "echo quick", 2*time.Second)
+	f.reportsUp, f.beatsDown = false, true
+	stop, done := startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}, ShutdownGrace: 100 * time.Millisecond})
+	if took := f.stopOnceLeased(stop, done, 100*time.Millisecond+10*time.Second); took > 5*time.Second {
+		t.Errorf("stopped %s after the context ended, want about 1.5 leases after the last renewal", took)
+	}
+}
+
+// stopOnceLeased cancels the worker's context once the job is leased and
+// returns how long Run took to return then, failing the test if it took
+// more than bound.
+func (f *fakeCluster) stopOnceLeased(stop func(), done <-chan struct{}, bound time.Duration) time.Duration {
+	f.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		leased := !f.polled.IsZero()
+		f.mu.Unlock()
+		if leased {
+			break
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatal("the worker did not poll")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	stop()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		f.t.Fatalf("Run still running %s after its context ended", bound)
+	}
+	return time.Since(start)
+}

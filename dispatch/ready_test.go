@@ -1,0 +1,251 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"ax/fsm"
+	"ax/model"
+)
+
+// fakeStore holds task definitions; jobs are made up from ids.
+type fakeStore struct {
+	mu    sync.Mutex
+	tasks map[string]*model.Task
+}
+
+func (s *fakeStore) ActiveInstances(func(fsm.Active)) error { return nil }
+
+func (s *fakeStore) Jobs(ids []uint64) ([]model.Job, error) {
+	var out []model.Job
+	for _, id := range ids {
+		out = append(out, model.Job{InstanceID: model.FormatID(id), ExecutionID: model.FormatID(id) + "-1", Attempt: 1})
+	}
+	return out, nil
+}
+
+func (s *fakeStore) GetTask(name string) (*model.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[name]
+	if !ok {
+		return nil, model.ErrNotFound
+	}
+	c := *t
+	return &c, nil
+}
+
+func (s *fakeStore) put(t *model.Task) {
+	s.mu.Lock()
+	s.tasks[t.Name] = t
+	s.mu.Unlock()
+}
+
+func task(name string, a model.Action, labels map[string]string) *model.Task {
+	return &model.Task{Name: name, Action: a, Policy: model.Policy{ExecutorLabels: labels}}
+}
+
+var (
+	shellAct = model.Action{Type: model.ActionShell, Command: "true"}
+	httpAct  = model.Action{Type: model.ActionHTTP, URL: "http://x"}
+	greetAct = model.Action{Type: model.ActionSDK, Handler: "greet"}
+)
+
+// proposals records the commands a dispatcher proposes and answers them
+// as the state machine would for lease, note and expire.
+type proposals struct {
+	mu   sync.Mutex
+	cmds []*fsm.Command
+}
+
+func (p *proposals) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	p.mu.Lock()
+	p.cmds = append(p.cmds, c)
+	p.mu.Unlock()
+	var data any = struct{}{}
+	if c.Type == fsm.CmdLease {
+		var l fsm.Lease
+		if err := json.Unmarshal(c.Body, &l); err != nil {
+			return nil, err
+		}
+		data = fsm.LeaseResult{IDs: l.IDs}
+	}
+	b, _ := json.Marshal(data)
+	return &fsm.Result{Data: b}, nil
+}
+
+func (p *proposals) of(t fsm.CommandType) []*fsm.Command {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*fsm.Command
+	for _, c := range p.cmds {
+		if c.Type == t {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+type testDispatcher struct {
+	*Dispatcher
+	store *fakeStore
+	props *proposals
+	now   time.Time
+}
+
+func newTestDispatcher(t *testing.T, tasks ...*model.Task) *testDispatcher {
+	t.Helper()
+	td := &testDispatcher{store: &fakeStore{tasks: map[string]*model.Task{}}, props: &proposals{},
+		now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	for _, tk := range tasks {
+		td.store.put(tk)
+	}
+	td.Dispatcher = New(Config{Lease: 10 * time.Second, Now: func() time.Time { return td.now }}, td.store, td.props.propose)
+	return td
+}
+
+// ready makes instance id of task READY.
+func (td *testDispatcher) ready(id uint64, task string) {
+	td.InstanceChanged(fsm.InstanceChange{ID: id, Task: task, State: model.StateReady})
+}
+
+// TestDispatcher_pickByCapability: a poll gets only instances whose
+// action its executor runs and whose labels it has, oldest first.
+func TestDispatcher_pickByCapability(t *testing.T) {
+	tasks := []*model.Task{
+		task("sh", shellAct, nil), task("web", httpAct, nil), task("greet", greetAct, nil),
+		task("gpu", shellAct, map[string]string{"pool": "gpu"}),
+	}
+	order := []string{"greet", "sh", "gpu", "web", "greet", "sh"} // ids 1..6
+	tests := []struct {
+		name   string
+		caps   *model.Capabilities
+		labels map[string]string
+		want   []uint64
+	}{
+		{"old executor: shell and http", nil, nil, []uint64{2, 4, 6}},
+		{"sdk worker", &model.Capabilities{Handlers: []string{"greet", "other"}}, nil, []uint64{1, 5}},
+		{"shell only, gpu", &model.Capabilities{Shell: true}, map[string]string{"pool": "gpu"}, []uint64{2, 3, 6}},
+		{"nothing it can run", &model.Capabilities{Handlers: []string{"other"}}, map[string]string{"pool": "gpu"}, nil},
+		{"everything", &model.Capabilities{Shell: true, HTTP: true, Handlers: []string{"greet"}}, map[string]string{"pool": "gpu"}, []uint64{1, 2, 3, 4, 5, 6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			td := newTestDispatcher(t, tasks...)
+			for i, task := range order {
+				td.ready(uint64(i+1), task)
+			}
+			got, _ := td.pick(tt.caps, tt.labels, 10)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("picked %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDispatcher_pickSkipsOtherRoutesCheaply: 200,000 instances waiting
+// for a handler nobody has cost a shell executor's poll nothing.
+func TestDispatcher_pickSkipsOtherRoutesCheaply(t *testing.T) {
+	td := newTestDispatcher(t, task("greet", greetAct, nil), task("sh", shellAct, nil))
+	for id := uint64(1); id <= 200_000; id++ {
+		td.ready(id, "greet")
+	}
+	td.ready(200_001, "sh")
+	start := time.Now()
+	for i := 0; i < 1000; i++ {
+		got, _ := td.pick(nil, nil, 16)
+		if len(got) != 1 || got[0] != 200_001 {
+			t.Fatalf("picked %v, want the shell instance", got)
+		}
+		delete(td.taken, 200_001)
+	}
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("1000 polls took %s: they scan the instances they cannot run", took)
+	}
+}
+
+// TestDispatcher_taskChangeReroutes: READY instances follow their task's
+// new action and labels.
+func TestDispatcher_taskChangeReroutes(t *testing.T) {
+	td := newTestDispatcher(t, task("flip", shellAct, nil), task("sh", shellAct, nil))
+	td.ready(1, "flip")
+	td.ready(2, "sh")
+	td.ready(3, "flip")
+	td.store.put(task("flip", greetAct, nil))
+	td.TaskChanged("flip")
+	if got, _ := td.pick(nil, nil, 10); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("shell executor picked %v, want only 2 (flip is sdk now)", got)
+	}
+	delete(td.taken, 2)
+	if got, _ := td.pick(&model.Capabilities{Handlers: []string{"greet"}}, nil, 10); !slices.Equal(got, []uint64{1, 3}) {
+		t.Fatalf("greet worker picked %v, want 1 and 3", got)
+	}
+}
+
+// TestDispatcher_notesUnrunnableOnce: an instance no executor can run is
+// noted once after NoteAfter, stays READY, and goes to the first capable
+// executor.
+func TestDispatcher_notesUnrunnableOnce(t *testing.T) {
+	td := newTestDispatcher(t, task("greet", greetAct, map[string]string{"zone": "a"}), task("sh", shellAct, nil))
+	ctx := context.Background()
+	td.ready(1, "greet")
+	td.ready(2, "sh")
+	if _, err := td.Poll(ctx, model.PollRequest{Executor: "shell-box", Free: 1, WaitMs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	td.note(ctx)
+	if n := len(td.props.of(fsm.CmdNote)); n != 0 {
+		t.Fatalf("%d notes before NoteAfter, want none", n)
+	}
+	td.now = td.now.Add(td.cfg.NoteAfter)
+	for i := 0; i < 3; i++ {
+		td.note(ctx)
+	}
+	notes := td.props.of(fsm.CmdNote)
+	if len(notes) != 1 {
+		t.Fatalf("%d notes, want 1", len(notes))
+	}
+	var n fsm.Note
+	if err := json.Unmarshal(notes[0].Body, &n); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(n.IDs, []uint64{1}) || n.Type != fsm.NoteNoExecutor ||
+		!strings.Contains(n.Message, `the sdk handler "greet" and the labels zone=a`) || !strings.Contains(n.Message, "none of the 1 executor(s)") {
+		t.Fatalf("note %+v, want instance 1 and why", n)
+	}
+	resp, err := td.Poll(ctx, model.PollRequest{Executor: "greeter", Labels: map[string]string{"zone": "a"},
+		Capabilities: &model.Capabilities{Handlers: []string{"greet"}}, Free: 4, WaitMs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Jobs) != 1 || resp.Jobs[0].InstanceID != model.FormatID(1) || resp.HeldMs < 1 {
+		t.Fatalf("greeter got %+v, want instance 1 with HeldMs", resp)
+	}
+}
+
+// TestDispatcher_reapWaitsExpireGrace: a lease is expired only once its
+// deadline plus ExpireGrace has passed.
+func TestDispatcher_reapWaitsExpireGrace(t *testing.T) {
+	td := newTestDispatcher(t)
+	until := td.now.UnixMilli()
+	td.InstanceChanged(fsm.InstanceChange{ID: 7, Task: "x", State: model.StateRunning, Attempt: 1, LeaseUntil: until, Executor: "e"})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		at   time.Duration
+		want int
+	}{{0, 0}, {td.cfg.ExpireGrace - time.Millisecond, 0}, {td.cfg.ExpireGrace, 1}} {
+		td.now = time.UnixMilli(until).Add(tc.at)
+		td.reap(ctx)
+		if got := len(td.props.of(fsm.CmdExpire)); got != tc.want {
+			t.Fatalf("%s past the lease: %d expire commands, want %d", tc.at, got, tc.want)
+		}
+	}
+	if td.cfg.ExpireGrace != 5*time.Second {
+		t.Errorf("ExpireGrace %s, want half the 10s lease", td.cfg.ExpireGrace)
+	}
+}
