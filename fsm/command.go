@@ -60,8 +60,10 @@ var cmdNames = map[CommandType]string{
 // of the command types it can apply. Every node records it with its
 // addresses (NodeInfo.Proto), and a leader proposes a command only when
 // every member speaks the protocol its type needs, so that no replica
-// meets a command type it does not know.
-const ProtoVersion = 2
+// meets a command type it does not know. Protocol 3 adds no command type:
+// once the cluster reaches it, request ids are remembered by the request
+// clock (clock.go) rather than by one leader's wall time.
+const ProtoVersion = 3
 
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
