@@ -78,6 +78,11 @@ type Health struct {
 	// is at GET /v1/executors (it needs a token: /healthz is open and
 	// stays small).
 	Executors int `json:"executors,omitempty"`
+	// ClockOffset is this node's clock minus the cluster's (the median
+	// of the members' clocks), once measured; Clock details every
+	// member's (see ClockHealth).
+	ClockOffset *Duration    `json:"clockOffset,omitempty"`
+	Clock       *ClockHealth `json:"clock,omitempty"`
 }
 
 // ExecutorList is the answer of GET /v1/executors.
