@@ -62,6 +62,7 @@ func (a *Agent) lead(ctx context.Context) {
 		}
 		a.log.Warn("leader barrier failed; retrying", "error", err)
 	}
+	a.startClockGuard(ctx)
 	if ctx.Err() != nil {
 		return
 	}

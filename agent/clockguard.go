@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// clockGuard is a per-term leader service: a leader whose clock is off
+// from the cluster's by more than -max-clock-skew hands leadership to the
+// member whose clock is nearest the cluster's. It checks when the term
+// starts, before the other leader services (startClockGuard), and once
+// per interval while the term lasts. A leader that finds no member to
+// hand over to stays, keeping to the cluster's time (skewClock), so it
+// does not fire early either.
+type clockGuard struct {
+	mon      *clockMonitor
+	transfer func(ctx context.Context, id string) error
+	log      hclog.Logger
+
+	mu     sync.Mutex
+	warned time.Time // last "no member to hand over to" (raw clock)
+}
+
+func newClockGuard(mon *clockMonitor, transfer func(ctx context.Context, id string) error, log hclog.Logger) *clockGuard {
+	return &clockGuard{mon: mon, transfer: transfer, log: log.Named("clock")}
+}
+
+// startClockGuard runs at the start of a term, after the barrier: it
+// decides on this node's clock (measuring at once if the monitor has no
+// recent verdict), hands leadership over if the clock is off and, if it
+// did, returns once the term is over, so that no leader service starts on
+// a clock that is off; otherwise it leaves the guard running for the term.
+func (a *Agent) startClockGuard(ctx context.Context) {
+	g := newClockGuard(a.clockMon, a.node.TransferLeadership, a.log)
+	v := a.clockMon.current()
+	if !v.usable(a.clockMon.raw.Now(), a.clockMon.staleAfter()) {
+		v = a.clockMon.measure(ctx)
+	}
+	if g.check(ctx, v) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+		return
+	}
+	go func() { _ = g.Run(ctx) }()
+}
+
+// Run checks this node's clock once per interval until ctx ends.
+func (g *clockGuard) Run(ctx context.Context) error {
+	t := time.NewTicker(g.mon.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			g.check(ctx, g.mon.current())
+		}
+	}
+}
+
+// check hands leadership over if v finds this node's clock off, and
+// reports whether it did.
+func (g *clockGuard) check(ctx context.Context, v clockView) bool {
+	off, target := guardDecision(v, g.mon.maxSkew, g.mon.staleAfter())
+	if !off {
+		return false
+	}
+	if target == "" {
+		g.mu.Lock()
+		now := g.mon.raw.Now()
+		quiet := !g.warned.IsZero() && now.Sub(g.warned) < time.Minute
+		if !quiet {
+			g.warned = now
+		}
+		g.mu.Unlock()
+		if !quiet {
+			g.log.Warn("this leader's clock is off from the cluster's and no member with a good clock can take over; leading on the cluster's time",
+				"offset", v.self, "max_clock_skew", g.mon.maxSkew)
+		}
+		return false
+	}
+	g.log.Warn("this leader's clock is off from the cluster's; handing leadership over", "offset", v.self,
+		"max_clock_skew", g.mon.maxSkew, "to", target)
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := g.transfer(tctx, target); err != nil {
+		if ctx.Err() == nil {
+			g.log.Warn("handing leadership over failed; leading on the cluster's time meanwhile", "to", target, "error", err)
+		}
+		return false
+	}
+	g.mon.handedOver()
+	g.log.Info("handed leadership over: this node's clock is off", "to", target, "offset", v.self)
+	return true
+}
+
+// guardDecision says whether v finds this node's clock off and, if so,
+// the voter to hand leadership to: one measured recently whose clock is
+// within the bound, the nearest the cluster's first (ties by id).
+func guardDecision(v clockView, maxSkew, stale time.Duration) (off bool, target string) {
+	if !v.quorum || abs(v.self) <= maxSkew {
+		return false, ""
+	}
+	best := time.Duration(-1)
+	for _, m := range v.members {
+		if m.self || !m.voter || m.age > stale || abs(m.offset) > maxSkew {
+			continue
+		}
+		if best < 0 || abs(m.offset) < best {
+			best, target = abs(m.offset), m.id
+		}
+	}
+	return true, target
+}
