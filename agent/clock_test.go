@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -237,33 +238,36 @@ func TestClockMonitor_roundTrip(t *testing.T) {
 
 func TestGuardDecision(t *testing.T) {
 	s := time.Second
-	stale := 10 * s
+	recent := 3 * s
+	now := clockT0.Add(s / 2) // the view is half a second old
 	member := func(id string, off time.Duration, voter bool, age time.Duration) memberClock {
 		return memberClock{id: id, voter: voter, offset: off, age: age}
 	}
 	self := memberClock{id: "n1", self: true, voter: true}
+	view := func(quorum bool, off time.Duration, members ...memberClock) clockView {
+		return clockView{at: clockT0, quorum: quorum, self: off, members: append([]memberClock{self}, members...)}
+	}
 	cases := []struct {
-		name       string
-		view       clockView
-		wantOff    bool
-		wantTarget string
+		name        string
+		view        clockView
+		wantOff     bool
+		wantTargets []string
 	}{
-		{"within the bound", clockView{quorum: true, self: s / 2, members: []memberClock{self, member("n2", 0, true, 0)}}, false, ""},
-		{"off without a quorum", clockView{quorum: false, self: 10 * s, members: []memberClock{self}}, false, ""},
-		{"off: the nearest voter", clockView{quorum: true, self: 600 * s, members: []memberClock{self,
-			member("n2", 300*time.Millisecond, true, 0), member("n3", -100*time.Millisecond, true, 0)}}, true, "n3"},
-		{"off: ties go by id", clockView{quorum: true, self: -600 * s, members: []memberClock{self,
-			member("n2", 0, true, 0), member("n3", 0, true, 0)}}, true, "n2"},
-		{"off: not to a skewed, stale or non-voting member", clockView{quorum: true, self: 600 * s, members: []memberClock{self,
-			member("n2", 2*s, true, 0), member("n3", 0, true, stale+s), member("n4", 0, false, 0), member("n5", 0, true, s)}}, true, "n5"},
-		{"off: nobody to hand over to", clockView{quorum: true, self: 600 * s, members: []memberClock{self,
-			member("n2", 2*s, true, 0)}}, true, ""},
+		{"within the bound", view(true, s/2, member("n2", 0, true, 0)), false, nil},
+		{"off without a quorum", view(false, 10*s), false, nil},
+		{"off: the most recently heard first", view(true, 600*s,
+			member("n2", 300*time.Millisecond, true, 200*time.Millisecond), member("n3", -100*time.Millisecond, true, 100*time.Millisecond)),
+			true, []string{"n3", "n2"}},
+		{"off: not to a skewed, silent or non-voting member", view(true, 600*s,
+			member("n2", 2*s, true, 0), member("n3", 0, true, recent-s/4), member("n4", 0, false, 0), member("n5", 0, true, s)),
+			true, []string{"n5"}},
+		{"off: nobody to hand over to", view(true, -600*s, member("n2", 2*s, true, 0)), true, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			off, target := guardDecision(tc.view, s, stale)
-			if off != tc.wantOff || target != tc.wantTarget {
-				t.Fatalf("got off %v, target %q; want %v, %q", off, target, tc.wantOff, tc.wantTarget)
+			off, targets := guardDecision(tc.view, s, recent, now)
+			if off != tc.wantOff || !slices.Equal(targets, tc.wantTargets) {
+				t.Fatalf("got off %v, targets %q; want %v, %q", off, targets, tc.wantOff, tc.wantTargets)
 			}
 		})
 	}
@@ -277,10 +281,10 @@ func TestClockGuard_check(t *testing.T) {
 	m, fc := newFakeMonitor(t, 3, &log)
 	fc.offsets["n2"], fc.offsets["n3"] = -10*time.Minute, -10*time.Minute-200*time.Millisecond
 	var calls []string
-	fail := true
+	failing := map[string]bool{"n2": true, "n3": true}
 	g := newClockGuard(m, func(_ context.Context, id string) error {
 		calls = append(calls, id)
-		if fail {
+		if failing[id] {
 			return errors.New("timed out")
 		}
 		return nil
@@ -289,18 +293,23 @@ func TestClockGuard_check(t *testing.T) {
 	if g.check(context.Background(), v) {
 		t.Fatal("check reported a hand-over that failed")
 	}
-	fail = false
+	if len(calls) != 2 {
+		t.Fatalf("transfers tried to %v, want both members", calls)
+	}
+	failing["n3"] = false
+	calls = nil
 	if !g.check(context.Background(), v) {
 		t.Fatal("check did not hand leadership over")
 	}
-	if len(calls) != 2 || calls[0] != "n2" || calls[1] != "n2" {
-		t.Fatalf("transfers to %v, want n2 twice", calls)
+	if !slices.Contains(calls, "n3") || calls[len(calls)-1] != "n3" {
+		t.Fatalf("transfers tried to %v, want the last to n3", calls)
 	}
 	if m.transfers != 1 || !strings.Contains(log.String(), "handing leadership over") {
 		t.Fatalf("transfers counted %d, log:\n%s", m.transfers, log.String())
 	}
+	calls = nil
 	fc.offsets["n2"], fc.offsets["n3"] = 0, 0
-	if g.check(context.Background(), m.measure(context.Background())) || len(calls) != 2 {
+	if g.check(context.Background(), m.measure(context.Background())) || len(calls) != 0 {
 		t.Fatalf("a leader with a good clock handed over (transfers %v)", calls)
 	}
 }
@@ -352,5 +361,34 @@ func TestSkewClock(t *testing.T) {
 	case <-tm.C():
 	default:
 		t.Fatal("a timer for 1s from now did not fire after 1s")
+	}
+}
+
+// TestClockMonitor_logs: a member off is logged when found, again when
+// what can be said of it changes (from "cannot tell" to "off"), at most
+// once a minute otherwise, and when it is back.
+func TestClockMonitor_logs(t *testing.T) {
+	var log strings.Builder
+	m, fc := newFakeMonitor(t, 3, &log)
+	fc.offsets["n2"], fc.down["n3"] = 10*time.Minute, true
+	count := func(msg string) int { return strings.Count(log.String(), msg) }
+	const cannot, off, back = "too few members answered", "a member's clock is off from the cluster's", "back within the bound"
+	steps := []struct {
+		do                  func()
+		cannot, off, backOK int
+	}{
+		{func() {}, 1, 0, 0},
+		{func() { fc.down["n3"] = false }, 1, 1, 0},
+		{func() { fc.clock.Advance(30 * time.Second) }, 1, 1, 0},
+		{func() { fc.clock.Advance(31 * time.Second) }, 1, 2, 0},
+		{func() { fc.offsets["n2"] = 0 }, 1, 2, 1},
+	}
+	for i, s := range steps {
+		s.do()
+		m.measure(context.Background())
+		if count(cannot) != s.cannot || count(off) != s.off || count(back) != s.backOK {
+			t.Fatalf("step %d: logged %d/%d/%d (cannot tell/off/back), want %d/%d/%d:\n%s", i,
+				count(cannot), count(off), count(back), s.cannot, s.off, s.backOK, log.String())
+		}
 	}
 }

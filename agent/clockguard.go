@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 
@@ -63,14 +64,14 @@ func (g *clockGuard) Run(ctx context.Context) error {
 	}
 }
 
-// check hands leadership over if v finds this node's clock off, and
-// reports whether it did.
+// check hands leadership over if v finds this node's clock off, trying
+// the members guardDecision proposes in turn, and reports whether it did.
 func (g *clockGuard) check(ctx context.Context, v clockView) bool {
-	off, target := guardDecision(v, g.mon.maxSkew, g.mon.staleAfter())
+	off, targets := guardDecision(v, g.mon.maxSkew, g.mon.recent(), g.mon.raw.Now())
 	if !off {
 		return false
 	}
-	if target == "" {
+	if len(targets) == 0 {
 		g.mu.Lock()
 		now := g.mon.raw.Now()
 		quiet := !g.warned.IsZero() && now.Sub(g.warned) < time.Minute
@@ -84,36 +85,46 @@ func (g *clockGuard) check(ctx context.Context, v clockView) bool {
 		}
 		return false
 	}
-	g.log.Warn("this leader's clock is off from the cluster's; handing leadership over", "offset", v.self,
-		"max_clock_skew", g.mon.maxSkew, "to", target)
-	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := g.transfer(tctx, target); err != nil {
-		if ctx.Err() == nil {
-			g.log.Warn("handing leadership over failed; leading on the cluster's time meanwhile", "to", target, "error", err)
+	for _, target := range targets {
+		g.log.Warn("this leader's clock is off from the cluster's; handing leadership over", "offset", v.self,
+			"max_clock_skew", g.mon.maxSkew, "to", target)
+		tctx, cancel := context.WithTimeout(ctx, transferTimeout)
+		err := g.transfer(tctx, target)
+		cancel()
+		if err == nil {
+			g.mon.handedOver()
+			g.log.Info("handed leadership over: this node's clock is off", "to", target, "offset", v.self)
+			return true
 		}
-		return false
+		if ctx.Err() != nil {
+			return false
+		}
+		g.log.Warn("handing leadership over failed; leading on the cluster's time meanwhile", "to", target, "error", err)
 	}
-	g.mon.handedOver()
-	g.log.Info("handed leadership over: this node's clock is off", "to", target, "offset", v.self)
-	return true
+	return false
 }
 
+// transferTimeout bounds one leadership transfer (Raft gives up on one
+// after an election timeout, 1s by default).
+const transferTimeout = 2 * time.Second
+
 // guardDecision says whether v finds this node's clock off and, if so,
-// the voter to hand leadership to: one measured recently whose clock is
-// within the bound, the nearest the cluster's first (ties by id).
-func guardDecision(v clockView, maxSkew, stale time.Duration) (off bool, target string) {
+// the voters to hand leadership to, best first: those that answered
+// within recent of now (a member that stopped answering may be gone) and
+// whose clock is within the bound, the most recently heard first.
+func guardDecision(v clockView, maxSkew, recent time.Duration, now time.Time) (off bool, targets []string) {
 	if !v.quorum || abs(v.self) <= maxSkew {
-		return false, ""
+		return false, nil
 	}
-	best := time.Duration(-1)
+	var ok []memberClock
 	for _, m := range v.members {
-		if m.self || !m.voter || m.age > stale || abs(m.offset) > maxSkew {
-			continue
-		}
-		if best < 0 || abs(m.offset) < best {
-			best, target = abs(m.offset), m.id
+		if !m.self && m.voter && m.age+now.Sub(v.at) <= recent && abs(m.offset) <= maxSkew {
+			ok = append(ok, m)
 		}
 	}
-	return true, target
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].age < ok[j].age })
+	for _, m := range ok {
+		targets = append(targets, m.id)
+	}
+	return true, targets
 }

@@ -76,17 +76,28 @@ type clockMonitor struct {
 	mu        sync.Mutex
 	samples   map[string]clockSample
 	view      clockView
-	warned    map[string]time.Time // last warning per member (raw clock)
-	transfers int                  // leadership handed over for this node's clock
+	warned    map[string]warning // last warning per member
+	transfers int                // leadership handed over for this node's clock
 }
 
 func newClockMonitor(self string, raw wheel.Clock, clock *skewClock, maxSkew, interval time.Duration, log hclog.Logger) *clockMonitor {
 	return &clockMonitor{self: self, raw: raw, clock: clock, maxSkew: maxSkew, interval: interval, log: log.Named("clock"),
-		samples: map[string]clockSample{}, warned: map[string]time.Time{}}
+		samples: map[string]clockSample{}, warned: map[string]warning{}}
+}
+
+// warning is the last warning logged about a member: when (raw clock) and
+// what it said.
+type warning struct {
+	at  time.Time
+	msg string
 }
 
 // staleAfter is how long a sample counts.
 func (m *clockMonitor) staleAfter() time.Duration { return max(10*m.interval, 10*time.Second) }
+
+// recent is how long ago a member must have answered to be trusted as
+// alive (to take leadership over): two rounds and the longest answer.
+func (m *clockMonitor) recent() time.Duration { return 2*m.interval + m.timeout() }
 
 // timeout bounds one measurement.
 func (m *clockMonitor) timeout() time.Duration { return max(m.interval, m.maxSkew) }
@@ -271,20 +282,18 @@ func (m *clockMonitor) report(v clockView, now time.Time) {
 			continue
 		}
 		off[mc.id] = true
-		last, seen := m.warned[mc.id]
-		if seen && now.Sub(last) < time.Minute {
-			continue
-		}
-		m.warned[mc.id] = now
+		msg := "clock skew: a member's clock is off from the cluster's"
 		switch {
 		case !v.quorum:
-			m.log.Warn("clock skew: a member's clock differs from this node's, and too few members answered to tell whose is off",
-				"member", mc.id, "offset", mc.offset, "max_clock_skew", m.maxSkew)
+			msg = "clock skew: a member's clock differs from this node's, and too few members answered to tell whose is off"
 		case mc.self:
-			m.log.Warn("clock skew: this node's clock is off from the cluster's", "member", mc.id, "offset", mc.offset, "max_clock_skew", m.maxSkew)
-		default:
-			m.log.Warn("clock skew: a member's clock is off from the cluster's", "member", mc.id, "offset", mc.offset, "max_clock_skew", m.maxSkew)
+			msg = "clock skew: this node's clock is off from the cluster's"
 		}
+		if last, seen := m.warned[mc.id]; seen && last.msg == msg && now.Sub(last.at) < time.Minute {
+			continue
+		}
+		m.warned[mc.id] = warning{at: now, msg: msg}
+		m.log.Warn(msg, "member", mc.id, "offset", mc.offset, "max_clock_skew", m.maxSkew)
 	}
 	for id := range m.warned {
 		if !off[id] {
