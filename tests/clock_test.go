@@ -115,6 +115,20 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 	}
 	rec := watchFires(ctx, cl, "tick")
 	first := submitKeyed(ctx, t, cl, "orders", "order-42")
+	// Delayed instances due while n2 is made leader and after.
+	later := eventTask("later")
+	later.Policy.MaxConcurrency = 100
+	if _, err := cl.PutTask(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	var subs []model.SubmitRequest
+	for d := 3 * time.Second; d <= 12*time.Second; d += 500 * time.Millisecond {
+		subs = append(subs, model.SubmitRequest{Delay: model.Duration(d)})
+	}
+	if _, err := cl.SubmitBatch(ctx, "later", subs); err != nil {
+		t.Fatal(err)
+	}
+	delayed := watchFires(ctx, cl, "later")
 	waitFor(t, 10*time.Second, func() error {
 		if n := rec.count(); n < 3 {
 			return fmt.Errorf("%d fires", n)
@@ -180,6 +194,17 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 		t.Fatal(err)
 	}
 	rec.stop()
+	waitFor(t, 10*time.Second, func() error {
+		if n := delayed.count(); n != len(subs) {
+			return fmt.Errorf("%d of %d delayed instances fired", n, len(subs))
+		}
+		return nil
+	})
+	delayed.stop()
+	if delayed.early() > 0 {
+		t.Errorf("%d delayed instances fired before they were due: %v", delayed.early(), delayed.earlyTimes())
+	}
+	t.Logf("%d delayed instances due during the hand-overs: %d early", len(subs), delayed.early())
 	insts, err := allInstances(ctx, cl, "tick")
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +351,7 @@ func leaderSpells(t *testing.T, path string) []time.Duration {
 }
 
 // fireWatch polls a task's instances and records, for each fire time, when
-// it was first seen: a fire time seen before it was due was fired early.
+// it was first seen fired: one seen fired before it was due fired early.
 type fireWatch struct {
 	mu      sync.Mutex
 	seen    map[int64]time.Time
@@ -348,7 +373,7 @@ func watchFires(ctx context.Context, cl *client.Client, task string) *fireWatch 
 				w.mu.Lock()
 				for _, in := range page.Instances {
 					ms := in.ScheduledAt.Millis()
-					if _, ok := w.seen[ms]; ok {
+					if _, ok := w.seen[ms]; ok || in.State == model.StateScheduled {
 						continue
 					}
 					w.seen[ms] = answered
