@@ -88,7 +88,9 @@ func (g *clockGuard) check(ctx context.Context, v clockView) bool {
 	for _, target := range targets {
 		g.log.Warn("this leader's clock is off from the cluster's; handing leadership over", "offset", v.self,
 			"max_clock_skew", g.mon.maxSkew, "to", target)
-		tctx, cancel := context.WithTimeout(ctx, transferTimeout)
+		// Not under ctx: a transfer that succeeds ends the term, which
+		// would cancel the wait for its own answer.
+		tctx, cancel := context.WithTimeout(context.Background(), transferTimeout)
 		err := g.transfer(tctx, target)
 		cancel()
 		if err == nil {
