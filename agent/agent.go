@@ -78,8 +78,17 @@ type Config struct {
 	ExecutorReaper []string
 	Logger         hclog.Logger
 	// Clock is the node's clock; default the real one. Only the leader's
-	// clock is ever stamped into commands or drives the timing wheel.
+	// clock is ever stamped into commands or drives the timing wheel, and
+	// only as held to the cluster's: a node whose clock is off from the
+	// median of the members' by more than MaxClockSkew takes the
+	// difference off (see clockmon.go).
 	Clock wheel.Clock
+	// MaxClockSkew is how far a node's clock may be from the cluster's
+	// before it is reported, corrected and made to hand leadership over
+	// (default 1s). ClockInterval is how often every node compares clocks
+	// with the other members (default 1s).
+	MaxClockSkew  time.Duration
+	ClockInterval time.Duration
 	// Horizon: delayed instances due within it are held in the leader's
 	// timing wheel; later ones wait in the state machine's due index.
 	// Default 1h.
@@ -127,7 +136,10 @@ type Agent struct {
 
 	stopExec context.CancelFunc
 	metrics  *metrics
-	alertCh  chan uint64 // FAILED instances for the alerter
+	clock    *skewClock    // cfg.Clock, held to the cluster's
+	clockMon *clockMonitor // compares this node's clock with the members'
+	stamper  *stamper      // the leader time put into commands
+	alertCh  chan uint64   // FAILED instances for the alerter
 	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
@@ -148,6 +160,15 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = wheel.RealClock{}
 	}
+	if cfg.MaxClockSkew <= 0 {
+		cfg.MaxClockSkew = time.Second
+	}
+	if cfg.ClockInterval <= 0 {
+		cfg.ClockInterval = time.Second
+	}
+	raw := cfg.Clock
+	clock := &skewClock{raw: raw}
+	cfg.Clock = clock
 	if cfg.Horizon == 0 {
 		cfg.Horizon = time.Hour
 	}
@@ -174,11 +195,14 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now,
+		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, clock: clock,
 		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
 		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024),
 	}
+	a.clockMon = newClockMonitor(cfg.NodeID, raw, clock, cfg.MaxClockSkew, cfg.ClockInterval, a.log)
+	a.clockMon.peers, a.clockMon.ask = a.clockPeers, a.askClock
 	a.metrics = newMetrics(a) // before the state machine starts applying
+	a.metrics.reg.MustRegister(a.clockMon)
 	sl, err := newSealer(cfg.EncryptKey)
 	if err != nil {
 		return nil, fmt.Errorf("agent: encrypt key: %w", err)
@@ -199,6 +223,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.fsm = f
+	a.stamper = &stamper{now: a.now, hwm: f.TimeHWM, max: cfg.MaxClockSkew, log: a.log}
 	if cfg.ExecutorToken != "" && cfg.Token == "" && !f.ACLBootstrapped() {
 		f.Close()
 		ln.Close()
@@ -234,7 +259,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = node
-	a.api = api.New(api.Config{Backend: a, Auth: a, Logger: a.log, Now: cfg.Clock.Now,
+	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now, WallClock: raw.Now,
 		Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)
 	a.http = &http.Server{
@@ -272,8 +297,9 @@ func New(cfg Config) (*Agent, error) {
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
-	a.wg.Add(4)
+	a.wg.Add(5)
 	go a.batchLoop()
+	go a.monitorClocks()
 	go func() {
 		defer a.wg.Done()
 		if err := a.http.Serve(a.conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -366,6 +392,18 @@ func (a *Agent) clientFor(addr string) *client.Client {
 		a.clients[addr] = c
 	}
 	return c
+}
+
+// monitorClocks runs the clock monitor until the agent stops.
+func (a *Agent) monitorClocks() {
+	defer a.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-a.stopCh
+		cancel()
+	}()
+	a.clockMon.run(ctx)
 }
 
 func (a *Agent) stopping() bool {

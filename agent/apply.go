@@ -252,6 +252,6 @@ func (s schedFuture) Wait() (*fsm.Result, error) {
 // waiting; the scheduler uses it to keep fires in log order while several
 // are in flight.
 func (a *Agent) proposeAsync(c *fsm.Command) sched.Future {
-	c.Now, c.Node = a.now().UnixMilli(), a.cfg.NodeID
+	c.Now, c.Node = a.stamper.stamp(), a.cfg.NodeID
 	return schedFuture{a.node.ApplyAsync(c.Encode())}
 }

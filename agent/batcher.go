@@ -117,7 +117,7 @@ func (a *Agent) batchLoop() {
 		if !slot {
 			slots <- struct{}{}
 		}
-		now := a.now().UnixMilli()
+		now := a.stamper.stamp()
 		var data []byte
 		if len(g.cmds) == 1 {
 			c := g.cmds[0].cmd

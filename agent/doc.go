@@ -4,4 +4,10 @@
 // through Raft (forwarded to the leader in one hop when this node is a
 // follower); reads are served from the local state machine, or after a
 // read barrier when they must be linearizable.
+//
+// Every node compares its clock with the other members' once a second
+// (clockmon.go); a node off from the cluster's clock by more than
+// Config.MaxClockSkew is reported, keeps to the cluster's time (clock.go),
+// and as leader hands leadership over (clockguard.go). Commands are
+// stamped no lower than the latest leader time applied.
 package agent

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"ax/fsm"
@@ -38,8 +39,8 @@ func TestProtoGate(t *testing.T) {
 		{"a non-voter counts", fsm.CmdACLDeleteToken, append(servers[:3:3], raftnode.Server{ID: "n4"}), rec(2, 2, 2),
 			"member n4 runs protocol 1; upgrade every member before using acl_delete_token"},
 		{"a record of a removed member does not count", fsm.CmdACLPutToken, servers[:2], rec(2, 2, 0), ""},
-		{"a type this binary does not know", fsm.CommandType(200), servers, rec(3, 3, 3),
-			"member n1 runs protocol 3; upgrade every member before using command(200)"},
+		{"a type this binary does not know", fsm.CommandType(200), servers, rec(fsm.ProtoVersion, fsm.ProtoVersion, fsm.ProtoVersion),
+			fmt.Sprintf("member n1 runs protocol %d; upgrade every member before using command(200)", fsm.ProtoVersion)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

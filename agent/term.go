@@ -40,6 +40,7 @@ type term struct {
 	raftTerm uint64
 	disp     *dispatch.Dispatcher
 	sched    *sched.Scheduler
+	guard    *clockGuard
 }
 
 // isReady reports whether the term's barrier is done and the term is not
@@ -71,6 +72,7 @@ func (a *Agent) termServices(t *term) []service {
 		{"alerts", func(ctx context.Context) error { a.runAlerts(ctx); return nil }},
 		{"retention", func(ctx context.Context) error { a.runRetention(ctx); return nil }},
 		{"cluster-state", func(ctx context.Context) error { a.ensureClusterState(ctx); return nil }},
+		{"clock-guard", t.guard.Run},
 	}, a.cfg.testServices...)
 }
 
@@ -130,6 +132,11 @@ func (a *Agent) runTerm(t *term) {
 		return
 	}
 	t.raftTerm = raftTerm
+	// A leader whose clock is off hands leadership over before any
+	// service starts.
+	if t.guard = a.guardClock(t.ctx); t.ctx.Err() != nil {
+		return
+	}
 	t.disp = dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log, Prepare: a.addSecrets}, a.fsm, a.propose)
 	t.sched = sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	close(t.ready)

@@ -43,6 +43,10 @@ type Config struct {
 	// Now is the node's clock, used to refuse an "at" in the past;
 	// default time.Now.
 	Now func() time.Time
+	// WallClock is the node's own clock, uncorrected, which GET
+	// /v1/internal/time answers so that other members can measure its
+	// offset from theirs; default Now.
+	WallClock func() time.Time
 	// CheckAction vets the action of a task being applied (PUT
 	// /v1/tasks/{name}) once model validation has passed, before the
 	// backend sees the task; its error is answered like the backend's
@@ -77,6 +81,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.WallClock == nil {
+		cfg.WallClock = cfg.Now
 	}
 	if cfg.CheckAction == nil {
 		cfg.CheckAction = func(*model.Action) error { return nil }
@@ -141,6 +148,7 @@ func (s *Server) routes() []route {
 
 		{"POST /v1/internal/apply", AccessMember, s.applyForwarded},
 		{"GET /v1/internal/readindex", AccessMember, s.readIndex},
+		{"GET /v1/internal/time", AccessMember, s.clockTime},
 	}
 	if s.cfg.Metrics != nil {
 		rs = append(rs, route{"GET /metrics", reader, s.cfg.Metrics.ServeHTTP})
@@ -478,4 +486,11 @@ func (s *Server) readIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]uint64{"index": idx})
+}
+
+// clockTime answers a member's reading of this node's wall clock: the
+// cluster's members compare clocks with it (NTP style, from the round
+// trip).
+func (s *Server) clockTime(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, model.ClockReading{UnixMs: s.cfg.WallClock().UnixMilli()})
 }

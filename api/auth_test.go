@@ -285,6 +285,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"POST /v1/attempts/{id}/complete": "executor", "POST /v1/attempts/complete": "executor",
 		"POST /v1/instances/{id}/approval": "executor",
 		"POST /v1/internal/apply":          api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
+		"GET /v1/internal/time": api.AccessMember,
 	}
 	got := map[string]string{}
 	for _, r := range api.New(api.Config{Metrics: http.NotFoundHandler()}).Routes() {

@@ -135,6 +135,7 @@ type batch struct {
 	typ      CommandType // its type, once decoded
 	last     *raft.Log
 	notes    notes
+	hwm      int64 // the latest leader time applied (clock.go)
 }
 
 // run applies logs in a new transaction and commits it, or rolls it back
@@ -154,6 +155,7 @@ func (b *batch) run(logs []*raft.Log) (out []interface{}, fail *failure) {
 	}()
 	out = make([]interface{}, len(logs))
 	applied := b.f.applied.Load()
+	b.hwm = b.f.hwm.Load()
 	for i, l := range logs {
 		if l.Index <= applied {
 			continue
@@ -172,7 +174,11 @@ func (b *batch) run(logs []*raft.Log) (out []interface{}, fail *failure) {
 	v := make([]byte, 16)
 	binary.BigEndian.PutUint64(v, b.last.Index)
 	binary.BigEndian.PutUint64(v[8:], b.last.Term)
-	if err := tx.Bucket(bktMeta).Put(keyApplied, v); err != nil {
+	err = tx.Bucket(bktMeta).Put(keyApplied, v)
+	if err == nil {
+		err = b.flushHWM()
+	}
+	if err != nil {
 		_ = tx.Rollback()
 		return nil, &failure{pos: b.pos, err: err, fatal: true}
 	}
@@ -190,6 +196,9 @@ func (b *batch) done() {
 	}
 	f := b.f
 	f.applied.Store(b.last.Index)
+	if b.hwm > f.hwm.Load() {
+		f.hwm.Store(b.hwm)
+	}
 	f.notify()
 	if o := f.cfg.Observer; o != nil {
 		ns := &b.notes
@@ -264,7 +273,7 @@ func panicOrigin() string {
 // entryState is what the commands of one log entry share.
 type entryState struct {
 	seq    uint32 // instance ids of this entry are index<<20 | seq
-	pruned bool   // request ids were pruned as of prunedAt
+	pruned bool   // request ids were pruned (as of prunedAt before protocol 3)
 	// prunedAt is the command time of the last prune. A later command of
 	// the entry with the same time has nothing to prune: every request it
 	// remembered since is no older.
@@ -273,6 +282,10 @@ type entryState struct {
 	// counts of SCHEDULED and of active instances, written once when the
 	// entry ends (nothing reads them while it is applied).
 	pending, active int64
+	// byClock: the entry remembers and prunes request ids by the request
+	// clock (protocol 3), which stood at clock when it began.
+	byClock bool
+	clock   int64
 }
 
 // entry applies one log entry: a command or a batch of them.
@@ -288,6 +301,7 @@ func (b *batch) entry(l *raft.Log) interface{} {
 		return errResult(model.Errorf(model.CodeInvalid, "undecodable command: %v", err))
 	}
 	b.typ = c.Type
+	b.clockEntry(l, c.Now, &es)
 	if c.Type == CmdBatch {
 		cmds, err := decodeBatch(c.Body)
 		if err != nil {
@@ -340,7 +354,11 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 		return errResult(e)
 	}
 	if c.ReqID != "" {
-		if !es.pruned || es.prunedAt != c.Now {
+		switch {
+		case es.byClock && !es.pruned:
+			f.pruneRequestsByClock(tx, es.clock, index)
+			es.pruned = true
+		case !es.byClock && (!es.pruned || es.prunedAt != c.Now):
 			f.pruneRequests(tx, c.Now)
 			es.pruned, es.prunedAt = true, c.Now
 		}
@@ -366,7 +384,7 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 		}
 	}
 	if c.ReqID != "" {
-		f.rememberRequest(tx, c, index, res)
+		f.rememberRequest(tx, c, index, es, res)
 	}
 	return res
 }

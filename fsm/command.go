@@ -63,7 +63,10 @@ var cmdNames = map[CommandType]string{
 // of the command types it can apply. Every node records it with its
 // addresses (NodeInfo.Proto), and a leader proposes a command only when
 // every member speaks the protocol its type needs, so that no replica
-// meets a command type it does not know.
+// meets a command type it does not know. Protocol 3 adds the note
+// command (31), and once the cluster reaches it, request ids are
+// remembered by the request clock (clock.go) rather than by one leader's
+// wall time.
 const ProtoVersion = 3
 
 // MinProto returns the protocol a command type needs: 1 for the types of

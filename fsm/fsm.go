@@ -65,11 +65,13 @@ var (
 	coreBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
-	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets)
+	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
-// measured in leader time between commands.
+// measured in leader time between commands: from protocol 3 on the
+// request clock, which only counts time passing within a leadership term
+// (clock.go).
 const RequestTTL = 10 * time.Minute
 
 const cleanMarker = ".clean"
@@ -117,6 +119,7 @@ type FSM struct {
 	mu      sync.RWMutex // guards db against Restore's swap
 	db      *bolt.DB
 	applied atomic.Uint64
+	hwm     atomic.Int64 // TimeHWM
 	rebuilt bool
 	aclC    atomic.Pointer[aclCache]
 
@@ -163,6 +166,10 @@ func Open(cfg Config) (*FSM, error) {
 	}
 	f.db = db
 	if err := f.loadApplied(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := f.loadHWM(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -282,11 +289,18 @@ func (f *FSM) Close() error {
 	return nil
 }
 
-func (f *FSM) rememberRequest(tx *bolt.Tx, c *Command, index uint64, res *Result) {
+// rememberRequest stores a command's result under its request id, indexed
+// for pruning by the request clock and log index (protocol 3) or, before,
+// by leader time.
+func (f *FSM) rememberRequest(tx *bolt.Tx, c *Command, index uint64, es *entryState, res *Result) {
 	v := make([]byte, 8, 9+len(res.Data))
 	binary.BigEndian.PutUint64(v, uint64(c.Now))
 	v = appendStoredResult(v, res)
 	must(tx.Bucket(bktRequests).Put([]byte(c.ReqID), v))
+	if es.byClock {
+		must(tx.Bucket(bktRequestClock).Put(clockKey(es.clock, c.ReqID), u64key(index)))
+		return
+	}
 	must(tx.Bucket(bktRequestTime).Put(timeKey(c.Now, c.ReqID), nil))
 }
 
@@ -419,6 +433,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.db = db
 	f.taskCache = map[string]*model.Task{}
 	if err := f.loadApplied(); err != nil {
+		return err
+	}
+	if err := f.loadHWM(); err != nil {
 		return err
 	}
 	f.logger.Info("restored snapshot", "bytes", n, "applied", f.applied.Load())

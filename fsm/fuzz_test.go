@@ -111,7 +111,7 @@ func stateDump(t testing.TB, f *FSM) string {
 	skip := false
 	for _, l := range strings.Split(b.String(), "\n") {
 		if strings.HasPrefix(l, "[") {
-			skip = l == "["+string(bktRequests)+"]" || l == "["+string(bktRequestTime)+"]"
+			skip = l == "["+string(bktRequests)+"]" || l == "["+string(bktRequestTime)+"]" || l == "["+string(bktRequestClock)+"]"
 		}
 		if !skip {
 			out = append(out, l)
@@ -143,7 +143,7 @@ func stateDigest(t testing.TB, f *FSM) [32]byte {
 	}
 	err := f.view(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			if bytes.Equal(name, bktMeta) || bytes.Equal(name, bktRequests) || bytes.Equal(name, bktRequestTime) {
+			if bytes.Equal(name, bktMeta) || bytes.Equal(name, bktRequests) || bytes.Equal(name, bktRequestTime) || bytes.Equal(name, bktRequestClock) {
 				return nil
 			}
 			put(name)

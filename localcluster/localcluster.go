@@ -39,6 +39,9 @@ type Config struct {
 	Token string
 	// Output, when set, also receives every agent's log lines.
 	Output io.Writer
+	// NodeEnv adds variables ("K=V") to the environment of one agent's
+	// process, by node id (the fault hook's AX_FAULT_CLOCK_OFFSET, say).
+	NodeEnv map[string][]string
 	// TLSDir, when set, makes a TLS cluster: the directory holds the CA
 	// (ax-ca.pem, ax-ca-key.pem) and each node's NAME.pem and
 	// NAME-key.pem, and the clients' certificate (ClientCert); whatever
@@ -236,6 +239,9 @@ func (n *Node) Start() error {
 		return err
 	}
 	cmd := exec.Command(n.cfg.Binary, n.args...)
+	if env := n.cfg.NodeEnv[n.ID]; len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out io.Writer = logf
 	if n.cfg.Output != nil {
 		out = io.MultiWriter(logf, n.cfg.Output)

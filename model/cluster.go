@@ -109,6 +109,11 @@ type Health struct {
 	// leader, has not heard from it for too long, or has applied too few
 	// of the committed entries. /healthz then answers 503.
 	Problem string `json:"problem,omitempty"`
+	// ClockOffset is this node's clock minus the cluster's (the median
+	// of the members' clocks), once measured; Clock details every
+	// member's (see ClockHealth).
+	ClockOffset *Duration    `json:"clockOffset,omitempty"`
+	Clock       *ClockHealth `json:"clock,omitempty"`
 }
 
 // ExecutorList is the answer of GET /v1/executors.

@@ -140,10 +140,30 @@ func testLogger(t *testing.T) hclog.Logger {
 
 // apply stamps c with the fake clock's time and node n1, as a leader
 // does, and applies it as the next log entry.
-func (h *harness) apply(c *fsm.Command) (*fsm.Result, error) {
+func (h *harness) apply(c *fsm.Command) (*fsm.Result, error) { return h.applyAs(c, leaderView{}) }
+
+// leaderView is how a leader reads and stamps time: its clock's offset
+// from the fake clock, and whether it stamps no lower than the state
+// machine's high-water mark of applied leader time (as the agent does).
+type leaderView struct {
+	skew     time.Duration
+	clampHWM bool
+}
+
+// stamp is the time lv's leader stamps into a command now.
+func (h *harness) stamp(lv leaderView) int64 {
+	now := h.clock.Now().Add(lv.skew).UnixMilli()
+	if lv.clampHWM {
+		now = max(now, h.fsm.TimeHWM())
+	}
+	return now
+}
+
+// applyAs applies c as the next log entry, stamped by lv's leader.
+func (h *harness) applyAs(c *fsm.Command, lv leaderView) (*fsm.Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c.Now, c.Node = h.clock.Now().UnixMilli(), "n1"
+	c.Now, c.Node = h.stamp(lv), "n1"
 	h.index++
 	out := h.fsm.ApplyBatch([]*raft.Log{{Index: h.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()}})
 	r, ok := out[0].(*fsm.Result)
@@ -154,12 +174,17 @@ func (h *harness) apply(c *fsm.Command) (*fsm.Result, error) {
 }
 
 // propose is the schedulers' Proposer.
-func (h *harness) propose(c *fsm.Command) Future {
-	r, err := h.apply(c)
-	if err == nil && r.Err != nil {
-		h.t.Errorf("%s rejected: %v", c.Type, r.Err)
+func (h *harness) propose(c *fsm.Command) Future { return h.proposer(leaderView{})(c) }
+
+// proposer is the Proposer of lv's leader.
+func (h *harness) proposer(lv leaderView) Proposer {
+	return func(c *fsm.Command) Future {
+		r, err := h.applyAs(c, lv)
+		if err == nil && r.Err != nil {
+			h.t.Errorf("%s rejected: %v", c.Type, r.Err)
+		}
+		return doneFuture{r, err}
 	}
-	return doneFuture{r, err}
 }
 
 // do applies a command the way the API would, and fails the test if the
@@ -219,8 +244,14 @@ func (h *harness) submit(task string, delays ...time.Duration) []uint64 {
 // stop is called or the test ends.
 func (h *harness) start(cfg Config) (*Scheduler, func()) {
 	h.t.Helper()
-	cfg.Clock, cfg.Logger = &anchoredClock{h: h}, h.log
-	s := New(cfg, h.fsm, h.propose)
+	return h.startAs(cfg, leaderView{})
+}
+
+// startAs is start for a leader that reads and stamps time as lv says.
+func (h *harness) startAs(cfg Config, lv leaderView) (*Scheduler, func()) {
+	h.t.Helper()
+	cfg.Clock, cfg.Logger = &anchoredClock{h: h, skew: lv.skew}, h.log
+	s := New(cfg, h.fsm, h.proposer(lv))
 	h.obs.add(s)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -313,8 +344,9 @@ func (h *harness) advance(d time.Duration) {
 // it last read, as if no time had passed.
 type anchoredClock struct {
 	h    *harness
+	skew time.Duration // this leader's clock minus the fake clock
 	mu   sync.Mutex
-	read time.Time // the driver's last Now
+	read time.Time // the fake clock at the driver's last Now
 }
 
 var _ wheel.Clock = (*anchoredClock)(nil)
@@ -342,7 +374,7 @@ func (c *anchoredClock) Now() time.Time {
 		c.read = now
 		c.mu.Unlock()
 	}
-	return now
+	return now.Add(c.skew)
 }
 
 // arm calls arm with d, anchored at the driver's last read if the driver

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"ax/client"
+	"ax/fsm"
 	"ax/localcluster"
 	"ax/model"
 )
@@ -80,8 +81,8 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 	// the cluster's.
 	waitFor(t, 10*time.Second, func() error {
 		st, err := follower.Client().Cluster(ctx)
-		if err == nil && st.Protocol != 2 {
-			err = fmt.Errorf("cluster protocol %d, want 2", st.Protocol)
+		if err == nil && st.Protocol != fsm.ProtoVersion {
+			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, fsm.ProtoVersion)
 		}
 		return err
 	})

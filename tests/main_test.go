@@ -63,8 +63,9 @@ func startClusterToken(t *testing.T, n int, token string, args ...string) *local
 	return startClusterCfg(t, localcluster.Config{Nodes: n, Args: args, Token: token})
 }
 
-// startClusterCfg starts a cluster of the test binary in a temp dir and
-// stops it, checking every log for races and panics, when the test ends.
+// startClusterCfg starts a cluster of the test binary (cfg.Binary if set)
+// in a temp dir and stops it, checking every log for races and panics,
+// when the test ends.
 func startClusterCfg(t *testing.T, cfg localcluster.Config) *localcluster.Cluster {
 	t.Helper()
 	dir := t.TempDir()
@@ -73,7 +74,10 @@ func startClusterCfg(t *testing.T, cfg localcluster.Config) *localcluster.Cluste
 	// No embedded executor unless a test asks: tests that run work start
 	// ax executor processes of their own.
 	cfg.Args = append([]string{"-log-level", "debug", "-executor", "false"}, cfg.Args...)
-	cfg.Binary, cfg.Dir = axBinary, dir
+	if cfg.Binary == "" {
+		cfg.Binary = axBinary
+	}
+	cfg.Dir = dir
 	c, err := localcluster.Start(ctx, cfg)
 	if err != nil {
 		dumpLogs(t, dir)

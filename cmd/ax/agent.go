@@ -72,6 +72,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.Retention, "retention", 7*24*time.Hour, "keep finished instances this long unless their task sets policy.retention (0: forever)")
 	fs.DurationVar(&cfg.RetentionInterval, "retention-interval", time.Minute, "how often the leader deletes instances past retention")
 	fs.DurationVar(&cfg.Lease, "lease", 10*time.Second, "how long a running attempt survives without an executor heartbeat")
+	fs.DurationVar(&cfg.MaxClockSkew, "max-clock-skew", time.Second, "a node whose clock is further than this from the cluster's (the members' median) is reported, keeps to the cluster's time and hands leadership over")
 	fs.StringVar(&cfg.ExecutorToken, "executor-token", os.Getenv("AX_EXECUTOR_TOKEN"), "token good only for the executor protocol (env AX_EXECUTOR_TOKEN)")
 	embedded := fs.String("executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
 	execCapacity := fs.Int("executor-capacity", 16, "attempts the embedded executor runs at once")
@@ -130,7 +131,16 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	if cfg.ExecutorLabels, err = parseLabels(*execLabels); err != nil {
 		return err
 	}
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+	clock, offset, err := faultClock()
+	if err != nil {
+		return err
+	}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr}
+	if clock != nil {
+		cfg.Clock, logOpts.TimeFn = clock, clock.Now
+		warnings = append(warnings, fmt.Sprintf("fault hook: this node's wall clock is offset by %s (a binary built with -tags faults, for tests only)", offset))
+	}
+	cfg.Logger = hclog.New(&logOpts)
 	for _, w := range warnings {
 		cfg.Logger.Warn(w)
 	}

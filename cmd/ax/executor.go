@@ -66,9 +66,24 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The fault hook (-tags faults) offsets the executor's wall clock too:
+	// its log's times show it. The executor times leases and retries by
+	// intervals, never by the wall clock, so nothing else moves.
+	clock, offset, err := faultClock()
+	if err != nil {
+		return err
+	}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}
+	if clock != nil {
+		logOpts.TimeFn = clock.Now
+	}
+	logger := hclog.New(&logOpts)
+	if clock != nil {
+		logger.Warn("fault hook: this executor's wall clock is offset (a binary built with -tags faults, for tests only)", "offset", offset)
+	}
 	ex, err := client.NewWorker(client.WorkerConfig{
 		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok, TLS: tc,
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}),
+		Logger: logger,
 		Shell:  *shell, HTTP: *httpActions, ShutdownGrace: shutdownGrace(*grace), Reaper: reaperArgv(),
 	})
 	if err != nil {

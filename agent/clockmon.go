@@ -1,0 +1,402 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"ax/client"
+	"ax/model"
+	"ax/wheel"
+)
+
+// Clock monitoring: every node asks every other member for its wall clock
+// (GET /v1/internal/time, a member-only route) once per interval and
+// estimates the offset NTP style: offset = remote - (t0+t1)/2, good to
+// half the round trip. The cluster's clock is the median of the members'
+// (this node's counts as offset 0); a member more than -max-clock-skew
+// from it is reported in /healthz, the ax_clock_offset_seconds metric and
+// the log. A node that finds its own clock off keeps to the cluster's time
+// (skewClock) and, while it leads, hands leadership over (clockGuard).
+
+// clockPeer is a member of the Raft configuration.
+type clockPeer struct {
+	ID    string
+	HTTP  string
+	Voter bool
+}
+
+// clockSample is a member's offset as last measured.
+type clockSample struct {
+	offset time.Duration // its clock minus this node's (uncorrected)
+	rtt    time.Duration
+	at     time.Time // when taken, on the raw clock
+}
+
+// memberClock is a member's clock in a clockView.
+type memberClock struct {
+	id     string
+	self   bool
+	voter  bool
+	offset time.Duration // from the cluster's clock (this node's without a quorum)
+	rtt    time.Duration
+	age    time.Duration
+}
+
+// clockView is what the monitor concluded from its latest samples.
+type clockView struct {
+	at      time.Time // raw clock; zero before the first round
+	quorum  bool      // a majority of the voters measured, not split evenly: it can tell whose clock is off
+	self    time.Duration
+	members []memberClock // by id, this node included
+}
+
+// usable reports whether v can decide about this node's clock at now.
+func (v clockView) usable(now time.Time, stale time.Duration) bool {
+	return v.quorum && !v.at.IsZero() && now.Sub(v.at) <= stale
+}
+
+// clockMonitor measures the members' clocks. It runs on every node.
+type clockMonitor struct {
+	self     string
+	raw      wheel.Clock // uncorrected: measurements and ages
+	clock    *skewClock  // corrected by the monitor
+	maxSkew  time.Duration
+	interval time.Duration
+	log      hclog.Logger
+	peers    func(ctx context.Context) ([]clockPeer, error)
+	ask      func(ctx context.Context, addr string) (time.Time, error)
+
+	mu        sync.Mutex
+	samples   map[string]clockSample
+	view      clockView
+	warned    map[string]warning // last warning per member
+	transfers int                // leadership handed over for this node's clock
+}
+
+func newClockMonitor(self string, raw wheel.Clock, clock *skewClock, maxSkew, interval time.Duration, log hclog.Logger) *clockMonitor {
+	return &clockMonitor{self: self, raw: raw, clock: clock, maxSkew: maxSkew, interval: interval, log: log.Named("clock"),
+		samples: map[string]clockSample{}, warned: map[string]warning{}}
+}
+
+// warning is the last warning logged about a member: when (raw clock) and
+// what it said.
+type warning struct {
+	at  time.Time
+	msg string
+}
+
+// staleAfter is how long a sample counts.
+func (m *clockMonitor) staleAfter() time.Duration { return max(10*m.interval, 10*time.Second) }
+
+// recent is how long ago a member must have answered to be trusted as
+// alive (to take leadership over): two rounds and the longest answer.
+func (m *clockMonitor) recent() time.Duration { return 2*m.interval + m.timeout() }
+
+// timeout bounds one measurement.
+func (m *clockMonitor) timeout() time.Duration { return max(m.interval, m.maxSkew) }
+
+// run measures once per interval until ctx ends.
+func (m *clockMonitor) run(ctx context.Context) {
+	for {
+		m.measure(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(m.interval):
+		}
+	}
+}
+
+// measure asks every other member for its clock at once, records the
+// answers that came back within the bound on the round trip, and returns
+// the new view.
+func (m *clockMonitor) measure(ctx context.Context) clockView {
+	peers, err := m.peers(ctx)
+	if err != nil {
+		m.log.Debug("listing members failed", "error", err)
+		return m.current()
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.timeout())
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range peers {
+		if p.ID == m.self || p.HTTP == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t0 := m.raw.Now()
+			remote, err := m.ask(ctx, p.HTTP)
+			t1 := m.raw.Now()
+			if err != nil {
+				m.log.Debug("reading a member's clock failed", "member", p.ID, "error", err)
+				return
+			}
+			m.record(p.ID, t0, t1, remote)
+		}()
+	}
+	wg.Wait()
+	return m.decide(peers)
+}
+
+// record keeps a sample taken between t0 and t1 (this node's clock) that
+// read remote on the member, if its round trip is within the bound.
+func (m *clockMonitor) record(id string, t0, t1, remote time.Time) {
+	rtt := t1.Sub(t0)
+	if rtt > m.maxSkew {
+		m.log.Debug("clock reading discarded: round trip too long", "member", id, "rtt", rtt)
+		return
+	}
+	m.mu.Lock()
+	m.samples[id] = clockSample{offset: remote.Sub(t0.Add(rtt / 2)), rtt: rtt, at: t1}
+	m.mu.Unlock()
+}
+
+// current returns the latest view.
+func (m *clockMonitor) current() clockView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.view
+}
+
+// decide computes the view from the fresh samples of peers, sets this
+// node's correction and logs what changed.
+func (m *clockMonitor) decide(peers []clockPeer) clockView {
+	now := m.raw.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	voters, selfVoter := 0, false
+	known := map[string]bool{}
+	for _, p := range peers {
+		known[p.ID] = true
+		if p.Voter {
+			voters++
+			selfVoter = selfVoter || p.ID == m.self
+		}
+	}
+	for id := range m.samples {
+		if !known[id] {
+			delete(m.samples, id) // removed from the cluster
+		}
+	}
+	if !known[m.self] {
+		voters++ // a node that has not joined yet counts itself
+		selfVoter = true
+	}
+	counted := 0
+	if selfVoter {
+		counted = 1
+	}
+	offsets := []time.Duration{0}
+	v := clockView{at: now, members: []memberClock{{id: m.self, self: true, voter: selfVoter}}}
+	for _, p := range peers {
+		s, ok := m.samples[p.ID]
+		if p.ID == m.self || !ok || now.Sub(s.at) > m.staleAfter() {
+			continue
+		}
+		v.members = append(v.members, memberClock{id: p.ID, voter: p.Voter, offset: s.offset, rtt: s.rtt, age: now.Sub(s.at)})
+		if p.Voter {
+			offsets = append(offsets, s.offset)
+			counted++
+		}
+	}
+	// A majority decides, unless it splits evenly between clocks further
+	// apart than the bound: then nobody can tell whose is off.
+	median, split := medianTowardZero(offsets, m.maxSkew)
+	v.quorum = 2*counted > voters && !split
+	if !v.quorum {
+		median = 0
+	}
+	for i := range v.members {
+		v.members[i].offset -= median
+	}
+	v.self = -median
+	sort.Slice(v.members, func(i, j int) bool { return v.members[i].id < v.members[j].id })
+	m.view = v
+	if v.quorum {
+		m.correct(v.self)
+	}
+	m.report(v, now)
+	return v
+}
+
+// medianTowardZero is the median of offsets; of the two middle values of
+// an even count, the one nearer zero (this node's own clock), so that
+// without a majority against it a node does not count as off. split
+// reports an even count whose middle values are more than bound apart.
+func medianTowardZero(offsets []time.Duration, bound time.Duration) (median time.Duration, split bool) {
+	s := slices.Clone(offsets)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2], false
+	}
+	a, b := s[n/2-1], s[n/2]
+	split = b-a > bound
+	if abs(a) <= abs(b) {
+		return a, split
+	}
+	return b, split
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// correct sets how much this node takes off its clock: its offset once it
+// exceeds the bound, until it is back within half of it (so that an offset
+// near the bound does not flap). Called with m.mu held.
+func (m *clockMonitor) correct(self time.Duration) {
+	was := m.clock.correction()
+	var corr time.Duration
+	if abs(self) > m.maxSkew || (was != 0 && abs(self) > m.maxSkew/2) {
+		corr = self
+	}
+	m.clock.setCorrection(corr)
+	switch {
+	case was == 0 && corr != 0:
+		m.log.Info("correcting this node's clock: keeping to the cluster's time", "offset", self, "max_clock_skew", m.maxSkew)
+	case was != 0 && corr == 0:
+		m.log.Info("this node's clock is back within the bound; using it again", "offset", self, "max_clock_skew", m.maxSkew)
+	}
+}
+
+// report logs the members whose clocks are off: at once when one is
+// found, then at most once a minute each; and when one is back. Called
+// with m.mu held.
+func (m *clockMonitor) report(v clockView, now time.Time) {
+	off := map[string]bool{}
+	for _, mc := range v.members {
+		if abs(mc.offset) <= m.maxSkew {
+			continue
+		}
+		off[mc.id] = true
+		msg := "clock skew: a member's clock is off from the cluster's"
+		switch {
+		case !v.quorum:
+			msg = "clock skew: a member's clock differs from this node's, and too few members answered to tell whose is off"
+		case mc.self:
+			msg = "clock skew: this node's clock is off from the cluster's"
+		}
+		if last, seen := m.warned[mc.id]; seen && last.msg == msg && now.Sub(last.at) < time.Minute {
+			continue
+		}
+		m.warned[mc.id] = warning{at: now, msg: msg}
+		m.log.Warn(msg, "member", mc.id, "offset", mc.offset, "max_clock_skew", m.maxSkew)
+	}
+	for id := range m.warned {
+		if !off[id] {
+			delete(m.warned, id)
+			m.log.Info("clock skew: member's clock back within the bound", "member", id, "max_clock_skew", m.maxSkew)
+		}
+	}
+}
+
+// handedOver counts a leadership transfer made because this node's clock
+// was off.
+func (m *clockMonitor) handedOver() {
+	m.mu.Lock()
+	m.transfers++
+	m.mu.Unlock()
+}
+
+// health is this node's part of /healthz: its own offset (once a quorum
+// was measured) and every member's.
+func (m *clockMonitor) health() (*model.Duration, *model.ClockHealth) {
+	v := m.current()
+	if v.at.IsZero() {
+		return nil, nil
+	}
+	h := &model.ClockHealth{MaxSkew: model.Duration(m.maxSkew), Quorum: v.quorum, Corrected: model.Duration(m.clock.correction()),
+		Members: []model.ClockOffset{}}
+	for _, mc := range v.members {
+		o := model.ClockOffset{Node: mc.id, Offset: model.Duration(mc.offset), RTT: model.Duration(mc.rtt), Age: model.Duration(mc.age)}
+		h.Members = append(h.Members, o)
+		if abs(mc.offset) > m.maxSkew {
+			h.Skewed = append(h.Skewed, o)
+		}
+	}
+	sort.SliceStable(h.Skewed, func(i, j int) bool { return abs(h.Skewed[i].Offset.Std()) > abs(h.Skewed[j].Offset.Std()) })
+	if !v.quorum {
+		return nil, h
+	}
+	self := model.Duration(v.self)
+	return &self, h
+}
+
+// withClockHealth is the agent as the API's backend, with the clock
+// comparison in its /healthz answer.
+type withClockHealth struct{ *Agent }
+
+// Health implements api.Backend.
+func (a withClockHealth) Health(ctx context.Context) *model.Health {
+	h := a.Agent.Health(ctx)
+	h.ClockOffset, h.Clock = a.clockMon.health()
+	return h
+}
+
+var (
+	clockOffsetDesc = prometheus.NewDesc("ax_clock_offset_seconds",
+		"Each member's clock minus the cluster's (the median of the members' clocks), as this node measured it; from this node's clock without a quorum of measurements.",
+		[]string{"node"}, nil)
+	clockCorrectionDesc = prometheus.NewDesc("ax_clock_correction_seconds",
+		"How much this node takes off its own clock to keep to the cluster's (0 while it is within -max-clock-skew).", nil, nil)
+	clockTransfersDesc = prometheus.NewDesc("ax_clock_skew_transfers_total",
+		"Leadership handed over by this node because its clock was off from the cluster's.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (m *clockMonitor) Describe(ch chan<- *prometheus.Desc) {
+	ch <- clockOffsetDesc
+	ch <- clockCorrectionDesc
+	ch <- clockTransfersDesc
+}
+
+// Collect implements prometheus.Collector.
+func (m *clockMonitor) Collect(ch chan<- prometheus.Metric) {
+	v := m.current()
+	for _, mc := range v.members {
+		ch <- prometheus.MustNewConstMetric(clockOffsetDesc, prometheus.GaugeValue, mc.offset.Seconds(), mc.id)
+	}
+	ch <- prometheus.MustNewConstMetric(clockCorrectionDesc, prometheus.GaugeValue, m.clock.correction().Seconds())
+	m.mu.Lock()
+	n := m.transfers
+	m.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(clockTransfersDesc, prometheus.CounterValue, float64(n))
+}
+
+// clockPeers lists the Raft configuration with the members' HTTP
+// addresses.
+func (a *Agent) clockPeers(ctx context.Context) ([]clockPeer, error) {
+	servers, err := a.node.Servers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := a.fsm.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]clockPeer, 0, len(servers))
+	for _, s := range servers {
+		out = append(out, clockPeer{ID: s.ID, HTTP: nodes[s.ID].HTTPAddr, Voter: s.Voter})
+	}
+	return out, nil
+}
+
+// askClock reads a member's wall clock.
+func (a *Agent) askClock(ctx context.Context, addr string) (time.Time, error) {
+	var r model.ClockReading
+	err := a.clientFor(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/time", NoRetry: true}, &r)
+	return time.UnixMilli(r.UnixMs), err
+}

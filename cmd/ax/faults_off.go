@@ -1,0 +1,13 @@
+//go:build !faults
+
+package main
+
+import (
+	"time"
+
+	"ax/wheel"
+)
+
+// faultClock is the fault hook's clock (faults_on.go); a normal build has
+// none: it reads no variable and the node uses the real clock.
+func faultClock() (wheel.Clock, time.Duration, error) { return nil, 0, nil }
