@@ -27,7 +27,7 @@ func (a *Agent) runRetention(ctx context.Context) {
 		case <-tick.C:
 		}
 		for ctx.Err() == nil {
-			ids, err := a.fsm.Expired(a.now(), a.cfg.Retention, 5000, 200_000)
+			ids, err := a.fsm.Expired(a.now(), a.cfg.Retention, 5000)
 			if err != nil || len(ids) == 0 {
 				break
 			}

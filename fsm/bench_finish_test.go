@@ -49,10 +49,15 @@ func (fb *finishBench) apply(c *Command) *Result {
 
 // ready submits n instances due now: READY at once.
 func (fb *finishBench) ready(n int) []uint64 {
-	r := fb.apply(&Command{Type: CmdSubmit, Body: EncodeSubmit(&Submit{Task: "t", Items: make([]SubmitItem, n)})})
+	return submittedIDs(fb.b, fb.apply(&Command{Type: CmdSubmit, Body: EncodeSubmit(&Submit{Task: "t", Items: make([]SubmitItem, n)})}))
+}
+
+// submittedIDs returns the instance ids a submit command's result lists.
+func submittedIDs(tb testing.TB, r *Result) []uint64 {
+	tb.Helper()
 	res, err := DecodeSubmitResult(r)
 	if err != nil {
-		fb.b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ids := make([]uint64, len(res.Instances))
 	for i, it := range res.Instances {

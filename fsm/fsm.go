@@ -65,7 +65,7 @@ var (
 	coreBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
-	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets)
+	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktFinished)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -196,6 +196,10 @@ func openDB(cfg Config) (*bolt.DB, error) {
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("fsm: init buckets: %w", err)
+	}
+	if err := ensureFinishedIndex(db, cfg.Logger.Named("fsm")); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }
