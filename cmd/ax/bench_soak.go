@@ -22,11 +22,11 @@ import (
 func runBenchSoak(ctx context.Context, args []string) error {
 	bf := newBenchFlags("bench soak")
 	minutes := bf.fs.Float64("minutes", 5, "how long the load runs, warm-up included")
-	warmup := bf.fs.Duration("warmup", time.Minute, "samples before this are not compared (retention reaches its steady state)")
+	warmup := bf.fs.Duration("warmup", 2*time.Minute, "samples before this are not compared (retention, snapshots and idle connections reach their steady state)")
 	every := bf.fs.Duration("sample", 10*time.Second, "how often to sample every node")
 	retention := bf.fs.Duration("retention", 30*time.Second, "the temporary cluster's -retention")
 	retentionEvery := bf.fs.Duration("retention-interval", 5*time.Second, "the temporary cluster's -retention-interval")
-	rate := bf.fs.Int("rate", 1000, "delayed submissions/s due within seconds (run by the SDK worker)")
+	rate := bf.fs.Int("rate", 500, "delayed submissions/s due within seconds (run by the SDK worker)")
 	farBacklog := bf.fs.Int("far-backlog", 250_000, "delayed submissions due in 2-3 hours made first (pending throughout)")
 	farRate := bf.fs.Int("far-rate", 20, "delayed submissions/s due in 2-3 hours during the run")
 	triggers := bf.fs.Int("trigger-rate", 20, "triggers/s of an event task")

@@ -71,13 +71,14 @@ type soakSample struct {
 	rssKB           int64
 	goroutines, fds int64
 	disk            int64 // bytes the data directory takes on disk
+	state           int64 // of which the state machine's file (fsm.db)
 	pending, active int
 }
 
 // sampleLoop samples every target each period until total has passed,
 // printing a table row per node and a line of load counts each time.
 func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start time.Time, total, every time.Duration) [][]soakSample {
-	fmt.Printf("%7s %-5s %-9s %8s %10s %5s %9s %8s %7s\n", "time", "node", "role", "rss MB", "goroutines", "fds", "disk MB", "pending", "active")
+	fmt.Printf("%7s %-5s %-9s %8s %10s %5s %9s %8s %8s %7s\n", "time", "node", "role", "rss MB", "goroutines", "fds", "state MB", "disk MB", "pending", "active")
 	var all [][]soakSample
 	for next := every; ; next += every {
 		select {
@@ -90,7 +91,7 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start 
 		for _, t := range targets {
 			s := sampleNode(ctx, t, at)
 			row = append(row, s)
-			fmt.Printf("%7s %-5s %-9s %8s %10s %5s %9s %8d %7d\n", at, s.node, s.role, mb(s.rssKB<<10), num(s.goroutines), num(s.fds), mb(s.disk), s.pending, s.active)
+			fmt.Printf("%7s %-5s %-9s %8s %10s %5s %9s %8s %8d %7d\n", at, s.node, s.role, mb(s.rssKB<<10), num(s.goroutines), num(s.fds), mb(s.state), mb(s.disk), s.pending, s.active)
 		}
 		errs := ""
 		if p := ld.lastErr.Load(); p != nil {
@@ -109,7 +110,7 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start 
 // goroutines from /metrics, its role and counts from /healthz and its
 // data directory's size.
 func sampleNode(ctx context.Context, t soakTarget, at time.Duration) soakSample {
-	s := soakSample{at: at, node: t.id, role: "?", rssKB: -1, goroutines: -1, fds: -1, disk: -1}
+	s := soakSample{at: at, node: t.id, role: "?", rssKB: -1, goroutines: -1, fds: -1, disk: -1, state: -1}
 	if pid := t.pid(); pid > 0 {
 		s.rssKB = procStatus(pid, "VmRSS:")
 		if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
@@ -125,6 +126,7 @@ func sampleNode(ctx context.Context, t soakTarget, at time.Duration) soakSample 
 	}
 	if t.dataDir != "" {
 		s.disk = diskUse(t.dataDir)
+		s.state = diskUse(filepath.Join(t.dataDir, "fsm.db"))
 	}
 	return s
 }
@@ -160,8 +162,8 @@ func metricValue(text []byte, name string) int64 {
 	return -1
 }
 
-// diskUse returns the bytes the files under dir take on disk (du), -1 if
-// it cannot be read.
+// diskUse returns the bytes the files under dir (or the file dir) take on
+// disk (du), -1 if it cannot be read.
 func diskUse(dir string) int64 {
 	var total int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
@@ -222,6 +224,7 @@ func printSoakSummary(samples [][]soakSample, warmup time.Duration) {
 			{"rss MB", a.rssKB << 10, b.rssKB << 10, mb},
 			{"goroutines", a.goroutines, b.goroutines, num},
 			{"fds", a.fds, b.fds, num},
+			{"state MB", a.state, b.state, mb},
 			{"disk MB", a.disk, b.disk, mb},
 		} {
 			growth := "-"
