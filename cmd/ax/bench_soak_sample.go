@@ -68,7 +68,7 @@ func soakTargets(bf *benchFlags, pids, dataDirs string) ([]soakTarget, error) {
 type soakSample struct {
 	at              time.Duration
 	node, role      string
-	rssKB           int64
+	rssKB, anonKB   int64 // resident memory, and of it the anonymous part (heap, stacks)
 	goroutines, fds int64
 	disk            int64 // bytes the data directory takes on disk
 	state           int64 // of which the state machine's file (fsm.db)
@@ -78,7 +78,7 @@ type soakSample struct {
 // sampleLoop samples every target each period until total has passed,
 // printing a table row per node and a line of load counts each time.
 func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start time.Time, total, every time.Duration) [][]soakSample {
-	fmt.Printf("%7s %-5s %-9s %8s %10s %5s %9s %8s %8s %7s\n", "time", "node", "role", "rss MB", "goroutines", "fds", "state MB", "disk MB", "pending", "active")
+	fmt.Printf("%7s %-5s %-9s %7s %8s %10s %5s %9s %8s %8s %7s\n", "time", "node", "role", "rss MB", "anon MB", "goroutines", "fds", "state MB", "disk MB", "pending", "active")
 	var all [][]soakSample
 	for next := every; ; next += every {
 		select {
@@ -91,7 +91,7 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start 
 		for _, t := range targets {
 			s := sampleNode(ctx, t, at)
 			row = append(row, s)
-			fmt.Printf("%7s %-5s %-9s %8s %10s %5s %9s %8s %8d %7d\n", at, s.node, s.role, mb(s.rssKB<<10), num(s.goroutines), num(s.fds), mb(s.state), mb(s.disk), s.pending, s.active)
+			fmt.Printf("%7s %-5s %-9s %7s %8s %10s %5s %9s %8s %8d %7d\n", at, s.node, s.role, mb(s.rssKB<<10), mb(s.anonKB<<10), num(s.goroutines), num(s.fds), mb(s.state), mb(s.disk), s.pending, s.active)
 		}
 		errs := ""
 		if p := ld.lastErr.Load(); p != nil {
@@ -110,9 +110,9 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start 
 // goroutines from /metrics, its role and counts from /healthz and its
 // data directory's size.
 func sampleNode(ctx context.Context, t soakTarget, at time.Duration) soakSample {
-	s := soakSample{at: at, node: t.id, role: "?", rssKB: -1, goroutines: -1, fds: -1, disk: -1, state: -1}
+	s := soakSample{at: at, node: t.id, role: "?", rssKB: -1, anonKB: -1, goroutines: -1, fds: -1, disk: -1, state: -1}
 	if pid := t.pid(); pid > 0 {
-		s.rssKB = procStatus(pid, "VmRSS:")
+		s.rssKB, s.anonKB = procStatus(pid, "VmRSS:"), procStatus(pid, "RssAnon:")
 		if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 			s.fds = int64(len(ents))
 		}
@@ -222,6 +222,7 @@ func printSoakSummary(samples [][]soakSample, warmup time.Duration) {
 			fmt         func(int64) string
 		}{
 			{"rss MB", a.rssKB << 10, b.rssKB << 10, mb},
+			{"anon MB", a.anonKB << 10, b.anonKB << 10, mb},
 			{"goroutines", a.goroutines, b.goroutines, num},
 			{"fds", a.fds, b.fds, num},
 			{"state MB", a.state, b.state, mb},
