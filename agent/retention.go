@@ -7,9 +7,14 @@ import (
 	"ax/fsm"
 )
 
+// pruneBatch is how many instances one prune command (one Raft entry)
+// deletes: each replica spends a few microseconds per instance applying
+// it, so a batch holds the apply goroutine for a few milliseconds.
+const pruneBatch = 2000
+
 // runRetention deletes finished instances past their retention
-// (policy.retention, else the agent's -retention) for one leadership term,
-// in batches, oldest first.
+// (policy.retention, else the agent's -retention) for one leadership term:
+// every -retention-interval it deletes everything due.
 func (a *Agent) runRetention(ctx context.Context) {
 	if a.cfg.Retention <= 0 && a.cfg.RetentionInterval <= 0 {
 		return
@@ -26,23 +31,57 @@ func (a *Agent) runRetention(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		for ctx.Err() == nil {
-			ids, err := a.fsm.Expired(a.now(), a.cfg.Retention, 5000, 200_000)
-			if err != nil || len(ids) == 0 {
-				break
+		a.pruneDue(ctx)
+	}
+}
+
+// pruneDue deletes the instances due for deletion in batches of
+// pruneBatch, one Raft entry each, until none is left. The state
+// machine's finished index makes each look-up cost what it returns, so a
+// backlog (of finished or of unfinished instances) only takes more
+// batches.
+func (a *Agent) pruneDue(ctx context.Context) {
+	start, total, batches := time.Now(), 0, 0
+	defer func() {
+		if total > 0 {
+			a.log.Info("pruned instances past retention", "count", total, "batches", batches,
+				"took", time.Since(start).Round(time.Millisecond))
+		}
+	}()
+	for ctx.Err() == nil {
+		ids, err := a.fsm.Expired(a.now(), a.cfg.Retention, pruneBatch)
+		if err != nil {
+			a.log.Error("finding instances past retention failed", "error", err)
+			return
+		}
+		if len(ids) == 0 {
+			return
+		}
+		cmd, err := fsm.NewCommand(fsm.CmdPrune, "", "retention", fsm.Prune{IDs: ids})
+		if err != nil {
+			a.log.Error("encoding a prune failed", "error", err)
+			return
+		}
+		res, err := a.propose(ctx, cmd)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("pruning instances failed; retrying next round", "error", err)
 			}
-			cmd, err := fsm.NewCommand(fsm.CmdPrune, "", "retention", fsm.Prune{IDs: ids})
-			if err != nil {
-				break
-			}
-			if _, err := a.propose(ctx, cmd); err != nil {
-				a.log.Warn("pruning instances failed", "error", err)
-				break
-			}
-			a.log.Info("pruned instances past retention", "count", len(ids))
-			if len(ids) < 5000 {
-				break
-			}
+			return
+		}
+		var out struct {
+			Pruned int `json:"pruned"`
+		}
+		if err := res.Decode(&out); err != nil {
+			a.log.Warn("pruning instances refused", "error", err)
+			return
+		}
+		total += out.Pruned
+		batches++
+		if out.Pruned == 0 {
+			// Nothing the state machine would delete (it changed since the
+			// look-up): stop rather than propose the same ids again.
+			return
 		}
 	}
 }

@@ -174,7 +174,12 @@ func (b *batch) run(logs []*raft.Log) (out []interface{}, fail *failure) {
 	v := make([]byte, 16)
 	binary.BigEndian.PutUint64(v, b.last.Index)
 	binary.BigEndian.PutUint64(v[8:], b.last.Term)
-	err = tx.Bucket(bktMeta).Put(keyApplied, v)
+	meta := tx.Bucket(bktMeta)
+	err = meta.Put(keyApplied, v)
+	if err == nil {
+		// This binary keeps the finished index complete (finished.go).
+		err = meta.Put(keyFinishedThrough, v[:8])
+	}
 	if err == nil {
 		err = b.flushHWM()
 	}

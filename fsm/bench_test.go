@@ -55,6 +55,7 @@ func BenchmarkApplySubmit(b *testing.B) {
 			body := EncodeSubmit(&Submit{Task: "t", Items: items})
 			per := tc.group * tc.arraySize
 			b.ResetTimer()
+			stopCPU := cpuTimer(b)
 			seq := 0
 			for done := 0; done < b.N; done += per {
 				now++
@@ -70,6 +71,7 @@ func BenchmarkApplySubmit(b *testing.B) {
 					apply(EncodeBatch(now, "n1", cmds))
 				}
 			}
+			stopCPU()
 			st := f.db.Stats()
 			b.ReportMetric(float64(st.TxStats.GetWrite())/float64(index), "pages/tx")
 			b.ReportMetric(float64(st.TxStats.GetNodeCount())/float64(index), "nodes/tx")

@@ -124,8 +124,9 @@ func blockedKey(task string, scheduledAt int64, id uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, id)
 }
 
-// setState moves r to state st, keeping the active index, the due index
-// and the observer notes in step, and stores r.
+// setState moves r to state st, keeping the active, due and finished
+// indexes and the observer notes in step, and stores r. A terminal state
+// is entered with r.FinishedAt already set.
 func (w *writer) setState(r *record, st uint8) {
 	was := r.State
 	r.State = st
@@ -140,6 +141,9 @@ func (w *writer) setState(r *record, st uint8) {
 	} else if isActive(was) {
 		w.del(bktActive, u64key(r.ID))
 		w.es.active--
+	}
+	if isTerminal(st) && !isTerminal(was) {
+		w.put(bktFinished, finishedKey(r.Task, r.FinishedAt, r.ID), nil)
 	}
 	if st == stRetrying {
 		w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))

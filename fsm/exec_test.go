@@ -323,7 +323,7 @@ func TestFSM_PruneDeletesOnlyFinished(t *testing.T) {
 	fx.lease(done)
 	fx.complete(done, true, false)
 	fx.lease(running)
-	ids, err := fx.f.Expired(time.UnixMilli(fx.now).Add(time.Hour), time.Minute, 100, 1000)
+	ids, err := fx.f.Expired(time.UnixMilli(fx.now).Add(time.Hour), time.Minute, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

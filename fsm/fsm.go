@@ -65,7 +65,7 @@ var (
 	coreBuckets = [][]byte{bktMeta, bktTasks, bktHistory, bktNodes, bktRequests, bktRequestTime,
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
-	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock)
+	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -203,6 +203,10 @@ func openDB(cfg Config) (*bolt.DB, error) {
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("fsm: init buckets: %w", err)
+	}
+	if err := ensureFinishedIndex(db, cfg.Logger.Named("fsm")); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }
@@ -460,8 +464,8 @@ func (f *FSM) Dump(w io.Writer) error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			fmt.Fprintf(w, "[%s]\n", name)
 			return b.ForEach(func(k, v []byte) error {
-				if bytes.Equal(name, bktMeta) && bytes.Equal(k, keyApplied) {
-					return nil // the applied index differs by design
+				if bytes.Equal(name, bktMeta) && (bytes.Equal(k, keyApplied) || bytes.Equal(k, keyFinishedThrough)) {
+					return nil // the applied index (and its copy) differs by design
 				}
 				_, err := fmt.Fprintf(w, "%x=%x\n", k, v)
 				return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -39,6 +40,7 @@ func (w *writer) prune() *Result {
 			continue
 		}
 		w.del(bktInstances, u64key(id))
+		w.del(bktFinished, finishedKey(r.Task, r.FinishedAt, id))
 		if r.IdemKey != "" {
 			if v := w.tx.Bucket(bktIdem).Get(idemKey(r.Task, r.IdemKey)); len(v) == 8 && binary.BigEndian.Uint64(v) == id {
 				w.del(bktIdem, idemKey(r.Task, r.IdemKey))
@@ -69,42 +71,53 @@ func (w *writer) delPrefix(bkt, prefix []byte) {
 	}
 }
 
-// Expired returns up to limit finished instances, oldest first, that
-// finished before the retention of their task (taskRetention, or def when
-// the task sets none or is gone) as of now. It reads at most scan
-// records.
-func (f *FSM) Expired(now time.Time, def time.Duration, limit, scan int) ([]uint64, error) {
+// Expired returns up to limit finished instances that are past the
+// retention of their task as of now: policy.retention, or def when the
+// task sets none or is gone (def 0: keep them). A finished instance whose
+// failure alerts are still pending is kept. It reads the finished index
+// (finished.go): per task, from its oldest finish time up to the first
+// one not yet due, so its cost follows what is due plus one seek per task
+// with finished instances, whatever else the state machine holds.
+func (f *FSM) Expired(now time.Time, def time.Duration, limit int) ([]uint64, error) {
 	var out []uint64
 	err := f.view(func(tx *bolt.Tx) error {
-		retention := map[string]time.Duration{}
-		tasks := tx.Bucket(bktTasks)
-		c := tx.Bucket(bktInstances).Cursor()
-		for k, v := c.First(); k != nil && scan > 0 && len(out) < limit; k, v = c.Next() {
-			scan--
-			id := binary.BigEndian.Uint64(k)
-			r, err := decodeRecord(id, v)
-			if err != nil {
-				return err
-			}
-			if !isTerminal(r.State) || r.FinishedAt == 0 {
-				continue
-			}
-			keep, ok := retention[r.Task]
+		tasks, alerts := tx.Bucket(bktTasks), tx.Bucket(bktAlerts)
+		c := tx.Bucket(bktFinished).Cursor()
+		k, _ := c.First()
+		for k != nil && len(out) < limit {
+			task, _, _, ok := parseFinishedKey(k)
 			if !ok {
-				keep = def
-				if tv := tasks.Get([]byte(r.Task)); tv != nil {
-					var t storedTask
-					if json.Unmarshal(tv, &t) == nil && t.Policy.Retention > 0 {
-						keep = t.Policy.Retention.Std()
-					}
+				return fmt.Errorf("fsm: malformed finished index key %x", k)
+			}
+			prefix := append(append([]byte(nil), task...), 0)
+			keep := taskRetention(tasks, task, def)
+			for ; keep > 0 && k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Next() {
+				_, at, id, _ := parseFinishedKey(k)
+				if now.Sub(time.UnixMilli(at)) <= keep {
+					break // the rest of the task's range is newer
 				}
-				retention[r.Task] = keep
+				if alerts.Get(u64key(id)) == nil {
+					out = append(out, id)
+				}
 			}
-			if keep > 0 && now.Sub(time.UnixMilli(r.FinishedAt)) > keep {
-				out = append(out, id)
-			}
+			// On to the next task: the byte after the separator sorts
+			// after every key of this one.
+			prefix[len(prefix)-1] = 1
+			k, _ = c.Seek(prefix)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// taskRetention is how long a task's finished instances are kept: its
+// policy.retention, else def.
+func taskRetention(tasks *bolt.Bucket, task []byte, def time.Duration) time.Duration {
+	if tv := tasks.Get(task); tv != nil {
+		var t storedTask
+		if json.Unmarshal(tv, &t) == nil && t.Policy.Retention > 0 {
+			return t.Policy.Retention.Std()
+		}
+	}
+	return def
 }

@@ -296,6 +296,17 @@ func (n *Node) Signal(sig os.Signal) error {
 	return n.cmd.Process.Signal(sig)
 }
 
+// PID returns the process id of the node's process, 0 when it is not
+// running.
+func (n *Node) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
 // Running reports whether the node's process is up.
 func (n *Node) Running() bool {
 	n.mu.Lock()

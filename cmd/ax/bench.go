@@ -21,7 +21,7 @@ type benchCommand struct{}
 
 func (*benchCommand) Usage() string {
 	return `
-Usage: ax bench tasks|submit|fire|run|failover [flags]
+Usage: ax bench tasks|submit|fire|run|failover|soak [flags]
 
 tasks:
 Writes tasks over HTTP (PUT /v1/tasks/NAME, each a Raft commit acknowledged
@@ -45,6 +45,13 @@ trigger -> instance started right after a transfer, and kill -9 of the
 leader -> new leader and -> first instance started (ax executor processes
 run the instances; the killed node is restarted between tries).
 
+soak: a mixed load for -minutes (delayed submissions due in seconds and
+in hours, triggers, per-second crons, an SDK worker and an ax executor)
+with a short retention; every 10 s it prints each node's memory (RSS),
+goroutines, file descriptors and data directory size, then compares the
+first sample after the warm-up with the last. -agent-binary runs the
+cluster from another ax binary (an earlier release) under the same load.
+
 -tls runs the temporary cluster with TLS on HTTP and Raft (certificates
 made in its directory); run a scenario with and without it to compare.
 
@@ -56,6 +63,8 @@ Examples:
 	ax bench run -n 50000 -executors 2 -rate 1000
 	ax bench failover -pending 1000000
 	ax bench failover -dispatch -tries 20
+	ax bench soak -minutes 5 -retention 30s -retention-interval 5s
+	ax bench soak -minutes 5 -agent-binary /tmp/ax-previous
 	ax bench tasks -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -clients 64 -n 20000
 `
 }
@@ -63,7 +72,7 @@ Examples:
 func (c *benchCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("bench: want a scenario: tasks, submit, fire, run or failover")
+		return fmt.Errorf("bench: want a scenario: tasks, submit, fire, run, failover or soak")
 	}
 	switch args[0] {
 	case "tasks":
@@ -76,8 +85,10 @@ func (c *benchCommand) Run(ctx context.Context, args []string) error {
 		return runBenchRun(ctx, args[1:])
 	case "failover":
 		return runBenchFailover(ctx, args[1:])
+	case "soak":
+		return runBenchSoak(ctx, args[1:])
 	default:
-		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit, fire, run or failover", args[0])
+		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit, fire, run, failover or soak", args[0])
 	}
 }
 
@@ -85,8 +96,8 @@ func (c *benchCommand) Run(ctx context.Context, args []string) error {
 var benchLocal *localcluster.Cluster
 
 // benchCluster returns a client for -addr, or starts a temporary loopback
-// cluster of this binary when -addr is empty.
-func benchCluster(ctx context.Context, cf *clientFlags, nodes int, withTLS bool, extra ...string) (*client.Client, func(), error) {
+// cluster when -addr is empty: of bin, or of this binary if bin is "".
+func benchCluster(ctx context.Context, cf *clientFlags, nodes int, withTLS bool, bin string, extra ...string) (*client.Client, func(), error) {
 	if cf.addr != "" {
 		if withTLS {
 			return nil, nil, fmt.Errorf("bench: -tls starts a temporary TLS cluster; with -addr give -ca-cert instead")
@@ -98,9 +109,10 @@ func benchCluster(ctx context.Context, cf *clientFlags, nodes int, withTLS bool,
 	if err != nil {
 		return nil, nil, err
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, nil, err
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return nil, nil, err
+		}
 	}
 	lcfg := localcluster.Config{Binary: bin, Nodes: nodes, Dir: dir, Token: cf.token,
 		Args: append([]string{"-log-level", "warn"}, extra...)}
@@ -131,6 +143,7 @@ type benchFlags struct {
 	nodes   *int
 	withTLS *bool
 	tlsConf *tls.Config // the clients' TLS, set by start
+	binary  string      // the temporary cluster's ax binary ("": this one)
 }
 
 func newBenchFlags(name string) *benchFlags {
@@ -151,7 +164,7 @@ func (b *benchFlags) start(ctx context.Context, extra ...string) (*client.Client
 		return nil, nil, err
 	}
 	b.token, b.tokenFile = tok, ""
-	cl, stop, err := benchCluster(ctx, &b.clientFlags, *b.nodes, *b.withTLS, extra...)
+	cl, stop, err := benchCluster(ctx, &b.clientFlags, *b.nodes, *b.withTLS, b.binary, extra...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"ax/client"
+	"ax/model"
+)
+
+// runBenchSoak runs a mixed load for a while against a cluster with a
+// short retention and samples every node's resources, to show that they
+// level off: memory, goroutines, file descriptors and disk.
+func runBenchSoak(ctx context.Context, args []string) error {
+	bf := newBenchFlags("bench soak")
+	minutes := bf.fs.Float64("minutes", 5, "how long the load runs, warm-up included")
+	warmup := bf.fs.Duration("warmup", 2*time.Minute, "samples before this are not compared (retention, snapshots and idle connections reach their steady state)")
+	every := bf.fs.Duration("sample", 10*time.Second, "how often to sample every node")
+	retention := bf.fs.Duration("retention", 30*time.Second, "the temporary cluster's -retention")
+	retentionEvery := bf.fs.Duration("retention-interval", 5*time.Second, "the temporary cluster's -retention-interval")
+	rate := bf.fs.Int("rate", 500, "delayed submissions/s due within seconds (run by the SDK worker)")
+	farBacklog := bf.fs.Int("far-backlog", 250_000, "delayed submissions due in 2-3 hours made first (pending throughout)")
+	farRate := bf.fs.Int("far-rate", 20, "delayed submissions/s due in 2-3 hours during the run")
+	triggers := bf.fs.Int("trigger-rate", 20, "triggers/s of an event task")
+	crons := bf.fs.Int("crons", 4, "per-second cron tasks (every other one a shell task for an ax executor, with the temporary cluster)")
+	bf.fs.StringVar(&bf.binary, "agent-binary", "", "run the temporary cluster's agents and executor from this ax binary (to compare releases)")
+	pids := bf.fs.String("pids", "", "with -addr: the agents' process ids, in -addr order, to sample memory and descriptors")
+	dataDirs := bf.fs.String("data-dirs", "", "with -addr: the agents' data directories, in -addr order, to sample disk use")
+	if err := bf.fs.Parse(args); err != nil {
+		return err
+	}
+	if *minutes <= 0 || *every <= 0 || *rate < 0 || *farBacklog < 0 || *farRate < 0 || *triggers < 0 || *crons < 0 {
+		return fmt.Errorf("bench soak: durations and rates must be positive")
+	}
+	cl, stop, err := bf.start(ctx, "-executor", "false", "-retention", retention.String(), "-retention-interval", retentionEvery.String())
+	if err != nil {
+		return err
+	}
+	defer stop()
+	targets, err := soakTargets(bf, *pids, *dataDirs)
+	if err != nil {
+		return err
+	}
+	ld := &soakLoad{cl: cl}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	shell, err := ld.setup(wctx, bf, *crons)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("load: %d/s due in 1-10 s, %d due in 2-3 h first then %d/s, %d triggers/s, %d per-second crons (%d shell); retention %s every %s\n",
+		*rate, *farBacklog, *farRate, *triggers, *crons, shell, retention, retentionEvery)
+	start := time.Now()
+	if err := ld.backlog(ctx, *farBacklog); err != nil {
+		return err
+	}
+	fmt.Printf("made the backlog of %d far submissions in %s\n", *farBacklog, time.Since(start).Round(time.Millisecond))
+	var wg sync.WaitGroup
+	for _, p := range []struct {
+		rate int
+		fn   func(context.Context, int) error
+	}{{*rate, ld.near}, {*farRate, ld.far}, {*triggers, ld.trigger}} {
+		wg.Add(1)
+		go func() { defer wg.Done(); ld.pace(wctx, p.rate, p.fn) }()
+	}
+	samples := ld.sampleLoop(ctx, targets, start, time.Duration(*minutes*float64(time.Minute)), *every)
+	cancel()
+	wg.Wait()
+	printSoakSummary(samples, *warmup)
+	return nil
+}
+
+// soakLoad is the load generator's state and counts.
+type soakLoad struct {
+	cl                             *client.Client
+	nearN, farN, triggered, ran    atomic.Int64
+	errs                           atomic.Int64
+	lastErr                        atomic.Pointer[string]
+	payload                        json.RawMessage
+	nearTask, farTask, triggerTask string
+}
+
+// setup creates the tasks and starts the executors: an in-process SDK
+// worker with a no-op handler, and an ax executor for the shell crons
+// when the cluster is a temporary one. It returns the number of shell
+// crons.
+func (ld *soakLoad) setup(ctx context.Context, bf *benchFlags, crons int) (int, error) {
+	ld.payload = json.RawMessage(`{"order":123456,"action":"close"}`)
+	ld.nearTask, ld.farTask, ld.triggerTask = "soak-near", "soak-far", "soak-trigger"
+	sdk := model.Action{Type: model.ActionSDK, Handler: "noop"}
+	mk := func(name string, trig model.Trigger, act model.Action, kind string) error {
+		_, err := ld.cl.PutTask(ctx, &model.Task{Name: name, Trigger: trig, Action: act,
+			Policy: model.Policy{MaxConcurrency: 1_000_000, ExecutorLabels: map[string]string{"kind": kind}}})
+		return err
+	}
+	event := model.Trigger{Type: model.TriggerEvent}
+	for _, name := range []string{ld.nearTask, ld.farTask, ld.triggerTask} {
+		if err := mk(name, event, sdk, "sdk"); err != nil {
+			return 0, err
+		}
+	}
+	shell := 0
+	if benchLocal != nil && crons > 1 {
+		if _, err := benchLocal.StartExecutor("soak-shell", "-capacity", "8", "-labels", "kind=shell", "-log-level", "warn"); err != nil {
+			return 0, err
+		}
+	}
+	perSecond := model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"}
+	for i := 0; i < crons; i++ {
+		act, kind := sdk, "sdk"
+		if benchLocal != nil && i%2 == 1 {
+			act, kind = model.Action{Type: model.ActionShell, Command: "true"}, "shell"
+			shell++
+		}
+		if err := mk("soak-cron-"+strconv.Itoa(i), perSecond, act, kind); err != nil {
+			return 0, err
+		}
+	}
+	w, err := client.NewWorker(client.WorkerConfig{Servers: strings.Split(bf.addr, ","), Name: "soak-sdk", Capacity: 256,
+		TLS: bf.tlsConf, Token: bf.token, Labels: map[string]string{"kind": "sdk"}, Logger: hclog.New(&hclog.LoggerOptions{Name: "soak-sdk", Level: hclog.Warn}),
+		Handlers: map[string]client.Handler{"noop": func(context.Context, client.Job) error { ld.ran.Add(1); return nil }}})
+	if err != nil {
+		return 0, err
+	}
+	go w.Run(ctx)
+	return shell, nil
+}
+
+// backlog submits n delayed instances due in 2 to 3 hours, before the
+// run: they stay pending throughout and sort before everything later.
+func (ld *soakLoad) backlog(ctx context.Context, n int) error {
+	const batch = 5000
+	if n == 0 {
+		return nil
+	}
+	_, err := runLoad(ctx, 4, (n+batch-1)/batch, func() error {
+		return ld.submit(ctx, ld.farTask, batch, 2*time.Hour, time.Hour, &ld.farN)
+	})
+	return err
+}
+
+func (ld *soakLoad) near(ctx context.Context, n int) error {
+	return ld.submit(ctx, ld.nearTask, n, time.Second, 9*time.Second, &ld.nearN)
+}
+
+func (ld *soakLoad) far(ctx context.Context, n int) error {
+	return ld.submit(ctx, ld.farTask, n, 2*time.Hour, time.Hour, &ld.farN)
+}
+
+// submit submits n instances of task in one array, due from delay to
+// delay+spread.
+func (ld *soakLoad) submit(ctx context.Context, task string, n int, delay, spread time.Duration, count *atomic.Int64) error {
+	reqs := make([]model.SubmitRequest, n)
+	for i := range reqs {
+		reqs[i] = model.SubmitRequest{Payload: ld.payload, Delay: model.Duration(delay + spread*time.Duration(i)/time.Duration(n))}
+	}
+	if _, err := ld.cl.SubmitBatch(ctx, task, reqs); err != nil {
+		return err
+	}
+	count.Add(int64(n))
+	return nil
+}
+
+func (ld *soakLoad) trigger(ctx context.Context, n int) error {
+	for i := 0; i < n; i++ {
+		if _, err := ld.cl.Trigger(ctx, ld.triggerTask, model.TriggerRequest{}); err != nil {
+			return err
+		}
+		ld.triggered.Add(1)
+	}
+	return nil
+}
+
+// pace calls fn every 100 ms with the number of operations due since the
+// start at perSecond a second (at most a second's worth at once: a
+// stalled cluster is not flooded afterwards). Errors are counted.
+func (ld *soakLoad) pace(ctx context.Context, perSecond int, fn func(context.Context, int) error) {
+	if perSecond == 0 {
+		return
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	start, done := time.Now(), 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		due := int(time.Since(start).Seconds() * float64(perSecond))
+		n := min(due-done, perSecond)
+		if n <= 0 {
+			continue
+		}
+		done = max(done+n, due-perSecond)
+		if err := fn(ctx, n); err != nil && ctx.Err() == nil {
+			ld.errs.Add(1)
+			msg := err.Error()
+			ld.lastErr.Store(&msg)
+		}
+	}
+}
