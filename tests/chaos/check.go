@@ -22,7 +22,7 @@ const (
 	CheckDispatchResume = "dispatch-resume" // a first start later than the dispatch bound
 	CheckStuck          = "stuck"           // not finished when the history was collected
 	CheckReplicas       = "replicas"        // a node disagrees on a finished instance
-	CheckRecorded       = "recorded"        // a success the action log never saw run
+	CheckRecorded       = "records"         // the action log and the cluster's records disagree
 )
 
 // Checks lists every check in the order results are reported.
@@ -110,6 +110,11 @@ func (r *Result) add(check, format string, args ...any) {
 func checkLost(h *History, _ Bounds, r *Result) {
 	have := instancesByID(h)
 	for _, a := range h.Acks {
+		if a.ID == "" {
+			r.add(CheckLost, "%s %s (key %q, request %s) acknowledged at %s with no instance id in the answer (%s)",
+				a.Kind, a.Task, a.Key, a.Request, clock(a.At), a.Note)
+			continue
+		}
 		if _, ok := have[a.ID]; !ok {
 			r.add(CheckLost, "%s %s (key %q, request %s) acknowledged at %s as instance %s, which does not exist",
 				a.Kind, a.Task, a.Key, a.Request, clock(a.At), a.ID)
@@ -337,11 +342,20 @@ func checkReplicas(h *History, _ Bounds, r *Result) {
 }
 
 // checkRecorded: an instance that succeeded was seen running (a guard on
-// the harness itself: the action log must be complete).
+// the harness itself: the action log must be complete), and every run
+// is an attempt the cluster recorded (a job handed out with any other
+// attempt number was never leased).
 func checkRecorded(h *History, _ Bounds, r *Result) {
 	seen := map[string]bool{}
+	have := instancesByID(h)
 	for _, run := range h.Runs {
 		seen[run.Instance] = true
+		// Only a finished instance's attempts are final: a run may start
+		// between the collection of the instances and that of the log.
+		if in, ok := have[run.Instance]; ok && (run.Attempt < 1 || Terminal(in.State) && run.Attempt > in.Attempts) {
+			r.add(CheckRecorded, "instance %s (%s) ran as attempt %d on %s at %s, an attempt the cluster never recorded (it has %d)",
+				in.ID, in.Task, run.Attempt, run.Executor, clock(run.Start), in.Attempts)
+		}
 	}
 	for _, in := range h.Instances {
 		if in.State == model.StateSuccess && !seen[in.ID] {

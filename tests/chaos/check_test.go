@@ -85,6 +85,9 @@ func TestCheck_EachViolation(t *testing.T) {
 		{"acknowledged instance missing", func(h *History) {
 			h.Acks = append(h.Acks, Ack{Kind: "trigger", Task: "quick", Request: "r9", ID: "gone", At: at(4 * time.Second)})
 		}, CheckLost, "gone, which does not exist"},
+		{"an acknowledgement naming no instance", func(h *History) {
+			h.Acks = append(h.Acks, Ack{Kind: "trigger", Task: "quick", Request: "r8", At: at(4 * time.Second), Note: "200, empty body"})
+		}, CheckLost, "with no instance id in the answer (200, empty body)"},
 		{"two instances for one cron second", func(h *History) {
 			dup := *find(h, "c03")
 			dup.ID, dup.IdempotencyKey = "c03b", "other"
@@ -133,6 +136,10 @@ func TestCheck_EachViolation(t *testing.T) {
 		{"a success the log never saw", func(h *History) {
 			h.Runs = h.Runs[:len(h.Runs)-1]
 		}, CheckRecorded, "d1 (delayed) succeeded"},
+		{"a run of an attempt never leased", func(h *History) {
+			h.Runs[3].Attempt = 0
+			h.Runs = append(h.Runs, Run{Instance: h.Runs[3].Instance, Attempt: 1, Executor: "e2", Start: h.Runs[3].Last.Add(time.Second), Last: h.Runs[3].Last.Add(2 * time.Second), Ended: "end", Starts: 1})
+		}, CheckRecorded, "ran as attempt 0 on e1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,6 +164,11 @@ func TestCheck_EachViolation(t *testing.T) {
 
 func TestCheck_SequentialRetryIsNoOverlap(t *testing.T) {
 	h := cleanHistory()
+	for i := range h.Instances {
+		if h.Instances[i].ID == "t1" {
+			h.Instances[i].Attempts = 2
+		}
+	}
 	h.Runs[9].Last, h.Runs[9].Ended = at(3*time.Second), ""
 	h.Runs = append(h.Runs, Run{Instance: "t1", Attempt: 2, Executor: "e2", Start: at(3100 * time.Millisecond), Last: at(4 * time.Second), Ended: "end", Starts: 1})
 	if r := Check(h, testBounds); len(r.Violations) != 0 {

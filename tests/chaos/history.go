@@ -73,6 +73,7 @@ type Ack struct {
 	ID      string // the instance the answer named
 	Due     time.Time
 	At      time.Time // when the answer arrived
+	Note    string    // what the answer said, when it named no instance
 }
 
 // Cron is a task firing every second from From to To.
