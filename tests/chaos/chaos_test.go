@@ -54,6 +54,9 @@ var longFlag = flag.Bool("chaos.long", false, "run the long soaks (also AX_CHAOS
 func longMode() bool { return *longFlag || os.Getenv("AX_CHAOS_LONG") != "" }
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(echoEnv); spec != "" {
+		serveEcho(spec) // the namespace tests' echo server
+	}
 	flag.Parse()
 	if !testing.Short() && Available() == nil {
 		removed, err := Sweep()
