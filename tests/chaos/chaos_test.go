@@ -135,9 +135,11 @@ func TestChaos(t *testing.T) {
 			continue
 		}
 		t.Run(sc.name, func(t *testing.T) {
-			t.Parallel()
-			slots <- struct{}{}
-			defer func() { <-slots }()
+			if parallel > 1 {
+				t.Parallel()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+			}
 			runScenario(t, sc)
 		})
 	}
@@ -257,7 +259,7 @@ func printSummary(t *testing.T, took time.Duration) {
 		mode = "long"
 	}
 	fmt.Fprintf(&b, "chaos suite (%s mode, %s):\n", mode, took.Round(time.Second))
-	fmt.Fprintf(&b, "%-20s %6s %9s %9s %8s %5s %9s %9s %9s %6s  %s\n", "scenario", "faults", "elections", "instances", "attempts", "lost", "ran twice", "max fire", "max start", "took", "violations")
+	fmt.Fprintf(&b, "%-20s %6s %9s %10s %9s %8s %5s %9s %9s %9s %6s  %s\n", "scenario", "faults", "elections", "new leader", "instances", "attempts", "lost", "ran twice", "max fire", "max start", "took", "violations")
 	for _, row := range summaries.rows {
 		s := row.r.Stats
 		counts := map[string]int{}
@@ -277,7 +279,7 @@ func printSummary(t *testing.T, took time.Duration) {
 		if len(vs) == 0 {
 			vs = []string{"none"}
 		}
-		fmt.Fprintf(&b, "%-20s %6d %9d %9d %8d %5d %9d %9s %9s %6s  %s\n", row.scenario, s.Faults, s.Elections, s.Instances, s.Attempts, s.Lost, s.RanTwice,
+		fmt.Fprintf(&b, "%-20s %6d %9d %10s %9d %8d %5d %9d %9s %9s %6s  %s\n", row.scenario, s.Faults, s.Elections, s.NewLeader.Round(10*time.Millisecond), s.Instances, s.Attempts, s.Lost, s.RanTwice,
 			s.MaxFire.Round(10*time.Millisecond), s.MaxStart.Round(10*time.Millisecond), row.took.Round(time.Second), strings.Join(vs, ", "))
 	}
 	t.Log("\n" + b.String())

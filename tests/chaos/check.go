@@ -62,6 +62,9 @@ type Stats struct {
 	MaxFireID  string
 	MaxStart   time.Duration // worst first start - due
 	MaxStartID string
+	// NewLeader is the longest a fault waited for a new leader to be seen
+	// (faults after which leadership did not move do not count).
+	NewLeader time.Duration
 }
 
 // Result is what Check found.
@@ -92,6 +95,11 @@ func Check(h *History, b Bounds) *Result {
 	r.Stats.Faults, r.Stats.Acks, r.Stats.Unknown, r.Stats.Refused = len(h.Faults), len(h.Acks), h.Unknown, h.Refused
 	r.Stats.Instances, r.Stats.Attempts = len(h.Instances), len(h.Runs)
 	r.Stats.Elections = max(len(h.Leaders)-1, 0)
+	for _, f := range h.Faults {
+		if d, ok := newLeaderAfter(h, f.Start); ok && d > r.Stats.NewLeader {
+			r.Stats.NewLeader = d
+		}
+	}
 	for _, in := range h.Instances {
 		for _, a := range in.AttemptList {
 			if a.Outcome == model.OutcomeLost {
@@ -298,7 +306,11 @@ func checkResume(h *History, b Bounds, r *Result) {
 	}
 }
 
-// checkStuck: every instance due before the workload ended has finished.
+// checkStuck: every instance due before the workload ended has finished
+// by the collection, or is making progress then (an attempt of it was
+// alive within the last 2 s before the collection, or started since):
+// that is "RUNNING with a live lease". Slow progress is judged by the
+// resume bounds, not here.
 func checkStuck(h *History, _ Bounds, r *Result) {
 	last := map[string]Run{}
 	for _, run := range h.Runs {
@@ -312,10 +324,13 @@ func checkStuck(h *History, _ Bounds, r *Result) {
 		}
 		seen := "no attempt seen running"
 		if run, ok := last[in.ID]; ok {
-			seen = fmt.Sprintf("attempt %d last seen alive %s before collection", run.Attempt, h.Collected.Sub(run.Last).Round(time.Millisecond))
+			if run.Last.After(h.Collected.Add(-2 * time.Second)) {
+				continue
+			}
+			seen = fmt.Sprintf("attempt %d last seen alive at %s", run.Attempt, clock(run.Last))
 		}
-		r.add(CheckStuck, "instance %s (%s, due %s) still %s %s after the workload ended (attempts %d, %s)",
-			in.ID, in.Task, clock(in.ScheduledAt.Time), in.State, h.Collected.Sub(h.End).Round(time.Second), in.Attempts, seen)
+		r.add(CheckStuck, "instance %s (%s, due %s) still %s at %s, %s after the workload ended (attempts %d, %s)",
+			in.ID, in.Task, clock(in.ScheduledAt.Time), in.State, clock(h.Collected), h.Collected.Sub(h.End).Round(time.Second), in.Attempts, seen)
 	}
 }
 
@@ -362,6 +377,23 @@ func checkRecorded(h *History, _ Bounds, r *Result) {
 			r.add(CheckRecorded, "instance %s (%s) succeeded but the action log has no run of it", in.ID, in.Task)
 		}
 	}
+}
+
+// newLeaderAfter returns how long after t a leader of a newer term than
+// the one known at t was first seen.
+func newLeaderAfter(h *History, t time.Time) (time.Duration, bool) {
+	var term uint64
+	for _, l := range h.Leaders {
+		if !l.Seen.After(t) && l.Term > term {
+			term = l.Term
+		}
+	}
+	for _, l := range h.Leaders {
+		if l.Seen.After(t) && l.Term > term {
+			return l.Seen.Sub(t), true
+		}
+	}
+	return 0, false
 }
 
 // firstStarts returns, per instance, when its first attempt started.

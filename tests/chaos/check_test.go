@@ -62,8 +62,13 @@ func TestCheck_CleanHistoryPasses(t *testing.T) {
 	if len(r.Violations) != 0 {
 		t.Fatalf("got violations %+v, want none", r.Violations)
 	}
-	if r.Stats.Instances != 11 || r.Stats.Attempts != 11 || r.Stats.MaxFire != 5*time.Millisecond {
+	if r.Stats.Instances != 11 || r.Stats.Attempts != 11 || r.Stats.MaxFire != 5*time.Millisecond || r.Stats.NewLeader != 0 {
 		t.Fatalf("stats %+v", r.Stats)
+	}
+	h := cleanHistory()
+	h.Leaders = []Leadership{{Term: 2, Leader: "n1", Seen: at(0)}, {Term: 4, Leader: "n2", Seen: at(5500 * time.Millisecond)}}
+	if r := Check(h, testBounds); r.Stats.NewLeader != 2500*time.Millisecond || r.Stats.Elections != 1 {
+		t.Fatalf("new leader after %s (%d elections), want 2.5s after the fault at 3s (1)", r.Stats.NewLeader, r.Stats.Elections)
 	}
 }
 
@@ -129,7 +134,11 @@ func TestCheck_EachViolation(t *testing.T) {
 		}, CheckDispatchResume, "t1 due 10:00:02.010 started 6.99s late"},
 		{"an instance never finished", func(h *History) {
 			find(h, "d1").State = model.StateRunning
-		}, CheckStuck, "still RUNNING"},
+		}, CheckStuck, "still RUNNING at 10:00:20.000, 10s after the workload ended (attempts 1, attempt 1 last seen alive at 10:00:05.330)"},
+		{"an instance never started", func(h *History) {
+			find(h, "t1").State = model.StateReady
+			h.Runs = append(h.Runs[:9], h.Runs[10:]...)
+		}, CheckStuck, "still READY"},
 		{"a replica lacks a finished instance", func(h *History) {
 			delete(h.Replicas["n2"], "c07")
 		}, CheckReplicas, "node n2 disagrees on 1 finished instances: c07 missing"},
@@ -159,6 +168,19 @@ func TestCheck_EachViolation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestCheck_RunningAtCollectionIsNotStuck(t *testing.T) {
+	h := cleanHistory()
+	for i := range h.Instances {
+		if h.Instances[i].ID == "d1" {
+			h.Instances[i].State = model.StateRunning
+		}
+	}
+	h.Runs[10].Last, h.Runs[10].Ended = h.Collected.Add(-time.Second), ""
+	if r := Check(h, testBounds); len(r.Violations) != 0 {
+		t.Fatalf("got %+v, want none: d1 was running when the history was collected", r.Violations)
 	}
 }
 

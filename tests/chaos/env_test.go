@@ -86,6 +86,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	bin := axBinary(t)
+	dir := t.TempDir() // removed after the namespaces and what runs in them
 	net, err := NewNet(append(append([]string(nil), agents...), executors...)...)
 	if err != nil {
 		t.Fatalf("network namespaces: %v", err)
@@ -95,7 +96,7 @@ func newEnv(t *testing.T) *env {
 			t.Errorf("tearing down the namespaces: %v", err)
 		}
 	})
-	e := &env{t: t, net: net, dir: t.TempDir(), offsets: map[string]string{}, stop: make(chan struct{})}
+	e := &env{t: t, net: net, dir: dir, offsets: map[string]string{}, stop: make(chan struct{})}
 	e.script = filepath.Join(e.dir, "act.sh")
 	e.logPath = filepath.Join(e.dir, "actions.log")
 	if err := os.WriteFile(e.script, []byte(ActionScript), 0o755); err != nil {
