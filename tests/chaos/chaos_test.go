@@ -9,13 +9,40 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"ax/model"
 )
 
 // knownIssues are the checks expected to fail on today's code, per
 // scenario, while the fixes of issue 10 are built on other branches. Each
 // logs its violations instead of failing the test. Remove an entry when
 // its fix lands; AX_CHAOS_STRICT=1 fails on them all, to try a fix.
-var knownIssues = []known{}
+var knownIssues = []known{
+	knownIssue(anyScenario, CheckDispatchResume, "issue 10 items 3 and 10: dispatch stalls 15–20 s after a leadership change "+
+		"(polls parked at the former leader are not released, a poll forwarded by a follower keeps trying the old leader)").after(leaderChanged),
+	knownIssue(anyScenario, CheckOverlap, "issue 10 item 2: an executor that cannot renew a lease keeps running the attempt "+
+		"(no self-fencing), so the retry the leader leases runs beside it; healthy executors lose leases across a leadership "+
+		"change (heartbeat try 5 s = leader wait 5 s)").after(leaseLost),
+	knownIssue(anyScenario, CheckPhantom, "issue 10 item 7: a deposed leader's dispatcher still serves a parked poll: "+
+		"its lease is forwarded to the new leader, the job is read from its own not yet updated state and goes out as attempt 0").after(leaderChanged),
+}
+
+// leaderChanged: leadership moved during the scenario.
+func leaderChanged(h *History) bool { return h.LeaderChanged() }
+
+// leaseLost: an attempt was recorded lost, or a run of an attempt the
+// cluster never recorded happened (the two ways a second attempt can
+// start beside a first one without a duplicate lease).
+func leaseLost(h *History) bool {
+	for _, in := range h.Instances {
+		for _, a := range in.AttemptList {
+			if a.Outcome == model.OutcomeLost {
+				return true
+			}
+		}
+	}
+	return len(Check(h, Bounds{}).Failed(CheckPhantom)) > 0
+}
 
 // anyScenario makes a known issue apply to every scenario.
 const anyScenario = "*"
@@ -150,19 +177,14 @@ func TestChaos(t *testing.T) {
 func runScenario(t *testing.T, sc scenario) {
 	began := time.Now()
 	long := longMode()
-	hold, total, post, longFor := sc.short, time.Duration(0), 3*time.Second, 3*time.Second
+	hold, total, post, longFor := sc.short, sc.shortTotal, 3*time.Second, 3*time.Second
 	if long {
-		hold, total, post, longFor = sc.long, sc.total, 10*time.Second, 6*time.Second
+		hold, total, post, longFor = sc.long, sc.longTotal, 10*time.Second, 6*time.Second
 		if total == 0 {
 			total = 2 * time.Minute
 		}
 	}
-	if sc.name == "executor-cut" {
-		longFor = max(longFor, 2*lease) // the cut attempt must outlive its lease
-	}
-	if sc.name == "kill-loop" && !long {
-		total = 10 * time.Second
-	}
+	longFor = max(longFor, sc.longRun)
 	b := bounds(t)
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), total+hold+5*time.Minute)

@@ -22,12 +22,13 @@ const (
 	CheckDispatchResume = "dispatch-resume" // a first start later than the dispatch bound
 	CheckStuck          = "stuck"           // not finished when the history was collected
 	CheckReplicas       = "replicas"        // a node disagrees on a finished instance
-	CheckRecorded       = "records"         // the action log and the cluster's records disagree
+	CheckPhantom        = "phantom-attempt" // a run of an attempt the cluster never recorded
+	CheckRecorded       = "records"         // a success the action log never saw run
 )
 
 // Checks lists every check in the order results are reported.
 var Checks = []string{CheckLost, CheckDuplicateFire, CheckDuplicateKey, CheckDuplicateWrite, CheckOverlap,
-	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckRecorded}
+	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckPhantom, CheckRecorded}
 
 // Bounds are the timing promises a history is held to.
 type Bounds struct {
@@ -95,8 +96,12 @@ func Check(h *History, b Bounds) *Result {
 	r.Stats.Faults, r.Stats.Acks, r.Stats.Unknown, r.Stats.Refused = len(h.Faults), len(h.Acks), h.Unknown, h.Refused
 	r.Stats.Instances, r.Stats.Attempts = len(h.Instances), len(h.Runs)
 	r.Stats.Elections = max(len(h.Leaders)-1, 0)
-	for _, f := range h.Faults {
-		if d, ok := newLeaderAfter(h, f.Start); ok && d > r.Stats.NewLeader {
+	for i, f := range h.Faults {
+		until := h.Collected
+		if i+1 < len(h.Faults) {
+			until = h.Faults[i+1].Start
+		}
+		if d, ok := newLeaderAfter(h, f.Start, until); ok && d > r.Stats.NewLeader {
 			r.Stats.NewLeader = d
 		}
 	}
@@ -308,7 +313,7 @@ func checkResume(h *History, b Bounds, r *Result) {
 
 // checkStuck: every instance due before the workload ended has finished
 // by the collection, or is making progress then (an attempt of it was
-// alive within the last 2 s before the collection, or started since):
+// alive within the last 5 s before the collection, or started since):
 // that is "RUNNING with a live lease". Slow progress is judged by the
 // resume bounds, not here.
 func checkStuck(h *History, _ Bounds, r *Result) {
@@ -324,7 +329,7 @@ func checkStuck(h *History, _ Bounds, r *Result) {
 		}
 		seen := "no attempt seen running"
 		if run, ok := last[in.ID]; ok {
-			if run.Last.After(h.Collected.Add(-2 * time.Second)) {
+			if run.Last.After(h.Collected.Add(-5 * time.Second)) {
 				continue
 			}
 			seen = fmt.Sprintf("attempt %d last seen alive at %s", run.Attempt, clock(run.Last))
@@ -356,10 +361,10 @@ func checkReplicas(h *History, _ Bounds, r *Result) {
 	}
 }
 
-// checkRecorded: an instance that succeeded was seen running (a guard on
-// the harness itself: the action log must be complete), and every run
-// is an attempt the cluster recorded (a job handed out with any other
-// attempt number was never leased).
+// checkRecorded: every run is an attempt the cluster recorded (a job
+// handed out with any other attempt number was never leased), and an
+// instance that succeeded was seen running (a guard on the harness
+// itself: the action log must be complete).
 func checkRecorded(h *History, _ Bounds, r *Result) {
 	seen := map[string]bool{}
 	have := instancesByID(h)
@@ -368,7 +373,7 @@ func checkRecorded(h *History, _ Bounds, r *Result) {
 		// Only a finished instance's attempts are final: a run may start
 		// between the collection of the instances and that of the log.
 		if in, ok := have[run.Instance]; ok && (run.Attempt < 1 || Terminal(in.State) && run.Attempt > in.Attempts) {
-			r.add(CheckRecorded, "instance %s (%s) ran as attempt %d on %s at %s, an attempt the cluster never recorded (it has %d)",
+			r.add(CheckPhantom, "instance %s (%s) ran as attempt %d on %s at %s, an attempt the cluster never recorded (it has %d)",
 				in.ID, in.Task, run.Attempt, run.Executor, clock(run.Start), in.Attempts)
 		}
 	}
@@ -380,8 +385,8 @@ func checkRecorded(h *History, _ Bounds, r *Result) {
 }
 
 // newLeaderAfter returns how long after t a leader of a newer term than
-// the one known at t was first seen.
-func newLeaderAfter(h *History, t time.Time) (time.Duration, bool) {
+// the one known at t was first seen, if one was before until.
+func newLeaderAfter(h *History, t, until time.Time) (time.Duration, bool) {
 	var term uint64
 	for _, l := range h.Leaders {
 		if !l.Seen.After(t) && l.Term > term {
@@ -389,7 +394,7 @@ func newLeaderAfter(h *History, t time.Time) (time.Duration, bool) {
 		}
 	}
 	for _, l := range h.Leaders {
-		if l.Seen.After(t) && l.Term > term {
+		if l.Seen.After(t) && l.Seen.Before(until) && l.Term > term {
 			return l.Seen.Sub(t), true
 		}
 	}

@@ -148,7 +148,7 @@ func TestCheck_EachViolation(t *testing.T) {
 		{"a run of an attempt never leased", func(h *History) {
 			h.Runs[3].Attempt = 0
 			h.Runs = append(h.Runs, Run{Instance: h.Runs[3].Instance, Attempt: 1, Executor: "e2", Start: h.Runs[3].Last.Add(time.Second), Last: h.Runs[3].Last.Add(2 * time.Second), Ended: "end", Starts: 1})
-		}, CheckRecorded, "ran as attempt 0 on e1"},
+		}, CheckPhantom, "ran as attempt 0 on e1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ax/client"
+	"ax/localcluster"
 	"ax/model"
 )
 
@@ -54,7 +55,11 @@ func collect(ctx context.Context, w *workload, end time.Time, b Bounds, stuckFor
 	}
 	h.Instances = insts
 	for _, n := range e.c.Nodes {
-		got, err := listAll(ctx, n.Client())
+		var got []model.Instance
+		err := localcluster.WaitFor(ctx, 30*time.Second, func() (err error) {
+			got, err = listAll(ctx, n.Client())
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("reading node %s after the run: %w", n.ID, err)
 		}

@@ -121,7 +121,7 @@ func newEnv(t *testing.T) *env {
 	e.c = c
 	e.watchLeaders()
 	for _, name := range executors {
-		if _, err := c.StartExecutor(name, "-capacity", "16", "-log-level", "debug"); err != nil {
+		if _, err := c.StartExecutor(name, "-capacity", "64", "-log-level", "debug"); err != nil {
 			t.Fatalf("start executor %s: %v", name, err)
 		}
 	}

@@ -18,9 +18,13 @@ type scenario struct {
 	name   string
 	proves string
 	cycle  func(ctx context.Context, e *env, hold time.Duration) error
-	// short and long are the hold of one cycle in each mode; total is
-	// how long the long mode repeats cycles (0: 2 minutes).
-	short, long, total time.Duration
+	// short and long are the hold of one cycle in each mode.
+	short, long time.Duration
+	// shortTotal and longTotal are how long each mode repeats cycles: 0
+	// is one cycle in the short mode, 2 minutes in the long one.
+	shortTotal, longTotal time.Duration
+	// longRun, if set, is how long a run of the long task lasts at least.
+	longRun time.Duration
 }
 
 var scenarios = []scenario{
@@ -72,7 +76,7 @@ var scenarios = []scenario{
 		name:   "kill-loop",
 		proves: "kill -9 of a random agent (the leader first) every few seconds, restarted each time: no acknowledged write lost, no duplicate, resume within bounds",
 		cycle:  killOne,
-		short:  time.Second, long: time.Second, total: 10 * time.Minute,
+		short:  time.Second, long: time.Second, shortTotal: 10 * time.Second, longTotal: 10 * time.Minute,
 	},
 	{
 		name:   "clock-ahead",
@@ -90,7 +94,7 @@ var scenarios = []scenario{
 		name:   "executor-cut",
 		proves: "an executor cut off mid-attempt: it stops the attempt before the leader re-leases it (no overlap), the instance finishes elsewhere",
 		cycle:  cutExecutor,
-		short:  2 * lease, long: 3 * lease,
+		short:  2 * lease, long: 3 * lease, longRun: 2 * lease, // the cut attempt must outlive its lease
 	},
 }
 

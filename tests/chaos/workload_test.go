@@ -1,10 +1,12 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -30,10 +32,12 @@ var workloadTasks = []string{taskTick, taskLong, taskDelayed, taskQuick}
 // acknowledged write. Writes go to one node at a time with a short
 // deadline each and move on to the next node, re-sending the same request
 // id (Idempotency-Key), as a careful client does; a write none of them
-// acknowledged is counted as unknown.
+// acknowledged is counted as unknown. They are plain HTTP requests, so
+// that what a node answered is recorded as it was.
 type workload struct {
 	e       *env
-	nodes   []*client.Client // one per agent, no fail-over of their own
+	nodes   []string // the agents' HTTP addresses
+	hc      *http.Client
 	longFor time.Duration
 
 	mu      sync.Mutex
@@ -54,10 +58,7 @@ type workload struct {
 // newWorkload creates the workload's tasks; longFor is how long a run of
 // the long task lasts.
 func newWorkload(ctx context.Context, e *env, longFor time.Duration) (*workload, error) {
-	w := &workload{e: e, longFor: longFor}
-	for _, n := range e.c.Nodes {
-		w.nodes = append(w.nodes, client.New(client.Config{Addrs: []string{n.HTTPAddr}, RetryFor: 2 * time.Second}))
-	}
+	w := &workload{e: e, longFor: longFor, nodes: e.c.Addrs(), hc: &http.Client{}}
 	policy := model.Policy{MaxConcurrency: 50, MaxRetries: 3, RetryInterval: model.Duration(200 * time.Millisecond)}
 	tick := policy
 	tick.Catchup, tick.CatchupWindow = "all", model.Duration(10*time.Minute)
@@ -70,7 +71,7 @@ func newWorkload(ctx context.Context, e *env, longFor time.Duration) (*workload,
 	}
 	// Event tasks first: the cron's span starts when it is acknowledged.
 	for _, i := range []int{1, 2, 3, 0} {
-		if err := w.write(ctx, http.MethodPut, "/v1/tasks/"+tasks[i].Name, client.NewRequestID(), tasks[i], nil); err != nil {
+		if _, _, err := w.write(ctx, http.MethodPut, "/v1/tasks/"+tasks[i].Name, client.NewRequestID(), tasks[i]); err != nil {
 			return nil, fmt.Errorf("put task %s: %w", tasks[i].Name, err)
 		}
 	}
@@ -183,8 +184,8 @@ func (w *workload) send(ctx context.Context, kind, task, key string, body any, d
 // instance id the answer names; an answer that names none is returned as
 // an empty id with what it said.
 func (w *workload) create(ctx context.Context, kind, task, req string, body any) (id, note string, err error) {
-	var raw []byte
-	if err := w.write(ctx, http.MethodPost, "/v1/tasks/"+task+"/"+kind, req, body, &raw); err != nil {
+	raw, hdr, err := w.write(ctx, http.MethodPost, "/v1/tasks/"+task+"/"+kind, req, body)
+	if err != nil {
 		return "", "", err
 	}
 	if kind == "submit" {
@@ -199,28 +200,41 @@ func (w *workload) create(ctx context.Context, kind, task, req string, body any)
 		}
 	}
 	if id == "" {
-		note = fmt.Sprintf("2xx with body %q", raw)
+		note = fmt.Sprintf("%s with headers %v and body %q", hdr.Get("X-Chaos-Status"), hdr, raw)
 	}
 	return id, note, nil
 }
 
 // write sends one request with request id req to the nodes in turn, 3 s
-// per try, until one answers or 12 s have passed. Only an unavailable
-// answer or no answer moves on; any other error is final.
-func (w *workload) write(ctx context.Context, method, path, req string, body, out any) error {
+// per try, until one answers or 12 s have passed, and returns the answer's
+// body and headers (X-Chaos-Status holds its status line). Only 503 or no
+// answer moves on; any other error is final.
+func (w *workload) write(ctx context.Context, method, path, req string, body any) ([]byte, http.Header, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 12*time.Second)
 	defer cancel()
 	first := rand.IntN(len(w.nodes))
-	var err error
-	for try := 0; ctx.Err() == nil; try++ {
-		cl := w.nodes[(first+try)%len(w.nodes)]
+	for try := 0; ; try++ {
 		tctx, tcancel := context.WithTimeout(ctx, 3*time.Second)
-		err = cl.Do(tctx, client.Request{Method: method, Path: path, Body: body, NoRetry: true,
-			Header: http.Header{client.HeaderIdempotencyKey: {req}}}, out)
+		out, hdr, status, err := w.once(tctx, method, "http://"+w.nodes[(first+try)%len(w.nodes)]+path, req, data)
 		tcancel()
-		var me *model.Error
-		if err == nil || errors.As(err, &me) && me.Code != model.CodeUnavailable && me.Code != model.CodeInternal {
-			return err
+		switch {
+		case err == nil && status/100 == 2:
+			return out, hdr, nil
+		case err == nil && status != http.StatusServiceUnavailable:
+			var eb model.ErrorBody
+			if json.Unmarshal(out, &eb) == nil && eb.Error != nil {
+				return nil, nil, eb.Error
+			}
+			return nil, nil, fmt.Errorf("%s %s: HTTP %d: %s", method, path, status, out)
+		case err == nil:
+			err = fmt.Errorf("%s %s: HTTP %d: %s", method, path, status, out)
+		}
+		if ctx.Err() != nil {
+			return nil, nil, err
 		}
 		if try%len(w.nodes) == len(w.nodes)-1 {
 			select {
@@ -229,7 +243,27 @@ func (w *workload) write(ctx context.Context, method, path, req string, body, ou
 			}
 		}
 	}
-	return err
+}
+
+// once sends one request and reads the whole answer.
+func (w *workload) once(ctx context.Context, method, url, req string, data []byte) ([]byte, http.Header, int, error) {
+	hr, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set(client.HeaderIdempotencyKey, req)
+	resp, err := w.hc.Do(hr)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	resp.Header.Set("X-Chaos-Status", resp.Status)
+	return out, resp.Header, resp.StatusCode, nil
 }
 
 // replay sends every acknowledged quick trigger again with its request
