@@ -48,6 +48,17 @@ type Config struct {
 	// is missing is created. Agents get -tls-*; executors and clients
 	// trust the CA and present the client certificate.
 	TLSDir string
+	// Listen, when set, gives agent id its HTTP and Raft addresses in
+	// place of free loopback ports (e.g. an address in a network
+	// namespace; such agents also need -insecure or TLS).
+	Listen func(id string) (httpAddr, raftAddr string)
+	// Wrap, when set, returns a command prefix for the process named id
+	// (an agent's node id or an executor's name): the process runs as
+	// Wrap(id) followed by Binary and its arguments, e.g.
+	// ip netns exec NS env AX_FAULT_CLOCK_OFFSET=+10m. The prefix must
+	// exec the binary, so that signals reach it. It is asked at every
+	// start, so a restart may run differently.
+	Wrap func(id string) []string
 }
 
 // Cluster is a set of running ax agents.
@@ -171,11 +182,7 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 		join = append(join, n.HTTPAddr)
 	}
 	c.mu.Unlock()
-	httpAddr, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	raftAddr, err := FreePort()
+	httpAddr, raftAddr, err := c.listen(id)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +234,20 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 	return n, nil
 }
 
+// listen returns the addresses of agent id: Config.Listen's, or free
+// loopback ports.
+func (c *Cluster) listen(id string) (httpAddr, raftAddr string, err error) {
+	if c.cfg.Listen != nil {
+		httpAddr, raftAddr = c.cfg.Listen(id)
+		return httpAddr, raftAddr, nil
+	}
+	if httpAddr, err = FreePort(); err != nil {
+		return "", "", err
+	}
+	raftAddr, err = FreePort()
+	return httpAddr, raftAddr, err
+}
+
 // Start (re)starts the node's process with its original command line.
 func (n *Node) Start() error {
 	n.mu.Lock()
@@ -238,7 +259,11 @@ func (n *Node) Start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(n.cfg.Binary, n.args...)
+	argv := append([]string{n.cfg.Binary}, n.args...)
+	if n.cfg.Wrap != nil {
+		argv = append(n.cfg.Wrap(n.ID), argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if env := n.cfg.NodeEnv[n.ID]; len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}

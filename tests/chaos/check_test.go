@@ -1,0 +1,296 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"ax/model"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// cleanHistory is a history that keeps every promise: a cron firing every
+// second for 10 s, a trigger and a delayed submission, each run once.
+func cleanHistory() *History {
+	h := &History{Start: t0, End: at(10 * time.Second), Collected: at(20 * time.Second),
+		Faults:   []Fault{{Name: "isolate n1", Start: at(3 * time.Second), End: at(6 * time.Second)}},
+		Crons:    []Cron{{Task: "tick", From: at(time.Second), To: at(9 * time.Second)}},
+		Replicas: map[string]map[string]string{"n1": {}, "n2": {}},
+	}
+	add := func(in model.Instance, start time.Time) { addRun(h, in, start) }
+	for s := 1; s <= 9; s++ {
+		due := at(time.Duration(s) * time.Second)
+		add(model.Instance{ID: fmt.Sprintf("c%02d", s), Task: "tick", Source: model.SourceCron, IdempotencyKey: "tick@" + fmt.Sprint(s),
+			ScheduledAt: model.Time{Time: due}, FiredAt: model.Time{Time: due.Add(5 * time.Millisecond)}}, due.Add(20*time.Millisecond))
+	}
+	add(model.Instance{ID: "t1", Task: "long", Source: model.SourceAPI, IdempotencyKey: "l-1",
+		ScheduledAt: model.Time{Time: at(2 * time.Second)}, FiredAt: model.Time{Time: at(2 * time.Second)}}, at(2050*time.Millisecond))
+	add(model.Instance{ID: "d1", Task: "delayed", Source: model.SourceDelay, IdempotencyKey: "d-1",
+		ScheduledAt: model.Time{Time: at(5 * time.Second)}, FiredAt: model.Time{Time: at(5 * time.Second)}}, at(5030*time.Millisecond))
+	h.Acks = []Ack{
+		{Kind: "trigger", Task: "long", Key: "l-1", Request: "r1", ID: "t1", At: at(2010 * time.Millisecond)},
+		{Kind: "trigger", Task: "long", Key: "l-1", Request: "r2", ID: "t1", At: at(2500 * time.Millisecond)},
+		{Kind: "submit", Task: "delayed", Key: "d-1", Request: "r3", ID: "d1", Due: at(5 * time.Second), At: at(time.Second)},
+	}
+	return h
+}
+
+// addRun adds a successful instance, run once from start, known to every
+// replica.
+func addRun(h *History, in model.Instance, start time.Time) {
+	in.State = model.StateSuccess
+	in.Attempts = 1
+	h.Instances = append(h.Instances, in)
+	h.Runs = append(h.Runs, Run{Instance: in.ID, Attempt: 1, Executor: "e1", Start: start, Last: start.Add(300 * time.Millisecond), Ended: "end", Starts: 1})
+	for _, states := range h.Replicas {
+		states[in.ID] = in.State
+	}
+}
+
+var testBounds = Bounds{Firing: 4 * time.Second, Dispatch: 5 * time.Second}
+
+func TestCheck_CleanHistoryPasses(t *testing.T) {
+	r := Check(cleanHistory(), testBounds)
+	if len(r.Violations) != 0 {
+		t.Fatalf("got violations %+v, want none", r.Violations)
+	}
+	if r.Stats.Instances != 11 || r.Stats.Attempts != 11 || r.Stats.MaxFire != 5*time.Millisecond || r.Stats.NewLeader != 0 {
+		t.Fatalf("stats %+v", r.Stats)
+	}
+	h := cleanHistory()
+	h.Leaders = []Leadership{{Term: 2, Leader: "n1", Seen: at(0)}, {Term: 4, Leader: "n2", Seen: at(5500 * time.Millisecond)}}
+	if r := Check(h, testBounds); r.Stats.NewLeader != 2500*time.Millisecond || r.Stats.Elections != 1 {
+		t.Fatalf("new leader after %s (%d elections), want 2.5s after the fault at 3s (1)", r.Stats.NewLeader, r.Stats.Elections)
+	}
+}
+
+func TestCheck_EachViolation(t *testing.T) {
+	find := func(h *History, id string) *model.Instance {
+		for i := range h.Instances {
+			if h.Instances[i].ID == id {
+				return &h.Instances[i]
+			}
+		}
+		panic(id)
+	}
+	cases := []struct {
+		name   string
+		break_ func(h *History)
+		want   string
+		detail string
+	}{
+		{"acknowledged instance missing", func(h *History) {
+			h.Acks = append(h.Acks, Ack{Kind: "trigger", Task: "quick", Request: "r9", ID: "gone", At: at(4 * time.Second)})
+		}, CheckLost, "gone, which does not exist"},
+		{"an acknowledgement naming no instance", func(h *History) {
+			h.Acks = append(h.Acks, Ack{Kind: "trigger", Task: "quick", Request: "r8", At: at(4 * time.Second), Note: "200, empty body"})
+		}, CheckLost, "with no instance id in the answer (200, empty body)"},
+		{"two instances for one cron second", func(h *History) {
+			dup := *find(h, "c03")
+			dup.ID, dup.IdempotencyKey = "c03b", "other"
+			addRun(h, dup, dup.ScheduledAt.Add(30*time.Millisecond))
+		}, CheckDuplicateFire, "2 instances c03, c03b"},
+		{"two instances for one idempotency key", func(h *History) {
+			dup := *find(h, "t1")
+			dup.ID = "t1b"
+			addRun(h, dup, at(2100*time.Millisecond))
+		}, CheckDuplicateKey, "long key l-1: 2 instances"},
+		{"a retried key acknowledged as another instance", func(h *History) {
+			h.Acks = append(h.Acks, Ack{Kind: "trigger", Task: "long", Key: "l-1", Request: "r7", ID: "c05", At: at(7 * time.Second)})
+		}, CheckDuplicateKey, "acknowledged as 2 different instances"},
+		{"a replayed request answered with another instance", func(h *History) {
+			h.Acks = append(h.Acks, Ack{Kind: "trigger", Task: "long", Request: "r1", ID: "c06", At: at(9 * time.Second)})
+		}, CheckDuplicateWrite, "request r1 answered with 2 different instances"},
+		{"two attempts alive at once", func(h *History) {
+			find(h, "t1").Attempts = 2
+			h.Runs[9].Last, h.Runs[9].Ended = at(8*time.Second), "end"
+			h.Runs = append(h.Runs, Run{Instance: "t1", Attempt: 2, Executor: "e2", Start: at(6 * time.Second), Last: at(7 * time.Second), Ended: "end", Starts: 1})
+		}, CheckOverlap, "ran at once for 1s"},
+		{"one attempt started twice", func(h *History) { h.Runs[2].Starts = 2 }, CheckOverlap, "attempt 1 started 2 times"},
+		{"fired before scheduledAt", func(h *History) {
+			find(h, "c04").FiredAt = model.Time{Time: at(3 * time.Second)}
+		}, CheckEarly, "fired at 10:00:03.000, 1s before"},
+		{"started before due by the test clock", func(h *History) {
+			h.Runs[10].Start = at(4 * time.Second)
+		}, CheckEarly, "started at 10:00:04.000, 1s before it was due"},
+		{"a cron second with no instance", func(h *History) {
+			h.Instances = h.Instances[1:]
+			h.Runs = h.Runs[1:]
+		}, CheckMissed, "1 of the seconds"},
+		{"firing stalled past the bound", func(h *History) {
+			find(h, "c05").FiredAt = model.Time{Time: at(10 * time.Second)}
+			h.Runs[4].Start = at(10 * time.Second)
+		}, CheckFiringResume, "fired 5s late"},
+		{"dispatch stalled past the bound", func(h *History) {
+			h.Runs[9].Start = at(9 * time.Second)
+		}, CheckDispatchResume, "t1 due 10:00:02.010 started 6.99s late"},
+		{"an instance never finished", func(h *History) {
+			find(h, "d1").State = model.StateRunning
+		}, CheckStuck, "still RUNNING at 10:00:20.000, 10s after the workload ended (attempts 1, attempt 1 last seen alive at 10:00:05.330)"},
+		{"an instance never started", func(h *History) {
+			find(h, "t1").State = model.StateReady
+			h.Runs = append(h.Runs[:9], h.Runs[10:]...)
+		}, CheckStuck, "still READY"},
+		{"a replica lacks a finished instance", func(h *History) {
+			delete(h.Replicas["n2"], "c07")
+		}, CheckReplicas, "node n2 disagrees on 1 finished instances: c07 missing"},
+		{"a success the log never saw", func(h *History) {
+			h.Runs = h.Runs[:len(h.Runs)-1]
+		}, CheckRecorded, "d1 (delayed) succeeded"},
+		{"a run of an attempt never leased", func(h *History) {
+			h.Runs[3].Attempt = 0
+			h.Runs = append(h.Runs, Run{Instance: h.Runs[3].Instance, Attempt: 1, Executor: "e2", Start: h.Runs[3].Last.Add(time.Second), Last: h.Runs[3].Last.Add(2 * time.Second), Ended: "end", Starts: 1})
+		}, CheckPhantom, "ran as attempt 0 on e1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := cleanHistory()
+			tc.break_(h)
+			r := Check(h, testBounds)
+			got := r.Failed(tc.want)
+			if len(got) == 0 {
+				t.Fatalf("no %s violation; got %+v", tc.want, r.Violations)
+			}
+			if !strings.Contains(got[0].Detail, tc.detail) {
+				t.Fatalf("%s detail %q, want it to contain %q", tc.want, got[0].Detail, tc.detail)
+			}
+			for _, v := range r.Violations {
+				if v.Check != tc.want {
+					t.Errorf("unexpected %s violation: %s", v.Check, v.Detail)
+				}
+			}
+		})
+	}
+}
+
+func TestCheck_RunningAtCollectionIsNotStuck(t *testing.T) {
+	h := cleanHistory()
+	for i := range h.Instances {
+		if h.Instances[i].ID == "d1" {
+			h.Instances[i].State = model.StateRunning
+		}
+	}
+	h.Runs[10].Last, h.Runs[10].Ended = h.Collected.Add(-time.Second), ""
+	if r := Check(h, testBounds); len(r.Violations) != 0 {
+		t.Fatalf("got %+v, want none: d1 was running when the history was collected", r.Violations)
+	}
+}
+
+func TestCheck_SequentialRetryIsNoOverlap(t *testing.T) {
+	h := cleanHistory()
+	for i := range h.Instances {
+		if h.Instances[i].ID == "t1" {
+			h.Instances[i].Attempts = 2
+		}
+	}
+	h.Runs[9].Last, h.Runs[9].Ended = at(3*time.Second), ""
+	h.Runs = append(h.Runs, Run{Instance: "t1", Attempt: 2, Executor: "e2", Start: at(3100 * time.Millisecond), Last: at(4 * time.Second), Ended: "end", Starts: 1})
+	if r := Check(h, testBounds); len(r.Violations) != 0 {
+		t.Fatalf("got %+v, want none: attempt 2 started after attempt 1 was last alive", r.Violations)
+	}
+}
+
+func TestParseRuns(t *testing.T) {
+	log := strings.Join([]string{
+		"start i1 1 1000000000 e1 long",
+		"tick i1 1 1200000000",
+		"start i2 1 1300000000 e2 quick",
+		"tick i1 1 1400000000",
+		"stop i1 1 1450000000",
+		"start i1 2 2000000000 e2 long",
+		"end i1 2 2500000000",
+		"tick i2 1 15", // cut short: a bad line would have fewer fields
+		"tick i2",
+		"garbage here x y",
+	}, "\n")
+	runs, bad, err := ParseRuns(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad != 2 {
+		t.Errorf("bad = %d, want 2", bad)
+	}
+	want := []Run{
+		{Instance: "i1", Attempt: 1, Task: "long", Executor: "e1", Start: time.Unix(1, 0), Last: time.Unix(0, 1450000000), Ended: "stop", Starts: 1},
+		{Instance: "i2", Attempt: 1, Task: "quick", Executor: "e2", Start: time.Unix(0, 1300000000), Last: time.Unix(0, 1300000000), Starts: 1},
+		{Instance: "i1", Attempt: 2, Task: "long", Executor: "e2", Start: time.Unix(2, 0), Last: time.Unix(0, 2500000000), Ended: "end", Starts: 1},
+	}
+	if len(runs) != len(want) {
+		t.Fatalf("got %d runs %+v, want %d", len(runs), runs, len(want))
+	}
+	for i := range want {
+		g, w := runs[i], want[i]
+		if g.Instance != w.Instance || g.Attempt != w.Attempt || g.Executor != w.Executor || g.Task != w.Task || !g.Start.Equal(w.Start) ||
+			!g.Last.Equal(w.Last) || g.Ended != w.Ended || g.Starts != w.Starts {
+			t.Errorf("run %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// TestActionScript runs the script for real: a run to completion leaves
+// start, ticks and end; a SIGTERM leaves a stop line at once.
+func TestActionScript(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "act.sh")
+	if err := os.WriteFile(script, []byte(ActionScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "actions.log")
+	env := func(id string) []string {
+		return append(os.Environ(), "AX_INSTANCE_ID="+id, "AX_ATTEMPT=1", "AX_EXECUTOR=e1", "AX_TASK=t")
+	}
+	done := exec.Command("/bin/sh", script, logPath, "2", "0.05")
+	done.Env = env("full")
+	if out, err := done.CombinedOutput(); err != nil {
+		t.Fatalf("script: %v: %s", err, out)
+	}
+	stopped := exec.Command("/bin/sh", script, logPath, "100", "0.1")
+	stopped.Env = env("stopped")
+	stopped.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := stopped.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var runs []Run
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f, err := os.Open(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs, _, _ = ParseRuns(f)
+		f.Close()
+		if len(runs) == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling the log until the second run starts
+	}
+	sent := time.Now()
+	_ = syscall.Kill(-stopped.Process.Pid, syscall.SIGTERM) // as an executor stops an attempt: the whole group
+	_ = stopped.Wait()
+	f, err := os.Open(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	runs, bad, err := ParseRuns(f)
+	if err != nil || bad != 0 || len(runs) != 2 {
+		t.Fatalf("runs %+v, bad %d, err %v", runs, bad, err)
+	}
+	if runs[0].Instance != "full" || runs[0].Ended != "end" || runs[0].Executor != "e1" || runs[0].Last.Sub(runs[0].Start) < 100*time.Millisecond {
+		t.Errorf("full run %+v, want a 2-tick run to its end", runs[0])
+	}
+	if runs[1].Instance != "stopped" || runs[1].Ended != "stop" {
+		t.Errorf("stopped run %+v, want a stop line", runs[1])
+	}
+	if d := runs[1].Last.Sub(sent); d > time.Second || d < -time.Second {
+		t.Errorf("stop line %s after the SIGTERM, want at once", d)
+	}
+}
