@@ -216,7 +216,7 @@ func (a *Agent) removeNode(ctx context.Context, id string) error {
 // Transfer implements api.Backend. It is never repeated: a second
 // transfer would move leadership on again.
 func (a *Agent) Transfer(ctx context.Context, id string) error {
-	return a.onLeader(ctx, leaderCall{once: true,
+	return a.onLeader(ctx, leaderCall{once: true, movesLeader: true,
 		local:  func(ctx context.Context, _ *term) error { return a.transfer(ctx, id) },
 		remote: func(ctx context.Context, c *client.Client) error { return c.Transfer(ctx, id) },
 	})

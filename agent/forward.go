@@ -40,6 +40,9 @@ type leaderCall struct {
 	// knows none by then answers unavailable at once, so that an executor,
 	// which lists several servers, asks another while its lease is young.
 	findWithin time.Duration
+	// movesLeader: the call changes the leader itself (a transfer), so a
+	// try is not ended when this node sees the leader change.
+	movesLeader bool
 }
 
 // onLeader runs lc on the leader and returns its error: the leader's own
@@ -131,6 +134,9 @@ func (a *Agent) try(ctx context.Context, lc leaderCall, changed <-chan struct{})
 		// This node won an election meanwhile: it answers itself, never
 		// over HTTP.
 		return outcome{err: errNotLeader(), again: a.node.IsLeader()}
+	}
+	if lc.movesLeader {
+		changed = nil // never ready: the try runs to its answer or deadline
 	}
 	tctx, cancel := a.tryContext(withForward(ctx, lc.reqID), lc.deadline, changed)
 	err = lc.remote(tctx, a.clientFor(leader))

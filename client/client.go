@@ -130,6 +130,10 @@ type Request struct {
 	Idempotent bool
 	// NoRetry sends the request once to the first address.
 	NoRetry bool
+	// Unrepeatable marks a write an Idempotency-Key does not protect (it
+	// is not a replicated command, e.g. a leadership transfer): it is
+	// tried again, on another address, only when it was not sent.
+	Unrepeatable bool
 	// Also503 decodes the body of a 503 answer into out too (Do still
 	// returns the error): /healthz answers an unhealthy node's health so.
 	Also503 bool
@@ -178,7 +182,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 			return nil
 		}
 		lastErr = err
-		if !retry || req.NoRetry || c.cfg.Once {
+		if !retry || req.NoRetry || c.cfg.Once || (req.Unrepeatable && !errors.Is(err, ErrNotSent)) {
 			return err
 		}
 		// Back off a little once every address has been tried.
@@ -413,12 +417,14 @@ func (c *Client) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 
 // RemoveNode removes a member from the cluster.
 func (c *Client) RemoveNode(ctx context.Context, id string) error {
-	return c.Do(ctx, Request{Method: http.MethodDelete, Path: "/v1/cluster/" + url.PathEscape(id)}, nil)
+	return c.Do(ctx, Request{Method: http.MethodDelete, Path: "/v1/cluster/" + url.PathEscape(id), Unrepeatable: true}, nil)
 }
 
 // Transfer moves leadership to node id (any up-to-date follower if empty).
 func (c *Client) Transfer(ctx context.Context, id string) error {
-	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/transfer", Body: model.TransferRequest{ID: id}}, nil)
+	// A transfer repeated after it took effect would move leadership
+	// again (each new leader would pass it on).
+	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/transfer", Body: model.TransferRequest{ID: id}, Unrepeatable: true}, nil)
 }
 
 // Health returns the answering node's health. It does not fail over: it

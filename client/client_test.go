@@ -131,3 +131,37 @@ func hangingServer(t *testing.T) *httptest.Server {
 	t.Cleanup(func() { close(release); s.Close() })
 	return s
 }
+
+// TestClient_UnrepeatableNotRetried: a leadership transfer answered 503
+// (it may have taken effect) is not sent again, to this server or
+// another; one that could not be sent is tried on the next address.
+func TestClient_UnrepeatableNotRetried(t *testing.T) {
+	var tries atomic.Int32
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tries.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"outcome unknown"}}`))
+	}))
+	defer busy.Close()
+	c := New(Config{Addrs: []string{busy.URL, busy.URL}, RetryFor: 5 * time.Second})
+	if err := c.Transfer(context.Background(), "n2"); err == nil {
+		t.Fatal("transfer answered 503 succeeded")
+	}
+	if n := tries.Load(); n != 1 {
+		t.Fatalf("transfer sent %d times, want once", n)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	var ok atomic.Int32
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ok.Add(1) }))
+	defer good.Close()
+	c = New(Config{Addrs: []string{closed, good.URL}, RetryFor: 5 * time.Second})
+	if err := c.Transfer(context.Background(), "n2"); err != nil || ok.Load() != 1 {
+		t.Fatalf("transfer after a refused connection: %v (served %d), want it sent to the next address", err, ok.Load())
+	}
+}

@@ -14,18 +14,12 @@ import (
 )
 
 // knownIssues are the checks expected to fail on today's code, per
-// scenario, while the fixes of issue 10 are built on other branches. Each
-// logs its violations instead of failing the test. Remove an entry when
-// its fix lands; AX_CHAOS_STRICT=1 fails on them all, to try a fix.
-var knownIssues = []known{
-	knownIssue(anyScenario, CheckDispatchResume, "issue 10 items 3 and 10: dispatch stalls 15–20 s after a leadership change "+
-		"(polls parked at the former leader are not released, a poll forwarded by a follower keeps trying the old leader)").after(leaderChanged),
-	knownIssue(anyScenario, CheckOverlap, "issue 10 item 2: an executor that cannot renew a lease keeps running the attempt "+
-		"(no self-fencing), so the retry the leader leases runs beside it; healthy executors lose leases across a leadership "+
-		"change (heartbeat try 5 s = leader wait 5 s)").after(leaseLost),
-	knownIssue(anyScenario, CheckPhantom, "issue 10 item 7: a deposed leader's dispatcher still serves a parked poll: "+
-		"its lease is forwarded to the new leader, the job is read from its own not yet updated state and goes out as attempt 0").after(leaderChanged),
-}
+// scenario: each logs its violations instead of failing the test, so that
+// a known bug can be recorded before its fix lands (remove the entry with
+// the fix; AX_CHAOS_STRICT=1 fails on them all). The issue 10 entries
+// (dispatch stalls after a leadership change, no self-fencing, a deposed
+// leader's dispatcher) were removed with their fixes; none is open.
+var knownIssues = []known{}
 
 // leaderChanged: leadership moved during the scenario.
 func leaderChanged(h *History) bool { return h.LeaderChanged() }

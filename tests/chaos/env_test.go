@@ -14,7 +14,6 @@ import (
 
 	"ax/client"
 	"ax/localcluster"
-	"ax/model"
 )
 
 // lease is the agents' -lease in the chaos cluster: short, so that a cut
@@ -264,18 +263,6 @@ func (e *env) caughtUp(ctx context.Context, n *localcluster.Node, within time.Du
 		}
 		return nil
 	})
-}
-
-// nodeTime returns agent n's idea of the time minus the test's, from its
-// /healthz (to see whether a clock offset took effect).
-func nodeTime(ctx context.Context, n *localcluster.Node) (time.Duration, *model.Health, error) {
-	before := time.Now()
-	h, err := n.Client().Health(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	mid := before.Add(time.Since(before) / 2)
-	return h.Time.Sub(mid), h, nil
 }
 
 // runs parses the action log as it is now.
