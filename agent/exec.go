@@ -45,7 +45,8 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 		try.WaitMs = max(time.Until(end).Milliseconds(), 1)
 		err := a.onLeader(ctx, leaderCall{
 			// A forwarded long poll may wait its whole wait at the leader.
-			deadline: end.Add(pollSlack),
+			deadline:   end.Add(pollSlack),
+			findWithin: a.execFindWithin(),
 			local: func(ctx context.Context, t *term) (err error) {
 				if out, err = t.disp.Poll(ctx, try); err == nil && out.Released {
 					// The term is ending: wait for it before asking again.

@@ -140,15 +140,16 @@ func waitFor(t *testing.T, within time.Duration, cond func() error) {
 	}
 }
 
-// waitHealth polls n's /healthz until cond holds, failing the test after
-// within.
+// waitHealth polls n's /healthz (200, or 503 with the same JSON) until
+// cond holds, failing the test after within.
 func waitHealth(ctx context.Context, t *testing.T, n *localcluster.Node, within time.Duration, cond func(*model.Health) error) {
 	t.Helper()
 	waitFor(t, within, func() error {
 		h, err := n.Client().Health(ctx)
-		if err != nil {
+		if h == nil {
 			return err
 		}
+		// An unhealthy node answers 503 with its health: cond judges it.
 		return cond(h)
 	})
 }

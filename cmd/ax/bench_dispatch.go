@@ -15,8 +15,12 @@ import (
 )
 
 // dispatchTask is the task the dispatch failover runs: a shell "true"
-// that any number of instances may run at once.
-const dispatchTask = "bench-dispatch"
+// that any number of instances may run at once; dispatchCron fires every
+// second, to see when firing resumes.
+const (
+	dispatchTask = "bench-dispatch"
+	dispatchCron = "bench-dispatch-cron"
+)
 
 // runBenchFailoverDispatch measures how soon executors start work again
 // after the leader changes, over tries: after a leadership transfer, from
@@ -47,7 +51,16 @@ func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, execut
 	if err != nil {
 		return err
 	}
-	var transfer, killStart, killElected, electedStart []time.Duration
+	// A per-second cron (catch-up all, so the seconds of the election are
+	// fired by the new leader) tells when firing resumes after a kill.
+	if strings.Contains(how, "kill") {
+		_, err = cl.PutTask(ctx, &model.Task{Name: dispatchCron, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{Catchup: "all", MaxConcurrency: 1_000_000}})
+		if err != nil {
+			return err
+		}
+	}
+	var transfer, killStart, killElected, electedStart, killFired []time.Duration
 	for try := 1; try <= tries; try++ {
 		if strings.Contains(how, "transfer") {
 			d, err := dispatchAfterTransfer(ctx, bf, cl, addrs, try)
@@ -58,13 +71,14 @@ func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, execut
 			fmt.Printf("try %2d transfer: trigger -> start %s\n", try, d.Round(time.Millisecond))
 		}
 		if strings.Contains(how, "kill") {
-			elected, started, err := dispatchAfterKill(ctx, bf, cl, addrs)
+			elected, fired, started, err := dispatchAfterKill(ctx, bf, cl, addrs)
 			if err != nil {
 				return fmt.Errorf("try %d (kill): %w", try, err)
 			}
 			killElected, killStart, electedStart = append(killElected, elected), append(killStart, started), append(electedStart, started-elected)
-			fmt.Printf("try %2d kill -9: new leader seen %s, first start %s (%s after the election)\n", try,
-				elected.Round(time.Millisecond), started.Round(time.Millisecond), (started - elected).Round(time.Millisecond))
+			killFired = append(killFired, fired)
+			fmt.Printf("try %2d kill -9: new leader seen %s, firing again %s, first start %s (%s after the election)\n", try,
+				elected.Round(time.Millisecond), fired.Round(time.Millisecond), started.Round(time.Millisecond), (started - elected).Round(time.Millisecond))
 		}
 	}
 	fmt.Printf("%-52s %8s %8s %8s %8s\n", "measure", "tries", "p50", "p99", "max")
@@ -74,6 +88,7 @@ func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, execut
 	}{
 		{"transfer: trigger -> instance started", transfer},
 		{"kill -9 leader -> new leader seen", killElected},
+		{"kill -9 leader -> firing again (per-second cron)", killFired},
 		{"kill -9 leader -> first instance started", killStart},
 		{"new leader seen -> first instance started", electedStart},
 	} {
@@ -159,13 +174,13 @@ func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Clien
 // every 50 ms, and answers how long until a survivor leads and until the
 // first instance started after the kill. It then restarts the node and
 // waits until it has caught up.
-func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string) (elected, started time.Duration, err error) {
+func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string) (elected, fired, started time.Duration, err error) {
 	if err := warmDispatch(ctx, cl); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	old, err := leaderHealth(ctx, bf, addrs)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	var victim *localcluster.Node
 	var survivors []string
@@ -177,7 +192,7 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 		}
 	}
 	if victim == nil {
-		return 0, 0, fmt.Errorf("leader %s is not a node of the temporary cluster", old.Node)
+		return 0, 0, 0, fmt.Errorf("leader %s is not a node of the temporary cluster", old.Node)
 	}
 	surv := client.New(client.Config{Addrs: survivors, TLS: bf.tlsConf, Token: bf.token})
 	probes := map[string]*client.Client{}
@@ -217,7 +232,7 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 		return errors.New("no new leader yet")
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		l, err := surv.ListInstances(ctx, model.InstanceFilter{Task: dispatchTask, Limit: 200})
@@ -237,11 +252,33 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 		return nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
+	}
+	// Firing resumed when the new leader fired its first cron second
+	// (firedAt is the leader's stamp).
+	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		l, err := surv.ListInstances(ctx, model.InstanceFilter{Task: dispatchCron, Limit: 200})
+		if err != nil {
+			return err
+		}
+		var first time.Time
+		for _, in := range l.Instances {
+			if f := in.FiredAt.Time; f.After(kill) && (first.IsZero() || f.Before(first)) {
+				first = f
+			}
+		}
+		if first.IsZero() {
+			return errors.New("nothing fired since the kill")
+		}
+		fired = first.Sub(kill)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	stopTriggers()
 	if err := victim.Start(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		h, err := bf.nodeClient(victim.HTTPAddr, time.Second).Health(ctx)
@@ -253,5 +290,5 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 		}
 		return nil
 	})
-	return elected, started, err
+	return elected, fired, started, err
 }
