@@ -376,10 +376,21 @@ func TestForged_AppendEntriesOwnsAPlainNode(t *testing.T) {
 	c := startCluster(t, 1)
 	ctx := ctxT(t, 30*time.Second)
 	n := c.Nodes[0]
-	h, err := n.Client().Health(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The forged entry follows the node's last one: wait until the new
+	// leader's own writes (its record, the member key, the cluster's
+	// protocol) are done, or one of them could take the forged index
+	// first.
+	var h *model.Health
+	waitHealth(ctx, t, n, 10*time.Second, func(got *model.Health) error {
+		if got.Protocol != fsm.ProtoVersion {
+			return fmt.Errorf("cluster protocol %d, want %d", got.Protocol, fsm.ProtoVersion)
+		}
+		if h == nil || got.AppliedIndex != h.AppliedIndex {
+			h = got
+			return fmt.Errorf("applied index %d, waiting for it to settle", got.AppliedIndex)
+		}
+		return nil
+	})
 	st, err := n.Client().Cluster(ctx)
 	if err != nil {
 		t.Fatal(err)
