@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -71,6 +72,9 @@ type Worker struct {
 	report *Client
 	runner *action.Runner
 	caps   model.Capabilities
+	// legacy: the cluster refused the capabilities field (its nodes are
+	// older than protocol 3), so polls go without it.
+	legacy atomic.Bool
 
 	mu      sync.Mutex
 	running map[string]*attempt // by execution id
@@ -234,12 +238,22 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 		free := e.cfg.Capacity - len(e.slots)
 		pctx, cancel := context.WithTimeout(ctx, e.cfg.PollWait+10*time.Second)
 		sent := time.Now()
-		resp, err := e.poll.Poll(pctx, model.PollRequest{Executor: e.cfg.Name, Host: e.cfg.Host, Labels: e.cfg.Labels,
-			Free: free, WaitMs: e.cfg.PollWait.Milliseconds(), Capabilities: &e.caps})
+		req := model.PollRequest{Executor: e.cfg.Name, Host: e.cfg.Host, Labels: e.cfg.Labels,
+			Free: free, WaitMs: e.cfg.PollWait.Milliseconds(), Capabilities: &e.caps}
+		if e.legacy.Load() {
+			req.Capabilities = nil
+		}
+		resp, err := e.poll.Poll(pctx, req)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
+			}
+			if req.Capabilities != nil && capabilitiesRefused(err) {
+				e.legacy.Store(true)
+				e.log.Warn("the cluster does not take the capabilities of executors (its nodes are older than protocol 3): " +
+					"polling without them, so it may lease work this executor cannot run; upgrade the nodes first")
+				continue
 			}
 			e.log.Warn("poll failed; retrying", "error", err, "retry_in", backoff)
 			select {
@@ -349,3 +363,11 @@ type Job = action.Job
 
 // ErrPermanent marks a handler error as not retryable.
 var ErrPermanent = action.ErrPermanent
+
+// capabilitiesRefused reports whether a poll was refused because the
+// server does not know the capabilities field (a node older than
+// protocol 3 decodes polls strictly).
+func capabilitiesRefused(err error) bool {
+	var me *model.Error
+	return errors.As(err, &me) && me.Code == model.CodeInvalid && strings.Contains(me.Message, `unknown field "capabilities"`)
+}

@@ -293,3 +293,57 @@ func (f *fakeCluster) stopOnceLeased(stop func(), done <-chan struct{}, bound ti
 	}
 	return time.Since(start)
 }
+
+// TestWorker_PollsWithoutCapabilitiesForAnOlderCluster: a cluster older
+// than protocol 3 refuses the capabilities field; the worker polls again
+// without it (and keeps doing so) instead of failing every poll.
+func TestWorker_PollsWithoutCapabilitiesForAnOlderCluster(t *testing.T) {
+	var mu sync.Mutex
+	var withCaps, without int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/executors/poll" {
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte(`{}`))
+			return
+		}
+		var body map[string]json.RawMessage
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if _, ok := body["capabilities"]; ok {
+			withCaps++
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"code":"invalid_argument","field":"capabilities","message":"unknown field \"capabilities\""}}`))
+			return
+		}
+		without++
+		_, _ = w.Write([]byte(`{"jobs":[],"leaseMs":10000,"heartbeatMs":2500}`))
+	}))
+	defer srv.Close()
+	wk, err := NewWorker(WorkerConfig{Servers: []string{srv.URL}, Name: "old", Shell: true, PollWait: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- wk.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		w, wo := withCaps, without
+		mu.Unlock()
+		if wo >= 3 {
+			if w != 1 {
+				t.Errorf("%d polls with capabilities, want the one refused", w)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("polls: %d with capabilities, %d without; want the worker to poll without them", w, wo)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
