@@ -449,3 +449,21 @@ func (c *Cluster) StartExecutorAt(name string, addrs []string, args ...string) (
 	c.mu.Unlock()
 	return n, nil
 }
+
+// Build compiles the ax binary to out with the given build tags (e.g.
+// "faults" for the test-only clock hook); AX_TEST_RACE=1 in the
+// environment adds -race. The compiler's output is in the error.
+func Build(out string, tags ...string) error {
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	if os.Getenv("AX_TEST_RACE") != "" {
+		args = append(args, "-race")
+	}
+	msg, err := exec.Command("go", append(args, "ax/cmd/ax")...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go %s ax/cmd/ax: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	return nil
+}

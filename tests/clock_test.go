@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,14 +31,7 @@ func faultsBinary(t *testing.T) string {
 	t.Helper()
 	faults.once.Do(func() {
 		faults.path = filepath.Join(filepath.Dir(axBinary), "ax-faults")
-		args := []string{"build", "-tags", "faults", "-o", faults.path}
-		if os.Getenv("AX_TEST_RACE") != "" {
-			args = append(args, "-race")
-		}
-		out, err := exec.Command("go", append(args, "ax/cmd/ax")...).CombinedOutput()
-		if err != nil {
-			faults.err = fmt.Errorf("building ax -tags faults: %v\n%s", err, out)
-		}
+		faults.err = localcluster.Build(faults.path, "faults")
 	})
 	if faults.err != nil {
 		t.Fatal(faults.err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,13 +25,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	axBinary = filepath.Join(dir, "ax")
-	args := []string{"build", "-o", axBinary}
-	if os.Getenv("AX_TEST_RACE") != "" {
-		args = append(args, "-race") // AX_TEST_RACE=1 go test ./tests/ runs race-enabled agents
-	}
-	build := exec.Command("go", append(args, "ax/cmd/ax")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	// AX_TEST_RACE=1 go test ./tests/ runs race-enabled agents.
+	if err := localcluster.Build(axBinary); err != nil {
 		fmt.Fprintln(os.Stderr, "building ax:", err)
 		os.Exit(1)
 	}

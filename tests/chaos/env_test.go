@@ -29,8 +29,7 @@ var build struct {
 }
 
 // axBinary builds ax once per test binary, with the faults build tag so
-// that AX_FAULT_CLOCK_OFFSET works where the hook exists (until it does,
-// the variable changes nothing).
+// that AX_FAULT_CLOCK_OFFSET offsets an agent's clock.
 func axBinary(t *testing.T) string {
 	t.Helper()
 	build.once.Do(func() {
@@ -39,14 +38,7 @@ func axBinary(t *testing.T) string {
 			return
 		}
 		build.bin = filepath.Join(build.dir, "ax")
-		args := []string{"build", "-tags", "faults", "-o", build.bin}
-		if os.Getenv("AX_TEST_RACE") != "" {
-			args = append(args, "-race")
-		}
-		out, err := exec.Command("go", append(args, "ax/cmd/ax")...).CombinedOutput()
-		if err != nil {
-			build.err = fmt.Errorf("go build -tags faults ax/cmd/ax: %v\n%s", err, out)
-		}
+		build.err = localcluster.Build(build.bin, "faults")
 	})
 	if build.err != nil {
 		t.Fatal(build.err)
