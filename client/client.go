@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -142,6 +143,13 @@ type Request struct {
 	// tried (the executor's heartbeats fail over this way within a
 	// fraction of their lease). The call as a whole is bounded by ctx.
 	TryTimeout time.Duration
+	// Watch, when set, checks the server while a try waits for its
+	// answer: a GET /livez every Watch, each bounded by 2*Watch. A server
+	// that does not answer one before the try's answer starts ends the
+	// try as unreachable and the next address is tried. A long poll
+	// parked on a node cut off from this process would otherwise wait out
+	// its whole wait for an answer that cannot come.
+	Watch time.Duration
 }
 
 // Do sends req, decoding a 2xx JSON answer into out (unless out is nil)
@@ -201,6 +209,9 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 // try is once bounded by req.TryTimeout: a try that runs out of it (while
 // ctx has not) is an unreachable server, worth trying the next one.
 func (c *Client) try(ctx context.Context, base string, req Request, body []byte, hdr http.Header, out any) (retry bool, err error) {
+	if req.Watch > 0 {
+		return c.watched(ctx, base, req, body, hdr, out)
+	}
 	if req.TryTimeout <= 0 {
 		return c.once(ctx, base, req, body, hdr, out)
 	}
@@ -214,6 +225,58 @@ func (c *Client) try(ctx context.Context, base string, req Request, body []byte,
 			Message: fmt.Sprintf("%s %s%s: no answer within %s", req.Method, base, req.Path, req.TryTimeout)}
 	}
 	return retry, err
+}
+
+// watched is once while a probe checks every req.Watch that the server
+// still answers (see Request.Watch).
+func (c *Client) watched(ctx context.Context, base string, req Request, body []byte, hdr http.Header, out any) (retry bool, err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var answering, lost atomic.Bool
+	wctx = httptrace.WithClientTrace(wctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answering.Store(true) }})
+	probed := make(chan struct{})
+	go func() {
+		defer close(probed)
+		tick := time.NewTicker(req.Watch)
+		defer tick.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-tick.C:
+			}
+			if err := c.probe(wctx, base, 2*req.Watch); err != nil && wctx.Err() == nil && !answering.Load() {
+				lost.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	retry, err = c.once(wctx, base, req, body, hdr, out)
+	cancel()
+	<-probed
+	if err != nil && lost.Load() && ctx.Err() == nil {
+		return true, &model.Error{Code: model.CodeUnavailable,
+			Message: fmt.Sprintf("%s %s%s: the server stopped answering (GET /livez got no answer within %s)", req.Method, base, req.Path, 2*req.Watch)}
+	}
+	return retry, err
+}
+
+// probe asks base's /livez, bounded by within.
+func (c *Client) probe(ctx context.Context, base string, within time.Duration) error {
+	pctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(pctx, http.MethodGet, base+"/livez", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	return nil
 }
 
 // once sends one try; retry says whether another address may succeed.

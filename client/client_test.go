@@ -165,3 +165,42 @@ func TestClient_UnrepeatableNotRetried(t *testing.T) {
 		t.Fatalf("transfer after a refused connection: %v (served %d), want it sent to the next address", err, ok.Load())
 	}
 }
+
+// TestClient_WatchFailsOverFromASilentServer: a long request parked on a
+// server that stops answering (its /livez hangs too, as behind a cut
+// link) ends within a few Watch periods and goes to the next address; a
+// slow answer from a server whose /livez answers is waited for.
+func TestClient_WatchFailsOverFromASilentServer(t *testing.T) {
+	silent := hangingServer(t)
+	var served atomic.Int32
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jobs":[]}`))
+	}))
+	defer good.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req := Request{Method: http.MethodPost, Path: "/v1/executors/poll", Body: model.PollRequest{Executor: "e"}, Watch: 100 * time.Millisecond}
+	start := time.Now()
+	var out model.PollResponse
+	if err := New(Config{Addrs: []string{silent.URL, good.URL}}).Do(ctx, req, &out); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second || served.Load() != 1 {
+		t.Fatalf("took %s (good server asked %d times); want the silent server given up after about 3 watches", took, served.Load())
+	}
+
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/livez" {
+			return
+		}
+		time.Sleep(600 * time.Millisecond) // a long poll that ends with work
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jobs":[{"instanceId":"0000000000100000"}]}`))
+	}))
+	defer slow.Close()
+	if err := New(Config{Addrs: []string{slow.URL, good.URL}}).Do(ctx, req, &out); err != nil || len(out.Jobs) != 1 {
+		t.Fatalf("slow but alive server: %+v, %v; want its answer (the watch must not give it up)", out, err)
+	}
+}

@@ -243,7 +243,11 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 		if e.legacy.Load() {
 			req.Capabilities = nil
 		}
-		resp, err := e.poll.Poll(pctx, req)
+		// A poll parked on a node that gets cut off from this executor
+		// would wait out its wait: the node is checked every second and
+		// the poll goes to the next server once it stops answering.
+		resp := &model.PollResponse{}
+		err := e.poll.Do(pctx, Request{Method: http.MethodPost, Path: "/v1/executors/poll", Body: req, Watch: pollWatch}, resp)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -363,6 +367,9 @@ type Job = action.Job
 
 // ErrPermanent marks a handler error as not retryable.
 var ErrPermanent = action.ErrPermanent
+
+// pollWatch is how often a parked poll's server is checked (Request.Watch).
+const pollWatch = time.Second
 
 // capabilitiesRefused reports whether a poll was refused because the
 // server does not know the capabilities field (a node older than
