@@ -233,7 +233,8 @@ func (c *Client) watched(ctx context.Context, base string, req Request, body []b
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var answering, lost atomic.Bool
-	wctx = httptrace.WithClientTrace(wctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answering.Store(true) }})
+	// Only the request's own answer counts (not the probes').
+	rctx := httptrace.WithClientTrace(wctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answering.Store(true) }})
 	probed := make(chan struct{})
 	go func() {
 		defer close(probed)
@@ -252,7 +253,7 @@ func (c *Client) watched(ctx context.Context, base string, req Request, body []b
 			}
 		}
 	}()
-	retry, err = c.once(wctx, base, req, body, hdr, out)
+	retry, err = c.once(rctx, base, req, body, hdr, out)
 	cancel()
 	<-probed
 	if err != nil && lost.Load() && ctx.Err() == nil {

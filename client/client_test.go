@@ -191,6 +191,30 @@ func TestClient_WatchFailsOverFromASilentServer(t *testing.T) {
 		t.Fatalf("took %s (good server asked %d times); want the silent server given up after about 3 watches", took, served.Load())
 	}
 
+	// A server that answered the probes, then went silent (cut off while
+	// the request was parked on it).
+	var cut atomic.Bool
+	release := make(chan struct{})
+	wasAlive := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/livez" && !cut.Load() {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer func() { close(release); wasAlive.Close() }()
+	time.AfterFunc(350*time.Millisecond, func() { cut.Store(true) })
+	served.Store(0)
+	start = time.Now()
+	if err := New(Config{Addrs: []string{wasAlive.URL, good.URL}}).Do(ctx, req, &out); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second || served.Load() != 1 {
+		t.Fatalf("took %s (good server asked %d times); want the server given up once it went silent", took, served.Load())
+	}
+
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/livez" {
 			return
