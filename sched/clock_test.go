@@ -32,15 +32,7 @@ func TestScheduler_Run_AfterSkewedLeader(t *testing.T) {
 	t.Run("a fast leader pushed the high-water mark", func(t *testing.T) {
 		// It handed leadership over before its scheduler started (the
 		// clock guard), but an entry it stamped was applied.
-		h := newHarness(t)
-		h.putTask(cronTask("tick", "* * * * * *", "all"))
-		_, stop := h.start(Config{})
-		for i := 1; i <= 3; i++ {
-			h.step(time.Second, at(secs(i)))
-			h.waitInstances("tick", i)
-		}
-		h.settle(at(secs(4)))
-		stop()
+		h := firstThreeTicks(t)
 		h.noop(leaderView{skew: fast})
 		if got, want := h.fsm.TimeHWM(), at(secs(3)+fast).UnixMilli(); got != want {
 			t.Fatalf("high-water mark %s, want %s", off(time.UnixMilli(got)), off(time.UnixMilli(want)))
@@ -70,18 +62,10 @@ func TestScheduler_Run_AfterSkewedLeader(t *testing.T) {
 		// While a leader 10 min slow leads, the task is silent (its next
 		// time is 10 min away on that clock), and nothing it stamps goes
 		// below the mark; its successor catches the silence up at once.
-		h := newHarness(t)
-		h.putTask(cronTask("tick", "* * * * * *", "all"))
-		_, stop := h.start(Config{})
-		for i := 1; i <= 3; i++ {
-			h.step(time.Second, at(secs(i)))
-			h.waitInstances("tick", i)
-		}
-		h.settle(at(secs(4)))
-		stop()
+		h := firstThreeTicks(t)
 		mark := h.fsm.TimeHWM()
 		slow := leaderView{skew: -fast, clampHWM: true}
-		_, stop = h.startAs(Config{}, slow)
+		_, stop := h.startAs(Config{}, slow)
 		next := at(secs(4) + fast) // its wheel's next time, on the fake clock
 		for i := 4; i <= 6; i++ {
 			h.step(time.Second, next)
@@ -116,16 +100,8 @@ func TestScheduler_Run_AfterSkewedLeader(t *testing.T) {
 		// records the rest as missed. A correct successor then fires
 		// nothing twice and skips nothing: the task is silent until its
 		// clock passes the early fires, then fires on time.
-		h := newHarness(t)
-		h.putTask(cronTask("tick", "* * * * * *", "all"))
-		_, stop := h.start(Config{})
-		for i := 1; i <= 3; i++ {
-			h.step(time.Second, at(secs(i)))
-			h.waitInstances("tick", i)
-		}
-		h.settle(at(secs(4)))
-		stop()
-		_, stop = h.startAs(Config{}, leaderView{skew: fast})
+		h := firstThreeTicks(t)
+		_, stop := h.startAs(Config{}, leaderView{skew: fast})
 		early := h.waitInstances("tick", 3+60)
 		if first, last := early[3].ScheduledAt.Time, early[len(early)-1].ScheduledAt.Time; !first.Equal(at(secs(3)+fast-time.Minute+time.Second)) || !last.Equal(at(secs(3)+fast)) {
 			t.Fatalf("early fires from %s to %s", off(first), off(last))
@@ -168,4 +144,20 @@ func misfireCount(t *testing.T, e model.Event) int64 {
 		t.Fatalf("misfire event without a count: %q", e.Message)
 	}
 	return n
+}
+
+// firstThreeTicks is a harness whose correct leader fired a per-second
+// cron (catch-up all) at seconds 1-3 and then stopped leading.
+func firstThreeTicks(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness(t)
+	h.putTask(cronTask("tick", "* * * * * *", "all"))
+	_, stop := h.start(Config{})
+	for i := 1; i <= 3; i++ {
+		h.step(time.Second, at(secs(i)))
+		h.waitInstances("tick", i)
+	}
+	h.settle(at(secs(4)))
+	stop()
+	return h
 }
