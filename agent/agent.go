@@ -21,6 +21,7 @@ import (
 	"ax/fsm"
 	"ax/raftnode"
 	"ax/tlsutil"
+	"ax/ui"
 	"ax/wheel"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	// MaxConns caps the API's open connections (default 1024): at the
 	// cap a new connection evicts the longest idle one.
 	MaxConns int
+	// NoUI turns the operator console off: GET / and /ui/ are then the
+	// API's 404s.
+	NoUI bool
 	// EncryptKey, when set (EncryptKeySize bytes, the same on every node),
 	// seals secret values with AES-256-GCM before they are proposed.
 	EncryptKey []byte
@@ -262,10 +266,14 @@ func New(cfg Config) (*Agent, error) {
 	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now, WallClock: raw.Now,
 		Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)
+	var handler http.Handler = a.api
+	if !cfg.NoUI {
+		handler = ui.Mount(a.api)
+	}
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			limitBody(w, r)
-			a.api.ServeHTTP(w, r)
+			handler.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       90 * time.Second,

@@ -64,6 +64,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "management token: admin on every route, also used to join (env AX_TOKEN; prefer -token-file, which keeps it out of the process list)")
 	fs.StringVar(&tokenFile, "token-file", "", "read the management token from this file (mode 0600)")
 	encKeyFile := fs.String("encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
+	ui := fs.Bool("ui", true, "serve the operator console at /ui/ (false: the API only)")
 	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap the longest idle one is closed)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
@@ -92,6 +93,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("agent: unexpected arguments %q", fs.Args())
 	}
+	cfg.NoUI = !*ui
 	tok, err := readToken(cfg.Token, tokenFile)
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ type benchCommand struct{}
 
 func (*benchCommand) Usage() string {
 	return `
-Usage: ax bench tasks|submit|fire|run|failover|soak [flags]
+Usage: ax bench tasks|submit|fire|run|failover|soak|console [flags]
 
 tasks:
 Writes tasks over HTTP (PUT /v1/tasks/NAME, each a Raft commit acknowledged
@@ -52,6 +52,10 @@ goroutines, file descriptors and data directory size, then compares the
 first sample after the warm-up with the last. -agent-binary runs the
 cluster from another ax binary (an earlier release) under the same load.
 
+console: fills the cluster like a busy installation (-tasks, -instances
+delayed ones, -finished run to the end) and times every request the
+operator console makes, sequentially, on a follower and on the leader.
+
 -tls runs the temporary cluster with TLS on HTTP and Raft (certificates
 made in its directory); run a scenario with and without it to compare.
 
@@ -65,6 +69,7 @@ Examples:
 	ax bench failover -dispatch -tries 20
 	ax bench soak -minutes 5 -retention 30s -retention-interval 5s
 	ax bench soak -minutes 5 -agent-binary /tmp/ax-previous
+	ax bench console -tasks 1000 -instances 1000000
 	ax bench tasks -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -clients 64 -n 20000
 `
 }
@@ -72,7 +77,7 @@ Examples:
 func (c *benchCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("bench: want a scenario: tasks, submit, fire, run, failover or soak")
+		return fmt.Errorf("bench: want a scenario: tasks, submit, fire, run, failover, soak or console")
 	}
 	switch args[0] {
 	case "tasks":
@@ -87,8 +92,10 @@ func (c *benchCommand) Run(ctx context.Context, args []string) error {
 		return runBenchFailover(ctx, args[1:])
 	case "soak":
 		return runBenchSoak(ctx, args[1:])
+	case "console":
+		return runBenchConsole(ctx, args[1:])
 	default:
-		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit, fire, run, failover or soak", args[0])
+		return fmt.Errorf("bench: unknown scenario %q: want tasks, submit, fire, run, failover, soak or console", args[0])
 	}
 }
 

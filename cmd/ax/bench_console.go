@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"ax/client"
+	"ax/model"
+)
+
+// runBenchConsole fills a cluster the way a busy installation looks (many
+// tasks, a million instances, some finished) and times each request the
+// console makes, on a follower and on the leader.
+func runBenchConsole(ctx context.Context, args []string) error {
+	bf := newBenchFlags("bench console")
+	tasks := bf.fs.Int("tasks", 1000, "tasks: a third cron, a third interval, a third event")
+	instances := bf.fs.Int("instances", 1_000_000, "delayed instances submitted (due in 6h: they stay SCHEDULED)")
+	finished := bf.fs.Int("finished", 20000, "instances due at once that the embedded executors run to SUCCESS or FAILED")
+	reps := bf.fs.Int("n", 30, "requests per console endpoint")
+	if err := bf.fs.Parse(args); err != nil {
+		return err
+	}
+	cl, stop, err := bf.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	start := time.Now()
+	zones := []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Tokyo"}
+	var next atomic.Int64
+	if _, err := runLoad(ctx, 16, *tasks, func() error {
+		i := int(next.Add(1) - 1)
+		t := &model.Task{Name: fmt.Sprintf("console-%04d", i), Labels: map[string]string{"team": fmt.Sprintf("t%d", i%10)},
+			Action: model.Action{Type: model.ActionShell, Command: "test $((RANDOM % 10)) -ne 0"}}
+		switch i % 3 {
+		case 0:
+			t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: fmt.Sprintf("%d */2 * * *", i%60), Timezone: zones[i%len(zones)]}
+		case 1:
+			t.Trigger = model.Trigger{Type: model.TriggerInterval, Every: model.Duration(time.Duration(30+i%90) * time.Minute)}
+		default:
+			t.Trigger = model.Trigger{Type: model.TriggerEvent}
+		}
+		_, err := cl.PutTask(ctx, t)
+		return err
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("%d tasks in %v\n", *tasks, time.Since(start).Round(time.Millisecond))
+
+	// Submissions go to the event tasks, 10,000 per request.
+	events := max(*tasks/3, 1)
+	submit := func(n int, delay time.Duration) error {
+		const batch = 10000
+		var sent atomic.Int64
+		var req atomic.Int64
+		_, err := runLoad(ctx, 4, (n+batch-1)/batch, func() error {
+			r := int(req.Add(1) - 1)
+			size := min(batch, n-r*batch)
+			reqs := make([]model.SubmitRequest, size)
+			for i := range reqs {
+				reqs[i] = model.SubmitRequest{Delay: model.Duration(delay), Payload: json.RawMessage(`{"order":1}`)}
+			}
+			_, err := cl.SubmitBatch(ctx, fmt.Sprintf("console-%04d", 3*(r%events)+2), reqs)
+			if s := sent.Add(int64(size)); s%100_000 < int64(size) {
+				fmt.Printf("  %d submitted\n", s)
+			}
+			return err
+		})
+		return err
+	}
+	start = time.Now()
+	if err := submit(*instances, 6*time.Hour); err != nil {
+		return err
+	}
+	fmt.Printf("%d delayed instances in %v\n", *instances, time.Since(start).Round(time.Millisecond))
+	if *finished > 0 {
+		start = time.Now()
+		if err := submit(*finished, 0); err != nil {
+			return err
+		}
+		if err := waitFinished(ctx, cl, *finished); err != nil {
+			return err
+		}
+		fmt.Printf("%d instances run to the end in %v\n", *finished, time.Since(start).Round(time.Millisecond))
+	}
+
+	leader, err := leaderAddr(ctx, cl)
+	if err != nil {
+		return err
+	}
+	var follower string
+	for _, a := range strings.Split(bf.addr, ",") {
+		if a != leader {
+			follower = a
+			break
+		}
+	}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	if bf.tlsConf != nil {
+		hc.Transport = &http.Transport{TLSClientConfig: bf.tlsConf}
+	}
+	scheme := "http://"
+	if bf.tlsConf != nil {
+		scheme = "https://"
+	}
+	paths := []string{
+		"/v1/overview",
+		"/v1/upcoming?within=1h&limit=500",
+		"/v1/upcoming?within=1d&limit=500",
+		"/v1/tasks?summary=true&limit=100",
+		"/v1/tasks/console-0000",
+		"/v1/tasks/console-0000/calendar?days=91",
+		"/v1/tasks/console-0000/fires?n=20",
+		"/v1/instances?limit=50",
+		"/v1/instances?limit=50&state=FAILED",
+		"/v1/instances?limit=50&state=READY",
+		"/v1/instances?limit=50&task=console-0002",
+		"/ui/",
+	}
+	fmt.Printf("\n%-44s %-9s %9s %9s %9s %10s\n", "request (sequential, loopback)", "node", "p50", "p99", "max", "bytes")
+	for _, p := range paths {
+		for _, node := range []struct{ name, addr string }{{"follower", follower}, {"leader", leader}} {
+			if node.addr == "" {
+				continue
+			}
+			var lat []time.Duration
+			size := 0
+			for range *reps {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, scheme+node.addr+p, nil)
+				if bf.token != "" {
+					req.Header.Set("Authorization", "Bearer "+bf.token)
+				}
+				t0 := time.Now()
+				res, err := hc.Do(req)
+				if err != nil {
+					return err
+				}
+				n, _ := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				lat = append(lat, time.Since(t0))
+				if res.StatusCode != http.StatusOK {
+					return fmt.Errorf("GET %s on the %s: %s", p, node.name, res.Status)
+				}
+				size = int(n)
+			}
+			slices.Sort(lat)
+			fmt.Printf("%-44s %-9s %9s %9s %9s %10d\n", p, node.name, round(lat[len(lat)/2]), round(lat[len(lat)*99/100]), round(lat[len(lat)-1]), size)
+		}
+	}
+	return nil
+}
+
+// waitFinished waits until the overview counts n finished instances in the
+// last hour.
+func waitFinished(ctx context.Context, cl *client.Client, n int) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		var o struct {
+			LastHour map[string]int `json:"lastHour"`
+		}
+		if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/overview"}, &o); err != nil {
+			return err
+		}
+		done := o.LastHour[model.StateSuccess] + o.LastHour[model.StateFailed]
+		if done >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return fmt.Errorf("bench: %d instances did not finish within 10 minutes", n)
+}
+
+func round(d time.Duration) time.Duration {
+	if d > 10*time.Millisecond {
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(10 * time.Microsecond)
+}

@@ -1,0 +1,23 @@
+// lineDiff compares two texts line by line (longest common subsequence)
+// and returns [{op: ' ' | '-' | '+', text}] in order. Task definitions are
+// a few hundred lines at most, so the quadratic table is small.
+export function lineDiff(a, b) {
+  const x = a.split('\n'), y = b.split('\n');
+  const n = x.length, m = y.length;
+  const lcs = Array.from({length: n + 1}, () => new Uint16Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  const out = [];
+  let i = 0, j = 0;
+  while (i < n && j < m) {
+    if (x[i] === y[j]) { out.push({op: ' ', text: x[i]}); i++; j++; }
+    else if (lcs[i + 1][j] >= lcs[i][j + 1]) out.push({op: '-', text: x[i++]});
+    else out.push({op: '+', text: y[j++]});
+  }
+  while (i < n) out.push({op: '-', text: x[i++]});
+  while (j < m) out.push({op: '+', text: y[j++]});
+  return out;
+}

@@ -1,0 +1,122 @@
+// Instance: what it is waiting for, its timeline of events and attempts,
+// its output (streamed while it runs), and the operator's decisions.
+
+import {api, can, stream} from './api.js';
+import {showError, dialog} from './notice.js';
+import {h, section, table, fmtTime, between, badge, throttle, isZero, TERMINAL} from './util.js';
+
+export async function render(main, [id], page) {
+  const path = '/v1/instances/' + id;
+  const head = h('div', {}), why = h('div', {}), acts = h('div', {class: 'row wrap actions'});
+  const timeline = h('div', {}), attempts = h('div', {});
+  const out = h('pre', {class: 'log', id: 'log', tabindex: '0', 'aria-label': 'Output', 'aria-live': 'polite'});
+  const logState = h('span', {class: 'muted', id: 'log-state'});
+  main.append(head, why, acts,
+    h('div', {class: 'grid'},
+      section('Timeline', timeline),
+      section('Attempts', attempts)),
+    h('section', {class: 'card'}, h('div', {class: 'row'}, h('h2', {}, 'Output'), logState), out));
+
+  let inst = null;
+  const draw = () => {
+    head.replaceChildren(h('div', {class: 'row wrap'},
+      h('h1', {class: 'mono'}, inst.id), badge(inst.state),
+      h('a', {href: '#/tasks/' + encodeURIComponent(inst.task)}, inst.task), h('span', {class: 'muted'}, 'v' + inst.taskVersion + ' · ' + inst.source)),
+    h('dl', {class: 'def inline'},
+      h('dt', {}, 'Scheduled'), h('dd', {}, fmtTime(inst.scheduledAt)),
+      h('dt', {}, 'Fired'), h('dd', {}, fmtTime(inst.firedAt)),
+      h('dt', {}, 'Started'), h('dd', {}, fmtTime(inst.startedAt)),
+      h('dt', {}, 'Finished'), h('dd', {}, fmtTime(inst.finishedAt) + (isZero(inst.finishedAt) ? '' : ' (took ' + between(inst.startedAt, inst.finishedAt) + ')')),
+      Object.keys(inst.params || {}).length ? [h('dt', {}, 'Params'), h('dd', {class: 'mono'}, Object.entries(inst.params).map(([k, v]) => k + '=' + v).join(' '))] : null,
+      inst.payload ? [h('dt', {}, 'Payload'), h('dd', {class: 'mono clip'}, JSON.stringify(inst.payload))] : null,
+      inst.lastError ? [h('dt', {}, 'Last error'), h('dd', {class: 'bad-text'}, inst.lastError)] : null));
+    why.replaceChildren(inst.why ? h('p', {class: 'why card', id: 'why'}, h('strong', {}, 'Why ' + inst.state.toLowerCase().replace('_', ' ') + ': '), inst.why) : '');
+    acts.replaceChildren(...actions(inst, path));
+    timeline.replaceChildren(events(inst));
+    attempts.replaceChildren(attemptTable(inst));
+  };
+  const load = async () => {
+    inst = await api(path, {signal: page.signal});
+    draw();
+  };
+  await load();
+  const reload = throttle(() => load().then(follow).catch(showError), 300);
+  stream('/v1/events?instance=' + id, (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal);
+
+  // Output: the committed tail once ended; while it runs, the live stream.
+  let following = null;
+  async function follow() {
+    if (following) return;
+    if (TERMINAL.has(inst.state) || inst.state === 'SCHEDULED') {
+      try {
+        const l = await api(path + '/log', {signal: page.signal});
+        out.textContent = l.output || '';
+        logState.textContent = l.output ? 'attempt ' + l.attempt : 'no output';
+      } catch (err) { showError(err); }
+      return;
+    }
+    following = new AbortController();
+    page.signal.addEventListener('abort', () => following.abort());
+    out.textContent = '';
+    let attempt = -1;
+    logState.textContent = '● streaming';
+    await stream(path + '/log?follow=true', (type, ev) => {
+      if (type === 'log') {
+        if (ev.attempt !== undefined && ev.attempt !== attempt) { attempt = ev.attempt; }
+        const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
+        out.append(ev.data || '');
+        if (atEnd) out.scrollTop = out.scrollHeight;
+      } else if (type === 'end') {
+        logState.textContent = 'ended: ' + (ev.state || '');
+        following.abort();
+      }
+    }, following.signal, ok => { if (!ok && !following.signal.aborted) logState.textContent = 'reconnecting…'; });
+    following = null;
+  }
+  follow();
+}
+
+function actions(inst, path) {
+  if (!can('operator')) return [];
+  const out = [];
+  const decide = (what, label, cls, withComment) => h('button', {class: cls, id: 'act-' + what, onclick: () => {
+    const comment = h('textarea', {id: 'comment', rows: 3, maxlength: 1024, 'aria-label': 'Comment'});
+    dialog(label + ' ' + inst.id + '?', h('div', {},
+      withComment ? [h('label', {for: 'comment'}, 'Comment (kept in the instance\'s events)'), comment] : h('p', {}, label + ' this instance.')),
+    label, async () => api(path + '/' + what, {method: 'POST', body: withComment ? {comment: comment.value} : {}}),
+    {danger: cls === 'danger'});
+  }}, label);
+  if (inst.state === 'WAITING_APPROVAL') {
+    out.push(decide('approve', 'Approve', 'primary', true), decide('reject', 'Reject', 'danger', true));
+  }
+  if (inst.state === 'RUNNING') out.push(decide('terminate', 'Terminate', 'danger', true));
+  if (!TERMINAL.has(inst.state) && inst.state !== 'RUNNING') out.push(decide('cancel', 'Cancel', '', true));
+  return out;
+}
+
+// events merges the instance's events and its attempts' starts and ends
+// into one timeline, oldest first.
+function events(inst) {
+  const items = (inst.events || []).map(e => ({time: e.time, type: e.type, text: [e.message, e.actor ? 'by ' + e.actor : '', e.node ? 'on ' + e.node : ''].filter(Boolean).join(' ')}));
+  for (const a of inst.attemptList || []) {
+    items.push({time: a.startedAt, type: 'attempt ' + a.number + ' started', text: 'on ' + a.executor + (a.host ? ' (' + a.host + (a.pid ? ', pid ' + a.pid : '') + ')' : '')});
+    if (!isZero(a.endedAt)) items.push({time: a.endedAt, type: 'attempt ' + a.number + ' ' + (a.outcome || 'ended'), text: outcome(a)});
+  }
+  if (!isZero(inst.createdAt)) items.push({time: inst.createdAt, type: 'created', text: 'by ' + inst.source});
+  items.sort((a, b) => new Date(a.time) - new Date(b.time));
+  if (!items.length) return h('p', {class: 'empty'}, 'Nothing happened yet.');
+  return h('ol', {class: 'timeline-list'}, items.map(i => h('li', {},
+    h('time', {datetime: i.time}, fmtTime(i.time).slice(5)), ' ', h('strong', {}, i.type), i.text ? ' — ' + i.text : '')));
+}
+
+function outcome(a) {
+  return [a.exitCode !== undefined && a.exitCode !== null ? 'exit ' + a.exitCode : '', a.httpStatus ? 'HTTP ' + a.httpStatus : '', a.error || ''].filter(Boolean).join(', ');
+}
+
+function attemptTable(inst) {
+  return table(['#', 'Executor', 'Host', 'PID', 'Started', 'Took', 'Outcome', 'Exit'], (inst.attemptList || []).map(a => h('tr', {},
+    h('td', {}, String(a.number)), h('td', {}, a.executor), h('td', {}, a.host || ''), h('td', {}, a.pid ? String(a.pid) : ''),
+    h('td', {}, fmtTime(a.startedAt)), h('td', {}, between(a.startedAt, a.endedAt)),
+    h('td', {}, a.outcome ? h('span', {class: 'badge ' + (a.outcome === 'success' ? 'ok' : 'bad')}, a.outcome) : h('span', {class: 'badge run'}, 'running')),
+    h('td', {class: 'clip', title: a.error || ''}, outcome(a)))), 'No attempt has started.');
+}

@@ -1,0 +1,260 @@
+// Task: its definition, runs, next fires, calendar, history and events,
+// and the actions the signed-in role may take.
+
+import {api, can, stream} from './api.js';
+import {showError, dialog} from './notice.js';
+import {h, section, table, fmtTime, zoneName, ago, between, badge, triggerText, throttle, localInput} from './util.js';
+import {strip} from './tasks.js';
+import {lineDiff} from './diff.js';
+
+export async function render(main, [name], page) {
+  const base = '/v1/tasks/' + encodeURIComponent(name);
+  const t = await api(base, {signal: page.signal});
+  const tz = (t.trigger && t.trigger.timezone) || 'UTC';
+  const runs = h('div', {});
+  const progress = h('div', {id: 'backfill-progress'});
+  const fires = h('div', {}), cal = h('div', {}), hist = h('div', {}), events = h('div', {});
+
+  main.append(
+    h('div', {class: 'row wrap'},
+      h('h1', {}, t.name), t.paused ? h('span', {class: 'badge off', id: 'paused'}, 'paused') : null,
+      h('span', {class: 'muted'}, triggerText(t)), h('span', {class: 'grow'}), actions(t, base, progress)),
+    progress,
+    h('div', {class: 'grid'},
+      section('Recent runs', runs),
+      section('Next fires (' + tz + ')', fires),
+      section('Calendar, last 13 weeks', cal),
+      section('Definition', definition(t)),
+      section('History', hist),
+      section('Events', events)));
+
+  const loadRuns = async () => {
+    const l = await api('/v1/instances?task=' + encodeURIComponent(name) + '&limit=30', {signal: page.signal});
+    runs.replaceChildren(strip(l.instances.map(i => ({id: i.id, state: i.state, scheduledAt: i.scheduledAt}))),
+      table(['Instance', 'State', 'Source', 'Scheduled', 'Took', 'Attempts'], l.instances.map(i => h('tr', {dataset: {id: i.id}},
+        h('td', {}, h('a', {class: 'mono', href: '#/instances/' + i.id}, i.id)),
+        h('td', {}, badge(i.state)), h('td', {}, i.source),
+        h('td', {title: i.scheduledAt}, fmtTime(i.scheduledAt, tz)),
+        h('td', {}, between(i.startedAt, i.finishedAt)), h('td', {}, String(i.attempts)))),
+      'No runs yet.' + (can('operator') ? ' Trigger one with the button above.' : '')));
+  };
+  const tasks = [
+    loadRuns(),
+    api(base + '/fires?n=20', {signal: page.signal}).then(f => fires.replaceChildren(nextFires(f, t))),
+    api(base + '/calendar?days=91', {signal: page.signal}).then(c => cal.replaceChildren(calendar(c))),
+    api(base + '/history', {signal: page.signal}).then(x => hist.replaceChildren(history(x))),
+    api(base + '/events', {signal: page.signal}).then(x => events.replaceChildren(taskEvents(x))),
+  ];
+  for (const p of tasks) p.catch(showError);
+  await Promise.allSettled(tasks);
+  // Live: any change to one of this task's instances reloads the runs.
+  const reload = throttle(() => loadRuns().catch(showError), 300);
+  stream('/v1/events?task=' + encodeURIComponent(name), (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal);
+}
+
+function actions(t, base, progress) {
+  const out = [];
+  if (can('operator')) {
+    out.push(h('button', {class: 'primary', id: 'act-trigger', onclick: () => triggerDialog(t, base)}, 'Trigger'));
+    out.push(t.paused
+      ? h('button', {id: 'act-resume', onclick: () => write(base + '/resume')}, 'Resume')
+      : h('button', {id: 'act-pause', onclick: () => write(base + '/pause')}, 'Pause'));
+    if (t.trigger && (t.trigger.type === 'cron' || t.trigger.type === 'interval')) {
+      out.push(h('button', {id: 'act-backfill', onclick: () => backfillDialog(t, base, progress)}, 'Backfill'));
+    }
+  }
+  if (can('writer')) {
+    out.push(h('button', {id: 'act-edit', onclick: () => editDialog(t, base)}, 'Edit'));
+    out.push(h('button', {class: 'danger', id: 'act-delete', onclick: () => deleteDialog(t, base)}, 'Delete'));
+  }
+  return h('div', {class: 'row wrap actions'}, out);
+}
+
+async function write(path) {
+  try {
+    await api(path, {method: 'POST'});
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+  } catch (err) { showError(err); }
+}
+
+// paramNames finds the parameters a task's action refers to
+// ({{.Params.x}} or {{param "x"}}), to offer them in the trigger form.
+function paramNames(t) {
+  const text = JSON.stringify(t.action || {});
+  const names = new Set();
+  for (const m of text.matchAll(/\.Params\.([A-Za-z_]\w*)/g)) names.add(m[1]);
+  for (const m of text.matchAll(/param\s+\\"([A-Za-z_]\w*)\\"/g)) names.add(m[1]);
+  return [...names];
+}
+
+function triggerDialog(t, base) {
+  const rows = h('div', {class: 'params'});
+  const addRow = (k = '', v = '') => rows.append(h('div', {class: 'row'},
+    h('input', {name: 'pk', placeholder: 'name', value: k, 'aria-label': 'Parameter name'}),
+    h('input', {name: 'pv', placeholder: 'value', value: v, 'aria-label': 'Parameter value'})));
+  const names = paramNames(t);
+  names.forEach(n => addRow(n));
+  if (!names.length) addRow();
+  const body = h('div', {},
+    h('p', {class: 'muted'}, 'Creates an instance due now. ' + (names.length ? 'The action uses: ' + names.join(', ') + '.' : 'Parameters are passed as AX_PARAM_<NAME> and {{.Params.name}}.')),
+    rows, h('button', {type: 'button', class: 'link', onclick: () => addRow()}, '+ parameter'));
+  dialog('Trigger ' + t.name, body, 'Trigger', async form => {
+    const params = {};
+    const ks = form.querySelectorAll('[name=pk]'), vs = form.querySelectorAll('[name=pv]');
+    ks.forEach((k, i) => { if (k.value.trim()) params[k.value.trim()] = vs[i].value; });
+    const res = await api(base + '/trigger', {method: 'POST', body: {params}});
+    location.hash = '#/instances/' + res.id;
+    return res;
+  });
+}
+
+function backfillDialog(t, base, progress) {
+  const now = new Date();
+  const iso = d => new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+  const from = h('input', {type: 'datetime-local', id: 'bf-from', name: 'from', required: true, value: iso(new Date(now.getTime() - 86400000))});
+  const to = h('input', {type: 'datetime-local', id: 'bf-to', name: 'to', required: true, value: iso(now)});
+  const body = h('div', {},
+    h('p', {class: 'muted'}, 'Creates one instance for each fire time in the range (your time zone) that has none yet, up to 10,000.'),
+    h('label', {for: 'bf-from'}, 'From'), from, h('label', {for: 'bf-to'}, 'To'), to);
+  dialog('Backfill ' + t.name, body, 'Backfill', async () => {
+    const req = {from: localInput(from.value), to: localInput(to.value)};
+    const res = await api(base + '/backfill', {method: 'POST', body: req});
+    watchBackfill(base, req, res, progress);
+    return res;
+  });
+}
+
+// watchBackfill shows a backfill's progress: the instances of source
+// backfill scheduled in its range, finished against total, until all have
+// finished or the page changes.
+function watchBackfill(base, req, res, box) {
+  const bar = h('progress', {max: 1, value: 0, id: 'bf-bar'});
+  const text = h('span', {id: 'bf-text'}, 'created ' + res.created.length + (res.existing ? ', ' + res.existing + ' fire times already had one' : ''));
+  box.replaceChildren(h('div', {class: 'card row wrap'}, h('strong', {}, 'Backfill ' + fmtTime(req.from) + ' → ' + fmtTime(req.to)), bar, text));
+  const q = '/counts?source=backfill&from=' + encodeURIComponent(req.from) + '&to=' + encodeURIComponent(req.to);
+  const tick = async () => {
+    if (!box.isConnected) return;
+    try {
+      const c = await api(base + q);
+      const counts = c.counts || {};
+      const done = ['SUCCESS', 'FAILED', 'TERMINATED', 'CANCELED', 'SKIPPED'].reduce((n, s) => n + (counts[s] || 0), 0);
+      bar.max = Math.max(c.total, 1);
+      bar.value = done;
+      text.textContent = done + ' of ' + c.total + ' finished' + Object.entries(counts).map(([s, n]) => ' · ' + n + ' ' + s).join('');
+      if (c.total && done >= c.total) { box.querySelector('.card').classList.add('done'); return; }
+    } catch (err) { showError(err); }
+    setTimeout(tick, 1000);
+  };
+  tick();
+}
+
+function editDialog(t, base) {
+  const def = {name: t.name, trigger: t.trigger, action: t.action, policy: t.policy, labels: t.labels, paused: t.paused, version: t.version};
+  const ta = h('textarea', {id: 'edit-json', rows: 20, spellcheck: 'false', 'aria-label': 'Task definition (JSON)'});
+  ta.value = JSON.stringify(def, null, 2);
+  dialog('Edit ' + t.name, h('div', {}, h('p', {class: 'muted'}, 'Saved only if nobody changed the task since you opened it (version ' + t.version + ').'), ta), 'Save', async () => {
+    let body;
+    try { body = JSON.parse(ta.value); } catch (err) { throw new Error('not valid JSON: ' + err.message); }
+    const res = await api(base, {method: 'PUT', body});
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    return res;
+  });
+}
+
+function deleteDialog(t, base) {
+  const input = h('input', {id: 'del-name', autocomplete: 'off', 'aria-label': 'Task name'});
+  dialog('Delete ' + t.name + '?', h('div', {},
+    h('p', {}, 'Deletes the task and cancels its scheduled instances. Type its name to confirm.'), input), 'Delete', async () => {
+    if (input.value !== t.name) throw new Error('type "' + t.name + '" to confirm');
+    await api(base, {method: 'DELETE'});
+    location.hash = '#/tasks';
+    return true;
+  }, {danger: true});
+}
+
+function definition(t) {
+  const a = t.action || {}, p = t.policy || {};
+  const rows = [
+    ['Trigger', triggerText(t)],
+    ['Action', a.type + ': ' + (a.command || (a.method ? a.method + ' ' : '') + (a.url || '') || a.handler || '')],
+    ...Object.entries(p).filter(([, v]) => v !== '' && v !== 0 && v !== null && !(Array.isArray(v) && !v.length))
+      .map(([k, v]) => ['policy.' + k, typeof v === 'object' ? JSON.stringify(v) : String(v)]),
+    ['Labels', Object.entries(t.labels || {}).map(([k, v]) => k + '=' + v).join(' ') || '—'],
+    ['Version', t.version + ', updated ' + fmtTime(t.updatedAt) + (t.updatedBy ? ' by ' + t.updatedBy : '')],
+  ];
+  return [h('dl', {class: 'def'}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {class: k === 'Action' ? 'mono' : ''}, v)])),
+    h('details', {}, h('summary', {}, 'Raw JSON'), h('pre', {class: 'code'}, JSON.stringify(t, null, 2)))];
+}
+
+function nextFires(f, t) {
+  const list = f.fires || [];
+  if (!list.length) return h('p', {class: 'empty'}, t.trigger && t.trigger.type === 'event' ? 'Event tasks fire when submitted to, not on a schedule.' : 'No fire is due.');
+  return [t.paused ? h('p', {class: 'warn-text'}, 'Paused: these fires will not happen until the task is resumed.') : null,
+    table(['Task time', 'Your time', ''], list.map(x => h('tr', {class: x.dstChange ? 'dst' : ''},
+      h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtTime(x.time, f.timezone, true)),
+      h('td', {class: 'muted'}, fmtTime(x.time) + ' ' + zoneName(x.time)),
+      h('td', {}, x.dstChange ? h('span', {class: 'badge warn', title: 'The UTC offset changes before this fire'}, 'DST change') : ''))), '')];
+}
+
+// calendar draws 13 weeks of days, coloured by how the day's instances
+// ended: red when any failed, green when all succeeded, amber otherwise.
+function calendar(c) {
+  const days = new Map((c.days || []).map(d => [d.date, d.counts]));
+  const today = new Date();
+  const start = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - 7 * 13 + 1));
+  start.setUTCDate(start.getUTCDate() - start.getUTCDay()); // a Sunday
+  const cells = [];
+  for (let d = new Date(start); d <= today; d.setUTCDate(d.getUTCDate() + 1)) {
+    const key = d.toISOString().slice(0, 10);
+    const counts = days.get(key);
+    let cls = 'none', title = key + ': no instances';
+    if (counts) {
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
+      const bad = (counts.FAILED || 0) + (counts.TERMINATED || 0);
+      cls = bad ? 'bad' : (counts.SUCCESS || 0) === total ? 'ok' : 'warn';
+      title = key + ': ' + Object.entries(counts).map(([s, n]) => n + ' ' + s).join(', ');
+    }
+    cells.push(h('span', {class: 'day ' + cls, title, 'aria-label': title, dataset: {date: key}}));
+  }
+  return [h('div', {class: 'heat', role: 'img', 'aria-label': 'Instances per day by outcome'}, cells),
+    h('p', {class: 'muted small'}, 'Days in ' + (c.timezone || 'UTC') + '. ', h('span', {class: 'day ok'}), ' all succeeded ',
+      h('span', {class: 'day bad'}), ' some failed ', h('span', {class: 'day warn'}), ' other ', h('span', {class: 'day none'}), ' none')];
+}
+
+const VOLATILE = ['version', 'createdAt', 'updatedAt', 'updatedBy', 'nextFireTimes'];
+function defText(task) {
+  if (!task) return '';
+  const c = {...task};
+  for (const k of VOLATILE) delete c[k];
+  return JSON.stringify(c, null, 2);
+}
+
+function history(x) {
+  const vs = (x.versions || []).slice().reverse(); // newest first
+  if (!vs.length) return h('p', {class: 'empty'}, 'No history.');
+  return h('ol', {class: 'history'}, vs.map((v, i) => {
+    const prev = vs[i + 1];
+    const lines = prev ? lineDiff(defText(prev.task), defText(v.task)) : null;
+    const changed = lines ? lines.filter(l => l.op !== ' ') : [];
+    return h('li', {},
+      h('div', {}, h('strong', {}, 'v' + v.version + ' ' + v.op), ' by ' + (v.actor || 'unknown') + ' · ', h('span', {title: v.time}, fmtTime(v.time) + ' (' + ago(v.time) + ')')),
+      !prev ? h('span', {class: 'muted small'}, 'created') :
+        !changed.length ? h('span', {class: 'muted small'}, 'no change to the definition') :
+          h('details', {open: i === 0}, h('summary', {}, changed.length + ' changed lines'),
+            h('pre', {class: 'code diff'}, lines.filter((l, j) => l.op !== ' ' || near(lines, j)).map(l =>
+              h('span', {class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : ''}, l.op + ' ' + l.text + '\n')))));
+  }));
+}
+
+// near keeps unchanged lines within two of a change, for context.
+function near(lines, j) {
+  for (let k = Math.max(0, j - 2); k <= Math.min(lines.length - 1, j + 2); k++) if (lines[k].op !== ' ') return true;
+  return false;
+}
+
+function taskEvents(x) {
+  const evs = (x.events || []).slice().reverse().slice(0, 50);
+  return table(['When', 'Type', 'What'], evs.map(e => h('tr', {},
+    h('td', {title: e.time}, fmtTime(e.time)), h('td', {}, h('span', {class: 'badge ' + (e.type === 'misfire' ? 'warn' : 'off')}, e.type)),
+    h('td', {}, e.message || ''))), 'No events: no misfires or alerts for this task.');
+}
