@@ -147,8 +147,9 @@ type Agent struct {
 	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
-	sealer         *sealer // nil without an encrypt key
-	localExecToken string  // the embedded executor's credential, in memory only
+	sealer         *sealer  // nil without an encrypt key
+	localExecToken string   // the embedded executor's credential, in memory only
+	live           *liveHub // event-stream subscribers (live.go)
 	catchUpState
 }
 
@@ -201,7 +202,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, clock: clock,
 		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
-		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024),
+		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024), live: newLiveHub(),
 	}
 	a.clockMon = newClockMonitor(cfg.NodeID, raw, clock, cfg.MaxClockSkew, cfg.ClockInterval, a.log)
 	a.clockMon.peers, a.clockMon.ask = a.clockPeers, a.askClock

@@ -17,6 +17,7 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 	if a.metrics != nil {
 		a.metrics.observe(c)
 	}
+	a.liveInstance(c)
 	if t := a.observed(); t != nil {
 		t.disp.InstanceChanged(c)
 		if c.State == model.StateFailed {

@@ -286,6 +286,7 @@ func (a *Agent) observed() *term {
 
 // TaskChanged implements fsm.Observer.
 func (a *Agent) TaskChanged(name string) {
+	a.liveTask(name)
 	if t := a.observed(); t != nil {
 		t.sched.TaskChanged(name)
 		t.disp.TaskChanged(name)

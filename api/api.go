@@ -66,6 +66,10 @@ type Server struct {
 	auth  Authenticator
 	table []route
 	polls pollCounter
+
+	// keepalive is the interval of an event stream's keepalive comment;
+	// logPoll how often a followed log is asked for new output.
+	keepalive, logPoll time.Duration
 }
 
 // New returns the API handler.
@@ -91,7 +95,8 @@ func New(cfg Config) *Server {
 	if cfg.Auth == nil {
 		cfg.Auth = openAuth{}
 	}
-	s := &Server{cfg: cfg, b: cfg.Backend, auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api")}
+	s := &Server{cfg: cfg, b: cfg.Backend, auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
+		keepalive: defaultKeepalive, logPoll: defaultLogPoll}
 	s.table = s.routes()
 	for _, r := range s.table {
 		s.mux.HandleFunc(r.pattern, s.guard(r.access, r.h))
@@ -132,12 +137,15 @@ func (s *Server) routes() []route {
 		{"POST /v1/attempts/{id}/complete", executor, s.complete},
 		{"POST /v1/attempts/complete", executor, s.completeBatch},
 		{"GET /v1/executors", reader, s.executors},
+		{"GET /v1/events", reader, s.events},
+		{"GET /v1/upcoming", reader, s.upcoming},
 
 		{"POST /v1/cluster/join", admin, s.join},
 		{"GET /v1/cluster", reader, s.cluster},
 		{"DELETE /v1/cluster/{node}", admin, s.removeNode},
 		{"POST /v1/cluster/transfer", admin, s.transfer},
 
+		{"GET /v1/acl/whoami", AccessAuthenticated, s.whoami},
 		{"POST /v1/acl/bootstrap", admin, s.aclBootstrap},
 		{"GET /v1/acl/tokens", admin, s.listTokens},
 		{"POST /v1/acl/tokens", admin, s.createToken},

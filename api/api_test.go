@@ -30,6 +30,9 @@ type call struct {
 	Submit    []model.SubmitRequest
 	Trigger   model.TriggerRequest
 	Instances model.InstanceFilter
+	Live      model.LiveFilter
+	Upcoming  model.UpcomingQuery
+	Offset    int64
 }
 
 // fakeBackend records every call and answers with its configured values.
@@ -56,6 +59,18 @@ type fakeBackend struct {
 	Triggered *model.Submitted
 	Instance  *model.Instance
 	Instances *model.InstanceList
+
+	// Live backend (live_test.go). Stop nil: Stopping is closed, so
+	// streams end at once (the role matrix needs them to end).
+	Stop      chan struct{}
+	SubErr    error
+	subs      []*fakeSub
+	subAdded  chan struct{}
+	ACL       bool
+	Node      string
+	UpcomingV *model.Upcoming
+	// LogFn, when set, answers InstanceLog.
+	LogFn func(offset int64) (*model.InstanceLog, error)
 }
 
 var _ api.Backend = (*fakeBackend)(nil)
@@ -206,9 +221,12 @@ func (f *fakeBackend) ListInstances(ctx context.Context, flt model.InstanceFilte
 }
 
 func (f *fakeBackend) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
-	f.record(ctx, call{Method: "InstanceLog", Name: id})
+	f.record(ctx, call{Method: "InstanceLog", Name: id, Offset: offset})
 	if f.Err != nil {
 		return nil, f.Err
+	}
+	if f.LogFn != nil {
+		return f.LogFn(offset)
 	}
 	return &model.InstanceLog{InstanceID: id, Offset: offset}, nil
 }

@@ -9,10 +9,12 @@ import (
 )
 
 // Access levels of routes beyond the roles of model: open routes need no
-// credentials, member routes only a cluster node's.
+// credentials, member routes only a cluster node's, authenticated routes
+// any valid principal's (every role, executor tokens included).
 const (
-	AccessOpen   = "open"
-	AccessMember = "member"
+	AccessOpen          = "open"
+	AccessMember        = "member"
+	AccessAuthenticated = "authenticated"
 )
 
 // Identity is who a request comes from, once its credentials are verified.
@@ -56,7 +58,7 @@ func WithPrincipal(ctx context.Context, p *model.Principal) context.Context {
 }
 
 // Route is one endpoint and the access it needs: a role of model
-// (RoleReader...), AccessOpen or AccessMember.
+// (RoleReader...), AccessOpen, AccessMember or AccessAuthenticated.
 type Route struct {
 	Pattern string // "METHOD /path", as http.ServeMux takes it
 	Access  string
@@ -87,6 +89,8 @@ func (s *Server) guard(access string, h http.HandlerFunc) http.HandlerFunc {
 
 func allowed(id Identity, access string, r *http.Request) error {
 	switch {
+	case access == AccessAuthenticated:
+		return nil
 	case access == AccessMember:
 		if !id.Member {
 			return &model.Error{Code: model.CodeForbidden, Message: r.URL.Path + " is for cluster members only"}

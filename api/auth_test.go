@@ -74,7 +74,7 @@ func TestServer_RoleMatrix(t *testing.T) {
 	rank := map[string]int{model.RoleReader: 1, model.RoleOperator: 2, model.RoleWriter: 3, model.RoleAdmin: 4}
 	allowed := func(role, access string) bool {
 		switch {
-		case access == api.AccessOpen:
+		case access == api.AccessOpen, access == api.AccessAuthenticated:
 			return true
 		case role == "member":
 			return true // a node without a forwarded principal acts as admin
@@ -271,6 +271,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"GET /v1/tasks/{name}/history": "reader", "GET /v1/tasks/{name}/events": "reader",
 		"GET /v1/instances": "reader", "GET /v1/instances/{id}": "reader", "GET /v1/instances/{id}/log": "reader",
 		"GET /v1/executors": "reader", "GET /v1/cluster": "reader", "GET /v1/secrets": "reader",
+		"GET /v1/events": "reader", "GET /v1/upcoming": "reader", "GET /v1/acl/whoami": api.AccessAuthenticated,
 		"POST /v1/tasks/{name}/pause": "operator", "POST /v1/tasks/{name}/resume": "operator",
 		"POST /v1/tasks/{name}/trigger": "operator", "POST /v1/tasks/{name}/submit": "operator",
 		"POST /v1/tasks/{name}/backfill": "operator", "POST /v1/instances/{id}/approve": "operator",

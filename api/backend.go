@@ -69,6 +69,7 @@ type Backend interface {
 
 	ACLBackend
 	SecretBackend
+	LiveBackend
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the

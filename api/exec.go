@@ -164,6 +164,17 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
+	if v := r.URL.Query().Get("follow"); v != "" {
+		follow, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, model.FieldErrorf("follow", "must be true or false, got %q", v))
+			return
+		}
+		if follow {
+			s.followLog(w, r, id, offset)
+			return
+		}
+	}
 	reply(w)(s.b.InstanceLog(r.Context(), id, offset))
 }
 

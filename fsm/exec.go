@@ -170,6 +170,8 @@ type InstanceChange struct {
 	Attempt    int
 	LeaseUntil int64
 	Executor   string
+	// Renewed marks a heartbeat's lease renewal: the state is unchanged.
+	Renewed bool
 }
 
 // taskPolicy returns the task's current definition (cached by version).
@@ -376,7 +378,7 @@ func (w *writer) heartbeat() *Result {
 		r.LeaseUntil = w.cmd.Now + h.LeaseMs
 		w.putRecord(r)
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
-			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor})
+			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true})
 	}
 	return okResult(out)
 }

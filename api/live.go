@@ -1,0 +1,212 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"ax/model"
+)
+
+// Bounds of GET /v1/upcoming.
+const (
+	defaultWithin = time.Hour
+	maxWithin     = 7 * 24 * time.Hour
+	defaultFires  = 500
+	maxFires      = 5000
+)
+
+// whoami answers who the request's credentials make it: any valid
+// principal, executor tokens included.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	p := PrincipalFrom(r.Context())
+	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.ACLEnabled(), Node: s.b.NodeID()})
+}
+
+// events streams this node's applied changes as Server-Sent Events until
+// the client goes away or the node stops. Each event's id is the applied
+// Raft index of the batch that made the change (several events may share
+// one). A subscriber that fell behind gets one "resync" event once it has
+// read what was buffered.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := model.LiveFilter{Task: q.Get("task"), Instance: q.Get("instance")}
+	if f.Task != "" {
+		if err := model.ValidateName("task", f.Task); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if f.Instance != "" {
+		if _, err := model.ParseID(f.Instance); err != nil {
+			writeError(w, model.FieldErrorf("instance", "%q is not an instance id (16 hex digits)", f.Instance))
+			return
+		}
+	}
+	sub, err := s.b.Subscribe(r.Context(), f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer sub.Close()
+	st := startSSE(w)
+	defer st.end()
+	keep := time.NewTicker(s.keepalive)
+	defer keep.Stop()
+	events, resync := sub.Events(), false
+	for {
+		var err error
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.b.Stopping():
+			return
+		case <-keep.C:
+			err = st.comment("keepalive")
+		case <-sub.Lost():
+			resync = true
+		case ev := <-events:
+			err = writeLive(st, &ev)
+		}
+		if err == nil && resync && len(events) == 0 {
+			resync = false
+			err = st.event(model.LiveTypeResync, 0, struct{}{})
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func writeLive(st *sseStream, ev *model.LiveEvent) error {
+	switch {
+	case ev.Instance != nil:
+		return st.event(model.LiveTypeInstance, ev.Instance.Index, ev.Instance)
+	case ev.Task != nil:
+		return st.event(model.LiveTypeTask, ev.Task.Index, ev.Task)
+	}
+	return nil
+}
+
+// upcoming answers the fire times of unpaused tasks from now to now +
+// within, merged by time.
+func (s *Server) upcoming(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	within := defaultWithin
+	if v := q.Get("within"); v != "" {
+		d, ok := model.ParseWithin(v)
+		if !ok || d <= 0 || d > maxWithin {
+			writeError(w, model.FieldErrorf("within", "must be a duration above 0 and at most 7d, such as 1h or 2d, got %q", v))
+			return
+		}
+		within = d
+	}
+	limit := defaultFires
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxFires {
+			writeError(w, model.FieldErrorf("limit", "must be an integer from 1 to %d, got %q", maxFires, v))
+			return
+		}
+		limit = n
+	}
+	task := q.Get("task")
+	if task != "" {
+		if err := model.ValidateName("task", task); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if !s.barrier(w, r) {
+		return
+	}
+	from := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	reply(w)(s.b.Upcoming(r.Context(), model.UpcomingQuery{From: from, To: from.Add(within), Limit: limit, Task: task}))
+}
+
+// logChunk is the data of a "log" event.
+type logChunk struct {
+	Offset  int64  `json:"offset"`
+	Data    string `json:"data"`
+	Attempt int    `json:"attempt"`
+}
+
+// followLog streams an instance's output as "log" events, asking the
+// backend for what follows the last offset every logPoll (InstanceLog
+// answers on any node), and ends with an "end" event once the instance is
+// in a terminal state and its tail was sent. A new attempt (a retry)
+// starts again at offset 0. Stops on disconnect and node shutdown.
+func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, offset int64) {
+	ctx := r.Context()
+	l, err := s.b.InstanceLog(ctx, id, offset)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	st := startSSE(w)
+	defer st.end()
+	poll := time.NewTimer(s.logPoll)
+	defer poll.Stop()
+	keep := time.NewTicker(s.keepalive)
+	defer keep.Stop()
+	attempt := l.Attempt
+	for {
+		if l != nil && l.Attempt != attempt {
+			// A new attempt (a retry): its output starts over, and this
+			// answer was asked from the old attempt's offset.
+			attempt = l.Attempt
+			if offset != 0 {
+				offset, l = 0, nil
+			}
+		}
+		if l != nil {
+			// Offsets never go back within an attempt: a committed tail
+			// that does not line up with what was streamed (output over
+			// 64 KiB) is not sent again.
+			if l.Output != "" && l.Offset >= offset {
+				if err := st.event("log", 0, logChunk{Offset: l.Offset, Data: l.Output, Attempt: l.Attempt}); err != nil {
+					return
+				}
+				offset = l.Offset + int64(len(l.Output))
+			}
+			if terminal(l.State) {
+				_ = st.event("end", 0, map[string]string{"state": l.State})
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.b.Stopping():
+			return
+		case <-keep.C:
+			if st.comment("keepalive") != nil {
+				return
+			}
+			continue
+		case <-poll.C:
+			poll.Reset(s.logPoll)
+		}
+		l, err = s.b.InstanceLog(ctx, id, offset)
+		switch {
+		case errors.Is(err, model.ErrNotFound):
+			return // deleted (retention) while followed
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Debug("log follow: poll failed", "instance", id, "error", err)
+			l = nil // try again at the next poll
+		}
+	}
+}
+
+// terminal reports whether an instance state is final.
+func terminal(state string) bool {
+	switch state {
+	case model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled:
+		return true
+	}
+	return false
+}

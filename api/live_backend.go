@@ -1,0 +1,39 @@
+package api
+
+import (
+	"context"
+
+	"ax/model"
+)
+
+// LiveBackend serves the console's live and identity views: this node's
+// applied changes as a stream, its identity, and the upcoming fire times.
+type LiveBackend interface {
+	// Subscribe registers a subscriber to the changes this node applies
+	// that pass f. It never blocks the state machine: a subscriber that
+	// falls behind loses events and is told so on Lost. At the cap of
+	// subscribers it fails with an unavailable *model.Error. The caller
+	// must Close the subscription.
+	Subscribe(ctx context.Context, f model.LiveFilter) (Subscription, error)
+	// Stopping is closed when the node shuts down: live streams end.
+	Stopping() <-chan struct{}
+	// NodeID is this node's id.
+	NodeID() string
+	// ACLEnabled reports whether the node asks for credentials (ACLs
+	// bootstrapped or a management token set).
+	ACLEnabled() bool
+	// Upcoming lists the fire times of unpaused tasks in [q.From, q.To]
+	// from this node's state.
+	Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error)
+}
+
+// Subscription is one subscriber's feed of applied changes.
+type Subscription interface {
+	// Events delivers the changes in apply order.
+	Events() <-chan model.LiveEvent
+	// Lost is signalled (once per loss, coalesced) when events were
+	// dropped because Events was full.
+	Lost() <-chan struct{}
+	// Close unregisters the subscriber.
+	Close()
+}
