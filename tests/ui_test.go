@@ -174,7 +174,7 @@ func TestUI_Console(t *testing.T) {
 	adm := tokenClient(c, boot.Secret)
 	opTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "olga", Role: model.RoleOperator})
 	readTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "rita", Role: model.RoleReader})
-	execTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "ui-exec", Role: model.RoleExecutor})
+	execTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "ui-exec", Role: model.RoleExecutor, Executor: "ui-exec"})
 
 	// report runs only on executors labelled pool=ui, and none is running
 	// yet: its instance waits READY until the test starts one.
