@@ -30,6 +30,8 @@ type call struct {
 	Submit    []model.SubmitRequest
 	Trigger   model.TriggerRequest
 	Instances model.InstanceFilter
+	N         int               // days, fires or runs of a console read
+	Counts    model.CountFilter // TaskCounts
 }
 
 // fakeBackend records every call and answers with its configured values.
@@ -56,6 +58,12 @@ type fakeBackend struct {
 	Triggered *model.Submitted
 	Instance  *model.Instance
 	Instances *model.InstanceList
+
+	OverviewV *model.Overview
+	Summaries *model.TaskSummaryList
+	Calendar  *model.TaskCalendar
+	Fires     *model.TaskFires
+	CountsV   *model.InstanceCounts
 }
 
 var _ api.Backend = (*fakeBackend)(nil)
@@ -917,6 +925,11 @@ func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
 		"submit[]":  {method: http.MethodPost, path: "/v1/tasks/daily/submit", body: `[{},{}]`},
 		"instances": {method: http.MethodGet, path: "/v1/instances"},
 		"instance":  {method: http.MethodGet, path: "/v1/instances/00000000000000ff"},
+		"overview":  {method: http.MethodGet, path: "/v1/overview"},
+		"summaries": {method: http.MethodGet, path: "/v1/tasks?summary=true"},
+		"calendar":  {method: http.MethodGet, path: "/v1/tasks/daily/calendar"},
+		"fires":     {method: http.MethodGet, path: "/v1/tasks/daily/fires"},
+		"counts":    {method: http.MethodGet, path: "/v1/tasks/daily/counts"},
 	}
 	for name, req := range reqs {
 		t.Run(name, func(t *testing.T) {

@@ -69,6 +69,7 @@ type Backend interface {
 
 	ACLBackend
 	SecretBackend
+	ConsoleBackend
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the
