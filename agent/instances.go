@@ -63,7 +63,11 @@ func (a *Agent) GetInstance(ctx context.Context, id string) (*model.Instance, er
 	if err != nil {
 		return nil, err
 	}
-	in.Why = a.why(ctx, n)
+	switch in.State {
+	case model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled:
+	default:
+		in.Why = a.why(ctx, n)
+	}
 	return in, nil
 }
 
