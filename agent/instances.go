@@ -52,13 +52,23 @@ func (a *Agent) Trigger(ctx context.Context, c api.Caller, task string, req mode
 	return &out, nil
 }
 
-// GetInstance implements api.Backend.
+// GetInstance implements api.Backend; an unfinished instance says why
+// it waits (why.go).
 func (a *Agent) GetInstance(ctx context.Context, id string) (*model.Instance, error) {
 	n, err := model.ParseID(id)
 	if err != nil {
 		return nil, err
 	}
-	return a.fsm.GetInstance(n)
+	in, err := a.fsm.GetInstance(n)
+	if err != nil {
+		return nil, err
+	}
+	switch in.State {
+	case model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled:
+	default:
+		in.Why = a.why(ctx, n)
+	}
+	return in, nil
 }
 
 // ListInstances implements api.Backend.

@@ -121,6 +121,11 @@ func (s *Server) routes() []route {
 		{"POST /v1/tasks/{name}/resume", operator, s.taskWrite(func(ctx contextT, c Caller, n string) (*model.WriteResult, error) { return s.b.ResumeTask(ctx, c, n) })},
 		{"GET /v1/tasks/{name}/history", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskHistory(ctx, n) })},
 		{"GET /v1/tasks/{name}/events", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskEvents(ctx, n) })},
+		{"GET /v1/tasks/{name}/calendar", reader, s.taskIntRead("days", defaultCalendarDays, maxCalendarDays,
+			func(ctx contextT, n string, days int) (any, error) { return s.b.TaskCalendar(ctx, n, days) })},
+		{"GET /v1/tasks/{name}/fires", reader, s.taskIntRead("n", defaultFires, maxFires,
+			func(ctx contextT, name string, n int) (any, error) { return s.b.TaskFires(ctx, name, n) })},
+		{"GET /v1/tasks/{name}/counts", reader, s.taskCounts},
 		{"POST /v1/tasks/{name}/trigger", operator, s.trigger},
 		{"POST /v1/tasks/{name}/submit", operator, s.submit},
 		{"POST /v1/tasks/{name}/backfill", operator, s.backfill},
@@ -139,6 +144,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/executors", reader, s.executors},
 		{"GET /v1/events", reader, s.events},
 		{"GET /v1/upcoming", reader, s.upcoming},
+		{"GET /v1/overview", reader, s.overview},
 
 		{"POST /v1/cluster/join", admin, s.join},
 		{"GET /v1/cluster", reader, s.cluster},
@@ -380,8 +386,19 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Paused = &b
 	}
+	summary, runs, err := summaryParams(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	s.list(w, r, &f.Limit, func() (any, error) {
-		l, err := s.b.ListTasks(r.Context(), f)
+		var l any
+		var err error
+		if summary {
+			l, err = s.b.TaskSummaries(r.Context(), f, runs)
+		} else {
+			l, err = s.b.ListTasks(r.Context(), f)
+		}
 		return redactFor(PrincipalFrom(r.Context()), l), err
 	})
 }
@@ -390,7 +407,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 // consistent read if asked, then the answer of fetch.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, limit *int, fetch func() (any, error)) {
 	var err error
-	if *limit, err = parseLimit(r.URL.Query().Get("limit")); err != nil {
+	if *limit, err = parseLimit(r.URL.Query()); err != nil {
 		writeError(w, err)
 		return
 	}

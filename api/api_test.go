@@ -33,6 +33,8 @@ type call struct {
 	Live      model.LiveFilter
 	Upcoming  model.UpcomingQuery
 	Offset    int64
+	N         int               // days, fires or runs of a console read
+	Counts    model.CountFilter // TaskCounts
 }
 
 // fakeBackend records every call and answers with its configured values.
@@ -70,7 +72,12 @@ type fakeBackend struct {
 	Node      string
 	UpcomingV *model.Upcoming
 	// LogFn, when set, answers InstanceLog.
-	LogFn func(offset int64) (*model.InstanceLog, error)
+	LogFn     func(offset int64) (*model.InstanceLog, error)
+	OverviewV *model.Overview
+	Summaries *model.TaskSummaryList
+	Calendar  *model.TaskCalendar
+	Fires     *model.TaskFires
+	CountsV   *model.InstanceCounts
 }
 
 var _ api.Backend = (*fakeBackend)(nil)
@@ -935,6 +942,11 @@ func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
 		"submit[]":  {method: http.MethodPost, path: "/v1/tasks/daily/submit", body: `[{},{}]`},
 		"instances": {method: http.MethodGet, path: "/v1/instances"},
 		"instance":  {method: http.MethodGet, path: "/v1/instances/00000000000000ff"},
+		"overview":  {method: http.MethodGet, path: "/v1/overview"},
+		"summaries": {method: http.MethodGet, path: "/v1/tasks?summary=true"},
+		"calendar":  {method: http.MethodGet, path: "/v1/tasks/daily/calendar"},
+		"fires":     {method: http.MethodGet, path: "/v1/tasks/daily/fires"},
+		"counts":    {method: http.MethodGet, path: "/v1/tasks/daily/counts"},
 	}
 	for name, req := range reqs {
 		t.Run(name, func(t *testing.T) {

@@ -70,6 +70,7 @@ type Backend interface {
 	ACLBackend
 	SecretBackend
 	LiveBackend
+	ConsoleBackend
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the

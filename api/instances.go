@@ -178,13 +178,17 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if v := q.Get("since"); v != "" {
-		var t model.Time
-		if err := t.UnmarshalJSON([]byte(strconv.Quote(v))); err != nil {
-			writeError(w, model.FieldErrorf("since", "%q is not an RFC 3339 time", v))
-			return
-		}
-		f.Since = t
+	f.Source = q.Get("source")
+	err := validSource(f.Source)
+	if err == nil {
+		f.Since, err = timeParam(q, "since")
+	}
+	if err == nil {
+		f.Until, err = timeParam(q, "until")
+	}
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	s.list(w, r, &f.Limit, func() (any, error) { return s.b.ListInstances(r.Context(), f) })
 }

@@ -11,10 +11,10 @@ import (
 
 // Bounds of GET /v1/upcoming.
 const (
-	defaultWithin = time.Hour
-	maxWithin     = 7 * 24 * time.Hour
-	defaultFires  = 500
-	maxFires      = 5000
+	defaultWithin   = time.Hour
+	maxWithin       = 7 * 24 * time.Hour
+	defaultUpcoming = 500
+	maxUpcoming     = 5000
 )
 
 // whoami answers who the request's credentials make it: any valid
@@ -102,11 +102,11 @@ func (s *Server) upcoming(w http.ResponseWriter, r *http.Request) {
 		}
 		within = d
 	}
-	limit := defaultFires
+	limit := defaultUpcoming
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxFires {
-			writeError(w, model.FieldErrorf("limit", "must be an integer from 1 to %d, got %q", maxFires, v))
+		if err != nil || n < 1 || n > maxUpcoming {
+			writeError(w, model.FieldErrorf("limit", "must be an integer from 1 to %d, got %q", maxUpcoming, v))
 			return
 		}
 		limit = n

@@ -31,10 +31,14 @@ func redactFor(p *model.Principal, v any) any {
 			return v
 		}
 		c := *x
-		c.Tasks = slices.Clone(x.Tasks)
-		for i := range c.Tasks {
-			redactAction(&c.Tasks[i].Action)
+		c.Tasks = redactTasks(x.Tasks, func(t *model.Task) *model.Action { return &t.Action })
+		return &c
+	case *model.TaskSummaryList:
+		if x == nil {
+			return v
 		}
+		c := *x
+		c.Tasks = redactTasks(x.Tasks, func(t *model.SummarizedTask) *model.Action { return &t.Action })
 		return &c
 	case *model.TaskHistory:
 		if x == nil {
@@ -52,6 +56,16 @@ func redactFor(p *model.Principal, v any) any {
 		return &c
 	}
 	return v
+}
+
+// redactTasks returns a copy of tasks with the action (found by action)
+// of each redacted.
+func redactTasks[T any](tasks []T, action func(*T) *model.Action) []T {
+	out := slices.Clone(tasks)
+	for i := range out {
+		redactAction(action(&out[i]))
+	}
+	return out
 }
 
 func redactAction(a *model.Action) {

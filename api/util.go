@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"ax/model"
@@ -46,13 +47,4 @@ func writeTarget(w http.ResponseWriter, r *http.Request, key string) (string, Ca
 }
 
 // parseLimit reads ?limit= (1 to 1000; 0 when absent).
-func parseLimit(l string) (int, error) {
-	if l == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(l)
-	if err != nil || n < 1 || n > 1000 {
-		return 0, model.FieldErrorf("limit", "must be an integer from 1 to 1000, got %q", l)
-	}
-	return n, nil
-}
+func parseLimit(q url.Values) (int, error) { return intParam(q, "limit", 0, 1, 1000) }

@@ -288,15 +288,6 @@ func (d *Dispatcher) reap(ctx context.Context) {
 	d.log.Info("attempts lost: leases expired", "count", out.Expired, "proposed", len(items))
 }
 
-func matches(need, have map[string]string) bool {
-	for k, v := range need {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 // taskRoute reads a task's route from the store.
 func (d *Dispatcher) taskRoute(task string) route {
 	t, err := d.store.GetTask(task)

@@ -50,7 +50,7 @@ func (r *route) servedBy(c *model.Capabilities, labels map[string]string) bool {
 	if r.kind != "" && !c.Runs(&model.Action{Type: r.kind, Handler: r.handler}) {
 		return false
 	}
-	return matches(r.labels, labels)
+	return model.LabelsMatch(r.labels, labels)
 }
 
 // String says what the route needs, for humans.

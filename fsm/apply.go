@@ -291,6 +291,10 @@ type entryState struct {
 	// clock (protocol 3), which stood at clock when it began.
 	byClock bool
 	clock   int64
+	// now is the entry's time; stats what its commands add to the
+	// console aggregates (stats.go), written once when it ends.
+	now   int64
+	stats entryStats
 }
 
 // entry applies one log entry: a command or a batch of them.
@@ -306,6 +310,7 @@ func (b *batch) entry(l *raft.Log) interface{} {
 		return errResult(model.Errorf(model.CodeInvalid, "undecodable command: %v", err))
 	}
 	b.typ = c.Type
+	es.now = c.Now
 	b.clockEntry(l, c.Now, &es)
 	if c.Type == CmdBatch {
 		cmds, err := decodeBatch(c.Body)
@@ -329,11 +334,12 @@ func (b *batch) entry(l *raft.Log) interface{} {
 	return res
 }
 
-// flush writes the entry's counter changes.
+// flush writes the entry's counter changes and aggregates.
 func (es *entryState) flush(tx *bolt.Tx) {
 	addMeta(tx, keyPending, es.pending)
 	addMeta(tx, keyActive, es.active)
 	es.pending, es.active = 0, 0
+	es.stats.flush(tx, es.now)
 }
 
 // addMeta adds delta to a u64 counter in the meta bucket.

@@ -144,6 +144,7 @@ func (w *writer) setState(r *record, st uint8) {
 	}
 	if isTerminal(st) && !isTerminal(was) {
 		w.put(bktFinished, finishedKey(r.Task, r.FinishedAt, r.ID), nil)
+		w.finished(r, st)
 	}
 	if st == stRetrying {
 		w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))

@@ -363,6 +363,7 @@ func (w *writer) submit() *Result {
 		}
 		w.create(r, false)
 		if r.State == 0 {
+			w.fired(r)
 			w.admit(r)
 			w.put(bktMeta, keyLastFired, u64key(id))
 		}
@@ -425,6 +426,7 @@ func (w *writer) trigger() *Result {
 		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params, Date: tr.Date}
 	w.create(r, true)
+	w.fired(r)
 	w.admit(r)
 	w.put(bktMeta, keyLastFired, u64key(id))
 	return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(w.cmd.Now), State: name(stateNames, r.State)})
@@ -503,9 +505,11 @@ func (w *writer) fire() *Result {
 			if tf.MissedMore {
 				count = "more than " + count
 			}
-			w.taskEvent(tf.Task, &st, "misfire", fmt.Sprintf("%s fire time(s) from %s to %s not fired (catchup %s, window %s)",
+			msg := fmt.Sprintf("%s fire time(s) from %s to %s not fired (catchup %s, window %s)",
 				count, model.UnixMilli(tf.MissedFirst).Format(model.TimeLayout), model.UnixMilli(tf.MissedLast).Format(model.TimeLayout),
-				t.Policy.Catchup, t.Policy.CatchupWindow.Std()))
+				t.Policy.Catchup, t.Policy.CatchupWindow.Std())
+			w.taskEvent(tf.Task, &st, "misfire", msg)
+			w.misfire(tf.Task, st.EventSeq, msg)
 			st.Watermark = tf.MissedLast
 		}
 		if tf.At != 0 {
@@ -526,6 +530,7 @@ func (w *writer) fire() *Result {
 				w.create(r, true)
 				st.Watermark, st.LastInstance = tf.At, id
 				w.saveState(tf.Task, st) // admit reads and updates the same record
+				w.fired(r)
 				w.admit(r)
 				st = w.loadState(tf.Task)
 				w.put(bktMeta, keyLastFired, u64key(id))
@@ -545,6 +550,7 @@ func (w *writer) fire() *Result {
 		case ok && r.State == stScheduled:
 			w.del(bktDue, dueKey(r.ScheduledAt, id))
 			r.State, r.FiredAt, r.Node = 0, w.cmd.Now, w.cmd.Node
+			w.fired(r)
 			w.admit(r)
 			lastFired = id
 			fired++
@@ -647,6 +653,7 @@ func (w *writer) backfill() *Result {
 			r.Date = b.Dates[i]
 		}
 		w.create(r, true)
+		w.fired(r)
 		w.admit(r)
 		out.Created = append(out.Created, model.FormatID(id))
 	}

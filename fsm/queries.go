@@ -94,9 +94,11 @@ func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
 // millions of instances returns a cursor instead of stalling.
 const maxScan = 200_000
 
-// ListInstances lists instances newest first. With a task it walks the
-// task's index; otherwise all instances. Since stops the walk at the first
-// instance created before it.
+// ListInstances lists instances newest first. With an unfinished state
+// (READY, RUNNING, RETRYING, BLOCKED, WAITING_APPROVAL) it walks the
+// active index; else with a task the task's index; otherwise all
+// instances. Since stops the walk at the first instance created before
+// it; Until and Source skip what they do not select.
 func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, error) {
 	limit := flt.Limit
 	if limit <= 0 {
@@ -111,49 +113,18 @@ func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, erro
 		}
 		before = id
 	}
-	since := flt.Since.Millis()
+	since, until := flt.Since.Millis(), flt.Until.Millis()
 	out := &model.InstanceList{Instances: []model.Instance{}}
 	err := f.view(func(tx *bolt.Tx) error {
 		insts := tx.Bucket(bktInstances)
 		var next func() (uint64, bool)
-		if flt.Task != "" {
-			// Ranges (first id -> last id) of the task's instances, walked
-			// newest first.
-			prefix := append([]byte(flt.Task), 0)
-			c := tx.Bucket(bktTaskInst).Cursor()
-			k, v := c.Seek(taskInstKey(flt.Task, before))
-			if k == nil || !bytes.HasPrefix(k, prefix) || binary.BigEndian.Uint64(k[len(prefix):]) >= before {
-				k, v = c.Prev()
-			}
-			var cur, lo uint64
-			have := false
-			if k != nil && bytes.HasPrefix(k, prefix) {
-				lo = binary.BigEndian.Uint64(k[len(prefix):])
-				cur = min(binary.BigEndian.Uint64(v), before-1)
-				have = true
-			}
-			next = func() (uint64, bool) {
-				for have {
-					if cur >= lo {
-						id := cur
-						if cur == lo {
-							have = false
-							k, v = c.Prev()
-							if k != nil && bytes.HasPrefix(k, prefix) {
-								lo = binary.BigEndian.Uint64(k[len(prefix):])
-								cur = binary.BigEndian.Uint64(v)
-								have = true
-							}
-						} else {
-							cur--
-						}
-						return id, true
-					}
-					have = false
-				}
-				return 0, false
-			}
-		} else {
+		switch {
+		case flt.State != "" && isActive(code(stateNames, flt.State)):
+			// Unfinished states are few: walk their index, not the records.
+			next = activeNewestFirst(tx, before, code(stateNames, flt.State))
+		case flt.Task != "":
+			next = taskNewestFirst(tx, flt.Task, before)
+		default:
 			c := insts.Cursor()
 			k, _ := c.Seek(u64key(before))
 			if k == nil || binary.BigEndian.Uint64(k) >= before {
@@ -191,7 +162,10 @@ func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, erro
 			if since != 0 && r.CreatedAt < since {
 				return nil
 			}
-			if flt.State != "" && name(stateNames, r.State) != flt.State {
+			if flt.State != "" && name(stateNames, r.State) != flt.State ||
+				flt.Task != "" && r.Task != flt.Task ||
+				flt.Source != "" && name(sourceNames, r.Source) != flt.Source ||
+				until != 0 && r.CreatedAt >= until {
 				continue
 			}
 			out.Instances = append(out.Instances, r.toModel())
@@ -430,4 +404,63 @@ func (f *FSM) AlertPending(id uint64) bool {
 		return nil
 	})
 	return pending
+}
+
+// taskNewestFirst returns an iterator over the ids of a task's instances
+// below before, newest first, walking the task's id ranges backwards.
+func taskNewestFirst(tx *bolt.Tx, task string, before uint64) func() (uint64, bool) {
+	prefix := append([]byte(task), 0)
+	c := tx.Bucket(bktTaskInst).Cursor()
+	k, v := c.Seek(taskInstKey(task, before))
+	if k == nil || !bytes.HasPrefix(k, prefix) || binary.BigEndian.Uint64(k[len(prefix):]) >= before {
+		k, v = c.Prev()
+	}
+	var cur, lo uint64
+	have := false
+	if k != nil && bytes.HasPrefix(k, prefix) {
+		lo = binary.BigEndian.Uint64(k[len(prefix):])
+		cur = min(binary.BigEndian.Uint64(v), before-1)
+		have = true
+	}
+	return func() (uint64, bool) {
+		for have {
+			if cur >= lo {
+				id := cur
+				if cur == lo {
+					have = false
+					k, v = c.Prev()
+					if k != nil && bytes.HasPrefix(k, prefix) {
+						lo = binary.BigEndian.Uint64(k[len(prefix):])
+						cur = binary.BigEndian.Uint64(v)
+						have = true
+					}
+				} else {
+					cur--
+				}
+				return id, true
+			}
+			have = false
+		}
+		return 0, false
+	}
+}
+
+// activeNewestFirst returns an iterator over the ids below before of the
+// active index whose state byte is st, newest first.
+func activeNewestFirst(tx *bolt.Tx, before uint64, st uint8) func() (uint64, bool) {
+	c := tx.Bucket(bktActive).Cursor()
+	k, v := c.Seek(u64key(before))
+	if k == nil || binary.BigEndian.Uint64(k) >= before {
+		k, v = c.Prev()
+	}
+	return func() (uint64, bool) {
+		for ; k != nil; k, v = c.Prev() {
+			if len(v) == 1 && v[0] == st {
+				id := binary.BigEndian.Uint64(k)
+				k, v = c.Prev()
+				return id, true
+			}
+		}
+		return 0, false
+	}
 }

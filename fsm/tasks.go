@@ -258,6 +258,16 @@ func (f *FSM) GetTask(name string) (*model.Task, error) {
 // ListTasks returns tasks in name order that match the filter, at most
 // filter.Limit (default 100, max 1000), and the cursor of the next page.
 func (f *FSM) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
+	var out *model.TaskList
+	err := f.view(func(tx *bolt.Tx) (err error) {
+		out, err = listTasks(tx, filter)
+		return err
+	})
+	return out, err
+}
+
+// listTasks is ListTasks in a read transaction.
+func listTasks(tx *bolt.Tx, filter model.TaskFilter) (*model.TaskList, error) {
 	limit := filter.Limit
 	if limit <= 0 {
 		limit = 100
@@ -266,34 +276,31 @@ func (f *FSM) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
 		limit = 1000
 	}
 	out := &model.TaskList{Tasks: []model.Task{}}
-	err := f.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bktTasks).Cursor()
-		var k, v []byte
-		if filter.Cursor != "" {
-			k, v = c.Seek([]byte(filter.Cursor))
-			if k != nil && string(k) == filter.Cursor {
-				k, v = c.Next()
-			}
-		} else {
-			k, v = c.First()
+	c := tx.Bucket(bktTasks).Cursor()
+	var k, v []byte
+	if filter.Cursor != "" {
+		k, v = c.Seek([]byte(filter.Cursor))
+		if k != nil && string(k) == filter.Cursor {
+			k, v = c.Next()
 		}
-		for ; k != nil; k, v = c.Next() {
-			var t storedTask
-			if err := json.Unmarshal(v, &t); err != nil {
-				return err
-			}
-			if !matches(&t.Task, filter) {
-				continue
-			}
-			if len(out.Tasks) == limit {
-				out.NextCursor = out.Tasks[len(out.Tasks)-1].Name
-				return nil
-			}
-			out.Tasks = append(out.Tasks, t.Task)
+	} else {
+		k, v = c.First()
+	}
+	for ; k != nil; k, v = c.Next() {
+		var t storedTask
+		if err := json.Unmarshal(v, &t); err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	return out, err
+		if !matches(&t.Task, filter) {
+			continue
+		}
+		if len(out.Tasks) == limit {
+			out.NextCursor = out.Tasks[len(out.Tasks)-1].Name
+			return out, nil
+		}
+		out.Tasks = append(out.Tasks, t.Task)
+	}
+	return out, nil
 }
 
 func matches(t *model.Task, f model.TaskFilter) bool {

@@ -97,6 +97,17 @@ func (c *Capabilities) Runs(a *Action) bool {
 	return false
 }
 
+// LabelsMatch reports whether an executor with labels have may run work
+// that needs the labels need: it has each of them.
+func LabelsMatch(need, have map[string]string) bool {
+	for k, v := range need {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // PollResponse hands jobs to an executor, leased to it for LeaseMs.
 type PollResponse struct {
 	Jobs        []Job `json:"jobs"`

@@ -61,6 +61,9 @@ type Instance struct {
 	RetryAt        Time              `json:"retryAt"`
 	AttemptList    []Attempt         `json:"attemptList,omitempty"`
 	Events         []Event           `json:"events,omitempty"`
+	// Why says in one sentence what an unfinished instance waits for
+	// (GET /v1/instances/{id} only).
+	Why string `json:"why,omitempty"`
 }
 
 // Event is one thing that happened to an instance or a task.
@@ -82,7 +85,9 @@ type InstanceList struct {
 type InstanceFilter struct {
 	Task   string
 	State  string
+	Source string // one of Sources
 	Since  Time   // created at or after
+	Until  Time   // created before
 	Cursor string // list instances older than this id
 	Limit  int
 }

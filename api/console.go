@@ -1,0 +1,111 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"ax/model"
+)
+
+// Bounds of the console's query parameters.
+const (
+	defaultCalendarDays = 90
+	maxCalendarDays     = 400
+	defaultFires        = 20
+	maxFires            = 200
+)
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+	if !s.barrier(w, r) {
+		return
+	}
+	reply(w)(s.b.Overview(r.Context()))
+}
+
+// taskIntRead serves a read of one task that takes the integer query
+// parameter key (def when absent, 1 to hi): calendar?days=, fires?n=.
+func (s *Server) taskIntRead(key string, def, hi int, fn func(ctx contextT, name string, n int) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, err := intParam(r.URL.Query(), key, def, 1, hi)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		s.readTask(func(ctx contextT, name string) (any, error) { return fn(ctx, name, n) })(w, r)
+	}
+}
+
+// taskCounts serves GET /v1/tasks/{name}/counts?source=&from=&to=.
+func (s *Server) taskCounts(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := model.CountFilter{Source: q.Get("source")}
+	err := validSource(f.Source)
+	if err == nil {
+		f.From, err = timeParam(q, "from")
+	}
+	if err == nil {
+		f.To, err = timeParam(q, "to")
+	}
+	if err == nil && !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From.Time) {
+		err = model.FieldErrorf("to", "must not be before from")
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskCounts(ctx, n, f) })(w, r)
+}
+
+// summaryParams reads ?summary= and ?runs= of GET /v1/tasks: whether to
+// answer summaries and with how many runs.
+func summaryParams(q url.Values) (bool, int, error) {
+	on := false
+	if v := q.Get("summary"); v != "" {
+		var err error
+		if on, err = strconv.ParseBool(v); err != nil {
+			return false, 0, model.FieldErrorf("summary", "must be true or false, got %q", v)
+		}
+	}
+	if !on && q.Get("runs") != "" {
+		return false, 0, model.FieldErrorf("runs", "applies with summary=true only")
+	}
+	runs, err := intParam(q, "runs", model.DefaultSummaryRuns, 1, model.MaxSummaryRuns)
+	return on, runs, err
+}
+
+// intParam reads the integer query parameter key: def when absent, else
+// from lo to hi.
+func intParam(q url.Values, key string, def, lo, hi int) (int, error) {
+	v := q.Get(key)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, model.FieldErrorf(key, "must be an integer from %d to %d, got %q", lo, hi, v)
+	}
+	return n, nil
+}
+
+// timeParam reads the RFC 3339 query parameter key (zero when absent).
+func timeParam(q url.Values, key string) (model.Time, error) {
+	var t model.Time
+	v := q.Get(key)
+	if v == "" {
+		return t, nil
+	}
+	if err := t.UnmarshalJSON([]byte(strconv.Quote(v))); err != nil {
+		return t, model.FieldErrorf(key, "%q is not an RFC 3339 time", v)
+	}
+	return t, nil
+}
+
+// validSource checks ?source= ("" for any).
+func validSource(v string) error {
+	if v != "" && !slices.Contains(model.Sources, v) {
+		return model.FieldErrorf("source", "unknown source %q (one of %v)", v, model.Sources)
+	}
+	return nil
+}
