@@ -174,7 +174,7 @@ func TestUI_Console(t *testing.T) {
 	adm := tokenClient(c, boot.Secret)
 	opTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "olga", Role: model.RoleOperator})
 	readTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "rita", Role: model.RoleReader})
-	execTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "ui-exec", Role: model.RoleExecutor, Executor: "ui-exec"})
+	execTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "ui-exec", Role: model.RoleExecutor, Executor: "ui-exec", Labels: map[string]string{"pool": "ui"}})
 
 	// report runs only on executors labelled pool=ui, and none is running
 	// yet: its instance waits READY until the test starts one.
@@ -186,6 +186,13 @@ func TestUI_Console(t *testing.T) {
 			Action: model.Action{Type: model.ActionShell, Command: "echo deployed"}, Policy: model.Policy{Approval: "before_run"}},
 		{Name: "hourly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 * * * *", Timezone: "America/New_York"},
 			Action: model.Action{Type: model.ActionShell, Command: "echo {{.ScheduledAt}}"}},
+		// Monthly in Berlin: its next 20 fires cross two DST changes.
+		{Name: "monthly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 3 1 * *", Timezone: "Europe/Berlin"},
+			Action: model.Action{Type: model.ActionShell, Command: "echo month"}, Labels: map[string]string{"team": "finance"}},
+		{Name: "flaky", Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: "echo 'disk full' >&2; exit 3"}},
+		{Name: "cleanup", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *"},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}},
 	}
 	for _, task := range tasks {
 		if _, err := adm.PutTask(ctx, task); err != nil {
@@ -209,14 +216,16 @@ func TestUI_Console(t *testing.T) {
 	b.open(base+"/", "#token")
 	b.do("sign in", 20*time.Second,
 		chromedp.SendKeys(chromedp.CSS("#token"), opTok),
-		chromedp.Submit(chromedp.CSS("#token")),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-count="READY"]`)))
 	b.waitJS("signed in as olga", `document.querySelector('[data-role="operator"]')?.textContent.includes('olga')`, 10*time.Second)
 	b.waitJS("overview shows the members", `document.body.innerText.includes('leader')`, 10*time.Second)
-	b.shot("overview")
+	b.waitJS("upcoming fires", `document.querySelectorAll('svg.timeline circle').length >= 2`, 10*time.Second)
 
-	b.open(base+"/ui/#/tasks", `tr[data-task="report"]`)
-	b.shot("tasks")
+	b.open(base+"/ui/#/tasks?label=team%3Dfinance", `tr[data-task="monthly"]`)
+	b.waitJS("label filter", `document.querySelectorAll('tr[data-task]').length === 1`, 5*time.Second)
+	b.open(base+"/ui/#/tasks/monthly", `tr.dst`)
+	b.waitJS("20 next fires", `document.querySelectorAll('tr.dst').length >= 2`, 5*time.Second)
 
 	// Trigger report with who=browser; the instance page follows it.
 	b.open(base+"/ui/#/tasks/report", "#act-trigger")
@@ -271,10 +280,25 @@ func TestUI_Console(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#bf-bar")))
 	b.waitJS("backfill finished", `(() => { const p = document.querySelector('#bf-bar'); return p && p.max === 3 && p.value === 3; })()`, 40*time.Second)
 	b.waitJS("backfill text", `document.querySelector('#bf-text').textContent.startsWith('3 of 3 finished')`, 5*time.Second)
-	b.shot("task")
 
+	b.shot("task")
+	// The task page again: today's cell of the calendar is green.
+	b.open(base+"/ui/#/tasks", `tr[data-task="hourly"]`)
+	b.open(base+"/ui/#/tasks/hourly", ".day.ok")
+
+	if _, err := adm.Trigger(ctx, "flaky", model.TriggerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	b.open(base+"/ui/#/instances?task=flaky", `tr[data-id]`)
+	b.waitJS("the failure shows live", `document.querySelector('tr[data-id] .badge')?.dataset.state === 'FAILED'`, 20*time.Second)
 	b.open(base+"/ui/#/instances", `tr[data-id]`)
 	b.shot("instances")
+	b.open(base+"/ui/#/tasks", `tr[data-task="report"]`)
+	b.waitJS("runs strip", `document.querySelectorAll('tr[data-task="hourly"] .sq.ok').length === 3`, 5*time.Second)
+	b.shot("tasks")
+	b.open(base+"/ui/#/", `[data-count="READY"]`)
+	b.waitJS("recent failure", `document.body.innerText.includes('disk full') || document.body.innerText.includes('exit status 3')`, 10*time.Second)
+	b.shot("overview")
 
 	// A phone: one column, nothing wider than the screen.
 	b.do("phone width", 10*time.Second, chromedp.EmulateViewport(390, 844))
@@ -288,7 +312,7 @@ func TestUI_Console(t *testing.T) {
 	b.open(base+"/ui/#/tasks/report", "#token")
 	b.do("sign in as reader", 20*time.Second,
 		chromedp.SendKeys(chromedp.CSS("#token"), readTok),
-		chromedp.Submit(chromedp.CSS("#token")),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-role="reader"]`)))
 	b.waitJS("task page for the reader", `document.querySelector('h1')?.textContent === 'report'`, 10*time.Second)
 	buttons := evalJS[int](b, `document.querySelectorAll('.actions button').length`)

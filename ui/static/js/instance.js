@@ -35,8 +35,13 @@ export async function render(main, [id], page) {
     timeline.replaceChildren(events(inst));
     attempts.replaceChildren(attemptTable(inst));
   };
+  // The first read is linearizable: the page often opens right after a
+  // write (trigger, approve) sent through this node, which a follower may
+  // not have applied yet. Later reads follow the node's own state.
+  let first = true;
   const load = async () => {
-    inst = await api(path, {signal: page.signal});
+    inst = await api(path + (first ? '?consistent=true' : ''), {signal: page.signal});
+    first = false;
     draw();
   };
   await load();
@@ -55,22 +60,24 @@ export async function render(main, [id], page) {
       } catch (err) { showError(err); }
       return;
     }
-    following = new AbortController();
-    page.signal.addEventListener('abort', () => following.abort());
+    const ctl = new AbortController();
+    following = ctl;
+    const stop = () => ctl.abort();
+    page.signal.addEventListener('abort', stop);
     out.textContent = '';
-    let attempt = -1;
     logState.textContent = '● streaming';
     await stream(path + '/log?follow=true', (type, ev) => {
       if (type === 'log') {
-        if (ev.attempt !== undefined && ev.attempt !== attempt) { attempt = ev.attempt; }
         const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
+        if (ev.offset === 0 && out.textContent) out.textContent = ''; // a new attempt
         out.append(ev.data || '');
         if (atEnd) out.scrollTop = out.scrollHeight;
       } else if (type === 'end') {
         logState.textContent = 'ended: ' + (ev.state || '');
-        following.abort();
+        ctl.abort();
       }
-    }, following.signal, ok => { if (!ok && !following.signal.aborted) logState.textContent = 'reconnecting…'; });
+    }, ctl.signal, ok => { if (!ok && !ctl.signal.aborted) logState.textContent = 'reconnecting…'; });
+    page.signal.removeEventListener('abort', stop);
     following = null;
   }
   follow();
@@ -98,11 +105,13 @@ function actions(inst, path) {
 // into one timeline, oldest first.
 function events(inst) {
   const items = (inst.events || []).map(e => ({time: e.time, type: e.type, text: [e.message, e.actor ? 'by ' + e.actor : '', e.node ? 'on ' + e.node : ''].filter(Boolean).join(' ')}));
+  // Starts are events already; an attempt's end adds its exit and pid.
   for (const a of inst.attemptList || []) {
-    items.push({time: a.startedAt, type: 'attempt ' + a.number + ' started', text: 'on ' + a.executor + (a.host ? ' (' + a.host + (a.pid ? ', pid ' + a.pid : '') + ')' : '')});
-    if (!isZero(a.endedAt)) items.push({time: a.endedAt, type: 'attempt ' + a.number + ' ' + (a.outcome || 'ended'), text: outcome(a)});
+    if (!isZero(a.endedAt)) {
+      items.push({time: a.endedAt, type: 'attempt ' + a.number + ' ' + (a.outcome || 'ended'),
+        text: [outcome(a), 'on ' + a.executor + (a.host ? ' (' + a.host + (a.pid ? ', pid ' + a.pid : '') + ')' : ''), 'after ' + between(a.startedAt, a.endedAt)].filter(Boolean).join(', ')});
+    }
   }
-  if (!isZero(inst.createdAt)) items.push({time: inst.createdAt, type: 'created', text: 'by ' + inst.source});
   items.sort((a, b) => new Date(a.time) - new Date(b.time));
   if (!items.length) return h('p', {class: 'empty'}, 'Nothing happened yet.');
   return h('ol', {class: 'timeline-list'}, items.map(i => h('li', {},

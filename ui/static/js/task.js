@@ -3,13 +3,14 @@
 
 import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
-import {h, section, table, fmtTime, zoneName, ago, between, badge, triggerText, throttle, localInput} from './util.js';
+import {h, fill, section, table, fmtTime, zoneName, ago, between, badge, triggerText, throttle, localInput} from './util.js';
 import {strip} from './tasks.js';
 import {lineDiff} from './diff.js';
 
 export async function render(main, [name], page) {
   const base = '/v1/tasks/' + encodeURIComponent(name);
-  const t = await api(base, {signal: page.signal});
+  // Linearizable: the page is redrawn right after a write (pause, edit).
+  const t = await api(base + '?consistent=true', {signal: page.signal});
   const tz = (t.trigger && t.trigger.timezone) || 'UTC';
   const runs = h('div', {});
   const progress = h('div', {id: 'backfill-progress'});
@@ -31,7 +32,7 @@ export async function render(main, [name], page) {
   const loadRuns = async () => {
     const l = await api('/v1/instances?task=' + encodeURIComponent(name) + '&limit=30', {signal: page.signal});
     runs.replaceChildren(strip(l.instances.map(i => ({id: i.id, state: i.state, scheduledAt: i.scheduledAt}))),
-      table(['Instance', 'State', 'Source', 'Scheduled', 'Took', 'Attempts'], l.instances.map(i => h('tr', {dataset: {id: i.id}},
+      table(['Instance', 'State', 'Source', 'Scheduled (' + tz + ')', 'Took', 'Attempts'], l.instances.map(i => h('tr', {dataset: {id: i.id}},
         h('td', {}, h('a', {class: 'mono', href: '#/instances/' + i.id}, i.id)),
         h('td', {}, badge(i.state)), h('td', {}, i.source),
         h('td', {title: i.scheduledAt}, fmtTime(i.scheduledAt, tz)),
@@ -40,10 +41,10 @@ export async function render(main, [name], page) {
   };
   const tasks = [
     loadRuns(),
-    api(base + '/fires?n=20', {signal: page.signal}).then(f => fires.replaceChildren(nextFires(f, t))),
-    api(base + '/calendar?days=91', {signal: page.signal}).then(c => cal.replaceChildren(calendar(c))),
-    api(base + '/history', {signal: page.signal}).then(x => hist.replaceChildren(history(x))),
-    api(base + '/events', {signal: page.signal}).then(x => events.replaceChildren(taskEvents(x))),
+    api(base + '/fires?n=20', {signal: page.signal}).then(f => fill(fires, nextFires(f, t))),
+    api(base + '/calendar?days=91', {signal: page.signal}).then(c => fill(cal, calendar(c))),
+    api(base + '/history', {signal: page.signal}).then(x => fill(hist, history(x))),
+    api(base + '/events', {signal: page.signal}).then(x => fill(events, taskEvents(x))),
   ];
   for (const p of tasks) p.catch(showError);
   await Promise.allSettled(tasks);

@@ -27,11 +27,18 @@ function append(el, children) {
   }
 }
 
+// fill replaces el's children with x (a node, a string, or an array of
+// them; null entries are skipped).
+export function fill(el, x) {
+  el.replaceChildren();
+  append(el, [x]);
+}
+
 // svg builds an SVG element the way h builds HTML ones.
 export function svg(tag, attrs, ...children) {
   const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : String(c));
   return el;
 }
 
