@@ -67,9 +67,10 @@ type Server struct {
 	table []route
 	polls pollCounter
 
-	// keepalive is the interval of an event stream's keepalive comment;
-	// logPoll how often a followed log is asked for new output.
-	keepalive, logPoll time.Duration
+	// keepalive is the interval of an event stream's keepalive comment,
+	// logPoll how often a followed log is asked for new output, liveFlush
+	// how long an event stream gathers events before a write.
+	keepalive, logPoll, liveFlush time.Duration
 }
 
 // New returns the API handler.
@@ -96,7 +97,7 @@ func New(cfg Config) *Server {
 		cfg.Auth = openAuth{}
 	}
 	s := &Server{cfg: cfg, b: cfg.Backend, auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
-		keepalive: defaultKeepalive, logPoll: defaultLogPoll}
+		keepalive: defaultKeepalive, logPoll: defaultLogPoll, liveFlush: defaultLiveFlush}
 	s.table = s.routes()
 	for _, r := range s.table {
 		s.mux.HandleFunc(r.pattern, s.guard(r.access, r.h))

@@ -12,13 +12,16 @@ import (
 const (
 	defaultKeepalive = 15 * time.Second
 	defaultLogPoll   = 300 * time.Millisecond
+	defaultLiveFlush = 100 * time.Millisecond
 	// sseWriteWait bounds one event's write: a client that stops reading
 	// ends its stream instead of holding a handler forever.
 	sseWriteWait = 10 * time.Second
 )
 
 // sseStream writes Server-Sent Events: each event is written under its own
-// write deadline and flushed at once. The server sets no WriteTimeout, and
+// write deadline; send flushes at once, queue leaves the flush to the
+// caller (who flushes when no more events are waiting, so a burst of
+// events, such as one applied batch's, leaves in one write). The server sets no WriteTimeout, and
 // the per-write deadline is cleared when the stream ends so that it does
 // not outlive the stream on a kept-alive connection.
 type sseStream struct {
@@ -41,8 +44,17 @@ func startSSE(w http.ResponseWriter) *sseStream {
 // end clears the write deadline the stream set.
 func (s *sseStream) end() { _ = s.rc.SetWriteDeadline(time.Time{}) }
 
-// event writes one event: its type, an id when id > 0 and data as JSON.
+// event writes one event and flushes it: its type, an id when id > 0 and
+// data as JSON.
 func (s *sseStream) event(typ string, id uint64, data any) error {
+	if err := s.queue(typ, id, data); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// queue writes one event without flushing it.
+func (s *sseStream) queue(typ string, id uint64, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return err
@@ -62,17 +74,18 @@ func (s *sseStream) event(typ string, id uint64, data any) error {
 	return s.write(buf)
 }
 
-// comment writes a comment line (a keepalive).
+// comment writes a comment line (a keepalive) and flushes it.
 func (s *sseStream) comment(text string) error {
-	return s.write([]byte(": " + text + "\n\n"))
+	if err := s.write([]byte(": " + text + "\n\n")); err != nil {
+		return err
+	}
+	return s.flush()
 }
 
 func (s *sseStream) write(b []byte) error {
 	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteWait)) // unsupported by recorders: fine
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	return s.flush()
+	_, err := s.w.Write(b)
+	return err
 }
 
 func (s *sseStream) flush() error {

@@ -60,7 +60,7 @@ func startClusterToken(t *testing.T, n int, token string, args ...string) *local
 // startClusterCfg starts a cluster of the test binary (cfg.Binary if set)
 // in a temp dir and stops it, checking every log for races and panics,
 // when the test ends.
-func startClusterCfg(t *testing.T, cfg localcluster.Config) *localcluster.Cluster {
+func startClusterCfg(t testing.TB, cfg localcluster.Config) *localcluster.Cluster {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -97,7 +97,7 @@ func startClusterCfg(t *testing.T, cfg localcluster.Config) *localcluster.Cluste
 	return c
 }
 
-func dumpLogs(t *testing.T, dir string) {
+func dumpLogs(t testing.TB, dir string) {
 	t.Helper()
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	for _, l := range logs {

@@ -18,7 +18,7 @@ import (
 // browserPath finds Debian's chromium. .ci/run installs it and sets
 // AX_REQUIRE_BROWSER=1, so there a missing browser fails the test; on a
 // developer machine without it the test is skipped, saying how to run it.
-func browserPath(t *testing.T) string {
+func browserPath(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -35,14 +35,14 @@ func browserPath(t *testing.T) string {
 // browser is one headless chromium tab; JavaScript exceptions on any page
 // fail the test.
 type browser struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	shots  string
 	mu     sync.Mutex
 	thrown []string
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browserPath(t)),
@@ -229,6 +229,12 @@ func TestUI_Console(t *testing.T) {
 
 	// Trigger report with who=browser; the instance page follows it.
 	b.open(base+"/ui/#/tasks/report", "#act-trigger")
+	if n := evalJS[int](b, `document.querySelectorAll('#act-edit, #act-delete').length`); n != 0 {
+		t.Fatalf("an operator sees %d writer buttons (edit, delete)", n)
+	}
+	// Keys: g i goes to Instances, g t back to Tasks.
+	b.waitJS("keyboard", `(() => { for (const k of ['g', 'i']) document.body.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true})); return location.hash === '#/instances'; })()`, 5*time.Second)
+	b.open(base+"/ui/#/tasks/report", "#act-trigger")
 	evalJS[chromedp.Void](b, `window.axNoReload = true`)
 	b.do("trigger with params", 20*time.Second,
 		chromedp.Click(chromedp.CSS("#act-trigger")),
@@ -266,8 +272,18 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("approved and ran", state+` === 'SUCCESS'`, 20*time.Second)
 	b.waitJS("approval in the timeline", `document.body.innerText.includes('checked the diff')`, 10*time.Second)
 
-	// Backfill the last three hours of hourly and watch its progress.
+	// Backfill the last three hours of hourly and watch its progress;
+	// first a range the wrong way round, which the API refuses naming the
+	// field, shown in the dialog.
 	b.open(base+"/ui/#/tasks/hourly", "#act-backfill")
+	b.do("backfill refused", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-backfill")),
+		chromedp.WaitVisible(chromedp.CSS("#bf-from")),
+		chromedp.SetValue(chromedp.CSS("#bf-from"), "2026-01-02T00:00"),
+		chromedp.SetValue(chromedp.CSS("#bf-to"), "2026-01-01T00:00"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the API's error in the dialog", `/invalid_argument/.test(document.querySelector('dialog .error')?.textContent)`, 10*time.Second)
+	b.do("close the dialog", 10*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="button"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	// Three fire times, all well before the task existed.
 	top := time.Now().Truncate(time.Hour)
 	from, to := top.Add(-3*time.Hour-30*time.Minute), top.Add(-30*time.Minute)

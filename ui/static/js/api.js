@@ -111,11 +111,11 @@ export async function stream(path, onEvent, signal, onState = () => {}) {
       for (;;) {
         const {value, done} = await reader.read();
         if (done) break;
-        buf += value;
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
+        // Split once per chunk: a busy stream brings hundreds of events
+        // per read, and slicing the buffer per event would copy it as often.
+        const blocks = (buf + value).split('\n\n');
+        buf = blocks.pop();
+        for (const block of blocks) {
           let type = 'message', data = '';
           for (const line of block.split('\n')) {
             if (line.startsWith(':')) continue;

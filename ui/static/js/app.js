@@ -4,7 +4,7 @@
 
 import {api, ApiError, token, setToken, whoami, forget, setUnauthorizedHandler} from './api.js';
 import {h} from './util.js';
-import {showError, clearError} from './notice.js';
+import {showError, showInfo, clearError} from './notice.js';
 import * as overview from './overview.js';
 import * as tasks from './tasks.js';
 import * as task from './task.js';
@@ -101,7 +101,8 @@ setUnauthorizedHandler(err => { setToken(''); forget(); login(err); });
 // filter, ? lists the keys.
 let pendingG = 0;
 document.addEventListener('keydown', e => {
-  if (e.target.closest('input, textarea, select, [contenteditable]') || e.ctrlKey || e.metaKey || e.altKey) return;
+  const inField = e.target instanceof Element && e.target.closest('input, textarea, select, [contenteditable], dialog');
+  if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === 'g') { pendingG = Date.now(); return; }
   if (Date.now() - pendingG < 1000) {
     const to = {o: '#/', t: '#/tasks', i: '#/instances'}[e.key];
@@ -112,7 +113,7 @@ document.addEventListener('keydown', e => {
     const f = main.querySelector('.filters input, .filters select');
     if (f) { f.focus(); e.preventDefault(); }
   } else if (e.key === '?') {
-    showError(new Error('Keys: g o overview · g t tasks · g i instances · / filter · Esc closes dialogs'));
+    showInfo('Keys: g o overview · g t tasks · g i instances · / filter · Esc closes dialogs');
   }
 });
 

@@ -30,7 +30,7 @@ export async function render(main, [id], page) {
       Object.keys(inst.params || {}).length ? [h('dt', {}, 'Params'), h('dd', {class: 'mono'}, Object.entries(inst.params).map(([k, v]) => k + '=' + v).join(' '))] : null,
       inst.payload ? [h('dt', {}, 'Payload'), h('dd', {class: 'mono clip'}, JSON.stringify(inst.payload))] : null,
       inst.lastError ? [h('dt', {}, 'Last error'), h('dd', {class: 'bad-text'}, inst.lastError)] : null));
-    why.replaceChildren(inst.why ? h('p', {class: 'why card', id: 'why'}, h('strong', {}, 'Why ' + inst.state.toLowerCase().replace('_', ' ') + ': '), inst.why) : '');
+    why.replaceChildren(inst.why ? h('p', {class: 'why card', id: 'why'}, h('strong', {}, 'Why ' + inst.state.toLowerCase().replaceAll('_', ' ') + ': '), inst.why) : '');
     acts.replaceChildren(...actions(inst, path));
     timeline.replaceChildren(events(inst));
     attempts.replaceChildren(attemptTable(inst));
@@ -65,11 +65,12 @@ export async function render(main, [id], page) {
     const stop = () => ctl.abort();
     page.signal.addEventListener('abort', stop);
     out.textContent = '';
-    logState.textContent = '● streaming';
+    logState.textContent = inst.state === 'RUNNING' ? '● streaming' : 'no attempt yet: the output streams here when one runs';
     await stream(path + '/log?follow=true', (type, ev) => {
       if (type === 'log') {
         const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
         if (ev.offset === 0 && out.textContent) out.textContent = ''; // a new attempt
+        logState.textContent = '● streaming attempt ' + (ev.attempt || '');
         out.append(ev.data || '');
         if (atEnd) out.scrollTop = out.scrollHeight;
       } else if (type === 'end') {

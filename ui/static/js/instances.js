@@ -35,11 +35,27 @@ export async function render(main, _, page) {
   let paged = false; // "load more" used: do not replace the list on live changes
   const byId = new Map();
 
+  // draw shows the list, keeping the rows (and the table) whose instance
+  // did not change: on a busy cluster the page redraws once a second, and
+  // rebuilding fifty rows each time was most of the browser's work.
+  let tbody = null;
   function draw(cursor) {
+    const old = new Map(byId);
     byId.clear();
-    const rows = shown.map(i => { const r = row(i); byId.set(i.id, r); return r; });
-    list.replaceChildren(table(['Instance', 'Task', 'State', 'Source', 'Scheduled', 'Started', 'Took', 'Attempt', 'Executor'], rows,
-      q.toString() ? 'No instance matches these filters.' : 'No instances yet: they appear when tasks fire or are triggered.'));
+    const rows = shown.map(i => {
+      const key = rowKey(i);
+      const prev = old.get(i.id);
+      const r = prev && prev.dataset.key === key ? prev : row(i, key);
+      byId.set(i.id, r);
+      return r;
+    });
+    if (tbody && tbody.isConnected && rows.length) {
+      if (rows.length !== tbody.children.length || rows.some((r, n) => tbody.children[n] !== r)) tbody.replaceChildren(...rows);
+    } else {
+      list.replaceChildren(table(['Instance', 'Task', 'State', 'Source', 'Scheduled', 'Started', 'Took', 'Attempt', 'Executor'], rows,
+        q.toString() ? 'No instance matches these filters.' : 'No instances yet: they appear when tasks fire or are triggered.'));
+      tbody = list.querySelector('tbody');
+    }
     more.replaceChildren(cursor ? h('button', {id: 'more', onclick: () => { paged = true; load(cursor).catch(showError); }}, 'Load more') : '');
   }
   async function load(cursor) {
@@ -51,7 +67,7 @@ export async function render(main, _, page) {
   }
   await load('');
 
-  const reload = throttle(() => { if (!paged) load('').catch(showError); }, 500);
+  const reload = throttle(() => { if (!paged) load('').catch(showError); }, 1000);
   const path = '/v1/events' + (q.get('task') ? '?task=' + encodeURIComponent(q.get('task')) : '');
   stream(path, (type, ev) => {
     if (type === 'resync') { reload(); return; }
@@ -62,7 +78,7 @@ export async function render(main, _, page) {
       if (i && i.state !== ev.state) {
         // Show the new state at once; the reload brings its times.
         Object.assign(i, {state: ev.state, attempts: ev.attempt || i.attempts, executor: ev.executor || i.executor});
-        const nr = row(i);
+        const nr = row(i, rowKey(i));
         byId.set(ev.id, nr);
         r.replaceWith(nr);
         reload();
@@ -76,8 +92,13 @@ export async function render(main, _, page) {
   });
 }
 
-function row(i) {
-  return h('tr', {dataset: {id: i.id, state: i.state}},
+// rowKey is what a row shows that changes.
+function rowKey(i) {
+  return [i.state, i.attempts, i.startedAt, i.finishedAt, i.executor].join('|');
+}
+
+function row(i, key) {
+  return h('tr', {dataset: {id: i.id, state: i.state, key}},
     h('td', {}, h('a', {class: 'mono', href: '#/instances/' + i.id}, i.id)),
     h('td', {}, h('a', {href: '#/tasks/' + encodeURIComponent(i.task)}, i.task)),
     h('td', {}, badge(i.state)),

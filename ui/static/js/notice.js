@@ -11,11 +11,18 @@ const banner = document.getElementById('banner');
 export function showError(err) {
   if (err && err.name === 'AbortError') return;
   banner.hidden = false;
+  banner.classList.remove('info');
   banner.replaceChildren(h('span', {}, errText(err)),
     h('button', {class: 'link', 'aria-label': 'Dismiss', onclick: () => { banner.hidden = true; }}, '×'));
 }
 
 export function clearError() { banner.hidden = true; }
+
+// showInfo puts a message that is not an error in the banner.
+export function showInfo(text) {
+  showError(text);
+  banner.classList.add('info');
+}
 
 export function errText(err) {
   return err instanceof ApiError ? err.text() : String((err && err.message) || err);
