@@ -344,5 +344,25 @@ func TestUI_Console(t *testing.T) {
 	if err != nil || len(list.Instances) != 1 {
 		t.Fatalf("report instances after the forged trigger: %v %v", list, err)
 	}
+	// A writer (here the admin) edits a definition; the history shows the
+	// change as a diff.
+	b.do("sign out", 10*time.Second, chromedp.Click(chromedp.CSS("#who button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+	if tok := evalJS[string](b, `sessionStorage.getItem('ax.token') || ''`); tok != "" {
+		t.Fatal("the token outlived sign-out")
+	}
+	b.do("sign in as admin", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), boot.Secret),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#act-edit")))
+	b.do("edit", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-edit")),
+		chromedp.WaitVisible(chromedp.CSS("#edit-json")))
+	evalJS[chromedp.Void](b, `(() => { const ta = document.querySelector('#edit-json'); const d = JSON.parse(ta.value); d.labels.team = 'analytics'; ta.value = JSON.stringify(d, null, 2); })()`)
+	b.do("save", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	b.waitJS("the new version's diff", `[...document.querySelectorAll('.diff .add')].some(e => e.textContent.includes('"team": "analytics"'))`, 10*time.Second)
+	got, err := adm.GetTask(ctx, "report")
+	if err != nil || got.Labels["team"] != "analytics" || got.Version != 2 {
+		t.Fatalf("after the edit: %+v %v", got, err)
+	}
 	t.Logf("screenshots in %s", b.shots)
 }
