@@ -475,6 +475,14 @@ func (w *writer) apply() *Result {
 		return w.setProto()
 	case CmdNote:
 		return w.note()
+	case CmdAlertUpdate:
+		return w.alertUpdate()
+	case CmdAlertNotified:
+		return w.alertNotified()
+	case CmdPutSilence:
+		return w.putSilence()
+	case CmdDeleteSilence:
+		return w.deleteSilence()
 	case CmdBatch:
 		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
 	}

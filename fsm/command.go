@@ -47,6 +47,12 @@ const (
 
 	// Protocol 3. 28 to 30 are taken by other work of the same release.
 	CmdNote CommandType = 31 // body: Note
+
+	// Protocol 4. 36 and 37 are taken by other work of the same release.
+	CmdAlertUpdate   CommandType = 32 // body: AlertUpdate
+	CmdAlertNotified CommandType = 33 // body: AlertNotified
+	CmdPutSilence    CommandType = 34 // body: PutSilence
+	CmdDeleteSilence CommandType = 35 // body: SilenceRef
 )
 
 var cmdNames = map[CommandType]string{
@@ -57,6 +63,7 @@ var cmdNames = map[CommandType]string{
 	CmdACLBootstrap: "acl_bootstrap", CmdACLPutToken: "acl_put_token", CmdACLDeleteToken: "acl_delete_token",
 	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret", CmdSetMemberKey: "set_member_key",
 	CmdSetProto: "set_proto", CmdNote: "note",
+	CmdAlertUpdate: "alert_update", CmdAlertNotified: "alert_notified", CmdPutSilence: "put_silence", CmdDeleteSilence: "delete_silence",
 }
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -66,12 +73,13 @@ var cmdNames = map[CommandType]string{
 // meets a command type it does not know. Protocol 3 adds the note
 // command (31), and once the cluster reaches it, request ids are
 // remembered by the request clock (clock.go) rather than by one leader's
-// wall time.
-const ProtoVersion = 3
+// wall time. Protocol 4 adds the alert records and silences (32..35).
+const ProtoVersion = 4
 
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
-// protocol types (21..27), 3 for note (31), and ProtoVersion+1 for a
+// protocol types (21..27), 3 for note (31), 4 for the alert and silence
+// types (32..35), and ProtoVersion+1 for a
 // type this binary does not know.
 func MinProto(t CommandType) int {
 	switch {
@@ -81,6 +89,8 @@ func MinProto(t CommandType) int {
 		return 2
 	case t == CmdNote:
 		return 3
+	case t >= CmdAlertUpdate && t <= CmdDeleteSilence:
+		return 4
 	}
 	return ProtoVersion + 1
 }

@@ -116,7 +116,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(28) {
+	switch g.rng.Intn(30) {
 	case 0, 1, 2:
 		typ, body = CmdPutTask, PutTask{Task: g.genTask()}
 	case 3:
@@ -230,6 +230,25 @@ func (g *logGen) command(t *testing.T) *Command {
 		typ, body = CmdSetProto, SetProto{Proto: 1 + g.rng.Intn(ProtoVersion)}
 	case 27:
 		typ, body = CmdNote, Note{IDs: g.someIDs(3), Type: NoteNoExecutor, Message: "no executor can run it"}
+	case 28:
+		id := fmt.Sprintf("%s:%s", model.RuleInstanceFailed, g.taskName())
+		switch g.rng.Intn(3) {
+		case 0, 1:
+			op := []string{AlertRaise, AlertResolve}[g.rng.Intn(2)]
+			typ, body = CmdAlertUpdate, AlertUpdate{Items: []AlertChange{{Op: op, ID: id, Rule: model.RuleInstanceFailed,
+				Severity: model.SeverityWarning, Subject: model.AlertSubject{Task: id[len(model.RuleInstanceFailed)+1:]},
+				Summary: "failing", Key: fmt.Sprint(g.rng.Intn(3))}}}
+		default:
+			typ, body = CmdAlertNotified, AlertNotified{ID: id, Seq: uint64(1 + g.rng.Intn(20))}
+		}
+	case 29:
+		sid := fmt.Sprintf("s%d", g.rng.Intn(3))
+		if g.rng.Intn(2) == 0 {
+			typ, body = CmdPutSilence, PutSilence{Silence: model.Silence{ID: sid, Task: g.taskName(),
+				Until: model.UnixMilli(g.now + int64(g.rng.Intn(30_000))), Comment: "maintenance"}}
+		} else {
+			typ, body = CmdDeleteSilence, SilenceRef{ID: sid}
+		}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {

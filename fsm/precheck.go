@@ -267,6 +267,14 @@ func decodeAny(c *Command) *model.Error {
 		b = &SetProto{}
 	case CmdNote:
 		b = &Note{}
+	case CmdAlertUpdate:
+		b = &AlertUpdate{}
+	case CmdAlertNotified:
+		b = &AlertNotified{}
+	case CmdPutSilence:
+		b = &PutSilence{}
+	case CmdDeleteSilence:
+		b = &SilenceRef{}
 	case CmdNoop:
 		return nil
 	case CmdSubmit:

@@ -293,6 +293,13 @@ type Active struct {
 	Attempt    int
 	Executor   string
 	LeaseUntil int64
+	// FiredAt, RetryAt and AttemptStart (Unix ms) date the instance's
+	// state for the watchdog; MidRun marks a WAITING_APPROVAL entered
+	// from RUNNING.
+	FiredAt      int64
+	RetryAt      int64
+	AttemptStart int64
+	MidRun       bool
 }
 
 // ActiveInstances calls fn for every READY, RUNNING, RETRYING, BLOCKED
@@ -311,7 +318,8 @@ func (f *FSM) ActiveInstances(fn func(Active)) error {
 			if err != nil {
 				return err
 			}
-			fn(Active{ID: id, Task: r.Task, State: name(stateNames, r.State), Attempt: int(r.Attempts), Executor: r.Executor, LeaseUntil: r.LeaseUntil})
+			fn(Active{ID: id, Task: r.Task, State: name(stateNames, r.State), Attempt: int(r.Attempts), Executor: r.Executor, LeaseUntil: r.LeaseUntil,
+				FiredAt: r.FiredAt, RetryAt: r.RetryAt, AttemptStart: r.AttemptStart, MidRun: r.Flags&flagMidRunApproval != 0})
 			return nil
 		})
 	})

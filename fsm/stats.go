@@ -325,3 +325,14 @@ func recentMisfires(tx *bolt.Tx, n int) []model.RecentMisfire {
 	}
 	return out
 }
+
+// RecentMisfires returns up to n of the latest misfires (of the newest
+// 100 kept), newest first.
+func (f *FSM) RecentMisfires(n int) ([]model.RecentMisfire, error) {
+	var out []model.RecentMisfire
+	err := f.view(func(tx *bolt.Tx) error {
+		out = recentMisfires(tx, n)
+		return nil
+	})
+	return out, err
+}

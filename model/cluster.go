@@ -70,15 +70,17 @@ type TransferRequest struct {
 
 // Health is the answer of GET /healthz.
 type Health struct {
-	Node         string `json:"node"`
-	Role         string `json:"role"`
-	Leader       string `json:"leader"`
-	LeaderHTTP   string `json:"leaderHttp,omitempty"`
-	Time         Time   `json:"time"`
-	AppliedIndex uint64 `json:"appliedIndex"`
-	CommitIndex  uint64 `json:"commitIndex"`
-	Term         uint64 `json:"term"`
-	Tasks        int    `json:"tasks"`
+	// Alerts are the alerts only this node sees (quorum_lost).
+	Alerts       []Alert `json:"alerts,omitempty"`
+	Node         string  `json:"node"`
+	Role         string  `json:"role"`
+	Leader       string  `json:"leader"`
+	LeaderHTTP   string  `json:"leaderHttp,omitempty"`
+	Time         Time    `json:"time"`
+	AppliedIndex uint64  `json:"appliedIndex"`
+	CommitIndex  uint64  `json:"commitIndex"`
+	Term         uint64  `json:"term"`
+	Tasks        int     `json:"tasks"`
 	// Pending counts SCHEDULED (delayed) instances.
 	Pending int `json:"pending"`
 	// Active counts READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL

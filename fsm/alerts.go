@@ -1,0 +1,582 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"sort"
+	"strconv"
+
+	bolt "go.etcd.io/bbolt"
+
+	"ax/model"
+)
+
+// Alert records (protocol 4). The leader's watchdog evaluates its rules
+// and proposes what it sees (alert_update); apply turns that into
+// incidents: one current record per alert id while it fires, a capped
+// history of transitions (firing, resolved), and a pending notification
+// per transition that needs one, until the leader records it sent
+// (alert_notified). Silences are records too, matched inside apply against
+// the command's leader time, so every replica decides alike.
+
+var (
+	// bktAlertsCur: alert id -> alertRecord JSON (firing alerts only).
+	bktAlertsCur = []byte("alert_records")
+	// bktAlertHistory: u64 transition seq -> alertTransition JSON, the
+	// newest alertHistoryCap.
+	bktAlertHistory = []byte("alert_history")
+	// bktAlertPending: u64 transition seq -> alertTransition JSON: the
+	// transitions whose notification is not recorded as sent.
+	bktAlertPending = []byte("alert_pending")
+	// bktSilences: silence id -> model.Silence JSON.
+	bktSilences = []byte("silences")
+
+	keyAlertSeq     = []byte("alert_seq")     // u64 last transition seq
+	keyAlertHistory = []byte("alert_history") // u64 key count of bktAlertHistory
+	keyAlertPending = []byte("alert_pending") // u64 key count of bktAlertPending
+)
+
+// Bounds of the alert buckets.
+const (
+	alertHistoryCap = 10_000
+	alertPendingCap = 1_000
+	maxSilences     = 10_000
+	maxAlertItems   = 4096
+	maxAlertText    = 4096
+	maxAlertDetails = 32
+	maxAlertID      = 1024
+)
+
+// Alert update operations.
+const (
+	AlertRaise   = "raise"   // the condition holds: raise, or refresh a firing alert
+	AlertResolve = "resolve" // the condition cleared
+)
+
+// AlertChange is one rule's finding for one alert id.
+type AlertChange struct {
+	Op       string             `json:"op"`
+	ID       string             `json:"id"`
+	Rule     string             `json:"rule,omitempty"`
+	Severity string             `json:"severity,omitempty"`
+	Subject  model.AlertSubject `json:"subject,omitempty"`
+	Summary  string             `json:"summary,omitempty"`
+	Details  map[string]string  `json:"details,omitempty"`
+	// Key names what was seen (e.g. a failed instance's id): a raise whose
+	// key equals the firing alert's latest changes nothing, so a new
+	// leader proposing a finding again does not count it twice. Empty
+	// keys always refresh.
+	Key string `json:"key,omitempty"`
+}
+
+// AlertUpdate is the body of CmdAlertUpdate: the watchdog's findings.
+type AlertUpdate struct {
+	Items []AlertChange `json:"items"`
+}
+
+// AlertNotified is the body of CmdAlertNotified: the notification of
+// transition Seq of alert ID was sent.
+type AlertNotified struct {
+	ID  string `json:"id"`
+	Seq uint64 `json:"seq"`
+}
+
+// PutSilence is the body of CmdPutSilence. Created and By come from the
+// command (leader time, actor).
+type PutSilence struct {
+	Silence model.Silence `json:"silence"`
+}
+
+// SilenceRef is the body of CmdDeleteSilence.
+type SilenceRef struct {
+	ID string `json:"id"`
+}
+
+// alertRecord is a stored current alert.
+type alertRecord struct {
+	model.Alert
+	Seq uint64 `json:"seq"` // the transition that raised it
+	Key string `json:"key,omitempty"`
+}
+
+// AlertTransition is a transition of an alert: the history's entries and
+// the pending notifications.
+type AlertTransition struct {
+	Seq   uint64      `json:"seq"`
+	Event string      `json:"event"` // firing | resolved
+	Alert model.Alert `json:"alert"`
+}
+
+func (u *AlertUpdate) validate(*Command) *model.Error {
+	if len(u.Items) == 0 || len(u.Items) > maxAlertItems {
+		return model.FieldErrorf("items", "%d items, want 1 to %d", len(u.Items), maxAlertItems)
+	}
+	for i, it := range u.Items {
+		if it.Op != AlertRaise && it.Op != AlertResolve {
+			return model.FieldErrorf(item("items", i, "op").String(), "unknown op %q", it.Op)
+		}
+		if it.ID == "" || len(it.ID) > maxAlertID {
+			return model.FieldErrorf(item("items", i, "id").String(), "want 1 to %d bytes", maxAlertID)
+		}
+		if it.Op == AlertRaise && (it.Rule == "" || len(it.Rule) > 64) {
+			return model.FieldErrorf(item("items", i, "rule").String(), "want 1 to 64 bytes")
+		}
+		for _, s := range []struct {
+			f string
+			v string
+		}{{"severity", it.Severity}, {"summary", it.Summary}, {"key", it.Key}, {"subject.task", it.Subject.Task},
+			{"subject.instance", it.Subject.Instance}, {"subject.node", it.Subject.Node}, {"subject.executor", it.Subject.Executor}} {
+			if len(s.v) > maxAlertText {
+				return model.FieldErrorf(item("items", i, s.f).String(), "longer than %d bytes", maxAlertText)
+			}
+		}
+		if len(it.Details) > maxAlertDetails {
+			return model.FieldErrorf(item("items", i, "details").String(), "more than %d entries", maxAlertDetails)
+		}
+		for _, k := range sortedKeys(it.Details) {
+			if len(k) > 256 || len(it.Details[k]) > maxAlertText {
+				return model.FieldErrorf(item("items", i, "details").String(), "entry %q too long", k)
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (n *AlertNotified) validate(*Command) *model.Error {
+	if n.ID == "" || len(n.ID) > maxAlertID {
+		return model.FieldErrorf("id", "want 1 to %d bytes", maxAlertID)
+	}
+	if n.Seq == 0 {
+		return model.FieldErrorf("seq", "transition 0")
+	}
+	return nil
+}
+
+func checkSilenceID(id string) *model.Error {
+	if id == "" || len(id) > 64 {
+		return model.FieldErrorf("id", "want 1 to 64 bytes")
+	}
+	return nil
+}
+
+func (p *PutSilence) validate(*Command) *model.Error {
+	s := &p.Silence
+	if e := checkSilenceID(s.ID); e != nil {
+		return e
+	}
+	if s.Task == "" && s.Rule == "" && len(s.Labels) == 0 {
+		return model.FieldErrorf("silence", "name a task, a rule or labels")
+	}
+	if s.Task != "" {
+		if e := checkName(field("task"), s.Task); e != nil {
+			return e
+		}
+	}
+	if len(s.Rule) > 64 {
+		return model.FieldErrorf("rule", "longer than 64 bytes")
+	}
+	if len(s.Labels) > maxAlertDetails {
+		return model.FieldErrorf("labels", "more than %d labels", maxAlertDetails)
+	}
+	for _, k := range sortedKeys(s.Labels) {
+		if k == "" || len(k) > 256 || len(s.Labels[k]) > 1024 {
+			return model.FieldErrorf("labels", "label %q invalid", k)
+		}
+	}
+	if s.Until.IsZero() {
+		return model.FieldErrorf("until", "required")
+	}
+	if e := checkTime(field("until"), s.Until.Millis()); e != nil {
+		return e
+	}
+	return checkLen(field("comment"), s.Comment, maxAlertText)
+}
+
+func (r *SilenceRef) validate(*Command) *model.Error { return checkSilenceID(r.ID) }
+
+// alertUpdate applies the watchdog's findings in order.
+func (w *writer) alertUpdate() *Result {
+	var u AlertUpdate
+	if e := w.decode(&u); e != nil {
+		return errResult(e)
+	}
+	now := model.UnixMilli(w.cmd.Now)
+	var out struct {
+		Raised    int `json:"raised"`
+		Refreshed int `json:"refreshed"`
+		Resolved  int `json:"resolved"`
+	}
+	silences := w.activeSilences(w.cmd.Now)
+	for _, it := range u.Items {
+		cur, ok := w.loadAlert(it.ID)
+		if w.err != nil {
+			return nil
+		}
+		switch {
+		case it.Op == AlertResolve && ok:
+			cur.State = model.AlertResolved
+			cur.ResolvedAt = &now
+			w.del(bktAlertsCur, []byte(it.ID))
+			// A resolution is announced only if its firing was.
+			w.transition(model.AlertResolved, cur.Alert, !cur.Silenced && !w.silenced(silences, &cur.Alert))
+			out.Resolved++
+		case it.Op == AlertResolve:
+		case ok:
+			if it.Key != "" && it.Key == cur.Key {
+				continue
+			}
+			cur.LastSeen = now
+			cur.Count++
+			cur.Key = it.Key
+			cur.Severity, cur.Subject, cur.Summary, cur.Details = it.Severity, it.Subject, it.Summary, it.Details
+			cur.Silenced = w.silenced(silences, &cur.Alert)
+			w.putAlert(cur)
+			out.Refreshed++
+		default:
+			rec := &alertRecord{Alert: model.Alert{ID: it.ID, Rule: it.Rule, Severity: it.Severity, Subject: it.Subject,
+				Summary: it.Summary, Details: it.Details, State: model.AlertFiring, FirstSeen: now, LastSeen: now, Count: 1}, Key: it.Key}
+			rec.Silenced = w.silenced(silences, &rec.Alert)
+			rec.Seq = w.transition(model.AlertFiring, rec.Alert, !rec.Silenced)
+			w.putAlert(rec)
+			out.Raised++
+		}
+	}
+	if w.err != nil {
+		return nil
+	}
+	return okResult(out)
+}
+
+func (w *writer) loadAlert(id string) (*alertRecord, bool) {
+	v := w.tx.Bucket(bktAlertsCur).Get([]byte(id))
+	if v == nil {
+		return nil, false
+	}
+	var r alertRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		w.err = err
+		return nil, false
+	}
+	return &r, true
+}
+
+func (w *writer) putAlert(r *alertRecord) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.put(bktAlertsCur, []byte(r.ID), b)
+}
+
+// transition records a transition in the history (and as pending if it
+// needs a notification) and returns its seq.
+func (w *writer) transition(event string, a model.Alert, notify bool) uint64 {
+	seq := metaU64(w.tx, keyAlertSeq) + 1
+	w.put(bktMeta, keyAlertSeq, u64key(seq))
+	b, err := json.Marshal(AlertTransition{Seq: seq, Event: event, Alert: a})
+	if err != nil {
+		w.err = err
+		return seq
+	}
+	w.putCappedOne(bktAlertHistory, keyAlertHistory, u64key(seq), b, alertHistoryCap)
+	if notify {
+		w.putCappedOne(bktAlertPending, keyAlertPending, u64key(seq), b, alertPendingCap)
+	}
+	return seq
+}
+
+// putCappedOne adds a key to a bucket of at most limit keys, dropping the
+// lowest.
+func (w *writer) putCappedOne(bkt, countKey, k, v []byte, limit uint64) {
+	if w.err != nil {
+		return
+	}
+	b := w.tx.Bucket(bkt)
+	n := metaU64(w.tx, countKey)
+	if b.Get(k) == nil {
+		n++
+	}
+	w.put(bkt, k, v)
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && n > limit && w.err == nil; k, _ = c.First() {
+		w.err = c.Delete()
+		n--
+	}
+	w.put(bktMeta, countKey, u64key(n))
+}
+
+// activeSilences lists the silences in force at nowMs, in id order.
+func (w *writer) activeSilences(nowMs int64) []model.Silence {
+	var out []model.Silence
+	w.tx.Bucket(bktSilences).ForEach(func(_, v []byte) error {
+		var s model.Silence
+		if json.Unmarshal(v, &s) == nil && s.Until.Millis() > nowMs {
+			out = append(out, s)
+		}
+		return nil
+	})
+	return out
+}
+
+// silenced reports whether a silence matches the alert: every field it
+// names matches (labels: the alert's task has each of them).
+func (w *writer) silenced(ss []model.Silence, a *model.Alert) bool {
+	var labels map[string]string
+	loaded := false
+	for _, s := range ss {
+		if s.Task != "" && s.Task != a.Subject.Task || s.Rule != "" && s.Rule != a.Rule {
+			continue
+		}
+		if len(s.Labels) > 0 {
+			if !loaded {
+				loaded = true
+				if a.Subject.Task != "" {
+					if t, ok := w.loadTask(a.Subject.Task); ok && !t.Deleted {
+						labels = t.Labels
+					}
+				}
+			}
+			match := true
+			for _, k := range sortedKeys(s.Labels) {
+				if v, ok := labels[k]; !ok || v != s.Labels[k] {
+					match = false
+					break
+				}
+			}
+			if !match {
+				continue
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// alertNotified records that a transition's notification was sent.
+func (w *writer) alertNotified() *Result {
+	var n AlertNotified
+	if e := w.decode(&n); e != nil {
+		return errResult(e)
+	}
+	b := w.tx.Bucket(bktAlertPending)
+	v := b.Get(u64key(n.Seq))
+	recorded := false
+	if v != nil {
+		var t AlertTransition
+		if json.Unmarshal(v, &t) == nil && t.Alert.ID == n.ID {
+			w.del(bktAlertPending, u64key(n.Seq))
+			w.put(bktMeta, keyAlertPending, u64key(metaU64(w.tx, keyAlertPending)-1))
+			recorded = true
+		}
+	}
+	return okResult(struct {
+		Recorded bool `json:"recorded"`
+	}{recorded})
+}
+
+// putSilence stores a silence (replacing one of the same id) and drops
+// those expired by the command's time.
+func (w *writer) putSilence() *Result {
+	var p PutSilence
+	if e := w.decode(&p); e != nil {
+		return errResult(e)
+	}
+	b := w.tx.Bucket(bktSilences)
+	var expired [][]byte
+	n := 0
+	b.ForEach(func(k, v []byte) error {
+		var s model.Silence
+		if json.Unmarshal(v, &s) == nil && s.Until.Millis() <= w.cmd.Now {
+			expired = append(expired, bytes.Clone(k))
+		} else {
+			n++
+		}
+		return nil
+	})
+	if n >= maxSilences && b.Get([]byte(p.Silence.ID)) == nil {
+		return errResult(model.Errorf(model.CodeTooMany, "more than %d silences", maxSilences))
+	}
+	for _, k := range expired {
+		w.del(bktSilences, k)
+	}
+	s := p.Silence
+	s.Created = model.UnixMilli(w.cmd.Now)
+	s.By = w.cmd.Actor
+	v, err := json.Marshal(s)
+	if err != nil {
+		w.err = err
+		return nil
+	}
+	w.put(bktSilences, []byte(s.ID), v)
+	return okResult(s)
+}
+
+func (w *writer) deleteSilence() *Result {
+	var r SilenceRef
+	if e := w.decode(&r); e != nil {
+		return errResult(e)
+	}
+	if w.tx.Bucket(bktSilences).Get([]byte(r.ID)) == nil {
+		return errResult(model.Errorf(model.CodeNotFound, "silence %q not found", r.ID))
+	}
+	w.del(bktSilences, []byte(r.ID))
+	return okResult(struct{}{})
+}
+
+// FiringAlerts returns the firing alerts, by id.
+func (f *FSM) FiringAlerts() ([]model.Alert, error) {
+	var out []model.Alert
+	err := f.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bktAlertsCur).ForEach(func(_, v []byte) error {
+			var r alertRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			out = append(out, r.Alert)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// FiringAlert returns a firing alert by id.
+func (f *FSM) FiringAlert(id string) (*model.Alert, bool) {
+	var out *model.Alert
+	f.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bktAlertsCur).Get([]byte(id)); v != nil {
+			var r alertRecord
+			if json.Unmarshal(v, &r) == nil {
+				out = &r.Alert
+			}
+		}
+		return nil
+	})
+	return out, out != nil
+}
+
+// PendingNotifications returns the transitions whose notification is not
+// recorded as sent, oldest first, at most limit.
+func (f *FSM) PendingNotifications(limit int) ([]AlertTransition, error) {
+	var out []AlertTransition
+	err := f.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bktAlertPending).Cursor()
+		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+			var t AlertTransition
+			if err := json.Unmarshal(v, &t); err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AlertFilter selects alerts for ListAlerts.
+type AlertFilter struct {
+	State  string // firing | resolved | "" (both)
+	Task   string
+	Rule   string
+	Limit  int
+	Before uint64 // cursor: only transitions before this seq (0: from the newest)
+}
+
+// ListAlerts lists incidents newest first: the firing alerts (each by the
+// transition that raised it) and the resolved ones kept in the history
+// (each by its resolution), with the cursor of the next page.
+func (f *FSM) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
+	if flt.Limit <= 0 {
+		flt.Limit = 100
+	}
+	type item struct {
+		seq uint64
+		a   model.Alert
+	}
+	var items []item
+	match := func(a *model.Alert) bool {
+		return (flt.Task == "" || a.Subject.Task == flt.Task) && (flt.Rule == "" || a.Rule == flt.Rule)
+	}
+	err := f.view(func(tx *bolt.Tx) error {
+		if flt.State != model.AlertResolved {
+			err := tx.Bucket(bktAlertsCur).ForEach(func(_, v []byte) error {
+				var r alertRecord
+				if err := json.Unmarshal(v, &r); err != nil {
+					return err
+				}
+				if match(&r.Alert) && (flt.Before == 0 || r.Seq < flt.Before) {
+					items = append(items, item{r.Seq, r.Alert})
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if flt.State == model.AlertFiring {
+			return nil
+		}
+		c := tx.Bucket(bktAlertHistory).Cursor()
+		var k, v []byte
+		if flt.Before == 0 {
+			k, v = c.Last()
+		} else {
+			c.Seek(u64key(flt.Before))
+			k, v = c.Prev()
+			if k == nil {
+				// Seek past the end leaves the cursor invalid.
+				if lk, _ := c.Last(); lk != nil && binary.BigEndian.Uint64(lk) < flt.Before {
+					k, v = c.Last()
+				}
+			}
+		}
+		resolved := 0
+		for ; k != nil && resolved <= flt.Limit; k, v = c.Prev() {
+			if !bytes.Contains(v, []byte(`"event":"resolved"`)) {
+				continue
+			}
+			var t AlertTransition
+			if err := json.Unmarshal(v, &t); err != nil {
+				return err
+			}
+			if match(&t.Alert) {
+				items = append(items, item{t.Seq, t.Alert})
+				resolved++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].seq > items[j].seq })
+	out := &model.AlertList{Alerts: []model.Alert{}}
+	for i, it := range items {
+		if i == flt.Limit {
+			out.NextCursor = strconv.FormatUint(items[i-1].seq, 10)
+			break
+		}
+		out.Alerts = append(out.Alerts, it.a)
+	}
+	return out, nil
+}
+
+// Silences returns the silences in force at nowMs, by id.
+func (f *FSM) Silences(nowMs int64) ([]model.Silence, error) {
+	out := []model.Silence{}
+	err := f.view(func(tx *bolt.Tx) error {
+		out = append(out, (&writer{tx: tx}).activeSilences(nowMs)...)
+		return nil
+	})
+	return out, err
+}
