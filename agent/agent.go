@@ -114,8 +114,23 @@ type Config struct {
 	HeartbeatTimeout  time.Duration
 	ElectionTimeout   time.Duration
 
+	// Alert rules (watchdog.go). WatchInterval is how often the leader
+	// evaluates them (default 5s); StuckAfter how long an instance may
+	// wait READY, BLOCKED or WAITING_APPROVAL (default 30m);
+	// SilenceGrace how late an expected fire may be past its catch-up
+	// window (default 1m); OvertimeGrace how long an attempt may run
+	// past its timeout (default 1m). NotifyInterval is how often the
+	// leader looks for notifications to send (default 1s).
+	WatchInterval  time.Duration
+	StuckAfter     time.Duration
+	SilenceGrace   time.Duration
+	OvertimeGrace  time.Duration
+	NotifyInterval time.Duration
+
 	// testServices are per-term services tests add (see termServices).
 	testServices []service
+	// testNotifier replaces the notifier (tests only).
+	testNotifier notifier
 }
 
 // Agent is one running ax node.
@@ -147,9 +162,11 @@ type Agent struct {
 	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
-	sealer         *sealer  // nil without an encrypt key
-	localExecToken string   // the embedded executor's credential, in memory only
-	live           *liveHub // event-stream subscribers (live.go)
+	sealer         *sealer      // nil without an encrypt key
+	localExecToken string       // the embedded executor's credential, in memory only
+	live           *liveHub     // event-stream subscribers (live.go)
+	notifier       notifier     // delivers alert notifications (notify.go)
+	quorum         *quorumWatch // this node's quorum_lost (alerts.go)
 	catchUpState
 }
 
@@ -183,6 +200,15 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = 1024
 	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.WatchInterval, 5 * time.Second}, {&cfg.StuckAfter, 30 * time.Minute}, {&cfg.SilenceGrace, time.Minute},
+		{&cfg.OvertimeGrace, time.Minute}, {&cfg.NotifyInterval, time.Second}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
 	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
 		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
 	}
@@ -203,6 +229,10 @@ func New(cfg Config) (*Agent, error) {
 		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, clock: clock,
 		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
 		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024), live: newLiveHub(),
+	}
+	a.notifier, a.quorum = a.newLogNotifier(), &quorumWatch{}
+	if cfg.testNotifier != nil {
+		a.notifier = cfg.testNotifier
 	}
 	a.clockMon = newClockMonitor(cfg.NodeID, raw, clock, cfg.MaxClockSkew, cfg.ClockInterval, a.log)
 	a.clockMon.peers, a.clockMon.ask = a.clockPeers, a.askClock
@@ -306,7 +336,8 @@ func New(cfg Config) (*Agent, error) {
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
-	a.wg.Add(5)
+	a.wg.Add(6)
+	go a.watchQuorum()
 	go a.batchLoop()
 	go a.monitorClocks()
 	go func() {

@@ -94,10 +94,20 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
 			}
 			notes = append(notes, fmt.Sprintf("triggered %s (instance %s)", name, s.ID))
 		}
-		body, _ := json.Marshal(Alert{Event: "instance_failed", Task: in.Task, InstanceID: in.ID, ScheduledAt: in.ScheduledAt,
-			Attempts: in.Attempts, Error: in.LastError, Node: a.cfg.NodeID})
-		for _, url := range t.Policy.Notify {
-			notes = append(notes, "notify "+url+": "+a.post(ctx, hc, url, body))
+		if a.alertsOn() {
+			// Protocol 4: the task's instance_failed alert, which the
+			// notification loop sends (to policy.notify among others).
+			if err := a.proposeAlerts(ctx, []fsm.AlertChange{failedAlert(in, t)}); err != nil {
+				a.log.Warn("raising an instance_failed alert failed", "instance", in.ID, "error", err)
+				return false
+			}
+			notes = append(notes, "alert "+model.RuleInstanceFailed+":"+in.Task)
+		} else {
+			body, _ := json.Marshal(Alert{Event: "instance_failed", Task: in.Task, InstanceID: in.ID, ScheduledAt: in.ScheduledAt,
+				Attempts: in.Attempts, Error: in.LastError, Node: a.cfg.NodeID})
+			for _, url := range t.Policy.Notify {
+				notes = append(notes, "notify "+url+": "+a.post(ctx, hc, url, body))
+			}
 		}
 	} else {
 		notes = append(notes, "task no longer exists")

@@ -32,6 +32,7 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		CommitIndex: a.node.CommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
 		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
 		Version: a.cfg.Version, Proto: fsm.ProtoVersion, Protocol: a.fsm.Proto(),
+		Alerts: a.quorum.alerts(),
 	}
 	if s := a.scheduler(); s != nil {
 		st := s.Stats()

@@ -70,6 +70,8 @@ func (a *Agent) termServices(t *term) []service {
 		{"dispatcher", t.disp.Run},
 		{"scheduler", t.sched.Run},
 		{"alerts", func(ctx context.Context) error { a.runAlerts(ctx); return nil }},
+		{"watchdog", a.runWatchdog},
+		{"alert-notify", a.runNotify},
 		{"retention", func(ctx context.Context) error { a.runRetention(ctx); return nil }},
 		{"cluster-state", func(ctx context.Context) error { a.ensureClusterState(ctx); return nil }},
 		{"clock-guard", t.guard.Run},

@@ -146,6 +146,10 @@ func (s *Server) routes() []route {
 		{"GET /v1/events", reader, s.events},
 		{"GET /v1/upcoming", reader, s.upcoming},
 		{"GET /v1/overview", reader, s.overview},
+		{"GET /v1/alerts", reader, s.listAlerts},
+		{"GET /v1/silences", reader, s.listSilences},
+		{"POST /v1/silences", operator, s.putSilence},
+		{"DELETE /v1/silences/{id}", operator, s.deleteSilence},
 
 		{"POST /v1/cluster/join", admin, s.join},
 		{"GET /v1/cluster", reader, s.cluster},

@@ -1095,3 +1095,32 @@ func TestServer_MaxBody(t *testing.T) {
 		})
 	}
 }
+
+func (f *fakeBackend) ListAlerts(ctx context.Context, q model.AlertQuery) (*model.AlertList, error) {
+	f.record(ctx, call{Method: "ListAlerts", Name: q.State + "|" + q.Task + "|" + q.Rule + "|" + q.Cursor, N: q.Limit})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.AlertList{Alerts: []model.Alert{}}, nil
+}
+
+func (f *fakeBackend) PutSilence(ctx context.Context, c api.Caller, req model.SilenceRequest) (*model.Silence, error) {
+	f.record(ctx, call{Method: "PutSilence", Caller: c, Name: req.Task})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.Silence{ID: "s1", Task: req.Task, Rule: req.Rule, Labels: req.Labels, Comment: req.Comment}, nil
+}
+
+func (f *fakeBackend) ListSilences(ctx context.Context) (*model.SilenceList, error) {
+	f.record(ctx, call{Method: "ListSilences"})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.SilenceList{Silences: []model.Silence{}}, nil
+}
+
+func (f *fakeBackend) DeleteSilence(ctx context.Context, c api.Caller, id string) error {
+	f.record(ctx, call{Method: "DeleteSilence", Caller: c, Name: id})
+	return f.Err
+}

@@ -58,6 +58,7 @@ func sampleRequest(pattern string) request {
 		"POST /v1/cluster/join":            `{"id":"n2","raftAddr":"h:1","httpAddr":"h:2"}`,
 		"POST /v1/acl/tokens":              `{"name":"ci","role":"operator"}`,
 		"PUT /v1/secrets/{name}":           `{"value":"hunter2"}`,
+		"POST /v1/silences":                `{"task":"daily","for":"2h"}`,
 		"POST /v1/internal/apply":          "x",
 	}
 	if strings.HasPrefix(path, "/v1/attempts/0") {
@@ -274,6 +275,8 @@ func TestServer_RouteRoles(t *testing.T) {
 		"GET /v1/instances": "reader", "GET /v1/instances/{id}": "reader", "GET /v1/instances/{id}/log": "reader",
 		"GET /v1/executors": "reader", "GET /v1/cluster": "reader", "GET /v1/secrets": "reader",
 		"GET /v1/events": "reader", "GET /v1/upcoming": "reader", "GET /v1/acl/whoami": api.AccessAuthenticated,
+		"GET /v1/alerts": "reader", "GET /v1/silences": "reader",
+		"POST /v1/silences": "operator", "DELETE /v1/silences/{id}": "operator",
 		"POST /v1/tasks/{name}/pause": "operator", "POST /v1/tasks/{name}/resume": "operator",
 		"POST /v1/tasks/{name}/trigger": "operator", "POST /v1/tasks/{name}/submit": "operator",
 		"POST /v1/tasks/{name}/backfill": "operator", "POST /v1/instances/{id}/approve": "operator",

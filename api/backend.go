@@ -71,6 +71,7 @@ type Backend interface {
 	SecretBackend
 	LiveBackend
 	ConsoleBackend
+	AlertsBackend
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the

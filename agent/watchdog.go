@@ -1,0 +1,275 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"ax/fsm"
+	"ax/model"
+)
+
+// The watchdog (README, Alerts): a leader-only service that evaluates the
+// alert rules every -watch-interval on the agent's clock and proposes what
+// changed as one alert_update: a raise for a condition that appeared, a
+// refresh (at most once per alertRefresh) while it holds, a resolve once
+// it clears. The state machine turns these into incidents and pending
+// notifications, so a new leader's watchdog simply evaluates again: a
+// raise of a firing alert is a refresh, never a second incident.
+//
+// Its work is bounded by the active instances (the active index), the
+// tasks (their definitions and watermarks) and the firing alerts: it
+// reads no finished instance except the newest success of a task whose
+// instance_failed alert fires.
+
+// alertRefresh is how often a firing alert's LastSeen is brought up to
+// date while its condition holds.
+const alertRefresh = time.Minute
+
+// misfireQuiet is how long after a task's last misfire its misfire alert
+// resolves.
+const misfireQuiet = 10 * time.Minute
+
+// watchedRules are the rules the watchdog resolves when their condition
+// is no longer seen.
+var watchedRules = map[string]bool{
+	model.RuleStuckReady: true, model.RuleStuckBlocked: true, model.RuleStuckApproval: true,
+	model.RuleRunningOvertime: true, model.RuleTaskSilence: true, model.RuleMisfire: true,
+}
+
+// runWatchdog evaluates the rules every WatchInterval until ctx ends.
+func (a *Agent) runWatchdog(ctx context.Context) error {
+	timer := a.cfg.Clock.NewTimer(a.cfg.WatchInterval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C():
+		}
+		if a.alertsOn() {
+			items, err := a.evaluate(a.now())
+			if err == nil && len(items) > 0 {
+				err = a.proposeAlerts(ctx, items)
+			}
+			if err != nil && ctx.Err() == nil {
+				a.log.Warn("watchdog evaluation failed", "error", err)
+			}
+		}
+		timer.Reset(a.cfg.WatchInterval)
+	}
+}
+
+// finding is a rule's condition seen for one alert id in an evaluation.
+type finding struct {
+	change fsm.AlertChange
+	since  time.Time // the oldest subject's start (for grouping)
+	n      int
+}
+
+// evaluate runs every rule once against the state machine at now and
+// returns the changes to propose.
+func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
+	tasks, err := a.fsm.TaskSchedules()
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*model.Task, len(tasks))
+	for i := range tasks {
+		byName[tasks[i].Task.Name] = &tasks[i].Task
+	}
+	seen := map[string]*finding{}
+	// see notes a condition for a task, keeping the oldest subject.
+	see := func(rule, severity, task, instance string, since time.Time, summary string, details map[string]string) {
+		id := rule + ":" + task
+		f := seen[id]
+		if f == nil {
+			f = &finding{change: fsm.AlertChange{Op: fsm.AlertRaise, ID: id, Rule: rule, Severity: severity}}
+			seen[id] = f
+		}
+		f.n++
+		if f.n == 1 || since.Before(f.since) {
+			f.since = since
+			f.change.Subject = model.AlertSubject{Task: task, Instance: instance}
+			f.change.Summary, f.change.Details = summary, details
+		}
+	}
+	stuckAfter := a.cfg.StuckAfter
+	err = a.fsm.ActiveInstances(func(in fsm.Active) {
+		var rule string
+		var since time.Time
+		switch in.State {
+		case model.StateReady:
+			rule, since = model.RuleStuckReady, time.UnixMilli(max(in.FiredAt, in.RetryAt))
+		case model.StateBlocked:
+			rule, since = model.RuleStuckBlocked, time.UnixMilli(in.FiredAt)
+		case model.StateWaitingApproval:
+			rule, since = model.RuleStuckApproval, time.UnixMilli(in.FiredAt)
+			if in.MidRun {
+				since = time.UnixMilli(in.AttemptStart)
+			}
+		case model.StateRunning:
+			t := byName[in.Task]
+			if t == nil || t.Policy.Timeout <= 0 || in.AttemptStart == 0 {
+				return
+			}
+			limit := t.Policy.Timeout.Std() + a.cfg.OvertimeGrace
+			if start := time.UnixMilli(in.AttemptStart); now.Sub(start) > limit {
+				id := model.FormatID(in.ID)
+				see(model.RuleRunningOvertime, model.SeverityWarning, in.Task, id, start,
+					fmt.Sprintf("task %s: instance %s has run for %s, past its timeout of %s", in.Task, id, now.Sub(start).Round(time.Second), t.Policy.Timeout.Std()),
+					map[string]string{"attempt": strconv.Itoa(in.Attempt), "executor": in.Executor, "startedAt": start.UTC().Format(time.RFC3339), "timeout": t.Policy.Timeout.Std().String()})
+			}
+			return
+		default:
+			return
+		}
+		if in.FiredAt == 0 || now.Sub(since) <= stuckAfter {
+			return
+		}
+		id := model.FormatID(in.ID)
+		see(rule, model.SeverityWarning, in.Task, id, since,
+			fmt.Sprintf("task %s: instance %s has been %s for %s (more than %s)", in.Task, id, in.State, now.Sub(since).Round(time.Second), stuckAfter),
+			map[string]string{"state": in.State, "since": since.UTC().Format(time.RFC3339)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// task_silence: the first fire time after a task's watermark (every
+	// time at or before it is accounted for) is past its catch-up window
+	// and the grace without the scheduler having handled it.
+	for i := range tasks {
+		t, wm := &tasks[i].Task, tasks[i].Watermark
+		switch t.Trigger.Type {
+		case model.TriggerCron, model.TriggerInterval, model.TriggerOnce:
+		default:
+			continue
+		}
+		if t.Paused || wm == 0 {
+			continue
+		}
+		sc, err := t.Schedule()
+		if err != nil {
+			continue
+		}
+		next := sc.Next(time.UnixMilli(wm))
+		window := t.Policy.CatchupWindow.Std()
+		if window == 0 {
+			window = time.Minute
+		}
+		if next.IsZero() || now.Sub(next) <= window+a.cfg.SilenceGrace {
+			continue
+		}
+		see(model.RuleTaskSilence, model.SeverityCritical, t.Name, "", next,
+			fmt.Sprintf("task %s: its fire due at %s has no instance (%s late)", t.Name, next.UTC().Format(time.RFC3339), now.Sub(next).Round(time.Second)),
+			map[string]string{"expectedAt": next.UTC().Format(time.RFC3339)})
+	}
+	// misfire: a misfire within the quiet period.
+	misfires, err := a.fsm.RecentMisfires(100)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range misfires {
+		if now.Sub(m.Time.Time) <= misfireQuiet && seen[model.RuleMisfire+":"+m.Task] == nil {
+			see(model.RuleMisfire, model.SeverityWarning, m.Task, "", m.Time.Time, "task "+m.Task+": "+m.Message,
+				map[string]string{"at": m.Time.UTC().Format(time.RFC3339)})
+		}
+	}
+	return a.diffAlerts(now, seen)
+}
+
+// diffAlerts compares the findings with the firing alerts: raises what is
+// new, refreshes what is due, resolves what the watchdog no longer sees,
+// and resolves instance_failed alerts whose task has succeeded since.
+func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding) ([]fsm.AlertChange, error) {
+	firing, err := a.fsm.FiringAlerts()
+	if err != nil {
+		return nil, err
+	}
+	var out []fsm.AlertChange
+	isFiring := make(map[string]bool, len(firing))
+	for _, al := range firing {
+		isFiring[al.ID] = true
+		switch {
+		case al.Rule == model.RuleInstanceFailed:
+			if a.succeededSince(al) {
+				out = append(out, fsm.AlertChange{Op: fsm.AlertResolve, ID: al.ID})
+			}
+		case !watchedRules[al.Rule]:
+		case seen[al.ID] == nil:
+			out = append(out, fsm.AlertChange{Op: fsm.AlertResolve, ID: al.ID})
+		case now.Sub(al.LastSeen.Time) >= alertRefresh:
+			out = append(out, a.withCount(seen[al.ID]))
+		}
+	}
+	// New ones, in id order (deterministic proposals are easier to test).
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		if !isFiring[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		out = append(out, a.withCount(seen[id]))
+	}
+	return out, nil
+}
+
+func (a *Agent) withCount(f *finding) fsm.AlertChange {
+	c := f.change
+	if f.n > 1 {
+		d := make(map[string]string, len(c.Details)+1)
+		for k, v := range c.Details {
+			d[k] = v
+		}
+		d["instances"] = strconv.Itoa(f.n)
+		c.Details = d
+	}
+	return c
+}
+
+// succeededSince reports whether the task of an instance_failed alert has
+// a SUCCESS newer than the failure (its newest SUCCESS, one read).
+func (a *Agent) succeededSince(al model.Alert) bool {
+	failed, err := model.ParseID(al.Subject.Instance)
+	if err != nil || al.Subject.Task == "" {
+		return false
+	}
+	l, err := a.fsm.ListInstances(model.InstanceFilter{Task: al.Subject.Task, State: model.StateSuccess, Limit: 1})
+	if err != nil {
+		return errors.Is(err, model.ErrNotFound) // the task is gone
+	}
+	if len(l.Instances) == 0 {
+		return false
+	}
+	id, err := model.ParseID(l.Instances[0].ID)
+	return err == nil && id > failed
+}
+
+// failedAlert is the instance_failed finding for a FAILED instance:
+// grouped per task (one incident; Count grows with each failure), keyed by
+// the instance so that a repeated proposal counts once.
+func failedAlert(in *model.Instance, t *model.Task) fsm.AlertChange {
+	maxAttempts := 1
+	if t != nil {
+		maxAttempts = t.Policy.MaxRetries + 1
+	}
+	failedAt := in.FinishedAt
+	return fsm.AlertChange{Op: fsm.AlertRaise, ID: model.RuleInstanceFailed + ":" + in.Task, Rule: model.RuleInstanceFailed,
+		Severity: model.SeverityCritical, Subject: model.AlertSubject{Task: in.Task, Instance: in.ID},
+		Summary: fmt.Sprintf("task %s: instance %s failed after %d attempt(s): %s", in.Task, in.ID, in.Attempts, truncate(in.LastError, 200)),
+		Details: map[string]string{"attempt": strconv.Itoa(in.Attempts), "maxAttempts": strconv.Itoa(maxAttempts),
+			"error": truncate(in.LastError, 2000), "failedAt": failedAt.UTC().Format(time.RFC3339)},
+		Key: in.ID}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"ax/api"
+	"ax/fsm"
+	"ax/model"
+	"ax/wheel"
+)
+
+// recordingNotifier records every notification.
+type recordingNotifier struct {
+	mu   sync.Mutex
+	sent []model.AlertNotification
+}
+
+func (r *recordingNotifier) Notify(_ context.Context, n model.AlertNotification) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, n)
+	return nil
+}
+
+// count counts the notifications of an alert id and event.
+func (r *recordingNotifier) count(id, event string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, s := range r.sent {
+		if s.Alert.ID == id && s.Event == event {
+			n++
+		}
+	}
+	return n
+}
+
+// alertCluster is a three-node cluster on one fake clock whose agents
+// share a recording notifier, at protocol 4.
+func alertCluster(t *testing.T) (*testCluster, *wheel.FakeClock, *recordingNotifier) {
+	t.Helper()
+	clock := wheel.NewFakeClock(time.Now())
+	rec := &recordingNotifier{}
+	tc := startCluster(t, 3, func(c *Config) {
+		c.Clock, c.testNotifier, c.NotifyInterval = clock, rec, 50*time.Millisecond
+	})
+	waitFor(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == fsm.ProtoVersion })
+	return tc, clock, rec
+}
+
+// advanceUntil moves the fake clock a watchdog interval at a time until
+// cond holds.
+func advanceUntil(t *testing.T, clock *wheel.FakeClock, what string, cond func() bool) {
+	t.Helper()
+	waitFor(t, 20*time.Second, what, func() bool {
+		clock.Advance(5 * time.Second)
+		time.Sleep(20 * time.Millisecond)
+		return cond()
+	})
+}
+
+// TestWatchdog_StuckReadySurvivesLeaderChange: an instance READY for
+// longer than -stuck-after raises stuck_ready once, notified once; a new
+// leader neither repeats the notification nor opens a second incident;
+// once the instance is canceled the alert resolves, notified once.
+func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
+	tc, clock, rec := alertCluster(t)
+	l := tc.leader()
+	ctx := context.Background()
+	if _, err := l.PutTask(ctx, api.Caller{Actor: "t"}, eventTask("job")); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := l.Trigger(ctx, api.Caller{Actor: "t"}, "job", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = model.RuleStuckReady + ":job"
+	clock.Advance(31 * time.Minute)
+	advanceUntil(t, clock, "stuck_ready notified", func() bool { return rec.count(id, model.AlertFiring) == 1 })
+	a, ok := l.fsm.FiringAlert(id)
+	if !ok || a.Subject.Instance != sub.ID {
+		t.Fatalf("alert %+v, want firing for instance %s", a, sub.ID)
+	}
+
+	if err := l.Transfer(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	nl := tc.waitLeader(t, l)
+	// The new leader evaluates for a while: a refresh, not a new incident.
+	for i := 0; i < 20; i++ {
+		clock.Advance(5 * time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := rec.count(id, model.AlertFiring); n != 1 {
+		t.Errorf("firing notified %d times across the leader change, want 1", n)
+	}
+	if a2, _ := nl.fsm.FiringAlert(id); a2 == nil || !a2.FirstSeen.Equal(a.FirstSeen.Time) {
+		t.Errorf("after the change: %+v, want the same incident", a2)
+	}
+	if _, err := nl.Decide(ctx, api.Caller{Actor: "t"}, sub.ID, "cancel", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	advanceUntil(t, clock, "stuck_ready resolved", func() bool { return rec.count(id, model.AlertResolved) == 1 })
+	if l, _ := nl.fsm.ListAlerts(fsm.AlertFilter{State: model.AlertResolved}); len(l.Alerts) != 1 {
+		t.Errorf("resolved list %+v, want the one incident", l.Alerts)
+	}
+}
+
+// TestWatchdog_QuorumWatch: quorum_lost is raised after 10 s without a
+// leader, notified once per outage, and resolved once.
+func TestWatchdog_QuorumWatch(t *testing.T) {
+	q := &quorumWatch{}
+	t0 := time.Now()
+	if n := q.step("n1", t0, false); n != nil {
+		t.Fatal("raised at once")
+	}
+	if n := q.step("n1", t0.Add(5*time.Second), false); n != nil {
+		t.Fatal("raised before 10 s")
+	}
+	n := q.step("n1", t0.Add(11*time.Second), false)
+	if n == nil || n.Event != model.AlertFiring || n.Alert.Rule != model.RuleQuorumLost {
+		t.Fatalf("got %+v, want quorum_lost firing", n)
+	}
+	if n := q.step("n1", t0.Add(30*time.Second), false); n != nil {
+		t.Error("notified twice in one outage")
+	}
+	if al := q.alerts(); len(al) != 1 || al[0].State != model.AlertFiring {
+		t.Errorf("alerts %+v", al)
+	}
+	n = q.step("n1", t0.Add(31*time.Second), true)
+	if n == nil || n.Event != model.AlertResolved {
+		t.Fatalf("got %+v, want resolved", n)
+	}
+	if n := q.step("n1", t0.Add(32*time.Second), true); n != nil {
+		t.Error("resolved twice")
+	}
+}
