@@ -162,11 +162,12 @@ type Agent struct {
 	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
-	sealer         *sealer      // nil without an encrypt key
-	localExecToken string       // the embedded executor's credential, in memory only
-	live           *liveHub     // event-stream subscribers (live.go)
-	notifier       notifier     // delivers alert notifications (notify.go)
-	quorum         *quorumWatch // this node's quorum_lost (alerts.go)
+	sealer         *sealer                 // nil without an encrypt key
+	localExecToken string                  // the embedded executor's credential, in memory only
+	live           *liveHub                // event-stream subscribers (live.go)
+	notifier       notifier                // delivers alert notifications (notify.go)
+	quorum         *quorumWatch            // this node's quorum_lost (alerts.go)
+	watchCache     map[string]*watchedTask // the watchdog's tasks (watchdog.go)
 	catchUpState
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"ax/fsm"
 	"ax/model"
+	"ax/trigger"
 )
 
 // The watchdog (README, Alerts): a leader-only service that evaluates the
@@ -38,6 +39,53 @@ const misfireQuiet = 10 * time.Minute
 var watchedRules = map[string]bool{
 	model.RuleStuckReady: true, model.RuleStuckBlocked: true, model.RuleStuckApproval: true,
 	model.RuleRunningOvertime: true, model.RuleTaskSilence: true, model.RuleMisfire: true,
+}
+
+// watchedTask is a task as the watchdog keeps it between evaluations:
+// its definition and parsed schedule are re-read only when its version
+// changes.
+type watchedTask struct {
+	version   uint64
+	watermark int64
+	task      *model.Task
+	sched     trigger.Schedule // nil: not a schedule the rules follow
+}
+
+// watchedTasks returns every task, decoding only new and changed ones.
+// Only the watchdog's goroutine calls it.
+func (a *Agent) watchedTasks() (map[string]*watchedTask, error) {
+	prev := a.watchCache
+	next := make(map[string]*watchedTask, len(prev))
+	var changed []string
+	err := a.fsm.TaskVersions(func(name string, version uint64, wm int64) {
+		if wt := prev[name]; wt != nil && wt.version == version {
+			wt.watermark = wm
+			next[name] = wt
+			return
+		}
+		next[name] = &watchedTask{version: version, watermark: wm}
+		changed = append(changed, name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range changed {
+		t, err := a.fsm.GetTask(name)
+		if err != nil {
+			delete(next, name)
+			continue
+		}
+		wt := next[name]
+		wt.task = t
+		switch t.Trigger.Type {
+		case model.TriggerCron, model.TriggerInterval, model.TriggerOnce:
+			if sc, err := t.Schedule(); err == nil {
+				wt.sched = sc
+			}
+		}
+	}
+	a.watchCache = next
+	return next, nil
 }
 
 // runWatchdog evaluates the rules every WatchInterval until ctx ends.
@@ -73,13 +121,13 @@ type finding struct {
 // evaluate runs every rule once against the state machine at now and
 // returns the changes to propose.
 func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
-	tasks, err := a.fsm.TaskSchedules()
+	tasks, err := a.watchedTasks()
 	if err != nil {
 		return nil, err
 	}
 	byName := make(map[string]*model.Task, len(tasks))
-	for i := range tasks {
-		byName[tasks[i].Task.Name] = &tasks[i].Task
+	for _, wt := range tasks {
+		byName[wt.task.Name] = wt.task
 	}
 	seen := map[string]*finding{}
 	// see notes a condition for a task, keeping the oldest subject.
@@ -141,18 +189,9 @@ func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
 	// task_silence: the first fire time after a task's watermark (every
 	// time at or before it is accounted for) is past its catch-up window
 	// and the grace without the scheduler having handled it.
-	for i := range tasks {
-		t, wm := &tasks[i].Task, tasks[i].Watermark
-		switch t.Trigger.Type {
-		case model.TriggerCron, model.TriggerInterval, model.TriggerOnce:
-		default:
-			continue
-		}
-		if t.Paused || wm == 0 {
-			continue
-		}
-		sc, err := t.Schedule()
-		if err != nil {
+	for _, wt := range tasks {
+		t, wm, sc := wt.task, wt.watermark, wt.sched
+		if sc == nil || t.Paused || wm == 0 {
 			continue
 		}
 		next := sc.Next(time.UnixMilli(wm))

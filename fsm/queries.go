@@ -472,3 +472,19 @@ func activeNewestFirst(tx *bolt.Tx, before uint64, st uint8) func() (uint64, boo
 		return 0, false
 	}
 }
+
+// TaskVersions calls fn for every task with its current version and
+// watermark, from the binary task states alone (no definition decoded):
+// a caller that keeps definitions by version re-reads only the changed.
+func (f *FSM) TaskVersions(fn func(name string, version uint64, watermark int64)) error {
+	return f.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bktTaskState).ForEach(func(k, v []byte) error {
+			if len(v) >= 48 {
+				if ver := binary.BigEndian.Uint64(v[32:]); ver != 0 {
+					fn(string(k), ver, int64(binary.BigEndian.Uint64(v)))
+				}
+			}
+			return nil
+		})
+	})
+}
