@@ -455,8 +455,9 @@ func TestExec_ExecutorOnFollower(t *testing.T) {
 	}
 }
 
-// TestExec_FailureAlerts: a FAILED instance posts to the task's notify
-// webhook once, triggers its onFailure task once, and says so in its events.
+// TestExec_FailureAlerts: a FAILED instance raises its task's
+// instance_failed alert, notified once to the task's notify webhook,
+// triggers its onFailure task once, and says so in its events.
 func TestExec_FailureAlerts(t *testing.T) {
 	c, _ := execCluster(t)
 	cl := c.Client()
@@ -492,12 +493,25 @@ func TestExec_FailureAlerts(t *testing.T) {
 		}
 		return fmt.Errorf("no alerted event yet")
 	})
+	// The webhook gets the task's instance_failed alert from the
+	// notification loop (at protocol 4), once.
+	waitFor(t, 20*time.Second, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(alerts) == 0 {
+			return fmt.Errorf("no notification yet")
+		}
+		return nil
+	})
+	time.Sleep(time.Second)
 	mu.Lock()
 	got := len(alerts)
 	first := alerts[0]
 	mu.Unlock()
-	if got != 1 || first["instanceId"] != id || first["task"] != "broken" {
-		t.Fatalf("webhook got %d alerts (%v), want one for %s", got, first, id)
+	alert, _ := first["alert"].(map[string]any)
+	subject, _ := alert["subject"].(map[string]any)
+	if got != 1 || first["event"] != "firing" || alert["rule"] != model.RuleInstanceFailed || subject["instance"] != id || subject["task"] != "broken" {
+		t.Fatalf("webhook got %d notifications (%v), want one firing instance_failed for %s", got, first, id)
 	}
 	runs, err := allInstances(ctx, cl, "cleanup")
 	if err != nil {
