@@ -101,6 +101,11 @@ type Config struct {
 	// runs without fsync and is rebuilt from the Raft snapshot and log
 	// after an unclean stop (the Raft log itself always syncs).
 	FSMSync bool
+	// MetricsMaxTasks is how many distinct task names get their own task
+	// label on the per-task histograms (fire lateness, dispatch latency,
+	// attempt duration); later ones are counted as task="other". Default
+	// DefaultMetricsMaxTasks.
+	MetricsMaxTasks int
 	// Version is the binary's version, shown by /healthz and the cluster
 	// status.
 	Version string

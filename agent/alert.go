@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ax/fsm"
+	axmetrics "ax/metrics"
 	"ax/model"
 )
 
@@ -106,12 +107,19 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
 			body, _ := json.Marshal(Alert{Event: "instance_failed", Task: in.Task, InstanceID: in.ID, ScheduledAt: in.ScheduledAt,
 				Attempts: in.Attempts, Error: in.LastError, Node: a.cfg.NodeID})
 			for _, url := range t.Policy.Notify {
-				notes = append(notes, "notify "+url+": "+a.post(ctx, hc, url, body))
+				start := time.Now()
+				res, ok := a.post(ctx, hc, url, body)
+				a.metrics.notify.Notified(axmetrics.ChannelWebhook, ok, time.Since(start))
+				if !ok {
+					a.log.Warn("failure notification failed", "task", in.Task, "instance", in.ID, "url", url, "result", res)
+				}
+				notes = append(notes, "notify "+url+": "+res)
 			}
 		}
 	} else {
 		notes = append(notes, "task no longer exists")
 	}
+	a.metrics.notify.Alerted(axmetrics.EventInstanceFailed)
 	cmd, err := fsm.NewCommand(fsm.CmdAlerted, "", "alerts", fsm.Alerted{ID: id, Message: strings.Join(notes, "; ")})
 	if err != nil {
 		return false
@@ -124,20 +132,21 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
 	return true
 }
 
-// post delivers an alert with a few retries and says how it went.
-func (a *Agent) post(ctx context.Context, hc *http.Client, url string, body []byte) string {
+// post delivers an alert with a few retries and says how it went and
+// whether it was delivered.
+func (a *Agent) post(ctx context.Context, hc *http.Client, url string, body []byte) (string, bool) {
 	var last string
 	for try := 0; try < 3; try++ {
 		if try > 0 {
 			select {
 			case <-ctx.Done():
-				return "canceled"
+				return "canceled", false
 			case <-time.After(time.Duration(try) * time.Second):
 			}
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
-			return err.Error()
+			return err.Error(), false
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)
@@ -148,8 +157,8 @@ func (a *Agent) post(ctx context.Context, hc *http.Client, url string, body []by
 		resp.Body.Close()
 		last = resp.Status
 		if resp.StatusCode/100 == 2 {
-			return last
+			return last, true
 		}
 	}
-	return "failed: " + last
+	return "failed: " + last, false
 }

@@ -14,11 +14,12 @@ import (
 
 // InstanceChanged implements fsm.Observer.
 func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
+	t := a.observed()
 	if a.metrics != nil {
-		a.metrics.observe(c)
+		a.metrics.observe(&c, t != nil)
 	}
 	a.liveInstance(c)
-	if t := a.observed(); t != nil {
+	if t != nil {
 		t.disp.InstanceChanged(c)
 		if c.State == model.StateFailed {
 			select {

@@ -2,11 +2,14 @@ package agent
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"ax/fsm"
+	axmetrics "ax/metrics"
+	"ax/model"
 )
 
 // metrics are the agent's Prometheus metrics, on a registry of its own
@@ -18,6 +21,11 @@ type metrics struct {
 	misfires    prometheus.Counter
 	entries     prometheus.Counter // Raft entries proposed by group commit
 	commands    prometheus.Counter // commands those entries carried
+
+	tasks  *taskHistograms // fire lateness, dispatch latency, attempt duration by task
+	health *taskHealth     // last success and expected interval by task
+	// Notify counts alerts and notifications (see package ax/metrics).
+	notify *axmetrics.Notifications
 }
 
 func newMetrics(a *Agent) *metrics {
@@ -39,7 +47,13 @@ func newMetrics(a *Agent) *metrics {
 		commands: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ax_group_commit_commands_total", Help: "Commands carried by those entries (divided by the entries: the mean group size).",
 		}),
+		tasks:  newTaskHistograms(a.cfg.MetricsMaxTasks),
+		health: newTaskHealth(a),
+		notify: axmetrics.NewNotifications(),
 	}
+	m.reg.MustRegister(m.tasks.collectors()...)
+	m.reg.MustRegister(m.health, &leaderState{a: a})
+	m.notify.Register(m.reg)
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
@@ -83,8 +97,25 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-func (m *metrics) observe(c fsm.InstanceChange) {
+// observe counts a committed change on every node; leader says this node
+// leads the term the change belongs to, which alone observes the
+// per-task histograms (so they are not counted once per node).
+func (m *metrics) observe(c *fsm.InstanceChange, leader bool) {
+	if c.Renewed {
+		return
+	}
 	m.transitions.WithLabelValues(c.State).Inc()
+	if c.State == model.StateSuccess {
+		m.health.succeeded(c.Task, c.At)
+	}
+	if leader {
+		m.tasks.observeLeader(c)
+	}
+}
+
+// started observes a dispatch latency (the dispatcher's Started hook).
+func (m *metrics) started(task string, waited time.Duration) {
+	m.tasks.observe(task, slotDispatch, waited.Seconds())
 }
 
 func (m *metrics) onFired(r *fsm.FireResult) {

@@ -26,7 +26,7 @@ type notifier interface {
 type logNotifier struct {
 	log  hclog.Logger
 	hc   *http.Client
-	post func(ctx context.Context, hc *http.Client, url string, body []byte) string
+	post func(ctx context.Context, hc *http.Client, url string, body []byte) (string, bool)
 }
 
 // Notify implements notifier. It fails if a URL did not take the POST
@@ -43,7 +43,7 @@ func (n *logNotifier) Notify(ctx context.Context, an model.AlertNotification) er
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			continue
 		}
-		if st := n.post(ctx, n.hc, u, body); !strings.HasPrefix(st, "2") { // a 2xx status
+		if st, ok := n.post(ctx, n.hc, u, body); !ok {
 			failed = append(failed, u+": "+st)
 		}
 	}

@@ -139,7 +139,8 @@ func (a *Agent) runTerm(t *term) {
 	if t.guard = a.guardClock(t.ctx); t.ctx.Err() != nil {
 		return
 	}
-	t.disp = dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log, Prepare: a.addSecrets}, a.fsm, a.propose)
+	t.disp = dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log, Prepare: a.addSecrets,
+		Started: a.metrics.started}, a.fsm, a.propose)
 	t.sched = sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	close(t.ready)
 	a.wakeTerm()
@@ -289,11 +290,24 @@ func (a *Agent) observed() *term {
 // TaskChanged implements fsm.Observer.
 func (a *Agent) TaskChanged(name string) {
 	a.liveTask(name)
+	if a.metrics != nil {
+		a.metrics.health.taskChanged(name)
+	}
 	if t := a.observed(); t != nil {
 		t.sched.TaskChanged(name)
 		t.disp.TaskChanged(name)
 	}
 }
+
+// Restored implements fsm.RestoreObserver: a snapshot replaced the state,
+// so the metrics derived from earlier changes are read again.
+func (a *Agent) Restored() {
+	if a.metrics != nil {
+		a.metrics.health.restored()
+	}
+}
+
+var _ fsm.RestoreObserver = (*Agent)(nil)
 
 // Scheduled implements fsm.Observer.
 func (a *Agent) Scheduled(id uint64, dueMs int64) {

@@ -53,6 +53,12 @@ type Config struct {
 	// able to run it before the dispatcher records an event saying so
 	// (once). Default 3 leases.
 	NoteAfter time.Duration
+	// Started, when set, is told how long an instance waited READY
+	// before an attempt of it started (both ends are committed times):
+	// the dispatch latency. It is called with the dispatcher's lock held,
+	// from the state machine's observer, and must be quick. Instances
+	// that were READY when the term started are not reported.
+	Started func(task string, waited time.Duration)
 }
 
 // Dispatcher runs for one leadership term.
@@ -130,7 +136,11 @@ func (d *Dispatcher) InstanceChanged(c fsm.InstanceChange) {
 func (d *Dispatcher) apply(c fsm.InstanceChange) {
 	switch c.State {
 	case model.StateReady:
-		if d.ready.add(c.ID, c.Task, d.cfg.Now().UnixMilli()) {
+		var now int64
+		if c.At == 0 {
+			now = d.cfg.Now().UnixMilli()
+		}
+		if d.ready.add(c.ID, c.Task, now, c.At) {
 			if d.waiting > 0 {
 				close(d.wake)
 				d.wake = make(chan struct{})
@@ -140,7 +150,9 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 		delete(d.leases, c.ID)
 		return
 	case model.StateRunning, model.StateWaitingApproval:
-		d.ready.remove(c.ID)
+		if e := d.ready.remove(c.ID); e != nil && !e.loaded && c.At >= e.since && d.cfg.Started != nil && c.State == model.StateRunning {
+			d.cfg.Started(c.Task, time.Duration(c.At-e.since)*time.Millisecond)
+		}
 		if c.LeaseUntil != 0 {
 			d.leases[c.ID] = lease{attempt: c.Attempt, until: c.LeaseUntil, executor: c.Executor}
 		}
@@ -320,6 +332,39 @@ func (d *Dispatcher) pick(c *model.Capabilities, labels map[string]string, n int
 		d.waiting++
 	}
 	return out, d.wake
+}
+
+// RouteDepth is how many instances wait READY for one route: an action
+// kind (and sdk handler) and a set of executor labels.
+type RouteDepth struct {
+	Action  string // "" for instances of deleted tasks (any executor)
+	Handler string // the sdk handler, "" for other kinds
+	Labels  string // the task's executorLabels, "k=v,k2=v2" sorted; "" for none
+	Ready   int
+}
+
+// ReadyDepth returns the READY depth of every route with READY instances,
+// sorted by route. It costs the number of routes.
+func (d *Dispatcher) ReadyDepth() []RouteDepth {
+	d.mu.Lock()
+	out := make([]RouteDepth, 0, len(d.ready.queues))
+	for _, q := range d.ready.queues {
+		if q.n > 0 {
+			out = append(out, RouteDepth{Action: q.route.kind, Handler: q.route.handler, Labels: q.route.labelString(), Ready: q.n})
+		}
+	}
+	d.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Action != b.Action {
+			return a.Action < b.Action
+		}
+		if a.Handler != b.Handler {
+			return a.Handler < b.Handler
+		}
+		return a.Labels < b.Labels
+	})
+	return out
 }
 
 // Done is closed when Run has returned.

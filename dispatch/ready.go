@@ -53,6 +53,16 @@ func (r *route) servedBy(c *model.Capabilities, labels map[string]string) bool {
 	return model.LabelsMatch(r.labels, labels)
 }
 
+// labelString is the route's executor labels as "k=v,k2=v2", sorted.
+func (r *route) labelString() string {
+	keys := make([]string, 0, len(r.labels))
+	for k, v := range r.labels {
+		keys = append(keys, k+"="+v)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
 // String says what the route needs, for humans.
 func (r *route) String() string {
 	var s string
@@ -87,6 +97,7 @@ type queued struct {
 type queue struct {
 	route route
 	items []queued
+	n     int // current (not stale) items: the route's READY depth
 	// noted is the seq up to which items were looked at for the "no
 	// executor can run it" event.
 	noted uint64
@@ -94,11 +105,15 @@ type queue struct {
 
 // readyEntry is what the index knows of one READY instance.
 type readyEntry struct {
-	task  string
-	seq   uint64
-	since int64 // Unix ms it became READY here
-	q     *queue
-	noted bool
+	task string
+	seq  uint64
+	// since is when it became READY (Unix ms): the committed change's
+	// time, or when this dispatcher learned of it if that is unknown
+	// (loaded when the term started; then loaded is set).
+	since  int64
+	q      *queue
+	noted  bool
+	loaded bool
 }
 
 // readyIndex holds the READY instances by route, so that a poll looks only
@@ -136,9 +151,10 @@ func (x *readyIndex) route(task string) route {
 	return r
 }
 
-// add records that id became READY at now (Unix ms); an id already READY
+// add records that id became READY at at (Unix ms; the committed
+// change's time) or, when at is 0 (unknown), at now; an id already READY
 // keeps its place.
-func (x *readyIndex) add(id uint64, task string, now int64) bool {
+func (x *readyIndex) add(id uint64, task string, now, at int64) bool {
 	if _, ok := x.entries[id]; ok {
 		return false
 	}
@@ -149,13 +165,26 @@ func (x *readyIndex) add(id uint64, task string, now int64) bool {
 		x.queues[r.key] = q
 	}
 	x.seq++
-	x.entries[id] = &readyEntry{task: task, seq: x.seq, since: now, q: q}
+	e := &readyEntry{task: task, seq: x.seq, since: at, q: q}
+	if at == 0 {
+		e.since, e.loaded = now, true
+	}
+	x.entries[id] = e
 	q.items = append(q.items, queued{id: id, seq: x.seq})
+	q.n++
 	return true
 }
 
-// remove forgets id (it left READY); its queue item goes stale.
-func (x *readyIndex) remove(id uint64) { delete(x.entries, id) }
+// remove forgets id (it left READY) and returns its entry (nil if it was
+// not READY); its queue item goes stale.
+func (x *readyIndex) remove(id uint64) *readyEntry {
+	e := x.entries[id]
+	if e != nil {
+		e.q.n--
+		delete(x.entries, id)
+	}
+	return e
+}
 
 func (x *readyIndex) current(it queued) bool {
 	e := x.entries[it.id]
@@ -205,12 +234,14 @@ func (x *readyIndex) reroute(task string) {
 		return
 	}
 	from.items = keep
+	from.n -= len(moved)
 	to := x.queues[r.key]
 	if to == nil {
 		to = &queue{route: r}
 		x.queues[r.key] = to
 	}
 	to.items = append(to.items, moved...)
+	to.n += len(moved)
 	slices.SortFunc(to.items, func(a, b queued) int { return cmp.Compare(a.seq, b.seq) })
 	for _, it := range moved {
 		x.entries[it.id].q = to

@@ -153,7 +153,9 @@ func (w *writer) setState(r *record, st uint8) {
 	}
 	w.putRecord(r)
 	w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
-		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor})
+		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
+		From: name(stateNames, was), Source: name(sourceNames, r.Source),
+		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now})
 }
 
 func dueOf(r *record, st uint8) int64 {
@@ -173,6 +175,16 @@ type InstanceChange struct {
 	Executor   string
 	// Renewed marks a heartbeat's lease renewal: the state is unchanged.
 	Renewed bool
+	// From is the state the instance left ("" for an instance created
+	// by this change; State itself on a renewal). Source is what created
+	// the instance (model.Source*).
+	From, Source string
+	// The record's times (Unix ms, 0 when not reached): its fire time,
+	// when it fired and when its current attempt started. At is when the
+	// change was committed (the leader's stamp on the command): the fire
+	// time of a firing, the start of a starting attempt, the end of an
+	// ending one. Metrics derive latencies from them, on any node.
+	ScheduledAt, FiredAt, AttemptStart, At int64
 }
 
 // taskPolicy returns the task's current definition (cached by version).
@@ -379,7 +391,9 @@ func (w *writer) heartbeat() *Result {
 		r.LeaseUntil = w.cmd.Now + h.LeaseMs
 		w.putRecord(r)
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
-			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true})
+			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true,
+			From: name(stateNames, r.State), Source: name(sourceNames, r.Source),
+			ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now})
 	}
 	return okResult(out)
 }

@@ -445,6 +445,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.logger.Info("restored snapshot", "bytes", n, "applied", f.applied.Load())
 	f.notify()
+	if o, ok := f.cfg.Observer.(RestoreObserver); ok {
+		o.Restored()
+	}
 	return nil
 }
 

@@ -1,0 +1,256 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"ax/model"
+)
+
+// lastSuccessScan bounds how many of a task's newest finished instances
+// the state machine reads to find its last success when the table is
+// (re)loaded.
+const lastSuccessScan = 10_000
+
+// taskHealth keeps, on every node, when each task last succeeded and how
+// often each recurring task is expected to fire, for
+// ax_task_last_success_timestamp_seconds and
+// ax_task_expected_interval_seconds.
+//
+// Successes come from the state machine's observer (every node applies
+// every change, so the value is the same on every node and right on
+// whichever node leads). What the observer cannot have seen — successes
+// committed before this process started, or brought by a snapshot
+// restore — is read once from the state machine (fsm.LastSuccesses, which
+// walks each task's finished index backwards: no scan of all instances)
+// at the first scrape and after a restore. Tasks that changed are looked
+// at again at the next scrape (deleted: dropped; the expected interval
+// recomputed). A scrape otherwise costs the number of tasks.
+type taskHealth struct {
+	a *Agent
+
+	mu        sync.Mutex
+	loaded    bool
+	success   map[string]int64   // task -> Unix ms of its last success
+	intervals map[string]float64 // unpaused recurring task -> seconds
+	changed   map[string]bool    // tasks changed since the last scrape
+}
+
+var (
+	lastSuccessDesc = prometheus.NewDesc("ax_task_last_success_timestamp_seconds",
+		"When the task's newest successful instance finished (Unix seconds); the same on every node. Absent for a task that has not succeeded (within its newest 10,000 finished instances).",
+		[]string{"task"}, nil)
+	expectedIntervalDesc = prometheus.NewDesc("ax_task_expected_interval_seconds",
+		"The longest gap between the next 10 fire times of an unpaused cron or interval task (absent for paused, once and event tasks): alert when time() - ax_task_last_success_timestamp_seconds exceeds a multiple of it.",
+		[]string{"task"}, nil)
+)
+
+func newTaskHealth(a *Agent) *taskHealth {
+	return &taskHealth{a: a, success: map[string]int64{}, intervals: map[string]float64{}, changed: map[string]bool{}}
+}
+
+// succeeded records a success observed at (Unix ms).
+func (h *taskHealth) succeeded(task string, at int64) {
+	h.mu.Lock()
+	if at > h.success[task] {
+		h.success[task] = at
+	}
+	h.mu.Unlock()
+}
+
+// taskChanged marks a task to be looked at again at the next scrape.
+func (h *taskHealth) taskChanged(task string) {
+	h.mu.Lock()
+	h.changed[task] = true
+	h.mu.Unlock()
+}
+
+// restored makes the next scrape read everything again.
+func (h *taskHealth) restored() {
+	h.mu.Lock()
+	h.loaded = false
+	h.mu.Unlock()
+}
+
+// refresh brings the table up to date with the state machine: all of it
+// if not loaded, else the changed tasks. The state machine is read
+// without h.mu held, so the observer never waits on a scrape.
+func (h *taskHealth) refresh() {
+	h.mu.Lock()
+	loaded, changed := h.loaded, h.changed
+	h.changed = map[string]bool{}
+	h.mu.Unlock()
+	now := h.a.now()
+	if !loaded {
+		success, err := h.a.fsm.LastSuccesses(lastSuccessScan)
+		if err != nil {
+			return
+		}
+		intervals := map[string]float64{}
+		filter := model.TaskFilter{Limit: 1000}
+		for {
+			l, err := h.a.fsm.ListTasks(filter)
+			if err != nil {
+				return
+			}
+			for i := range l.Tasks {
+				if iv, ok := expectedInterval(&l.Tasks[i], now); ok {
+					intervals[l.Tasks[i].Name] = iv
+				}
+			}
+			if l.NextCursor == "" {
+				break
+			}
+			filter.Cursor = l.NextCursor
+		}
+		h.mu.Lock()
+		for task, at := range h.success { // observed meanwhile
+			if _, ok := success[task]; ok && at > success[task] {
+				success[task] = at
+			}
+		}
+		h.success, h.intervals, h.loaded = success, intervals, true
+		h.mu.Unlock()
+		return
+	}
+	for task := range changed {
+		t, err := h.a.fsm.GetTask(task)
+		var me *model.Error
+		gone := errors.As(err, &me) && me.Code == model.CodeNotFound
+		if err != nil && !gone {
+			h.taskChanged(task) // try again next time
+			continue
+		}
+		h.mu.Lock()
+		delete(h.intervals, task)
+		if gone {
+			delete(h.success, task)
+		} else if iv, ok := expectedInterval(t, now); ok {
+			h.intervals[task] = iv
+		}
+		h.mu.Unlock()
+	}
+}
+
+// expectedInterval is the longest gap between a recurring, unpaused
+// task's next 10 fire times.
+func expectedInterval(t *model.Task, now time.Time) (float64, bool) {
+	if t.Paused || (t.Trigger.Type != model.TriggerCron && t.Trigger.Type != model.TriggerInterval) {
+		return 0, false
+	}
+	fires := t.NextFires(now, 11)
+	var gap time.Duration
+	for i := 1; i < len(fires); i++ {
+		gap = max(gap, fires[i].Sub(fires[i-1].Time))
+	}
+	return gap.Seconds(), gap > 0
+}
+
+// Describe implements prometheus.Collector.
+func (h *taskHealth) Describe(ch chan<- *prometheus.Desc) {
+	ch <- lastSuccessDesc
+	ch <- expectedIntervalDesc
+}
+
+// Collect implements prometheus.Collector.
+func (h *taskHealth) Collect(ch chan<- prometheus.Metric) {
+	h.refresh()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for task, at := range h.success {
+		ch <- prometheus.MustNewConstMetric(lastSuccessDesc, prometheus.GaugeValue, float64(at)/1000, task)
+	}
+	for task, iv := range h.intervals {
+		ch <- prometheus.MustNewConstMetric(expectedIntervalDesc, prometheus.GaugeValue, iv, task)
+	}
+}
+
+// leaderState exposes what the leader's term knows: READY depth by route,
+// executor slots, and Raft contact with each member. Followers expose
+// only their own contact with the leader.
+type leaderState struct {
+	a *Agent
+
+	mu        sync.Mutex
+	failSince map[string]time.Time // members failing with no contact ever, since when
+}
+
+var (
+	readyDesc = prometheus.NewDesc("ax_ready_instances",
+		"READY instances waiting for an executor on the leader, by route: action type, sdk handler and the task's executor labels (k=v,... sorted). Leader only.",
+		[]string{"action", "handler", "executor_labels"}, nil)
+	slotsDesc = prometheus.NewDesc("ax_executor_slots",
+		"Executor slots by executor heard from in the last minute: state=busy are attempts leased to it now, state=free the free slots it reported in its last poll. Leader only.",
+		[]string{"executor", "state"}, nil)
+	peerContactDesc = prometheus.NewDesc("ax_raft_peer_last_contact_seconds",
+		"Seconds since the leader last heard from each other member while its Raft heartbeats fail (since the failures began if it never answered); 0 while they succeed. Leader only.",
+		[]string{"peer"}, nil)
+	leaderContactDesc = prometheus.NewDesc("ax_raft_leader_last_contact_seconds",
+		"Seconds since this follower last heard from the leader (0 on the leader; -1 before it ever did).", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (s *leaderState) Describe(ch chan<- *prometheus.Desc) {
+	ch <- readyDesc
+	ch <- slotsDesc
+	ch <- peerContactDesc
+	ch <- leaderContactDesc
+}
+
+// Collect implements prometheus.Collector.
+func (s *leaderState) Collect(ch chan<- prometheus.Metric) {
+	a := s.a
+	if !a.node.IsLeader() {
+		contact := -1.0
+		if last := a.node.LastContact(); !last.IsZero() {
+			contact = time.Since(last).Seconds()
+		}
+		ch <- prometheus.MustNewConstMetric(leaderContactDesc, prometheus.GaugeValue, contact)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(leaderContactDesc, prometheus.GaugeValue, 0)
+	if d := a.dispatcher(); d != nil {
+		for _, r := range d.ReadyDepth() {
+			ch <- prometheus.MustNewConstMetric(readyDesc, prometheus.GaugeValue, float64(r.Ready), r.Action, r.Handler, r.Labels)
+		}
+		for _, e := range d.Executors() {
+			ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Running), e.Name, "busy")
+			ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Free), e.Name, "free")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	servers, err := a.node.Servers(ctx)
+	if err != nil {
+		return
+	}
+	failing := a.node.FailingPeers()
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failSince == nil {
+		s.failSince = map[string]time.Time{}
+	}
+	for _, sv := range servers {
+		if sv.ID == a.cfg.NodeID {
+			continue
+		}
+		v := 0.0
+		if last, ok := failing[sv.ID]; ok {
+			if last.IsZero() {
+				if _, ok := s.failSince[sv.ID]; !ok {
+					s.failSince[sv.ID] = now
+				}
+				last = s.failSince[sv.ID]
+			}
+			v = now.Sub(last).Seconds()
+		} else {
+			delete(s.failSince, sv.ID)
+		}
+		ch <- prometheus.MustNewConstMetric(peerContactDesc, prometheus.GaugeValue, v, sv.ID)
+	}
+}
