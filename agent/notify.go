@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	axmetrics "ax/metrics"
 	"ax/model"
 )
 
@@ -27,6 +28,8 @@ type logNotifier struct {
 	log  hclog.Logger
 	hc   *http.Client
 	post func(ctx context.Context, hc *http.Client, url string, body []byte) (string, bool)
+	// count records each delivery in ax_notifications_total.
+	count func(ok bool, took time.Duration)
 }
 
 // Notify implements notifier. It fails if a URL did not take the POST
@@ -43,7 +46,10 @@ func (n *logNotifier) Notify(ctx context.Context, an model.AlertNotification) er
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			continue
 		}
-		if st, ok := n.post(ctx, n.hc, u, body); !ok {
+		start := time.Now()
+		st, ok := n.post(ctx, n.hc, u, body)
+		n.count(ok, time.Since(start))
+		if !ok {
 			failed = append(failed, u+": "+st)
 		}
 	}
@@ -54,5 +60,6 @@ func (n *logNotifier) Notify(ctx context.Context, an model.AlertNotification) er
 }
 
 func (a *Agent) newLogNotifier() *logNotifier {
-	return &logNotifier{log: a.log.Named("alerts"), hc: &http.Client{Timeout: 5 * time.Second}, post: a.post}
+	return &logNotifier{log: a.log.Named("alerts"), hc: &http.Client{Timeout: 5 * time.Second}, post: a.post,
+		count: func(ok bool, took time.Duration) { a.metrics.notify.Notified(axmetrics.ChannelWebhook, ok, took) }}
 }
