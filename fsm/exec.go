@@ -227,6 +227,9 @@ func (w *writer) admit(r *record) {
 		w.setState(r, stReady)
 		return
 	}
+	if t.Policy.Overlap != "skip" && w.queueFull(r, t, st) {
+		return
+	}
 	if t.Policy.Overlap == "skip" {
 		r.FinishedAt = w.cmd.Now
 		w.setState(r, stSkipped)
@@ -293,6 +296,12 @@ func (w *writer) finish(r *record, st uint8) {
 	}
 	if st == stSuccess && r.Date != "" {
 		w.succeeded(r)
+	}
+	if st == stSuccess {
+		w.chain(r)
+	}
+	if st == stFailed || st == stTerm {
+		w.upstreamFailed(r)
 	}
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,
@@ -698,6 +707,16 @@ func (w *writer) waitForDeps(r *record, t *model.Task) bool {
 	if len(missing) == 0 {
 		r.Flags |= flagDepsMet
 		return false
+	}
+	if p := t.Policy.OnUpstreamFailure; (p == "skip" || p == "fail") && w.protoAt() >= protoPolicies {
+		if dep, id, failed := w.failedUpstream(missing, r.Date); failed {
+			state := "FAILED or TERMINATED"
+			if ur, ok := w.loadRecord(id); ok {
+				state = name(stateNames, ur.State)
+			}
+			w.giveUpDeps(r, t, dep, id, state)
+			return true
+		}
 	}
 	for _, dep := range missing {
 		w.put(bktWaitDeps, binary.BigEndian.AppendUint64(append(depKey(dep, r.Date), 0), r.ID), nil)
