@@ -152,8 +152,19 @@ func (w *writer) setState(r *record, st uint8) {
 		w.notes.dues = append(w.notes.dues, r.RetryAt)
 	}
 	w.putRecord(r)
-	w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
-		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor})
+	ch := InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
+		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor}
+	if w.ended != nil && w.ended.id == r.ID {
+		ch.Ended, w.ended = &w.ended.a, nil
+	}
+	w.notes.changes = append(w.notes.changes, ch)
+}
+
+// endedAttempt is an attempt that ended in this command, for the note of
+// the transition it causes.
+type endedAttempt struct {
+	id uint64
+	a  model.Attempt
 }
 
 func dueOf(r *record, st uint8) int64 {
@@ -173,6 +184,8 @@ type InstanceChange struct {
 	Executor   string
 	// Renewed marks a heartbeat's lease renewal: the state is unchanged.
 	Renewed bool
+	// Ended is the attempt whose end caused this transition, if one did.
+	Ended *model.Attempt
 }
 
 // taskPolicy returns the task's current definition (cached by version).
@@ -445,6 +458,8 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 	}
 	a.Output = out
 	w.saveAttempt(r.ID, a)
+	w.ended = &endedAttempt{id: r.ID, a: a}
+	w.ended.a.Output = ""
 	if rep.Output != "" {
 		w.put(bktLogs, attemptKey(r.ID, a.Number), []byte(rep.Output))
 	}
@@ -620,6 +635,7 @@ func (w *writer) decide() *Result {
 		a := currentAttempt(r)
 		a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), model.OutcomeTerminated, "terminated by "+w.cmd.Actor
 		w.saveAttempt(r.ID, a)
+		w.ended = &endedAttempt{id: r.ID, a: a}
 		w.instanceEvent(r.ID, "terminated", msg)
 		w.finish(r, stTerm)
 	case DecideRequestApproval:

@@ -487,6 +487,7 @@ type writer struct {
 	states map[string]*taskState // task states changed by this command
 	err    error
 	proto  int // the state's protocol as this command began (0: not read yet)
+	ended  *endedAttempt
 }
 
 func (w *writer) put(bkt, k, v []byte) {
