@@ -203,7 +203,10 @@ func TestPolicy_OnSuccessOnceAcrossLeaderKill(t *testing.T) {
 	ctx := ctxT(t, 120*time.Second)
 	for _, task := range []*model.Task{
 		shellTask("extract", "sleep 1; echo extracted", model.Policy{OnSuccess: []model.Chain{{Task: "load", Params: map[string]string{"table": "orders"}}}}),
-		shellTask("load", `echo "loading $AX_PARAM_TABLE for $AX_PARAM_PARENT_INSTANCE"`, model.Policy{}),
+		// Retries: its first attempt may be leased by the leader that is
+		// killed, and lost with it.
+		shellTask("load", `echo "loading $AX_PARAM_TABLE for $AX_PARAM_PARENT_INSTANCE"`,
+			model.Policy{MaxRetries: 5, RetryInterval: model.Duration(time.Second)}),
 	} {
 		if _, err := cl.PutTask(ctx, task); err != nil {
 			t.Fatal(err)
