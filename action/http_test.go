@@ -153,7 +153,7 @@ func TestRunner_Run_httpTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			job := httpJob(srv.URL + "/slow")
 			job.Action.Timeout = model.Duration(tt.action)
-			job.Policy.Timeout = model.Duration(tt.policy)
+			job.Policy.Timeout = model.Timeout(tt.policy)
 			got := (&Runner{}).Run(context.Background(), job, nil)
 			if !got.TimedOut || got.HTTPStatus != 0 {
 				t.Errorf("TimedOut=%v HTTPStatus=%d, want true 0", got.TimedOut, got.HTTPStatus)

@@ -72,7 +72,7 @@ func TestRunner_Run_sdk(t *testing.T) {
 		t.Run(tt.handler, func(t *testing.T) {
 			var live syncBuffer
 			job := sdkJob(tt.handler)
-			job.Policy.Timeout = model.Duration(tt.timeout)
+			job.Policy.Timeout = model.Timeout(tt.timeout)
 			got := r.Run(context.Background(), job, &live)
 			if got.Success != tt.wantSuccess || got.Retryable != tt.wantRetryable || got.TimedOut != tt.wantTimedOut {
 				t.Errorf("got Success=%v Retryable=%v TimedOut=%v, want %v %v %v (error %q)",

@@ -249,7 +249,7 @@ func TestRunner_Run_shellTimeout(t *testing.T) {
 			t.Parallel()
 			var live syncBuffer
 			job := shellJob(tt.command)
-			job.Policy.Timeout = model.Duration(300 * time.Millisecond)
+			job.Policy.Timeout = model.Timeout(300 * time.Millisecond)
 			got := (&Runner{KillGrace: 200 * time.Millisecond}).Run(context.Background(), job, &live)
 			if !got.TimedOut || got.Canceled {
 				t.Errorf("TimedOut=%v Canceled=%v, want true false", got.TimedOut, got.Canceled)

@@ -72,6 +72,11 @@ type Config struct {
 	// often the leader looks for them (default 1m).
 	Retention         time.Duration
 	RetentionInterval time.Duration
+	// DefaultTimeout is the timeout of attempts whose task sets no
+	// policy.timeout (nor an http action.timeout): the leader puts it
+	// into the job it hands out. 0: none. A task's timeout "none" opts
+	// out.
+	DefaultTimeout time.Duration
 	// Executor runs an embedded executor in the agent process, connected
 	// to this node's own API.
 	Executor         bool
@@ -214,6 +219,9 @@ func New(cfg Config) (*Agent, error) {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
+	}
+	if cfg.DefaultTimeout < 0 {
+		return nil, errors.New("agent: the default timeout must not be negative (0: none)")
 	}
 	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
 		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")

@@ -20,6 +20,9 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 	}
 	a.liveInstance(c)
 	if t != nil {
+		if c.Ended != nil {
+			a.logAttempt(c)
+		}
 		t.disp.InstanceChanged(c)
 		if c.State == model.StateFailed {
 			select {
@@ -28,6 +31,23 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 			}
 		}
 	}
+}
+
+// logAttempt writes the leader's one line about a finished attempt.
+func (a *Agent) logAttempt(c fsm.InstanceChange) {
+	e := c.Ended
+	args := []any{"task", c.Task, "instance", model.FormatID(c.ID), "attempt", e.Number, "executor", e.Executor,
+		"duration", e.EndedAt.Sub(e.StartedAt.Time).String(), "outcome", e.Outcome, "state", c.State}
+	switch {
+	case e.HTTPStatus != 0:
+		args = append(args, "http_status", e.HTTPStatus)
+	case e.ExitCode != nil:
+		args = append(args, "exit_code", *e.ExitCode)
+	}
+	if e.Error != "" {
+		args = append(args, "error", e.Error)
+	}
+	a.log.Info("attempt finished", args...)
 }
 
 // Poll implements api.Backend: the leader's dispatcher answers; another

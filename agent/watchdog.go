@@ -161,15 +161,29 @@ func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
 			}
 		case model.StateRunning:
 			t := byName[in.Task]
-			if t == nil || t.Policy.Timeout <= 0 || in.AttemptStart == 0 {
+			if t == nil || in.AttemptStart == 0 {
 				return
 			}
-			limit := t.Policy.Timeout.Std() + a.cfg.OvertimeGrace
+			// The timeout its attempt runs with: the task's, else the
+			// agent's default (-default-timeout); none: no limit.
+			timeout := t.Policy.Timeout.Std()
+			switch {
+			case t.Policy.Timeout == model.NoTimeout:
+				return
+			case timeout <= 0 && t.Action.Timeout > 0:
+				timeout = t.Action.Timeout.Std()
+			case timeout <= 0:
+				timeout = a.cfg.DefaultTimeout
+			}
+			if timeout <= 0 {
+				return
+			}
+			limit := timeout + a.cfg.OvertimeGrace
 			if start := time.UnixMilli(in.AttemptStart); now.Sub(start) > limit {
 				id := model.FormatID(in.ID)
 				see(model.RuleRunningOvertime, model.SeverityWarning, in.Task, id, start,
-					fmt.Sprintf("task %s: instance %s has run for %s, past its timeout of %s", in.Task, id, now.Sub(start).Round(time.Second), t.Policy.Timeout.Std()),
-					map[string]string{"attempt": strconv.Itoa(in.Attempt), "executor": in.Executor, "startedAt": start.UTC().Format(time.RFC3339), "timeout": t.Policy.Timeout.Std().String()})
+					fmt.Sprintf("task %s: instance %s has run for %s, past its timeout of %s", in.Task, id, now.Sub(start).Round(time.Second), timeout),
+					map[string]string{"attempt": strconv.Itoa(in.Attempt), "executor": in.Executor, "startedAt": start.UTC().Format(time.RFC3339), "timeout": timeout.String()})
 			}
 			return
 		default:

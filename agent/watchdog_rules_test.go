@@ -107,7 +107,7 @@ func TestWatchdog_Rules(t *testing.T) {
 	t.Run("running_overtime", func(t *testing.T) {
 		rs := newRuleState(t)
 		tk := eventTask("job")
-		tk.Policy.Timeout = model.Duration(time.Minute)
+		tk.Policy.Timeout = model.Timeout(time.Minute)
 		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *tk})
 		id := rs.trigger(t0ms, "job")
 		rs.apply(t0ms, fsm.CmdLease, fsm.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 3_600_000})

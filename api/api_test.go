@@ -612,7 +612,7 @@ func TestServer_PutTask(t *testing.T) {
 				Name:    "daily_report",
 				Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Asia/Shanghai"},
 				Action:  model.Action{Type: model.ActionShell, Command: "echo hi"},
-				Policy: model.Policy{MaxRetries: 2, RetryInterval: model.Duration(5 * 60e9), Timeout: model.Duration(20 * 60e9),
+				Policy: model.Policy{MaxRetries: 2, RetryInterval: model.Duration(5 * 60e9), Timeout: model.Timeout(20 * 60e9),
 					Notify: []string{"http://hooks.internal/ax"}},
 			},
 		},

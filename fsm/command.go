@@ -73,7 +73,10 @@ var cmdNames = map[CommandType]string{
 // meets a command type it does not know. Protocol 3 adds the note
 // command (31), and once the cluster reaches it, request ids are
 // remembered by the request clock (clock.go) rather than by one leader's
-// wall time. Protocol 4 adds the alert records and silences (32..35).
+// wall time. Protocol 4 adds the alert records and silences (32..35)
+// and the policies of policy.go (onUpstreamFailure, onSuccess,
+// maxQueued, a timeout of "none", and dependsOn/onSuccess cycles
+// refused), which apply from the entry after set_proto 4.
 const ProtoVersion = 4
 
 // MinProto returns the protocol a command type needs: 1 for the types of

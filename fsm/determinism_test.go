@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -25,7 +26,14 @@ type logGen struct {
 	now   int64
 	index uint64
 	ids   []uint64 // instance ids the log may have created
-	seen  map[CommandType]bool
+	// leased are the instances the log's leases named, and to whom.
+	leased []leased
+	seen   map[CommandType]bool
+}
+
+type leased struct {
+	id       uint64
+	executor string
 }
 
 func newLogGen(seed int64, index uint64) *logGen {
@@ -37,7 +45,7 @@ func (g *logGen) genTask() model.Task {
 	name := fmt.Sprintf("task-%d", g.rng.Intn(6))
 	shell := model.Action{Type: model.ActionShell, Command: "echo {{.Params.x}}"}
 	t := model.Task{Name: name, Action: shell, Trigger: model.Trigger{Type: model.TriggerEvent}}
-	switch g.rng.Intn(6) {
+	switch g.rng.Intn(9) {
 	case 0:
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: []string{"* * * * *", "@hourly", "*/5 * * * * *"}[g.rng.Intn(3)]}
 	case 1:
@@ -49,6 +57,13 @@ func (g *logGen) genTask() model.Task {
 	case 4:
 		t.Policy = model.Policy{DependsOn: []string{"task-1"}}
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *"}
+	case 6: // protocol 4: dependsOn (cycles too) with an upstream-failure policy
+		t.Policy = model.Policy{DependsOn: []string{g.taskName()}, OnUpstreamFailure: []string{"wait", "skip", "fail"}[g.rng.Intn(3)]}
+		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *"}
+	case 7: // protocol 4: onSuccess chains (cycles too, and missing tasks)
+		t.Policy = model.Policy{OnSuccess: []model.Chain{{Task: g.taskName(), Params: map[string]string{"b": "2", "a": "1"}}, {Task: "task-9"}}}
+	case 8: // protocol 4: a short queue, no timeout
+		t.Policy = model.Policy{MaxConcurrency: 1, MaxQueued: 1 + g.rng.Intn(2), Timeout: model.NoTimeout}
 	}
 	if g.rng.Intn(3) == 0 {
 		t.Labels = map[string]string{"k": fmt.Sprint(g.rng.Intn(3)), "z": "1", "a": "2"}
@@ -167,11 +182,23 @@ func (g *logGen) command(t *testing.T) *Command {
 		}
 		typ, body = CmdFire, f
 	case 14, 15:
-		typ, body = CmdLease, Lease{Executor: g.executor(), Host: "h", IDs: g.someIDs(3), LeaseMs: 10_000}
+		l := Lease{Executor: g.executor(), Host: "h", IDs: g.someIDs(3), LeaseMs: 10_000}
+		for _, id := range l.IDs {
+			g.leased = append(g.leased, leased{id, l.Executor})
+		}
+		typ, body = CmdLease, l
 	case 16:
 		typ, body = CmdHeartbeat, Heartbeat{Executor: g.executor(), Items: g.attempts(3), LeaseMs: 10_000}
 	case 17:
-		typ, body = CmdComplete, Complete{ID: g.id(), Attempt: 1 + g.rng.Intn(2), Report: g.report()}
+		c := Complete{ID: g.id(), Attempt: 1 + g.rng.Intn(2), Report: g.report()}
+		if len(g.leased) > 0 && g.rng.Intn(2) == 0 {
+			// Likely the current attempt: what ends instances, succeeded
+			// or failed, so that their successors and dependents move.
+			l := g.leased[g.rng.Intn(len(g.leased))]
+			c.ID, c.Attempt, c.Report.Executor = l.id, 1, l.executor
+		}
+		typ, body = CmdComplete, c
+		g.created(1) // onSuccess
 	case 18:
 		typ, body = CmdExpire, Expire{Items: g.attempts(3)}
 	case 19:
@@ -279,6 +306,54 @@ func (g *logGen) entry(t *testing.T) *raft.Log {
 	return &raft.Log{Index: g.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()}
 }
 
+// scripted returns entries that surely exercise the protocol 4 policies
+// (an upstream failure failing its dependent, an onSuccess chain, a full
+// queue), for the random log to go on from.
+func (g *logGen) scripted(t *testing.T) []*raft.Log {
+	t.Helper()
+	var out []*raft.Log
+	add := func(typ CommandType, body any) uint64 {
+		t.Helper()
+		c, err := NewCommand(typ, "", "tester", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.now += 100
+		g.index++
+		c.Now, c.Node = g.now, "n1"
+		out = append(out, &raft.Log{Index: g.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()})
+		return g.index << 20
+	}
+	cron := model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *"}
+	shell := model.Action{Type: model.ActionShell, Command: "true"}
+	add(CmdSetProto, SetProto{Proto: ProtoVersion})
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-1", Trigger: cron, Action: shell}})
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-4", Trigger: cron, Action: shell,
+		Policy: model.Policy{DependsOn: []string{"task-1"}, OnUpstreamFailure: "fail"}}})
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-2", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: shell,
+		Policy: model.Policy{OnSuccess: []model.Chain{{Task: "task-1", Params: map[string]string{"k": "v"}}}, MaxQueued: 1}}})
+	fire := func(task string) uint64 {
+		return add(CmdFire, Fire{Tasks: []TaskFire{{Task: task, Version: 1, At: g.now, Key: fmt.Sprint("s-", g.now), Date: "2026-11-30"}}})
+	}
+	run := func(id uint64, ok bool) {
+		add(CmdLease, Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 10_000})
+		add(CmdComplete, Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: ok, ExitCode: 1}})
+	}
+	fire("task-4")
+	run(fire("task-1"), false) // task-4 fails with it
+	var chained uint64
+	for i := 0; i < 3; i++ { // one runs, one queues, one is skipped
+		if id := add(CmdTrigger, Trigger{Task: "task-2"}); i == 0 {
+			chained = id
+		}
+	}
+	run(chained, true) // creates a task-1 instance
+	for _, l := range out {
+		g.ids = append(g.ids, l.Index<<20)
+	}
+	return out
+}
+
 // applyLog applies entries to f in raft batches of 1..maxBatch and returns
 // each entry's result as JSON.
 func applyLog(t *testing.T, f *FSM, rng *rand.Rand, entries []*raft.Log, maxBatch int) []string {
@@ -303,12 +378,16 @@ func applyLog(t *testing.T, f *FSM, rng *rand.Rand, entries []*raft.Log, maxBatc
 // state, meta counters included; the log holds every command type.
 func TestFSM_Deterministic(t *testing.T) {
 	seen := map[CommandType]bool{}
+	// The protocol 4 policies the logs must have exercised: events in the
+	// state, refusals in the answers.
+	behaviours := map[string]bool{`"type":"chained"`: false, `"type":"queue_full"`: false, `"type":"upstream_failed"`: false,
+		`dependsOn cycle: `: false, `onSuccess cycle: `: false}
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			g := newLogGen(seed, 0)
-			entries := make([]*raft.Log, 800)
-			for i := range entries {
-				entries[i] = g.entry(t)
+			entries := g.scripted(t)
+			for range 800 {
+				entries = append(entries, g.entry(t))
 			}
 			for typ := range g.seen {
 				seen[typ] = true
@@ -333,7 +412,16 @@ func TestFSM_Deterministic(t *testing.T) {
 			if a.Pending()+a.ActiveCount() == 0 {
 				t.Fatal("the log created no instances: the generator is off")
 			}
+			da, answers := dump(t, a), strings.Join(ra, "\n")
+			for b := range behaviours {
+				behaviours[b] = behaviours[b] || strings.Contains(da, hex.EncodeToString([]byte(b))) || strings.Contains(answers, b)
+			}
 		})
+	}
+	for b, ok := range behaviours {
+		if !ok {
+			t.Errorf("the generated logs never produced %s: extend logGen", b)
+		}
 	}
 	for typ := range cmdNames {
 		if !seen[typ] {

@@ -152,10 +152,21 @@ func (w *writer) setState(r *record, st uint8) {
 		w.notes.dues = append(w.notes.dues, r.RetryAt)
 	}
 	w.putRecord(r)
-	w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
+	ch := InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
 		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
 		From: name(stateNames, was), Source: name(sourceNames, r.Source),
-		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now})
+		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now}
+	if w.ended != nil && w.ended.id == r.ID {
+		ch.Ended, w.ended = &w.ended.a, nil
+	}
+	w.notes.changes = append(w.notes.changes, ch)
+}
+
+// endedAttempt is an attempt that ended in this command, for the note of
+// the transition it causes.
+type endedAttempt struct {
+	id uint64
+	a  model.Attempt
 }
 
 func dueOf(r *record, st uint8) int64 {
@@ -185,6 +196,8 @@ type InstanceChange struct {
 	// time of a firing, the start of a starting attempt, the end of an
 	// ending one. Metrics derive latencies from them, on any node.
 	ScheduledAt, FiredAt, AttemptStart, At int64
+	// Ended is the attempt whose end caused this transition, if one did.
+	Ended *model.Attempt
 }
 
 // taskPolicy returns the task's current definition (cached by version).
@@ -237,6 +250,9 @@ func (w *writer) admit(r *record) {
 		st.Inflight++
 		w.saveState(r.Task, st)
 		w.setState(r, stReady)
+		return
+	}
+	if t.Policy.Overlap != "skip" && w.queueFull(r, t, st) {
 		return
 	}
 	if t.Policy.Overlap == "skip" {
@@ -305,6 +321,12 @@ func (w *writer) finish(r *record, st uint8) {
 	}
 	if st == stSuccess && r.Date != "" {
 		w.succeeded(r)
+	}
+	if st == stSuccess {
+		w.chain(r)
+	}
+	if st == stFailed || st == stTerm {
+		w.upstreamFailed(r)
 	}
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,
@@ -450,6 +472,8 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 	}
 	a.Output = out
 	w.saveAttempt(r.ID, a)
+	w.ended = &endedAttempt{id: r.ID, a: a}
+	w.ended.a.Output = ""
 	if rep.Output != "" {
 		w.put(bktLogs, attemptKey(r.ID, a.Number), []byte(rep.Output))
 	}
@@ -625,6 +649,7 @@ func (w *writer) decide() *Result {
 		a := currentAttempt(r)
 		a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), model.OutcomeTerminated, "terminated by "+w.cmd.Actor
 		w.saveAttempt(r.ID, a)
+		w.ended = &endedAttempt{id: r.ID, a: a}
 		w.instanceEvent(r.ID, "terminated", msg)
 		w.finish(r, stTerm)
 	case DecideRequestApproval:
@@ -712,6 +737,16 @@ func (w *writer) waitForDeps(r *record, t *model.Task) bool {
 	if len(missing) == 0 {
 		r.Flags |= flagDepsMet
 		return false
+	}
+	if p := t.Policy.OnUpstreamFailure; (p == "skip" || p == "fail") && w.protoAt() >= protoPolicies {
+		if dep, id, failed := w.failedUpstream(missing, r.Date); failed {
+			state := "FAILED or TERMINATED"
+			if ur, ok := w.loadRecord(id); ok {
+				state = name(stateNames, ur.State)
+			}
+			w.giveUpDeps(r, t, dep, id, state)
+			return true
+		}
 	}
 	for _, dep := range missing {
 		w.put(bktWaitDeps, binary.BigEndian.AppendUint64(append(depKey(dep, r.Date), 0), r.ID), nil)

@@ -41,6 +41,7 @@ var (
 	bktAlerts      = []byte("alerts")
 	bktSucceeded   = []byte("succeeded")    // task \x00 date: a SUCCESS for that scheduled date
 	bktWaitDeps    = []byte("waiting_deps") // dep task \x00 date \x00 id: waits for that success
+	bktFailedDeps  = []byte("failed_deps")  // task \x00 date: u64 id of an instance that ended FAILED/TERMINATED for it (protocol 4)
 	bktACLTokens   = []byte("acl_tokens")   // token name: TokenRecord
 	bktACLHashes   = []byte("acl_hashes")   // token SHA-256 hex: token name
 	bktSecrets     = []byte("secrets")      // secret name: SecretRecord
@@ -66,7 +67,8 @@ var (
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
-		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences)
+		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
+		bktFailedDeps)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -488,6 +490,8 @@ type writer struct {
 	notes  *notes
 	states map[string]*taskState // task states changed by this command
 	err    error
+	proto  int // the state's protocol as this command began (0: not read yet)
+	ended  *endedAttempt
 }
 
 func (w *writer) put(bkt, k, v []byte) {

@@ -166,6 +166,19 @@ func (c *Command) Instances() int {
 		return int(n)
 	case CmdTrigger:
 		return 1
+	case CmdComplete:
+		// A success creates its task's onSuccess instances (policy.go).
+		return model.MaxOnSuccess
+	case CmdCompleteBatch:
+		n := 0
+		if len(c.Body) > 1 && c.Body[0] == completeVersion {
+			if v, k := binary.Uvarint(c.Body[1:]); k > 0 && v <= uint64(model.MaxReports) {
+				n = int(v)
+			}
+		} else if cs, err := decodeCompleteBatch(c.Body); err == nil {
+			n = len(cs)
+		}
+		return n * model.MaxOnSuccess
 	case CmdBackfill:
 		var b Backfill
 		if json.Unmarshal(c.Body, &b) != nil {

@@ -78,6 +78,16 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 		if e := p.strictStatic(); e != nil {
 			return errResult(e) // a new proposal meets this version's rules
 		}
+		// The cycle checks hold for every new proposal; the protocol 4
+		// fields wait for the cluster's protocol.
+		if proto := stateProto(tx); proto < protoPolicies {
+			if e := policyRefusal(tx, proto, &p.Task); e != nil {
+				return errResult(e)
+			}
+		}
+		if e := policyRefusal(tx, protoPolicies, &p.Task); e != nil {
+			return errResult(e)
+		}
 		if v := p.Task.Version; v != 0 {
 			if have := taskVersion(p.Task.Name); have != v {
 				return errResult(versionConflict(have, v))

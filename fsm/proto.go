@@ -29,6 +29,7 @@ func (w *writer) setProto() *Result {
 	}
 	if p.Proto > stateProto(w.tx) {
 		w.put(bktMeta, keyProto, u64key(uint64(p.Proto)))
+		w.proto = 0
 	}
 	return okResult(struct{}{})
 }

@@ -101,6 +101,13 @@ func (w *writer) putTask() *Result {
 	if e := check(); e != nil {
 		return errResult(e)
 	}
+	if proto := w.protoAt(); proto >= protoPolicies || p.Task.Policy.UsesProto4() != "" {
+		// Protocol 4: its fields only once every member knows them, and
+		// no dependsOn or onSuccess cycle.
+		if e := policyRefusal(w.tx, proto, &p.Task); e != nil {
+			return errResult(e)
+		}
+	}
 	in := p.Task // normalized and validated
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,

@@ -73,7 +73,7 @@ type Policy struct {
 	Backoff            string            `json:"backoff,omitempty"`
 	MaxRetryInterval   Duration          `json:"maxRetryInterval,omitempty"`
 	RetryableExitCodes []int             `json:"retryableExitCodes,omitempty"`
-	Timeout            Duration          `json:"timeout,omitempty"`
+	Timeout            Timeout           `json:"timeout,omitempty"`
 	MaxConcurrency     int               `json:"maxConcurrency,omitempty"`
 	Overlap            string            `json:"overlap,omitempty"`
 	Catchup            string            `json:"catchup,omitempty"`
@@ -85,6 +85,71 @@ type Policy struct {
 	DependsOn          []string          `json:"dependsOn,omitempty"`
 	Retention          Duration          `json:"retention,omitempty"`
 	ExecutorLabels     map[string]string `json:"executorLabels,omitempty"`
+
+	// Protocol 4 (see UsesProto4).
+
+	// OnUpstreamFailure says what a scheduled instance waiting for its
+	// dependsOn does when an upstream instance for its date ends FAILED
+	// or TERMINATED: wait (default: stay BLOCKED until a success for
+	// that date), skip (SKIPPED) or fail (FAILED).
+	OnUpstreamFailure string `json:"onUpstreamFailure,omitempty"`
+	// OnSuccess lists the tasks to run when an instance of this task
+	// succeeds: one instance of each (source dependency), created by the
+	// state machine with the success.
+	OnSuccess []Chain `json:"onSuccess,omitempty"`
+	// MaxQueued bounds the BLOCKED queue of overlap=queue (0: the default,
+	// DefaultMaxQueued): an instance that would queue beyond it is SKIPPED.
+	MaxQueued int `json:"maxQueued,omitempty"`
+}
+
+// Chain is one entry of policy.onSuccess: a task to run and the params to
+// run it with (literal values; parent_task and parent_instance are added).
+type Chain struct {
+	Task   string            `json:"task"`
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// Bounds and defaults of the protocol 4 policy fields.
+const (
+	// DefaultMaxQueued is policy.maxQueued when unset.
+	DefaultMaxQueued = 100
+	// MaxMaxQueued is the largest policy.maxQueued.
+	MaxMaxQueued = 100_000
+	// MaxOnSuccess bounds the entries of policy.onSuccess.
+	MaxOnSuccess = 16
+	// MaxChainParams bounds the params of one onSuccess entry.
+	MaxChainParams = 32
+)
+
+// Params that an onSuccess instance gets from its parent.
+const (
+	ParamParentTask     = "parent_task"
+	ParamParentInstance = "parent_instance"
+)
+
+// UsesProto4 returns the first policy field that needs every member at
+// protocol 4 ("" when none is set): onUpstreamFailure, onSuccess,
+// maxQueued, or a timeout of "none".
+func (p *Policy) UsesProto4() string {
+	switch {
+	case p.OnUpstreamFailure != "":
+		return "policy.onUpstreamFailure"
+	case len(p.OnSuccess) > 0:
+		return "policy.onSuccess"
+	case p.MaxQueued != 0:
+		return "policy.maxQueued"
+	case p.Timeout == NoTimeout:
+		return "policy.timeout"
+	}
+	return ""
+}
+
+// QueueLimit is the effective maxQueued.
+func (p *Policy) QueueLimit() int {
+	if p.MaxQueued > 0 {
+		return p.MaxQueued
+	}
+	return DefaultMaxQueued
 }
 
 // TaskList is one page of tasks. NextCursor, when set, is passed as

@@ -125,3 +125,51 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// Timeout is policy.timeout: a Duration that can also say "no timeout"
+// explicitly. Unset (0) takes the agent's -default-timeout when the job
+// is built; "none", or an explicit zero ("0s", "0"), is NoTimeout.
+type Timeout Duration
+
+// NoTimeout is a timeout of "none": the attempt runs as long as it takes.
+const NoTimeout Timeout = -1
+
+// Std returns t as a time.Duration, 0 for unset and NoTimeout.
+func (t Timeout) Std() time.Duration {
+	if t < 0 {
+		return 0
+	}
+	return time.Duration(t)
+}
+
+// MarshalJSON implements json.Marshaler: NoTimeout is "none".
+func (t Timeout) MarshalJSON() ([]byte, error) {
+	if t == NoTimeout {
+		return []byte(`"none"`), nil
+	}
+	return Duration(t).MarshalJSON()
+}
+
+// UnmarshalJSON implements json.Unmarshaler: a Go duration string, or
+// "none"; a zero duration given explicitly means none as well ("" is
+// unset).
+func (t *Timeout) UnmarshalJSON(b []byte) error {
+	s, ok := plainString(b)
+	if !ok {
+		_ = json.Unmarshal(b, &s)
+	}
+	if s == "none" {
+		*t = NoTimeout
+		return nil
+	}
+	var d Duration
+	if err := d.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	if d == 0 && s != "" {
+		*t = NoTimeout
+		return nil
+	}
+	*t = Timeout(d)
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -237,8 +238,8 @@ func (p *Policy) validate() error {
 		return FieldErrorf("policy.retryInterval", "must not be negative")
 	case p.MaxRetryInterval < 0:
 		return FieldErrorf("policy.maxRetryInterval", "must not be negative")
-	case p.Timeout < 0:
-		return FieldErrorf("policy.timeout", "must not be negative")
+	case p.Timeout < 0 && p.Timeout != NoTimeout:
+		return FieldErrorf("policy.timeout", "must not be negative (\"none\" for no timeout)")
 	case p.MaxConcurrency < 0 || p.MaxConcurrency > 1_000_000:
 		return FieldErrorf("policy.maxConcurrency", "must be between 1 and 1000000, got %d", p.MaxConcurrency)
 	case p.CatchupWindow < 0:
@@ -287,8 +288,48 @@ func (p *Policy) validate() error {
 			return err
 		}
 	}
+	return p.validateProto4()
+}
+
+// validateProto4 checks the policy fields of protocol 4.
+func (p *Policy) validateProto4() error {
+	if !oneOf(p.OnUpstreamFailure, "", "wait", "skip", "fail") {
+		return FieldErrorf("policy.onUpstreamFailure", "unknown onUpstreamFailure %q: use wait, skip or fail", p.OnUpstreamFailure)
+	}
+	if (p.OnUpstreamFailure == "skip" || p.OnUpstreamFailure == "fail") && len(p.DependsOn) == 0 {
+		return FieldErrorf("policy.onUpstreamFailure", "onUpstreamFailure %s needs policy.dependsOn", p.OnUpstreamFailure)
+	}
+	switch {
+	case p.MaxQueued < 0 || p.MaxQueued > MaxMaxQueued:
+		return FieldErrorf("policy.maxQueued", "must be between 1 and %d, got %d (unset: %d)", MaxMaxQueued, p.MaxQueued, DefaultMaxQueued)
+	case p.MaxQueued != 0 && p.Overlap == "skip":
+		return FieldErrorf("policy.maxQueued", "applies to overlap queue only, not skip")
+	case len(p.OnSuccess) > MaxOnSuccess:
+		return FieldErrorf("policy.onSuccess", "at most %d entries, got %d", MaxOnSuccess, len(p.OnSuccess))
+	}
+	for i, c := range p.OnSuccess {
+		f := "policy.onSuccess[" + itoa(i) + "]"
+		if err := ValidateName(f+".task", c.Task); err != nil {
+			return err
+		}
+		if len(c.Params) > MaxChainParams {
+			return FieldErrorf(f+".params", "at most %d params, got %d", MaxChainParams, len(c.Params))
+		}
+		for _, k := range sortedKeys(c.Params) {
+			switch {
+			case !ValidParamName(k):
+				return FieldErrorf(f+".params", "%q is not a parameter name", k)
+			case k == ParamParentTask || k == ParamParentInstance:
+				return FieldErrorf(f+".params."+k, "%s is set by ax to the succeeded instance's", k)
+			case len(c.Params[k]) > MaxParamValue:
+				return FieldErrorf(f+".params."+k, "longer than %d bytes", MaxParamValue)
+			}
+		}
+	}
 	return nil
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // checkTemplate checks s, the template of field, against the rules of
 // ParseTemplate.

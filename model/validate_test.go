@@ -86,7 +86,7 @@ func TestTask_ValidateValid(t *testing.T) {
 		}},
 		{"full policy", func(t *testing.T, tk *model.Task) {
 			tk.Policy = model.Policy{MaxRetries: 100, RetryInterval: dur(5 * time.Minute), Backoff: "exponential",
-				MaxRetryInterval: dur(time.Hour), RetryableExitCodes: []int{1, 255}, Timeout: dur(20 * time.Minute),
+				MaxRetryInterval: dur(time.Hour), RetryableExitCodes: []int{1, 255}, Timeout: model.Timeout(20 * time.Minute),
 				MaxConcurrency: 10000, Overlap: "skip", Catchup: "all", CatchupWindow: dur(time.Hour), Approval: "before_run",
 				IdempotencyKey: "{{.Task}}@{{.ScheduledAt}}", Notify: []string{"http://hooks.internal/ax", "https://x.example/y"},
 				OnFailure: []string{"cleanup"}, DependsOn: []string{"extract", "load.v2"}, Retention: dur(720 * time.Hour)}
@@ -219,7 +219,7 @@ func TestTask_ValidateInvalid(t *testing.T) {
 		{"maxRetries 101", func(t *testing.T, tk *model.Task) { tk.Policy.MaxRetries = 101 }, "policy.maxRetries"},
 		{"negative retryInterval", func(t *testing.T, tk *model.Task) { tk.Policy.RetryInterval = dur(-time.Second) }, "policy.retryInterval"},
 		{"negative maxRetryInterval", func(t *testing.T, tk *model.Task) { tk.Policy.MaxRetryInterval = dur(-time.Second) }, "policy.maxRetryInterval"},
-		{"negative timeout", func(t *testing.T, tk *model.Task) { tk.Policy.Timeout = dur(-time.Second) }, "policy.timeout"},
+		{"negative timeout", func(t *testing.T, tk *model.Task) { tk.Policy.Timeout = model.Timeout(-time.Second) }, "policy.timeout"},
 		{"negative maxConcurrency", func(t *testing.T, tk *model.Task) { tk.Policy.MaxConcurrency = -1 }, "policy.maxConcurrency"},
 		{"maxConcurrency 1000001", func(t *testing.T, tk *model.Task) { tk.Policy.MaxConcurrency = 1_000_001 }, "policy.maxConcurrency"},
 		{"negative catchupWindow", func(t *testing.T, tk *model.Task) { tk.Policy.CatchupWindow = dur(-time.Second) }, "policy.catchupWindow"},

@@ -129,7 +129,7 @@ func TestExec_TimeoutKillsProcessGroup(t *testing.T) {
 	c, _ := execCluster(t)
 	cl := c.Client()
 	pidfile := filepath.Join(t.TempDir(), "child.pid")
-	task := shellTask("slow", "sleep 300 & echo $! > "+pidfile+"; sleep 300", model.Policy{Timeout: model.Duration(time.Second)})
+	task := shellTask("slow", "sleep 300 & echo $! > "+pidfile+"; sleep 300", model.Policy{Timeout: model.Timeout(time.Second)})
 	task.Policy.MaxRetries = 0
 	if _, err := cl.PutTask(ctxT(t, 10*time.Second), task); err != nil {
 		t.Fatal(err)

@@ -78,6 +78,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.SilenceGrace, "silence-grace", time.Minute, "alert on an expected fire this long past its catch-up window without an instance")
 	fs.DurationVar(&cfg.OvertimeGrace, "overtime-grace", time.Minute, "alert on an attempt running this long past its task's timeout")
 	fs.DurationVar(&cfg.Lease, "lease", 10*time.Second, "how long a running attempt survives without an executor heartbeat")
+	fs.DurationVar(&cfg.DefaultTimeout, "default-timeout", time.Hour, "timeout of attempts whose task sets no policy.timeout (0: none; a task opts out with \"timeout\": \"none\")")
 	fs.DurationVar(&cfg.MaxClockSkew, "max-clock-skew", time.Second, "a node whose clock is further than this from the cluster's (the members' median) is reported, keeps to the cluster's time and hands leadership over")
 	fs.StringVar(&cfg.ExecutorToken, "executor-token", os.Getenv("AX_EXECUTOR_TOKEN"), "token good only for the executor protocol (env AX_EXECUTOR_TOKEN)")
 	embedded := fs.String("executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
