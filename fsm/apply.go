@@ -475,6 +475,10 @@ func (w *writer) apply() *Result {
 		return w.setProto()
 	case CmdNote:
 		return w.note()
+	case CmdPutChannel:
+		return w.putChannel()
+	case CmdDeleteChannel:
+		return w.deleteChannel()
 	case CmdBatch:
 		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
 	}

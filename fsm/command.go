@@ -47,6 +47,11 @@ const (
 
 	// Protocol 3. 28 to 30 are taken by other work of the same release.
 	CmdNote CommandType = 31 // body: Note
+
+	// Protocol 4. 32 to 35 are the alert records of the same release;
+	// 38 and 39 are free.
+	CmdPutChannel    CommandType = 36 // body: PutChannel
+	CmdDeleteChannel CommandType = 37 // body: TaskRef (Name = channel name)
 )
 
 var cmdNames = map[CommandType]string{
@@ -57,6 +62,7 @@ var cmdNames = map[CommandType]string{
 	CmdACLBootstrap: "acl_bootstrap", CmdACLPutToken: "acl_put_token", CmdACLDeleteToken: "acl_delete_token",
 	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret", CmdSetMemberKey: "set_member_key",
 	CmdSetProto: "set_proto", CmdNote: "note",
+	CmdPutChannel: "put_channel", CmdDeleteChannel: "delete_channel",
 }
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -66,13 +72,14 @@ var cmdNames = map[CommandType]string{
 // meets a command type it does not know. Protocol 3 adds the note
 // command (31), and once the cluster reaches it, request ids are
 // remembered by the request clock (clock.go) rather than by one leader's
-// wall time.
-const ProtoVersion = 3
+// wall time. Protocol 4 adds notification channels (36, 37) and channel
+// names in a task's policy.notify.
+const ProtoVersion = 4
 
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
-// protocol types (21..27), 3 for note (31), and ProtoVersion+1 for a
-// type this binary does not know.
+// protocol types (21..27), 3 for note (31), 4 for the channel types
+// (36, 37), and ProtoVersion+1 for a type this binary does not know.
 func MinProto(t CommandType) int {
 	switch {
 	case t >= CmdPutTask && t <= CmdPrune:
@@ -81,6 +88,8 @@ func MinProto(t CommandType) int {
 		return 2
 	case t == CmdNote:
 		return 3
+	case t == CmdPutChannel || t == CmdDeleteChannel:
+		return 4
 	}
 	return ProtoVersion + 1
 }

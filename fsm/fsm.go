@@ -44,6 +44,7 @@ var (
 	bktACLTokens   = []byte("acl_tokens")   // token name: TokenRecord
 	bktACLHashes   = []byte("acl_hashes")   // token SHA-256 hex: token name
 	bktSecrets     = []byte("secrets")      // secret name: SecretRecord
+	bktChannels    = []byte("channels")     // channel name: ChannelRecord (protocol 4)
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -66,7 +67,7 @@ var (
 		bktInstances, bktDue, bktTaskInst, bktIdem, bktTaskState, bktTaskEvents, bktInstEvents,
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
-		bktStats, bktRecentFailures, bktRecentMisfires)
+		bktStats, bktRecentFailures, bktRecentMisfires, bktChannels)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,

@@ -101,6 +101,12 @@ func (w *writer) putTask() *Result {
 	if e := check(); e != nil {
 		return errResult(e)
 	}
+	if sp := stateProto(w.tx); sp >= 2 && sp < 4 {
+		// As a replica of protocol 2 or 3 decides (notifyNamesRefusal).
+		if e := notifyNamesRefusal(&p.Task, true); e != nil {
+			return errResult(e)
+		}
+	}
 	in := p.Task // normalized and validated
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,
