@@ -104,6 +104,11 @@ type Config struct {
 	// Version is the binary's version, shown by /healthz and the cluster
 	// status.
 	Version string
+	// ConsoleURL is the base URL of the console links in notifications
+	// (<ConsoleURL>/ui/#/instances/<id>). Default http(s)://<this node's
+	// advertised HTTP address>; set it when people reach the console
+	// through a proxy or another name.
+	ConsoleURL string
 	// LeaderWait bounds how long a write waits for a leader before it is
 	// answered 503. Default 5s.
 	LeaderWait time.Duration
@@ -150,6 +155,8 @@ type Agent struct {
 	sealer         *sealer  // nil without an encrypt key
 	localExecToken string   // the embedded executor's credential, in memory only
 	live           *liveHub // event-stream subscribers (live.go)
+	// channels delivers alert notifications to the channels (channels.go).
+	channels *channelNotifier
 	catchUpState
 }
 
@@ -264,6 +271,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = node
+	a.channels = newChannelNotifier(a, nil)
 	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now, WallClock: raw.Now,
 		Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)

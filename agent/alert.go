@@ -97,7 +97,14 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
 		body, _ := json.Marshal(Alert{Event: "instance_failed", Task: in.Task, InstanceID: in.ID, ScheduledAt: in.ScheduledAt,
 			Attempts: in.Attempts, Error: in.LastError, Node: a.cfg.NodeID})
 		for _, url := range t.Policy.Notify {
-			notes = append(notes, "notify "+url+": "+a.post(ctx, hc, url, body))
+			if model.IsNotifyURL(url) {
+				notes = append(notes, "notify "+url+": "+a.post(ctx, hc, url, body))
+			}
+		}
+		// Channels: those policy.notify names and those whose match fits
+		// the task's labels (channels.go).
+		if err := a.channels.Notify(ctx, failureNotification(in, t)); err != nil {
+			notes = append(notes, "channels: "+err.Error())
 		}
 	} else {
 		notes = append(notes, "task no longer exists")

@@ -18,6 +18,9 @@ type metrics struct {
 	misfires    prometheus.Counter
 	entries     prometheus.Counter // Raft entries proposed by group commit
 	commands    prometheus.Counter // commands those entries carried
+	// notifications counts alert deliveries by channel type and result
+	// (delivered, failed).
+	notifications *prometheus.CounterVec
 }
 
 func newMetrics(a *Agent) *metrics {
@@ -39,12 +42,15 @@ func newMetrics(a *Agent) *metrics {
 		commands: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ax_group_commit_commands_total", Help: "Commands carried by those entries (divided by the entries: the mean group size).",
 		}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ax_notifications_total", Help: "Alert notifications this node sent, by channel type (webhook, slack, email) and result (delivered, failed after its retries).",
+		}, []string{"channel_type", "result"}),
 	}
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
 	m.reg.MustRegister(
-		m.transitions, m.fired, m.misfires, m.entries, m.commands,
+		m.transitions, m.fired, m.misfires, m.entries, m.commands, m.notifications,
 		prometheus.NewGoCollector(),
 		gauge("ax_is_leader", "1 if this node is the Raft leader.", func() float64 {
 			if a.node.IsLeader() {
@@ -90,4 +96,8 @@ func (m *metrics) observe(c fsm.InstanceChange) {
 func (m *metrics) onFired(r *fsm.FireResult) {
 	m.fired.Add(float64(r.Fired))
 	m.misfires.Add(float64(r.Misfires))
+}
+
+func (m *metrics) countNotification(channelType, result string) {
+	m.notifications.WithLabelValues(channelType, result).Inc()
 }
