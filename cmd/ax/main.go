@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"version":            &versionCommand{},
 		"acl":                &aclCommand{},
 		"secret":             &secretCommand{},
+		"channel":            &channelCommand{},
 		"keygen":             &keygenCommand{},
 	}
 }
@@ -59,6 +60,7 @@ Commands:
 	tls       create the CA and node/client certificates of a TLS cluster
 	acl       bootstrap ACLs; create, list and revoke tokens
 	secret    put, list and delete secrets
+	channel   apply, list, get and delete notification channels
 	keygen    make a key for -encrypt-key-file
 	bench     load-test a cluster
 	version   print the version
