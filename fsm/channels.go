@@ -14,19 +14,14 @@ import (
 // them in the command: AES-256-GCM ciphertext when the cluster runs with
 // -encrypt-key-file, as secret values are.
 
-// ChannelRecord is a stored channel.
+// ChannelRecord is a stored channel: the put that made it (Channel with
+// its Name, without Version or times; the values it kept) and when.
 type ChannelRecord struct {
-	// Channel is the definition without the write-only values, with its
-	// Name and without Version or times.
-	Channel           model.Channel `json:"channel"`
-	Secret            []byte        `json:"secret,omitempty"`
-	SecretEncrypted   bool          `json:"secretEncrypted,omitempty"`
-	Password          []byte        `json:"password,omitempty"`
-	PasswordEncrypted bool          `json:"passwordEncrypted,omitempty"`
-	Version           uint64        `json:"version"`
-	CreatedAt         int64         `json:"createdAt"`
-	UpdatedAt         int64         `json:"updatedAt"`
-	UpdatedBy         string        `json:"updatedBy,omitempty"`
+	PutChannel
+	Version   uint64 `json:"version"`
+	CreatedAt int64  `json:"createdAt"`
+	UpdatedAt int64  `json:"updatedAt"`
+	UpdatedBy string `json:"updatedBy,omitempty"`
 }
 
 // PutChannel is the body of CmdPutChannel: a channel definition whose
@@ -108,8 +103,8 @@ func (w *writer) putChannel() *Result {
 		e.PasswordSet = false
 		def.Email = &e
 	}
-	rec := ChannelRecord{Channel: def, Version: 1, CreatedAt: w.cmd.Now,
-		Secret: p.Secret, SecretEncrypted: p.SecretEncrypted, Password: p.Password, PasswordEncrypted: p.PasswordEncrypted}
+	p.Channel = def
+	rec := ChannelRecord{PutChannel: p, Version: 1, CreatedAt: w.cmd.Now}
 	if cur, ok := readChannel(w.tx, def.Name); ok {
 		rec.Version, rec.CreatedAt = cur.Version+1, cur.CreatedAt
 		if len(rec.Secret) == 0 && def.Type == model.ChannelWebhook {
