@@ -114,6 +114,11 @@ type Config struct {
 	// Version is the binary's version, shown by /healthz and the cluster
 	// status.
 	Version string
+	// ConsoleURL is the base URL of the console links in notifications
+	// (<ConsoleURL>/ui/#/instances/<id>). Default http(s)://<this node's
+	// advertised HTTP address>; set it when people reach the console
+	// through a proxy or another name.
+	ConsoleURL string
 	// LeaderWait bounds how long a write waits for a leader before it is
 	// answered 503. Default 5s.
 	LeaderWait time.Duration
@@ -178,6 +183,8 @@ type Agent struct {
 	notifier       notifier                // delivers alert notifications (notify.go)
 	quorum         *quorumWatch            // this node's quorum_lost (alerts.go)
 	watchCache     map[string]*watchedTask // the watchdog's tasks (watchdog.go)
+	// channels delivers alert notifications to the channels (channels.go).
+	channels *channelNotifier
 	catchUpState
 }
 
@@ -244,7 +251,7 @@ func New(cfg Config) (*Agent, error) {
 		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
 		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024), live: newLiveHub(),
 	}
-	a.notifier, a.quorum = a.newLogNotifier(), &quorumWatch{}
+	a.quorum = &quorumWatch{}
 	if cfg.testNotifier != nil {
 		a.notifier = cfg.testNotifier
 	}
@@ -308,6 +315,10 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = node
+	a.channels = newChannelNotifier(a, nil)
+	if cfg.testNotifier == nil {
+		a.notifier = a.channels // channels and policy.notify URLs (channels.go)
+	}
 	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now, WallClock: raw.Now,
 		Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)

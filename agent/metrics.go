@@ -122,3 +122,9 @@ func (m *metrics) onFired(r *fsm.FireResult) {
 	m.fired.Add(float64(r.Fired))
 	m.misfires.Add(float64(r.Misfires))
 }
+
+// countNotification counts a channel delivery (delivered, or given up
+// after its retries) in ax_notifications_total.
+func (m *metrics) countNotification(channelType string, delivered bool, took time.Duration) {
+	m.notify.Notified(channelType, delivered, took)
+}

@@ -164,6 +164,10 @@ func (s *Server) routes() []route {
 		{"PUT /v1/secrets/{name}", writer, s.putSecret},
 		{"GET /v1/secrets", reader, s.listSecrets},
 		{"DELETE /v1/secrets/{name}", writer, s.deleteSecret},
+		{"PUT /v1/channels/{name}", writer, s.putChannel},
+		{"GET /v1/channels", reader, s.listChannels},
+		{"GET /v1/channels/{name}", reader, s.getChannel},
+		{"DELETE /v1/channels/{name}", writer, s.deleteChannel},
 
 		{"POST /v1/internal/apply", AccessMember, s.applyForwarded},
 		{"GET /v1/internal/readindex", AccessMember, s.readIndex},

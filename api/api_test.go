@@ -78,6 +78,7 @@ type fakeBackend struct {
 	Calendar  *model.TaskCalendar
 	Fires     *model.TaskFires
 	CountsV   *model.InstanceCounts
+	ChannelsV *model.ChannelList
 }
 
 var _ api.Backend = (*fakeBackend)(nil)
@@ -402,6 +403,46 @@ func (f *fakeBackend) secret(name string) (*model.Secret, error) {
 		return nil, f.Err
 	}
 	return &model.Secret{Name: name, Version: 1}, nil
+}
+
+func (f *fakeBackend) PutChannel(ctx context.Context, c api.Caller, name string, ch *model.Channel) (*model.Channel, error) {
+	f.record(ctx, call{Method: "PutChannel", Caller: c, Name: name})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	out := *ch
+	out.SecretSet, out.Secret, out.Version = ch.Secret != "", "", 1
+	return &out, nil
+}
+
+func (f *fakeBackend) ListChannels(ctx context.Context) (*model.ChannelList, error) {
+	f.record(ctx, call{Method: "ListChannels"})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.ChannelsV != nil {
+		return f.ChannelsV, nil
+	}
+	return &model.ChannelList{Channels: []model.Channel{}}, nil
+}
+
+func (f *fakeBackend) GetChannel(ctx context.Context, name string) (*model.Channel, error) {
+	f.record(ctx, call{Method: "GetChannel", Name: name})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	if f.ChannelsV != nil && len(f.ChannelsV.Channels) > 0 {
+		return &f.ChannelsV.Channels[0], nil
+	}
+	return &model.Channel{Name: name, Type: model.ChannelWebhook, URL: "https://h/x"}, nil
+}
+
+func (f *fakeBackend) DeleteChannel(ctx context.Context, c api.Caller, name string) (*model.Channel, error) {
+	f.record(ctx, call{Method: "DeleteChannel", Caller: c, Name: name})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.Channel{Name: name}, nil
 }
 
 // request describes one HTTP request in a table case.

@@ -59,6 +59,7 @@ func sampleRequest(pattern string) request {
 		"POST /v1/acl/tokens":              `{"name":"ci","role":"operator"}`,
 		"PUT /v1/secrets/{name}":           `{"value":"hunter2"}`,
 		"POST /v1/silences":                `{"task":"daily","for":"2h"}`,
+		"PUT /v1/channels/{name}":          `{"type":"webhook","url":"https://hooks.example/ax","secret":"k"}`,
 		"POST /v1/internal/apply":          "x",
 	}
 	if strings.HasPrefix(path, "/v1/attempts/0") {
@@ -284,6 +285,8 @@ func TestServer_RouteRoles(t *testing.T) {
 		"POST /v1/instances/{id}/terminate": "operator",
 		"PUT /v1/tasks/{name}":              "writer", "DELETE /v1/tasks/{name}": "writer",
 		"PUT /v1/secrets/{name}": "writer", "DELETE /v1/secrets/{name}": "writer",
+		"PUT /v1/channels/{name}": "writer", "DELETE /v1/channels/{name}": "writer",
+		"GET /v1/channels": "reader", "GET /v1/channels/{name}": "reader",
 		"POST /v1/cluster/join": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin",
 		"POST /v1/acl/bootstrap": "admin", "GET /v1/acl/tokens": "admin", "POST /v1/acl/tokens": "admin",
 		"DELETE /v1/acl/tokens/{name}": "admin",

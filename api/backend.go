@@ -69,6 +69,7 @@ type Backend interface {
 
 	ACLBackend
 	SecretBackend
+	ChannelBackend
 	LiveBackend
 	ConsoleBackend
 	AlertsBackend

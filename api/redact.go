@@ -1,14 +1,16 @@
 package api
 
 import (
+	"net/url"
 	"slices"
 
 	"ax/model"
 )
 
-// Redacted replaces literal env and header values of tasks in the reads
-// of principals below writer: those values are often credentials, and only
-// writers (who can set them) see them. Secret references are shown.
+// Redacted replaces literal env and header values of tasks, and the path
+// and query of channel URLs, in the reads of principals below writer:
+// those values are often credentials, and only writers (who can set them)
+// see them. Secret references are shown.
 const Redacted = "(redacted)"
 
 // redactFor returns v as p may see it: tasks, task lists and histories
@@ -39,6 +41,23 @@ func redactFor(p *model.Principal, v any) any {
 		}
 		c := *x
 		c.Tasks = redactTasks(x.Tasks, func(t *model.SummarizedTask) *model.Action { return &t.Action })
+		return &c
+	case *model.Channel:
+		if x == nil {
+			return v
+		}
+		c := *x
+		c.URL = redactChannelURL(c.URL)
+		return &c
+	case *model.ChannelList:
+		if x == nil {
+			return v
+		}
+		c := *x
+		c.Channels = slices.Clone(x.Channels)
+		for i := range c.Channels {
+			c.Channels[i].URL = redactChannelURL(c.Channels[i].URL)
+		}
 		return &c
 	case *model.TaskHistory:
 		if x == nil {
@@ -84,4 +103,14 @@ func redactValues(m map[string]model.Value) map[string]model.Value {
 		out[k] = v
 	}
 	return out
+}
+
+// redactChannelURL keeps a channel URL's scheme and host: its path and
+// query are often the credential (a Slack incoming webhook's are).
+func redactChannelURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	return u.Scheme + "://" + u.Host + "/" + Redacted
 }

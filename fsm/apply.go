@@ -483,6 +483,10 @@ func (w *writer) apply() *Result {
 		return w.putSilence()
 	case CmdDeleteSilence:
 		return w.deleteSilence()
+	case CmdPutChannel:
+		return w.putChannel()
+	case CmdDeleteChannel:
+		return w.deleteChannel()
 	case CmdBatch:
 		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
 	}

@@ -48,11 +48,13 @@ const (
 	// Protocol 3. 28 to 30 are taken by other work of the same release.
 	CmdNote CommandType = 31 // body: Note
 
-	// Protocol 4. 36 and 37 are taken by other work of the same release.
+	// Protocol 4.
 	CmdAlertUpdate   CommandType = 32 // body: AlertUpdate
 	CmdAlertNotified CommandType = 33 // body: AlertNotified
 	CmdPutSilence    CommandType = 34 // body: PutSilence
 	CmdDeleteSilence CommandType = 35 // body: SilenceRef
+	CmdPutChannel    CommandType = 36 // body: PutChannel
+	CmdDeleteChannel CommandType = 37 // body: TaskRef (Name = channel name)
 )
 
 var cmdNames = map[CommandType]string{
@@ -64,6 +66,7 @@ var cmdNames = map[CommandType]string{
 	CmdPutSecret: "put_secret", CmdDeleteSecret: "delete_secret", CmdSetMemberKey: "set_member_key",
 	CmdSetProto: "set_proto", CmdNote: "note",
 	CmdAlertUpdate: "alert_update", CmdAlertNotified: "alert_notified", CmdPutSilence: "put_silence", CmdDeleteSilence: "delete_silence",
+	CmdPutChannel: "put_channel", CmdDeleteChannel: "delete_channel",
 }
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -73,17 +76,18 @@ var cmdNames = map[CommandType]string{
 // meets a command type it does not know. Protocol 3 adds the note
 // command (31), and once the cluster reaches it, request ids are
 // remembered by the request clock (clock.go) rather than by one leader's
-// wall time. Protocol 4 adds the alert records and silences (32..35)
-// and the policies of policy.go (onUpstreamFailure, onSuccess,
-// maxQueued, a timeout of "none", and dependsOn/onSuccess cycles
-// refused), which apply from the entry after set_proto 4.
+// wall time. Protocol 4 adds the alert records and silences (32..35),
+// notification channels (36, 37) and channel names in a task's
+// policy.notify, and the policies of policy.go (onUpstreamFailure,
+// onSuccess, maxQueued, a timeout of "none", and dependsOn/onSuccess
+// cycles refused), which apply from the entry after set_proto 4.
 const ProtoVersion = 4
 
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
-// protocol types (21..27), 3 for note (31), 4 for the alert and silence
-// types (32..35), and ProtoVersion+1 for a
-// type this binary does not know.
+// protocol types (21..27), 3 for note (31), 4 for the alert, silence
+// and channel types (32..37), and ProtoVersion+1 for a type this binary
+// does not know.
 func MinProto(t CommandType) int {
 	switch {
 	case t >= CmdPutTask && t <= CmdPrune:
@@ -92,7 +96,7 @@ func MinProto(t CommandType) int {
 		return 2
 	case t == CmdNote:
 		return 3
-	case t >= CmdAlertUpdate && t <= CmdDeleteSilence:
+	case t >= CmdAlertUpdate && t <= CmdDeleteChannel:
 		return 4
 	}
 	return ProtoVersion + 1

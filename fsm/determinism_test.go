@@ -50,6 +50,9 @@ func (g *logGen) genTask() model.Task {
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: []string{"* * * * *", "@hourly", "*/5 * * * * *"}[g.rng.Intn(3)]}
 	case 1:
 		t.Policy = model.Policy{MaxRetries: 1 + g.rng.Intn(2), MaxConcurrency: 2, Notify: []string{"http://127.0.0.1:1/hook"}, OnFailure: []string{"task-0"}}
+		if g.rng.Intn(2) == 0 {
+			t.Policy.Notify = append(t.Policy.Notify, "ops") // a channel: refused below protocol 4
+		}
 	case 2:
 		t.Policy = model.Policy{Approval: "before_run"}
 	case 3:
@@ -131,7 +134,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(30) {
+	switch g.rng.Intn(31) {
 	case 0, 1, 2:
 		typ, body = CmdPutTask, PutTask{Task: g.genTask()}
 	case 3:
@@ -275,6 +278,21 @@ func (g *logGen) command(t *testing.T) *Command {
 				Until: model.UnixMilli(g.now + int64(g.rng.Intn(30_000))), Comment: "maintenance"}}
 		} else {
 			typ, body = CmdDeleteSilence, SilenceRef{ID: sid}
+		}
+	case 30:
+		name := fmt.Sprintf("chan-%d", g.rng.Intn(3))
+		switch g.rng.Intn(4) {
+		case 0:
+			typ, body = CmdPutChannel, PutChannel{Channel: model.Channel{Name: name, Type: model.ChannelWebhook, URL: "http://127.0.0.1:1/h",
+				Match: map[string]string{"k": "1", "a": "2"}}, Secret: []byte("s3cret")}
+		case 1:
+			typ, body = CmdPutChannel, PutChannel{Channel: model.Channel{Name: name, Type: model.ChannelWebhook, URL: "https://x.example/h",
+				MinSeverity: model.SeverityCritical}} // keeps a stored secret
+		case 2:
+			typ, body = CmdPutChannel, PutChannel{Channel: model.Channel{Name: name, Type: model.ChannelEmail,
+				Email: &model.EmailChannel{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "mail:587"}}, Password: []byte("pw")}
+		default:
+			typ, body = CmdDeleteChannel, TaskRef{Name: name}
 		}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)

@@ -45,6 +45,7 @@ var (
 	bktACLTokens   = []byte("acl_tokens")   // token name: TokenRecord
 	bktACLHashes   = []byte("acl_hashes")   // token SHA-256 hex: token name
 	bktSecrets     = []byte("secrets")      // secret name: SecretRecord
+	bktChannels    = []byte("channels")     // channel name: ChannelRecord (protocol 4)
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -68,7 +69,7 @@ var (
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
-		bktFailedDeps)
+		bktFailedDeps, bktChannels)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,

@@ -78,6 +78,11 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 		if e := p.strictStatic(); e != nil {
 			return errResult(e) // a new proposal meets this version's rules
 		}
+		if stateProto(tx) < 4 {
+			if e := notifyNamesRefusal(&p.Task, false); e != nil {
+				return errResult(e)
+			}
+		}
 		// The cycle checks hold for every new proposal; the protocol 4
 		// fields wait for the cluster's protocol.
 		if proto := stateProto(tx); proto < protoPolicies {
@@ -154,6 +159,13 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 			return errResult(e)
 		}
 		_, e := deleteSecretRefusal(tx, r.Name)
+		return refuse(e)
+	case CmdDeleteChannel:
+		var r TaskRef
+		if e := decodeJSON(c, &r); e != nil {
+			return errResult(e)
+		}
+		_, e := deleteChannelRefusal(tx, r.Name)
 		return refuse(e)
 	case CmdDecide:
 		var d Decide
@@ -267,8 +279,10 @@ func decodeAny(c *Command) *model.Error {
 		b = &ACLBootstrap{}
 	case CmdACLPutToken:
 		b = &ACLPutToken{}
-	case CmdACLDeleteToken, CmdDeleteSecret:
+	case CmdACLDeleteToken, CmdDeleteSecret, CmdDeleteChannel:
 		b = &TaskRef{}
+	case CmdPutChannel:
+		b = &PutChannel{}
 	case CmdPutSecret:
 		b = &PutSecret{}
 	case CmdSetMemberKey:

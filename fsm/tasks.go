@@ -101,6 +101,12 @@ func (w *writer) putTask() *Result {
 	if e := check(); e != nil {
 		return errResult(e)
 	}
+	if sp := stateProto(w.tx); sp >= 2 && sp < 4 {
+		// As a replica of protocol 2 or 3 decides (notifyNamesRefusal).
+		if e := notifyNamesRefusal(&p.Task, true); e != nil {
+			return errResult(e)
+		}
+	}
 	if proto := w.protoAt(); proto >= protoPolicies || p.Task.Policy.UsesProto4() != "" {
 		// Protocol 4: its fields only once every member knows them, and
 		// no dependsOn or onSuccess cycle.

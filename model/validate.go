@@ -273,9 +273,12 @@ func (p *Policy) validate() error {
 		}
 	}
 	for i, n := range p.Notify {
+		if !IsNotifyURL(n) && validName(n) {
+			continue // a channel's name (PUT /v1/channels/{name})
+		}
 		u, err := url.Parse(n)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return FieldErrorf("policy.notify", "entry %d: %q is not an absolute http(s) URL", i, n)
+			return FieldErrorf("policy.notify", "entry %d: %q is neither an absolute http(s) URL nor a channel name", i, n)
 		}
 	}
 	for _, n := range p.OnFailure {

@@ -65,6 +65,7 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&tokenFile, "token-file", "", "read the management token from this file (mode 0600)")
 	encKeyFile := fs.String("encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
 	ui := fs.Bool("ui", true, "serve the operator console at /ui/ (false: the API only)")
+	fs.StringVar(&cfg.ConsoleURL, "console-url", "", "base URL of the console links in notifications (default http(s)://<this node's HTTP address>; set it behind a proxy)")
 	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap the longest idle one is closed)")
 	fs.IntVar(&cfg.MetricsMaxTasks, "metrics-max-tasks", agent.DefaultMetricsMaxTasks, "distinct task names with their own task label on the per-task histograms; later ones are counted as task=\"other\"")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")

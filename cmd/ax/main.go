@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"acl":                &aclCommand{},
 		"secret":             &secretCommand{},
 		"alert":              &alertCommand{},
+		"channel":            &channelCommand{},
 		"keygen":             &keygenCommand{},
 	}
 }
@@ -61,6 +62,7 @@ Commands:
 	acl       bootstrap ACLs; create, list and revoke tokens
 	secret    put, list and delete secrets
 	alert     list alerts; silence and unsilence them
+	channel   apply, list, get and delete notification channels
 	keygen    make a key for -encrypt-key-file
 	bench     load-test a cluster
 	version   print the version

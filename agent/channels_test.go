@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"ax/api"
+	"ax/model"
+	"ax/notify"
+	"ax/notify/notifytest"
+)
+
+// hookReceiver records the requests a webhook channel receives.
+type hookReceiver struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+	body [][]byte
+}
+
+func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	h.reqs, h.body = append(h.reqs, r), append(h.body, b)
+	h.mu.Unlock()
+}
+
+func (h *hookReceiver) get(i int) (*http.Request, []byte, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if i >= len(h.reqs) {
+		return nil, nil, false
+	}
+	return h.reqs[i], h.body[i], true
+}
+
+func apiCall(t *testing.T, a *Agent, method, path, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+a.HTTPAddr()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v (%s)", method, path, err, b)
+		}
+	}
+	if resp.StatusCode/100 != 2 {
+		t.Logf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return resp.StatusCode
+}
+
+// TestAgent_ChannelNotifications: channels PUT through the API (values
+// sealed, never answered) receive the notification of a really failed
+// instance: the webhook signed, with the failure's log tail, failure
+// time, attempt n of m, suggestion and console link; the email through an
+// SMTP sink.
+func TestAgent_ChannelNotifications(t *testing.T) {
+	key := make([]byte, EncryptKeySize)
+	_, _ = rand.Read(key)
+	tc := startCluster(t, 1, func(c *Config) { c.Executor, c.EncryptKey = true, key })
+	a := tc.agents[0]
+	hooks := &hookReceiver{}
+	srv := httptest.NewServer(hooks)
+	defer srv.Close()
+	sink := notifytest.NewSMTPSink(t)
+
+	if code := apiCall(t, a, http.MethodPut, "/v1/channels/ops", fmt.Sprintf(`{"name":"ops","type":"webhook","url":%q,"secret":"s3cret-key"}`, srv.URL+"/ax"), nil); code != 200 {
+		t.Fatalf("put webhook channel: %d", code)
+	}
+	if code := apiCall(t, a, http.MethodPut, "/v1/channels/mail", fmt.Sprintf(`{"type":"email","match":{"team":"data"},"minSeverity":"critical",
+		"email":{"to":["oncall@example.com"],"from":"ax@example.com","smtp":%q,"tls":"none","username":"","password":"pw-123"}}`, sink.Addr()), nil); code != 200 {
+		t.Fatalf("put email channel: %d", code)
+	}
+	var list model.ChannelList
+	apiCall(t, a, http.MethodGet, "/v1/channels", "", &list)
+	raw, _ := json.Marshal(list)
+	if len(list.Channels) != 2 || !list.Channels[1].SecretSet || !list.Channels[0].Email.PasswordSet ||
+		strings.Contains(string(raw), "s3cret-key") || strings.Contains(string(raw), "pw-123") {
+		t.Fatalf("channels answered %s", raw)
+	}
+	if rec, _ := a.fsm.Channel("ops"); !rec.SecretEncrypted || bytes.Contains(rec.Secret, []byte("s3cret-key")) {
+		t.Errorf("the webhook secret is stored in the clear: %+v", rec)
+	}
+
+	task := &model.Task{Name: "nightly", Labels: map[string]string{"team": "data"}, Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: `for i in $(seq 1 30); do echo "line $i"; done; exit 3`},
+		Policy: model.Policy{MaxRetries: 1, RetryableExitCodes: []int{75}, Notify: []string{"ops"}}}
+	ctx := context.Background()
+	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := a.Trigger(ctx, api.Caller{Actor: "tester"}, "nightly", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in *model.Instance
+	waitFor(t, 20*time.Second, "the instance to fail", func() bool {
+		in, err = a.GetInstance(ctx, sub.ID)
+		return err == nil && in.State == model.StateFailed
+	})
+	link := "http://" + tc.proxies[0].addr() + "/ui/#/instances/" + sub.ID
+
+	check := func(what string, req *http.Request, body []byte) {
+		t.Helper()
+		if !notify.Verify([]byte("s3cret-key"), req.Header.Get(notify.TimestampHeader), body, req.Header.Get(notify.SignatureHeader)) {
+			t.Errorf("%s: signature %q does not verify", what, req.Header.Get(notify.SignatureHeader))
+		}
+		var n model.Notification
+		if err := json.Unmarshal(body, &n); err != nil {
+			t.Fatal(err)
+		}
+		f := n.Failure
+		if f == nil {
+			t.Fatalf("%s: no failure in %s", what, body)
+		}
+		if f.InstanceID != sub.ID || f.Attempt != 1 || f.MaxAttempts != 2 || f.Class != model.FailureExit || f.Retryable ||
+			*f.ExitCode != 3 || !f.FailedAt.Equal(in.FinishedAt.Time) || f.Link != link || n.Link != link {
+			t.Errorf("%s: failure %+v, want attempt 1 of 2, exit 3 not retryable, failed at %s, link %s", what, f, in.FinishedAt, link)
+		}
+		if len(f.LogTail) != 20 || f.LogTail[0] != "line 11" || f.LogTail[19] != "line 30" {
+			t.Errorf("%s: log tail %q, want lines 11 to 30", what, f.LogTail)
+		}
+		if want := "exit 3 is not retryable (policy.retryableExitCodes): fix the input and trigger again (ax trigger nightly)"; f.Suggestion != want {
+			t.Errorf("%s: suggestion %q, want %q", what, f.Suggestion, want)
+		}
+		for _, want := range []string{"Attempt:     1 of 2\n", "Failed at:   " + in.FinishedAt.UTC().Format(time.RFC3339), "  | line 30\n", "Open:        " + link} {
+			if !strings.Contains(n.Text, want) {
+				t.Errorf("%s: text lacks %q:\n%s", what, want, n.Text)
+			}
+		}
+	}
+
+	// This release's failure alerter sends it to the channels on its own.
+	waitFor(t, 20*time.Second, "the failure's webhook", func() bool { _, _, ok := hooks.get(0); return ok })
+	req, body, _ := hooks.get(0)
+	check("alerter", req, body)
+	select {
+	case m := <-sink.Mails:
+		if got := m.Header("Subject"); got != "[ax] FIRING critical: task nightly failed" {
+			t.Errorf("mail subject %q", got)
+		}
+		if b := m.Body(); !strings.Contains(b, "Attempt:     1 of 2\n") || !strings.Contains(b, "What to do: exit 3 is not retryable") || !strings.Contains(b, link) {
+			t.Errorf("mail body:\n%s", b)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no mail")
+	}
+
+	// The alert records (a parallel branch) call the notifier with the
+	// incident: the same rendering.
+	n := model.AlertNotification{Event: model.AlertFiring, TaskLabels: task.Labels, Notify: []string{"ops"},
+		Alert: model.Alert{ID: "instance_failed:nightly", Rule: model.RuleInstanceFailed, Severity: model.SeverityCritical,
+			Subject: model.AlertSubject{Task: "nightly", Instance: sub.ID}, Summary: "task nightly failing", State: model.AlertFiring,
+			FirstSeen: in.FinishedAt, LastSeen: in.FinishedAt, Count: 3}}
+	if err := a.channels.Notify(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	req, body, ok := hooks.get(1)
+	if !ok {
+		t.Fatal("no second webhook")
+	}
+	check("records", req, body)
+	if m := <-sink.Mails; m.Header("Subject") != "[ax] FIRING critical: task nightly failing (3 failures)" {
+		t.Errorf("mail subject %q", m.Header("Subject"))
+	}
+
+	if code := apiCall(t, a, http.MethodDelete, "/v1/channels/ops", "", nil); code != 200 {
+		t.Errorf("delete: %d", code)
+	}
+	if code := apiCall(t, a, http.MethodGet, "/v1/channels/ops", "", nil); code != 404 {
+		t.Errorf("get after delete: %d, want 404", code)
+	}
+}

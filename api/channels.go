@@ -1,0 +1,58 @@
+package api
+
+import (
+	"net/http"
+
+	"ax/model"
+)
+
+func (s *Server) putChannel(w http.ResponseWriter, r *http.Request) {
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
+		return
+	}
+	var ch model.Channel
+	if err := decode(r, &ch); err != nil {
+		writeError(w, err)
+		return
+	}
+	if ch.Name != "" && ch.Name != name {
+		writeError(w, model.FieldErrorf("name", "%q differs from the name in the path (%q)", ch.Name, name))
+		return
+	}
+	ch.Name = name
+	if err := ch.Validate(); err != nil {
+		writeError(w, err)
+		return
+	}
+	reply(w)(s.b.PutChannel(r.Context(), c, name, &ch))
+}
+
+func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) {
+	if !s.barrier(w, r) {
+		return
+	}
+	l, err := s.b.ListChannels(r.Context())
+	reply(w)(redactFor(PrincipalFrom(r.Context()), l), err)
+}
+
+func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := model.ValidateName("name", name); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.barrier(w, r) {
+		return
+	}
+	ch, err := s.b.GetChannel(r.Context(), name)
+	reply(w)(redactFor(PrincipalFrom(r.Context()), ch), err)
+}
+
+func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) {
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
+		return
+	}
+	reply(w)(s.b.DeleteChannel(r.Context(), c, name))
+}

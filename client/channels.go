@@ -1,0 +1,34 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"ax/model"
+)
+
+// PutChannel creates or replaces a notification channel; an empty
+// secret or password keeps the stored one.
+func (c *Client) PutChannel(ctx context.Context, ch *model.Channel) (*model.Channel, error) {
+	var out model.Channel
+	return &out, c.Do(ctx, Request{Method: http.MethodPut, Path: "/v1/channels/" + url.PathEscape(ch.Name), Body: ch}, &out)
+}
+
+// ListChannels lists the channels (write-only values shown as set or not).
+func (c *Client) ListChannels(ctx context.Context) (*model.ChannelList, error) {
+	var l model.ChannelList
+	return &l, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/channels"}, &l)
+}
+
+// GetChannel returns one channel.
+func (c *Client) GetChannel(ctx context.Context, name string) (*model.Channel, error) {
+	var out model.Channel
+	return &out, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/channels/" + url.PathEscape(name)}, &out)
+}
+
+// DeleteChannel deletes a channel.
+func (c *Client) DeleteChannel(ctx context.Context, name string) (*model.Channel, error) {
+	var out model.Channel
+	return &out, c.Do(ctx, Request{Method: http.MethodDelete, Path: "/v1/channels/" + url.PathEscape(name)}, &out)
+}

@@ -1,0 +1,111 @@
+package fsm
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"ax/model"
+)
+
+// TestFSM_Channels: a channel is stored with its write-only values beside
+// the definition, answered without them, keeps them when a later put
+// leaves them out, and is deleted; a delete of a missing one is refused
+// without a write.
+func TestFSM_Channels(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	put := func(now int64, p PutChannel) model.Channel {
+		t.Helper()
+		var c model.Channel
+		if err := a.apply(cmd(t, CmdPutChannel, "", now, p)).Decode(&c); err != nil {
+			t.Fatalf("put: %v", err)
+		}
+		return c
+	}
+	hook := model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: "https://hooks.example/ax", Match: map[string]string{"team": "data"}}
+	c := put(1000, PutChannel{Channel: hook, Secret: []byte("k1")})
+	if c.Version != 1 || !c.SecretSet || c.Secret != "" || c.MinSeverity != model.SeverityInfo || len(c.Events) != 2 {
+		t.Errorf("first put answered %+v", c)
+	}
+	hook.MinSeverity = model.SeverityCritical
+	c = put(2000, PutChannel{Channel: hook}) // no secret: keeps k1
+	if c.Version != 2 || !c.SecretSet || c.CreatedAt.Millis() != 1000 || c.UpdatedAt.Millis() != 2000 {
+		t.Errorf("second put answered %+v", c)
+	}
+	rec, ok := f.Channel("ops")
+	if !ok || string(rec.Secret) != "k1" || rec.Channel.MinSeverity != model.SeverityCritical {
+		t.Fatalf("stored %+v", rec)
+	}
+	put(3000, PutChannel{Channel: model.Channel{Name: "mail", Type: model.ChannelEmail,
+		Email: &model.EmailChannel{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "mail.example:587"}}, Password: []byte("pw")})
+	list, err := f.Channels()
+	if err != nil || len(list) != 2 || list[0].Name != "mail" || !list[0].Email.PasswordSet || list[0].Email.Password != "" || list[0].Email.TLS != model.EmailSTARTTLS {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+
+	for _, tt := range []struct {
+		name  string
+		p     PutChannel
+		field string
+	}{
+		{"bad scheme", PutChannel{Channel: model.Channel{Name: "x", Type: model.ChannelWebhook, URL: "ftp://h/x"}}, "url"},
+		{"secret on slack", PutChannel{Channel: model.Channel{Name: "x", Type: model.ChannelSlack, URL: "https://h/x"}, Secret: []byte("k")}, "secret"},
+		{"secret inside the definition", PutChannel{Channel: model.Channel{Name: "x", Type: model.ChannelWebhook, URL: "https://h/x", Secret: "k"}}, ""},
+		{"bad name", PutChannel{Channel: model.Channel{Name: "Ops", Type: model.ChannelWebhook, URL: "https://h/x"}}, "name"},
+		{"bad smtp", PutChannel{Channel: model.Channel{Name: "x", Type: model.ChannelEmail,
+			Email: &model.EmailChannel{To: []string{"a@b"}, From: "c@d", SMTP: "mail"}}}, "email.smtp"},
+		{"bad to", PutChannel{Channel: model.Channel{Name: "x", Type: model.ChannelEmail,
+			Email: &model.EmailChannel{To: []string{"nobody"}, From: "c@d", SMTP: "mail:25"}}}, "email.to"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := a.apply(cmd(t, CmdPutChannel, "", 4000, tt.p)).Decode(nil)
+			var me *model.Error
+			if !errors.As(err, &me) || me.Code != model.CodeInvalid || me.Field != tt.field {
+				t.Errorf("got %v, want invalid_argument on %q", err, tt.field)
+			}
+		})
+	}
+
+	if err := a.apply(cmd(t, CmdDeleteChannel, "", 5000, TaskRef{Name: "ops"})).Decode(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Channel("ops"); ok {
+		t.Error("deleted channel still stored")
+	}
+	if r := f.Precheck(cmd(t, CmdDeleteChannel, "", 6000, TaskRef{Name: "ops"})); r == nil || !errors.Is(r.Err, model.ErrNotFound) {
+		t.Errorf("precheck of a delete of a missing channel: %+v, want not found", r)
+	}
+}
+
+// TestFSM_NotifyChannelNamesNeedProto4: a task naming a channel in
+// policy.notify is refused while the cluster is at protocol 2 or 3 (as an
+// older replica refuses it, with its words) and stored from protocol 4.
+func TestFSM_NotifyChannelNamesNeedProto4(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	task := cronTask("nightly", "0 2 * * *")
+	task.Policy.Notify = []string{"https://hooks.example/ax", "ops"}
+	a.apply(cmd(t, CmdSetProto, "", 1000, SetProto{Proto: 3}))
+	pc := cmd(t, CmdPutTask, "", 2000, PutTask{Task: task})
+	if r := f.Precheck(pc); r == nil || r.Err == nil || !strings.Contains(r.Err.Message, "protocol 4") {
+		t.Errorf("precheck at protocol 3: %+v, want a refusal naming protocol 4", r)
+	}
+	err := a.apply(pc).Decode(nil)
+	if err == nil || !strings.Contains(err.Error(), "is not an absolute http(s) URL") {
+		t.Errorf("apply at protocol 3: %v, want the earlier release's refusal", err)
+	}
+	a.apply(cmd(t, CmdSetProto, "", 3000, SetProto{Proto: 4}))
+	if r := f.Precheck(cmd(t, CmdPutTask, "", 4000, PutTask{Task: task})); r != nil {
+		t.Errorf("precheck at protocol 4: %+v", r)
+	}
+	writeResult(t, a.apply(cmd(t, CmdPutTask, "", 4000, PutTask{Task: task})))
+}
+
+func TestMinProto_Channels(t *testing.T) {
+	for _, c := range []CommandType{CmdPutChannel, CmdDeleteChannel} {
+		if got := MinProto(c); got != 4 || got > ProtoVersion {
+			t.Errorf("MinProto(%s) = %d, want 4 (ProtoVersion %d)", c, got, ProtoVersion)
+		}
+	}
+}
