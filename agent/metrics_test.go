@@ -131,8 +131,8 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	if _, err := l.Trigger(ctx, c, "stuck", model.TriggerRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	// A failure whose webhook fails.
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+	// A failure whose webhook fails for good (a 404 is not retried).
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotFound) }))
 	defer hook.Close()
 	failing := shellTask("failing", nil, hook.URL)
 	failing.Action.Command = "exit 3"
@@ -147,7 +147,7 @@ func TestAgent_OpsMetrics(t *testing.T) {
 
 	waitFor(t, 20*time.Second, "a failed webhook notification to be counted", func() bool {
 		m := series(gather(t, l), "ax_notifications_total", map[string]string{"channel_type": "webhook", "result": "failure"})
-		return m != nil && m.GetCounter().GetValue() == 1
+		return m != nil && m.GetCounter().GetValue() >= 1 // the loop tries the transition again
 	})
 	fams := gather(t, l)
 	if got := labelValues(fams, "ax_fire_lateness_seconds", "task"); strings.Join(got, ",") != "a,b,other" {
