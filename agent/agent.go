@@ -18,6 +18,7 @@ import (
 	"ax/action"
 	"ax/api"
 	"ax/client"
+	"ax/dispatch"
 	"ax/fsm"
 	"ax/raftnode"
 	"ax/tlsutil"
@@ -141,11 +142,21 @@ type Config struct {
 	SilenceGrace   time.Duration
 	OvertimeGrace  time.Duration
 	NotifyInterval time.Duration
+	// MemberGrace is how long a member may not answer the leader's clock
+	// monitor before member_unreachable (default 30s); AnomalyWindow the
+	// window frequency_anomaly counts a task's schedule instances in
+	// (default 1h); Silence how long nothing may fire while fires are
+	// due before cluster_silence (default 10m).
+	MemberGrace   time.Duration
+	AnomalyWindow time.Duration
+	Silence       time.Duration
 
 	// testServices are per-term services tests add (see termServices).
 	testServices []service
 	// testNotifier replaces the notifier (tests only).
 	testNotifier notifier
+	// testDispatcher is the dispatcher the watchdog asks in rule tests.
+	testDispatcher *dispatch.Dispatcher
 }
 
 // Agent is one running ax node.
@@ -183,6 +194,7 @@ type Agent struct {
 	notifier       notifier                // delivers alert notifications (notify.go)
 	quorum         *quorumWatch            // this node's quorum_lost (alerts.go)
 	watchCache     map[string]*watchedTask // the watchdog's tasks (watchdog.go)
+	feed           *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
 	// channels delivers alert notifications to the channels (channels.go).
 	channels *channelNotifier
 	catchUpState
@@ -222,7 +234,8 @@ func New(cfg Config) (*Agent, error) {
 		v   *time.Duration
 		def time.Duration
 	}{{&cfg.WatchInterval, 5 * time.Second}, {&cfg.StuckAfter, 30 * time.Minute}, {&cfg.SilenceGrace, time.Minute},
-		{&cfg.OvertimeGrace, time.Minute}, {&cfg.NotifyInterval, time.Second}} {
+		{&cfg.OvertimeGrace, time.Minute}, {&cfg.NotifyInterval, time.Second}, {&cfg.MemberGrace, 30 * time.Second},
+		{&cfg.AnomalyWindow, time.Hour}, {&cfg.Silence, 10 * time.Minute}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
@@ -252,6 +265,7 @@ func New(cfg Config) (*Agent, error) {
 		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024), live: newLiveHub(),
 	}
 	a.quorum = &quorumWatch{}
+	a.feed = newWatchFeed(a.now(), cfg.AnomalyWindow)
 	if cfg.testNotifier != nil {
 		a.notifier = cfg.testNotifier
 	}

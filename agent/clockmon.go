@@ -76,13 +76,15 @@ type clockMonitor struct {
 	mu        sync.Mutex
 	samples   map[string]clockSample
 	view      clockView
-	warned    map[string]warning // last warning per member
-	transfers int                // leadership handed over for this node's clock
+	warned    map[string]warning   // last warning per member
+	answered  map[string]time.Time // raw clock: each member's last answer
+	listed    map[string]time.Time // raw clock: since when each member is in the configuration
+	transfers int                  // leadership handed over for this node's clock
 }
 
 func newClockMonitor(self string, raw wheel.Clock, clock *skewClock, maxSkew, interval time.Duration, log hclog.Logger) *clockMonitor {
 	return &clockMonitor{self: self, raw: raw, clock: clock, maxSkew: maxSkew, interval: interval, log: log.Named("clock"),
-		samples: map[string]clockSample{}, warned: map[string]warning{}}
+		samples: map[string]clockSample{}, warned: map[string]warning{}, answered: map[string]time.Time{}, listed: map[string]time.Time{}}
 }
 
 // warning is the last warning logged about a member: when (raw clock) and
@@ -140,6 +142,7 @@ func (m *clockMonitor) measure(ctx context.Context) clockView {
 				m.log.Debug("reading a member's clock failed", "member", p.ID, "error", err)
 				return
 			}
+			m.answer(p.ID, t1)
 			m.record(p.ID, t0, t1, remote)
 		}()
 	}
@@ -158,6 +161,46 @@ func (m *clockMonitor) record(id string, t0, t1, remote time.Time) {
 	m.mu.Lock()
 	m.samples[id] = clockSample{offset: remote.Sub(t0.Add(rtt / 2)), rtt: rtt, at: t1}
 	m.mu.Unlock()
+}
+
+// answer records that a member answered at t (raw clock), whatever its
+// round trip.
+func (m *clockMonitor) answer(id string, t time.Time) {
+	m.mu.Lock()
+	m.answered[id] = t
+	m.mu.Unlock()
+}
+
+// silentMember is a member that has not answered the clock monitor.
+type silentMember struct {
+	id   string
+	last time.Time     // its last answer (zero: none since this node listed it)
+	dur  time.Duration // since its last answer, or since it was listed
+}
+
+// silent returns the other members that have not answered for more than
+// grace, by id, and whether the monitor is running (its latest round is
+// recent), without which it cannot tell.
+func (m *clockMonitor) silent(grace time.Duration) ([]silentMember, bool) {
+	now := m.raw.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.view.at.IsZero() || now.Sub(m.view.at) > m.staleAfter() {
+		return nil, false
+	}
+	var out []silentMember
+	for id, since := range m.listed {
+		last := m.answered[id]
+		d := now.Sub(since)
+		if !last.IsZero() {
+			d = now.Sub(last)
+		}
+		if d > grace {
+			out = append(out, silentMember{id: id, last: last, dur: d})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out, true
 }
 
 // current returns the latest view.
@@ -185,6 +228,17 @@ func (m *clockMonitor) decide(peers []clockPeer) clockView {
 	for id := range m.samples {
 		if !known[id] {
 			delete(m.samples, id) // removed from the cluster
+		}
+	}
+	for id := range m.listed {
+		if !known[id] {
+			delete(m.listed, id)
+			delete(m.answered, id)
+		}
+	}
+	for _, p := range peers {
+		if _, ok := m.listed[p.ID]; !ok && p.ID != m.self {
+			m.listed[p.ID] = now
 		}
 	}
 	if !known[m.self] {

@@ -19,6 +19,7 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 		a.metrics.observe(&c, t != nil)
 	}
 	a.liveInstance(c)
+	a.feed.observe(&c)
 	if t != nil {
 		if c.Ended != nil {
 			a.logAttempt(c)

@@ -39,6 +39,8 @@ const misfireQuiet = 10 * time.Minute
 var watchedRules = map[string]bool{
 	model.RuleStuckReady: true, model.RuleStuckBlocked: true, model.RuleStuckApproval: true,
 	model.RuleRunningOvertime: true, model.RuleTaskSilence: true, model.RuleMisfire: true,
+	model.RuleMemberUnreachable: true, model.RuleClockSkew: true, model.RuleExecutorLost: true,
+	model.RuleQueueFull: true, model.RuleFrequencyAnomaly: true, model.RuleClusterSilence: true,
 }
 
 // watchedTask is a task as the watchdog keeps it between evaluations:
@@ -231,17 +233,20 @@ func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
 				map[string]string{"at": m.Time.UTC().Format(time.RFC3339)})
 		}
 	}
-	return a.diffAlerts(now, seen)
+	firing, err := a.fsm.FiringAlerts()
+	if err != nil {
+		return nil, err
+	}
+	_, hold := a.opsFindings(now, tasks, firing, seen)
+	return a.diffAlerts(now, seen, firing, hold), nil
 }
 
 // diffAlerts compares the findings with the firing alerts: raises what is
 // new, refreshes what is due, resolves what the watchdog no longer sees,
 // and resolves instance_failed alerts whose task has succeeded since.
-func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding) ([]fsm.AlertChange, error) {
-	firing, err := a.fsm.FiringAlerts()
-	if err != nil {
-		return nil, err
-	}
+// A firing alert not seen that hold keeps is neither resolved nor
+// refreshed (its rule's source could not tell).
+func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding, firing []model.Alert, hold func(model.Alert) bool) []fsm.AlertChange {
 	var out []fsm.AlertChange
 	isFiring := make(map[string]bool, len(firing))
 	for _, al := range firing {
@@ -252,6 +257,7 @@ func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding) ([]fsm.Alert
 				out = append(out, fsm.AlertChange{Op: fsm.AlertResolve, ID: al.ID})
 			}
 		case !watchedRules[al.Rule]:
+		case seen[al.ID] == nil && hold(al):
 		case seen[al.ID] == nil:
 			out = append(out, fsm.AlertChange{Op: fsm.AlertResolve, ID: al.ID})
 		case now.Sub(al.LastSeen.Time) >= alertRefresh:
@@ -269,7 +275,12 @@ func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding) ([]fsm.Alert
 	for _, id := range ids {
 		out = append(out, a.withCount(seen[id]))
 	}
-	return out, nil
+	return out
+}
+
+// changeRaise is a raise of alert id.
+func changeRaise(id, rule, severity string, subject model.AlertSubject, summary string, details map[string]string) fsm.AlertChange {
+	return fsm.AlertChange{Op: fsm.AlertRaise, ID: id, Rule: rule, Severity: severity, Subject: subject, Summary: summary, Details: details}
 }
 
 func (a *Agent) withCount(f *finding) fsm.AlertChange {

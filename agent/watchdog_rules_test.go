@@ -24,15 +24,31 @@ type ruleState struct {
 
 func newRuleState(t testing.TB) *ruleState {
 	t.Helper()
-	f, err := fsm.Open(fsm.Config{Path: filepath.Join(t.TempDir(), "fsm.db"), NoSync: true, Logger: hclog.NewNullLogger()})
+	rs := &ruleState{t: t}
+	f, err := fsm.Open(fsm.Config{Path: filepath.Join(t.TempDir(), "fsm.db"), NoSync: true, Logger: hclog.NewNullLogger(), Observer: ruleObserver{rs}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	rs := &ruleState{t: t, f: f}
-	rs.a = &Agent{fsm: f, log: hclog.NewNullLogger(), cfg: Config{StuckAfter: 30 * time.Minute, SilenceGrace: time.Minute, OvertimeGrace: time.Minute}}
+	rs.f = f
+	rs.a = &Agent{fsm: f, log: hclog.NewNullLogger(), cfg: Config{StuckAfter: 30 * time.Minute, SilenceGrace: time.Minute, OvertimeGrace: time.Minute,
+		MemberGrace: 30 * time.Second, AnomalyWindow: time.Hour, Silence: 10 * time.Minute}}
+	rs.a.feed = newWatchFeed(time.UnixMilli(t0ms), time.Hour)
 	rs.apply(t0ms, fsm.CmdSetProto, fsm.SetProto{Proto: fsm.ProtoVersion})
 	return rs
+}
+
+// ruleObserver feeds the watchdog's feed (and a rule test's dispatcher)
+// from the state machine, as the agent's observer does.
+type ruleObserver struct{ rs *ruleState }
+
+func (o ruleObserver) TaskChanged(string)      {}
+func (o ruleObserver) Scheduled(uint64, int64) {}
+func (o ruleObserver) InstanceChanged(c fsm.InstanceChange) {
+	o.rs.a.feed.observe(&c)
+	if d := o.rs.a.cfg.testDispatcher; d != nil {
+		d.InstanceChanged(c)
+	}
 }
 
 var t0ms = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC).UnixMilli()

@@ -77,6 +77,7 @@ type Dispatcher struct {
 	leases  map[uint64]lease
 	live    map[uint64]*liveLog
 	seen    map[string]*model.ExecutorStatus // executor -> last poll or heartbeat
+	lost    map[string]int                   // executor -> leases expired while it was silent (lost.go)
 
 	done chan struct{} // closed when Run returns: the term is over
 }
@@ -120,7 +121,7 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("dispatch"),
 		taken: map[uint64]bool{}, wake: make(chan struct{}),
 		leases: map[uint64]lease{}, live: map[uint64]*liveLog{},
-		seen: map[string]*model.ExecutorStatus{}, done: make(chan struct{}),
+		seen: map[string]*model.ExecutorStatus{}, lost: map[string]int{}, done: make(chan struct{}),
 	}
 	d.ready = newReadyIndex(d.taskRoute)
 	return d
@@ -218,6 +219,7 @@ func (d *Dispatcher) saw(name string, set func(*model.ExecutorStatus)) {
 		d.seen[name] = e
 	}
 	e.LastSeen = now
+	delete(d.lost, name)
 	if set != nil {
 		set(e)
 	}
@@ -236,7 +238,9 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 	out := make([]model.ExecutorStatus, 0, len(d.seen))
 	for name, e := range d.seen {
 		if e.LastSeen.Before(cutoff) {
-			delete(d.seen, name)
+			if d.lost[name] == 0 { // a lost one's last sighting is kept for its alert
+				delete(d.seen, name)
+			}
 			continue
 		}
 		s := *e
@@ -291,6 +295,7 @@ func (d *Dispatcher) reap(ctx context.Context) {
 	}
 	_ = res.Decode(&out)
 	d.mu.Lock()
+	d.noteLost(proposed, d.cfg.Now())
 	for i, it := range items {
 		if l, ok := d.leases[it.ID]; ok && l == proposed[i] {
 			delete(d.leases, it.ID)

@@ -198,6 +198,9 @@ type InstanceChange struct {
 	ScheduledAt, FiredAt, AttemptStart, At int64
 	// Ended is the attempt whose end caused this transition, if one did.
 	Ended *model.Attempt
+	// Reason names why, for a transition the state machine decided on
+	// its own: "queue_full" for an instance skipped by maxQueued.
+	Reason string
 }
 
 // taskPolicy returns the task's current definition (cached by version).

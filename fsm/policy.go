@@ -117,6 +117,7 @@ func (w *writer) queueFull(r *record, t *model.Task, st taskState) bool {
 	}
 	r.FinishedAt = w.cmd.Now
 	w.setState(r, stSkipped)
+	w.notes.changes[len(w.notes.changes)-1].Reason = "queue_full"
 	w.instanceEvent(r.ID, "queue_full", fmt.Sprintf("%d instances already queued (maxQueued %d)", st.Blocked, limit))
 	return true
 }
