@@ -27,6 +27,26 @@ func (a *Agent) Overview(ctx context.Context) (*model.Overview, error) {
 		return nil, err
 	}
 	o.Time = model.Time{Time: now.UTC()}
+	firing, err := a.fsm.FiringAlerts()
+	if err != nil {
+		return nil, err
+	}
+	for _, al := range a.quorum.alerts() { // this node's quorum_lost
+		if al.State == model.AlertFiring {
+			firing = append(firing, al)
+		}
+	}
+	slices.SortFunc(firing, func(x, y model.Alert) int {
+		if (x.Severity == model.SeverityCritical) != (y.Severity == model.SeverityCritical) {
+			if x.Severity == model.SeverityCritical {
+				return -1
+			}
+			return 1
+		}
+		return y.LastSeen.Compare(x.LastSeen.Time)
+	})
+	o.AlertsFiring, o.Alerts = len(firing), firing[:min(len(firing), 20)]
+	o.NotificationsPending = a.fsm.NotificationsPending()
 	ctx, cancel := context.WithTimeout(ctx, overviewWait)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -95,7 +95,7 @@ func TestServer_ConsoleShapes(t *testing.T) {
 		want map[string]string
 	}{
 		{"overview", "/v1/overview", map[string]string{
-			"":                 "time counts tasks lastHour lastDay perMinute recentFailures recentMisfires alertsPending cluster executors executorsError",
+			"":                 "time counts tasks lastHour lastDay perMinute recentFailures recentMisfires alertsPending alerts alertsFiring notificationsPending cluster executors executorsError",
 			"counts":           "SCHEDULED READY RUNNING RETRYING BLOCKED WAITING_APPROVAL",
 			"tasks":            "total paused",
 			"lastHour":         outcomes,

@@ -450,6 +450,17 @@ func (f *FSM) FiringAlerts() ([]model.Alert, error) {
 	return out, err
 }
 
+// NotificationsPending counts the alert transitions whose notification
+// is not recorded as sent.
+func (f *FSM) NotificationsPending() int {
+	var n uint64
+	f.view(func(tx *bolt.Tx) error {
+		n = metaU64(tx, keyAlertPending)
+		return nil
+	})
+	return int(n)
+}
+
 // FiringAlert returns a firing alert by id.
 func (f *FSM) FiringAlert(id string) (*model.Alert, bool) {
 	var out *model.Alert

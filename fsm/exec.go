@@ -334,8 +334,11 @@ func (w *writer) finish(r *record, st uint8) {
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,
 		// onFailure tasks) waits in the alerts index until the leader
-		// records that it handled it, so a leader change loses none.
-		if t, ok := w.taskPolicy(r.Task); ok && (len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
+		// records that it handled it, so a leader change loses none. From
+		// protocol 4 every failure does: it raises the task's
+		// instance_failed alert, which channels matching the task's labels
+		// receive whatever its policy.notify says.
+		if t, ok := w.taskPolicy(r.Task); ok && (w.protoAt() >= protoPolicies || len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
 			w.put(bktAlerts, u64key(r.ID), present)
 		}
 	}

@@ -120,6 +120,9 @@ func TestFSM_FinishedIndex(t *testing.T) {
 		t.Fatalf("every instance finished: %+v", got)
 	}
 
+	// A failure waits for the leader's alert handling before it can be
+	// pruned (from protocol 4 every failure raises its task's alert).
+	fx.do(CmdAlerted, Alerted{ID: retried, Message: "alert instance_failed:job"})
 	fx.do(CmdPrune, Prune{IDs: []uint64{ok, retried, running}})
 	got = checkFinishedIndex(t, fx.f)
 	if len(got) != 2 || !indexed(got, canceled) || !indexed(got, queued) {

@@ -22,6 +22,13 @@ type Overview struct {
 	// AlertsPending counts failures whose notify/onFailure the leader has
 	// not recorded as handled.
 	AlertsPending int `json:"alertsPending"`
+	// Alerts are the firing alerts (critical first, then the newest),
+	// at most 20; AlertsFiring counts them all. NotificationsPending
+	// counts alert transitions whose notification is not recorded as
+	// sent yet.
+	Alerts               []Alert `json:"alerts"`
+	AlertsFiring         int     `json:"alertsFiring"`
+	NotificationsPending int     `json:"notificationsPending"`
 	// Cluster is GET /v1/cluster's answer, nil with ClusterError when it
 	// failed; Executors GET /v1/executors', nil with ExecutorsError.
 	Cluster        *ClusterStatus   `json:"cluster"`

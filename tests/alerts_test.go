@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"ax/client"
 	"ax/fsm"
 	"ax/model"
+	"ax/notify"
 )
 
 // webhook records the alert notifications POSTed to it.
@@ -134,8 +136,17 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 	if err != nil || !strings.Contains(out, "instance_failed") || !strings.Contains(out, "task=loud") || !strings.Contains(out, "SILENCED") {
 		t.Errorf("ax alert list:\n%s\n%v", out, err)
 	}
-	// Give the leader time to record the notification sent, then kill it.
-	time.Sleep(3 * time.Second)
+	// Once the leader has recorded the notification as sent, kill it.
+	waitFor(t, 30*time.Second, func() error {
+		var o model.Overview
+		if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/overview?consistent=true"}, &o); err != nil {
+			return err
+		}
+		if o.NotificationsPending != 0 {
+			return fmt.Errorf("%d notifications not recorded as sent", o.NotificationsPending)
+		}
+		return nil
+	})
 	leader, err := c.Leader(ctx, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +159,19 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 		}
 		return err
 	})
-	time.Sleep(5 * time.Second) // the new leader's notification loop runs
+	// A new failure's notification shows the new leader's loop has run.
+	if _, err := cl.PutTask(ctx, failing("marker")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Trigger(ctx, "marker", model.TriggerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, func() error {
+		if n := hook.count(model.RuleInstanceFailed+":marker", model.AlertFiring); n != 1 {
+			return fmt.Errorf("%d notifications of the marker's failure", n)
+		}
+		return nil
+	})
 	if n := hook.count(loud, model.AlertFiring); n != 1 {
 		t.Errorf("%d firing notifications of %s after the leader was killed, want 1", n, loud)
 	}
@@ -160,4 +183,94 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 		t.Errorf("undecodable notifications: %q", hook.errs)
 	}
 	hook.mu.Unlock()
+}
+
+// TestAlerts_ChannelFailureReport (real processes): a failing task's
+// alert reaches a named webhook channel, signed with the channel's secret,
+// carrying what an operator needs to act (failure time, attempt n of m,
+// the last 20 lines of output, a suggestion, the console link); once the
+// task succeeds again the alert resolves and the channel is told.
+func TestAlerts_ChannelFailureReport(t *testing.T) {
+	c := startCluster(t, 3, "-lease", "3s")
+	ctx := ctxT(t, 3*time.Minute)
+	cl := c.Client()
+	if _, err := c.StartExecutor("w1"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []model.Notification
+	var bad []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if !notify.Verify([]byte("s3cret"), r.Header.Get(notify.TimestampHeader), body, r.Header.Get(notify.SignatureHeader)) {
+			bad = append(bad, "bad signature "+r.Header.Get(notify.SignatureHeader))
+		}
+		var n model.Notification
+		if err := json.Unmarshal(body, &n); err != nil {
+			bad = append(bad, string(body))
+		}
+		got = append(got, n)
+	}))
+	defer srv.Close()
+	notes := func() []model.Notification {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(bad) > 0 {
+			t.Fatalf("bad deliveries: %q", bad)
+		}
+		return append([]model.Notification(nil), got...)
+	}
+	waitFor(t, 30*time.Second, func() error { // channels need protocol 4
+		return cl.Do(ctx, client.Request{Method: http.MethodPut, Path: "/v1/channels/ops",
+			Body: model.Channel{Type: model.ChannelWebhook, URL: srv.URL, Secret: "s3cret"}}, nil)
+	})
+	var lines []string
+	for i := 1; i <= 25; i++ {
+		lines = append(lines, fmt.Sprintf("echo line%02d", i))
+	}
+	task := eventTask("nightly")
+	task.Action.Command = strings.Join(lines, "; ") + "; exit 2"
+	task.Policy.Notify = []string{"ops"}
+	if _, err := cl.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	s, err := cl.Trigger(ctx, "nightly", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, func() error {
+		if len(notes()) == 0 {
+			return fmt.Errorf("no notification yet")
+		}
+		return nil
+	})
+	n := notes()[0]
+	f := n.Failure
+	if n.Event != model.AlertFiring || f == nil || f.InstanceID != s.ID || f.Attempt != 1 || f.MaxAttempts != 1 ||
+		f.FailedAt.IsZero() || f.Suggestion == "" || !strings.HasSuffix(f.Link, "/ui/#/instances/"+s.ID) {
+		t.Fatalf("notification %+v, failure %+v", n, f)
+	}
+	if len(f.LogTail) != 20 || f.LogTail[0] != "line06" || f.LogTail[19] != "line25" {
+		t.Errorf("log tail %q, want line06..line25", f.LogTail)
+	}
+	// Fixed: the next run succeeds, the incident resolves.
+	task.Action.Command = "true"
+	if _, err := cl.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Trigger(ctx, "nightly", model.TriggerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, func() error {
+		ns := notes()
+		if last := ns[len(ns)-1]; last.Event != model.AlertResolved || last.Alert.ID != model.RuleInstanceFailed+":nightly" {
+			return fmt.Errorf("%d notifications, the last %s %s", len(ns), last.Event, last.Alert.ID)
+		}
+		return nil
+	})
+	if n := len(notes()); n != 2 {
+		t.Errorf("%d notifications, want 2 (firing, resolved)", n)
+	}
 }

@@ -314,6 +314,7 @@ func TestUI_Console(t *testing.T) {
 	b.shot("tasks")
 	b.open(base+"/ui/#/", `[data-count="READY"]`)
 	b.waitJS("recent failure", `document.body.innerText.includes('disk full') || document.body.innerText.includes('exit status 3')`, 10*time.Second)
+	b.waitJS("its alert", `!!document.querySelector('tr[data-alert="instance_failed:flaky"]')`, 20*time.Second)
 	b.shot("overview")
 
 	// A phone: one column, nothing wider than the screen.

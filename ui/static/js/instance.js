@@ -46,7 +46,9 @@ export async function render(main, [id], page) {
   };
   await load();
   const reload = throttle(() => load().then(follow).catch(showError), 300);
-  stream('/v1/events?instance=' + id, (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal);
+  // On (re)connecting too: changes before the stream started are in no event.
+  stream('/v1/events?instance=' + id, (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal,
+    ok => { if (ok) reload(); });
 
   // Output: the committed tail once ended; while it runs, the live stream.
   let following = null;

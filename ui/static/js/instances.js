@@ -89,6 +89,9 @@ export async function render(main, _, page) {
   }, page.signal, (ok) => {
     live.textContent = ok ? '● live' : 'reconnecting…';
     live.className = 'live ' + (ok ? 'on' : 'muted');
+    // What changed between the first read and the stream's start (or
+    // while it was down) is in no event: read again once connected.
+    if (ok) reload();
   });
 }
 

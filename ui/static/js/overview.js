@@ -71,13 +71,35 @@ function cards(o) {
         h('td', {}, badge(f.state)),
         h('td', {class: 'clip', title: f.lastError || ''}, f.lastError || ''))),
       'No failures recorded. Failed and terminated instances show here.')),
-    section('Misfires and alerts',
-      h('p', {}, o.alertsPending ? h('strong', {class: 'bad-text'}, o.alertsPending + ' failure notifications waiting for delivery')
-        : 'No failure notification waiting for delivery.'),
+    section('Alerts', alerts(o),
+      h('h2', {class: 'sub'}, 'Misfires'),
       table(['When', 'Task', 'What'], (o.recentMisfires || []).map(m => h('tr', {},
         h('td', {title: m.time}, ago(m.time)),
         h('td', {}, h('a', {href: '#/tasks/' + encodeURIComponent(m.task)}, m.task)),
         h('td', {}, m.message))), 'No misfires: every due fire was made on time.')),
+  ];
+}
+
+// alerts lists the firing alerts (GET /v1/alerts has the history).
+function alerts(o) {
+  const list = o.alerts || [];
+  const pending = (o.notificationsPending || 0) + (o.alertsPending || 0);
+  const sev = {critical: 'bad', warning: 'warn', info: 'off'};
+  const subject = a => {
+    const s = a.subject || {};
+    if (s.instance) return h('a', {href: '#/instances/' + s.instance}, (s.task ? s.task + ' ' : '') + s.instance);
+    if (s.task) return h('a', {href: '#/tasks/' + encodeURIComponent(s.task)}, s.task);
+    return s.node ? 'node ' + s.node : s.executor ? 'executor ' + s.executor : 'cluster';
+  };
+  return [
+    h('p', {class: 'muted', id: 'alerts-firing'}, (o.alertsFiring || 0) + ' firing' + (pending ? ' · ' + pending + ' notifications waiting to be sent' : '')),
+    table(['Since', 'Severity', 'Rule', 'Subject', 'Summary'], list.map(a => h('tr', {dataset: {alert: a.id}},
+      h('td', {title: a.firstSeen}, ago(a.firstSeen)),
+      h('td', {}, h('span', {class: 'badge ' + (sev[a.severity] || 'off')}, a.severity)),
+      h('td', {class: 'mono small'}, a.rule),
+      h('td', {}, subject(a)),
+      h('td', {}, a.summary, a.count > 1 ? h('span', {class: 'muted'}, ' ×' + a.count) : null, a.silenced ? h('span', {class: 'badge off'}, 'silenced') : null))),
+    'No alert is firing.'),
   ];
 }
 

@@ -50,7 +50,9 @@ export async function render(main, [name], page) {
   await Promise.allSettled(tasks);
   // Live: any change to one of this task's instances reloads the runs.
   const reload = throttle(() => loadRuns().catch(showError), 300);
-  stream('/v1/events?task=' + encodeURIComponent(name), (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal);
+  // On (re)connecting too: changes before the stream started are in no event.
+  stream('/v1/events?task=' + encodeURIComponent(name), (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal,
+    ok => { if (ok) reload(); });
 }
 
 function actions(t, base, progress) {
