@@ -1,4 +1,4 @@
-module ax
+module github.com/ax-scheduler/ax
 
 go 1.26.8
 

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // OutputLimit is how much output a Result keeps: the last OutputLimit bytes

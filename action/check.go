@@ -8,7 +8,7 @@ import (
 	"text/template/parse"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Check dry-runs the templates of a, a valid action (see model.Task.Validate),

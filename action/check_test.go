@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestCheck(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // The fuzz targets' seed corpora are in testdata/fuzz/<target>/, with the

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Headers every HTTP action sends (they override the action's own).

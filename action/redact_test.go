@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestRedactor_Redact(t *testing.T) {

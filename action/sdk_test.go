@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func sdkJob(handler string) Job {

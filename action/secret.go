@@ -3,7 +3,7 @@ package action
 import (
 	"fmt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // lookupSecret returns the value of the secret name delivered with job.

@@ -9,7 +9,7 @@ import (
 	"text/template"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TemplateTimeLimit bounds the time one template takes to render, at an

@@ -15,15 +15,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/action"
-	"ax/api"
-	"ax/client"
-	"ax/dispatch"
-	"ax/fsm"
-	"ax/raftnode"
-	"ax/tlsutil"
-	"ax/ui"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/dispatch"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/tlsutil"
+	"github.com/ax-scheduler/ax/ui"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // Config configures an agent.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"ax/fsm"
-	axmetrics "ax/metrics"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	axmetrics "github.com/ax-scheduler/ax/metrics"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Alert is the JSON body POSTed to a task's policy.notify URLs when one of

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Alert records (README, Alerts): the leader's watchdog (watchdog.go)

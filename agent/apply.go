@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"time"
 
-	"ax/client"
-	"ax/fsm"
-	"ax/model"
-	"ax/raftnode"
-	"ax/sched"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/sched"
 )
 
 // errNoLeader is answered 503 with Retry-After.

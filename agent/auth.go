@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"ax/api"
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Headers between cluster nodes. A node forwarding a request on behalf of a

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"ax/fsm"
-	"ax/raftnode"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
 // Group commit: every write this node proposes as leader goes through one

@@ -3,7 +3,7 @@ package agent
 import (
 	"testing"
 
-	"ax/fsm"
+	"github.com/ax-scheduler/ax/fsm"
 )
 
 func TestGroupFits(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
-	"ax/notify"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/notify"
 )
 
 // Channel values are sealed under their own names, so that a sealed value

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/model"
-	"ax/notify"
-	"ax/notify/notifytest"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/notify"
+	"github.com/ax-scheduler/ax/notify/notifytest"
 )
 
 // hookReceiver records the requests a webhook channel receives.

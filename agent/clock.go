@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // skewClock is the node's clock as the agent uses it (stamping commands,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 var clockT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -11,9 +11,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"ax/client"
-	"ax/model"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // Clock monitoring: every node asks every other member for its wall clock

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"time"
 
-	"ax/client"
-	"ax/fsm"
-	"ax/model"
-	"ax/raftnode"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
 // proposeSelf writes this node's record (through the leader when this

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
-	"ax/trigger"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // overviewWait bounds what the overview waits for the cluster's status

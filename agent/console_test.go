@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestWhySentence(t *testing.T) {

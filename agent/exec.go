@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"time"
 
-	"ax/api"
-	"ax/client"
-	"ax/dispatch"
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/dispatch"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // InstanceChanged implements fsm.Observer.

@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"time"
 
-	"ax/api"
-	"ax/client"
-	"ax/model"
-	"ax/raftnode"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
 // Forwarding: a request only the leader can answer runs on this node when

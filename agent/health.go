@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // A node is healthy (GET /healthz answers 200) when it knows a leader, has

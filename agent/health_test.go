@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestAgent_HealthAndClusterStatus: every member's status shows its role,

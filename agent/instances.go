@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"ax/api"
-	"ax/client"
-	"ax/fsm"
-	"ax/model"
-	"ax/trigger"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 func (a *Agent) command(ctx context.Context, c api.Caller, t fsm.CommandType, body any, out any) error {

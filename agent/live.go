@@ -6,9 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Bounds of the event streams (GET /v1/events) a node serves.

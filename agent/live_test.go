@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // streamEvent is one event read from an SSE stream.

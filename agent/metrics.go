@@ -7,9 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"ax/fsm"
-	axmetrics "ax/metrics"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	axmetrics "github.com/ax-scheduler/ax/metrics"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // metrics are the agent's Prometheus metrics, on a registry of its own

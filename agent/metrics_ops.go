@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // lastSuccessScan bounds how many of a task's newest finished instances

@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	dto "github.com/prometheus/client_model/go"
 
-	"ax/api"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // gather returns an agent's metric families by name.

@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // notifier delivers alert notifications: the channels a notification

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sort"
 
-	"ax/fsm"
-	"ax/model"
-	"ax/raftnode"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
 // checkProto refuses a command whose type needs a newer protocol than a

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"ax/fsm"
-	"ax/model"
-	"ax/raftnode"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
 func TestProtoGate(t *testing.T) {

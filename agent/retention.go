@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"ax/fsm"
+	"github.com/ax-scheduler/ax/fsm"
 )
 
 // pruneBatch is how many instances one prune command (one Raft entry)

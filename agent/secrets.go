@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // EncryptKeySize is the size of the key -encrypt-key-file holds: AES-256.

@@ -3,9 +3,9 @@ package agent
 import (
 	"context"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // write proposes a command built from a caller's request and decodes its

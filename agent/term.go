@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"ax/dispatch"
-	"ax/fsm"
-	"ax/model"
-	"ax/raftnode"
-	"ax/sched"
+	"github.com/ax-scheduler/ax/dispatch"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/sched"
 )
 
 // Leadership terms (Nomad's monitorLeadership / establishLeadership /

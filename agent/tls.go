@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/raftnode"
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // checkTransportSecurity refuses to listen without TLS on an address

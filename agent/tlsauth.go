@@ -3,7 +3,7 @@ package agent
 import (
 	"net/http"
 
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // tlsOn reports whether this node serves its API over TLS.

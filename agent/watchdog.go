@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
-	"ax/trigger"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // The watchdog (README, Alerts): a leader-only service that evaluates the

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"ax/dispatch"
-	"ax/model"
+	"github.com/ax-scheduler/ax/dispatch"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // The watchdog's cluster and frequency rules (README, Alerts): members

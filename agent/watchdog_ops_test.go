@@ -7,10 +7,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/dispatch"
-	"ax/fsm"
-	"ax/model"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/dispatch"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // events returns the pending notifications of alert id, oldest first.

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/fsm"
-	"ax/model"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // recordingNotifier records every notification.

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // watchFeed is what the watchdog learns from the state machine's

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // whyWait bounds how long an instance read waits for the leader's

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // maxSilence bounds how long a silence may last.

@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // AlertsBackend answers the alert records and manages silences.

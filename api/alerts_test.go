@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"ax/api"
+	"github.com/ax-scheduler/ax/api"
 )
 
 func TestServer_Alerts(t *testing.T) {

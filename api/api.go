@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // DefaultMaxBody is the largest request body accepted (1 MiB).

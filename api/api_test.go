@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"ax/action"
-	"ax/api"
-	"ax/model"
+	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // call is one recorded Backend call.

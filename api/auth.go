@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Access levels of routes beyond the roles of model: open routes need no

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // tokenAuth is a fake Authenticator: bearer tokens map to principals;

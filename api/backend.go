@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Caller identifies a write: who makes it (recorded in history) and the

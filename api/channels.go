@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func (s *Server) putChannel(w http.ResponseWriter, r *http.Request) {

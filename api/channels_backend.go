@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // ChannelBackend stores notification channels. Their write-only values

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"ax/api"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestServer_PutChannelValidation: a bad channel is a 400 naming the

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Bounds of the console's query parameters.

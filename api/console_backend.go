@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // ConsoleBackend answers the console's aggregate reads. Each works on any

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func (f *fakeBackend) Overview(ctx context.Context) (*model.Overview, error) {

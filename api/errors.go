@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // status maps an error to its HTTP status and wire form.

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // decodeExec decodes an executor-protocol body and checks the executor

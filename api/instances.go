@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {

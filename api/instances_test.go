@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // fixedNow is the node clock injected through api.Config.Now.

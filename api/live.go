@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Bounds of GET /v1/upcoming.

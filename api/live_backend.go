@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // LiveBackend serves the console's live and identity views: this node's

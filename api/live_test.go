@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // fakeSub is a subscription the tests feed by hand.

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"slices"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Redacted replaces literal env and header values of tasks, and the path

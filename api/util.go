@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type contextT = context.Context

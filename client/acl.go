@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // ACLBootstrap creates the first admin token of a cluster and returns it

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // ListAlerts lists alerts newest first (GET /v1/alerts).

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // PutChannel creates or replaces a notification channel; an empty

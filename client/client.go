@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Headers used by the API.

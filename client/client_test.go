@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestClient_RetriesKeepIdempotencyKey: a write retried after a 503 or a

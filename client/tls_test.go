@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 func TestBaseURL_Scheme(t *testing.T) {

@@ -24,8 +24,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/action"
-	"ax/model"
+	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // WorkerConfig configures a Worker.

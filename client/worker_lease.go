@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"ax/action"
-	"ax/model"
+	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Leases, as the executor keeps them (Chubby's and etcd's rule: the

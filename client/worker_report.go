@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type pendingReport struct {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // fakeCluster is a stand-in for the agents: it leases one job on the

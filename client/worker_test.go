@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"ax/action"
-	"ax/model"
+	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestWorker_completeReport(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // BenchmarkDispatcher_pick: a poll for 64 of 100,000 READY instances of

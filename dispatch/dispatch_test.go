@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestDispatcher_Executors: polls and heartbeats make an executor known

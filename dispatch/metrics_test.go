@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestDispatcher_ReadyDepth: the READY depth per route follows instances

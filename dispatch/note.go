@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // noteEvery is how often the dispatcher looks for instances that no

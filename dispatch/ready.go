@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // route is what an executor needs to run a task's instances: the action

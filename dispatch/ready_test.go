@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // fakeStore holds task definitions; jobs are made up from ids.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func hashOf(c byte) string { return strings.Repeat(string(c), 64) }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func raise(id, key string) AlertUpdate {

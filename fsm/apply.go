@@ -14,7 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Apply applies one log entry. It is a thin wrapper of ApplyBatch.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Attempt records use a compact binary form: one is written for every

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // finishBench drives a state machine through the execution path for the

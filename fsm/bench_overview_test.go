@@ -8,7 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // BenchmarkOverview measures the overview query (ns/op), and instance

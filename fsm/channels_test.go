@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestFSM_Channels: a channel is stored with its write-only values beside

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // termApplier feeds commands to an FSM as consecutive log entries of a

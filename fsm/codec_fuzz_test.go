@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // FuzzDecodeCommand decodes arbitrary bytes as a command and, when that

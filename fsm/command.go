@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // CommandType identifies the kind of a command. Values are part of the Raft

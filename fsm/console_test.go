@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // listIDs lists instances with flt, following cursors, and returns the

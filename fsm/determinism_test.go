@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // logGen generates a random log that exercises every command type: tasks

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Execution commands: every transition of an instance after it fires is

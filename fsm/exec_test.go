@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // execFixture builds a state machine with one instance in a given state.

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Bucket names. See DESIGN.md.

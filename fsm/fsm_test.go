@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli()

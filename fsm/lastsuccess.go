@@ -5,7 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // RestoreObserver is an Observer that also wants to know when a snapshot

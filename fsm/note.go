@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Note is the body of CmdNote: an event recorded on READY instances to

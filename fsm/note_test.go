@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestFSM_Note: a note is recorded on a READY instance once per wait (a

@@ -8,7 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Protocol 4 policies (DESIGN.md, "Protocol 4 policies"): dependsOn and

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // policyFixture is a state machine at a given protocol with helpers to

@@ -3,7 +3,7 @@ package fsm
 import (
 	bolt "go.etcd.io/bbolt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Precheck answers c from the current state when applying it could only

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestFSM_Precheck checks the answers given without a log entry: each is

@@ -3,7 +3,7 @@ package fsm
 import (
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestFSM_ProtoGatesStricterChecks: entries applied before the cluster

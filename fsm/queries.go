@@ -11,7 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func (r *record) toModel() model.Instance {

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Instance records are a compact binary encoding rather than JSON: they

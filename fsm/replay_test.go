@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // failOn makes f's applies of commands whose request id is reqID write a

@@ -8,7 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // The console's aggregates (see DESIGN.md, "Console aggregates"): per

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Submit commands and their results use a compact binary form rather than

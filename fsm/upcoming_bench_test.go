@@ -8,7 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // BenchmarkUpcoming measures GET /v1/upcoming as the agent answers it:

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // The state machine validates every command before it writes, with the

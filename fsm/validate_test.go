@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // raw builds a command with a body given as bytes.

@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"ax/client"
+	"github.com/ax-scheduler/ax/client"
 )
 
 // Config configures a local cluster.
@@ -461,9 +461,9 @@ func Build(out string, tags ...string) error {
 	if os.Getenv("AX_TEST_RACE") != "" {
 		args = append(args, "-race")
 	}
-	msg, err := exec.Command("go", append(args, "ax/cmd/ax")...).CombinedOutput()
+	msg, err := exec.Command("go", append(args, "github.com/ax-scheduler/ax/cmd/ax")...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("go %s ax/cmd/ax: %v\n%s", strings.Join(args, " "), err, msg)
+		return fmt.Errorf("go %s github.com/ax-scheduler/ax/cmd/ax: %v\n%s", strings.Join(args, " "), err, msg)
 	}
 	return nil
 }

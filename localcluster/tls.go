@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // CAFile is the cluster CA certificate in a TLS directory.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // FuzzTaskValidate decodes arbitrary JSON into a task: Normalize and

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"ax/trigger"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // Event types of GET /v1/events (the SSE "event:" field).

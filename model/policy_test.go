@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestTimeout_JSON(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"text/template"
 	"time"
 
-	"ax/trigger"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // Schedule returns the fire-time schedule of the task's trigger, or nil for

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestParseTemplate(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"ax/trigger"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 var labelKeyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)

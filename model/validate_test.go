@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // mustTime parses an RFC 3339 time or fails the test.

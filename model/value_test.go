@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestValue_JSON(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/wneessen/go-mail"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Webhook headers.

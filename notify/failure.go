@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // LogTailLines is how many lines of an attempt's output a failure report

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Target is one place a notification goes: a named channel with its

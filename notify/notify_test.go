@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
-	"ax/notify"
-	"ax/notify/notifytest"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/notify"
+	"github.com/ax-scheduler/ax/notify/notifytest"
 )
 
 func ip(n int) *int { return &n }

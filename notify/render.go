@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Subject is the one-line summary of a notification, e.g.

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // rpcRequestVote is raft's wire type byte for RequestVote

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/fsm"
-	"ax/model"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // noop applies an entry stamped by lv's leader (any command a leader

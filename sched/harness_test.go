@@ -14,9 +14,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"ax/fsm"
-	"ax/model"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // waitTimeout bounds every wait for a condition.
@@ -358,7 +358,7 @@ func calledByDriver() bool {
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
 	for {
 		f, more := frames.Next()
-		if strings.HasPrefix(f.Function, "ax/wheel.(*Driver).") {
+		if strings.HasPrefix(f.Function, "github.com/ax-scheduler/ax/wheel.(*Driver).") {
 			return true
 		}
 		if !more {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"ax/fsm"
-	"ax/model"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // populate fills a state machine with n SCHEDULED instances due within

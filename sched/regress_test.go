@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/fsm"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // failingStore fails one of the reads Run starts with, optionally after

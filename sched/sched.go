@@ -10,10 +10,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/fsm"
-	"ax/model"
-	"ax/trigger"
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/trigger"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // Store is what the scheduler reads from the state machine.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestScheduler_Run_FiresEverySecond: a per-second task fires once per

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/fsm"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // tokenClient is a client of the whole cluster (or of addrs) with token.

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/fsm"
-	"ax/model"
-	"ax/notify"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/notify"
 )
 
 // webhook records the alert notifications POSTed to it.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestCluster_BadInputWritesNothing sends invalid requests to a follower

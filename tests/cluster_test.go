@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestCluster_ThreeNodesJoin(t *testing.T) {

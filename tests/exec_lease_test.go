@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // cutProxy forwards TCP connections to one address until it is cut: then

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // execCluster starts 3 agents (no embedded executor, 2s leases) and two
@@ -332,7 +332,7 @@ func TestExec_SDKHandlers(t *testing.T) {
 	c := startCluster(t, 3, "-lease", "2s")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sdk-worker")
-	if out, err := exec.Command("go", "build", "-o", bin, "ax/examples/sdk-worker").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ax-scheduler/ax/examples/sdk-worker").CombinedOutput(); err != nil {
 		t.Fatalf("build example: %v\n%s", err, out)
 	}
 	ledger := filepath.Join(dir, "ledger")

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestFailover_DispatchResumesWithinASecond runs the dispatch failover

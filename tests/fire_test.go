@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // allInstances lists every instance of a task (linearizable).

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/api"
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestACL_RouteMatrix sends every route of the API (api.Server.Routes) to a

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // waitProto4 waits until every node reports the cluster at protocol 4,

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestSecrets_NeverAtRestOrInAnswers: a three-node cluster with

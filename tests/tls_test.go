@@ -21,11 +21,11 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 
-	"ax/client"
-	"ax/fsm"
-	"ax/localcluster"
-	"ax/model"
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // Raft's wire types (hashicorp/raft net_transport.go).

@@ -11,8 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // browserPath finds Debian's chromium. .ci/run installs it and sets

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type aclCommand struct{}

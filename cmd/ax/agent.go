@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/agent"
+	"github.com/ax-scheduler/ax/agent"
 )
 
 type agentCommand struct{}

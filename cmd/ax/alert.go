@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type alertCommand struct{}

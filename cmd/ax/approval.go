@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type approvalCommand struct{}

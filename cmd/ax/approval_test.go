@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // TestAwaitDecision: `ax approval request` waits for the operator while

@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type benchCommand struct{}

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // runBenchConsole fills a cluster the way a busy installation looks (many

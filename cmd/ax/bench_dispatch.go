@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // dispatchTask is the task the dispatch failover runs: a shell "true"

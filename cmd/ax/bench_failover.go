@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // runBenchFailover fills the cluster with pending delayed instances, fails

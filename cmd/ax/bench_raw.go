@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ax/client"
+	"github.com/ax-scheduler/ax/client"
 )
 
 // rawLoad drives n HTTP/1.1 requests over `clients` keep-alive connections

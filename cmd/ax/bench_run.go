@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func runBenchRun(ctx context.Context, args []string) error {

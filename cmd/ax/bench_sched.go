@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func benchTask(ctx context.Context, cl *client.Client, name string) error {

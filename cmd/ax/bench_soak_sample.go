@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"ax/client"
+	"github.com/ax-scheduler/ax/client"
 )
 
 // soakTarget is one agent the soak samples.

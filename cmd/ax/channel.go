@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type channelCommand struct{}

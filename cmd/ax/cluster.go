@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type clusterCommand struct{}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/client"
+	"github.com/ax-scheduler/ax/client"
 )
 
 type executorCommand struct{}

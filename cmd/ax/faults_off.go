@@ -5,7 +5,7 @@ package main
 import (
 	"time"
 
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // faultClock is the fault hook's clock (faults_on.go); a normal build has

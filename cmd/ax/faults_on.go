@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"ax/wheel"
+	"github.com/ax-scheduler/ax/wheel"
 )
 
 // faultClockEnv names the fault hook's variable: a Go duration with an

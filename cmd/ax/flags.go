@@ -7,7 +7,7 @@ import (
 	"os/user"
 	"strings"
 
-	"ax/client"
+	"github.com/ax-scheduler/ax/client"
 )
 
 // newFlagSet returns a flag set that prints usage on -h and returns errors

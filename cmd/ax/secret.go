@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"ax/agent"
+	"github.com/ax-scheduler/ax/agent"
 )
 
 type secretCommand struct{}

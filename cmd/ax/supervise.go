@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 
-	"ax/action"
+	"github.com/ax-scheduler/ax/action"
 )
 
 // superviseCommand is the helper an `ax executor` starts next to itself

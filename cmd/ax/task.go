@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"ax/client"
-	"ax/model"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
 )
 
 type taskCommand struct{}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 type tlsCommand struct{}

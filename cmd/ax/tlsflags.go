@@ -14,8 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"ax/agent"
-	"ax/tlsutil"
+	"github.com/ax-scheduler/ax/agent"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // tlsFlags are a client's TLS flags (every client command and ax

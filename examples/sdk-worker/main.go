@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"ax/client"
+	"github.com/ax-scheduler/ax/client"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // knownIssues are the checks expected to fail on today's code, per

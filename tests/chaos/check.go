@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Check names, one per promise of DESIGN §8 the checker judges.

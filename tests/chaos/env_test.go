@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"ax/client"
-	"ax/localcluster"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/localcluster"
 )
 
 // lease is the agents' -lease in the chaos cluster: short, so that a cut

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"ax/model"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // History is what one scenario recorded, all times on the test's clock
