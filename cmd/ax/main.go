@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
 	"syscall"
 )
 
@@ -87,18 +90,41 @@ func main() {
 	}
 }
 
+// groups are the commands made of subcommands: "ax task -h" and "ax help
+// task" print their usage (a command with flags prints its flags itself).
+var groups = map[string]bool{"task": true, "cluster": true, "instance": true, "approval": true, "bench": true,
+	"tls": true, "acl": true, "secret": true, "alert": true, "channel": true}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
 func run(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Print(usage)
-		if len(args) == 0 {
-			return flag.ErrHelp
+		return flag.ErrHelp
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
+	if isHelp(args[0]) {
+		if len(args) > 1 { // ax help task
+			if cmd, ok := commands()[args[1]]; ok {
+				fmt.Print(strings.TrimLeft(cmd.Usage(), "\n"))
+				return nil
+			}
+			return fmt.Errorf("unknown command %q (ax help lists them)", args[1])
 		}
+		fmt.Print(usage)
 		return nil
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
-		fmt.Fprint(os.Stderr, usage)
-		return fmt.Errorf("unknown command %q", args[0])
+		return fmt.Errorf("unknown command %q (ax help lists them)", args[0])
+	}
+	if groups[args[0]] && len(args) == 2 && isHelp(args[1]) {
+		fmt.Print(strings.TrimLeft(cmd.Usage(), "\n"))
+		return nil
 	}
 	return cmd.Run(ctx, args[1:])
 }
@@ -109,8 +135,43 @@ var version = "dev"
 type versionCommand struct{}
 
 func (*versionCommand) Run(ctx context.Context, args []string) error {
-	fmt.Println("ax", version)
+	fmt.Println(versionLine())
 	return nil
 }
 
-func (*versionCommand) Usage() string { return "ax version" }
+func (*versionCommand) Usage() string {
+	return "Usage: ax version\n\nPrints the version, the commit it was built from and the Go version.\n"
+}
+
+// versionLine says what this binary is: the version set with -ldflags (or
+// the module version go install recorded), the VCS commit and time, and
+// the Go version, from the build information.
+func versionLine() string {
+	v, commit, when, dirty, goVersion := version, "", "", false, runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	line := "ax " + v
+	if commit != "" {
+		line += " commit " + commit[:min(len(commit), 12)]
+		if dirty {
+			line += "+dirty"
+		}
+		if when != "" {
+			line += " (" + when + ")"
+		}
+	}
+	return line + " " + goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH
+}

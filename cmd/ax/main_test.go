@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestRun_HelpAndUnknown: help at every level answers without an error;
+// an unknown command is one line with a hint.
+func TestRun_HelpAndUnknown(t *testing.T) {
+	ctx := context.Background()
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"help", "task"}, {"help", "agent"}, {"--version"}, {"version"}} {
+		if err := run(ctx, args); err != nil {
+			t.Errorf("ax %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	for name := range groups {
+		for _, h := range []string{"-h", "--help", "help"} {
+			if err := run(ctx, []string{name, h}); err != nil {
+				t.Errorf("ax %s %s: %v", name, h, err)
+			}
+		}
+	}
+	for _, args := range [][]string{{"foo"}, {"help", "foo"}} {
+		err := run(ctx, args)
+		if err == nil || !strings.Contains(err.Error(), `unknown command "foo"`) || !strings.Contains(err.Error(), "ax help") {
+			t.Errorf("ax %s: %v, want one line naming it with a hint", strings.Join(args, " "), err)
+		}
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	v := versionLine()
+	if !strings.HasPrefix(v, "ax ") || !strings.Contains(v, runtime.Version()) || !strings.Contains(v, runtime.GOOS+"/"+runtime.GOARCH) {
+		t.Fatalf("version line %q", v)
+	}
+}
