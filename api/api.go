@@ -114,6 +114,7 @@ func (s *Server) routes() []route {
 	rs := []route{
 		{"GET /healthz", AccessOpen, s.health},
 		{"GET /livez", AccessOpen, s.live},
+		{"GET /v1/openapi.json", AccessOpen, s.openAPI},
 		{"PUT /v1/tasks/{name}", writer, s.putTask},
 		{"GET /v1/tasks", reader, s.listTasks},
 		{"GET /v1/tasks/{name}", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.GetTask(ctx, n) })},

@@ -268,7 +268,7 @@ func TestServer_RedactsLiteralValuesBelowWriter(t *testing.T) {
 // that a change to the route table is a change to this list too.
 func TestServer_RouteRoles(t *testing.T) {
 	want := map[string]string{
-		"GET /healthz": api.AccessOpen, "GET /livez": api.AccessOpen,
+		"GET /healthz": api.AccessOpen, "GET /livez": api.AccessOpen, "GET /v1/openapi.json": api.AccessOpen,
 		"GET /metrics": "reader", "GET /v1/tasks": "reader", "GET /v1/tasks/{name}": "reader",
 		"GET /v1/tasks/{name}/history": "reader", "GET /v1/tasks/{name}/events": "reader",
 		"GET /v1/tasks/{name}/calendar": "reader", "GET /v1/tasks/{name}/fires": "reader",
