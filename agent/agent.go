@@ -31,10 +31,15 @@ type Config struct {
 	NodeID   string
 	DataDir  string
 	HTTPAddr string // listen address of the API
-	// AdvertiseHTTP is the HTTP address other nodes reach this one at;
-	// default the listen address (tests put a proxy in front).
+	// AdvertiseHTTP is the HTTP address other nodes reach this one at
+	// (recorded for joins, forwarding and the cluster status); default
+	// the listen address. Required when HTTPAddr's host is unspecified
+	// (0.0.0.0, ::, empty); also for NAT (tests put a proxy in front).
 	AdvertiseHTTP string
-	RaftAddr      string // listen and advertised address of Raft
+	RaftAddr      string // listen address of Raft
+	// AdvertiseRaft is the Raft address other nodes reach this one at;
+	// default RaftAddr, required when RaftAddr's host is unspecified.
+	AdvertiseRaft string
 	// Join lists HTTP addresses of existing members. Empty means this
 	// node bootstraps a new cluster when its data dir is empty.
 	Join []string
@@ -250,6 +255,9 @@ func New(cfg Config) (*Agent, error) {
 		// Every command carries it; the state machine refuses longer ones.
 		return nil, fmt.Errorf("agent: node id longer than %d bytes", maxNodeID)
 	}
+	if err := checkAdvertise(cfg); err != nil {
+		return nil, err
+	}
 	if err := checkTransportSecurity(cfg, cfg.Logger.With("node", cfg.NodeID)); err != nil {
 		return nil, err
 	}
@@ -318,7 +326,7 @@ func New(cfg Config) (*Agent, error) {
 		restore = &raftnode.Restore{Path: cfg.Restore, Index: index}
 	}
 	node, err := raftnode.New(raftnode.Config{
-		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, DataDir: cfg.DataDir, Restore: restore,
+		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, DataDir: cfg.DataDir, Restore: restore,
 		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS),
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,

@@ -45,11 +45,16 @@ type StateMachine interface {
 // Config configures a Node.
 type Config struct {
 	ID        string
-	RaftAddr  string // bind and advertised address, host:port
+	RaftAddr  string // bind address, host:port (advertised unless AdvertiseAddr)
 	DataDir   string // raft log, stable store and snapshots live under it
 	Bootstrap bool   // bootstrap a one-node cluster when there is no state
 	FSM       StateMachine
 	Logger    hclog.Logger
+
+	// AdvertiseAddr is the Raft address peers reach this node at
+	// (host:port, resolved once at start); default RaftAddr. Needed when
+	// RaftAddr is 0.0.0.0 or the node sits behind NAT.
+	AdvertiseAddr string
 
 	// Tuning; zero values take the defaults below.
 	HeartbeatTimeout   time.Duration // default 1s
@@ -142,10 +147,14 @@ func New(cfg Config) (*Node, error) {
 	snaps := privateSnapshots{SnapshotStore: fileSnaps, dir: dir}
 	trans := cfg.Transport
 	if trans == nil {
-		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		adv := cfg.AdvertiseAddr
+		if adv == "" {
+			adv = cfg.RaftAddr
+		}
+		addr, err := net.ResolveTCPAddr("tcp", adv)
 		if err != nil {
 			logs.Close()
-			return nil, fmt.Errorf("raftnode: raft address %q: %w", cfg.RaftAddr, err)
+			return nil, fmt.Errorf("raftnode: raft address %q: %w", adv, err)
 		}
 		var t *raft.NetworkTransport
 		if cfg.TLS != nil {

@@ -33,13 +33,18 @@ Examples:
 	ax agent -node n2 -data /var/lib/ax/n2 -http 127.0.0.1:7080 -raft 127.0.0.1:7081 -join 127.0.0.1:7070
 	ax agent -node n3 -data /var/lib/ax/n3 -http 127.0.0.1:7090 -raft 127.0.0.1:7091 -join 127.0.0.1:7070
 
+	# in a container: listen everywhere, advertise the reachable address
+	ax agent -node n1 -data /data -http 0.0.0.0:7070 -raft 0.0.0.0:7071 \
+		-advertise-http ax1.example.com:7070 -advertise-raft ax1.example.com:7071 ...
+
 	# TLS (certificates from ax tls; SIGHUP reloads them)
 	ax agent -node n1 -http 10.0.0.1:7070 -raft 10.0.0.1:7071 \
 		-tls-ca tls/ax-ca.pem -tls-cert tls/n1.pem -tls-key tls/n1-key.pem
 
 A node with existing state restarts with the same command line; -join is
 then only a fallback. SIGTERM on the leader transfers leadership first.
-A non-loopback HTTP or Raft address needs TLS, or -insecure.
+A non-loopback HTTP or Raft address needs TLS, or -insecure. A node
+listening on 0.0.0.0 or :: needs -advertise-http / -advertise-raft.
 `
 }
 
@@ -58,7 +63,9 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.NodeID, "node", "n1", "node id, unique in the cluster")
 	fs.StringVar(&cfg.DataDir, "data", "./ax-data", "data directory")
 	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:7070", "HTTP API listen address")
-	fs.StringVar(&cfg.RaftAddr, "raft", "127.0.0.1:7071", "Raft listen and advertised address")
+	fs.StringVar(&cfg.RaftAddr, "raft", "127.0.0.1:7071", "Raft listen address")
+	fs.StringVar(&cfg.AdvertiseHTTP, "advertise-http", "", "HTTP address the other nodes reach this one at (default -http; required when -http is 0.0.0.0 or ::, or behind NAT)")
+	fs.StringVar(&cfg.AdvertiseRaft, "advertise-raft", "", "Raft address the other nodes reach this one at (default -raft; required when -raft is 0.0.0.0 or ::, or behind NAT)")
 	fs.StringVar(&join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
 	fs.StringVar(&cfg.Restore, "restore", "", "start a new one-node cluster from a snapshot's state.bin (empty -data; others then -join it)")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "management token: admin on every route, also used to join (env AX_TOKEN; prefer -token-file, which keeps it out of the process list)")
