@@ -255,10 +255,12 @@ func New(cfg Config) (*Agent, error) {
 		// Every command carries it; the state machine refuses longer ones.
 		return nil, fmt.Errorf("agent: node id longer than %d bytes", maxNodeID)
 	}
-	if err := checkAdvertise(cfg); err != nil {
+	// Security first: an open listener without TLS is refused for that
+	// reason before its address is looked at.
+	if err := checkTransportSecurity(cfg, cfg.Logger.With("node", cfg.NodeID)); err != nil {
 		return nil, err
 	}
-	if err := checkTransportSecurity(cfg, cfg.Logger.With("node", cfg.NodeID)); err != nil {
+	if err := checkAdvertise(cfg); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {

@@ -449,7 +449,8 @@ func TestInsecure_NonLoopbackNeedsTLSOrInsecure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(axBinary, append(args, "-insecure")...)
+	// Listening on 0.0.0.0 also needs the address the others dial.
+	cmd := exec.Command(axBinary, append(args, "-insecure", "-advertise-http", "127.0.0.1:"+port)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
