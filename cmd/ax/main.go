@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -76,18 +77,43 @@ $AX_CACERT). Run "ax <command> -h" for details.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Value // the signal that stopped the command
+	go func() {
+		s := <-sigs
+		got.Store(s)
+		signal.Stop(sigs) // a second Ctrl-C kills at once
+		cancel()
+	}()
+	err := run(ctx, os.Args[1:])
+	sig, _ := got.Load().(os.Signal)
+	code := exitCode(err, sig)
+	if err != nil && code != 2 && !(sig == os.Interrupt && errors.Is(err, context.Canceled)) {
 		fmt.Fprintln(os.Stderr, "ax:", err)
 		if hint := tlsHint(err); hint != "" {
 			fmt.Fprintln(os.Stderr, "ax: hint:", hint)
 		}
-		os.Exit(1)
 	}
+	os.Exit(code)
+}
+
+// exitCode is the process's exit status: 130 after Ctrl-C (SIGINT, as
+// shells report it), whatever the command made of it; 2 for a usage
+// request without a command; 1 for an error; 0 otherwise (also after
+// SIGTERM, which asks an agent or executor to stop cleanly).
+func exitCode(err error, sig os.Signal) int {
+	switch {
+	case sig == os.Interrupt:
+		return 130
+	case errors.Is(err, flag.ErrHelp):
+		return 2
+	case err != nil:
+		return 1
+	}
+	return 0
 }
 
 // groups are the commands made of subcommands: "ax task -h" and "ax help

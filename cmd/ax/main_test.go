@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -35,5 +39,25 @@ func TestVersionLine(t *testing.T) {
 	v := versionLine()
 	if !strings.HasPrefix(v, "ax ") || !strings.Contains(v, runtime.Version()) || !strings.Contains(v, runtime.GOOS+"/"+runtime.GOARCH) {
 		t.Fatalf("version line %q", v)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		sig  os.Signal
+		want int
+	}{
+		{nil, nil, 0},
+		{errors.New("boom"), nil, 1},
+		{flag.ErrHelp, nil, 2},
+		{context.Canceled, os.Interrupt, 130},
+		{nil, os.Interrupt, 130},
+		{nil, syscall.SIGTERM, 0},
+		{errors.New("boom"), syscall.SIGTERM, 1},
+	} {
+		if got := exitCode(tc.err, tc.sig); got != tc.want {
+			t.Errorf("exitCode(%v, %v) = %d, want %d", tc.err, tc.sig, got, tc.want)
+		}
 	}
 }
