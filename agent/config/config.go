@@ -15,7 +15,7 @@ import (
 // The ax tag says how a value is checked beyond its type: duration (Go
 // syntax, "30s"), addr (host:port), member (a member's HTTP address, as
 // -join takes it), url, path (resolved against the file's directory),
-// oneof=a|b|c.
+// oneof=a|b|c. Counts (int fields) are at least 1.
 type Agent struct {
 	Node          *string  `hcl:"node,optional"`
 	Data          *string  `hcl:"data,optional" ax:"path"`
