@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,11 @@ func TestUnits_Parse(t *testing.T) {
 			if c.command == "agent" {
 				if u.get("Service", "StateDirectory") != "ax" || !strings.Contains(u.get("Service", "ExecStart"), "-data %S/ax") {
 					t.Errorf("want StateDirectory=ax and -data %%S/ax")
+				}
+				// The settings come from /etc/ax/agent.hcl (the sample
+				// ax-agent.hcl), handed over as a credential.
+				if !slices.Contains(u["Service"]["LoadCredential"], "agent.hcl:/etc/ax/agent.hcl") || !strings.Contains(u.get("Service", "ExecStart"), "-config %d/agent.hcl") {
+					t.Errorf("want LoadCredential=agent.hcl:/etc/ax/agent.hcl and -config %%d/agent.hcl")
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/pprof"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/agent"
+	"github.com/ax-scheduler/ax/agent/config"
 )
 
 type agentCommand struct{}
@@ -37,9 +39,17 @@ Examples:
 	ax agent -node n1 -data /data -http 0.0.0.0:7070 -raft 0.0.0.0:7071 \
 		-advertise-http ax1.example.com:7070 -advertise-raft ax1.example.com:7071 ...
 
+	# settings from a file (deploy/ax-agent.hcl lists every key); a flag
+	# given as well wins over the file
+	ax agent -config /etc/ax/agent.hcl -log-level debug
+
 	# TLS (certificates from ax tls; SIGHUP reloads them)
 	ax agent -node n1 -http 10.0.0.1:7070 -raft 10.0.0.1:7071 \
 		-tls-ca tls/ax-ca.pem -tls-cert tls/n1.pem -tls-key tls/n1-key.pem
+
+The settings come from the flags' defaults, then the -config file, then
+AX_TOKEN / AX_EXECUTOR_TOKEN, then the flags given. Relative paths in the
+file are relative to the file's directory.
 
 A node with existing state restarts with the same command line; -join is
 then only a fallback. SIGTERM on the leader transfers leadership first.
@@ -51,33 +61,50 @@ listening on 0.0.0.0 or :: needs -advertise-http / -advertise-raft.
 // agentGCPercent is the agent's garbage-collection target unless GOGC is set.
 const agentGCPercent = 200
 
-func (c *agentCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("agent", c.Usage())
-	var (
-		cfg       agent.Config
-		join      string
-		tokenFile string
-		logLevel  string
-		logJSON   bool
-	)
+// agentOptions are the flags of ax agent that are not fields of
+// agent.Config, or that need parsing first.
+type agentOptions struct {
+	configFile   string
+	join         string
+	tokenFile    string
+	encKeyFile   string
+	ui           bool
+	logLevel     string
+	logJSON      bool
+	pprofAddr    string
+	embedded     string
+	execCapacity int
+	execLabels   string
+	tls          agentTLSFlags
+}
+
+// agentEnvFlags are the flags whose default comes from the environment:
+// set there, they win over the config file.
+var agentEnvFlags = map[string]string{"token": "AX_TOKEN", "executor-token": "AX_EXECUTOR_TOKEN"}
+
+// agentFlags defines ax agent's flags over cfg and o. Every flag but
+// -config is also a key of the config file (agent/config).
+func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet {
+	fs := newFlagSet("agent", usage)
+	fs.StringVar(&o.configFile, "config", "", "read settings from this HCL file (keys are the flags with _ for -; flags given here override it)")
 	fs.StringVar(&cfg.NodeID, "node", "n1", "node id, unique in the cluster")
 	fs.StringVar(&cfg.DataDir, "data", "./ax-data", "data directory")
 	fs.StringVar(&cfg.HTTPAddr, "http", "127.0.0.1:7070", "HTTP API listen address")
 	fs.StringVar(&cfg.RaftAddr, "raft", "127.0.0.1:7071", "Raft listen address")
 	fs.StringVar(&cfg.AdvertiseHTTP, "advertise-http", "", "HTTP address the other nodes reach this one at (default -http; required when -http is 0.0.0.0 or ::, or behind NAT)")
 	fs.StringVar(&cfg.AdvertiseRaft, "advertise-raft", "", "Raft address the other nodes reach this one at (default -raft; required when -raft is 0.0.0.0 or ::, or behind NAT)")
-	fs.StringVar(&join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
+	fs.StringVar(&o.join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
 	fs.StringVar(&cfg.Restore, "restore", "", "start a new one-node cluster from a snapshot's state.bin (empty -data; others then -join it)")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "management token: admin on every route, also used to join (env AX_TOKEN; prefer -token-file, which keeps it out of the process list)")
-	fs.StringVar(&tokenFile, "token-file", "", "read the management token from this file (mode 0600)")
-	encKeyFile := fs.String("encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
-	ui := fs.Bool("ui", true, "serve the operator console at /ui/ (false: the API only)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "read the management token from this file (mode 0600)")
+	fs.StringVar(&o.encKeyFile, "encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
+	fs.BoolVar(&o.ui, "ui", true, "serve the operator console at /ui/ (false: the API only)")
 	fs.StringVar(&cfg.ConsoleURL, "console-url", "", "base URL of the console links in notifications (default http(s)://<this node's HTTP address>; set it behind a proxy)")
 	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap the longest idle one is closed)")
 	fs.IntVar(&cfg.MetricsMaxTasks, "metrics-max-tasks", agent.DefaultMetricsMaxTasks, "distinct task names with their own task label on the per-task histograms; later ones are counted as task=\"other\"")
-	fs.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
-	fs.BoolVar(&logJSON, "log-json", false, "log as JSON")
-	pprofAddr := fs.String("pprof", "", "serve Go's /debug/pprof on this address (profiling)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	fs.BoolVar(&o.logJSON, "log-json", false, "log as JSON")
+	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's /debug/pprof on this address (profiling)")
 	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
 	fs.DurationVar(&cfg.Retention, "retention", 7*24*time.Hour, "keep finished instances this long unless their task sets policy.retention (0: forever)")
 	fs.DurationVar(&cfg.RetentionInterval, "retention-interval", time.Minute, "how often the leader deletes instances past retention")
@@ -92,38 +119,77 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.DefaultTimeout, "default-timeout", time.Hour, "timeout of attempts whose task sets no policy.timeout (0: none; a task opts out with \"timeout\": \"none\")")
 	fs.DurationVar(&cfg.MaxClockSkew, "max-clock-skew", time.Second, "a node whose clock is further than this from the cluster's (the members' median) is reported, keeps to the cluster's time and hands leadership over")
 	fs.StringVar(&cfg.ExecutorToken, "executor-token", os.Getenv("AX_EXECUTOR_TOKEN"), "token good only for the executor protocol (env AX_EXECUTOR_TOKEN)")
-	embedded := fs.String("executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
-	execCapacity := fs.Int("executor-capacity", 16, "attempts the embedded executor runs at once")
-	execLabels := fs.String("executor-labels", "", "labels k=v,k=v of the embedded executor")
+	fs.StringVar(&o.embedded, "executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
+	fs.IntVar(&o.execCapacity, "executor-capacity", 16, "attempts the embedded executor runs at once")
+	fs.StringVar(&o.execLabels, "executor-labels", "", "labels k=v,k=v of the embedded executor")
 	fs.DurationVar(&cfg.Horizon, "horizon", time.Hour, "delayed instances due within this are held in the leader's timing wheel")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot")
-	var tf agentTLSFlags
-	tf.register(fs, &cfg)
-	if err := fs.Parse(args); err != nil {
-		return err
+	o.tls.register(fs, cfg)
+	return fs
+}
+
+// applyConfigFile applies the -config file to the flags the command line
+// and the environment left unset, and returns its warnings.
+func applyConfigFile(fs *flag.FlagSet, path string) (warnings []string, err error) {
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, err
 	}
-	if err := tf.load(&cfg); err != nil {
+	var keep []string
+	for name, env := range agentEnvFlags {
+		if os.Getenv(env) != "" {
+			keep = append(keep, name)
+		}
+	}
+	if err := f.Apply(fs, keep...); err != nil {
+		return nil, err
+	}
+	if f.Set("token") || f.Set("executor_token") {
+		if w := warnIfShared(path); w != "" {
+			warnings = append(warnings, "config file holds a token and "+w)
+		}
+	}
+	return warnings, nil
+}
+
+func (c *agentCommand) Run(ctx context.Context, args []string) error {
+	var (
+		cfg agent.Config
+		o   agentOptions
+	)
+	fs := agentFlags(c.Usage(), &cfg, &o)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("agent: unexpected arguments %q", fs.Args())
 	}
-	cfg.NoUI = !*ui
-	tok, err := readToken(cfg.Token, tokenFile)
+	var warnings []string
+	if o.configFile != "" {
+		w, err := applyConfigFile(fs, o.configFile)
+		if err != nil {
+			return err
+		}
+		warnings = append(warnings, w...)
+	}
+	if err := o.tls.load(&cfg); err != nil {
+		return err
+	}
+	cfg.NoUI = !o.ui
+	tok, err := readToken(cfg.Token, o.tokenFile)
 	if err != nil {
 		return err
 	}
 	cfg.Token = tok
-	var warnings []string
-	if tokenFile != "" {
-		if w := warnIfShared(tokenFile); w != "" {
+	if o.tokenFile != "" {
+		if w := warnIfShared(o.tokenFile); w != "" {
 			warnings = append(warnings, "token file "+w)
 		}
 	}
-	if *encKeyFile != "" {
-		key, w, err := agent.ReadEncryptKey(*encKeyFile)
+	if o.encKeyFile != "" {
+		key, w, err := agent.ReadEncryptKey(o.encKeyFile)
 		if err != nil {
 			return err
 		}
@@ -132,29 +198,29 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		}
 		cfg.EncryptKey = key
 	}
-	for _, j := range strings.Split(join, ",") {
+	for _, j := range strings.Split(o.join, ",") {
 		if j = strings.TrimSpace(j); j != "" {
 			cfg.Join = append(cfg.Join, j)
 		}
 	}
-	switch *embedded {
+	switch o.embedded {
 	case "auto":
-		cfg.Executor = join == ""
+		cfg.Executor = len(cfg.Join) == 0
 	case "true", "false":
-		cfg.Executor = *embedded == "true"
+		cfg.Executor = o.embedded == "true"
 	default:
 		return fmt.Errorf("agent: -executor wants true, false or auto")
 	}
-	cfg.ExecutorCapacity = *execCapacity
+	cfg.ExecutorCapacity = o.execCapacity
 	cfg.ExecutorReaper = reaperArgv()
-	if cfg.ExecutorLabels, err = parseLabels(*execLabels); err != nil {
+	if cfg.ExecutorLabels, err = parseLabels(o.execLabels); err != nil {
 		return err
 	}
 	clock, offset, err := faultClock()
 	if err != nil {
 		return err
 	}
-	logOpts := hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(o.logLevel), JSONFormat: o.logJSON, Output: os.Stderr}
 	if clock != nil {
 		cfg.Clock, logOpts.TimeFn = clock, clock.Now
 		warnings = append(warnings, fmt.Sprintf("fault hook: this node's wall clock is offset by %s (a binary built with -tags faults, for tests only)", offset))
@@ -176,12 +242,12 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *pprofAddr != "" {
+	if o.pprofAddr != "" {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		go func() { _ = http.ListenAndServe(*pprofAddr, mux) }()
+		go func() { _ = http.ListenAndServe(o.pprofAddr, mux) }()
 	}
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
