@@ -1,6 +1,6 @@
 // Package localcluster starts real ax agent processes on free loopback
-// ports in a temporary directory: the multi-process tests and the bench
-// command use it. Every process is stopped by Close.
+// ports in a temporary directory: the multi-process tests and ax-bench use
+// it. Every process is stopped by Close.
 package localcluster
 
 import (
@@ -454,6 +454,14 @@ func (c *Cluster) StartExecutorAt(name string, addrs []string, args ...string) (
 // "faults" for the test-only clock hook); AX_TEST_RACE=1 in the
 // environment adds -race. The compiler's output is in the error.
 func Build(out string, tags ...string) error {
+	return BuildCommand(out, "github.com/ax-scheduler/ax/cmd/ax", tags...)
+}
+
+// BuildCommand compiles the command pkg of this module (an import path,
+// github.com/ax-scheduler/ax/cmd/ax-bench say) to out, as Build does ax.
+// It runs go build, so it needs the Go toolchain and, outside the module's
+// tree, fails.
+func BuildCommand(out, pkg string, tags ...string) error {
 	args := []string{"build", "-o", out}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
@@ -461,9 +469,9 @@ func Build(out string, tags ...string) error {
 	if os.Getenv("AX_TEST_RACE") != "" {
 		args = append(args, "-race")
 	}
-	msg, err := exec.Command("go", append(args, "github.com/ax-scheduler/ax/cmd/ax")...).CombinedOutput()
+	msg, err := exec.Command("go", append(args, pkg)...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("go %s github.com/ax-scheduler/ax/cmd/ax: %v\n%s", strings.Join(args, " "), err, msg)
+		return fmt.Errorf("go %s %s: %v\n%s", strings.Join(args, " "), pkg, err, msg)
 	}
 	return nil
 }

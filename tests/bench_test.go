@@ -17,7 +17,7 @@ func TestBench_SubmitWithTokenFile(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(axBinary, "bench", "submit", "-addr", strings.Join(c.Addrs(), ","), "-token-file", tokenFile,
+	out, err := exec.Command(benchBinary, "submit", "-addr", strings.Join(c.Addrs(), ","), "-token-file", tokenFile,
 		"-n", "2000", "-batch", "500", "-clients", "2", "-single-n", "200", "-single-clients", "4").CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench submit: %v\n%s", err, out)
@@ -29,13 +29,14 @@ func TestBench_SubmitWithTokenFile(t *testing.T) {
 	}
 }
 
-// The failover bench kills the leader of its own temporary cluster with
-// instances pending and reports when the new leader holds all of them.
+// The failover bench kills the leader of its own temporary cluster (of
+// the -ax binary) with instances pending and reports when the new leader
+// holds all of them.
 func TestBench_Failover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
 	}
-	out, err := exec.Command(axBinary, "bench", "failover", "-pending", "20000", "-batch", "5000").CombinedOutput()
+	out, err := exec.Command(benchBinary, "failover", "-ax", axBinary, "-pending", "20000", "-batch", "5000").CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench failover: %v\n%s", err, out)
 	}

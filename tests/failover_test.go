@@ -13,17 +13,17 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// TestFailover_DispatchResumesWithinASecond runs the dispatch failover
-// bench (its own cluster of real agents and ax executor processes): after
-// a transfer, a trigger sent to the former leader, of a task written just
-// before the transfer, is accepted and its instance starts within a
-// second; after a kill -9 of the leader the first instance starts within a
-// second of the new leader's election.
+// TestFailover_DispatchResumesWithinASecond runs ax-bench's dispatch
+// failover scenario (its own cluster of real agents and ax executor
+// processes): after a transfer, a trigger sent to the former leader, of a
+// task written just before the transfer, is accepted and its instance
+// starts within a second; after a kill -9 of the leader the first instance
+// starts within a second of the new leader's election.
 func TestFailover_DispatchResumesWithinASecond(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
 	}
-	out, err := exec.Command(axBinary, "bench", "failover", "-dispatch", "-tries", "3").CombinedOutput()
+	out, err := exec.Command(benchBinary, "failover", "-ax", axBinary, "-dispatch", "-tries", "3").CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench failover -dispatch: %v\n%s", err, out)
 	}

@@ -14,8 +14,9 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// axBinary is the ax executable built once for all tests.
-var axBinary string
+// axBinary is the ax executable built once for all tests; benchBinary is
+// ax-bench, the load tool, whose temporary clusters run axBinary.
+var axBinary, benchBinary string
 
 func TestMain(m *testing.M) {
 	mark := markRun()
@@ -28,6 +29,11 @@ func TestMain(m *testing.M) {
 	// AX_TEST_RACE=1 go test ./tests/ runs race-enabled agents.
 	if err := localcluster.Build(axBinary); err != nil {
 		fmt.Fprintln(os.Stderr, "building ax:", err)
+		os.Exit(1)
+	}
+	benchBinary = filepath.Join(dir, "ax-bench")
+	if err := localcluster.BuildCommand(benchBinary, "github.com/ax-scheduler/ax/cmd/ax-bench"); err != nil {
+		fmt.Fprintln(os.Stderr, "building ax-bench:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/cli"
 )
 
 type executorCommand struct{}
@@ -45,16 +46,16 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	shell := fs.Bool("shell", true, "run shell actions")
 	httpActions := fs.Bool("http", true, "run http actions")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
-	var tf tlsFlags
-	tf.register(fs)
+	var tf cli.TLSFlags
+	tf.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	tc, err := tf.config()
+	tc, err := tf.Config()
 	if err != nil {
 		return err
 	}
-	tf.export()
+	exportTLS(tf)
 	tok, err := readToken(*token, *tokenFile)
 	if err != nil {
 		return err

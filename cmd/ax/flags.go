@@ -8,19 +8,12 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/cli"
 )
 
 // newFlagSet returns a flag set that prints usage on -h and returns errors
-// instead of exiting.
-func newFlagSet(name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
-	return fs
-}
+// instead of exiting (cli.NewFlagSet, which ax-bench shares).
+func newFlagSet(name, usage string) *flag.FlagSet { return cli.NewFlagSet(name, usage) }
 
 // subcommand splits the arguments of command name into its subcommand and
 // the rest, and returns a flag set for it with the client flags
@@ -36,52 +29,27 @@ func subcommand(name, usage string, args []string) (sub string, rest []string, f
 	return args[0], args[1:], fs, cf, nil
 }
 
-// clientFlags are the flags every client command takes.
-type clientFlags struct {
-	addr      string
-	token     string
-	tokenFile string
-	tls       tlsFlags
-}
+// clientFlags are the flags every client command takes (-addr defaulting
+// to $AX_ADDR or 127.0.0.1:7070).
+type clientFlags struct{ cli.ClientFlags }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
-	addr := os.Getenv("AX_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:7070"
-	}
-	fs.StringVar(&c.addr, "addr", addr, "server HTTP address(es), comma-separated (env AX_ADDR)")
-	fs.StringVar(&c.token, "token", os.Getenv("AX_TOKEN"), "API token (env AX_TOKEN)")
-	fs.StringVar(&c.tokenFile, "token-file", "", "read the API token from this file")
-	c.tls.register(fs)
+	c.Register(fs, cli.DefaultAddr(), "server HTTP address(es), comma-separated (env AX_ADDR)")
 }
 
+// client returns a client of the flags' cluster that records this user
+// as the actor of its changes.
 func (c *clientFlags) client() (*client.Client, error) {
-	tok, err := readToken(c.token, c.tokenFile)
+	cfg, err := c.Config()
 	if err != nil {
 		return nil, err
 	}
-	tc, err := c.tls.config()
-	if err != nil {
-		return nil, err
-	}
-	return client.New(client.Config{Addrs: strings.Split(c.addr, ","), TLS: tc, Token: tok, Actor: actor()}), nil
+	cfg.Actor = actor()
+	return client.New(cfg), nil
 }
 
-func readToken(tok, file string) (string, error) {
-	if file == "" {
-		return tok, nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("token file: %w", err)
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		// An empty token would silently mean "no auth".
-		return "", fmt.Errorf("token file %s is empty", file)
-	}
-	return t, nil
-}
+// readToken is cli.ReadToken: tok, or the token in file.
+func readToken(tok, file string) (string, error) { return cli.ReadToken(tok, file) }
 
 // warnIfShared returns a warning when a credential file is readable by
 // others than its owner, "" otherwise.

@@ -15,16 +15,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/ax-scheduler/ax/internal/cli"
 )
 
-// command is one subcommand, Litestream style.
-type command interface {
-	Run(ctx context.Context, args []string) error
-	Usage() string
-}
-
-func commands() map[string]command {
-	return map[string]command{
+func commands() map[string]cli.Command {
+	return map[string]cli.Command{
 		"agent":    &agentCommand{},
 		"task":     &taskCommand{},
 		"cluster":  &clusterCommand{},
@@ -36,7 +32,6 @@ func commands() map[string]command {
 		// Started by ax executor next to itself; not listed.
 		"executor-supervise": &superviseCommand{},
 		"approval":           &approvalCommand{},
-		"bench":              &benchCommand{},
 		"tls":                &tlsCommand{},
 		"version":            &versionCommand{},
 		"acl":                &aclCommand{},
@@ -68,7 +63,6 @@ Commands:
 	alert     list alerts; silence and unsilence them
 	channel   apply, list, get and delete notification channels
 	keygen    make a key for -encrypt-key-file
-	bench     load-test a cluster
 	version   print the version
 
 Every client command takes -addr (default $AX_ADDR or 127.0.0.1:7070),
@@ -118,12 +112,8 @@ func exitCode(err error, sig os.Signal) int {
 
 // groups are the commands made of subcommands: "ax task -h" and "ax help
 // task" print their usage (a command with flags prints its flags itself).
-var groups = map[string]bool{"task": true, "cluster": true, "instance": true, "approval": true, "bench": true,
-	"tls": true, "acl": true, "secret": true, "alert": true, "channel": true}
-
-func isHelp(arg string) bool {
-	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
-}
+var groups = map[string]bool{"task": true, "cluster": true, "instance": true, "approval": true, "tls": true,
+	"acl": true, "secret": true, "alert": true, "channel": true}
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -133,26 +123,27 @@ func run(ctx context.Context, args []string) error {
 	if args[0] == "--version" || args[0] == "-version" {
 		args = []string{"version"}
 	}
-	if isHelp(args[0]) {
-		if len(args) > 1 { // ax help task
-			if cmd, ok := commands()[args[1]]; ok {
-				fmt.Print(strings.TrimLeft(cmd.Usage(), "\n"))
-				return nil
-			}
-			return fmt.Errorf("unknown command %q (ax help lists them)", args[1])
-		}
-		fmt.Print(usage)
-		return nil
+	if cli.IsHelp(args[0]) { // ax help, ax help task
+		return cli.Help(os.Stdout, usage, commands(), args[1:], unknownCommand)
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
-		return fmt.Errorf("unknown command %q (ax help lists them)", args[0])
+		return unknownCommand(args[0])
 	}
-	if groups[args[0]] && len(args) == 2 && isHelp(args[1]) {
+	if groups[args[0]] && len(args) == 2 && cli.IsHelp(args[1]) {
 		fmt.Print(strings.TrimLeft(cmd.Usage(), "\n"))
 		return nil
 	}
 	return cmd.Run(ctx, args[1:])
+}
+
+// unknownCommand is the one-line answer to a command ax does not have; the
+// benchmarks, which ax had as "ax bench", are in ax-bench.
+func unknownCommand(name string) error {
+	if name == "bench" {
+		return fmt.Errorf("unknown command %q: the benchmarks are in ax-bench (go run ./cmd/ax-bench -h)", name)
+	}
+	return fmt.Errorf("unknown command %q (ax help lists them)", name)
 }
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -33,6 +33,13 @@ func TestRun_HelpAndUnknown(t *testing.T) {
 			t.Errorf("ax %s: %v, want one line naming it with a hint", strings.Join(args, " "), err)
 		}
 	}
+	// The benchmarks moved out of ax: "ax bench" points at ax-bench.
+	for _, args := range [][]string{{"bench", "tasks"}, {"help", "bench"}} {
+		err := run(ctx, args)
+		if err == nil || !strings.Contains(err.Error(), `unknown command "bench"`) || !strings.Contains(err.Error(), "go run ./cmd/ax-bench") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ax %s: %v, want one line pointing at ax-bench", strings.Join(args, " "), err)
+		}
+	}
 }
 
 func TestVersionLine(t *testing.T) {

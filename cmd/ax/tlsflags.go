@@ -15,41 +15,15 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/agent"
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
-// tlsFlags are a client's TLS flags (every client command and ax
-// executor).
-type tlsFlags struct {
-	caCert     string
-	clientCert string
-	clientKey  string
-}
-
-func (f *tlsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.caCert, "ca-cert", os.Getenv("AX_CACERT"), "CA certificate to verify the servers with; host:port addresses then mean https (env AX_CACERT)")
-	fs.StringVar(&f.clientCert, "client-cert", os.Getenv("AX_CLIENT_CERT"), "client certificate to present (env AX_CLIENT_CERT)")
-	fs.StringVar(&f.clientKey, "client-key", os.Getenv("AX_CLIENT_KEY"), "its private key (env AX_CLIENT_KEY)")
-}
-
-// config is the client TLS configuration, nil when no flag is set (https://
-// addresses then verify against the system's roots).
-func (f *tlsFlags) config() (*tls.Config, error) {
-	if f.caCert == "" && f.clientCert == "" && f.clientKey == "" {
-		return nil, nil
-	}
-	c, err := tlsutil.NewClientConfig(f.caCert, f.clientCert, f.clientKey)
-	if err != nil {
-		return nil, fmt.Errorf("%w (flags -ca-cert, -client-cert, -client-key)", err)
-	}
-	return c, nil
-}
-
-// export puts the flags in the environment that shell tasks inherit, so
-// that an ax command they run (ax approval request) reaches the cluster
-// the same way.
-func (f *tlsFlags) export() {
-	for k, v := range map[string]string{"AX_CACERT": f.caCert, "AX_CLIENT_CERT": f.clientCert, "AX_CLIENT_KEY": f.clientKey} {
+// exportTLS puts a client's TLS flags in the environment that shell tasks
+// inherit, so that an ax command they run (ax approval request) reaches
+// the cluster the same way.
+func exportTLS(f cli.TLSFlags) {
+	for k, v := range map[string]string{"AX_CACERT": f.CACert, "AX_CLIENT_CERT": f.ClientCert, "AX_CLIENT_KEY": f.ClientKey} {
 		if v != "" {
 			_ = os.Setenv(k, v)
 		}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -15,28 +14,59 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// runBenchConsole fills a cluster the way a busy installation looks (many
-// tasks, a million instances, some finished) and times each request the
-// console makes, on a follower and on the leader.
-func runBenchConsole(ctx context.Context, args []string) error {
-	bf := newBenchFlags("bench console")
-	tasks := bf.fs.Int("tasks", 1000, "tasks: a third cron, a third interval, a third event")
-	instances := bf.fs.Int("instances", 1_000_000, "delayed instances submitted (due in 6h: they stay SCHEDULED)")
-	finished := bf.fs.Int("finished", 20000, "instances due at once that the embedded executors run to SUCCESS or FAILED")
-	reps := bf.fs.Int("n", 30, "requests per console endpoint")
-	if err := bf.fs.Parse(args); err != nil {
+type consoleCommand struct{}
+
+func (*consoleCommand) Usage() string {
+	return `
+Usage: ax-bench console [-tasks 1000] [-instances 1000000] [-finished 20000] [-n 30] [common flags]
+
+Fills the cluster like a busy installation (-tasks, a third each cron,
+interval and event; -instances delayed ones that stay SCHEDULED; -finished
+run to the end by the agents' embedded executors) and times every request
+the operator console makes, -n times each, sequentially, on a follower
+and on the leader.
+
+Examples:
+	ax-bench console -tasks 1000 -instances 1000000
+	ax-bench console -tasks 1000 -instances 1000000 -finished 20000 -n 30
+`
+}
+
+func (c *consoleCommand) Run(ctx context.Context, args []string) error {
+	bf := newBenchFlags("console", c.Usage())
+	var o consoleOptions
+	bf.fs.IntVar(&o.tasks, "tasks", 1000, "tasks: a third cron, a third interval, a third event")
+	bf.fs.IntVar(&o.instances, "instances", 1_000_000, "delayed instances submitted (due in 6h: they stay SCHEDULED)")
+	bf.fs.IntVar(&o.finished, "finished", 20000, "instances due at once that the embedded executors run to SUCCESS or FAILED")
+	bf.fs.IntVar(&o.reps, "n", 30, "requests per console endpoint")
+	if err := bf.parse(args); err != nil {
 		return err
 	}
-	cl, stop, err := bf.start(ctx)
+	if o.tasks < 3 || o.instances < 0 || o.finished < 0 || o.reps < 1 {
+		return fmt.Errorf("console: -tasks must be at least 3, -n positive, -instances and -finished not negative")
+	}
+	t, err := bf.start(ctx)
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer t.close()
+	return benchConsole(ctx, t, o)
+}
 
+// consoleOptions are the console scenario's flags.
+type consoleOptions struct {
+	tasks, instances, finished, reps int
+}
+
+// benchConsole fills a cluster the way a busy installation looks (many
+// tasks, a million instances, some finished) and times each request the
+// console makes, on a follower and on the leader.
+func benchConsole(ctx context.Context, t *target, o consoleOptions) error {
+	cl := t.cl
 	start := time.Now()
 	zones := []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Tokyo"}
 	var next atomic.Int64
-	if _, err := runLoad(ctx, 16, *tasks, func() error {
+	if _, err := runLoad(ctx, 16, o.tasks, func() error {
 		i := int(next.Add(1) - 1)
 		t := &model.Task{Name: fmt.Sprintf("console-%04d", i), Labels: map[string]string{"team": fmt.Sprintf("t%d", i%10)},
 			// One run in sixteen fails (its hex id ends in 0), 64 at a time.
@@ -55,10 +85,10 @@ func runBenchConsole(ctx context.Context, args []string) error {
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("%d tasks in %v\n", *tasks, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("%d tasks in %v\n", o.tasks, time.Since(start).Round(time.Millisecond))
 
 	// Submissions go to the event tasks, 10,000 per request.
-	events := max(*tasks/3, 1)
+	events := max(o.tasks/3, 1)
 	submit := func(n int, delay time.Duration) error {
 		const batch = 10000
 		var sent atomic.Int64
@@ -79,19 +109,19 @@ func runBenchConsole(ctx context.Context, args []string) error {
 		return err
 	}
 	start = time.Now()
-	if err := submit(*instances, 6*time.Hour); err != nil {
+	if err := submit(o.instances, 6*time.Hour); err != nil {
 		return err
 	}
-	fmt.Printf("%d delayed instances in %v\n", *instances, time.Since(start).Round(time.Millisecond))
-	if *finished > 0 {
+	fmt.Printf("%d delayed instances in %v\n", o.instances, time.Since(start).Round(time.Millisecond))
+	if o.finished > 0 {
 		start = time.Now()
-		if err := submit(*finished, 0); err != nil {
+		if err := submit(o.finished, 0); err != nil {
 			return err
 		}
-		if err := waitFinished(ctx, cl, *finished); err != nil {
+		if err := waitFinished(ctx, cl, o.finished); err != nil {
 			return err
 		}
-		fmt.Printf("%d instances run to the end in %v\n", *finished, time.Since(start).Round(time.Millisecond))
+		fmt.Printf("%d instances run to the end in %v\n", o.finished, time.Since(start).Round(time.Millisecond))
 	}
 
 	leader, err := leaderAddr(ctx, cl)
@@ -99,18 +129,18 @@ func runBenchConsole(ctx context.Context, args []string) error {
 		return err
 	}
 	var follower string
-	for _, a := range strings.Split(bf.addr, ",") {
+	for _, a := range t.addrs {
 		if a != leader {
 			follower = a
 			break
 		}
 	}
 	hc := &http.Client{Timeout: 30 * time.Second}
-	if bf.tlsConf != nil {
-		hc.Transport = &http.Transport{TLSClientConfig: bf.tlsConf}
+	if t.tls != nil {
+		hc.Transport = &http.Transport{TLSClientConfig: t.tls}
 	}
 	scheme := "http://"
-	if bf.tlsConf != nil {
+	if t.tls != nil {
 		scheme = "https://"
 	}
 	paths := []string{
@@ -135,10 +165,10 @@ func runBenchConsole(ctx context.Context, args []string) error {
 			}
 			var lat []time.Duration
 			size := 0
-			for range *reps {
+			for range o.reps {
 				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, scheme+node.addr+p, nil)
-				if bf.token != "" {
-					req.Header.Set("Authorization", "Bearer "+bf.token)
+				if t.token != "" {
+					req.Header.Set("Authorization", "Bearer "+t.token)
 				}
 				t0 := time.Now()
 				res, err := hc.Do(req)
@@ -181,7 +211,7 @@ func waitFinished(ctx context.Context, cl *client.Client, n int) error {
 		case <-time.After(time.Second):
 		}
 	}
-	return fmt.Errorf("bench: %d instances did not finish within 10 minutes", n)
+	return fmt.Errorf("console: %d instances did not finish within 10 minutes", n)
 }
 
 func round(d time.Duration) time.Duration {

@@ -17,31 +17,31 @@ import (
 	"github.com/ax-scheduler/ax/client"
 )
 
-// soakTarget is one agent the soak samples.
-type soakTarget struct {
+// soakNode is one agent the soak samples.
+type soakNode struct {
 	id, addr string
 	pid      func() int // 0: unknown
 	dataDir  string     // "": unknown
 	cl       *client.Client
 }
 
-// soakTargets lists the temporary cluster's agents, or the -addr ones
+// soakNodes lists the temporary cluster's agents, or the -addr ones
 // with the process ids and data directories given for them.
-func soakTargets(bf *benchFlags, pids, dataDirs string) ([]soakTarget, error) {
-	var out []soakTarget
-	if benchLocal != nil {
-		for _, n := range benchLocal.Nodes {
-			out = append(out, soakTarget{id: n.ID, addr: n.HTTPAddr, pid: n.PID, dataDir: n.DataDir})
+func soakNodes(t *target, pids, dataDirs string) ([]soakNode, error) {
+	var out []soakNode
+	if t.local != nil {
+		for _, n := range t.local.Nodes {
+			out = append(out, soakNode{id: n.ID, addr: n.HTTPAddr, pid: n.PID, dataDir: n.DataDir})
 		}
 	} else {
-		addrs := strings.Split(bf.addr, ",")
+		addrs := t.addrs
 		list := func(s, what string) ([]string, error) {
 			if s == "" {
 				return make([]string, len(addrs)), nil
 			}
 			l := strings.Split(s, ",")
 			if len(l) != len(addrs) {
-				return nil, fmt.Errorf("bench soak: %d %s for %d addresses", len(l), what, len(addrs))
+				return nil, fmt.Errorf("soak: %d %s for %d addresses", len(l), what, len(addrs))
 			}
 			return l, nil
 		}
@@ -55,11 +55,11 @@ func soakTargets(bf *benchFlags, pids, dataDirs string) ([]soakTarget, error) {
 		}
 		for i, a := range addrs {
 			pid, _ := strconv.Atoi(pl[i])
-			out = append(out, soakTarget{id: a, addr: a, pid: func() int { return pid }, dataDir: dl[i]})
+			out = append(out, soakNode{id: a, addr: a, pid: func() int { return pid }, dataDir: dl[i]})
 		}
 	}
 	for i := range out {
-		out[i].cl = bf.nodeClient(out[i].addr, 2*time.Second)
+		out[i].cl = t.nodeClient(out[i].addr, 2*time.Second)
 	}
 	return out, nil
 }
@@ -75,9 +75,9 @@ type soakSample struct {
 	pending, active int
 }
 
-// sampleLoop samples every target each period until total has passed,
+// sampleLoop samples every node each period until total has passed,
 // printing a table row per node and a line of load counts each time.
-func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start time.Time, total, every time.Duration) [][]soakSample {
+func (ld *soakLoad) sampleLoop(ctx context.Context, nodes []soakNode, start time.Time, total, every time.Duration) [][]soakSample {
 	fmt.Printf("%7s %-5s %-9s %7s %8s %10s %5s %9s %8s %8s %7s\n", "time", "node", "role", "rss MB", "anon MB", "goroutines", "fds", "state MB", "disk MB", "pending", "active")
 	var all [][]soakSample
 	for next := every; ; next += every {
@@ -88,8 +88,8 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start 
 		}
 		at := time.Since(start).Round(time.Second)
 		var row []soakSample
-		for _, t := range targets {
-			s := sampleNode(ctx, t, at)
+		for _, n := range nodes {
+			s := sampleNode(ctx, n, at)
 			row = append(row, s)
 			fmt.Printf("%7s %-5s %-9s %7s %8s %10s %5s %9s %8s %8d %7d\n", at, s.node, s.role, mb(s.rssKB<<10), mb(s.anonKB<<10), num(s.goroutines), num(s.fds), mb(s.state), mb(s.disk), s.pending, s.active)
 		}
@@ -109,24 +109,24 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, targets []soakTarget, start 
 // sampleNode reads a node's memory and descriptors from /proc, its
 // goroutines from /metrics, its role and counts from /healthz and its
 // data directory's size.
-func sampleNode(ctx context.Context, t soakTarget, at time.Duration) soakSample {
-	s := soakSample{at: at, node: t.id, role: "?", rssKB: -1, anonKB: -1, goroutines: -1, fds: -1, disk: -1, state: -1}
-	if pid := t.pid(); pid > 0 {
+func sampleNode(ctx context.Context, n soakNode, at time.Duration) soakSample {
+	s := soakSample{at: at, node: n.id, role: "?", rssKB: -1, anonKB: -1, goroutines: -1, fds: -1, disk: -1, state: -1}
+	if pid := n.pid(); pid > 0 {
 		s.rssKB, s.anonKB = procStatus(pid, "VmRSS:"), procStatus(pid, "RssAnon:")
 		if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 			s.fds = int64(len(ents))
 		}
 	}
-	if h, err := t.cl.Health(ctx); err == nil {
+	if h, err := n.cl.Health(ctx); err == nil {
 		s.node, s.role, s.pending, s.active = h.Node, h.Role, h.Pending, h.Active
 	}
 	var raw []byte
-	if t.cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/metrics"}, &raw) == nil {
+	if n.cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/metrics"}, &raw) == nil {
 		s.goroutines = metricValue(raw, "go_goroutines")
 	}
-	if t.dataDir != "" {
-		s.disk = diskUse(t.dataDir)
-		s.state = diskUse(filepath.Join(t.dataDir, "fsm.db"))
+	if n.dataDir != "" {
+		s.disk = diskUse(n.dataDir)
+		s.state = diskUse(filepath.Join(n.dataDir, "fsm.db"))
 	}
 	return s
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,66 +15,109 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// runBenchSoak runs a mixed load for a while against a cluster with a
-// short retention and samples every node's resources, to show that they
-// level off: memory, goroutines, file descriptors and disk.
-func runBenchSoak(ctx context.Context, args []string) error {
-	bf := newBenchFlags("bench soak")
+type soakCommand struct{}
+
+func (*soakCommand) Usage() string {
+	return `
+Usage: ax-bench soak [-minutes 5] [-warmup 2m] [-retention 30s -retention-interval 5s] [common flags]
+
+A mixed load for -minutes (delayed submissions due in seconds and in
+hours, triggers, per-second crons, an SDK worker in this process and an ax
+executor) on a cluster with a short retention. Every -sample it prints
+each node's memory (RSS), goroutines, file descriptors and data directory
+size, then compares the first sample after the warm-up with the last, to
+show that they level off. -ax (or -agent-binary) runs the cluster from
+another ax binary, an earlier release say, under the same load. With
+-addr, -pids and -data-dirs tell where the agents' processes and data are.
+
+Examples:
+	ax-bench soak -minutes 5 -retention 30s -retention-interval 5s
+	ax-bench soak -minutes 17 -warmup 11m
+	ax-bench soak -minutes 6 -ax /tmp/ax-previous
+`
+}
+
+func (c *soakCommand) Run(ctx context.Context, args []string) error {
+	bf := newBenchFlags("soak", c.Usage())
+	var o soakOptions
 	minutes := bf.fs.Float64("minutes", 5, "how long the load runs, warm-up included")
-	warmup := bf.fs.Duration("warmup", 2*time.Minute, "samples before this are not compared (retention, snapshots and idle connections reach their steady state)")
-	every := bf.fs.Duration("sample", 10*time.Second, "how often to sample every node")
+	bf.fs.DurationVar(&o.warmup, "warmup", 2*time.Minute, "samples before this are not compared (retention, snapshots and idle connections reach their steady state)")
+	bf.fs.DurationVar(&o.every, "sample", 10*time.Second, "how often to sample every node")
 	retention := bf.fs.Duration("retention", 30*time.Second, "the temporary cluster's -retention")
 	retentionEvery := bf.fs.Duration("retention-interval", 5*time.Second, "the temporary cluster's -retention-interval")
-	rate := bf.fs.Int("rate", 500, "delayed submissions/s due within seconds (run by the SDK worker)")
-	farBacklog := bf.fs.Int("far-backlog", 250_000, "delayed submissions due in 2-3 hours made first (pending throughout)")
-	farRate := bf.fs.Int("far-rate", 20, "delayed submissions/s due in 2-3 hours during the run")
-	triggers := bf.fs.Int("trigger-rate", 20, "triggers/s of an event task")
-	crons := bf.fs.Int("crons", 4, "per-second cron tasks (every other one a shell task for an ax executor, with the temporary cluster)")
-	bf.fs.StringVar(&bf.binary, "agent-binary", "", "run the temporary cluster's agents and executor from this ax binary (to compare releases)")
+	bf.fs.IntVar(&o.rate, "rate", 500, "delayed submissions/s due within seconds (run by the SDK worker)")
+	bf.fs.IntVar(&o.farBacklog, "far-backlog", 250_000, "delayed submissions due in 2-3 hours made first (pending throughout)")
+	bf.fs.IntVar(&o.farRate, "far-rate", 20, "delayed submissions/s due in 2-3 hours during the run")
+	bf.fs.IntVar(&o.triggers, "trigger-rate", 20, "triggers/s of an event task")
+	bf.fs.IntVar(&o.crons, "crons", 4, "per-second cron tasks (every other one a shell task for an ax executor, with the temporary cluster)")
+	bf.fs.StringVar(&bf.ax, "agent-binary", "", "same as -ax: run the temporary cluster's agents and executor from this ax binary (to compare releases)")
 	pids := bf.fs.String("pids", "", "with -addr: the agents' process ids, in -addr order, to sample memory and descriptors")
 	dataDirs := bf.fs.String("data-dirs", "", "with -addr: the agents' data directories, in -addr order, to sample disk use")
-	if err := bf.fs.Parse(args); err != nil {
+	if err := bf.parse(args); err != nil {
 		return err
 	}
-	if *minutes <= 0 || *every <= 0 || *rate < 0 || *farBacklog < 0 || *farRate < 0 || *triggers < 0 || *crons < 0 {
-		return fmt.Errorf("bench soak: durations and rates must be positive")
+	if *minutes <= 0 || o.every <= 0 || o.warmup < 0 || *retention <= 0 || *retentionEvery <= 0 {
+		return fmt.Errorf("soak: -minutes, -sample, -retention and -retention-interval must be positive, -warmup not negative")
 	}
-	cl, stop, err := bf.start(ctx, "-executor", "false", "-retention", retention.String(), "-retention-interval", retentionEvery.String())
+	if o.rate < 0 || o.farBacklog < 0 || o.farRate < 0 || o.triggers < 0 || o.crons < 0 {
+		return fmt.Errorf("soak: -rate, -far-backlog, -far-rate, -trigger-rate and -crons must not be negative")
+	}
+	if bf.conn.Addr == "" && (*pids != "" || *dataDirs != "") {
+		return fmt.Errorf("soak: -pids and -data-dirs go with -addr (the temporary cluster's are known)")
+	}
+	o.total = time.Duration(*minutes * float64(time.Minute))
+	o.retention, o.retentionEvery = *retention, *retentionEvery
+	t, err := bf.start(ctx, "-executor", "false", "-retention", retention.String(), "-retention-interval", retentionEvery.String())
 	if err != nil {
 		return err
 	}
-	defer stop()
-	targets, err := soakTargets(bf, *pids, *dataDirs)
+	defer t.close()
+	nodes, err := soakNodes(t, *pids, *dataDirs)
 	if err != nil {
 		return err
 	}
-	ld := &soakLoad{cl: cl}
+	return benchSoak(ctx, t, nodes, o)
+}
+
+// soakOptions are the soak scenario's flags.
+type soakOptions struct {
+	total, warmup, every      time.Duration
+	retention, retentionEvery time.Duration // shown: the temporary cluster's, or what -addr's are said to be
+	rate, farBacklog, farRate int
+	triggers, crons           int
+}
+
+// benchSoak runs a mixed load for a while against a cluster with a short
+// retention and samples every node's resources, to show that they level
+// off: memory, goroutines, file descriptors and disk.
+func benchSoak(ctx context.Context, t *target, nodes []soakNode, o soakOptions) error {
+	ld := &soakLoad{cl: t.cl}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	shell, err := ld.setup(wctx, bf, *crons)
+	shell, err := ld.setup(wctx, t, o.crons)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("load: %d/s due in 1-10 s, %d due in 2-3 h first then %d/s, %d triggers/s, %d per-second crons (%d shell); retention %s every %s\n",
-		*rate, *farBacklog, *farRate, *triggers, *crons, shell, retention, retentionEvery)
+		o.rate, o.farBacklog, o.farRate, o.triggers, o.crons, shell, o.retention, o.retentionEvery)
 	start := time.Now()
-	if err := ld.backlog(ctx, *farBacklog); err != nil {
+	if err := ld.backlog(ctx, o.farBacklog); err != nil {
 		return err
 	}
-	fmt.Printf("made the backlog of %d far submissions in %s\n", *farBacklog, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("made the backlog of %d far submissions in %s\n", o.farBacklog, time.Since(start).Round(time.Millisecond))
 	var wg sync.WaitGroup
 	for _, p := range []struct {
 		rate int
 		fn   func(context.Context, int) error
-	}{{*rate, ld.near}, {*farRate, ld.far}, {*triggers, ld.trigger}} {
+	}{{o.rate, ld.near}, {o.farRate, ld.far}, {o.triggers, ld.trigger}} {
 		wg.Add(1)
 		go func() { defer wg.Done(); ld.pace(wctx, p.rate, p.fn) }()
 	}
-	samples := ld.sampleLoop(ctx, targets, start, time.Duration(*minutes*float64(time.Minute)), *every)
+	samples := ld.sampleLoop(ctx, nodes, start, o.total, o.every)
 	cancel()
 	wg.Wait()
-	printSoakSummary(samples, *warmup)
-	return nil
+	printSoakSummary(samples, o.warmup) // of what was sampled, when interrupted too
+	return ctx.Err()
 }
 
 // soakLoad is the load generator's state and counts.
@@ -92,7 +134,7 @@ type soakLoad struct {
 // worker with a no-op handler, and an ax executor for the shell crons
 // when the cluster is a temporary one. It returns the number of shell
 // crons.
-func (ld *soakLoad) setup(ctx context.Context, bf *benchFlags, crons int) (int, error) {
+func (ld *soakLoad) setup(ctx context.Context, t *target, crons int) (int, error) {
 	ld.payload = json.RawMessage(`{"order":123456,"action":"close"}`)
 	ld.nearTask, ld.farTask, ld.triggerTask = "soak-near", "soak-far", "soak-trigger"
 	sdk := model.Action{Type: model.ActionSDK, Handler: "noop"}
@@ -108,15 +150,15 @@ func (ld *soakLoad) setup(ctx context.Context, bf *benchFlags, crons int) (int, 
 		}
 	}
 	shell := 0
-	if benchLocal != nil && crons > 1 {
-		if _, err := benchLocal.StartExecutor("soak-shell", "-capacity", "8", "-labels", "kind=shell", "-log-level", "warn"); err != nil {
+	if t.local != nil && crons > 1 {
+		if _, err := t.local.StartExecutor("soak-shell", "-capacity", "8", "-labels", "kind=shell", "-log-level", "warn"); err != nil {
 			return 0, err
 		}
 	}
 	perSecond := model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"}
 	for i := 0; i < crons; i++ {
 		act, kind := sdk, "sdk"
-		if benchLocal != nil && i%2 == 1 {
+		if t.local != nil && i%2 == 1 {
 			act, kind = model.Action{Type: model.ActionShell, Command: "true"}, "shell"
 			shell++
 		}
@@ -124,8 +166,8 @@ func (ld *soakLoad) setup(ctx context.Context, bf *benchFlags, crons int) (int, 
 			return 0, err
 		}
 	}
-	w, err := client.NewWorker(client.WorkerConfig{Servers: strings.Split(bf.addr, ","), Name: "soak-sdk", Capacity: 256,
-		TLS: bf.tlsConf, Token: bf.token, Labels: map[string]string{"kind": "sdk"}, Logger: hclog.New(&hclog.LoggerOptions{Name: "soak-sdk", Level: hclog.Warn}),
+	w, err := client.NewWorker(client.WorkerConfig{Servers: t.addrs, Name: "soak-sdk", Capacity: 256,
+		TLS: t.tls, Token: t.token, Labels: map[string]string{"kind": "sdk"}, Logger: hclog.New(&hclog.LoggerOptions{Name: "soak-sdk", Level: hclog.Warn}),
 		Handlers: map[string]client.Handler{"noop": func(context.Context, client.Job) error { ld.ran.Add(1); return nil }}})
 	if err != nil {
 		return 0, err

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +20,13 @@ const (
 	dispatchCron = "bench-dispatch-cron"
 )
 
-// runBenchFailoverDispatch measures how soon executors start work again
+// dispatchOptions are the failover -dispatch scenario's flags.
+type dispatchOptions struct {
+	tries, executors int
+	transfer, kill   bool // the leader changes to measure (-how)
+}
+
+// benchFailoverDispatch measures how soon executors start work again
 // after the leader changes, over tries: after a leadership transfer, from
 // a trigger sent to the former leader as the transfer returns (of a task
 // written just before it) to the start of its instance;
@@ -30,48 +34,44 @@ const (
 // a new leader seen and to the first instance started (a trigger goes out
 // every 50 ms meanwhile). The killed node is restarted and caught up
 // before the next try.
-func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, executors int, how string) error {
-	cl, addrs, stop, err := startFailover(ctx, bf, "-executor", "false")
-	if err != nil {
-		return err
+func benchFailoverDispatch(ctx context.Context, t *target, o dispatchOptions) error {
+	if o.kill {
+		if err := t.needLocal("failover: -how kill"); err != nil {
+			return err
+		}
 	}
-	defer stop()
-	if strings.Contains(how, "kill") && benchLocal == nil {
-		return fmt.Errorf("bench: -how kill needs the temporary cluster (no -addr)")
-	}
-	if benchLocal != nil {
-		for i := 0; i < executors; i++ {
-			if _, err := benchLocal.StartExecutor(fmt.Sprintf("bench-exec-%d", i), "-capacity", "16", "-log-level", "warn"); err != nil {
+	if t.local != nil {
+		for i := 0; i < o.executors; i++ {
+			if _, err := t.local.StartExecutor(fmt.Sprintf("bench-exec-%d", i), "-capacity", "16", "-log-level", "warn"); err != nil {
 				return err
 			}
 		}
 	}
-	_, err = cl.PutTask(ctx, &model.Task{Name: dispatchTask, Trigger: model.Trigger{Type: model.TriggerEvent},
-		Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1_000_000}})
-	if err != nil {
+	cl := t.cl
+	if err := benchTask(ctx, cl, dispatchTask); err != nil {
 		return err
 	}
 	// A per-second cron (catch-up all, so the seconds of the election are
 	// fired by the new leader) tells when firing resumes after a kill.
-	if strings.Contains(how, "kill") {
-		_, err = cl.PutTask(ctx, &model.Task{Name: dispatchCron, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"},
+	if o.kill {
+		_, err := cl.PutTask(ctx, &model.Task{Name: dispatchCron, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{Catchup: "all", MaxConcurrency: 1_000_000}})
 		if err != nil {
 			return err
 		}
 	}
 	var transfer, killStart, killElected, electedStart, killFired []time.Duration
-	for try := 1; try <= tries; try++ {
-		if strings.Contains(how, "transfer") {
-			d, err := dispatchAfterTransfer(ctx, bf, cl, addrs, try)
+	for try := 1; try <= o.tries; try++ {
+		if o.transfer {
+			d, err := dispatchAfterTransfer(ctx, t, try)
 			if err != nil {
 				return fmt.Errorf("try %d (transfer): %w", try, err)
 			}
 			transfer = append(transfer, d)
 			fmt.Printf("try %2d transfer: trigger -> start %s\n", try, d.Round(time.Millisecond))
 		}
-		if strings.Contains(how, "kill") {
-			elected, fired, started, err := dispatchAfterKill(ctx, bf, cl, addrs)
+		if o.kill {
+			elected, fired, started, err := dispatchAfterKill(ctx, t)
 			if err != nil {
 				return fmt.Errorf("try %d (kill): %w", try, err)
 			}
@@ -98,14 +98,6 @@ func runBenchFailoverDispatch(ctx context.Context, bf *benchFlags, tries, execut
 		}
 	}
 	return nil
-}
-
-// percentiles returns the p50, p99 and max of ds, rounded to ms.
-func percentiles(ds []time.Duration) (p50, p99, mx time.Duration) {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	at := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))].Round(time.Millisecond) }
-	return at(0.5), at(0.99), s[len(s)-1].Round(time.Millisecond)
 }
 
 // warmDispatch triggers the task and waits for its instance to start, so
@@ -141,15 +133,15 @@ func waitStarted(ctx context.Context, cl *client.Client, id string, within time.
 // leadership, triggers the task on the former leader as soon as the
 // transfer returns (the new leader must have applied the task by then)
 // and answers how long its instance took to start.
-func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string, try int) (time.Duration, error) {
-	if err := warmDispatch(ctx, cl); err != nil {
+func dispatchAfterTransfer(ctx context.Context, t *target, try int) (time.Duration, error) {
+	if err := warmDispatch(ctx, t.cl); err != nil {
 		return 0, err
 	}
-	old, err := leaderHealth(ctx, bf, addrs)
+	old, err := t.leaderHealth(ctx)
 	if err != nil {
 		return 0, err
 	}
-	former := bf.nodeClient(old.LeaderHTTP, 10*time.Second)
+	former := t.nodeClient(old.LeaderHTTP, 10*time.Second)
 	task := fmt.Sprintf("%s-%d", dispatchTask, try)
 	if _, err := former.PutTask(ctx, &model.Task{Name: task, Trigger: model.Trigger{Type: model.TriggerEvent},
 		Action: model.Action{Type: model.ActionShell, Command: "true"}}); err != nil {
@@ -163,7 +155,7 @@ func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Clien
 	if err != nil {
 		return 0, fmt.Errorf("trigger %s, written before the transfer, on the former leader: %w", task, err)
 	}
-	started, err := waitStarted(ctx, cl, sub.ID, 60*time.Second)
+	started, err := waitStarted(ctx, t.cl, sub.ID, 60*time.Second)
 	if err != nil {
 		return 0, err
 	}
@@ -174,17 +166,17 @@ func dispatchAfterTransfer(ctx context.Context, bf *benchFlags, cl *client.Clien
 // every 50 ms, and answers how long until a survivor leads and until the
 // first instance started after the kill. It then restarts the node and
 // waits until it has caught up.
-func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, addrs []string) (elected, fired, started time.Duration, err error) {
-	if err := warmDispatch(ctx, cl); err != nil {
+func dispatchAfterKill(ctx context.Context, t *target) (elected, fired, started time.Duration, err error) {
+	if err := warmDispatch(ctx, t.cl); err != nil {
 		return 0, 0, 0, err
 	}
-	old, err := leaderHealth(ctx, bf, addrs)
+	old, err := t.leaderHealth(ctx)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	var victim *localcluster.Node
 	var survivors []string
-	for _, n := range benchLocal.Nodes {
+	for _, n := range t.local.Nodes {
 		if n.ID == old.Node {
 			victim = n
 		} else {
@@ -194,10 +186,10 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 	if victim == nil {
 		return 0, 0, 0, fmt.Errorf("leader %s is not a node of the temporary cluster", old.Node)
 	}
-	surv := client.New(client.Config{Addrs: survivors, TLS: bf.tlsConf, Token: bf.token})
+	surv := client.New(client.Config{Addrs: survivors, TLS: t.tls, Token: t.token})
 	probes := map[string]*client.Client{}
 	for _, a := range survivors {
-		probes[a] = bf.nodeClient(a, time.Second)
+		probes[a] = t.nodeClient(a, time.Second)
 	}
 	tctx, stopTriggers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -234,45 +226,13 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
-		l, err := surv.ListInstances(ctx, model.InstanceFilter{Task: dispatchTask, Limit: 200})
-		if err != nil {
-			return err
-		}
-		var first time.Time
-		for _, in := range l.Instances {
-			if s := in.StartedAt.Time; s.After(kill) && (first.IsZero() || s.Before(first)) {
-				first = s
-			}
-		}
-		if first.IsZero() {
-			return errors.New("nothing started since the kill")
-		}
-		started = first.Sub(kill)
-		return nil
-	})
+	started, err = firstSince(ctx, surv, dispatchTask, kill, "started", func(in *model.Instance) time.Time { return in.StartedAt.Time })
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	// Firing resumed when the new leader fired its first cron second
 	// (firedAt is the leader's stamp).
-	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
-		l, err := surv.ListInstances(ctx, model.InstanceFilter{Task: dispatchCron, Limit: 200})
-		if err != nil {
-			return err
-		}
-		var first time.Time
-		for _, in := range l.Instances {
-			if f := in.FiredAt.Time; f.After(kill) && (first.IsZero() || f.Before(first)) {
-				first = f
-			}
-		}
-		if first.IsZero() {
-			return errors.New("nothing fired since the kill")
-		}
-		fired = first.Sub(kill)
-		return nil
-	})
+	fired, err = firstSince(ctx, surv, dispatchCron, kill, "fired", func(in *model.Instance) time.Time { return in.FiredAt.Time })
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -281,7 +241,7 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 		return 0, 0, 0, err
 	}
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
-		h, err := bf.nodeClient(victim.HTTPAddr, time.Second).Health(ctx)
+		h, err := t.nodeClient(victim.HTTPAddr, time.Second).Health(ctx)
 		if err != nil {
 			return err
 		}
@@ -291,4 +251,29 @@ func dispatchAfterKill(ctx context.Context, bf *benchFlags, cl *client.Client, a
 		return nil
 	})
 	return elected, fired, started, err
+}
+
+// firstSince waits until an instance of task has a stamp (its start, its
+// firing) after since, and returns how long after since the earliest one
+// is; what names the stamp in the error.
+func firstSince(ctx context.Context, cl *client.Client, task string, since time.Time, what string, stamp func(*model.Instance) time.Time) (time.Duration, error) {
+	var d time.Duration
+	err := localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		l, err := cl.ListInstances(ctx, model.InstanceFilter{Task: task, Limit: 200})
+		if err != nil {
+			return err
+		}
+		var first time.Time
+		for i := range l.Instances {
+			if s := stamp(&l.Instances[i]); s.After(since) && (first.IsZero() || s.Before(first)) {
+				first = s
+			}
+		}
+		if first.IsZero() {
+			return fmt.Errorf("nothing %s since the kill", what)
+		}
+		d = first.Sub(since)
+		return nil
+	})
+	return d, err
 }

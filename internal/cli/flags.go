@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/tlsutil"
+)
+
+// NewFlagSet returns a flag set that prints usage and then its flags on
+// -h, and returns errors (flag.ErrHelp for -h) instead of exiting.
+func NewFlagSet(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// DefaultAddr is the address a client command talks to without -addr:
+// $AX_ADDR, or 127.0.0.1:7070.
+func DefaultAddr() string {
+	if a := os.Getenv("AX_ADDR"); a != "" {
+		return a
+	}
+	return "127.0.0.1:7070"
+}
+
+// ClientFlags are the flags every client of a cluster takes: -addr, -token,
+// -token-file and the TLS ones.
+type ClientFlags struct {
+	Addr      string // comma-separated HTTP addresses
+	Token     string
+	TokenFile string // when set, the token is read from it
+	TLS       TLSFlags
+}
+
+// Register registers the flags on fs, -addr with the given default and
+// usage text (the token and TLS flags default to their AX_ variables).
+func (c *ClientFlags) Register(fs *flag.FlagSet, defaultAddr, addrUsage string) {
+	fs.StringVar(&c.Addr, "addr", defaultAddr, addrUsage)
+	fs.StringVar(&c.Token, "token", os.Getenv("AX_TOKEN"), "API token (env AX_TOKEN)")
+	fs.StringVar(&c.TokenFile, "token-file", "", "read the API token from this file")
+	c.TLS.Register(fs)
+}
+
+// Config resolves the flags into a client configuration: the addresses,
+// the token (read from -token-file when given) and the TLS configuration.
+func (c *ClientFlags) Config() (client.Config, error) {
+	tok, err := ReadToken(c.Token, c.TokenFile)
+	if err != nil {
+		return client.Config{}, err
+	}
+	tc, err := c.TLS.Config()
+	if err != nil {
+		return client.Config{}, err
+	}
+	return client.Config{Addrs: strings.Split(c.Addr, ","), TLS: tc, Token: tok}, nil
+}
+
+// ReadToken returns tok, or the token in file when file is set. An empty
+// file is an error: it would silently mean "no authentication".
+func ReadToken(tok, file string) (string, error) {
+	if file == "" {
+		return tok, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("token file %s is empty", file)
+	}
+	return t, nil
+}
+
+// TLSFlags are a client's TLS flags: -ca-cert, -client-cert and -client-key.
+type TLSFlags struct {
+	CACert     string
+	ClientCert string
+	ClientKey  string
+}
+
+// Register registers the flags on fs with their AX_ variables as
+// defaults.
+func (f *TLSFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.CACert, "ca-cert", os.Getenv("AX_CACERT"), "CA certificate to verify the servers with; host:port addresses then mean https (env AX_CACERT)")
+	fs.StringVar(&f.ClientCert, "client-cert", os.Getenv("AX_CLIENT_CERT"), "client certificate to present (env AX_CLIENT_CERT)")
+	fs.StringVar(&f.ClientKey, "client-key", os.Getenv("AX_CLIENT_KEY"), "its private key (env AX_CLIENT_KEY)")
+}
+
+// Config is the client TLS configuration, nil when no flag is set
+// (https:// addresses then verify against the system's roots).
+func (f *TLSFlags) Config() (*tls.Config, error) {
+	if f.CACert == "" && f.ClientCert == "" && f.ClientKey == "" {
+		return nil, nil
+	}
+	c, err := tlsutil.NewClientConfig(f.CACert, f.ClientCert, f.ClientKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w (flags -ca-cert, -client-cert, -client-key)", err)
+	}
+	return c, nil
+}
