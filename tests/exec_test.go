@@ -261,20 +261,20 @@ func TestExec_ApprovalBeforeAndMidRun(t *testing.T) {
 	}
 	id := trigger(t, cl, "gated")
 	waitState(t, cl, id, 10*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id, "approve", "looks fine"); err != nil {
+	if _, err := cl.Decide(ctx, id, client.Approve, "looks fine"); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, id, 20*time.Second, model.StateSuccess)
 	id2 := trigger(t, cl, "gated")
 	waitState(t, cl, id2, 10*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id2, "reject", "no"); err != nil {
+	if _, err := cl.Decide(ctx, id2, client.Reject, "no"); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, id2, 10*time.Second, model.StateCanceled)
 
 	id3 := trigger(t, cl, "midrun")
 	waitState(t, cl, id3, 20*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id3, "approve", ""); err != nil {
+	if _, err := cl.Decide(ctx, id3, client.Approve, ""); err != nil {
 		t.Fatal(err)
 	}
 	in := waitState(t, cl, id3, 20*time.Second, model.StateSuccess)
@@ -283,7 +283,7 @@ func TestExec_ApprovalBeforeAndMidRun(t *testing.T) {
 	}
 	id4 := trigger(t, cl, "midrun")
 	waitState(t, cl, id4, 20*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id4, "reject", ""); err != nil {
+	if _, err := cl.Decide(ctx, id4, client.Reject, ""); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, id4, 20*time.Second, model.StateCanceled)
@@ -305,7 +305,7 @@ func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
 	second := trigger(t, cl, "skipper")
 	waitState(t, cl, second, 5*time.Second, model.StateSkipped)
 	// Terminate kills the running attempt's process group.
-	if _, err := cl.Decide(ctx, first, "terminate", "stop it"); err != nil {
+	if _, err := cl.Decide(ctx, first, client.Terminate, "stop it"); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, first, 5*time.Second, model.StateTerminated)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package client
+package worker
 
 import (
 	"context"
@@ -134,13 +134,13 @@ func (f *fakeCluster) report(within time.Duration) (model.CompleteRequest, time.
 	return model.CompleteRequest{}, 0
 }
 
-func startWorker(t *testing.T, cfg WorkerConfig) (cancel func(), done <-chan struct{}) {
+func startWorker(t *testing.T, cfg Config) (cancel func(), done <-chan struct{}) {
 	t.Helper()
 	cfg.Name, cfg.Shell, cfg.PollWait = "w1", true, time.Second
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 5 * time.Second
 	}
-	w, err := NewWorker(cfg)
+	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestWorker_fencesAttemptWithoutLease(t *testing.T) {
 	lease := 2 * time.Second
 	f := newFakeCluster(t, "trap '' TERM; echo $$ > "+pidfile+"; sleep 60", lease)
 	f.beatsDown = true
-	startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}})
+	startWorker(t, Config{Servers: []string{f.srv.URL}})
 	pid := pidOf(t, pidfile)
 	rep, after := f.report(10 * time.Second)
 	if !rep.Canceled || !rep.Retryable || !strings.Contains(rep.Error, "stopped: lease lost: not renewed within 2s") {
@@ -206,7 +206,7 @@ func TestWorker_heartbeatFailsOver(t *testing.T) {
 	f.beatsHang, f.reportsUp = true, false
 	good := newFakeCluster(t, "", lease)
 	good.polled = time.Now() // leases nothing
-	startWorker(t, WorkerConfig{Servers: []string{f.srv.URL, good.srv.URL}})
+	startWorker(t, Config{Servers: []string{f.srv.URL, good.srv.URL}})
 	rep, _ := good.report(20 * time.Second)
 	if !rep.Success || rep.Output != "done\n" {
 		t.Fatalf("report %+v, want success: the lease was renewed through the second server", rep)
@@ -242,7 +242,7 @@ func TestWorker_shutdownGrace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeCluster(t, "echo started > "+filepath.Join(t.TempDir(), "x")+"; "+tt.command, 2*time.Second)
-			stop, done := startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}, ShutdownGrace: tt.grace, KillGrace: 200 * time.Millisecond})
+			stop, done := startWorker(t, Config{Servers: []string{f.srv.URL}, ShutdownGrace: tt.grace, KillGrace: 200 * time.Millisecond})
 			took := f.stopOnceLeased(stop, done, tt.grace+10*time.Second)
 			rep, _ := f.report(time.Second)
 			if rep.Success != tt.wantSuccess || !strings.Contains(rep.Error, tt.wantError) || (!tt.wantSuccess && !rep.Retryable) {
@@ -260,7 +260,7 @@ func TestWorker_shutdownGrace(t *testing.T) {
 func TestWorker_shutdownWithClusterGone(t *testing.T) {
 	f := newFakeCluster(t, "echo quick", 2*time.Second)
 	f.reportsUp, f.beatsDown = false, true
-	stop, done := startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}, ShutdownGrace: 100 * time.Millisecond})
+	stop, done := startWorker(t, Config{Servers: []string{f.srv.URL}, ShutdownGrace: 100 * time.Millisecond})
 	if took := f.stopOnceLeased(stop, done, 100*time.Millisecond+10*time.Second); took > 5*time.Second {
 		t.Errorf("stopped %s after the context ended, want about 1.5 leases after the last renewal", took)
 	}
@@ -321,7 +321,7 @@ func TestWorker_PollsWithoutCapabilitiesForAnOlderCluster(t *testing.T) {
 		_, _ = w.Write([]byte(`{"jobs":[],"leaseMs":10000,"heartbeatMs":2500}`))
 	}))
 	defer srv.Close()
-	wk, err := NewWorker(WorkerConfig{Servers: []string{srv.URL}, Name: "old", Shell: true, PollWait: 10 * time.Millisecond})
+	wk, err := New(Config{Servers: []string{srv.URL}, Name: "old", Shell: true, PollWait: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
