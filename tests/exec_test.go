@@ -360,8 +360,13 @@ func TestExec_SDKHandlers(t *testing.T) {
 		}
 		ids = append(ids, s.ID)
 	}
-	for _, id := range ids {
+	for i, id := range ids {
 		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+		// What the handler wrote to worker.Output is the instance's log.
+		l, err := cl.InstanceLog(ctx, id, 0)
+		if want := fmt.Sprintf("hello, w%d (execution %s-1)\n", i, id); err != nil || l.Output != want {
+			t.Fatalf("log of %s: %+v, %v; want %q", id, l, err, want)
+		}
 	}
 	data, _ := os.ReadFile(ledger)
 	if n := len(strings.Fields(string(data))); n != 5 {
@@ -375,6 +380,11 @@ func TestExec_SDKHandlers(t *testing.T) {
 	in := waitState(t, cl, s.ID, 30*time.Second, model.StateFailed)
 	if in.Attempts != 1 {
 		t.Fatalf("permanent error retried: %d attempts", in.Attempts)
+	}
+	// The failed attempt's log is kept too.
+	l, err := cl.InstanceLog(ctx, s.ID, 0)
+	if want := "charging payload {\"amount\":0}\nrefusing: the amount must be a positive integer\n"; err != nil || l.Output != want {
+		t.Fatalf("log of the failed charge: %+v, %v; want %q", l, err, want)
 	}
 }
 
