@@ -24,6 +24,7 @@ import (
 	"github.com/ax-scheduler/ax/tlsutil"
 	"github.com/ax-scheduler/ax/ui"
 	"github.com/ax-scheduler/ax/wheel"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 // Config configures an agent.
@@ -89,7 +90,7 @@ type Config struct {
 	ExecutorCapacity int
 	ExecutorLabels   map[string]string
 	// ExecutorReaper is the embedded executor's reaper helper (see
-	// client.WorkerConfig.Reaper).
+	// worker.Config.Reaper).
 	ExecutorReaper []string
 	Logger         hclog.Logger
 	// Clock is the node's clock; default the real one. Only the leader's
@@ -362,7 +363,7 @@ func New(cfg Config) (*Agent, error) {
 		ErrorLog:          newServerLog(a.log),
 	}
 	if cfg.Executor {
-		ex, err := client.NewWorker(client.WorkerConfig{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
+		ex, err := worker.New(worker.Config{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
 			// The node is going away: stop its attempts at once (they
 			// are reported retryable) while it can still forward reports.

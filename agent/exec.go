@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 // InstanceChanged implements fsm.Observer.
@@ -84,7 +85,7 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 				return err
 			},
 			remote: func(ctx context.Context, c *client.Client) (err error) {
-				out, err = c.Poll(ctx, try)
+				out, err = worker.NewProtocol(c).Poll(ctx, try)
 				return err
 			},
 		})
@@ -106,7 +107,7 @@ func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*mod
 		findWithin: a.execFindWithin(),
 		local:      func(ctx context.Context, t *term) (err error) { out, err = t.disp.Heartbeat(ctx, req); return err },
 		remote: func(ctx context.Context, c *client.Client) (err error) {
-			out, err = c.Heartbeat(ctx, req)
+			out, err = worker.NewProtocol(c).Heartbeat(ctx, req)
 			return err
 		},
 	})
@@ -146,7 +147,7 @@ func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, 
 			return err
 		},
 		remote: func(ctx context.Context, cl *client.Client) (err error) {
-			out, err = cl.Complete(ctx, executionID, req)
+			out, err = worker.NewProtocol(cl).Complete(ctx, executionID, req)
 			return err
 		},
 	})
@@ -171,7 +172,7 @@ func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.C
 			return err
 		},
 		remote: func(ctx context.Context, cl *client.Client) (err error) {
-			out, err = cl.CompleteBatch(ctx, items)
+			out, err = worker.NewProtocol(cl).CompleteBatch(ctx, items)
 			return err
 		},
 	})

@@ -218,6 +218,10 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(allow) == 0 {
+		if d, ok := unknownDecision(r); ok {
+			writeError(w, model.FieldErrorf("action", "%q is not a decision on an instance: want approve, reject, cancel or terminate", d))
+			return
+		}
 		writeError(w, &model.Error{Code: model.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 		return
 	}
@@ -226,6 +230,21 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		Code:    codeMethodNotAllowed,
 		Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(allow, ", "),
 	}})
+}
+
+// unknownDecision returns the last element of POST
+// /v1/instances/{id}/{decision} when no route takes it: a decision the
+// API does not know, refused as a bad field rather than a missing page.
+func unknownDecision(r *http.Request) (string, bool) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/instances/")
+	if !ok || r.Method != http.MethodPost {
+		return "", false
+	}
+	id, d, ok := strings.Cut(rest, "/")
+	if !ok || id == "" || d == "" || strings.Contains(d, "/") {
+		return "", false
+	}
+	return d, true
 }
 
 // ServeHTTP implements http.Handler.

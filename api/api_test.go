@@ -889,6 +889,10 @@ func TestServer_UnknownRoutes(t *testing.T) {
 		{"GET on pause", request{method: http.MethodGet, path: "/v1/tasks/daily/pause"}, http.StatusMethodNotAllowed, "POST"},
 		{"DELETE on the task list", request{method: http.MethodDelete, path: "/v1/tasks"}, http.StatusMethodNotAllowed, "GET, HEAD"},
 		{"POST on healthz", request{method: http.MethodPost, path: "/healthz"}, http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"unknown decision", request{method: http.MethodPost, path: "/v1/instances/0000000000100000/approved", body: "{}"}, http.StatusBadRequest, ""},
+		{"POST on an instance's log", request{method: http.MethodPost, path: "/v1/instances/0000000000100000/log", body: "{}"}, http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"GET of an unknown decision", request{method: http.MethodGet, path: "/v1/instances/0000000000100000/approved"}, http.StatusNotFound, ""},
+		{"instance sub-sub-resource", request{method: http.MethodPost, path: "/v1/instances/0000000000100000/approve/x", body: "{}"}, http.StatusNotFound, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -897,12 +901,15 @@ func TestServer_UnknownRoutes(t *testing.T) {
 			if rec.Code != tt.wantStatus {
 				t.Errorf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
 			}
-			wantCode := model.CodeNotFound
-			if tt.wantStatus == http.StatusMethodNotAllowed {
+			wantCode, wantField := model.CodeNotFound, ""
+			switch tt.wantStatus {
+			case http.StatusMethodNotAllowed:
 				wantCode = "method_not_allowed"
+			case http.StatusBadRequest:
+				wantCode, wantField = model.CodeInvalid, "action"
 			}
-			if e := errorOf(t, rec); e.Code != wantCode {
-				t.Errorf("code: got %q, want %q", e.Code, wantCode)
+			if e := errorOf(t, rec); e.Code != wantCode || e.Field != wantField {
+				t.Errorf("code, field: got %q, %q, want %q, %q", e.Code, e.Field, wantCode, wantField)
 			}
 			if got := fb.Methods(); len(got) != 0 {
 				t.Errorf("backend calls: got %v, want none", got)

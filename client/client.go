@@ -563,45 +563,18 @@ func (c *Client) ListInstances(ctx context.Context, f model.InstanceFilter, opts
 	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances", Query: q}, &r)
 }
 
-// Poll asks for jobs (executor protocol; long-poll).
-func (c *Client) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
-	var r model.PollResponse
-	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/executors/poll", Body: req, Idempotent: false}, &r)
-}
-
-// Heartbeat renews an executor's leases.
-func (c *Client) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
-	var r model.HeartbeatResponse
-	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/executors/heartbeat", Body: req}, &r)
-}
-
-// Complete reports the end of an attempt; it answers the instance's new
-// state. A fenced (stale) attempt gets model.ErrConflict.
-func (c *Client) Complete(ctx context.Context, executionID string, req model.CompleteRequest) (string, error) {
+// Decide applies an operator's decision to instance id with comment
+// (recorded in its events); it answers the instance's new state. A
+// decision the server does not know is refused with a 400 naming the
+// field "action".
+func (c *Client) Decide(ctx context.Context, id string, d Decision, comment string) (string, error) {
+	if !d.wellFormed() {
+		return "", model.FieldErrorf("action", "%q is not a decision: want %s, %s, %s or %s", string(d), Approve, Reject, Cancel, Terminate)
+	}
 	var r struct {
 		State string `json:"state"`
 	}
-	err := c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/" + url.PathEscape(executionID) + "/complete", Body: req}, &r)
-	return r.State, err
-}
-
-// Decide approves, rejects, cancels or terminates an instance; it answers
-// the instance's new state.
-func (c *Client) Decide(ctx context.Context, id, action, comment string) (string, error) {
-	var r struct {
-		State string `json:"state"`
-	}
-	err := c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/instances/" + url.PathEscape(id) + "/" + action, Body: model.Decision{Comment: comment}}, &r)
-	return r.State, err
-}
-
-// RequestApproval puts a running attempt in WAITING_APPROVAL.
-func (c *Client) RequestApproval(ctx context.Context, id string, attempt int, summary string) (string, error) {
-	var r struct {
-		State string `json:"state"`
-	}
-	err := c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/instances/" + url.PathEscape(id) + "/approval",
-		Body: model.ApprovalRequest{Attempt: attempt, Summary: summary}}, &r)
+	err := c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/instances/" + url.PathEscape(id) + "/" + string(d), Body: model.Decision{Comment: comment}}, &r)
 	return r.State, err
 }
 
@@ -613,12 +586,6 @@ func (c *Client) InstanceLog(ctx context.Context, id string, offset int64) (*mod
 		q.Set("offset", strconv.FormatInt(offset, 10))
 	}
 	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id) + "/log", Query: q}, &r)
-}
-
-// CompleteBatch reports the ends of several attempts of one executor.
-func (c *Client) CompleteBatch(ctx context.Context, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
-	var r []model.CompleteOutcome
-	return r, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/complete", Body: items}, &r)
 }
 
 // Backfill creates one instance per fire time of a task in [from, to]

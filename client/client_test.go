@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,14 +53,9 @@ func TestClient_RetriesKeepIdempotencyKey(t *testing.T) {
 // TestClient_NotSent: a server that refuses the connection is a failure
 // to send (ErrNotSent), still an unavailable *model.Error.
 func TestClient_NotSent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	c := New(Config{Addrs: []string{addr}, Once: true})
-	_, err = c.Trigger(context.Background(), "job", model.TriggerRequest{})
+	_, err := c.Trigger(context.Background(), "job", model.TriggerRequest{})
 	var me *model.Error
 	if !errors.Is(err, ErrNotSent) || !errors.As(err, &me) || me.Code != model.CodeUnavailable || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("got %v, want a not-sent unavailable error naming %s", err, addr)
@@ -151,12 +145,7 @@ func TestClient_UnrepeatableNotRetried(t *testing.T) {
 	if n := tries.Load(); n != 1 {
 		t.Fatalf("transfer sent %d times, want once", n)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := closedAddr(t)
 	var ok atomic.Int32
 	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ok.Add(1) }))
 	defer good.Close()

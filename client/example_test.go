@@ -69,31 +69,14 @@ func ExampleClient_GetInstance() {
 	}
 }
 
-// An executor in your own program: it runs the "charge" handler of tasks
-// whose action is {"type": "sdk", "handler": "charge"}. A handler's error
-// fails the attempt (retried by the task's policy unless it wraps
-// client.ErrPermanent).
-func ExampleNewWorker() {
-	w, err := client.NewWorker(client.WorkerConfig{
-		Servers:  []string{"127.0.0.1:7070"},
-		Name:     "billing-1",
-		Capacity: 8,
-		Handlers: map[string]client.Handler{
-			"charge": func(ctx context.Context, job client.Job) error {
-				var p struct{ Amount int }
-				if err := json.Unmarshal(job.Payload, &p); err != nil {
-					return fmt.Errorf("bad payload: %w", client.ErrPermanent)
-				}
-				return nil // charged
-			},
-		},
-	})
+// Approve an instance waiting for approval (a task with policy.approval
+// "before_run", or a script that ran `ax approval request`). The other
+// decisions are client.Reject, client.Cancel and client.Terminate.
+func ExampleClient_Decide() {
+	c := client.New(client.Config{Addrs: []string{"127.0.0.1:7070"}, Token: "axt_...", Actor: "alice"})
+	state, err := c.Decide(context.Background(), "0000000000100000", client.Approve, "checked the plan")
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := w.Run(ctx); err != nil { // until ctx ends
-		log.Fatal(err)
-	}
+	fmt.Println(state) // READY, or RUNNING for an attempt that asked
 }

@@ -10,7 +10,8 @@ import (
 
 // TestModule_ImportableFromAnotherModule: a module outside this repository
 // that requires ax (through a replace to this checkout, as a user's go.mod
-// would through the module proxy) builds an executor with the SDK. It
+// would through the module proxy) builds a program with the SDK: an
+// executor (package worker) that also uses the API client. It
 // resolves every dependency from the local module cache (GOPROXY=off), so
 // it talks to no network.
 func TestModule_ImportableFromAnotherModule(t *testing.T) {
@@ -44,18 +45,23 @@ import (
 	"os"
 
 	"` + path + `/client"
+	"` + path + `/model"
+	"` + path + `/worker"
 )
 
 func main() {
-	w, err := client.NewWorker(client.WorkerConfig{Servers: []string{"127.0.0.1:7070"}, Name: "mine",
-		Handlers: map[string]client.Handler{"hello": func(ctx context.Context, job client.Job) error {
-			fmt.Println("hello", job.Params["who"])
+	w, err := worker.New(worker.Config{Servers: []string{"127.0.0.1:7070"}, Name: "mine",
+		Handlers: map[string]worker.Handler{"hello": func(ctx context.Context, job worker.Job) error {
+			fmt.Fprintln(worker.Output(ctx), "hello", job.Params["who"])
 			return nil
 		}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	c := client.New(client.Config{Addrs: []string{"127.0.0.1:7070"}})
+	_, _ = c.Trigger, model.TriggerRequest{}
+	_, _ = c.Decide, client.Approve
 	_ = w.Run
 }
 `,

@@ -14,6 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 // tokenClient is a client of the whole cluster (or of addrs) with token.
@@ -189,9 +190,9 @@ func TestACL_ExecutorTokens(t *testing.T) {
 	w2 := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "w2", Role: model.RoleExecutor, Executor: "w2"})
 
 	// Claiming another name, or a label the token does not carry, is 403.
-	_, err = tokenClient(c, w2).Poll(ctx, model.PollRequest{Executor: "w1", Free: 1, WaitMs: 1})
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Poll(ctx, model.PollRequest{Executor: "w1", Free: 1, WaitMs: 1})
 	wantCode(t, "w2 polls as w1", err, model.CodeForbidden)
-	_, err = tokenClient(c, w2).Poll(ctx, model.PollRequest{Executor: "w2", Labels: map[string]string{"pool": "gpu"}, Free: 1, WaitMs: 1})
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Poll(ctx, model.PollRequest{Executor: "w2", Labels: map[string]string{"pool": "gpu"}, Free: 1, WaitMs: 1})
 	wantCode(t, "w2 claims pool=gpu", err, model.CodeForbidden)
 	_, err = tokenClient(c, w1).ListTasks(ctx, model.TaskFilter{})
 	wantCode(t, "an executor token reads tasks", err, model.CodeForbidden)
@@ -206,9 +207,9 @@ func TestACL_ExecutorTokens(t *testing.T) {
 	id := trigger(t, adm, task.Name)
 	waitState(t, adm, id, 15*time.Second, model.StateRunning)
 	// w2 reports the end of w1's attempt, as itself or as w1.
-	_, err = tokenClient(c, w2).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w2", Success: true})
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w2", Success: true})
 	wantCode(t, "w2 completes w1's attempt", err, model.CodeForbidden)
-	_, err = tokenClient(c, w2).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w1", Success: true})
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w1", Success: true})
 	wantCode(t, "w2 completes as w1", err, model.CodeForbidden)
 	in := waitState(t, adm, id, 20*time.Second, model.StateSuccess)
 	if in.Executor != "w1" {

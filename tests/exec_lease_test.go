@@ -19,6 +19,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 // cutProxy forwards TCP connections to one address until it is cut: then
@@ -358,8 +359,8 @@ func TestExec_CapabilitiesRouteWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w, err := client.NewWorker(client.WorkerConfig{Servers: c.Addrs(), Name: "sdk-only", PollWait: time.Second,
-		Handlers: map[string]client.Handler{"greet": func(context.Context, client.Job) error { return nil }}})
+	w, err := worker.New(worker.Config{Servers: c.Addrs(), Name: "sdk-only", PollWait: time.Second,
+		Handlers: map[string]worker.Handler{"greet": func(context.Context, worker.Job) error { return nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,20 +261,20 @@ func TestExec_ApprovalBeforeAndMidRun(t *testing.T) {
 	}
 	id := trigger(t, cl, "gated")
 	waitState(t, cl, id, 10*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id, "approve", "looks fine"); err != nil {
+	if _, err := cl.Decide(ctx, id, client.Approve, "looks fine"); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, id, 20*time.Second, model.StateSuccess)
 	id2 := trigger(t, cl, "gated")
 	waitState(t, cl, id2, 10*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id2, "reject", "no"); err != nil {
+	if _, err := cl.Decide(ctx, id2, client.Reject, "no"); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, id2, 10*time.Second, model.StateCanceled)
 
 	id3 := trigger(t, cl, "midrun")
 	waitState(t, cl, id3, 20*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id3, "approve", ""); err != nil {
+	if _, err := cl.Decide(ctx, id3, client.Approve, ""); err != nil {
 		t.Fatal(err)
 	}
 	in := waitState(t, cl, id3, 20*time.Second, model.StateSuccess)
@@ -283,7 +283,7 @@ func TestExec_ApprovalBeforeAndMidRun(t *testing.T) {
 	}
 	id4 := trigger(t, cl, "midrun")
 	waitState(t, cl, id4, 20*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id4, "reject", ""); err != nil {
+	if _, err := cl.Decide(ctx, id4, client.Reject, ""); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, id4, 20*time.Second, model.StateCanceled)
@@ -305,7 +305,7 @@ func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
 	second := trigger(t, cl, "skipper")
 	waitState(t, cl, second, 5*time.Second, model.StateSkipped)
 	// Terminate kills the running attempt's process group.
-	if _, err := cl.Decide(ctx, first, "terminate", "stop it"); err != nil {
+	if _, err := cl.Decide(ctx, first, client.Terminate, "stop it"); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, cl, first, 5*time.Second, model.StateTerminated)
@@ -360,8 +360,13 @@ func TestExec_SDKHandlers(t *testing.T) {
 		}
 		ids = append(ids, s.ID)
 	}
-	for _, id := range ids {
+	for i, id := range ids {
 		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+		// What the handler wrote to worker.Output is the instance's log.
+		l, err := cl.InstanceLog(ctx, id, 0)
+		if want := fmt.Sprintf("hello, w%d (execution %s-1)\n", i, id); err != nil || l.Output != want {
+			t.Fatalf("log of %s: %+v, %v; want %q", id, l, err, want)
+		}
 	}
 	data, _ := os.ReadFile(ledger)
 	if n := len(strings.Fields(string(data))); n != 5 {
@@ -375,6 +380,11 @@ func TestExec_SDKHandlers(t *testing.T) {
 	in := waitState(t, cl, s.ID, 30*time.Second, model.StateFailed)
 	if in.Attempts != 1 {
 		t.Fatalf("permanent error retried: %d attempts", in.Attempts)
+	}
+	// The failed attempt's log is kept too.
+	l, err := cl.InstanceLog(ctx, s.ID, 0)
+	if want := "charging payload {\"amount\":0}\nrefusing: the amount must be a positive integer\n"; err != nil || l.Output != want {
+		t.Fatalf("log of the failed charge: %+v, %v; want %q", l, err, want)
 	}
 }
 

@@ -342,7 +342,7 @@ func TestTLS_SIGHUPReloadsCertificate(t *testing.T) {
 	}
 	id := trigger(t, n1.Client(), approval.Name)
 	waitState(t, n1.Client(), id, 15*time.Second, model.StateWaitingApproval)
-	if _, err := n1.Client().Decide(ctx, id, "approve", ""); err != nil {
+	if _, err := n1.Client().Decide(ctx, id, client.Approve, ""); err != nil {
 		t.Fatal(err)
 	}
 	if in := waitState(t, n1.Client(), id, 15*time.Second, model.StateSuccess); !strings.Contains(in.AttemptList[0].Output, "approved-path") {

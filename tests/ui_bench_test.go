@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat.
@@ -90,8 +90,8 @@ func consoleCPU(b *testing.B) {
 	}
 	wctx, stopWorker := context.WithCancel(ctx)
 	defer stopWorker()
-	w, err := client.NewWorker(client.WorkerConfig{Servers: c.Addrs(), Name: "load", Capacity: 128,
-		Handlers: map[string]client.Handler{"noop": func(context.Context, client.Job) error { return nil }}})
+	w, err := worker.New(worker.Config{Servers: c.Addrs(), Name: "load", Capacity: 128,
+		Handlers: map[string]worker.Handler{"noop": func(context.Context, worker.Job) error { return nil }}})
 	if err != nil {
 		b.Fatal(err)
 	}

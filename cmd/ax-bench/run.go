@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 type runCommand struct{}
@@ -72,9 +72,9 @@ func benchRun(ctx context.Context, t *target, o runOptions) error {
 	// In-process SDK workers.
 	wctx, cancelWorkers := context.WithCancel(ctx)
 	defer cancelWorkers()
-	noop := map[string]client.Handler{"noop": func(context.Context, client.Job) error { return nil }}
+	noop := map[string]worker.Handler{"noop": func(context.Context, worker.Job) error { return nil }}
 	for i := 0; i < o.executors; i++ {
-		w, err := client.NewWorker(client.WorkerConfig{Servers: t.addrs, Name: fmt.Sprintf("bench-sdk-%d", i), Capacity: o.capacity, Handlers: noop,
+		w, err := worker.New(worker.Config{Servers: t.addrs, Name: fmt.Sprintf("bench-sdk-%d", i), Capacity: o.capacity, Handlers: noop,
 			TLS: t.tls, Token: t.token, Labels: map[string]string{"kind": "sdk"}})
 		if err != nil {
 			return err

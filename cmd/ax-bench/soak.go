@@ -13,6 +13,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 type soakCommand struct{}
@@ -166,9 +167,9 @@ func (ld *soakLoad) setup(ctx context.Context, t *target, crons int) (int, error
 			return 0, err
 		}
 	}
-	w, err := client.NewWorker(client.WorkerConfig{Servers: t.addrs, Name: "soak-sdk", Capacity: 256,
+	w, err := worker.New(worker.Config{Servers: t.addrs, Name: "soak-sdk", Capacity: 256,
 		TLS: t.tls, Token: t.token, Labels: map[string]string{"kind": "sdk"}, Logger: hclog.New(&hclog.LoggerOptions{Name: "soak-sdk", Level: hclog.Warn}),
-		Handlers: map[string]client.Handler{"noop": func(context.Context, client.Job) error { ld.ran.Add(1); return nil }}})
+		Handlers: map[string]worker.Handler{"noop": func(context.Context, worker.Job) error { ld.ran.Add(1); return nil }}})
 	if err != nil {
 		return 0, err
 	}

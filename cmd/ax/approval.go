@@ -11,6 +11,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 type approvalCommand struct{}
@@ -61,7 +62,7 @@ func (c *approvalCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, lease)
-	_, err = cl.RequestApproval(rctx, id, n, *summary)
+	_, err = worker.NewProtocol(cl).RequestApproval(rctx, id, n, *summary)
 	cancel()
 	if err != nil {
 		return err

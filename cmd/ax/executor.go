@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 type executorCommand struct{}
@@ -82,7 +82,7 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	if clock != nil {
 		logger.Warn("fault hook: this executor's wall clock is offset (a binary built with -tags faults, for tests only)", "offset", offset)
 	}
-	ex, err := client.NewWorker(client.WorkerConfig{
+	ex, err := worker.New(worker.Config{
 		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok, TLS: tc,
 		Logger: logger,
 		Shell:  *shell, HTTP: *httpActions, ShutdownGrace: shutdownGrace(*grace), Reaper: reaperArgv(),
@@ -93,7 +93,7 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	return ex.Run(ctx)
 }
 
-// shutdownGrace maps the -shutdown-grace flag to WorkerConfig's field,
+// shutdownGrace maps the -shutdown-grace flag to worker.Config's field,
 // where 0 means the default: 0 or less stops attempts at once.
 func shutdownGrace(d time.Duration) time.Duration {
 	if d <= 0 {

@@ -166,7 +166,7 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 		if fs.NArg() != 1 {
 			return fmt.Errorf("instance %s: want exactly one instance id", sub)
 		}
-		state, err := cl.Decide(ctx, fs.Arg(0), sub, *comment)
+		state, err := cl.Decide(ctx, fs.Arg(0), client.Decision(sub), *comment)
 		if err != nil {
 			return err
 		}

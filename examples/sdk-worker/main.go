@@ -1,10 +1,13 @@
 // Command sdk-worker is a runnable example of an ax executor written with
-// the Go SDK: it serves the "greet" and "charge" handlers for tasks whose
-// action is {"type": "sdk", "handler": "greet"} (or "charge").
+// the Go SDK (package worker): it serves the "greet" and "charge" handlers
+// for tasks whose action is {"type": "sdk", "handler": "greet"} (or
+// "charge"). What a handler writes to worker.Output(ctx) is the attempt's
+// log, as a shell action's output is.
 //
 //	go run ./examples/sdk-worker -server 127.0.0.1:7070
 //	echo '{"name":"greet","trigger":{"type":"event"},"action":{"type":"sdk","handler":"greet"}}' | ax task apply -f -
 //	ax trigger greet -p who=world
+//	ax instance log ID        # hello, world (execution ...)
 package main
 
 import (
@@ -17,7 +20,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 func main() {
@@ -26,14 +29,15 @@ func main() {
 	ledger := flag.String("ledger", "", "append each greeting's execution id to this file (for tests)")
 	flag.Parse()
 
-	handlers := map[string]client.Handler{
-		// greet prints a greeting; its output is kept with the attempt.
-		"greet": func(ctx context.Context, job client.Job) error {
+	handlers := map[string]worker.Handler{
+		// greet writes a greeting to the attempt's log (fmt.Printf would
+		// go to this process's stdout, not to the attempt).
+		"greet": func(ctx context.Context, job worker.Job) error {
 			who := job.Params["who"]
 			if who == "" {
 				who = "ax"
 			}
-			fmt.Printf("hello, %s (execution %s)\n", who, job.ExecutionID)
+			fmt.Fprintf(worker.Output(ctx), "hello, %s (execution %s)\n", who, job.ExecutionID)
 			if *ledger != "" {
 				f, err := os.OpenFile(*ledger, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 				if err != nil {
@@ -45,19 +49,23 @@ func main() {
 			}
 			return nil
 		},
-		// charge shows a payload and a permanent (not retried) error.
-		"charge": func(ctx context.Context, job client.Job) error {
+		// charge shows a payload and a permanent (not retried) error; the
+		// log of a failed attempt is kept too.
+		"charge": func(ctx context.Context, job worker.Job) error {
 			var p struct {
 				Amount int `json:"amount"`
 			}
+			out := worker.Output(ctx)
+			fmt.Fprintf(out, "charging payload %s\n", job.Payload)
 			if err := json.Unmarshal(job.Payload, &p); err != nil || p.Amount <= 0 {
-				return fmt.Errorf("bad payload %s: %w", job.Payload, client.ErrPermanent)
+				fmt.Fprintln(out, "refusing: the amount must be a positive integer")
+				return fmt.Errorf("bad payload %s: %w", job.Payload, worker.ErrPermanent)
 			}
-			fmt.Printf("charged %d\n", p.Amount)
+			fmt.Fprintf(out, "charged %d\n", p.Amount)
 			return nil
 		},
 	}
-	w, err := client.NewWorker(client.WorkerConfig{Servers: strings.Split(*servers, ","), Name: *name, Handlers: handlers, Capacity: 8})
+	w, err := worker.New(worker.Config{Servers: strings.Split(*servers, ","), Name: *name, Handlers: handlers, Capacity: 8})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

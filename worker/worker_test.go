@@ -1,4 +1,4 @@
-package client
+package worker
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestWorker_completeReport(t *testing.T) {
-	w, err := NewWorker(WorkerConfig{Name: "e1", Servers: []string{"127.0.0.1:1"}, Host: "h", Shell: true})
+	w, err := New(Config{Name: "e1", Servers: []string{"127.0.0.1:1"}, Host: "h", Shell: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
-package client
+package worker
 
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -47,7 +47,7 @@ func (e *Worker) send(batch []pendingReport) {
 	for i, p := range batch {
 		items[i] = p.item
 	}
-	key := NewRequestID()
+	key := client.NewRequestID()
 	for try := 0; ; try++ {
 		lease := e.currentLease()
 		deadline := time.Now().Add(lease)
@@ -55,9 +55,7 @@ func (e *Worker) send(batch []pendingReport) {
 			deadline = at
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		var out []model.CompleteOutcome
-		err := e.report.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/attempts/complete",
-			Body: items, Header: http.Header{HeaderIdempotencyKey: {key}}, TryTimeout: max(lease/2, time.Second)}, &out)
+		out, err := e.report.completeBatch(ctx, items, key, max(lease/2, time.Second))
 		cancel()
 		if err == nil {
 			for _, o := range out {

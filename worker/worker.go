@@ -1,12 +1,4 @@
-package client
-
-// Worker is the executor side of ax: it long-polls any agent for jobs,
-// runs each attempt with package action (never more than Capacity at
-// once), renews the attempts' leases with batched heartbeats, and reports
-// each attempt's end. Polling and heartbeats use their own HTTP clients and
-// goroutines, apart from the work itself, so a slow or stuck action never
-// delays a heartbeat. `ax executor` is a Worker; a Go program becomes an
-// executor for its own "sdk" handlers with NewWorker and Run.
+package worker
 
 import (
 	"context"
@@ -25,11 +17,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
 
-// WorkerConfig configures a Worker.
-type WorkerConfig struct {
+// Config configures a Worker.
+type Config struct {
 	Servers  []string // agent HTTP addresses; any node works
 	Name     string   // unique executor name
 	Host     string   // reported with attempts; default the hostname
@@ -37,7 +30,7 @@ type WorkerConfig struct {
 	Capacity int // attempts at once; default 16
 	Token    string
 	// TLS, when set, is used to reach the agents, and "host:port" servers
-	// mean https (see Config.TLS).
+	// mean https (see client.Config.TLS).
 	TLS      *tls.Config
 	Handlers map[string]Handler // sdk handlers, by name
 	// Shell and HTTP make the worker run shell and http actions too. A
@@ -65,13 +58,13 @@ type WorkerConfig struct {
 
 // Worker is one executor's connection to the cluster.
 type Worker struct {
-	cfg    WorkerConfig
-	log    hclog.Logger
-	poll   *Client
-	beat   *Client
-	report *Client
-	runner *action.Runner
-	caps   model.Capabilities
+	cfg Config
+	log hclog.Logger
+	// The protocol over one HTTP client each, so that a parked poll or a
+	// slow report never holds up a heartbeat.
+	poll, beat, report *Protocol
+	runner             *action.Runner
+	caps               model.Capabilities
 	// legacy: the cluster refused the capabilities field (its nodes are
 	// older than protocol 3), so polls go without it.
 	legacy atomic.Bool
@@ -92,30 +85,32 @@ type Worker struct {
 // default).
 const defaultLease = 10 * time.Second
 
-func newWorkerClient(cfg WorkerConfig) *Client {
+// newProtocol returns the protocol over a client of its own for cfg's
+// servers.
+func newProtocol(cfg Config) *Protocol {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
 	tr.TLSClientConfig = cfg.TLS
 	// A server that does not accept a connection within a few seconds is
 	// down or cut off: try the next one.
 	tr.DialContext = (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	return New(Config{Addrs: cfg.Servers, TLS: cfg.TLS, Token: cfg.Token, Actor: "executor:" + cfg.Name,
-		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second})
+	return NewProtocol(client.New(client.Config{Addrs: cfg.Servers, TLS: cfg.TLS, Token: cfg.Token, Actor: "executor:" + cfg.Name,
+		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second}))
 }
 
-// NewWorker returns a worker.
-func NewWorker(cfg WorkerConfig) (*Worker, error) {
+// New returns a worker; Run starts it.
+func New(cfg Config) (*Worker, error) {
 	if cfg.Name == "" || len(cfg.Servers) == 0 {
-		return nil, errors.New("client: worker Name and Servers are required")
+		return nil, errors.New("worker: worker Name and Servers are required")
 	}
 	if err := model.ValidateName("name", cfg.Name); err != nil {
 		return nil, err
 	}
 	if !cfg.Shell && !cfg.HTTP && len(cfg.Handlers) == 0 {
-		return nil, errors.New("client: the worker runs nothing: give it Handlers, or set Shell or HTTP")
+		return nil, errors.New("worker: the worker runs nothing: give it Handlers, or set Shell or HTTP")
 	}
 	if len(cfg.Handlers) > model.MaxHandlers {
-		return nil, errors.New("client: more than " + strconv.Itoa(model.MaxHandlers) + " handlers")
+		return nil, errors.New("worker: more than " + strconv.Itoa(model.MaxHandlers) + " handlers")
 	}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = 16
@@ -145,7 +140,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	sort.Strings(caps.Handlers)
 	e := &Worker{
 		cfg: cfg, log: cfg.Logger.Named("executor").With("executor", cfg.Name),
-		poll: newWorkerClient(cfg), beat: newWorkerClient(cfg), report: newWorkerClient(cfg),
+		poll: newProtocol(cfg), beat: newProtocol(cfg), report: newProtocol(cfg),
 		runner: &action.Runner{Handlers: cfg.Handlers, KillGrace: cfg.KillGrace}, caps: caps,
 		running: map[string]*attempt{}, lease: defaultLease,
 		slots: make(chan struct{}, cfg.Capacity), reports: make(chan pendingReport, cfg.Capacity),
@@ -246,8 +241,7 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 		// A poll parked on a node that gets cut off from this executor
 		// would wait out its wait: the node is checked every second and
 		// the poll goes to the next server once it stops answering.
-		resp := &model.PollResponse{}
-		err := e.poll.Do(pctx, Request{Method: http.MethodPost, Path: "/v1/executors/poll", Body: req, Watch: pollWatch}, resp)
+		resp, err := e.poll.poll(pctx, req, pollWatch)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -357,18 +351,8 @@ func (e *Worker) actionJob(job model.Job, lease time.Duration) action.Job {
 	}
 }
 
-// Handler is a Go function that runs jobs of tasks whose action is
-// {"type": "sdk", "handler": NAME}. Returning nil is success; an error is a
-// retryable failure unless it wraps ErrPermanent.
-type Handler = action.Handler
-
-// Job is what a Handler receives.
-type Job = action.Job
-
-// ErrPermanent marks a handler error as not retryable.
-var ErrPermanent = action.ErrPermanent
-
-// pollWatch is how often a parked poll's server is checked (Request.Watch).
+// pollWatch is how often a parked poll's server is checked
+// (client.Request.Watch).
 const pollWatch = time.Second
 
 // capabilitiesRefused reports whether a poll was refused because the

@@ -1,8 +1,7 @@
-package client
+package worker
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -204,8 +203,7 @@ func (e *Worker) heartbeats(ctx context.Context) {
 		}
 		sent := time.Now()
 		hctx, cancel := context.WithTimeout(ctx, lease/2)
-		var resp model.HeartbeatResponse
-		err := e.beat.Do(hctx, Request{Method: http.MethodPost, Path: "/v1/executors/heartbeat", Body: req, TryTimeout: lease / 4}, &resp)
+		resp, err := e.beat.heartbeat(hctx, req, lease/4)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {

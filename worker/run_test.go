@@ -1,6 +1,6 @@
 //go:build linux
 
-package client
+package worker
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,15 +17,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
 
-// fakeCluster is a stand-in for the agents: it leases one job on the
+// fakeCluster is a stand-in for the agents: it leases its jobs on the
 // first poll, and answers heartbeats and reports as a test says.
 type fakeCluster struct {
 	t     *testing.T
 	srv   *httptest.Server
-	job   model.Job
+	jobs  []model.Job
 	lease time.Duration
 
 	mu        sync.Mutex
@@ -34,14 +36,23 @@ type fakeCluster struct {
 	beatsHang bool // heartbeats get no answer
 	reportsUp bool
 	beats     int
+	beatReqs  []model.HeartbeatRequest // the ones answered
+	batches   [][]model.CompleteItem   // report requests, refused ones too
+	keys      []string                 // their Idempotency-Keys
+	refused   int                      // how many of them were answered 503
 	reports   []model.CompleteItem
 	reported  time.Time
 }
 
-func newFakeCluster(t *testing.T, command string, lease time.Duration) *fakeCluster {
+// newFakeCluster leases one shell job per command, all on the first poll.
+func newFakeCluster(t *testing.T, lease time.Duration, commands ...string) *fakeCluster {
 	t.Helper()
-	f := &fakeCluster{t: t, lease: lease, reportsUp: true, job: model.Job{InstanceID: "0000000000100000",
-		ExecutionID: "0000000000100000-1", Task: "t", Attempt: 1, Action: model.Action{Type: model.ActionShell, Command: command}}}
+	f := &fakeCluster{t: t, lease: lease, reportsUp: true}
+	for i, command := range commands {
+		id := model.FormatID(uint64(i+1) << 20)
+		f.jobs = append(f.jobs, model.Job{InstanceID: id, ExecutionID: id + "-1", Task: "t", Attempt: 1,
+			Action: model.Action{Type: model.ActionShell, Command: command}})
+	}
 	release := make(chan struct{})
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve(release)))
 	t.Cleanup(func() { close(release); f.srv.Close() })
@@ -68,7 +79,7 @@ func (f *fakeCluster) serve(release chan struct{}) http.HandlerFunc {
 			resp := model.PollResponse{Jobs: []model.Job{}, LeaseMs: f.lease.Milliseconds(), HeartbeatMs: (f.lease / 4).Milliseconds()}
 			if f.polled.IsZero() {
 				f.polled = time.Now()
-				resp.Jobs, resp.HeldMs = []model.Job{f.job}, 1
+				resp.Jobs, resp.HeldMs = f.jobs, 1
 				reply(resp)
 				return
 			}
@@ -95,14 +106,20 @@ func (f *fakeCluster) serve(release chan struct{}) http.HandlerFunc {
 				unavailable()
 				return
 			}
+			var req model.HeartbeatRequest
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			f.beatReqs = append(f.beatReqs, req)
 			reply(model.HeartbeatResponse{Stop: []model.StopAttempt{}})
 		case "/v1/attempts/complete":
+			var items []model.CompleteItem
+			_ = json.NewDecoder(r.Body).Decode(&items)
+			f.batches = append(f.batches, items)
+			f.keys = append(f.keys, r.Header.Get(client.HeaderIdempotencyKey))
 			if !f.reportsUp {
+				f.refused++
 				unavailable()
 				return
 			}
-			var items []model.CompleteItem
-			_ = json.NewDecoder(r.Body).Decode(&items)
 			f.reports = append(f.reports, items...)
 			f.reported = time.Now()
 			out := []model.CompleteOutcome{}
@@ -134,13 +151,13 @@ func (f *fakeCluster) report(within time.Duration) (model.CompleteRequest, time.
 	return model.CompleteRequest{}, 0
 }
 
-func startWorker(t *testing.T, cfg WorkerConfig) (cancel func(), done <-chan struct{}) {
+func startWorker(t *testing.T, cfg Config) (w *Worker, cancel func(), done <-chan struct{}) {
 	t.Helper()
 	cfg.Name, cfg.Shell, cfg.PollWait = "w1", true, time.Second
 	if cfg.KillGrace == 0 {
 		cfg.KillGrace = 5 * time.Second
 	}
-	w, err := NewWorker(cfg)
+	w, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +172,7 @@ func startWorker(t *testing.T, cfg WorkerConfig) (cancel func(), done <-chan str
 			t.Error("worker did not stop")
 		}
 	})
-	return stop, ch
+	return w, stop, ch
 }
 
 // pidOf waits for the pid file the test command writes.
@@ -181,9 +198,9 @@ func pidOf(t *testing.T, path string) int {
 func TestWorker_fencesAttemptWithoutLease(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	lease := 2 * time.Second
-	f := newFakeCluster(t, "trap '' TERM; echo $$ > "+pidfile+"; sleep 60", lease)
+	f := newFakeCluster(t, lease, "trap '' TERM; echo $$ > "+pidfile+"; sleep 60")
 	f.beatsDown = true
-	startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}})
+	_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}})
 	pid := pidOf(t, pidfile)
 	rep, after := f.report(10 * time.Second)
 	if !rep.Canceled || !rep.Retryable || !strings.Contains(rep.Error, "stopped: lease lost: not renewed within 2s") {
@@ -202,11 +219,10 @@ func TestWorker_fencesAttemptWithoutLease(t *testing.T) {
 // lease and ends normally.
 func TestWorker_heartbeatFailsOver(t *testing.T) {
 	lease := time.Second
-	f := newFakeCluster(t, "sleep 2.5; echo done", lease)
+	f := newFakeCluster(t, lease, "sleep 2.5; echo done")
 	f.beatsHang, f.reportsUp = true, false
-	good := newFakeCluster(t, "", lease)
-	good.polled = time.Now() // leases nothing
-	startWorker(t, WorkerConfig{Servers: []string{f.srv.URL, good.srv.URL}})
+	good := newFakeCluster(t, lease) // leases nothing
+	_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL, good.srv.URL}})
 	rep, _ := good.report(20 * time.Second)
 	if !rep.Success || rep.Output != "done\n" {
 		t.Fatalf("report %+v, want success: the lease was renewed through the second server", rep)
@@ -241,8 +257,8 @@ func TestWorker_shutdownGrace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeCluster(t, "echo started > "+filepath.Join(t.TempDir(), "x")+"; "+tt.command, 2*time.Second)
-			stop, done := startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}, ShutdownGrace: tt.grace, KillGrace: 200 * time.Millisecond})
+			f := newFakeCluster(t, 2*time.Second, "echo started > "+filepath.Join(t.TempDir(), "x")+"; "+tt.command)
+			_, stop, done := startWorker(t, Config{Servers: []string{f.srv.URL}, ShutdownGrace: tt.grace, KillGrace: 200 * time.Millisecond})
 			took := f.stopOnceLeased(stop, done, tt.grace+10*time.Second)
 			rep, _ := f.report(time.Second)
 			if rep.Success != tt.wantSuccess || !strings.Contains(rep.Error, tt.wantError) || (!tt.wantSuccess && !rep.Retryable) {
@@ -258,9 +274,9 @@ func TestWorker_shutdownGrace(t *testing.T) {
 // TestWorker_shutdownWithClusterGone: reports that cannot be delivered do
 // not hold Run past ShutdownGrace + 10s.
 func TestWorker_shutdownWithClusterGone(t *testing.T) {
-	f := newFakeCluster(t, "echo quick", 2*time.Second)
+	f := newFakeCluster(t, 2*time.Second, "echo quick")
 	f.reportsUp, f.beatsDown = false, true
-	stop, done := startWorker(t, WorkerConfig{Servers: []string{f.srv.URL}, ShutdownGrace: 100 * time.Millisecond})
+	_, stop, done := startWorker(t, Config{Servers: []string{f.srv.URL}, ShutdownGrace: 100 * time.Millisecond})
 	if took := f.stopOnceLeased(stop, done, 100*time.Millisecond+10*time.Second); took > 5*time.Second {
 		t.Errorf("stopped %s after the context ended, want about 1.5 leases after the last renewal", took)
 	}
@@ -321,7 +337,7 @@ func TestWorker_PollsWithoutCapabilitiesForAnOlderCluster(t *testing.T) {
 		_, _ = w.Write([]byte(`{"jobs":[],"leaseMs":10000,"heartbeatMs":2500}`))
 	}))
 	defer srv.Close()
-	wk, err := NewWorker(WorkerConfig{Servers: []string{srv.URL}, Name: "old", Shell: true, PollWait: 10 * time.Millisecond})
+	wk, err := New(Config{Servers: []string{srv.URL}, Name: "old", Shell: true, PollWait: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,4 +362,108 @@ func TestWorker_PollsWithoutCapabilitiesForAnOlderCluster(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// until polls cond, under f's lock, until it holds or within passes.
+func (f *fakeCluster) until(within time.Duration, what string, cond func() bool) {
+	f.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		f.mu.Lock()
+		ok := cond()
+		f.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("no %s within %s", what, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWorker_batchesReports: reports that queue while a batch is being
+// delivered go together in the next request; a batch retried after a 503
+// keeps its Idempotency-Key.
+func TestWorker_batchesReports(t *testing.T) {
+	f := newFakeCluster(t, 2*time.Second, "echo a", "echo b", "echo c")
+	f.reportsUp = false
+	w, _, _ := startWorker(t, Config{Servers: []string{f.srv.URL}, Capacity: 4})
+	// The first batch is refused (and retried) while the other reports
+	// queue behind it.
+	var first int
+	f.until(10*time.Second, "reports queued behind a refused batch", func() bool {
+		if f.refused == 0 {
+			return false
+		}
+		first = len(f.batches[0])
+		return first+len(w.reports) == 3
+	})
+	f.mu.Lock()
+	f.reportsUp = true
+	refused := f.refused
+	f.mu.Unlock()
+	f.until(10*time.Second, "three reports", func() bool { return len(f.reports) == 3 })
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	accepted := f.batches[refused:]
+	var sizes []int
+	for _, b := range accepted {
+		sizes = append(sizes, len(b))
+	}
+	want := []int{first}
+	if first < 3 {
+		want = append(want, 3-first)
+	}
+	if !slices.Equal(sizes, want) {
+		t.Errorf("accepted report requests of %v reports, want %v: the first batch again, then all that queued in one", sizes, want)
+	}
+	for i := 1; i <= refused; i++ {
+		if f.keys[i] != f.keys[0] {
+			t.Errorf("try %d of the first batch has Idempotency-Key %q, want %q (the first try's)", i+1, f.keys[i], f.keys[0])
+		}
+	}
+	if len(accepted) == 2 && f.keys[refused+1] == f.keys[0] {
+		t.Errorf("the second batch reuses the first one's Idempotency-Key")
+	}
+	for _, r := range f.reports {
+		if !r.Report.Success || r.Report.Executor != "w1" {
+			t.Errorf("report %+v, want success from w1", r)
+		}
+	}
+}
+
+// TestWorker_renewsLeasesTogether: one heartbeat renews every running
+// attempt and carries each one's new output; the output streamed so is
+// the output the reports keep.
+func TestWorker_renewsLeasesTogether(t *testing.T) {
+	f := newFakeCluster(t, time.Second, "echo one; sleep 1.5", "echo two; sleep 1.5", "echo three; sleep 1.5")
+	_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}, Capacity: 4})
+	f.until(20*time.Second, "three reports", func() bool { return len(f.reports) == 3 })
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	streamed := map[string]string{}
+	most := 0
+	for _, hb := range f.beatReqs {
+		seen := map[string]bool{}
+		for _, r := range hb.Running {
+			if seen[r.InstanceID] {
+				t.Errorf("heartbeat names %s twice: %+v", r.InstanceID, hb)
+			}
+			seen[r.InstanceID] = true
+			streamed[r.InstanceID] += r.Output
+		}
+		most = max(most, len(hb.Running))
+	}
+	if most != 3 {
+		t.Errorf("%d heartbeats, the largest renewing %d attempts; want one renewing all three", len(f.beatReqs), most)
+	}
+	for _, r := range f.reports {
+		id := strings.TrimSuffix(r.ExecutionID, "-1")
+		if got := streamed[id]; got != r.Report.Output {
+			t.Errorf("attempt %s: heartbeats streamed %q, report keeps %q; want the same", r.ExecutionID, got, r.Report.Output)
+		}
+	}
 }

@@ -1,0 +1,145 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ax-scheduler/ax/agent"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// waitState polls instance id until it is in state want.
+func waitState(t *testing.T, c *client.Client, id, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		in, err := c.GetInstance(context.Background(), id, client.Consistent())
+		if err == nil && in.State == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instance %s: %+v, %v; want %s", id, in, err, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestClient_AgainstAnAgent runs the client against a real in-process
+// agent: every decision, the errors of bad input naming their field, and
+// failover from an address where nothing listens.
+func TestClient_AgainstAnAgent(t *testing.T) {
+	a := agenttest.Start(t, func(c *agent.Config) { c.Executor = true })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	c := client.New(client.Config{Addrs: []string{dead, a.HTTPAddr()}, Actor: "alice"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, task := range []*model.Task{
+		// No executor runs sdk handlers here: approved, it waits READY.
+		{Name: "gated", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionSDK, Handler: "none"},
+			Policy: model.Policy{Approval: "before_run"}},
+		{Name: "long", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "sleep 60"}},
+	} {
+		if _, err := c.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trigger := func(t *testing.T, task, state string) string {
+		t.Helper()
+		s, err := c.Trigger(ctx, task, model.TriggerRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, c, s.ID, state)
+		return s.ID
+	}
+
+	t.Run("decisions", func(t *testing.T) {
+		gated, gated2 := trigger(t, "gated", model.StateWaitingApproval), trigger(t, "gated", model.StateWaitingApproval)
+		long := trigger(t, "long", model.StateRunning)
+		steps := []struct {
+			name      string
+			id        string
+			d         client.Decision
+			wantState string
+			wantCode  string
+			wantField string
+		}{
+			{"approve", gated, client.Approve, model.StateReady, "", ""},
+			{"approve again", gated, client.Approve, "", model.CodePrecondition, "state"},
+			{"cancel", gated, client.Cancel, model.StateCanceled, "", ""},
+			{"reject", gated2, client.Reject, model.StateCanceled, "", ""},
+			{"terminate", long, client.Terminate, model.StateTerminated, "", ""},
+			{"unknown decision", gated2, client.Decision("approved"), "", model.CodeInvalid, "action"},
+			{"unknown instance", "00000000ffffffff", client.Cancel, "", model.CodeNotFound, "id"},
+			{"bad instance id", "nope", client.Cancel, "", model.CodeInvalid, "id"},
+		}
+		for _, st := range steps {
+			state, err := c.Decide(ctx, st.id, st.d, "by "+st.name)
+			var me *model.Error
+			switch {
+			case st.wantCode == "" && (err != nil || state != st.wantState):
+				t.Errorf("%s: got %q, %v; want %s", st.name, state, err, st.wantState)
+			case st.wantCode != "" && (!errors.As(err, &me) || me.Code != st.wantCode || me.Field != st.wantField):
+				t.Errorf("%s: got %q, %v; want code %s naming %q", st.name, state, err, st.wantCode, st.wantField)
+			}
+		}
+		in, err := c.GetInstance(ctx, gated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The decisions are in the instance's events, with their comments
+		// and the client's actor.
+		var events []string
+		for _, e := range in.Events {
+			if e.Type == "approved" || e.Type == "canceled" {
+				events = append(events, e.Type+":"+e.Message)
+				if !strings.Contains(e.Actor, "alice") {
+					t.Errorf("event %+v: want the actor alice", e)
+				}
+			}
+		}
+		if want := []string{"approved:by approve", "canceled:by cancel"}; !slices.Equal(events, want) {
+			t.Errorf("decision events on %s: %q, want %q", gated, events, want)
+		}
+	})
+
+	t.Run("field errors", func(t *testing.T) {
+		tests := []struct {
+			name      string
+			call      func() error
+			wantCode  string
+			wantField string
+		}{
+			{"bad cron", func() error {
+				_, err := c.PutTask(ctx, &model.Task{Name: "bad", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "61 * * * *"},
+					Action: model.Action{Type: model.ActionShell, Command: "true"}})
+				return err
+			}, model.CodeInvalid, "trigger.expression"},
+			{"unknown state filter", func() error {
+				_, err := c.ListInstances(ctx, model.InstanceFilter{State: "DONE"})
+				return err
+			}, model.CodeInvalid, "state"},
+			{"log of a bad id", func() error { _, err := c.InstanceLog(ctx, "xyz", 0); return err }, model.CodeInvalid, "id"},
+			{"missing task", func() error { _, err := c.Trigger(ctx, "nothing", model.TriggerRequest{}); return err }, model.CodeNotFound, "name"},
+		}
+		for _, tt := range tests {
+			err := tt.call()
+			var me *model.Error
+			if !errors.As(err, &me) || me.Code != tt.wantCode || me.Field != tt.wantField || me.Message == "" {
+				t.Errorf("%s: got %#v (%v); want code %s naming %q", tt.name, me, err, tt.wantCode, tt.wantField)
+			}
+		}
+	})
+}
