@@ -205,7 +205,7 @@ func run(ctx context.Context, args []string) error {
 		if n == 0 {
 			return unknownSub(args[0], args[1])
 		}
-		path = args[:1+n]
+		path = slices.Clone(args[:1+n]) // acl rewrites its args
 	}
 	err := cmd.Run(ctx, args[1:])
 	switch {
