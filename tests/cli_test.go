@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -306,3 +307,64 @@ func TestCLI_Agent(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestCLI_WaitThroughLeaderChangeAndNoQuorum: a -wait whose node (the
+// leader) is killed goes on through the other addresses and exits with
+// the outcome; a write with no quorum is answered in the node's leader
+// wait (5 s), not retried to 15 s.
+func TestCLI_WaitThroughLeaderChangeAndNoQuorum(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := ctxT(t, 120*time.Second)
+	if _, err := c.StartExecutor("cli-exec"); err != nil {
+		t.Fatal(err)
+	}
+	leader, err := c.Leader(ctx, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := []string{leader.HTTPAddr} // the leader first: the wait starts there
+	var others []*localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader {
+			addrs = append(addrs, n.HTTPAddr)
+			others = append(others, n)
+		}
+	}
+	slow := &model.Task{Name: "slow", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "sleep 3; echo done"}, Policy: model.Policy{MaxRetries: 1}}
+	if _, err := c.Client().PutTask(ctx, slow); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(axBinary, "trigger", "slow", "-wait", "-addr", strings.Join(addrs, ","))
+	var mu sync.Mutex
+	var out, errb bytes.Buffer
+	cmd.Stdout = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() error { // running on the executor
+		l, err := c.Client().ListInstances(ctx, model.InstanceFilter{Task: "slow", State: model.StateRunning})
+		if err != nil || len(l.Instances) == 0 {
+			return fmt.Errorf("not running yet (%v)", err)
+		}
+		return nil
+	})
+	leader.Kill()
+	err = cmd.Wait()
+	if err != nil || !strings.Contains(out.String(), " SUCCESS") {
+		t.Fatalf("trigger -wait through a leader kill: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+
+	// No quorum: one of three left.
+	others[0].Kill()
+	start := time.Now()
+	r := axExec(t, nil, "task", "pause", "slow", "-addr", others[1].HTTPAddr).want(t, 1)
+	if took := time.Since(start); took > 9*time.Second {
+		t.Errorf("a write without quorum took %s, want the node's 5s answer\n%s", took, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "no leader") {
+		t.Errorf("no-quorum error: %s", r.stderr)
+	}
+	t.Logf("no-quorum write answered in %s: %s", r.took.Round(time.Millisecond), strings.TrimSpace(r.stderr))
+}
