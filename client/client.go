@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -56,6 +57,12 @@ type Config struct {
 	// DialTimeout bounds making a connection (default 30s, Go's); a
 	// server that cannot be reached within it is given up (ErrNotSent).
 	DialTimeout time.Duration
+	// FailFast tries each address at most once per call, for a caller
+	// with a person waiting (the CLI): an address that cannot be reached,
+	// or that answers 503 after its own wait for a leader, is left for
+	// the next one, and the call fails once every address has been tried,
+	// naming each. By default a call retries them until RetryFor.
+	FailFast bool
 }
 
 // Client talks to an ax cluster.
@@ -180,6 +187,7 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 	}
 	start := int(c.next.Load())
 	var lastErr error
+	var failed []error // FailFast: each address's failure
 	for attempt := 0; ; attempt++ {
 		base := c.bases[(start+attempt)%len(c.bases)]
 		retry, err := c.try(ctx, base, req, body, hdr, out)
@@ -193,6 +201,16 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 		if !retry || req.NoRetry || c.cfg.Once || (req.Unrepeatable && !errors.Is(err, ErrNotSent)) {
 			return err
 		}
+		if c.cfg.FailFast {
+			failed = append(failed, err)
+			if len(failed) == len(c.bases) {
+				return everyAddressFailed(failed)
+			}
+			if ctx.Err() != nil {
+				return err
+			}
+			continue
+		}
 		// Back off a little once every address has been tried.
 		wait := time.Duration(0)
 		if (attempt+1)%len(c.bases) == 0 {
@@ -204,6 +222,26 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// everyAddressFailed is the error of a FailFast call that no address
+// served: the one failure, or one naming each address's. It is
+// ErrNotSent when no address received the request.
+func everyAddressFailed(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	msgs := make([]string, len(errs))
+	sent := false
+	for i, e := range errs {
+		msgs[i] = e.Error()
+		sent = sent || !errors.Is(e, ErrNotSent)
+	}
+	me := &model.Error{Code: model.CodeUnavailable, Message: "every address failed: " + strings.Join(msgs, "; ")}
+	if sent {
+		return me
+	}
+	return notSentError{err: me, causes: errs}
 }
 
 // try is once bounded by req.TryTimeout: a try that runs out of it (while
@@ -282,49 +320,14 @@ func (c *Client) probe(ctx context.Context, base string, within time.Duration) e
 
 // once sends one try; retry says whether another address may succeed.
 func (c *Client) once(ctx context.Context, base string, req Request, body []byte, hdr http.Header, out any) (retry bool, err error) {
-	u := base + req.Path
-	if len(req.Query) > 0 {
-		u += "?" + req.Query.Encode()
-	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	hr, err := http.NewRequestWithContext(ctx, req.Method, u, rd)
+	hr, err := c.newRequest(ctx, base, req, body, hdr)
 	if err != nil {
-		return false, fmt.Errorf("client: %w", err)
+		return false, err
 	}
-	for k, v := range hdr {
-		hr.Header[k] = v
-	}
-	if body != nil && hr.Header.Get("Content-Type") == "" {
-		hr.Header.Set("Content-Type", "application/json")
-	}
-	if c.cfg.Token != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.cfg.Token)
-	}
-	if c.cfg.Actor != "" && hr.Header.Get(HeaderActor) == "" {
-		hr.Header.Set(HeaderActor, c.cfg.Actor)
-	}
-	if c.cfg.Header != nil {
-		for k, v := range c.cfg.Header(ctx) {
-			hr.Header[k] = v
-		}
-	}
+	u := hr.URL.String()
 	resp, err := c.hc.Do(hr)
 	if err != nil {
-		if ctx.Err() != nil || tlsFailure(err) {
-			return false, fmt.Errorf("client: %s %s: %w", req.Method, u, err)
-		}
-		var ne net.Error
-		unreachable := errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-		me := &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("%s %s: %v", req.Method, u, err)}
-		if notSent(err) {
-			return true, notSentError{me}
-		}
-		// A write whose connection broke may have committed; the
-		// Idempotency-Key makes the retry safe.
-		return unreachable || req.Method == http.MethodGet || req.Idempotent || hdr.Get(HeaderIdempotencyKey) != "", me
+		return c.sendFailed(ctx, req, hdr, u, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -347,11 +350,95 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 	if resp.StatusCode == http.StatusServiceUnavailable && req.Also503 && out != nil {
 		_ = json.Unmarshal(data, out)
 	}
+	return resp.StatusCode == http.StatusServiceUnavailable, answerError(req.Method, u, resp.StatusCode, data)
+}
+
+// newRequest builds the HTTP request of one try of req on base.
+func (c *Client) newRequest(ctx context.Context, base string, req Request, body []byte, hdr http.Header) (*http.Request, error) {
+	u := base + req.Path
+	if len(req.Query) > 0 {
+		u += "?" + req.Query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	for k, v := range hdr {
+		hr.Header[k] = v
+	}
+	if body != nil && hr.Header.Get("Content-Type") == "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if c.cfg.Token != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	}
+	if c.cfg.Actor != "" && hr.Header.Get(HeaderActor) == "" {
+		hr.Header.Set(HeaderActor, c.cfg.Actor)
+	}
+	if c.cfg.Header != nil {
+		for k, v := range c.cfg.Header(ctx) {
+			hr.Header[k] = v
+		}
+	}
+	return hr, nil
+}
+
+// sendFailed words a try that got no answer (the URL once, then what
+// went wrong) and says whether another address may succeed.
+func (c *Client) sendFailed(ctx context.Context, req Request, hdr http.Header, u string, err error) (retry bool, _ error) {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its text repeats the method and URL
+	}
+	if ctx.Err() != nil || tlsFailure(err) {
+		return false, fmt.Errorf("client: %s %s: %w", req.Method, u, err)
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		what := "cannot connect: " + dialCause(oe)
+		if oe.Timeout() {
+			what = "no connection within " + c.dialTimeout().String()
+		}
+		return true, notSentError{err: &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("%s %s: %s", req.Method, u, what)}, causes: []error{oe}}
+	}
+	var ne net.Error
+	unreachable := errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	me := &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("%s %s: %v", req.Method, u, err)}
+	// A write whose connection broke may have committed; the
+	// Idempotency-Key makes the retry safe.
+	return unreachable || req.Method == http.MethodGet || req.Idempotent || hdr.Get(HeaderIdempotencyKey) != "", me
+}
+
+// dialCause is what a failed dial met, without the address its text
+// repeats ("connection refused", "no such host").
+func dialCause(oe *net.OpError) string {
+	var se *os.SyscallError
+	if errors.As(oe.Err, &se) {
+		return se.Err.Error()
+	}
+	return oe.Err.Error()
+}
+
+// dialTimeout is the transport's bound on making a connection.
+func (c *Client) dialTimeout() time.Duration {
+	if c.cfg.DialTimeout > 0 {
+		return c.cfg.DialTimeout
+	}
+	return 30 * time.Second
+}
+
+// answerError is the error of a non-2xx answer: the API's error object,
+// or one made of the status and body.
+func answerError(method, u string, status int, data []byte) *model.Error {
 	var eb model.ErrorBody
 	if json.Unmarshal(data, &eb) != nil || eb.Error == nil {
-		eb.Error = &model.Error{Code: codeForStatus(resp.StatusCode), Message: fmt.Sprintf("%s %s: HTTP %d: %s", req.Method, u, resp.StatusCode, strings.TrimSpace(string(data)))}
+		eb.Error = &model.Error{Code: codeForStatus(status), Message: fmt.Sprintf("%s %s: HTTP %d: %s", method, u, status, strings.TrimSpace(string(data)))}
 	}
-	return resp.StatusCode == http.StatusServiceUnavailable, eb.Error
+	return eb.Error
 }
 
 // ErrNotSent matches (errors.Is) a failure to reach a server at all: no
@@ -360,15 +447,16 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 // code unavailable.
 var ErrNotSent = errors.New("client: request not sent")
 
-type notSentError struct{ err *model.Error }
+// notSentError is a failure to connect; causes are the dial errors
+// (*net.OpError, naming the address) behind it.
+type notSentError struct {
+	err    *model.Error
+	causes []error
+}
 
-func (e notSentError) Error() string   { return e.err.Error() }
-func (e notSentError) Unwrap() []error { return []error{e.err, ErrNotSent} }
-
-// notSent reports whether err is a failure to connect.
-func notSent(err error) bool {
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "dial"
+func (e notSentError) Error() string { return e.err.Error() }
+func (e notSentError) Unwrap() []error {
+	return append([]error{e.err, ErrNotSent}, e.causes...)
 }
 
 func codeForStatus(s int) string {

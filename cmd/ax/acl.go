@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
@@ -55,9 +55,13 @@ func (c *aclCommand) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&req.Executor, "executor", "", "executor name an executor token is bound to (create)")
 	labels := fs.String("labels", "", "labels k=v,... an executor token may claim (create)")
 	ttl := fs.Duration("ttl", 0, "the token expires this long after it is created (create; 0 never)")
-	asJSON := fs.Bool("json", false, "print JSON")
+	var out output
+	out.register(fs)
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("acl %s: %w", sub, err)
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -69,7 +73,7 @@ func (c *aclCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printToken(t, *asJSON)
+		return printToken(t, out)
 	case "token create":
 		if req.Labels, err = parseLabels(*labels); err != nil {
 			return err
@@ -79,29 +83,27 @@ func (c *aclCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printToken(t, *asJSON)
+		return printToken(t, out)
 	case "token list":
 		l, err := cl.ListTokens(ctx)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return printJSON(l)
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tROLE\tEXECUTOR\tLABELS\tCREATED\tBY\tEXPIRES")
-		for _, t := range l.Tokens {
-			exp := "never"
-			if t.ExpiresAt != nil {
-				exp = t.ExpiresAt.Format(time.RFC3339)
-				if t.ExpiresAt.Before(time.Now()) {
-					exp += " (expired)"
+		return out.print(os.Stdout, l, func(w io.Writer) error {
+			tw := newTable(w)
+			row(tw, "NAME", "ROLE", "EXECUTOR", "LABELS", "CREATED", "BY", "EXPIRES")
+			for _, t := range l.Tokens {
+				exp := "never"
+				if t.ExpiresAt != nil {
+					exp = fmtTime(*t.ExpiresAt)
+					if t.ExpiresAt.Before(time.Now()) {
+						exp += " (expired)"
+					}
 				}
+				row(tw, t.Name, t.Role, orDash(t.Executor), orDash(joinLabels(t.Labels)), fmtTime(t.CreatedAt), orDash(t.CreatedBy), exp)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Role, t.Executor, joinLabels(t.Labels),
-				t.CreatedAt.Format(time.RFC3339), t.CreatedBy, exp)
-		}
-		return tw.Flush()
+			return tw.Flush()
+		})
 	case "token revoke":
 		if fs.NArg() != 1 {
 			return fmt.Errorf("acl token revoke: want exactly one token name")
@@ -112,15 +114,15 @@ func (c *aclCommand) Run(ctx context.Context, args []string) error {
 		fmt.Printf("revoked %s\n", fs.Arg(0))
 		return nil
 	default:
-		return fmt.Errorf("acl: unknown subcommand %q", sub)
+		return unknownSub("acl", sub)
 	}
 }
 
-// printToken prints a new token: its secret alone on stdout (so that it
-// can be piped into a file), what it is on stderr.
-func printToken(t *model.ACLToken, asJSON bool) error {
-	if asJSON {
-		return printJSON(t)
+// printToken prints a new token: as a table, its secret alone on stdout
+// (so that it can be piped into a file) and what it is on stderr.
+func printToken(t *model.ACLToken, out output) error {
+	if out.format != formatTable {
+		return out.print(os.Stdout, t, nil)
 	}
 	desc := fmt.Sprintf("token %s, role %s", t.Name, t.Role)
 	if t.Executor != "" {

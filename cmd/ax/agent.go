@@ -220,7 +220,11 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logOpts := hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(o.logLevel), JSONFormat: o.logJSON, Output: os.Stderr}
+	level, err := parseLogLevel(o.logLevel)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, JSONFormat: o.logJSON, Output: os.Stderr}
 	if clock != nil {
 		cfg.Clock, logOpts.TimeFn = clock, clock.Now
 		warnings = append(warnings, fmt.Sprintf("fault hook: this node's wall clock is offset by %s (a binary built with -tags faults, for tests only)", offset))

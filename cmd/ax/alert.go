@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
@@ -18,13 +18,14 @@ func (*alertCommand) Usage() string {
 Usage: ax alert <subcommand> [flags] [args]
 
 Subcommands:
-	list [-state firing|resolved] [-task T] [-rule R] [-limit N] [-json]   alerts, newest first
+	list [-state firing|resolved] [-task T] [-rule R] [-limit N]          alerts, newest first
 	silence (-task T | -rule R | -label k=v ...) (-for D | -until RFC3339) [-comment C]
 	                                                                      mute notifications of matching alerts
-	silences [-json]                                                      the silences in force
+	silences                                                              the silences in force
 	unsilence ID                                                          remove a silence
 
 A silenced alert is still recorded (shown with SILENCED) but not notified.
+list and silences take -o table|json|yaml (-json: -o json).
 
 Examples:
 	ax alert list -state firing
@@ -44,7 +45,7 @@ func (c *alertCommand) Run(ctx context.Context, args []string) error {
 		labels                            multiFlag
 		limit                             int
 		forD                              time.Duration
-		asJSON                            bool
+		out                               output
 	)
 	switch sub {
 	case "list":
@@ -52,22 +53,25 @@ func (c *alertCommand) Run(ctx context.Context, args []string) error {
 		fs.StringVar(&task, "task", "", "only alerts about this task")
 		fs.StringVar(&rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
 		fs.IntVar(&limit, "limit", 100, "at most this many")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		out.register(fs)
 	case "silence":
 		fs.StringVar(&task, "task", "", "silence alerts about this task")
 		fs.StringVar(&rule, "rule", "", "silence alerts of this rule")
 		fs.Var(&labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
 		fs.DurationVar(&forD, "for", 0, "for how long (e.g. 2h)")
-		fs.StringVar(&until, "until", "", "until this time (RFC 3339), instead of -for")
+		fs.StringVar(&until, "until", "", "until this time, instead of -for: "+dateForms)
 		fs.StringVar(&comment, "comment", "", "why")
 	case "silences":
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		out.register(fs)
 	case "unsilence":
 	default:
-		return fmt.Errorf("alert: unknown subcommand %q", sub)
+		return unknownSub("alert", sub)
 	}
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("alert %s: %w", sub, err)
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -79,20 +83,18 @@ func (c *alertCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			return printJSON(l)
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "STATE\tRULE\tSEVERITY\tSUBJECT\tCOUNT\tFIRST SEEN\tLAST SEEN\tSUMMARY")
-		for _, a := range l.Alerts {
-			st := a.State
-			if a.Silenced {
-				st += " (SILENCED)"
+		return out.print(os.Stdout, l, func(w io.Writer) error {
+			tw := newTable(w)
+			row(tw, "STATE", "RULE", "SEVERITY", "SUBJECT", "COUNT", "FIRST SEEN", "LAST SEEN", "SUMMARY")
+			for _, a := range l.Alerts {
+				st := a.State
+				if a.Silenced {
+					st += " (SILENCED)"
+				}
+				row(tw, st, a.Rule, a.Severity, subject(a.Subject), a.Count, fmtTime(a.FirstSeen), fmtTime(a.LastSeen), a.Summary)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", st, a.Rule, a.Severity, subject(a.Subject), a.Count,
-				a.FirstSeen.Format(time.RFC3339), a.LastSeen.Format(time.RFC3339), a.Summary)
-		}
-		return tw.Flush()
+			return tw.Flush()
+		})
 	case "silence":
 		req := model.SilenceRequest{Task: task, Rule: rule, For: model.Duration(forD), Comment: comment}
 		for _, l := range labels {
@@ -106,7 +108,7 @@ func (c *alertCommand) Run(ctx context.Context, args []string) error {
 			req.Labels[k] = v
 		}
 		if until != "" {
-			t, err := time.Parse(time.RFC3339, until)
+			t, err := parseDate(until)
 			if err != nil {
 				return fmt.Errorf("alert silence: -until: %w", err)
 			}
@@ -123,19 +125,14 @@ func (c *alertCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			return printJSON(l)
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTASK\tRULE\tLABELS\tUNTIL\tBY\tCOMMENT")
-		for _, s := range l.Silences {
-			var ls []string
-			for k, v := range s.Labels {
-				ls = append(ls, k+"="+v)
+		return out.print(os.Stdout, l, func(w io.Writer) error {
+			tw := newTable(w)
+			row(tw, "ID", "TASK", "RULE", "LABELS", "UNTIL", "BY", "COMMENT")
+			for _, s := range l.Silences {
+				row(tw, s.ID, orDash(s.Task), orDash(s.Rule), orDash(joinLabels(s.Labels)), fmtTime(s.Until), orDash(s.By), s.Comment)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Task, s.Rule, strings.Join(ls, ","), s.Until.Format(time.RFC3339), s.By, s.Comment)
-		}
-		return tw.Flush()
+			return tw.Flush()
+		})
 	default: // unsilence
 		if fs.NArg() != 1 {
 			return fmt.Errorf("alert unsilence: want exactly one silence id")

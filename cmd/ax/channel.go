@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/ax-scheduler/ax/model"
 )
@@ -23,7 +22,7 @@ Usage: ax channel <subcommand> [flags] [args]
 Subcommands:
 	apply -f FILE|-   create or replace a notification channel from JSON (its name in the file)
 	list              the channels (secrets and passwords only as set or not)
-	get NAME          one channel as JSON
+	get NAME          one channel (-o json: as apply takes it)
 	delete NAME       delete a channel
 
 A channel is {"name", "type": "webhook"|"slack"|"email", "url", "secret",
@@ -31,7 +30,8 @@ A channel is {"name", "type": "webhook"|"slack"|"email", "url", "secret",
 "minSeverity", "events"}. Alerts of tasks whose labels hold every pair of
 "match" go to it (an empty match takes every alert), and so do those of
 tasks that name it in policy.notify. An omitted secret or password keeps
-the stored one, so "get" output can be edited and applied again.
+the stored one, so "get -o json" output can be edited and applied again.
+list and get take -o table|json|yaml (-json: -o json).
 
 Examples:
 	ax channel apply -f ops-webhook.json
@@ -47,10 +47,22 @@ func (c *channelCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	file := fs.String("f", "", "channel JSON file, or - for stdin (apply)")
-	asJSON := fs.Bool("json", false, "print JSON (list)")
+	var file string
+	var out output
+	switch sub {
+	case "apply":
+		fs.StringVar(&file, "f", "", "channel JSON file, or - for stdin")
+	case "list", "get":
+		out.register(fs)
+	case "delete":
+	default:
+		return unknownSub("channel", sub)
+	}
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("channel %s: %w", sub, err)
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -59,13 +71,13 @@ func (c *channelCommand) Run(ctx context.Context, args []string) error {
 	switch sub {
 	case "apply":
 		var data []byte
-		switch *file {
+		switch file {
 		case "":
 			return fmt.Errorf("channel apply: -f FILE (or - for stdin) is required")
 		case "-":
 			data, err = io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
 		default:
-			data, err = os.ReadFile(*file)
+			data, err = os.ReadFile(file)
 		}
 		if err != nil {
 			return fmt.Errorf("channel apply: %w", err)
@@ -90,25 +102,7 @@ func (c *channelCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return printJSON(l)
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTYPE\tTO\tMATCH\tMIN SEVERITY\tEVENTS\tSECRET")
-		for _, ch := range l.Channels {
-			to, secret := ch.URL, "-"
-			if ch.Email != nil {
-				to = strings.Join(ch.Email.To, ",")
-				if ch.Email.PasswordSet {
-					secret = "password set"
-				}
-			}
-			if ch.SecretSet {
-				secret = "set"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ch.Name, ch.Type, to, matchText(ch.Match), ch.MinSeverity, strings.Join(ch.Events, ","), secret)
-		}
-		return tw.Flush()
+		return out.print(os.Stdout, l, func(w io.Writer) error { return writeChannels(w, l.Channels) })
 	case "get":
 		if fs.NArg() != 1 {
 			return fmt.Errorf("channel get: want exactly one channel name")
@@ -117,8 +111,8 @@ func (c *channelCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(ch)
-	case "delete":
+		return out.print(os.Stdout, ch, func(w io.Writer) error { return writeChannels(w, []model.Channel{*ch}) })
+	default: // delete
 		if fs.NArg() != 1 {
 			return fmt.Errorf("channel delete: want exactly one channel name")
 		}
@@ -127,9 +121,27 @@ func (c *channelCommand) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("deleted %s\n", fs.Arg(0))
 		return nil
-	default:
-		return fmt.Errorf("channel: unknown subcommand %q", sub)
 	}
+}
+
+// writeChannels prints channels as a table (secrets only as set or not).
+func writeChannels(w io.Writer, chans []model.Channel) error {
+	tw := newTable(w)
+	row(tw, "NAME", "TYPE", "TO", "MATCH", "MIN SEVERITY", "EVENTS", "SECRET")
+	for _, ch := range chans {
+		to, secret := ch.URL, "-"
+		if ch.Email != nil {
+			to = strings.Join(ch.Email.To, ",")
+			if ch.Email.PasswordSet {
+				secret = "password set"
+			}
+		}
+		if ch.SecretSet {
+			secret = "set"
+		}
+		row(tw, ch.Name, ch.Type, orDash(to), matchText(ch.Match), orDash(ch.MinSeverity), orDash(strings.Join(ch.Events, ",")), secret)
+	}
+	return tw.Flush()
 }
 
 func matchText(m map[string]string) string {

@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -26,8 +26,12 @@ Subcommands:
 	remove NODE      remove a member (e.g. one that is gone for good)
 	transfer [NODE]  hand leadership to NODE (any up-to-date member if omitted)
 
+status takes -o table|json|yaml (-json: -o json) and -w (redraw every
+2s until Ctrl-C).
+
 Examples:
 	ax cluster status -addr 127.0.0.1:7080
+	ax cluster status -w
 	ax cluster remove n3
 	ax cluster transfer n2
 `
@@ -38,9 +42,21 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	asJSON := fs.Bool("json", false, "print JSON (status)")
+	var out output
+	var watch bool
+	switch sub {
+	case "status":
+		out.register(fs)
+		fs.BoolVar(&watch, "w", false, "watch: redraw every 2s while it changes, until Ctrl-C")
+	case "remove", "transfer":
+	default:
+		return unknownSub("cluster", sub)
+	}
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("cluster %s: %w", sub, err)
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -48,36 +64,10 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 	}
 	switch sub {
 	case "status":
-		st, err := cl.Cluster(ctx)
-		if err != nil {
-			return err
+		if watch {
+			return watchPoll(ctx, out, 2*time.Second, func(ctx context.Context, w io.Writer) error { return clusterStatus(ctx, cl, out, w) })
 		}
-		if *asJSON {
-			return printJSON(st)
-		}
-		if err := writeMembers(os.Stdout, st.Nodes); err != nil {
-			return err
-		}
-		fmt.Printf("term %d, commit index %d, applied index %d, protocol %d\n", st.Term, st.CommitIndex, st.AppliedIndex, st.Protocol)
-		if st.LeaderHTTP == "" {
-			return nil
-		}
-		// Only the leader knows the executors; any node asks it.
-		el, err := cl.Executors(ctx)
-		if err != nil {
-			return fmt.Errorf("executors: %w", err)
-		}
-		if len(el.Executors) == 0 {
-			fmt.Println("no executors heard from in the last minute")
-			return nil
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "EXECUTOR\tHOST\tLABELS\tRUNNING\tFREE\tLAST SEEN")
-		for _, e := range el.Executors {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s ago\n", e.Name, e.Host, joinLabels(e.Labels), e.Running, e.Free,
-				time.Since(e.LastSeen.Time).Round(time.Second))
-		}
-		return tw.Flush()
+		return clusterStatus(ctx, cl, out, os.Stdout)
 	case "remove":
 		if fs.NArg() != 1 {
 			return fmt.Errorf("cluster remove: want exactly one node id")
@@ -87,7 +77,7 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("removed %s\n", fs.Arg(0))
 		return nil
-	case "transfer":
+	default: // transfer
 		if fs.NArg() > 1 {
 			return fmt.Errorf("cluster transfer: at most one node id")
 		}
@@ -96,9 +86,46 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Println("leadership transferred")
 		return nil
-	default:
-		return fmt.Errorf("cluster: unknown subcommand %q", sub)
 	}
+}
+
+// clusterStatus prints the members, then the executors the leader knows.
+func clusterStatus(ctx context.Context, cl *client.Client, out output, w io.Writer) error {
+	st, err := cl.Cluster(ctx)
+	if err != nil {
+		return err
+	}
+	return out.print(w, st, func(w io.Writer) error {
+		if err := writeMembers(w, st.Nodes); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "term %d, commit index %d, applied index %d, protocol %d\n", st.Term, st.CommitIndex, st.AppliedIndex, st.Protocol)
+		if st.LeaderHTTP == "" {
+			fmt.Fprintln(w, "no leader: executors unknown")
+			return nil
+		}
+		// Only the leader knows the executors; any node asks it.
+		el, err := cl.Executors(ctx)
+		if err != nil {
+			return fmt.Errorf("executors: %w", err)
+		}
+		fmt.Fprintln(w)
+		return writeExecutors(w, el.Executors, time.Now())
+	})
+}
+
+// writeExecutors prints the executors the leader heard from.
+func writeExecutors(w io.Writer, execs []model.ExecutorStatus, now time.Time) error {
+	if len(execs) == 0 {
+		fmt.Fprintln(w, "no executors heard from in the last minute")
+		return nil
+	}
+	tw := newTable(w)
+	row(tw, "EXECUTOR", "HOST", "LABELS", "RUNNING", "FREE", "LAST SEEN")
+	for _, e := range execs {
+		row(tw, e.Name, orDash(e.Host), orDash(joinLabels(e.Labels)), e.Running, e.Free, ago(e.LastSeen, now))
+	}
+	return tw.Flush()
 }
 
 // parseInterspersed parses flags that may come after positional arguments
@@ -122,7 +149,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 // writeMembers prints the members as a table, then what is wrong with any
 // of them.
 func writeMembers(w io.Writer, nodes []model.Node) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "NODE\tRAFT\tHTTP\tSUFFRAGE\tROLE\tSTATUS\tLAST CONTACT\tLAG\tVERSION\tPROTO")
 	var problems []string
 	for _, n := range nodes {
@@ -151,11 +178,4 @@ func writeMembers(w io.Writer, nodes []model.Node) error {
 		fmt.Fprintln(w, p)
 	}
 	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -6,6 +6,9 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
@@ -17,16 +20,20 @@ func newFlagSet(name, usage string) *flag.FlagSet { return cli.NewFlagSet(name, 
 
 // subcommand splits the arguments of command name into its subcommand and
 // the rest, and returns a flag set for it with the client flags
-// registered. A missing subcommand prints the usage and is an error.
+// registered (run has checked the subcommand against groups).
 func subcommand(name, usage string, args []string) (sub string, rest []string, fs *flag.FlagSet, cf *clientFlags, err error) {
 	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, strings.TrimLeft(usage, "\n"))
-		return "", nil, nil, nil, fmt.Errorf("%s: missing subcommand", name)
+		return "", nil, nil, nil, fmt.Errorf("%s: missing subcommand (ax %s -h lists them)", name, name)
 	}
 	fs = newFlagSet(name+" "+args[0], usage)
 	cf = &clientFlags{}
 	cf.register(fs)
 	return args[0], args[1:], fs, cf, nil
+}
+
+// unknownSub is the error of a subcommand a command does not have.
+func unknownSub(name, sub string) error {
+	return fmt.Errorf("%s: unknown subcommand %q (ax %s -h lists them)", name, sub, name)
 }
 
 // clientFlags are the flags every client command takes (-addr defaulting
@@ -37,14 +44,20 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	c.Register(fs, cli.DefaultAddr(), "server HTTP address(es), comma-separated (env AX_ADDR)")
 }
 
-// client returns a client of the flags' cluster that records this user
-// as the actor of its changes.
+// dialTimeout bounds connecting to one address: an unreachable one is
+// given up this fast and the next one tried.
+const dialTimeout = 2 * time.Second
+
+// client returns a client of the flags' addresses that records this user
+// as the actor of its changes. Each call tries each address once (a
+// person is waiting): an unreachable address costs at most dialTimeout
+// and a server's 503 is final once every address gave one.
 func (c *clientFlags) client() (*client.Client, error) {
 	cfg, err := c.Config()
 	if err != nil {
 		return nil, err
 	}
-	cfg.Actor = actor()
+	cfg.Actor, cfg.DialTimeout, cfg.FailFast = actor(), dialTimeout, true
 	return client.New(cfg), nil
 }
 
@@ -72,4 +85,18 @@ func actor() string {
 		name = "unknown"
 	}
 	return name + "@" + host
+}
+
+// logLevels are the levels -log-level accepts.
+var logLevels = []string{"trace", "debug", "info", "warn", "error"}
+
+// parseLogLevel reads -log-level, refusing a level hclog does not know
+// (it would silently log at info).
+func parseLogLevel(s string) (hclog.Level, error) {
+	for _, l := range logLevels {
+		if strings.EqualFold(s, l) {
+			return hclog.LevelFromString(l), nil
+		}
+	}
+	return hclog.NoLevel, fmt.Errorf("-log-level %q: want one of %s", s, strings.Join(logLevels, ", "))
 }

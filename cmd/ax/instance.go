@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -17,12 +18,16 @@ type triggerCommand struct{}
 
 func (*triggerCommand) Usage() string {
 	return `
-Usage: ax trigger NAME [-p key=value]... [-key IDEMPOTENCY_KEY]
+Usage: ax trigger NAME [-p key=value]... [-key IDEMPOTENCY_KEY] [-wait [-log]]
 
-Runs a task now (an instance with source "api").
+Runs a task now (an instance with source "api") and prints its id and
+state. With -wait it follows the instance to its end (through leader
+changes) and exits with its outcome: 0 SUCCESS, 1 FAILED, 3 TERMINATED,
+4 CANCELED or SKIPPED; -log prints its output meanwhile.
 
 Examples:
 	ax trigger daily_report -p date=2026-11-29
+	ax trigger daily_report -wait -log && echo done
 `
 }
 
@@ -33,11 +38,16 @@ func (c *triggerCommand) Run(ctx context.Context, args []string) error {
 	var params multiFlag
 	fs.Var(&params, "p", "parameter key=value (repeatable)")
 	key := fs.String("key", "", "idempotency key: a repeated trigger with it returns the first instance")
+	var wf waitFlags
+	wf.register(fs)
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("trigger: want exactly one task name")
+	}
+	if err := wf.check(); err != nil {
+		return fmt.Errorf("trigger: %w", err)
 	}
 	req := model.TriggerRequest{IdempotencyKey: *key}
 	var err error
@@ -53,17 +63,19 @@ func (c *triggerCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("%s %s\n", res.ID, res.State)
-	return nil
+	return wf.follow(ctx, cl, res.ID)
 }
 
 type submitCommand struct{}
 
 func (*submitCommand) Usage() string {
 	return `
-Usage: ax submit NAME [-payload JSON_OR_TEXT] (-delay D | -at TIME) [-key IDEMPOTENCY_KEY]
+Usage: ax submit NAME [-payload JSON_OR_TEXT] (-delay D | -at TIME) [-key IDEMPOTENCY_KEY] [-wait [-log]]
 
 Creates a delayed instance of a task, due after -delay (leader time) or at
--at (RFC 3339). A payload that is not valid JSON is sent as a JSON string.
+-at (RFC 3339, or 2006-01-02T15:04 in UTC). A payload that is not valid
+JSON is sent as a JSON string. -wait and -log as for ax trigger: exit 0
+SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or SKIPPED.
 
 Examples:
 	ax submit close_order -payload '{"order":42}' -delay 30m -key order-42
@@ -77,13 +89,18 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 	cf.register(fs)
 	payload := fs.String("payload", "", "payload (JSON, or text sent as a JSON string)")
 	delay := fs.Duration("delay", 0, "due after this long")
-	at := fs.String("at", "", "due at this RFC 3339 time")
+	at := fs.String("at", "", "due at this time (RFC 3339, or 2006-01-02T15:04 in UTC)")
 	key := fs.String("key", "", "idempotency key: resubmitting it returns the existing instance")
+	var wf waitFlags
+	wf.register(fs)
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("submit: want exactly one task name")
+	}
+	if err := wf.check(); err != nil {
+		return fmt.Errorf("submit: %w", err)
 	}
 	req := model.SubmitRequest{Delay: model.Duration(*delay), IdempotencyKey: *key}
 	if *payload != "" {
@@ -95,7 +112,7 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if *at != "" {
-		t, err := time.Parse(time.RFC3339Nano, *at)
+		t, err := parseDate(*at)
 		if err != nil {
 			return fmt.Errorf("submit: -at: %w", err)
 		}
@@ -114,7 +131,7 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 		existing = " (existing)"
 	}
 	fmt.Printf("%s %s due %s%s\n", res.ID, res.State, res.ScheduledAt.Format(model.TimeLayout), existing)
-	return nil
+	return wf.follow(ctx, cl, res.ID)
 }
 
 type instanceCommand struct{}
@@ -124,15 +141,25 @@ func (*instanceCommand) Usage() string {
 Usage: ax instance <subcommand> [flags] [args]
 
 Subcommands:
-	list [-task NAME] [-state STATE] [-since TIME] [-limit N] [-json]
+	list [-task NAME] [-state STATE] [-source SOURCE] [-since TIME] [-until TIME] [-limit N] [-cursor ID] [-w]
+	                       newest first: id, task, source, state, scheduled time, age,
+	                       attempt, how long it took, executor
 	get ID                 an instance with its attempts and events
 	log [-f] ID            the latest attempt's output (-f follows it)
 	approve|reject ID [-comment TEXT]
 	cancel ID              a SCHEDULED, READY, BLOCKED, WAITING_APPROVAL or RETRYING instance
 	terminate ID           kill a RUNNING attempt's process group
 
+list and get take -o table|json|yaml (-json: -o json); list -w redraws
+the table on every change until Ctrl-C. list shows the newest 50
+(-limit N; 0 for all), following the server's pages; -cursor ID starts
+after that instance (a list that stops short names it). TIME is a
+duration ago (30m, 1h, 2d), a date (2006-01-02), a time in UTC
+(2006-01-02T15:04) or RFC 3339.
+
 Examples:
-	ax instance list -task daily_report -state FAILED
+	ax instance list -task daily_report -state FAILED -since 2d
+	ax instance list -w
 	ax instance get 0000000000a30001
 `
 }
@@ -142,89 +169,93 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	task := fs.String("task", "", "only this task's instances (list)")
-	state := fs.String("state", "", "only instances in this state (list)")
-	since := fs.String("since", "", "only instances created at or after this RFC 3339 time (list)")
-	limit := fs.Int("limit", 50, "at most this many (list)")
-	asJSON := fs.Bool("json", false, "print JSON (list)")
-	follow := fs.Bool("f", false, "follow the output (log)")
-	comment := fs.String("comment", "", "comment recorded with the decision")
-	consistent := fs.Bool("consistent", false, "linearizable read")
+	var (
+		f            model.InstanceFilter
+		since, until timeFlag
+		limit        int
+		watch        bool
+		out          output
+		follow       bool
+		comment      string
+		consistent   bool
+	)
+	switch sub {
+	case "list":
+		fs.StringVar(&f.Task, "task", "", "only this task's instances")
+		fs.StringVar(&f.State, "state", "", "only instances in this state")
+		fs.StringVar(&f.Source, "source", "", "only instances of this source (cron, api, delay, backfill...)")
+		fs.Var(&since, "since", "only instances created at or after TIME: "+timeForms)
+		fs.Var(&until, "until", "only instances created before TIME (the same forms)")
+		fs.IntVar(&limit, "limit", 50, "at most this many (0: all)")
+		fs.StringVar(&f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
+		fs.BoolVar(&watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
+		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
+		out.register(fs)
+	case "get":
+		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
+		out.register(fs)
+	case "log":
+		fs.BoolVar(&follow, "f", false, "follow the output until the instance ends")
+	case "approve", "reject", "cancel", "terminate":
+		fs.StringVar(&comment, "comment", "", "comment recorded with the decision")
+	default:
+		return unknownSub("instance", sub)
+	}
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("instance %s: %w", sub, err)
 	}
 	cl, err := cf.client()
 	if err != nil {
 		return err
 	}
 	var opts []client.ReadOption
-	if *consistent {
+	if consistent {
 		opts = append(opts, client.Consistent())
 	}
-	switch sub {
-	case "approve", "reject", "cancel", "terminate":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("instance %s: want exactly one instance id", sub)
+	if sub == "list" {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("instance list: unexpected arguments %q (filters are flags: -task, -state...)", fs.Args())
 		}
-		state, err := cl.Decide(ctx, fs.Arg(0), client.Decision(sub), *comment)
-		if err != nil {
-			return err
+		if limit < 0 {
+			return fmt.Errorf("instance list: -limit wants 0 (all) or more")
 		}
-		fmt.Printf("%s %s\n", fs.Arg(0), state)
-		return nil
-	case "log":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("instance log: want exactly one instance id")
-		}
-		return instanceLog(ctx, cl, fs.Arg(0), *follow)
-	case "get":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("instance get: want exactly one instance id")
-		}
-		in, err := cl.GetInstance(ctx, fs.Arg(0), opts...)
-		if err != nil {
-			return err
-		}
-		return printJSON(in)
-	case "list":
-		f := model.InstanceFilter{Task: *task, State: strings.ToUpper(*state), Limit: *limit}
-		if *since != "" {
-			t, err := time.Parse(time.RFC3339Nano, *since)
-			if err != nil {
-				return fmt.Errorf("instance list: -since: %w", err)
+		f.State = strings.ToUpper(f.State)
+		f.Since, f.Until = model.Time{Time: since.t}, model.Time{Time: until.t}
+		if watch {
+			var q url.Values
+			if f.Task != "" {
+				q = url.Values{"task": {f.Task}}
 			}
-			f.Since = model.Time{Time: t}
+			return watchTable(ctx, cl, out, q, func(ctx context.Context, w io.Writer) error {
+				return instanceList(ctx, cl, f, limit, out, w, true, opts...)
+			})
 		}
-		l, err := cl.ListInstances(ctx, f, opts...)
+		return instanceList(ctx, cl, f, limit, out, os.Stdout, false, opts...)
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("instance %s: want exactly one instance id", sub)
+	}
+	id := fs.Arg(0)
+	switch sub {
+	case "get":
+		in, err := cl.GetInstance(ctx, id, opts...)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return printJSON(l)
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTASK\tSOURCE\tSTATE\tSCHEDULED\tFIRED\tATTEMPTS")
-		for _, in := range l.Instances {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", in.ID, in.Task, in.Source, in.State,
-				fmtTime(in.ScheduledAt), fmtTime(in.FiredAt), in.Attempts)
-		}
-		if err := tw.Flush(); err != nil {
+		return out.print(os.Stdout, in, func(w io.Writer) error { return writeInstance(w, in) })
+	case "log":
+		return instanceLog(ctx, cl, id, follow)
+	default: // approve, reject, cancel, terminate
+		state, err := cl.Decide(ctx, id, client.Decision(sub), comment)
+		if err != nil {
 			return err
 		}
-		if l.NextCursor != "" {
-			fmt.Printf("(more: -cursor %s)\n", l.NextCursor)
-		}
+		fmt.Printf("%s %s\n", id, state)
 		return nil
-	default:
-		return fmt.Errorf("instance: unknown subcommand %q", sub)
 	}
-}
-
-func fmtTime(t model.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(model.TimeLayout)
 }
 
 // instanceLog prints an instance's output; with follow it keeps printing
@@ -266,8 +297,9 @@ Usage: ax backfill NAME -from TIME -to TIME
 
 Creates one instance (source "backfill") per fire time of the task in
 [from, to], skipping times that already have an instance, so running it
-twice is harmless. TIME is RFC 3339 or YYYY-MM-DD (midnight UTC); to must
-be in the past. At most 10,000 fire times per call.
+twice is harmless. TIME is RFC 3339, a date (2006-01-02, midnight UTC), a
+time in UTC (2006-01-02T15:04) or a duration ago (30m, 2d); to must be in
+the past. At most 10,000 fire times per call.
 
 Examples:
 	ax backfill daily_report -from 2026-11-01 -to 2026-11-29
@@ -278,25 +310,19 @@ func (c *backfillCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet("backfill", c.Usage())
 	var cf clientFlags
 	cf.register(fs)
-	from := fs.String("from", "", "first fire time (inclusive)")
-	to := fs.String("to", "", "last fire time (inclusive)")
+	var from, to timeFlag
+	fs.Var(&from, "from", "first fire time (inclusive): "+timeForms)
+	fs.Var(&to, "to", "last fire time (inclusive), the same forms")
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("backfill: want exactly one task name")
 	}
-	var req model.BackfillRequest
-	for _, p := range []struct {
-		flag, v string
-		dst     *model.Time
-	}{{"from", *from, &req.From}, {"to", *to, &req.To}} {
-		t, err := parseWhen(p.v)
-		if err != nil {
-			return fmt.Errorf("backfill: -%s: %w", p.flag, err)
-		}
-		*p.dst = model.Time{Time: t}
+	if from.t.IsZero() || to.t.IsZero() {
+		return fmt.Errorf("backfill: -from and -to are required")
 	}
+	req := model.BackfillRequest{From: model.Time{Time: from.t}, To: model.Time{Time: to.t}}
 	cl, err := cf.client()
 	if err != nil {
 		return err
@@ -310,14 +336,4 @@ func (c *backfillCommand) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("%d created, %d already had an instance\n", len(res.Created), res.Existing)
 	return nil
-}
-
-func parseWhen(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, fmt.Errorf("required")
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t, nil
-	}
-	return time.Parse(time.RFC3339Nano, s)
 }

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -39,8 +40,15 @@ func commands() map[string]cli.Command {
 		"alert":              &alertCommand{},
 		"channel":            &channelCommand{},
 		"keygen":             &keygenCommand{},
+		"status":             &statusCommand{},
+		"completion":         &completionCommand{},
+		// Called by the completion scripts; not listed.
+		"__complete": &completeCommand{},
 	}
 }
+
+// hidden are the commands the usage and completion leave out.
+var hidden = map[string]bool{"executor-supervise": true, "__complete": true}
 
 const usage = `ax is a replicated job scheduler.
 
@@ -49,6 +57,7 @@ Usage:
 
 Commands:
 	agent     run a node (with no flags: a single-node cluster on 127.0.0.1:7070)
+	status    the cluster at a glance: members, executors, instances, failures, alerts, next fires
 	task      apply, list, get, pause, resume, delete tasks; show their history and events
 	trigger   run a task now
 	submit    create a delayed instance of a task
@@ -63,11 +72,17 @@ Commands:
 	alert     list alerts; silence and unsilence them
 	channel   apply, list, get and delete notification channels
 	keygen    make a key for -encrypt-key-file
+	completion  print a bash, zsh or fish completion script
 	version   print the version
 
 Every client command takes -addr (default $AX_ADDR or 127.0.0.1:7070),
 -token (default $AX_TOKEN) and, for a TLS cluster, -ca-cert (default
-$AX_CACERT). Run "ax <command> -h" for details.
+$AX_CACERT). Read commands take -o table|json|yaml. Run "ax <command> -h"
+for details.
+
+Exit status: 0 success, 1 error, 2 usage, 130 interrupted (Ctrl-C);
+trigger/submit -wait: 0 SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or
+SKIPPED.
 `
 
 func main() {
@@ -87,8 +102,8 @@ func main() {
 	code := exitCode(err, sig)
 	if err != nil && code != 2 && !(sig == os.Interrupt && errors.Is(err, context.Canceled)) {
 		fmt.Fprintln(os.Stderr, "ax:", err)
-		if hint := tlsHint(err); hint != "" {
-			fmt.Fprintln(os.Stderr, "ax: hint:", hint)
+		if h := hint(err); h != "" {
+			fmt.Fprintln(os.Stderr, "ax: hint:", h)
 		}
 	}
 	os.Exit(code)
@@ -96,24 +111,51 @@ func main() {
 
 // exitCode is the process's exit status: 130 after Ctrl-C (SIGINT, as
 // shells report it), whatever the command made of it; 2 for a usage
-// request without a command; 1 for an error; 0 otherwise (also after
-// SIGTERM, which asks an agent or executor to stop cleanly).
+// request without a command; an instance's outcome after -wait (see
+// outcomeError); 1 for an error; 0 otherwise (also after SIGTERM, which
+// asks an agent or executor to stop cleanly).
 func exitCode(err error, sig os.Signal) int {
+	var oe *outcomeError
 	switch {
 	case sig == os.Interrupt:
 		return 130
 	case errors.Is(err, flag.ErrHelp):
 		return 2
+	case errors.As(err, &oe):
+		return oe.code()
 	case err != nil:
 		return 1
 	}
 	return 0
 }
 
-// groups are the commands made of subcommands: "ax task -h" and "ax help
-// task" print their usage (a command with flags prints its flags itself).
-var groups = map[string]bool{"task": true, "cluster": true, "instance": true, "approval": true, "tls": true,
-	"acl": true, "secret": true, "alert": true, "channel": true}
+// groups are the commands made of subcommands, with their subcommands
+// (two words for acl's and tls's): "ax task -h" and "ax help task" print
+// their usage, run refuses a subcommand not listed here, and completion
+// offers these.
+var groups = map[string][]string{
+	"task":     {"apply", "list", "get", "pause", "resume", "delete", "history", "events"},
+	"cluster":  {"status", "remove", "transfer"},
+	"instance": {"list", "get", "log", "approve", "reject", "cancel", "terminate"},
+	"approval": {"request"},
+	"tls":      {"ca create", "cert create"},
+	"acl":      {"bootstrap", "token create", "token list", "token revoke"},
+	"secret":   {"put", "list", "delete"},
+	"alert":    {"list", "silence", "silences", "unsilence"},
+	"channel":  {"apply", "list", "get", "delete"},
+}
+
+// subPath is how many of args (after the group's name) name one of
+// group's subcommands, 0 when none does.
+func subPath(group string, args []string) int {
+	for _, sub := range groups[group] {
+		words := strings.Fields(sub)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			return len(words)
+		}
+	}
+	return 0
+}
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -130,11 +172,30 @@ func run(ctx context.Context, args []string) error {
 	if !ok {
 		return unknownCommand(args[0])
 	}
-	if groups[args[0]] && len(args) == 2 && cli.IsHelp(args[1]) {
-		fmt.Print(strings.TrimLeft(cmd.Usage(), "\n"))
-		return nil
+	path := args[:1]
+	if _, ok := groups[args[0]]; ok {
+		switch {
+		case len(args) == 1:
+			fmt.Print(strings.TrimLeft(cmd.Usage(), "\n"))
+			return flag.ErrHelp
+		case len(args) == 2 && cli.IsHelp(args[1]):
+			fmt.Print(strings.TrimLeft(cmd.Usage(), "\n"))
+			return nil
+		}
+		n := subPath(args[0], args[1:])
+		if n == 0 {
+			return unknownSub(args[0], args[1])
+		}
+		path = slices.Clone(args[:1+n]) // acl rewrites its args
 	}
-	return cmd.Run(ctx, args[1:])
+	err := cmd.Run(ctx, args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil // -h was asked for and printed
+	case err != nil && isFlagError(err):
+		return fmt.Errorf("%w (ax %s -h for help)", err, strings.Join(path, " "))
+	}
+	return err
 }
 
 // unknownCommand is the one-line answer to a command ax does not have; the

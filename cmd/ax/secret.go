@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
-	"time"
 
 	"github.com/ax-scheduler/ax/agent"
 )
@@ -19,7 +17,7 @@ Usage: ax secret <subcommand> [flags] [args]
 
 Subcommands:
 	put NAME (-value-file F | -value-file -)   set a secret (a new version)
-	list                                       names and versions (values are never shown)
+	list [-o table|json|yaml]                  names and versions (values are never shown)
 	delete NAME                                delete a secret
 
 Tasks use a secret as {{secret "NAME"}} in a shell command, URL or body,
@@ -41,9 +39,15 @@ func (c *secretCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	valueFile := fs.String("value-file", "", "read the value from this file, or stdin for - (put); the value is taken as is, a trailing newline included")
-	asJSON := fs.Bool("json", false, "print JSON")
+	var out output
+	if sub == "list" {
+		out.register(fs)
+	}
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("secret %s: %w", sub, err)
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -74,15 +78,14 @@ func (c *secretCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return printJSON(l)
-		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tVERSION\tENCRYPTED\tUPDATED\tBY")
-		for _, s := range l.Secrets {
-			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%s\n", s.Name, s.Version, s.Encrypted, s.UpdatedAt.Format(time.RFC3339), s.UpdatedBy)
-		}
-		return tw.Flush()
+		return out.print(os.Stdout, l, func(w io.Writer) error {
+			tw := newTable(w)
+			row(tw, "NAME", "VERSION", "ENCRYPTED", "UPDATED", "BY")
+			for _, s := range l.Secrets {
+				row(tw, s.Name, s.Version, s.Encrypted, fmtTime(s.UpdatedAt), orDash(s.UpdatedBy))
+			}
+			return tw.Flush()
+		})
 	case "delete":
 		if fs.NArg() != 1 {
 			return fmt.Errorf("secret delete: want exactly one secret name")
@@ -93,7 +96,7 @@ func (c *secretCommand) Run(ctx context.Context, args []string) error {
 		fmt.Printf("deleted %s\n", fs.Arg(0))
 		return nil
 	default:
-		return fmt.Errorf("secret: unknown subcommand %q", sub)
+		return unknownSub("secret", sub)
 	}
 }
 

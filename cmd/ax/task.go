@@ -8,7 +8,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
@@ -22,16 +21,21 @@ Usage: ax task <subcommand> [flags] [args]
 
 Subcommands:
 	apply -f FILE|-        create or update a task from JSON (one object or an array)
-	list [-label k=v] [-paused true|false] [-json]
-	get NAME               the definition with its next fire times
+	list [-label k=v] [-paused true|false] [-w]
+	                       name, trigger, next fire, last run, paused, labels
+	get NAME               the definition, recent runs and next fire times
 	pause NAME | resume NAME | delete NAME
 	history NAME           every version: who, when, what
 	events NAME            the task's events (misfires...)
+
+list, get, history and events take -o table|json|yaml (-json: -o json);
+list -w redraws the table on every change until Ctrl-C.
 
 Examples:
 	ax task apply -f daily_report.json
 	echo '{"name":"hello","trigger":{"type":"cron","expression":"@every 10s"},"action":{"type":"shell","command":"echo hi"}}' | ax task apply -f -
 	ax task list -label team=data
+	ax task get daily_report -o yaml
 	ax task history daily_report
 `
 }
@@ -45,7 +49,8 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 		file       string
 		labels     multiFlag
 		paused     string
-		asJSON     bool
+		out        output
+		watch      bool
 		consistent bool
 	)
 	switch sub {
@@ -54,15 +59,20 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 	case "list":
 		fs.Var(&labels, "label", "only tasks with this label k=v (repeatable)")
 		fs.StringVar(&paused, "paused", "", "only paused (true) or active (false) tasks")
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		fs.BoolVar(&watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
+		out.register(fs)
 	case "get", "history", "events":
 		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
+		out.register(fs)
 	case "pause", "resume", "delete":
 	default:
-		return fmt.Errorf("task: unknown subcommand %q", sub)
+		return unknownSub("task", sub)
 	}
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("task %s: %w", sub, err)
 	}
 	cl, err := cf.client()
 	if err != nil {
@@ -76,7 +86,14 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 	case "apply":
 		return taskApply(ctx, cl, file)
 	case "list":
-		return taskList(ctx, cl, labels, paused, asJSON)
+		f, err := taskFilter(labels, paused)
+		if err != nil {
+			return err
+		}
+		if watch {
+			return watchTable(ctx, cl, out, nil, func(ctx context.Context, w io.Writer) error { return taskList(ctx, cl, f, out, w) })
+		}
+		return taskList(ctx, cl, f, out, os.Stdout)
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("task %s: want exactly one task name", sub)
@@ -88,19 +105,19 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(t)
+		return out.print(os.Stdout, t, func(w io.Writer) error { return writeTask(ctx, cl, w, t) })
 	case "events":
 		ev, err := cl.TaskEvents(ctx, name, opts...)
 		if err != nil {
 			return err
 		}
-		return printJSON(ev)
+		return out.print(os.Stdout, ev, func(w io.Writer) error { return writeEvents(w, ev.Events) })
 	case "history":
 		h, err := cl.TaskHistory(ctx, name, opts...)
 		if err != nil {
 			return err
 		}
-		return printJSON(h)
+		return out.print(os.Stdout, h, func(w io.Writer) error { return writeHistory(w, h) })
 	}
 	var res *model.WriteResult
 	switch sub {
@@ -170,43 +187,6 @@ func taskApply(ctx context.Context, cl *client.Client, file string) error {
 	return nil
 }
 
-func taskList(ctx context.Context, cl *client.Client, labels multiFlag, paused string, asJSON bool) error {
-	f := model.TaskFilter{}
-	var err error
-	if f.Labels, err = labels.pairs("task list: -label"); err != nil {
-		return err
-	}
-	switch paused {
-	case "":
-	case "true", "false":
-		b := paused == "true"
-		f.Paused = &b
-	default:
-		return fmt.Errorf("task list: -paused wants true or false")
-	}
-	var all []model.Task
-	for {
-		page, err := cl.ListTasks(ctx, f)
-		if err != nil {
-			return err
-		}
-		all = append(all, page.Tasks...)
-		if page.NextCursor == "" {
-			break
-		}
-		f.Cursor = page.NextCursor
-	}
-	if asJSON {
-		return printJSON(all)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tTRIGGER\tACTION\tPAUSED\tLABELS")
-	for _, t := range all {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%v\t%s\n", t.Name, t.Version, describeTrigger(t.Trigger), t.Action.Type, t.Paused, joinLabels(t.Labels))
-	}
-	return tw.Flush()
-}
-
 func describeTrigger(t model.Trigger) string {
 	switch t.Type {
 	case model.TriggerCron:
@@ -228,12 +208,6 @@ func joinLabels(m map[string]string) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
-}
-
-func printJSON(v any) error {
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // multiFlag collects a repeatable string flag.

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -94,20 +91,4 @@ func reloadOnSIGHUP(ctx context.Context, h *tlsutil.Holder, log hclog.Logger) {
 			log.Info("reloaded TLS certificates", "serial", c.SerialNumber.Text(16), "not_after", c.NotAfter.UTC())
 		}
 	}()
-}
-
-// tlsHint explains a certificate error to a CLI user, or is empty.
-func tlsHint(err error) string {
-	if strings.Contains(err.Error(), "HTTP request to an HTTPS server") {
-		return "the server speaks https: pass the cluster CA with -ca-cert or AX_CACERT (host:port then means https)"
-	}
-	var cve *tls.CertificateVerificationError
-	if !errors.As(err, &cve) {
-		return ""
-	}
-	var hostErr x509.HostnameError
-	if errors.As(err, &hostErr) {
-		return "the server's certificate does not name the address you used: use an address it names, or re-issue it with ax tls cert create -ip/-dns"
-	}
-	return "the server's certificate is not trusted: pass the cluster CA with -ca-cert or AX_CACERT"
 }

@@ -11,16 +11,39 @@ import (
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
-// NewFlagSet returns a flag set that prints usage and then its flags on
-// -h, and returns errors (flag.ErrHelp for -h) instead of exiting.
+// NewFlagSet returns a flag set that prints its usage and flags on stdout
+// for -h (returning flag.ErrHelp), and stays silent on a parse error: the
+// error is returned for the caller to print in one line with a hint,
+// instead of the whole flag list.
 func NewFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var failed parseFailure
+	fs.SetOutput(&failed)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
-		fmt.Fprintln(fs.Output(), "\nFlags:")
+		w := fs.Output()
+		if pf, ok := w.(*parseFailure); ok {
+			if *pf {
+				return // an error, not -h
+			}
+			w = os.Stdout
+		}
+		fmt.Fprint(w, strings.TrimLeft(usage, "\n"))
+		fmt.Fprintln(w, "\nFlags:")
+		orig := fs.Output()
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(orig)
 	}
 	return fs
+}
+
+// parseFailure is a flag set's output: the flag package writes there only
+// the error it also returns, so a write means the parse failed.
+type parseFailure bool
+
+func (p *parseFailure) Write(b []byte) (int, error) {
+	*p = true
+	return len(b), nil
 }
 
 // DefaultAddr is the address a client command talks to without -addr:
@@ -45,14 +68,18 @@ type ClientFlags struct {
 // usage text (the token and TLS flags default to their AX_ variables).
 func (c *ClientFlags) Register(fs *flag.FlagSet, defaultAddr, addrUsage string) {
 	fs.StringVar(&c.Addr, "addr", defaultAddr, addrUsage)
-	fs.StringVar(&c.Token, "token", os.Getenv("AX_TOKEN"), "API token (env AX_TOKEN)")
+	// Not the flag's default: -h would print the secret. Config reads it.
+	fs.StringVar(&c.Token, "token", "", "API token (default env AX_TOKEN)")
 	fs.StringVar(&c.TokenFile, "token-file", "", "read the API token from this file")
 	c.TLS.Register(fs)
 }
 
 // Config resolves the flags into a client configuration: the addresses,
-// the token (read from -token-file when given) and the TLS configuration.
+// the token (read from -token-file when given, else -token or $AX_TOKEN) and the TLS configuration.
 func (c *ClientFlags) Config() (client.Config, error) {
+	if c.Token == "" && c.TokenFile == "" {
+		c.Token = os.Getenv("AX_TOKEN")
+	}
 	tok, err := ReadToken(c.Token, c.TokenFile)
 	if err != nil {
 		return client.Config{}, err

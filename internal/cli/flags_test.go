@@ -98,7 +98,8 @@ func TestClientFlags_Config(t *testing.T) {
 	}
 }
 
-// The AX_ variables are the flags' defaults.
+// The AX_ variables are the flags' defaults; the token's is read by Config
+// (a default would print the secret in -h).
 func TestClientFlags_RegisterEnvDefaults(t *testing.T) {
 	t.Setenv("AX_ADDR", "10.0.0.1:7070")
 	t.Setenv("AX_TOKEN", "from-env")
@@ -109,8 +110,12 @@ func TestClientFlags_RegisterEnvDefaults(t *testing.T) {
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "10.0.0.1:7070" || c.Token != "from-env" || c.TLS.CACert != "/ca.pem" {
-		t.Fatalf("got %+v, want the AX_ variables", c)
+	if c.Addr != "10.0.0.1:7070" || c.Token != "" || c.TLS.CACert != "/ca.pem" {
+		t.Fatalf("got %+v, want the AX_ variables and no token default", c)
+	}
+	c.TLS = TLSFlags{} // no such CA file here
+	if cfg, err := c.Config(); err != nil || cfg.Token != "from-env" {
+		t.Fatalf("Config: token %q, %v; want AX_TOKEN's", cfg.Token, err)
 	}
 	t.Setenv("AX_ADDR", "")
 	if got := DefaultAddr(); got != "127.0.0.1:7070" {

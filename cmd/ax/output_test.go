@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+)
+
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"30m", now.Add(-30 * time.Minute)},
+		{"1h", now.Add(-time.Hour)},
+		{"2d", now.Add(-48 * time.Hour)},
+		{"1d12h", now.Add(-36 * time.Hour)},
+		{"2026-11-01", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+		{"2026-11-01T09:30", time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)},
+		{"2026-11-01T09:30:15", time.Date(2026, 11, 1, 9, 30, 15, 0, time.UTC)},
+		{"2026-11-01T09:30:00+08:00", time.Date(2026, 11, 1, 1, 30, 0, 0, time.UTC)},
+	} {
+		got, err := parseTime(tc.in, now)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("parseTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "yesterday", "-1h", "2026-13-01", "1x"} {
+		_, err := parseTime(bad, now)
+		if err == nil || !strings.Contains(err.Error(), "2006-01-02T15:04") || !strings.Contains(err.Error(), "2d") {
+			t.Errorf("parseTime(%q): %v, want an error listing the accepted forms", bad, err)
+		}
+	}
+	if _, err := parseDate("1h"); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Errorf("parseDate(1h): %v, want an error listing the date forms", err)
+	}
+}
+
+func TestHuman(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		350 * time.Millisecond:         "350ms",
+		1500 * time.Millisecond:        "1.5s",
+		42 * time.Second:               "42s",
+		3*time.Minute + 12*time.Second: "3m12s",
+		3*time.Hour + 12*time.Minute:   "3h12m",
+		50 * time.Hour:                 "2d2h",
+	} {
+		if got := human(d); got != want {
+			t.Errorf("human(%s) = %q, want %q", d, got, want)
+		}
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	if got := ago(model.Time{Time: now.Add(-time.Minute)}, now); got != "1m00s ago" {
+		t.Errorf("ago a minute back: %q", got)
+	}
+	if got := ago(model.Time{Time: now.Add(5 * time.Minute)}, now); got != "in 5m00s" {
+		t.Errorf("ago five minutes on: %q", got)
+	}
+}
+
+// TestOutput_Print: table calls the table function, json and yaml carry
+// the JSON field names and the wire forms of values (model.Time), -json
+// is -o json, and a bad or contradictory format is refused.
+func TestOutput_Print(t *testing.T) {
+	v := model.TaskHistory{Name: "x", Versions: []model.TaskVersion{{Version: 2, Op: "update", Time: model.Time{Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}}}
+	table := func(w io.Writer) error { _, err := io.WriteString(w, "TABLE\n"); return err }
+	for _, tc := range []struct {
+		name string
+		o    output
+		want func(t *testing.T, out []byte)
+	}{
+		{"default", output{}, func(t *testing.T, out []byte) {
+			if string(out) != "TABLE\n" {
+				t.Errorf("got %q", out)
+			}
+		}},
+		{"json", output{format: "json"}, func(t *testing.T, out []byte) {
+			var got model.TaskHistory
+			if err := json.Unmarshal(out, &got); err != nil || got.Name != "x" || got.Versions[0].Version != 2 {
+				t.Errorf("got %s (%v)", out, err)
+			}
+		}},
+		{"-json", output{format: "table", asJSON: true}, func(t *testing.T, out []byte) {
+			if !json.Valid(out) {
+				t.Errorf("got %s", out)
+			}
+		}},
+		{"yaml", output{format: "yaml"}, func(t *testing.T, out []byte) {
+			var got map[string]any
+			if err := yaml.Unmarshal(out, &got); err != nil || got["name"] != "x" {
+				t.Errorf("got %s (%v)", out, err)
+			}
+			if !strings.Contains(string(out), `time: "2026-11-29T12:00:00.000Z"`) {
+				t.Errorf("time not in its wire form:\n%s", out)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.o.check(); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := tc.o.print(&buf, v, table); err != nil {
+				t.Fatal(err)
+			}
+			tc.want(t, buf.Bytes())
+		})
+	}
+	for _, bad := range []output{{format: "xml"}, {format: "yaml", asJSON: true}} {
+		if err := bad.check(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// TestHint: each kind of failure names its fix.
+func TestHint(t *testing.T) {
+	dial := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, Err: errors.New("connection refused")}
+	notSent := client.New(client.Config{Addrs: []string{"127.0.0.1:1"}, FailFast: true})
+	_, sendErr := notSent.ListTasks(context.Background(), model.TaskFilter{})
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"401", &model.Error{Code: model.CodeUnauthorized, Message: "missing token"}, "-token or AX_TOKEN (or -token-file)"},
+		{"403 with role", &model.Error{Code: model.CodeForbidden, Message: "token ci (role reader) may not PUT /v1/tasks/x: it needs role writer"}, "role writer"},
+		{"refused", sendErr, "is an agent running at 127.0.0.1:1? set -addr or AX_ADDR"},
+		{"plain", fmt.Errorf("x: %w", dial), ""},
+		{"not found", model.ErrNotFound, ""},
+	} {
+		if got := hint(tc.err); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: hint(%v) = %q, want %q", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestRun_FlagErrorsAndExitCodes: an unknown flag or subcommand is one
+// line with where help is; -h exits 0; -wait outcomes map to their
+// exit codes.
+func TestRun_FlagErrorsAndExitCodes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"task", "list", "-nope"}, "flag provided but not defined: -nope (ax task list -h for help)"},
+		{[]string{"acl", "token", "create", "-nope"}, "(ax acl token create -h for help)"},
+		{[]string{"trigger", "-limit", "x"}, "(ax trigger -h for help)"},
+		{[]string{"task", "lst"}, `task: unknown subcommand "lst" (ax task -h lists them)`},
+		{[]string{"instance", "list", "-since", "yesterday"}, "want a duration ago (30m, 1h, 2d, 1d12h)"},
+		{[]string{"trigger", "x", "-log"}, "-log goes with -wait"},
+	} {
+		err := run(ctx, tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ax %s: %v, want one line with %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{&outcomeError{state: model.StateFailed}, 1},
+		{&outcomeError{state: model.StateTerminated}, 3},
+		{&outcomeError{state: model.StateCanceled}, 4},
+		{&outcomeError{state: model.StateSkipped}, 4},
+		{fmt.Errorf("wrapped: %w", &outcomeError{state: model.StateTerminated}), 3},
+	} {
+		if got := exitCode(tc.err, nil); got != tc.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestGroups_EverySubcommandRuns: every subcommand of the table is one
+// its command knows (its -h is answered, not refused).
+func TestGroups_EverySubcommandRuns(t *testing.T) {
+	for group, subs := range groups {
+		for _, sub := range subs {
+			args := append([]string{group}, strings.Fields(sub)...)
+			if _, err := usageOf(t, args); err != nil {
+				t.Errorf("ax %s -h: %v", strings.Join(args, " "), err)
+			}
+		}
+	}
+}
+
+// usageOf runs ax args -h in this process and returns what it printed.
+func usageOf(t *testing.T, args []string) ([]byte, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	err = run(context.Background(), append(slices.Clone(args), "-h"))
+	os.Stdout = stdout
+	w.Close()
+	return <-done, err
+}
+
+// TestComplete walks the real command table, with the flags each path's
+// own flag set prints for -h.
+func TestComplete(t *testing.T) {
+	cp := completer{
+		flagsOf: func(_ context.Context, path []string) ([]flagInfo, error) {
+			out, err := usageOf(t, path)
+			return parseFlagList(out), err
+		},
+		tasks: func(context.Context, []string) []string { return []string{"daily", "tick"} },
+	}
+	for _, tc := range []struct {
+		words []string
+		want  []string
+	}{
+		{[]string{"ta"}, []string{"task"}},
+		{[]string{"help", "cl"}, []string{"cluster"}},
+		{[]string{"task", "h"}, []string{"history"}},
+		{[]string{"acl", "token", ""}, []string{"create", "list", "revoke"}},
+		{[]string{"tls", ""}, []string{"ca", "cert"}},
+		{[]string{"task", "list", "-l"}, []string{"-label"}},
+		{[]string{"instance", "list", "-o", ""}, []string{"json", "table", "yaml"}},
+		{[]string{"instance", "list", "-task", "t"}, []string{"tick"}},
+		{[]string{"instance", "list", "-state", "FA"}, []string{"FAILED"}},
+		{[]string{"trigger", ""}, []string{"daily", "tick"}},
+		{[]string{"trigger", "-addr", "x", "d"}, []string{"daily"}},
+		{[]string{"trigger", "daily", ""}, nil},
+		{[]string{"trigger", "-w"}, []string{"-wait"}},
+		{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
+		{[]string{"nosuch", ""}, nil},
+	} {
+		got := cp.complete(context.Background(), tc.words)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("complete %q = %q, want %q", tc.words, got, tc.want)
+		}
+	}
+	// Every listed flag is one the flag set defines, with its kind.
+	out, _ := usageOf(t, []string{"instance", "list"})
+	flags := parseFlagList(out)
+	kinds := map[string]bool{}
+	for _, f := range flags {
+		kinds[f.name] = f.value
+	}
+	if v, ok := kinds["limit"]; !ok || !v {
+		t.Errorf("-limit: listed %v, takes a value %v", ok, v)
+	}
+	if v, ok := kinds["w"]; !ok || v {
+		t.Errorf("-w: listed %v, takes a value %v (a boolean)", ok, v)
+	}
+	if _, ok := kinds["token"]; !ok {
+		t.Errorf("client flags missing: %v", kinds)
+	}
+}
+
+// TestParseLogLevel: a level hclog does not know is refused, naming the
+// accepted ones.
+func TestParseLogLevel(t *testing.T) {
+	if _, err := parseLogLevel("DEBUG"); err != nil {
+		t.Errorf("DEBUG: %v", err)
+	}
+	_, err := parseLogLevel("verbose")
+	if err == nil || !strings.Contains(err.Error(), "trace, debug, info, warn, error") {
+		t.Errorf("verbose: %v", err)
+	}
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Exit statuses of ax trigger/submit -wait for an instance that did not
+// succeed (SUCCESS exits 0; ax's own errors 1, usage 2, Ctrl-C 130).
+const (
+	exitFailed     = 1 // FAILED: the attempts ran and failed
+	exitTerminated = 3 // TERMINATED: stopped by an operator or at its timeout
+	exitNotRun     = 4 // CANCELED or SKIPPED: it did not run to an end
+)
+
+// waitHelp is the -wait flag's help, with the exit statuses.
+const waitHelp = "follow the instance to its end and exit with its outcome: 0 SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or SKIPPED"
+
+// outcomeError is the end of an instance that did not succeed; its code
+// is the exit status.
+type outcomeError struct {
+	id, state, lastError string
+}
+
+func (e *outcomeError) Error() string {
+	msg := "instance " + e.id + " ended " + e.state
+	if e.lastError != "" {
+		msg += ": " + ellipsis(e.lastError, 300)
+	}
+	return msg
+}
+
+func (e *outcomeError) code() int {
+	switch e.state {
+	case model.StateTerminated:
+		return exitTerminated
+	case model.StateCanceled, model.StateSkipped:
+		return exitNotRun
+	}
+	return exitFailed
+}
+
+// terminal reports whether an instance state is final.
+func terminal(state string) bool {
+	switch state {
+	case model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled:
+		return true
+	}
+	return false
+}
+
+// waitPoll is how often a wait reads the instance; the event stream
+// wakes it sooner.
+const waitPoll = 2 * time.Second
+
+// waitInstance follows instance id until it ends, printing its output to
+// w as it comes when showLog is set, then prints its final state and
+// returns nil for SUCCESS, an *outcomeError otherwise. It keeps going
+// through a lost server or a leader change (every address is tried
+// again) until ctx ends.
+func waitInstance(ctx context.Context, cl *client.Client, id string, showLog bool, w io.Writer) error {
+	var in *model.Instance
+	var err error
+	if showLog {
+		in, err = followToEnd(ctx, cl, id, w)
+	} else {
+		in, err = pollToEnd(ctx, cl, id)
+	}
+	if err != nil {
+		return err
+	}
+	line := id + " " + in.State
+	if !in.StartedAt.IsZero() && !in.FinishedAt.IsZero() {
+		line += " (took " + human(in.FinishedAt.Sub(in.StartedAt.Time)) + ")"
+	}
+	fmt.Fprintln(w, line)
+	if in.State != model.StateSuccess {
+		return &outcomeError{id: id, state: in.State, lastError: in.LastError}
+	}
+	return nil
+}
+
+// pollToEnd reads the instance (linearizably: right after the write that
+// made it, on any node) every waitPoll, and on each of its events.
+func pollToEnd(ctx context.Context, cl *client.Client, id string) (*model.Instance, error) {
+	wake := make(chan struct{}, 1)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for sctx.Err() == nil {
+			_ = cl.Stream(sctx, "/v1/events", url.Values{"instance": {id}}, func(client.Event) error {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+				return nil
+			})
+			select { // reconnect (to the next address if this one is gone)
+			case <-sctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	var lost lostNote
+	for {
+		in, err := cl.GetInstance(ctx, id, client.Consistent())
+		switch {
+		case err == nil:
+			lost.found()
+			if terminal(in.State) {
+				return in, nil
+			}
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, model.ErrUnavailable):
+			lost.note(err)
+		default:
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-wake:
+		case <-time.After(waitPoll):
+		}
+	}
+}
+
+// followToEnd streams the instance's output to w (GET
+// /v1/instances/{id}/log?follow=true) until its end event, reconnecting
+// from the last offset when the stream is lost, then reads the instance.
+func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer) (*model.Instance, error) {
+	var offset int64
+	attempt := 0
+	var lost lostNote
+	for {
+		q := url.Values{"follow": {"true"}}
+		if offset > 0 {
+			q.Set("offset", strconv.FormatInt(offset, 10))
+		}
+		ended := false
+		err := cl.Stream(ctx, "/v1/instances/"+url.PathEscape(id)+"/log", q, func(e client.Event) error {
+			lost.found()
+			switch e.Type {
+			case "log":
+				var c struct {
+					Offset  int64  `json:"offset"`
+					Data    string `json:"data"`
+					Attempt int    `json:"attempt"`
+				}
+				if err := json.Unmarshal(e.Data, &c); err != nil {
+					return fmt.Errorf("log stream: %w", err)
+				}
+				if c.Attempt != attempt && attempt != 0 {
+					fmt.Fprintf(os.Stderr, "--- attempt %d\n", c.Attempt)
+				}
+				attempt = c.Attempt
+				if _, err := io.WriteString(w, c.Data); err != nil {
+					return err
+				}
+				offset = c.Offset + int64(len(c.Data))
+			case "end":
+				ended = true
+			}
+			return nil
+		})
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case ended:
+			return pollToEnd(ctx, cl, id) // the final record, from any node
+		case err == nil:
+			// The node stopped (or dropped the instance): ask again.
+		case errors.Is(err, model.ErrUnavailable):
+			lost.note(err)
+		default:
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// lostNote tells the user once that a wait lost the cluster and goes on,
+// and once that it found it again.
+type lostNote bool
+
+func (l *lostNote) note(err error) {
+	if !*l {
+		fmt.Fprintf(os.Stderr, "ax: %v\nax: still waiting: trying every address again until Ctrl-C\n", err)
+	}
+	*l = true
+}
+
+func (l *lostNote) found() {
+	if *l {
+		fmt.Fprintln(os.Stderr, "ax: reached the cluster again")
+	}
+	*l = false
+}
+
+// waitFlags are trigger's and submit's -wait and -log.
+type waitFlags struct {
+	wait, log bool
+}
+
+func (f *waitFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.wait, "wait", false, waitHelp)
+	fs.BoolVar(&f.log, "log", false, "with -wait: print the instance's output as it comes")
+}
+
+func (f *waitFlags) check() error {
+	if f.log && !f.wait {
+		return fmt.Errorf("-log goes with -wait")
+	}
+	return nil
+}
+
+// follow follows instance id when -wait is set.
+func (f *waitFlags) follow(ctx context.Context, cl *client.Client, id string) error {
+	if !f.wait {
+		return nil
+	}
+	return waitInstance(ctx, cl, id, f.log, os.Stdout)
+}

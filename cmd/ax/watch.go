@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Timings of -w.
+const (
+	// watchSettle gathers a burst of events into one redraw.
+	watchSettle = 500 * time.Millisecond
+	// watchRefresh redraws a watched list without events (ages and next
+	// fire times move on).
+	watchRefresh = 5 * time.Second
+)
+
+// renderFunc writes one picture of what is watched.
+type renderFunc func(ctx context.Context, w io.Writer) error
+
+// watchTable draws render's output, then again whenever this node's event
+// stream (GET /v1/events, filtered by query) reports a change, and every
+// watchRefresh; until ctx ends (Ctrl-C). A stream that breaks is opened
+// again (on the next address when the node is gone), and the picture is
+// drawn again, since events in between are lost.
+func watchTable(ctx context.Context, cl *client.Client, out output, query url.Values, render renderFunc) error {
+	changes := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	}
+	go func() {
+		for ctx.Err() == nil {
+			_ = cl.Stream(ctx, "/v1/events", query, func(client.Event) error {
+				signal()
+				return nil
+			})
+			signal() // reload after a lost stream
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return redraw(ctx, out, watchRefresh, changes, render)
+}
+
+// watchPoll draws render's output every interval until ctx ends, for
+// what has no events (the members' health).
+func watchPoll(ctx context.Context, out output, interval time.Duration, render renderFunc) error {
+	return redraw(ctx, out, interval, nil, render)
+}
+
+// redraw shows render's output when it differs from what is shown: on a
+// terminal it clears the screen first; elsewhere (a pipe, a file) each
+// new picture follows the last, YAML documents separated by "---". A
+// picture that fails because the cluster is unreachable is reported on
+// stderr and tried again.
+func redraw(ctx context.Context, out output, interval time.Duration, changes <-chan struct{}, render renderFunc) error {
+	tty := isTerminal(os.Stdout)
+	var shown []byte
+	failing := false
+	for {
+		var buf bytes.Buffer
+		err := render(ctx, &buf)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, model.ErrUnavailable):
+			if !failing {
+				fmt.Fprintf(os.Stderr, "ax: %v (trying again)\n", err)
+			}
+			failing = true
+		case err != nil:
+			return err
+		case !bytes.Equal(buf.Bytes(), shown):
+			failing = false
+			switch {
+			case tty:
+				fmt.Print("\x1b[H\x1b[2J") // home, clear
+				fmt.Printf("%s  (every change; Ctrl-C to stop)\n\n", time.Now().Format("15:04:05"))
+			case shown != nil && out.format == formatYAML:
+				fmt.Println("---")
+			case shown != nil && out.format == formatTable:
+				fmt.Println()
+			}
+			if _, err := os.Stdout.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			shown = buf.Bytes()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changes:
+			select { // let a burst of events settle
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(watchSettle):
+			}
+		case <-time.After(interval):
+		}
+	}
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
