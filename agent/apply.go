@@ -149,7 +149,7 @@ func (a *Agent) forward(ctx context.Context, cl *client.Client, c *fsm.Command) 
 	return &r, nil
 }
 
-// ApplyForwarded implements api.Backend: the leader applies a command a
+// ApplyForwarded implements api.InternalBackend: the leader applies a command a
 // follower forwarded, once its term's barrier is done (waiting for it
 // within the leader wait).
 func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error) {
@@ -172,7 +172,7 @@ func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error)
 	return json.Marshal(res)
 }
 
-// ReadIndex implements api.Backend.
+// ReadIndex implements api.InternalBackend.
 func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
 	if !a.node.IsLeader() {
 		return 0, errNotLeader()
@@ -198,7 +198,7 @@ func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
 	return idx, nil
 }
 
-// ReadBarrier implements api.Backend: once it returns, local reads reflect
+// ReadBarrier implements api.BarrierBackend: once it returns, local reads reflect
 // every write acknowledged before it was called.
 func (a *Agent) ReadBarrier(ctx context.Context) error {
 	var idx uint64

@@ -150,7 +150,7 @@ func (a *Agent) isMember(ctx context.Context, self fsm.NodeInfo) bool {
 	return false
 }
 
-// Join implements api.Backend: the leader adds the node as a voter (a
+// Join implements api.ClusterBackend: the leader adds the node as a voter (a
 // known id at a new address replaces its old entry) and records its
 // addresses; a follower forwards the request to the leader.
 func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
@@ -177,7 +177,7 @@ func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
 	return res.Decode(nil)
 }
 
-// RemoveNode implements api.Backend. It is not repeated once it may have
+// RemoveNode implements api.ClusterBackend. It is not repeated once it may have
 // reached the leader: a second removal would answer "no member".
 func (a *Agent) RemoveNode(ctx context.Context, id string) error {
 	return a.onLeader(ctx, leaderCall{once: true,
@@ -213,7 +213,7 @@ func (a *Agent) removeNode(ctx context.Context, id string) error {
 	return res.Decode(nil)
 }
 
-// Transfer implements api.Backend. It is never repeated: a second
+// Transfer implements api.ClusterBackend. It is never repeated: a second
 // transfer would move leadership on again.
 func (a *Agent) Transfer(ctx context.Context, id string) error {
 	return a.onLeader(ctx, leaderCall{once: true, movesLeader: true,
@@ -236,7 +236,7 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 	return nil
 }
 
-// Executors implements api.Backend: the leader's dispatcher knows them; a
+// Executors implements api.ExecutorBackend: the leader's dispatcher knows them; a
 // follower asks the leader.
 func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
 	var out *model.ExecutorList

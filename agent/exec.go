@@ -52,7 +52,7 @@ func (a *Agent) logAttempt(c fsm.InstanceChange) {
 	a.log.Info("attempt finished", args...)
 }
 
-// Poll implements api.Backend: the leader's dispatcher answers; another
+// Poll implements api.ExecutorBackend: the leader's dispatcher answers; another
 // node forwards the poll to the leader. Within the poll's wait it follows
 // leadership: a poll released by a term that ended, or parked on a leader
 // that is gone, is asked again of whichever node leads now (this one
@@ -100,7 +100,7 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 // pollSlack is how much longer than its wait a forwarded poll may take.
 const pollSlack = 2 * time.Second
 
-// Heartbeat implements api.Backend.
+// Heartbeat implements api.ExecutorBackend.
 func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
 	var out *model.HeartbeatResponse
 	err := a.onLeader(ctx, leaderCall{
@@ -129,7 +129,7 @@ func (a *Agent) ownAttempt(ctx context.Context, field string, id uint64) error {
 	return nil
 }
 
-// Complete implements api.Backend.
+// Complete implements api.ExecutorBackend.
 func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
 	var out string
 	err := a.onLeader(ctx, leaderCall{
@@ -154,7 +154,7 @@ func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, 
 	return out, err
 }
 
-// CompleteBatch implements api.Backend.
+// CompleteBatch implements api.ExecutorBackend.
 func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
 	var out []model.CompleteOutcome
 	err := a.onLeader(ctx, leaderCall{
@@ -179,7 +179,7 @@ func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.C
 	return out, err
 }
 
-// Decide implements api.Backend.
+// Decide implements api.InstanceBackend.
 func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, attempt int, comment string) (string, error) {
 	n, err := model.ParseID(id)
 	if err != nil {
@@ -207,7 +207,7 @@ func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, att
 	return out.State, nil
 }
 
-// InstanceLog implements api.Backend: a running attempt's output lives on
+// InstanceLog implements api.InstanceBackend: a running attempt's output lives on
 // the leader (streamed with heartbeats); an ended one's tail is committed.
 func (a *Agent) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
 	n, err := model.ParseID(id)
