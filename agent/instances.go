@@ -85,19 +85,15 @@ func (a *Agent) TaskEvents(ctx context.Context, name string) (*model.TaskEvents,
 // times in the range and their idempotency keys) and the state machine
 // creates only the times that have no instance yet.
 func (a *Agent) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
-	var out *model.BackfillResult
-	err := a.onLeader(ctx, leaderCall{
+	return onLeader(ctx, a, leaderCall[*model.BackfillResult]{
 		reqID: c.RequestID,
-		local: func(ctx context.Context, _ *term) (err error) {
-			out, err = a.backfill(ctx, c, task, req)
-			return err
+		local: func(ctx context.Context, _ *term) (*model.BackfillResult, error) {
+			return a.backfill(ctx, c, task, req)
 		},
-		remote: func(ctx context.Context, cl *client.Client) (err error) {
-			out, err = cl.Backfill(ctx, task, req)
-			return err
+		remote: func(ctx context.Context, cl *client.Client) (*model.BackfillResult, error) {
+			return cl.Backfill(ctx, task, req)
 		},
 	})
-	return out, err
 }
 
 // backfill plans a backfill on the leader.
