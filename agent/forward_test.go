@@ -20,6 +20,22 @@ func bearerOf(secret string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + secret}
 }
 
+// waitMemberKey waits until every node has applied the member key (the
+// first leader sets it once every member runs this version; it retries
+// every 10 s): until then a node that has it refuses a peer that does not
+// as a non-member.
+func (tc *testCluster) waitMemberKey(t *testing.T) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the member key on every node", func() bool {
+		for _, a := range tc.agents {
+			if a.fsm.MemberKey() == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestAgent_ForwardsToTheLeader sends requests to a follower's HTTP API,
 // with ACLs on, and checks what only the leader could have answered: writes
 // applied once under their request id, the principal the follower verified
@@ -29,14 +45,7 @@ func bearerOf(secret string) map[string]string {
 func TestAgent_ForwardsToTheLeader(t *testing.T) {
 	tc := startCluster(t, 3, nil)
 	ctx := context.Background()
-	waitFor(t, 10*time.Second, "the member key on every node", func() bool {
-		for _, a := range tc.agents {
-			if a.fsm.MemberKey() == nil {
-				return false
-			}
-		}
-		return true
-	})
+	tc.waitMemberKey(t)
 	l := tc.leader()
 	f, f2 := tc.follower(l), tc.follower2(l, tc.follower(l))
 	boot, err := l.ACLBootstrap(ctx, api.Caller{Actor: "tester"})
@@ -248,6 +257,7 @@ func TestOnLeader_RetryPolicy(t *testing.T) {
 // the follower sees the leader change, not at the deadline).
 func TestOnLeader_FollowsLeadership(t *testing.T) {
 	tc := startCluster(t, 3, func(cfg *Config) { cfg.LeaderWait = 20 * time.Second })
+	tc.waitMemberKey(t)
 	ctx := context.Background()
 
 	t.Run("the leader hands over before proposing", func(t *testing.T) {
