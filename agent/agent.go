@@ -206,7 +206,10 @@ type Agent struct {
 	catchUpState
 }
 
-var _ api.Backend = (*Agent)(nil)
+var (
+	_ api.Backend         = (*Agent)(nil)
+	_ api.InternalBackend = (*Agent)(nil)
+)
 
 // New opens the node's state, starts Raft and the HTTP API. It returns
 // once the node is serving; joining an existing cluster continues in the
@@ -344,13 +347,15 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.testNotifier == nil {
 		a.notifier = a.channels // channels and policy.notify URLs (channels.go)
 	}
-	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now, WallClock: raw.Now,
+	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now,
 		Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)
-	var handler http.Handler = a.api
+	var public http.Handler = a.api
 	if !cfg.NoUI {
-		handler = ui.Mount(a.api)
+		public = ui.Mount(a.api)
 	}
+	// The node-to-node endpoints have their own handler, for members only.
+	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			limitBody(w, r)

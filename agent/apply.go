@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
@@ -21,8 +22,8 @@ func errNoLeader(wait time.Duration) error {
 }
 
 // propose commits c through Raft and returns its result: on the leader
-// once its term's barrier is done, else forwarded to the leader (see
-// onLeader). It retries across leader changes with the same request id,
+// once its term's barrier is done, else forwarded to the leader's internal
+// apply endpoint (see onLeader). It retries across leader changes with the same request id,
 // which the state machine deduplicates, so an unknown outcome (leadership
 // lost mid-commit) never turns into a double write; once the leader wait
 // has passed it answers unavailable, naming the request id and whether
@@ -31,16 +32,11 @@ func (a *Agent) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error
 	if c.ReqID == "" {
 		c.ReqID = client.NewRequestID()
 	}
-	var res *fsm.Result
-	err := a.onLeader(ctx, leaderCall{
+	return onLeader(ctx, a, leaderCall[*fsm.Result]{
 		reqID:  c.ReqID,
-		local:  func(ctx context.Context, _ *term) (err error) { res, err = a.applyLocal(ctx, c); return err },
-		remote: func(ctx context.Context, cl *client.Client) (err error) { res, err = a.forward(ctx, cl, c); return err },
+		local:  func(ctx context.Context, _ *term) (*fsm.Result, error) { return a.applyLocal(ctx, c) },
+		remote: func(ctx context.Context, cl *client.Client) (*fsm.Result, error) { return a.forward(ctx, cl, c) },
 	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
 }
 
 func unavailable(err error) error {
@@ -138,7 +134,7 @@ func (a *Agent) stamp(c *fsm.Command) {
 // forward sends c to the leader's internal apply endpoint.
 func (a *Agent) forward(ctx context.Context, cl *client.Client, c *fsm.Command) (*fsm.Result, error) {
 	var raw []byte
-	err := cl.Do(ctx, client.Request{Method: http.MethodPost, Path: "/v1/internal/apply", Body: c.Encode(), NoRetry: true}, &raw)
+	err := cl.Do(ctx, client.Request{Method: http.MethodPost, Path: api.InternalPrefix + "apply", Body: c.Encode(), NoRetry: true}, &raw)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +145,7 @@ func (a *Agent) forward(ctx context.Context, cl *client.Client, c *fsm.Command) 
 	return &r, nil
 }
 
-// ApplyForwarded implements api.Backend: the leader applies a command a
+// ApplyForwarded implements api.InternalBackend: the leader applies a command a
 // follower forwarded, once its term's barrier is done (waiting for it
 // within the leader wait).
 func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error) {
@@ -163,16 +159,16 @@ func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error)
 	if !a.node.IsLeader() {
 		return nil, errNotLeader()
 	}
-	var res *fsm.Result
-	err = a.onLeader(ctx, leaderCall{reqID: c.ReqID,
-		local: func(ctx context.Context, _ *term) (err error) { res, err = a.applyLocal(ctx, c); return err }})
+	// Local only: a forwarded command is never forwarded again.
+	res, err := onLeader(ctx, a, leaderCall[*fsm.Result]{reqID: c.ReqID,
+		local: func(ctx context.Context, _ *term) (*fsm.Result, error) { return a.applyLocal(ctx, c) }})
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	return json.Marshal(res)
 }
 
-// ReadIndex implements api.Backend.
+// ReadIndex implements api.InternalBackend.
 func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
 	if !a.node.IsLeader() {
 		return 0, errNotLeader()
@@ -198,19 +194,17 @@ func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
 	return idx, nil
 }
 
-// ReadBarrier implements api.Backend: once it returns, local reads reflect
+// ReadBarrier implements api.BarrierBackend: once it returns, local reads reflect
 // every write acknowledged before it was called.
 func (a *Agent) ReadBarrier(ctx context.Context) error {
-	var idx uint64
-	err := a.onLeader(ctx, leaderCall{
-		local: func(ctx context.Context, _ *term) (err error) { idx, err = a.readIndex(ctx); return err },
-		remote: func(ctx context.Context, cl *client.Client) error {
+	idx, err := onLeader(ctx, a, leaderCall[uint64]{
+		local: func(ctx context.Context, _ *term) (uint64, error) { return a.readIndex(ctx) },
+		remote: func(ctx context.Context, cl *client.Client) (uint64, error) {
 			var out struct {
 				Index uint64 `json:"index"`
 			}
-			err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/readindex", NoRetry: true}, &out)
-			idx = out.Index
-			return err
+			err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: api.InternalPrefix + "readindex", NoRetry: true}, &out)
+			return out.Index, err
 		},
 	})
 	if err != nil {

@@ -45,9 +45,19 @@ func (h *hookReceiver) get(i int) (*http.Request, []byte, bool) {
 
 func apiCall(t *testing.T, a *Agent, method, path, body string, out any) int {
 	t.Helper()
+	return apiCallHeader(t, a, method, path, body, nil, out)
+}
+
+// apiCallHeader sends one request with the headers hdr to a's API and
+// decodes its answer into out (when set); it returns the status.
+func apiCallHeader(t *testing.T, a *Agent, method, path, body string, hdr map[string]string, out any) int {
+	t.Helper()
 	req, err := http.NewRequest(method, "http://"+a.HTTPAddr()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -393,7 +393,7 @@ func (m *clockMonitor) health() (*model.Duration, *model.ClockHealth) {
 // comparison in its /healthz answer.
 type withClockHealth struct{ *Agent }
 
-// Health implements api.Backend.
+// Health implements api.ClusterBackend.
 func (a withClockHealth) Health(ctx context.Context) *model.Health {
 	h := a.Agent.Health(ctx)
 	h.ClockOffset, h.Clock = a.clockMon.health()

@@ -56,7 +56,7 @@ func (a *Agent) register() {
 }
 
 // verifyRecord asks the leader for its copy of this node's record and
-// records the node again if that copy is stale. It tries once: a leader
+// records the node again if that copy is stale. It asks once: a leader
 // of an older version drops the protocol whatever is proposed.
 func (a *Agent) verifyRecord() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -65,13 +65,15 @@ func (a *Agent) verifyRecord() {
 	if id == "" || id == a.cfg.NodeID {
 		return // this node's state is the leader's
 	}
-	leader, err := a.leaderHTTP(ctx, time.Now().Add(a.cfg.LeaderWait))
-	if err != nil {
-		return
-	}
-	st, err := a.clientFor(leader).Cluster(ctx)
-	if err != nil {
-		a.log.Debug("reading the leader's member records failed", "error", err)
+	st, err := onLeader(ctx, a, leaderCall[*model.ClusterStatus]{once: true,
+		// A node that became leader meanwhile holds the leader's copy.
+		local:  func(context.Context, *term) (*model.ClusterStatus, error) { return nil, nil },
+		remote: func(ctx context.Context, c *client.Client) (*model.ClusterStatus, error) { return c.Cluster(ctx) },
+	})
+	if err != nil || st == nil {
+		if err != nil {
+			a.log.Debug("reading the leader's member records failed", "error", err)
+		}
 		return
 	}
 	self := a.selfInfo()
@@ -150,14 +152,15 @@ func (a *Agent) isMember(ctx context.Context, self fsm.NodeInfo) bool {
 	return false
 }
 
-// Join implements api.Backend: the leader adds the node as a voter (a
+// Join implements api.ClusterBackend: the leader adds the node as a voter (a
 // known id at a new address replaces its old entry) and records its
 // addresses; a follower forwards the request to the leader.
 func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
-	return a.onLeader(ctx, leaderCall{
-		local:  func(ctx context.Context, _ *term) error { return a.join(ctx, req) },
-		remote: func(ctx context.Context, c *client.Client) error { return c.Join(ctx, req) },
+	_, err := onLeader(ctx, a, leaderCall[struct{}]{
+		local:  func(ctx context.Context, _ *term) (struct{}, error) { return struct{}{}, a.join(ctx, req) },
+		remote: func(ctx context.Context, c *client.Client) (struct{}, error) { return struct{}{}, c.Join(ctx, req) },
 	})
+	return err
 }
 
 func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
@@ -177,13 +180,16 @@ func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
 	return res.Decode(nil)
 }
 
-// RemoveNode implements api.Backend. It is not repeated once it may have
+// RemoveNode implements api.ClusterBackend. It is not repeated once it may have
 // reached the leader: a second removal would answer "no member".
 func (a *Agent) RemoveNode(ctx context.Context, id string) error {
-	return a.onLeader(ctx, leaderCall{once: true,
-		local:  func(ctx context.Context, _ *term) error { return a.removeNode(ctx, id) },
-		remote: func(ctx context.Context, c *client.Client) error { return c.RemoveNode(ctx, id) },
+	_, err := onLeader(ctx, a, leaderCall[struct{}]{once: true,
+		local: func(ctx context.Context, _ *term) (struct{}, error) { return struct{}{}, a.removeNode(ctx, id) },
+		remote: func(ctx context.Context, c *client.Client) (struct{}, error) {
+			return struct{}{}, c.RemoveNode(ctx, id)
+		},
 	})
+	return err
 }
 
 func (a *Agent) removeNode(ctx context.Context, id string) error {
@@ -213,13 +219,14 @@ func (a *Agent) removeNode(ctx context.Context, id string) error {
 	return res.Decode(nil)
 }
 
-// Transfer implements api.Backend. It is never repeated: a second
+// Transfer implements api.ClusterBackend. It is never repeated: a second
 // transfer would move leadership on again.
 func (a *Agent) Transfer(ctx context.Context, id string) error {
-	return a.onLeader(ctx, leaderCall{once: true, movesLeader: true,
-		local:  func(ctx context.Context, _ *term) error { return a.transfer(ctx, id) },
-		remote: func(ctx context.Context, c *client.Client) error { return c.Transfer(ctx, id) },
+	_, err := onLeader(ctx, a, leaderCall[struct{}]{once: true, movesLeader: true,
+		local:  func(ctx context.Context, _ *term) (struct{}, error) { return struct{}{}, a.transfer(ctx, id) },
+		remote: func(ctx context.Context, c *client.Client) (struct{}, error) { return struct{}{}, c.Transfer(ctx, id) },
 	})
+	return err
 }
 
 func (a *Agent) transfer(ctx context.Context, id string) error {
@@ -236,21 +243,15 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 	return nil
 }
 
-// Executors implements api.Backend: the leader's dispatcher knows them; a
+// Executors implements api.ExecutorBackend: the leader's dispatcher knows them; a
 // follower asks the leader.
 func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
-	var out *model.ExecutorList
-	err := a.onLeader(ctx, leaderCall{
-		local: func(ctx context.Context, t *term) error {
-			out = &model.ExecutorList{Executors: t.disp.Executors()}
-			return nil
+	return onLeader(ctx, a, leaderCall[*model.ExecutorList]{
+		local: func(ctx context.Context, t *term) (*model.ExecutorList, error) {
+			return &model.ExecutorList{Executors: t.disp.Executors()}, nil
 		},
-		remote: func(ctx context.Context, c *client.Client) (err error) {
-			out, err = c.Executors(ctx)
-			return err
-		},
+		remote: func(ctx context.Context, c *client.Client) (*model.ExecutorList, error) { return c.Executors(ctx) },
 	})
-	return out, err
 }
 
 // ensureClusterState raises what the cluster as a whole has reached, as

@@ -52,7 +52,7 @@ func (a *Agent) logAttempt(c fsm.InstanceChange) {
 	a.log.Info("attempt finished", args...)
 }
 
-// Poll implements api.Backend: the leader's dispatcher answers; another
+// Poll implements api.ExecutorBackend: the leader's dispatcher answers; another
 // node forwards the poll to the leader. Within the poll's wait it follows
 // leadership: a poll released by a term that ended, or parked on a leader
 // that is gone, is asked again of whichever node leads now (this one
@@ -64,15 +64,15 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 	}
 	end := time.Now().Add(wait)
 	for {
-		var out *model.PollResponse
 		try := req
 		try.WaitMs = max(time.Until(end).Milliseconds(), 1)
-		err := a.onLeader(ctx, leaderCall{
+		out, err := onLeader(ctx, a, leaderCall[*model.PollResponse]{
 			// A forwarded long poll may wait its whole wait at the leader.
 			deadline:   end.Add(pollSlack),
 			findWithin: a.execFindWithin(),
-			local: func(ctx context.Context, t *term) (err error) {
-				if out, err = t.disp.Poll(ctx, try); err == nil && out.Released {
+			local: func(ctx context.Context, t *term) (*model.PollResponse, error) {
+				out, err := t.disp.Poll(ctx, try)
+				if err == nil && out.Released {
 					// The term is ending: wait for it before asking again.
 					left := time.NewTimer(time.Until(end))
 					defer left.Stop()
@@ -82,11 +82,10 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 					case <-left.C:
 					}
 				}
-				return err
+				return out, err
 			},
-			remote: func(ctx context.Context, c *client.Client) (err error) {
-				out, err = worker.NewProtocol(c).Poll(ctx, try)
-				return err
+			remote: func(ctx context.Context, c *client.Client) (*model.PollResponse, error) {
+				return worker.NewProtocol(c).Poll(ctx, try)
 			},
 		})
 		// A forwarded poll goes back released: the node that forwarded it
@@ -100,18 +99,17 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 // pollSlack is how much longer than its wait a forwarded poll may take.
 const pollSlack = 2 * time.Second
 
-// Heartbeat implements api.Backend.
+// Heartbeat implements api.ExecutorBackend.
 func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
-	var out *model.HeartbeatResponse
-	err := a.onLeader(ctx, leaderCall{
+	return onLeader(ctx, a, leaderCall[*model.HeartbeatResponse]{
 		findWithin: a.execFindWithin(),
-		local:      func(ctx context.Context, t *term) (err error) { out, err = t.disp.Heartbeat(ctx, req); return err },
-		remote: func(ctx context.Context, c *client.Client) (err error) {
-			out, err = worker.NewProtocol(c).Heartbeat(ctx, req)
-			return err
+		local: func(ctx context.Context, t *term) (*model.HeartbeatResponse, error) {
+			return t.disp.Heartbeat(ctx, req)
+		},
+		remote: func(ctx context.Context, c *client.Client) (*model.HeartbeatResponse, error) {
+			return worker.NewProtocol(c).Heartbeat(ctx, req)
 		},
 	})
-	return out, err
 }
 
 // ownAttempt checks, on the leader (whose state is current), that an
@@ -129,57 +127,49 @@ func (a *Agent) ownAttempt(ctx context.Context, field string, id uint64) error {
 	return nil
 }
 
-// Complete implements api.Backend.
+// Complete implements api.ExecutorBackend.
 func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
-	var out string
-	err := a.onLeader(ctx, leaderCall{
+	return onLeader(ctx, a, leaderCall[string]{
 		findWithin: a.execFindWithin(),
 		reqID:      c.RequestID,
-		local: func(ctx context.Context, t *term) error {
+		local: func(ctx context.Context, t *term) (string, error) {
 			id, _, err := dispatch.ParseExecutionID(executionID)
 			if err != nil {
-				return err
+				return "", err
 			}
 			if err := a.ownAttempt(ctx, "executionId", id); err != nil {
-				return err
+				return "", err
 			}
-			out, err = t.disp.Complete(ctx, c.RequestID, executionID, req)
-			return err
+			return t.disp.Complete(ctx, c.RequestID, executionID, req)
 		},
-		remote: func(ctx context.Context, cl *client.Client) (err error) {
-			out, err = worker.NewProtocol(cl).Complete(ctx, executionID, req)
-			return err
+		remote: func(ctx context.Context, cl *client.Client) (string, error) {
+			return worker.NewProtocol(cl).Complete(ctx, executionID, req)
 		},
 	})
-	return out, err
 }
 
-// CompleteBatch implements api.Backend.
+// CompleteBatch implements api.ExecutorBackend.
 func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
-	var out []model.CompleteOutcome
-	err := a.onLeader(ctx, leaderCall{
+	return onLeader(ctx, a, leaderCall[[]model.CompleteOutcome]{
 		findWithin: a.execFindWithin(),
 		reqID:      c.RequestID,
-		local: func(ctx context.Context, t *term) (err error) {
+		local: func(ctx context.Context, t *term) ([]model.CompleteOutcome, error) {
 			for i, it := range items {
 				if id, _, err := dispatch.ParseExecutionID(it.ExecutionID); err == nil {
 					if err := a.ownAttempt(ctx, "["+strconv.Itoa(i)+"].executionId", id); err != nil {
-						return err
+						return nil, err
 					}
 				}
 			}
-			out, err = t.disp.CompleteBatch(ctx, c.RequestID, items)
-			return err
+			return t.disp.CompleteBatch(ctx, c.RequestID, items)
 		},
-		remote: func(ctx context.Context, cl *client.Client) (err error) {
-			out, err = worker.NewProtocol(cl).CompleteBatch(ctx, items)
-			return err
+		remote: func(ctx context.Context, cl *client.Client) ([]model.CompleteOutcome, error) {
+			return worker.NewProtocol(cl).CompleteBatch(ctx, items)
 		},
 	})
-	return out, err
 }
 
-// Decide implements api.Backend.
+// Decide implements api.InstanceBackend.
 func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, attempt int, comment string) (string, error) {
 	n, err := model.ParseID(id)
 	if err != nil {
@@ -207,7 +197,7 @@ func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, att
 	return out.State, nil
 }
 
-// InstanceLog implements api.Backend: a running attempt's output lives on
+// InstanceLog implements api.InstanceBackend: a running attempt's output lives on
 // the leader (streamed with heartbeats); an ended one's tail is committed.
 func (a *Agent) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
 	n, err := model.ParseID(id)
@@ -226,23 +216,19 @@ func (a *Agent) InstanceLog(ctx context.Context, id string, offset int64) (*mode
 		}
 		return l, nil
 	}
-	var out *model.InstanceLog
-	err = a.onLeader(ctx, leaderCall{
-		local: func(ctx context.Context, t *term) error {
+	return onLeader(ctx, a, leaderCall[*model.InstanceLog]{
+		local: func(ctx context.Context, t *term) (*model.InstanceLog, error) {
 			if att, start, live, ok := t.disp.Live(n, offset); ok && att == l.Attempt {
 				l.Live, l.Offset, l.Output = true, start, live
 			} else {
 				l.Live, l.Offset = true, offset
 			}
-			out = l
-			return nil
+			return l, nil
 		},
-		remote: func(ctx context.Context, c *client.Client) (err error) {
-			out, err = c.InstanceLog(ctx, id, offset)
-			return err
+		remote: func(ctx context.Context, c *client.Client) (*model.InstanceLog, error) {
+			return c.InstanceLog(ctx, id, offset)
 		},
 	})
-	return out, err
 }
 
 // execFindWithin is how long an executor-protocol call waits to learn a

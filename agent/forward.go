@@ -13,20 +13,16 @@ import (
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
-// Forwarding: a request only the leader can answer runs on this node when
-// it leads a term whose barrier is done, else it goes to the leader's HTTP
-// address, one hop. Every try resolves the leader again (so a node that
-// became leader meanwhile serves the request itself), a try ends when this
-// node sees the leader change (so a request parked on a leader that is
-// gone is given up as soon as Raft notices), and the whole call is bounded
-// by a deadline: the leader wait, or a long poll's wait.
-
-// leaderCall is one request for the leader.
-type leaderCall struct {
-	// local answers the request on this node, the leader of t.
-	local func(ctx context.Context, t *term) error
-	// remote sends the request to the leader through c.
-	remote func(ctx context.Context, c *client.Client) error
+// leaderCall is one request that only the leader can answer, with an
+// answer of type T.
+type leaderCall[T any] struct {
+	// local answers the request on this node, the leader of t (its
+	// barrier done).
+	local func(ctx context.Context, t *term) (T, error)
+	// remote sends the request to the leader through c, a client for the
+	// leader's HTTP address that marks the request forwarded. Nil: the
+	// call is answered on this node or not at all (a forwarded apply).
+	remote func(ctx context.Context, c *client.Client) (T, error)
 	// deadline bounds waiting for a leader (or this node's barrier) and
 	// every try; zero means the leader wait from now.
 	deadline time.Time
@@ -45,34 +41,59 @@ type leaderCall struct {
 	movesLeader bool
 }
 
-// onLeader runs lc on the leader and returns its error: the leader's own
-// answer, or unavailable once the deadline passed (saying whether the
-// outcome is unknown).
-func (a *Agent) onLeader(ctx context.Context, lc leaderCall) error {
+// onLeader answers lc on the leader: every site in this package that only
+// the leader can answer goes through it.
+//
+// Each try resolves the leader anew. When this node leads, it waits for
+// its term's barrier (readyTerm) and runs lc.local. Otherwise it sends
+// lc.remote to the leader's HTTP address, one hop: the request carries
+// api.HeaderForwarded (and lc.reqID as its Idempotency-Key), and a node
+// that receives a forwarded request it cannot answer itself (it is not
+// the leader, or no longer) answers "not the leader" instead of
+// forwarding it again; the node that forwarded it tries again. The
+// principal of ctx travels with it (memberHeaders).
+//
+// What is tried again, until lc.deadline (the leader wait by default):
+// finding no leader, this node's own proposal refused because it lost
+// leadership before proposing (raftnode.ErrNotLeader), and a forwarded try
+// that failed unavailable, or that ended because this node saw the leader
+// change (a try is cut short then, unless lc.movesLeader). Between tries it
+// waits for the leader to change, or 20 ms more per try, 200 ms at most.
+// A try that may have reached a leader (leadership lost mid-commit, a sent
+// request without an answer) is repeated only without lc.once, and the
+// same request id makes the repeat safe. Not retried: any other answer of
+// the leader, a Raft timeout or shutdown, and the end of ctx. Giving up
+// answers unavailable, saying whether the outcome is unknown and naming
+// the request id.
+func onLeader[T any](ctx context.Context, a *Agent, lc leaderCall[T]) (T, error) {
 	if lc.deadline.IsZero() {
 		lc.deadline = time.Now().Add(a.cfg.LeaderWait)
 	}
+	var zero T
 	sent := false // a try may have reached a leader
 	for attempt := 0; ; attempt++ {
 		changed := a.node.LeaderChanged()
-		o := a.try(ctx, lc, changed)
+		v, o := try(ctx, a, &lc, changed)
 		if o.final {
-			return o.err
+			if o.err != nil {
+				return zero, o.err
+			}
+			return v, nil
 		}
 		if o.sent {
 			sent = true
 			if lc.once {
-				return a.gaveUp(lc, sent, o.err)
+				return zero, a.gaveUp(lc.reqID, sent, o.err)
 			}
 		}
 		if o.again {
 			continue
 		}
 		if ctx.Err() != nil {
-			return unavailable(ctx.Err())
+			return zero, unavailable(ctx.Err())
 		}
 		if !time.Now().Before(lc.deadline) {
-			return a.gaveUp(lc, sent, o.err)
+			return zero, a.gaveUp(lc.reqID, sent, o.err)
 		}
 		a.log.Debug("request to the leader failed; retrying", "req", lc.reqID, "error", o.err)
 		// Wait for the leader to change, or a short pause.
@@ -95,29 +116,31 @@ type outcome struct {
 }
 
 // try makes one try: locally when this node leads, else at the leader.
-func (a *Agent) try(ctx context.Context, lc leaderCall, changed <-chan struct{}) outcome {
+func try[T any](ctx context.Context, a *Agent, lc *leaderCall[T], changed <-chan struct{}) (T, outcome) {
+	var zero T
 	if a.node.IsLeader() {
 		t, err := a.readyTerm(ctx, lc.deadline)
 		if err == nil {
-			if err = lc.local(ctx, t); err == nil {
-				return outcome{final: true}
+			var v T
+			if v, err = lc.local(ctx, t); err == nil {
+				return v, outcome{final: true}
 			}
 		}
 		switch {
 		case errors.Is(err, raftnode.ErrNotLeader):
-			return outcome{err: err} // nothing was proposed: find the new leader
+			return zero, outcome{err: err} // nothing was proposed: find the new leader
 		case errors.Is(err, raftnode.ErrLeadershipLost):
-			return outcome{err: err, sent: true}
+			return zero, outcome{err: err, sent: true}
 		case errors.Is(err, raftnode.ErrTimeout):
-			return outcome{err: outcomeUnknown(lc.reqID, err), final: true}
+			return zero, outcome{err: outcomeUnknown(lc.reqID, err), final: true}
 		case errors.Is(err, raftnode.ErrShutdown):
-			return outcome{err: unavailable(err), final: true}
+			return zero, outcome{err: unavailable(err), final: true}
 		}
-		return outcome{err: err, final: true}
+		return zero, outcome{err: err, final: true}
 	}
-	if api.IsForwarded(ctx) {
+	if api.IsForwarded(ctx) || lc.remote == nil {
 		// One hop only: the node that forwarded to us will retry.
-		return outcome{err: errNotLeader(), final: true}
+		return zero, outcome{err: errNotLeader(), final: true}
 	}
 	find := lc.deadline
 	if lc.findWithin > 0 {
@@ -126,29 +149,29 @@ func (a *Agent) try(ctx context.Context, lc leaderCall, changed <-chan struct{})
 	leader, err := a.leaderHTTP(ctx, find)
 	if err != nil {
 		if lc.findWithin > 0 && ctx.Err() == nil {
-			return outcome{err: &model.Error{Code: model.CodeUnavailable, Message: "this node knows no leader; try another server"}, final: true}
+			return zero, outcome{err: &model.Error{Code: model.CodeUnavailable, Message: "this node knows no leader; try another server"}, final: true}
 		}
-		return outcome{err: err}
+		return zero, outcome{err: err}
 	}
 	if leader == a.advertisedHTTP() {
 		// This node won an election meanwhile: it answers itself, never
 		// over HTTP.
-		return outcome{err: errNotLeader(), again: a.node.IsLeader()}
+		return zero, outcome{err: errNotLeader(), again: a.node.IsLeader()}
 	}
 	if lc.movesLeader {
 		changed = nil // never ready: the try runs to its answer or deadline
 	}
 	tctx, cancel := a.tryContext(withForward(ctx, lc.reqID), lc.deadline, changed)
-	err = lc.remote(tctx, a.clientFor(leader))
+	v, err := lc.remote(tctx, a.clientFor(leader))
 	ended := tctx.Err() != nil
 	cancel()
 	switch {
 	case err == nil:
-		return outcome{final: true}
+		return v, outcome{final: true}
 	case !errors.Is(err, model.ErrUnavailable) && !ended:
-		return outcome{err: unavailable(err), final: true} // the leader's answer
+		return zero, outcome{err: unavailable(err), final: true} // the leader's answer
 	}
-	return outcome{err: fmt.Errorf("leader %s: %w", leader, err), sent: !errors.Is(err, client.ErrNotSent)}
+	return zero, outcome{err: fmt.Errorf("leader %s: %w", leader, err), sent: !errors.Is(err, client.ErrNotSent)}
 }
 
 // tryContext bounds one try at the leader: it ends at deadline, or as soon
@@ -165,21 +188,21 @@ func (a *Agent) tryContext(ctx context.Context, deadline time.Time, changed <-ch
 	return tctx, cancel
 }
 
-// gaveUp is the answer of a call that found no leader, or no answer from
-// it, by its deadline.
-func (a *Agent) gaveUp(lc leaderCall, sent bool, last error) error {
+// gaveUp is the answer of a call (with request id reqID, if any) that
+// found no leader, or no answer from it, by its deadline.
+func (a *Agent) gaveUp(reqID string, sent bool, last error) error {
 	if !sent {
 		var me *model.Error
-		if errors.As(last, &me) && me.Code == model.CodeUnavailable && lc.reqID == "" {
+		if errors.As(last, &me) && me.Code == model.CodeUnavailable && reqID == "" {
 			return me
 		}
 		msg := fmt.Sprintf("no leader reachable within %s", a.cfg.LeaderWait)
-		if lc.reqID != "" {
-			msg += "; request " + lc.reqID + " was not applied"
+		if reqID != "" {
+			msg += "; request " + reqID + " was not applied"
 		}
 		return &model.Error{Code: model.CodeUnavailable, Message: msg + "; retry shortly"}
 	}
-	return outcomeUnknown(lc.reqID, last)
+	return outcomeUnknown(reqID, last)
 }
 
 // outcomeUnknown is the answer to a write that may or may not have been

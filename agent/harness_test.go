@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,8 @@ type proxy struct {
 	target string
 	mode   proxyMode
 	conns  []net.Conn
+	// swallowed is what blackholed connections sent.
+	swallowed syncBuffer
 }
 
 func newProxy(t *testing.T) *proxy {
@@ -45,6 +48,9 @@ func newProxy(t *testing.T) *proxy {
 }
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+// heard reports whether a blackholed connection sent s (a request line).
+func (p *proxy) heard(s string) bool { return strings.Contains(p.swallowed.String(), s) }
 
 // set changes the mode for new connections and closes the open ones (a
 // client's pooled connection must not bypass the new mode).
@@ -81,7 +87,7 @@ func (p *proxy) serve() {
 func (p *proxy) handle(c net.Conn, mode proxyMode, target string) {
 	defer c.Close()
 	if mode == proxyBlackhole {
-		_, _ = io.Copy(io.Discard, c)
+		_, _ = io.Copy(&p.swallowed, c)
 		return
 	}
 	up, err := net.Dial("tcp", target)

@@ -23,7 +23,7 @@ const (
 // status.
 const memberProbeTimeout = time.Second
 
-// Health implements api.Backend.
+// Health implements api.ClusterBackend.
 func (a *Agent) Health(ctx context.Context) *model.Health {
 	leaderID, _ := a.node.Leader()
 	h := &model.Health{
@@ -64,7 +64,7 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 	return h
 }
 
-// Cluster implements api.Backend: the members (from the Raft
+// Cluster implements api.ClusterBackend: the members (from the Raft
 // configuration and their records) and what each answered on /healthz
 // when this node asked it just now, so that a dead member shows as
 // unreachable.

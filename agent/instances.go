@@ -23,7 +23,7 @@ func (a *Agent) command(ctx context.Context, c api.Caller, t fsm.CommandType, bo
 	return res.Decode(out)
 }
 
-// Submit implements api.Backend.
+// Submit implements api.InstanceBackend.
 func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error) {
 	s := fsm.Submit{Task: task, Items: make([]fsm.SubmitItem, len(reqs))}
 	for i, r := range reqs {
@@ -41,7 +41,7 @@ func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []mo
 	return fsm.DecodeSubmitResult(res)
 }
 
-// Trigger implements api.Backend.
+// Trigger implements api.InstanceBackend.
 func (a *Agent) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
 	// The leader stamps its business date (see stamp).
 	tr := fsm.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey}
@@ -52,7 +52,7 @@ func (a *Agent) Trigger(ctx context.Context, c api.Caller, task string, req mode
 	return &out, nil
 }
 
-// GetInstance implements api.Backend; an unfinished instance says why
+// GetInstance implements api.InstanceBackend; an unfinished instance says why
 // it waits (why.go).
 func (a *Agent) GetInstance(ctx context.Context, id string) (*model.Instance, error) {
 	n, err := model.ParseID(id)
@@ -71,33 +71,29 @@ func (a *Agent) GetInstance(ctx context.Context, id string) (*model.Instance, er
 	return in, nil
 }
 
-// ListInstances implements api.Backend.
+// ListInstances implements api.InstanceBackend.
 func (a *Agent) ListInstances(ctx context.Context, f model.InstanceFilter) (*model.InstanceList, error) {
 	return a.fsm.ListInstances(f)
 }
 
-// TaskEvents implements api.Backend.
+// TaskEvents implements api.TaskBackend.
 func (a *Agent) TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error) {
 	return a.fsm.TaskEvents(name)
 }
 
-// Backfill implements api.Backend. The leader plans it (the task's fire
+// Backfill implements api.InstanceBackend. The leader plans it (the task's fire
 // times in the range and their idempotency keys) and the state machine
 // creates only the times that have no instance yet.
 func (a *Agent) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
-	var out *model.BackfillResult
-	err := a.onLeader(ctx, leaderCall{
+	return onLeader(ctx, a, leaderCall[*model.BackfillResult]{
 		reqID: c.RequestID,
-		local: func(ctx context.Context, _ *term) (err error) {
-			out, err = a.backfill(ctx, c, task, req)
-			return err
+		local: func(ctx context.Context, _ *term) (*model.BackfillResult, error) {
+			return a.backfill(ctx, c, task, req)
 		},
-		remote: func(ctx context.Context, cl *client.Client) (err error) {
-			out, err = cl.Backfill(ctx, task, req)
-			return err
+		remote: func(ctx context.Context, cl *client.Client) (*model.BackfillResult, error) {
+			return cl.Backfill(ctx, task, req)
 		},
 	})
-	return out, err
 }
 
 // backfill plans a backfill on the leader.

@@ -26,27 +26,27 @@ func (a *Agent) write(ctx context.Context, c api.Caller, t fsm.CommandType, body
 	return &out, nil
 }
 
-// PutTask implements api.Backend.
+// PutTask implements api.TaskBackend.
 func (a *Agent) PutTask(ctx context.Context, c api.Caller, t *model.Task) (*model.WriteResult, error) {
 	return a.write(ctx, c, fsm.CmdPutTask, fsm.PutTask{Task: *t})
 }
 
-// DeleteTask implements api.Backend.
+// DeleteTask implements api.TaskBackend.
 func (a *Agent) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
 	return a.write(ctx, c, fsm.CmdDeleteTask, fsm.TaskRef{Name: name})
 }
 
-// PauseTask implements api.Backend.
+// PauseTask implements api.TaskBackend.
 func (a *Agent) PauseTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
 	return a.write(ctx, c, fsm.CmdPauseTask, fsm.TaskRef{Name: name})
 }
 
-// ResumeTask implements api.Backend.
+// ResumeTask implements api.TaskBackend.
 func (a *Agent) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
 	return a.write(ctx, c, fsm.CmdResumeTask, fsm.TaskRef{Name: name})
 }
 
-// GetTask implements api.Backend. The next fire times are computed from
+// GetTask implements api.TaskBackend. The next fire times are computed from
 // this node's clock for display only; firing uses the leader's.
 func (a *Agent) GetTask(ctx context.Context, name string) (*model.Task, error) {
 	t, err := a.fsm.GetTask(name)
@@ -59,12 +59,12 @@ func (a *Agent) GetTask(ctx context.Context, name string) (*model.Task, error) {
 	return t, nil
 }
 
-// ListTasks implements api.Backend.
+// ListTasks implements api.TaskBackend.
 func (a *Agent) ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error) {
 	return a.fsm.ListTasks(f)
 }
 
-// TaskHistory implements api.Backend.
+// TaskHistory implements api.TaskBackend.
 func (a *Agent) TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error) {
 	return a.fsm.TaskHistory(name)
 }

@@ -33,7 +33,7 @@ func (s *Server) listAlerts(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.list(w, r, &aq.Limit, func() (any, error) { return s.b.ListAlerts(r.Context(), aq) })
+	s.list(w, r, &aq.Limit, func() (any, error) { return s.b.alerts.ListAlerts(r.Context(), aq) })
 }
 
 func (s *Server) putSilence(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +51,7 @@ func (s *Server) putSilence(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	sil, err := s.b.PutSilence(r.Context(), c, req)
+	sil, err := s.b.alerts.PutSilence(r.Context(), c, req)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -99,7 +99,7 @@ func (s *Server) listSilences(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	reply(w)(s.b.ListSilences(r.Context()))
+	reply(w)(s.b.alerts.ListSilences(r.Context()))
 }
 
 func (s *Server) deleteSilence(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +113,7 @@ func (s *Server) deleteSilence(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.b.DeleteSilence(r.Context(), c, id); err != nil {
+	if err := s.b.alerts.DeleteSilence(r.Context(), c, id); err != nil {
 		writeError(w, err)
 		return
 	}

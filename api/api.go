@@ -25,7 +25,7 @@ const (
 	headerActor          = "X-AX-Actor"
 )
 
-// Config configures the HTTP handler.
+// Config configures the public API's handler.
 type Config struct {
 	Backend Backend
 	// Auth verifies credentials; every route but /healthz and /livez needs
@@ -43,10 +43,6 @@ type Config struct {
 	// Now is the node's clock, used to refuse an "at" in the past;
 	// default time.Now.
 	Now func() time.Time
-	// WallClock is the node's own clock, uncorrected, which GET
-	// /v1/internal/time answers so that other members can measure its
-	// offset from theirs; default Now.
-	WallClock func() time.Time
 	// CheckAction vets the action of a task being applied (PUT
 	// /v1/tasks/{name}) once model validation has passed, before the
 	// backend sees the task; its error is answered like the backend's
@@ -57,10 +53,11 @@ type Config struct {
 	CheckAction func(a *model.Action) error
 }
 
-// Server is the HTTP API.
+// Server is the public HTTP API: every route but the node-to-node ones
+// (see Internal).
 type Server struct {
 	cfg   Config
-	b     Backend
+	b     backends
 	mux   *http.ServeMux
 	log   hclog.Logger
 	auth  Authenticator
@@ -73,7 +70,29 @@ type Server struct {
 	keepalive, logPoll, liveFlush time.Duration
 }
 
-// New returns the API handler.
+// backends is the Backend by role: each handler file calls only the role
+// it serves (tasks.go the tasks, exec.go the executors, ...), and the
+// shared read barrier.
+type backends struct {
+	barrier   BarrierBackend
+	tasks     TaskBackend
+	instances InstanceBackend
+	executors ExecutorBackend
+	cluster   ClusterBackend
+	acl       ACLBackend
+	secrets   SecretBackend
+	channels  ChannelBackend
+	live      LiveBackend
+	console   ConsoleBackend
+	alerts    AlertsBackend
+}
+
+func byRole(b Backend) backends {
+	return backends{barrier: b, tasks: b, instances: b, executors: b, cluster: b, acl: b, secrets: b,
+		channels: b, live: b, console: b, alerts: b}
+}
+
+// New returns the public API's handler.
 func New(cfg Config) *Server {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -87,22 +106,19 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.WallClock == nil {
-		cfg.WallClock = cfg.Now
-	}
 	if cfg.CheckAction == nil {
 		cfg.CheckAction = func(*model.Action) error { return nil }
 	}
 	if cfg.Auth == nil {
 		cfg.Auth = openAuth{}
 	}
-	s := &Server{cfg: cfg, b: cfg.Backend, auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
+	s := &Server{cfg: cfg, b: byRole(cfg.Backend), auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
 		keepalive: defaultKeepalive, logPoll: defaultLogPoll, liveFlush: defaultLiveFlush}
 	s.table = s.routes()
 	for _, r := range s.table {
-		s.mux.HandleFunc(r.pattern, s.guard(r.access, r.h))
+		s.mux.HandleFunc(r.pattern, guard(s.auth, r.access, r.h))
 	}
-	s.mux.HandleFunc("/", s.noRoute)
+	s.mux.HandleFunc("/", noRoute(s.mux))
 	return s
 }
 
@@ -117,16 +133,14 @@ func (s *Server) routes() []route {
 		{"GET /v1/openapi.json", AccessOpen, s.openAPI},
 		{"PUT /v1/tasks/{name}", writer, s.putTask},
 		{"GET /v1/tasks", reader, s.listTasks},
-		{"GET /v1/tasks/{name}", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.GetTask(ctx, n) })},
-		{"DELETE /v1/tasks/{name}", writer, s.taskWrite(func(ctx contextT, c Caller, n string) (*model.WriteResult, error) { return s.b.DeleteTask(ctx, c, n) })},
-		{"POST /v1/tasks/{name}/pause", operator, s.taskWrite(func(ctx contextT, c Caller, n string) (*model.WriteResult, error) { return s.b.PauseTask(ctx, c, n) })},
-		{"POST /v1/tasks/{name}/resume", operator, s.taskWrite(func(ctx contextT, c Caller, n string) (*model.WriteResult, error) { return s.b.ResumeTask(ctx, c, n) })},
-		{"GET /v1/tasks/{name}/history", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskHistory(ctx, n) })},
-		{"GET /v1/tasks/{name}/events", reader, s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskEvents(ctx, n) })},
-		{"GET /v1/tasks/{name}/calendar", reader, s.taskIntRead("days", defaultCalendarDays, maxCalendarDays,
-			func(ctx contextT, n string, days int) (any, error) { return s.b.TaskCalendar(ctx, n, days) })},
-		{"GET /v1/tasks/{name}/fires", reader, s.taskIntRead("n", defaultFires, maxFires,
-			func(ctx contextT, name string, n int) (any, error) { return s.b.TaskFires(ctx, name, n) })},
+		{"GET /v1/tasks/{name}", reader, s.getTask},
+		{"DELETE /v1/tasks/{name}", writer, s.deleteTask},
+		{"POST /v1/tasks/{name}/pause", operator, s.pauseTask},
+		{"POST /v1/tasks/{name}/resume", operator, s.resumeTask},
+		{"GET /v1/tasks/{name}/history", reader, s.taskHistory},
+		{"GET /v1/tasks/{name}/events", reader, s.taskEvents},
+		{"GET /v1/tasks/{name}/calendar", reader, s.taskCalendar},
+		{"GET /v1/tasks/{name}/fires", reader, s.taskFires},
 		{"GET /v1/tasks/{name}/counts", reader, s.taskCounts},
 		{"POST /v1/tasks/{name}/trigger", operator, s.trigger},
 		{"POST /v1/tasks/{name}/submit", operator, s.submit},
@@ -169,10 +183,6 @@ func (s *Server) routes() []route {
 		{"GET /v1/channels", reader, s.listChannels},
 		{"GET /v1/channels/{name}", reader, s.getChannel},
 		{"DELETE /v1/channels/{name}", writer, s.deleteChannel},
-
-		{"POST /v1/internal/apply", AccessMember, s.applyForwarded},
-		{"GET /v1/internal/readindex", AccessMember, s.readIndex},
-		{"GET /v1/internal/time", AccessMember, s.clockTime},
 	}
 	if s.cfg.Metrics != nil {
 		rs = append(rs, route{"GET /metrics", reader, s.cfg.Metrics.ServeHTTP})
@@ -186,10 +196,12 @@ type route struct {
 	h       http.HandlerFunc
 }
 
-// Routes lists every endpoint of the API with the access it needs.
-func (s *Server) Routes() []Route {
-	out := make([]Route, len(s.table))
-	for i, r := range s.table {
+// Routes lists every endpoint of the public API with the access it needs.
+func (s *Server) Routes() []Route { return routeList(s.table) }
+
+func routeList(table []route) []Route {
+	out := make([]Route, len(table))
+	for i, r := range table {
 		out[i] = Route{Pattern: r.pattern, Access: r.access}
 	}
 	return out
@@ -202,34 +214,36 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 // codeMethodNotAllowed is the error code of a 405 answer.
 const codeMethodNotAllowed = "method_not_allowed"
 
-// noRoute answers a request no route matches: 405 with an Allow header when
-// the path exists for other methods, else 404. The catch-all "/" pattern
-// would otherwise hide the mux's own 405.
-func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
-	var allow []string
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
-		if m == r.Method {
-			continue
+// noRoute answers a request no route of mux matches: 405 with an Allow
+// header when the path exists for other methods, else 404. The catch-all
+// "/" pattern would otherwise hide the mux's own 405.
+func noRoute(mux *http.ServeMux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			if m == r.Method {
+				continue
+			}
+			probe := r.WithContext(r.Context())
+			probe.Method = m
+			if _, p := mux.Handler(probe); p != "" && p != "/" {
+				allow = append(allow, m)
+			}
 		}
-		probe := r.WithContext(r.Context())
-		probe.Method = m
-		if _, p := s.mux.Handler(probe); p != "" && p != "/" {
-			allow = append(allow, m)
-		}
-	}
-	if len(allow) == 0 {
-		if d, ok := unknownDecision(r); ok {
-			writeError(w, model.FieldErrorf("action", "%q is not a decision on an instance: want approve, reject, cancel or terminate", d))
+		if len(allow) == 0 {
+			if d, ok := unknownDecision(r); ok {
+				writeError(w, model.FieldErrorf("action", "%q is not a decision on an instance: want approve, reject, cancel or terminate", d))
+				return
+			}
+			writeError(w, &model.Error{Code: model.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 			return
 		}
-		writeError(w, &model.Error{Code: model.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
-		return
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, model.ErrorBody{Error: &model.Error{
+			Code:    codeMethodNotAllowed,
+			Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(allow, ", "),
+		}})
 	}
-	w.Header().Set("Allow", strings.Join(allow, ", "))
-	writeJSON(w, http.StatusMethodNotAllowed, model.ErrorBody{Error: &model.Error{
-		Code:    codeMethodNotAllowed,
-		Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(allow, ", "),
-	}})
 }
 
 // unknownDecision returns the last element of POST
@@ -272,7 +286,7 @@ func consistent(r *http.Request) (bool, error) {
 func (s *Server) barrier(w http.ResponseWriter, r *http.Request) bool {
 	on, err := consistent(r)
 	if err == nil && on {
-		err = s.b.ReadBarrier(r.Context())
+		err = s.b.barrier.ReadBarrier(r.Context())
 	}
 	if err != nil {
 		writeError(w, err)
@@ -338,100 +352,6 @@ func pathName(r *http.Request, key string) (string, error) {
 	return n, nil
 }
 
-func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
-	name, c, ok := writeTarget(w, r, "name")
-	if !ok {
-		return
-	}
-	var t model.Task
-	if err := decode(r, &t); err != nil {
-		writeError(w, err)
-		return
-	}
-	if t.Name == "" {
-		t.Name = name
-	}
-	if t.Name != name {
-		writeError(w, model.FieldErrorf("name", "body name %q does not match the URL's %q", t.Name, name))
-		return
-	}
-	err := t.Validate()
-	if err == nil {
-		err = s.cfg.CheckAction(&t.Action)
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	reply(w)(s.b.PutTask(r.Context(), c, &t))
-}
-
-func (s *Server) taskWrite(fn func(ctx contextT, c Caller, name string) (*model.WriteResult, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		name, c, ok := writeTarget(w, r, "name")
-		if !ok {
-			return
-		}
-		reply(w)(fn(r.Context(), c, name))
-	}
-}
-
-// readTask serves a read of one task: a valid name, the read barrier when
-// ?consistent=true, then fn's answer.
-func (s *Server) readTask(fn func(ctx contextT, name string) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		name, err := pathName(r, "name")
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		if !s.barrier(w, r) {
-			return
-		}
-		v, err := fn(r.Context(), name)
-		reply(w)(redactFor(PrincipalFrom(r.Context()), v), err)
-	}
-}
-
-func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := model.TaskFilter{Cursor: q.Get("cursor")}
-	for _, l := range q["label"] {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			writeError(w, model.FieldErrorf("label", "want key=value, got %q", l))
-			return
-		}
-		if f.Labels == nil {
-			f.Labels = map[string]string{}
-		}
-		f.Labels[k] = v
-	}
-	if p := q.Get("paused"); p != "" {
-		b, err := strconv.ParseBool(p)
-		if err != nil {
-			writeError(w, model.FieldErrorf("paused", "must be true or false, got %q", p))
-			return
-		}
-		f.Paused = &b
-	}
-	summary, runs, err := summaryParams(q)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.list(w, r, &f.Limit, func() (any, error) {
-		var l any
-		var err error
-		if summary {
-			l, err = s.b.TaskSummaries(r.Context(), f, runs)
-		} else {
-			l, err = s.b.ListTasks(r.Context(), f)
-		}
-		return redactFor(PrincipalFrom(r.Context()), l), err
-	})
-}
-
 // list ends a list handler: the page limit from the query into *limit, a
 // consistent read if asked, then the answer of fetch.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, limit *int, fetch func() (any, error)) {
@@ -444,107 +364,4 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, limit *int, fetch 
 		return
 	}
 	reply(w)(fetch())
-}
-
-// health answers the node's health: 200, or 503 with the same JSON when
-// the node is not healthy (its Problem says why).
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	h := s.b.Health(r.Context())
-	code := http.StatusOK
-	if h.Problem != "" {
-		code = http.StatusServiceUnavailable
-	}
-	writeJSON(w, code, h)
-}
-
-func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	var req model.JoinRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := model.ValidateName("id", req.ID); err != nil {
-		writeError(w, err)
-		return
-	}
-	for field, addr := range map[string]string{"raftAddr": req.RaftAddr, "httpAddr": req.HTTPAddr} {
-		if err := validHostPort(field, addr); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	if err := s.b.Join(r.Context(), req); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
-}
-
-func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
-	reply(w)(s.b.Cluster(r.Context()))
-}
-
-func (s *Server) removeNode(w http.ResponseWriter, r *http.Request) {
-	id, err := pathName(r, "node")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := s.b.RemoveNode(r.Context(), id); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
-}
-
-func (s *Server) transfer(w http.ResponseWriter, r *http.Request) {
-	var req model.TransferRequest
-	if r.ContentLength != 0 {
-		if err := decode(r, &req); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	if req.ID != "" {
-		if err := model.ValidateName("id", req.ID); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	if err := s.b.Transfer(r.Context(), req.ID); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
-}
-
-func (s *Server) applyForwarded(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, decodeError(err))
-		return
-	}
-	out, err := s.b.ApplyForwarded(r.Context(), body)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
-}
-
-func (s *Server) readIndex(w http.ResponseWriter, r *http.Request) {
-	idx, err := s.b.ReadIndex(r.Context())
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]uint64{"index": idx})
-}
-
-// clockTime answers a member's reading of this node's wall clock: the
-// cluster's members compare clocks with it (NTP style, from the round
-// trip).
-func (s *Server) clockTime(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, model.ClockReading{UnixMs: s.cfg.WallClock().UnixMilli()})
 }

@@ -81,7 +81,11 @@ type fakeBackend struct {
 	ChannelsV *model.ChannelList
 }
 
-var _ api.Backend = (*fakeBackend)(nil)
+// One fake serves every role, the internal one included.
+var (
+	_ api.Backend         = (*fakeBackend)(nil)
+	_ api.InternalBackend = (*fakeBackend)(nil)
+)
 
 func (f *fakeBackend) record(ctx context.Context, c call) {
 	f.mu.Lock()
@@ -834,22 +838,6 @@ func TestServer_Endpoints(t *testing.T) {
 			wantStatus: 200,
 			wantBody:   &model.Health{Node: "n1", Role: model.RoleFollower, Leader: "n2", AppliedIndex: 9},
 		},
-		{
-			name:       "forwarded apply",
-			backend:    &fakeBackend{Applied: []byte(`{"ok":true}`)},
-			req:        request{method: http.MethodPost, path: "/v1/internal/apply", body: "\x01cmd", header: map[string]string{api.HeaderForwarded: "n2"}},
-			wantCalls:  []call{{Method: "ApplyForwarded", Cmd: "\x01cmd", Forwarded: true}},
-			wantStatus: 200,
-			wantBody:   &map[string]bool{"ok": true},
-		},
-		{
-			name:       "read index",
-			backend:    &fakeBackend{ReadIdx: 42},
-			req:        request{method: http.MethodGet, path: "/v1/internal/readindex"},
-			wantCalls:  []call{{Method: "ReadIndex"}},
-			wantStatus: 200,
-			wantBody:   &map[string]uint64{"index": 42},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -893,6 +881,7 @@ func TestServer_UnknownRoutes(t *testing.T) {
 		{"POST on an instance's log", request{method: http.MethodPost, path: "/v1/instances/0000000000100000/log", body: "{}"}, http.StatusMethodNotAllowed, "GET, HEAD"},
 		{"GET of an unknown decision", request{method: http.MethodGet, path: "/v1/instances/0000000000100000/approved"}, http.StatusNotFound, ""},
 		{"instance sub-sub-resource", request{method: http.MethodPost, path: "/v1/instances/0000000000100000/approve/x", body: "{}"}, http.StatusNotFound, ""},
+		{"node-to-node path", request{method: http.MethodPost, path: "/v1/internal/apply", body: "x"}, http.StatusNotFound, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -982,8 +971,6 @@ func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
 		"cluster":   {method: http.MethodGet, path: "/v1/cluster"},
 		"remove":    {method: http.MethodDelete, path: "/v1/cluster/n2"},
 		"transfer":  {method: http.MethodPost, path: "/v1/cluster/transfer"},
-		"apply":     {method: http.MethodPost, path: "/v1/internal/apply", body: "x"},
-		"readindex": {method: http.MethodGet, path: "/v1/internal/readindex"},
 		"events":    {method: http.MethodGet, path: "/v1/tasks/daily/events"},
 		"trigger":   {method: http.MethodPost, path: "/v1/tasks/daily/trigger"},
 		"submit":    {method: http.MethodPost, path: "/v1/tasks/daily/submit", body: `{}`},

@@ -64,15 +64,15 @@ type Route struct {
 	Access  string
 }
 
-// guard wraps h with the authentication and authorization of access. A
-// refused request is answered before its body is read, and its connection
-// is closed rather than drained.
-func (s *Server) guard(access string, h http.HandlerFunc) http.HandlerFunc {
+// guard wraps h with the authentication (by auth) and authorization of
+// access. A refused request is answered before its body is read, and its
+// connection is closed rather than drained.
+func guard(auth Authenticator, access string, h http.HandlerFunc) http.HandlerFunc {
 	if access == AccessOpen {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.auth.Authenticate(r)
+		id, err := auth.Authenticate(r)
 		if err == nil && id.Principal == nil {
 			err = &model.Error{Code: model.CodeUnauthorized, Message: "no principal"}
 		}

@@ -293,11 +293,18 @@ func TestServer_RouteRoles(t *testing.T) {
 		"POST /v1/executors/poll":      "executor", "POST /v1/executors/heartbeat": "executor",
 		"POST /v1/attempts/{id}/complete": "executor", "POST /v1/attempts/complete": "executor",
 		"POST /v1/instances/{id}/approval": "executor",
-		"POST /v1/internal/apply":          api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
+		// The node-to-node routes, on their own handler.
+		"POST /v1/internal/apply": api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
 		"GET /v1/internal/time": api.AccessMember,
 	}
 	got := map[string]string{}
 	for _, r := range api.New(api.Config{Metrics: http.NotFoundHandler()}).Routes() {
+		got[r.Pattern] = r.Access
+	}
+	for _, r := range api.NewInternal(api.InternalConfig{}).Routes() {
+		if _, dup := got[r.Pattern]; dup {
+			t.Errorf("%s: on both the public and the internal handler", r.Pattern)
+		}
 		got[r.Pattern] = r.Access
 	}
 	for p, role := range want {

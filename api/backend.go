@@ -13,10 +13,38 @@ type Caller struct {
 	RequestID string
 }
 
-// Backend is what the handlers need from an agent. Implementations return
-// errors that match the model sentinels (model.ErrNotFound, ...) with
-// errors.Is; *model.Error values keep their field and message.
+// The backend is split by role: each handler file calls only the role it
+// serves, and Backend composes the roles of the public API. The
+// node-to-node endpoints have their own handler and InternalBackend
+// (internal.go). Implementations return errors that match the model
+// sentinels (model.ErrNotFound, ...) with errors.Is; *model.Error values
+// keep their field and message.
+
+// Backend is everything the public API's handlers need from an agent.
 type Backend interface {
+	BarrierBackend
+	TaskBackend
+	InstanceBackend
+	ExecutorBackend
+	ClusterBackend
+	ACLBackend
+	SecretBackend
+	ChannelBackend
+	LiveBackend
+	ConsoleBackend
+	AlertsBackend
+}
+
+// BarrierBackend makes any read linearizable on request
+// (?consistent=true): the handlers of every role call it first.
+type BarrierBackend interface {
+	// ReadBarrier returns once this node's state reflects every write
+	// acknowledged before the call.
+	ReadBarrier(ctx context.Context) error
+}
+
+// TaskBackend defines tasks and reads their definitions.
+type TaskBackend interface {
 	PutTask(ctx context.Context, c Caller, t *model.Task) (*model.WriteResult, error)
 	DeleteTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
 	PauseTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
@@ -25,7 +53,11 @@ type Backend interface {
 	ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error)
 	TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error)
 	TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error)
+}
 
+// InstanceBackend creates instances, reads them and applies decisions to
+// them.
+type InstanceBackend interface {
 	// Submit creates delayed instances of a task.
 	Submit(ctx context.Context, c Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error)
 	// Backfill creates one instance per fire time of the task in
@@ -34,45 +66,33 @@ type Backend interface {
 	// Trigger creates an instance of a task that is due now.
 	Trigger(ctx context.Context, c Caller, task string, req model.TriggerRequest) (*model.Submitted, error)
 	GetInstance(ctx context.Context, id string) (*model.Instance, error)
+	ListInstances(ctx context.Context, f model.InstanceFilter) (*model.InstanceList, error)
 	// InstanceLog returns the latest attempt's output from offset on:
 	// live while it runs, the committed tail once it ended.
 	InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error)
 	// Decide applies an operator decision (approve, reject, cancel,
 	// terminate) or a running attempt's approval request.
 	Decide(ctx context.Context, c Caller, id, action string, attempt int, comment string) (string, error)
+}
 
-	// Executor protocol.
+// ExecutorBackend is the executor protocol (long-poll, heartbeats,
+// reports) and the list of executors.
+type ExecutorBackend interface {
 	Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error)
 	Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error)
 	Complete(ctx context.Context, c Caller, executionID string, req model.CompleteRequest) (string, error)
 	CompleteBatch(ctx context.Context, c Caller, reports []model.CompleteItem) ([]model.CompleteOutcome, error)
-	ListInstances(ctx context.Context, f model.InstanceFilter) (*model.InstanceList, error)
+	// Executors lists the executors the leader heard from recently.
+	Executors(ctx context.Context) (*model.ExecutorList, error)
+}
 
-	// ReadBarrier returns once this node's state reflects every write
-	// acknowledged before the call (linearizable reads).
-	ReadBarrier(ctx context.Context) error
-
+// ClusterBackend is membership and health.
+type ClusterBackend interface {
 	Join(ctx context.Context, req model.JoinRequest) error
 	Cluster(ctx context.Context) (*model.ClusterStatus, error)
 	RemoveNode(ctx context.Context, id string) error
 	Transfer(ctx context.Context, id string) error
 	Health(ctx context.Context) *model.Health
-
-	// ApplyForwarded applies an encoded command a follower forwarded to
-	// this node, which must be the leader; the answer is the encoded result.
-	ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error)
-	// ReadIndex confirms leadership and returns the commit index a
-	// follower must apply before serving a linearizable read.
-	ReadIndex(ctx context.Context) (uint64, error)
-	// Executors lists the executors the leader heard from recently.
-	Executors(ctx context.Context) (*model.ExecutorList, error)
-
-	ACLBackend
-	SecretBackend
-	ChannelBackend
-	LiveBackend
-	ConsoleBackend
-	AlertsBackend
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the

@@ -25,14 +25,14 @@ func (s *Server) putChannel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	reply(w)(s.b.PutChannel(r.Context(), c, name, &ch))
+	reply(w)(s.b.channels.PutChannel(r.Context(), c, name, &ch))
 }
 
 func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	l, err := s.b.ListChannels(r.Context())
+	l, err := s.b.channels.ListChannels(r.Context())
 	reply(w)(redactFor(PrincipalFrom(r.Context()), l), err)
 }
 
@@ -45,7 +45,7 @@ func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	ch, err := s.b.GetChannel(r.Context(), name)
+	ch, err := s.b.channels.GetChannel(r.Context(), name)
 	reply(w)(redactFor(PrincipalFrom(r.Context()), ch), err)
 }
 
@@ -54,5 +54,5 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reply(w)(s.b.DeleteChannel(r.Context(), c, name))
+	reply(w)(s.b.channels.DeleteChannel(r.Context(), c, name))
 }

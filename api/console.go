@@ -21,20 +21,30 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	reply(w)(s.b.Overview(r.Context()))
+	reply(w)(s.b.console.Overview(r.Context()))
+}
+
+func (s *Server) taskCalendar(w http.ResponseWriter, r *http.Request) {
+	s.taskIntRead(w, r, "days", defaultCalendarDays, maxCalendarDays,
+		func(ctx contextT, name string, days int) (any, error) {
+			return s.b.console.TaskCalendar(ctx, name, days)
+		})
+}
+
+func (s *Server) taskFires(w http.ResponseWriter, r *http.Request) {
+	s.taskIntRead(w, r, "n", defaultFires, maxFires,
+		func(ctx contextT, name string, n int) (any, error) { return s.b.console.TaskFires(ctx, name, n) })
 }
 
 // taskIntRead serves a read of one task that takes the integer query
 // parameter key (def when absent, 1 to hi): calendar?days=, fires?n=.
-func (s *Server) taskIntRead(key string, def, hi int, fn func(ctx contextT, name string, n int) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		n, err := intParam(r.URL.Query(), key, def, 1, hi)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		s.readTask(func(ctx contextT, name string) (any, error) { return fn(ctx, name, n) })(w, r)
+func (s *Server) taskIntRead(w http.ResponseWriter, r *http.Request, key string, def, hi int, fn func(ctx contextT, name string, n int) (any, error)) {
+	n, err := intParam(r.URL.Query(), key, def, 1, hi)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
+	s.readTask(w, r, func(ctx contextT, name string) (any, error) { return fn(ctx, name, n) })
 }
 
 // taskCounts serves GET /v1/tasks/{name}/counts?source=&from=&to=.
@@ -55,7 +65,7 @@ func (s *Server) taskCounts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.readTask(func(ctx contextT, n string) (any, error) { return s.b.TaskCounts(ctx, n, f) })(w, r)
+	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.console.TaskCounts(ctx, n, f) })
 }
 
 // summaryParams reads ?summary= and ?runs= of GET /v1/tasks: whether to

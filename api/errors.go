@@ -109,7 +109,7 @@ func itoa(v int64) string {
 
 // reply returns a function that writes a handler's result: the value as
 // JSON with 200, or the error with its status. Use it as
-// reply(w)(s.b.Method(...)).
+// reply(w)(s.b.role.Method(...)).
 func reply(w http.ResponseWriter) func(any, error) {
 	return func(v any, err error) {
 		if err != nil {

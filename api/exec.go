@@ -56,7 +56,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	reply(w)(s.b.Poll(r.Context(), *req))
+	reply(w)(s.b.executors.Poll(r.Context(), *req))
 }
 
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +74,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	reply(w)(s.b.Heartbeat(r.Context(), *req))
+	reply(w)(s.b.executors.Heartbeat(r.Context(), *req))
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
@@ -87,95 +87,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	state, err := s.b.Complete(r.Context(), c, r.PathValue("id"), *req)
+	state, err := s.b.executors.Complete(r.Context(), c, r.PathValue("id"), *req)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"state": state})
-}
-
-// decide serves approve, reject, cancel and terminate.
-func (s *Server) decide(action string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, c, ok := writeTarget(w, r, "id")
-		if !ok {
-			return
-		}
-		var d model.Decision
-		if r.ContentLength != 0 {
-			if err := decode(r, &d); err != nil {
-				writeError(w, err)
-				return
-			}
-		}
-		if len(d.Comment) > 1024 {
-			writeError(w, model.FieldErrorf("comment", "longer than 1024 bytes"))
-			return
-		}
-		state, err := s.b.Decide(r.Context(), c, id, action, 0, d.Comment)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"id": id, "state": state})
-	}
-}
-
-// requestApproval is called by a running script (ax approval request).
-func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request) {
-	id, c, ok := writeTarget(w, r, "id")
-	if !ok {
-		return
-	}
-	var req model.ApprovalRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	if req.Attempt < 1 {
-		writeError(w, model.FieldErrorf("attempt", "required: the running attempt's number ($AX_ATTEMPT)"))
-		return
-	}
-	if req.Summary == "" || len(req.Summary) > 4096 {
-		writeError(w, model.FieldErrorf("summary", "required, at most 4096 bytes"))
-		return
-	}
-	state, err := s.b.Decide(r.Context(), c, id, "request_approval", req.Attempt, req.Summary)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"id": id, "state": state})
-}
-
-func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if _, err := model.ParseID(id); err != nil {
-		writeError(w, err)
-		return
-	}
-	var offset int64
-	if v := r.URL.Query().Get("offset"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, model.FieldErrorf("offset", "must be a non-negative integer, got %q", v))
-			return
-		}
-		offset = n
-	}
-	if v := r.URL.Query().Get("follow"); v != "" {
-		follow, err := strconv.ParseBool(v)
-		if err != nil {
-			writeError(w, model.FieldErrorf("follow", "must be true or false, got %q", v))
-			return
-		}
-		if follow {
-			s.followLog(w, r, id, offset)
-			return
-		}
-	}
-	reply(w)(s.b.InstanceLog(r.Context(), id, offset))
 }
 
 // completeBatch takes several attempt reports in one request (executors
@@ -209,7 +126,11 @@ func (s *Server) completeBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	reply(w)(s.b.CompleteBatch(r.Context(), c, items))
+	reply(w)(s.b.executors.CompleteBatch(r.Context(), c, items))
+}
+
+func (s *Server) executors(w http.ResponseWriter, r *http.Request) {
+	reply(w)(s.b.executors.Executors(r.Context()))
 }
 
 // validateCapabilities checks a poll's capabilities: at most

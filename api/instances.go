@@ -42,7 +42,7 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("idempotencyKey", "longer than 256 bytes"))
 		return
 	}
-	reply(w)(s.b.Trigger(r.Context(), c, name, req))
+	reply(w)(s.b.instances.Trigger(r.Context(), c, name, req))
 }
 
 // submit takes one submission object or an array of up to
@@ -85,7 +85,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.b.Submit(r.Context(), c, name, reqs)
+	res, err := s.b.instances.Submit(r.Context(), c, name, reqs)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -150,7 +150,7 @@ func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	reply(w)(s.b.GetInstance(r.Context(), id))
+	reply(w)(s.b.instances.GetInstance(r.Context(), id))
 }
 
 var instanceStates = map[string]bool{
@@ -190,7 +190,7 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.list(w, r, &f.Limit, func() (any, error) { return s.b.ListInstances(r.Context(), f) })
+	s.list(w, r, &f.Limit, func() (any, error) { return s.b.instances.ListInstances(r.Context(), f) })
 }
 
 func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {
@@ -217,5 +217,88 @@ func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("to", "%s is in the future; backfill covers past fire times", req.To.Format(model.TimeLayout)))
 		return
 	}
-	reply(w)(s.b.Backfill(r.Context(), c, name, req))
+	reply(w)(s.b.instances.Backfill(r.Context(), c, name, req))
+}
+
+// decide serves approve, reject, cancel and terminate.
+func (s *Server) decide(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, c, ok := writeTarget(w, r, "id")
+		if !ok {
+			return
+		}
+		var d model.Decision
+		if r.ContentLength != 0 {
+			if err := decode(r, &d); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		if len(d.Comment) > 1024 {
+			writeError(w, model.FieldErrorf("comment", "longer than 1024 bytes"))
+			return
+		}
+		state, err := s.b.instances.Decide(r.Context(), c, id, action, 0, d.Comment)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"id": id, "state": state})
+	}
+}
+
+// requestApproval is called by a running script (ax approval request).
+func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request) {
+	id, c, ok := writeTarget(w, r, "id")
+	if !ok {
+		return
+	}
+	var req model.ApprovalRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Attempt < 1 {
+		writeError(w, model.FieldErrorf("attempt", "required: the running attempt's number ($AX_ATTEMPT)"))
+		return
+	}
+	if req.Summary == "" || len(req.Summary) > 4096 {
+		writeError(w, model.FieldErrorf("summary", "required, at most 4096 bytes"))
+		return
+	}
+	state, err := s.b.instances.Decide(r.Context(), c, id, "request_approval", req.Attempt, req.Summary)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "state": state})
+}
+
+func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := model.ParseID(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	var offset int64
+	if v := r.URL.Query().Get("offset"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, model.FieldErrorf("offset", "must be a non-negative integer, got %q", v))
+			return
+		}
+		offset = n
+	}
+	if v := r.URL.Query().Get("follow"); v != "" {
+		follow, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, model.FieldErrorf("follow", "must be true or false, got %q", v))
+			return
+		}
+		if follow {
+			s.followLog(w, r, id, offset)
+			return
+		}
+	}
+	reply(w)(s.b.instances.InstanceLog(r.Context(), id, offset))
 }

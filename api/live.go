@@ -21,7 +21,7 @@ const (
 // principal, executor tokens included.
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	p := PrincipalFrom(r.Context())
-	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.ACLEnabled(), Node: s.b.NodeID()})
+	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.live.ACLEnabled(), Node: s.b.live.NodeID()})
 }
 
 // events streams this node's applied changes as Server-Sent Events until
@@ -44,7 +44,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	sub, err := s.b.Subscribe(r.Context(), f)
+	sub, err := s.b.live.Subscribe(r.Context(), f)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -67,7 +67,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-s.b.Stopping():
+		case <-s.b.live.Stopping():
 			return
 		case <-keep.C:
 			err = st.comment("keepalive")
@@ -135,7 +135,7 @@ func (s *Server) upcoming(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	from := s.cfg.Now().UTC().Truncate(time.Millisecond)
-	reply(w)(s.b.Upcoming(r.Context(), model.UpcomingQuery{From: from, To: from.Add(within), Limit: limit, Task: task}))
+	reply(w)(s.b.live.Upcoming(r.Context(), model.UpcomingQuery{From: from, To: from.Add(within), Limit: limit, Task: task}))
 }
 
 // logChunk is the data of a "log" event.
@@ -152,7 +152,7 @@ type logChunk struct {
 // starts again at offset 0. Stops on disconnect and node shutdown.
 func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, offset int64) {
 	ctx := r.Context()
-	l, err := s.b.InstanceLog(ctx, id, offset)
+	l, err := s.b.instances.InstanceLog(ctx, id, offset)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -191,7 +191,7 @@ func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, of
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.b.Stopping():
+		case <-s.b.live.Stopping():
 			return
 		case <-keep.C:
 			if st.comment("keepalive") != nil {
@@ -201,7 +201,7 @@ func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, of
 		case <-poll.C:
 			poll.Reset(s.logPoll)
 		}
-		l, err = s.b.InstanceLog(ctx, id, offset)
+		l, err = s.b.instances.InstanceLog(ctx, id, offset)
 		switch {
 		case errors.Is(err, model.ErrNotFound):
 			return // deleted (retention) while followed

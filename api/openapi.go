@@ -5,8 +5,9 @@ import (
 	"net/http"
 )
 
-// openAPIDoc is the OpenAPI 3.1 description of the public routes (all but
-// /v1/internal/*). TestOpenAPI_Routes keeps it in step with routes().
+// openAPIDoc is the OpenAPI 3.1 description of the public routes (the
+// node-to-node ones are Internal's). TestOpenAPI_Routes keeps it in step
+// with routes().
 //
 //go:embed openapi.json
 var openAPIDoc []byte

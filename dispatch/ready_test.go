@@ -82,8 +82,13 @@ func (p *proposals) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, e
 func (p *proposals) of(t fsm.CommandType) []*fsm.Command {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return ofType(p.cmds, t)
+}
+
+// ofType returns the commands of type t.
+func ofType(cmds []*fsm.Command, t fsm.CommandType) []*fsm.Command {
 	var out []*fsm.Command
-	for _, c := range p.cmds {
+	for _, c := range cmds {
 		if c.Type == t {
 			out = append(out, c)
 		}

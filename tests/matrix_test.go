@@ -12,10 +12,12 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// TestACL_RouteMatrix sends every route of the API (api.Server.Routes) to a
-// real agent with ACLs bootstrapped, with no token and with a real token
-// of every role: without a token it is 401 (but /healthz and /livez), below
-// the route's role 403, and at or above it never 401 or 403.
+// TestACL_RouteMatrix sends every route of the API (api.Server.Routes and
+// the node-to-node api.Internal.Routes) to a real agent with ACLs
+// bootstrapped, with no token and with a real token of every role: without
+// a token it is 401 (but /healthz and /livez), below the route's role 403
+// (a node-to-node route refuses every token), and at or above it never 401
+// or 403.
 func TestACL_RouteMatrix(t *testing.T) {
 	c := startCluster(t, 1)
 	ctx := ctxT(t, 120*time.Second)
@@ -56,7 +58,7 @@ func TestACL_RouteMatrix(t *testing.T) {
 		"POST /v1/acl/tokens":             `{"name":"made-by-matrix","role":"reader"}`,
 		"PUT /v1/secrets/{name}":          `{"value":"v"}`,
 	}
-	routes := api.New(api.Config{Metrics: http.NotFoundHandler()}).Routes()
+	routes := append(api.New(api.Config{Metrics: http.NotFoundHandler()}).Routes(), api.NewInternal(api.InternalConfig{}).Routes()...)
 	for _, rt := range routes {
 		method, path, _ := strings.Cut(rt.Pattern, " ")
 		path = strings.NewReplacer("{name}", "daily", "{node}", "n9", "{id}", "0000000000100000").Replace(path)

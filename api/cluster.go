@@ -1,0 +1,81 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Cluster handlers: membership and health, over the ClusterBackend.
+
+// health answers the node's health: 200, or 503 with the same JSON when
+// the node is not healthy (its Problem says why).
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	h := s.b.cluster.Health(r.Context())
+	code := http.StatusOK
+	if h.Problem != "" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, h)
+}
+
+func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+	var req model.JoinRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := model.ValidateName("id", req.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	for field, addr := range map[string]string{"raftAddr": req.RaftAddr, "httpAddr": req.HTTPAddr} {
+		if err := validHostPort(field, addr); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if err := s.b.cluster.Join(r.Context(), req); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	reply(w)(s.b.cluster.Cluster(r.Context()))
+}
+
+func (s *Server) removeNode(w http.ResponseWriter, r *http.Request) {
+	id, err := pathName(r, "node")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.b.cluster.RemoveNode(r.Context(), id); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (s *Server) transfer(w http.ResponseWriter, r *http.Request) {
+	var req model.TransferRequest
+	if r.ContentLength != 0 {
+		if err := decode(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if req.ID != "" {
+		if err := model.ValidateName("id", req.ID); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if err := s.b.cluster.Transfer(r.Context(), req.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}

@@ -1,0 +1,132 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ax-scheduler/ax/model"
+)
+
+// InternalPrefix is the path prefix of the node-to-node endpoints. Only
+// cluster members may call them; they are not part of the public API (nor
+// of its OpenAPI document).
+const InternalPrefix = "/v1/internal/"
+
+// InternalBackend is what the node-to-node endpoints need from an agent:
+// the leader's side of forwarding.
+type InternalBackend interface {
+	// ApplyForwarded applies an encoded command a follower forwarded to
+	// this node, which must be the leader; the answer is the encoded result.
+	ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error)
+	// ReadIndex confirms leadership and returns the commit index a
+	// follower must apply before serving a linearizable read.
+	ReadIndex(ctx context.Context) (uint64, error)
+}
+
+// InternalConfig configures the node-to-node handler.
+type InternalConfig struct {
+	Backend InternalBackend
+	// Auth verifies credentials: only an Identity with Member set (a
+	// cluster node) is let through, to any path under InternalPrefix.
+	// Default: everyone is a member (no authentication).
+	Auth Authenticator
+	// MaxBody bounds request bodies; default DefaultMaxBody.
+	MaxBody int64
+	// WallClock is the node's own clock, uncorrected, which GET
+	// /v1/internal/time answers so that other members can measure its
+	// offset from theirs; default time.Now.
+	WallClock func() time.Time
+}
+
+// Internal serves the node-to-node endpoints under InternalPrefix: its own
+// route table and mux behind one member check. Mount puts it in front of
+// the public API.
+type Internal struct {
+	cfg   InternalConfig
+	b     InternalBackend
+	table []route
+	h     http.HandlerFunc
+}
+
+// NewInternal returns the node-to-node handler.
+func NewInternal(cfg InternalConfig) *Internal {
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Auth == nil {
+		cfg.Auth = openAuth{}
+	}
+	if cfg.WallClock == nil {
+		cfg.WallClock = time.Now
+	}
+	in := &Internal{cfg: cfg, b: cfg.Backend}
+	in.table = []route{
+		{"POST " + InternalPrefix + "apply", AccessMember, in.applyForwarded},
+		{"GET " + InternalPrefix + "readindex", AccessMember, in.readIndex},
+		{"GET " + InternalPrefix + "time", AccessMember, in.clockTime},
+	}
+	mux := http.NewServeMux()
+	for _, r := range in.table {
+		mux.HandleFunc(r.pattern, r.h)
+	}
+	mux.HandleFunc("/", noRoute(mux))
+	// One check for the whole prefix: a non-member learns nothing, not
+	// even which paths exist.
+	in.h = guard(cfg.Auth, AccessMember, mux.ServeHTTP)
+	return in
+}
+
+// Routes lists the node-to-node endpoints (every one AccessMember).
+func (in *Internal) Routes() []Route { return routeList(in.table) }
+
+// ServeHTTP implements http.Handler for paths under InternalPrefix.
+func (in *Internal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, in.cfg.MaxBody)
+	in.h(w, markForwarded(r))
+}
+
+// Mount returns the node's whole HTTP handler: paths under InternalPrefix
+// go to in, every other to public.
+func (in *Internal) Mount(public http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, InternalPrefix) {
+			in.ServeHTTP(w, r)
+			return
+		}
+		public.ServeHTTP(w, r)
+	})
+}
+
+func (in *Internal) applyForwarded(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, decodeError(err))
+		return
+	}
+	out, err := in.b.ApplyForwarded(r.Context(), body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+func (in *Internal) readIndex(w http.ResponseWriter, r *http.Request) {
+	idx, err := in.b.ReadIndex(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]uint64{"index": idx})
+}
+
+// clockTime answers a member's reading of this node's wall clock: the
+// cluster's members compare clocks with it (NTP style, from the round
+// trip).
+func (in *Internal) clockTime(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, model.ClockReading{UnixMs: in.cfg.WallClock().UnixMilli()})
+}

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Task handlers: they call the TaskBackend (and the console's role for
+// GET /v1/tasks?summary=true).
+
+func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
+		return
+	}
+	var t model.Task
+	if err := decode(r, &t); err != nil {
+		writeError(w, err)
+		return
+	}
+	if t.Name == "" {
+		t.Name = name
+	}
+	if t.Name != name {
+		writeError(w, model.FieldErrorf("name", "body name %q does not match the URL's %q", t.Name, name))
+		return
+	}
+	err := t.Validate()
+	if err == nil {
+		err = s.cfg.CheckAction(&t.Action)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	reply(w)(s.b.tasks.PutTask(r.Context(), c, &t))
+}
+
+func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
+	taskWrite(w, r, s.b.tasks.DeleteTask)
+}
+
+func (s *Server) pauseTask(w http.ResponseWriter, r *http.Request) {
+	taskWrite(w, r, s.b.tasks.PauseTask)
+}
+
+func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request) {
+	taskWrite(w, r, s.b.tasks.ResumeTask)
+}
+
+// taskWrite serves a write on one task that takes no body.
+func taskWrite(w http.ResponseWriter, r *http.Request, fn func(ctx contextT, c Caller, name string) (*model.WriteResult, error)) {
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
+		return
+	}
+	reply(w)(fn(r.Context(), c, name))
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.GetTask(ctx, n) })
+}
+
+func (s *Server) taskHistory(w http.ResponseWriter, r *http.Request) {
+	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.TaskHistory(ctx, n) })
+}
+
+func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
+	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.TaskEvents(ctx, n) })
+}
+
+// readTask serves a read of one task: a valid name, the read barrier when
+// ?consistent=true, then fn's answer.
+func (s *Server) readTask(w http.ResponseWriter, r *http.Request, fn func(ctx contextT, name string) (any, error)) {
+	name, err := pathName(r, "name")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.barrier(w, r) {
+		return
+	}
+	v, err := fn(r.Context(), name)
+	reply(w)(redactFor(PrincipalFrom(r.Context()), v), err)
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := model.TaskFilter{Cursor: q.Get("cursor")}
+	for _, l := range q["label"] {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			writeError(w, model.FieldErrorf("label", "want key=value, got %q", l))
+			return
+		}
+		if f.Labels == nil {
+			f.Labels = map[string]string{}
+		}
+		f.Labels[k] = v
+	}
+	if p := q.Get("paused"); p != "" {
+		b, err := strconv.ParseBool(p)
+		if err != nil {
+			writeError(w, model.FieldErrorf("paused", "must be true or false, got %q", p))
+			return
+		}
+		f.Paused = &b
+	}
+	summary, runs, err := summaryParams(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.list(w, r, &f.Limit, func() (any, error) {
+		var l any
+		var err error
+		if summary { // the console's list: its role answers
+			l, err = s.b.console.TaskSummaries(r.Context(), f, runs)
+		} else {
+			l, err = s.b.tasks.ListTasks(r.Context(), f)
+		}
+		return redactFor(PrincipalFrom(r.Context()), l), err
+	})
+}

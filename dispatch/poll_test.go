@@ -1,0 +1,549 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// machine stands in for the state machine behind a dispatcher: it is the
+// dispatcher's Store and Proposer, applies leases and expiries to its
+// instances, and tells the dispatcher of each change before the proposal
+// returns, as the agent's observer does.
+type machine struct {
+	d   *Dispatcher
+	now time.Time
+
+	mu        sync.Mutex
+	cmds      []*fsm.Command
+	tasks     map[string]*model.Task
+	inst      map[uint64]*fsm.Active
+	failLease int                 // refuse the next n leases
+	gone      map[uint64]bool     // no longer READY when a lease arrives
+	stop      []model.StopAttempt // the answer to heartbeats
+	outcomes  []model.CompleteOutcome
+}
+
+// newMachine returns a dispatcher (10s leases, the machine's clock) over a
+// machine holding tasks.
+func newMachine(t *testing.T, tasks ...*model.Task) *machine {
+	t.Helper()
+	m := &machine{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), tasks: map[string]*model.Task{},
+		inst: map[uint64]*fsm.Active{}, gone: map[uint64]bool{}}
+	for _, tk := range tasks {
+		m.tasks[tk.Name] = tk
+	}
+	m.d = New(Config{Lease: 10 * time.Second, Now: m.clock}, m, m.propose)
+	return m
+}
+
+func (m *machine) clock() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now
+}
+
+func (m *machine) advance(d time.Duration) {
+	m.mu.Lock()
+	m.now = m.now.Add(d)
+	m.mu.Unlock()
+}
+
+// ready makes instance id of task READY.
+func (m *machine) ready(id uint64, task string) {
+	m.mu.Lock()
+	a := m.inst[id]
+	if a == nil {
+		a = &fsm.Active{ID: id, Task: task}
+		m.inst[id] = a
+	}
+	a.State, a.Executor, a.LeaseUntil = model.StateReady, "", 0
+	m.mu.Unlock()
+	m.d.InstanceChanged(fsm.InstanceChange{ID: id, Task: task, State: model.StateReady, Attempt: a.Attempt})
+}
+
+func (m *machine) ActiveInstances(fn func(fsm.Active)) error {
+	m.mu.Lock()
+	var all []fsm.Active
+	for _, a := range m.inst {
+		all = append(all, *a)
+	}
+	m.mu.Unlock()
+	for _, a := range all {
+		fn(a)
+	}
+	return nil
+}
+
+func (m *machine) Jobs(ids []uint64) ([]model.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []model.Job
+	for _, id := range ids {
+		a := m.inst[id]
+		out = append(out, model.Job{InstanceID: model.FormatID(id), Task: a.Task, Attempt: a.Attempt,
+			ExecutionID: fmt.Sprintf("%s-%d", model.FormatID(id), a.Attempt)})
+	}
+	return out, nil
+}
+
+func (m *machine) GetTask(name string) (*model.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t, ok := m.tasks[name]; ok {
+		c := *t
+		return &c, nil
+	}
+	return nil, model.ErrNotFound
+}
+
+func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	m.mu.Lock()
+	m.cmds = append(m.cmds, c)
+	var changes []fsm.InstanceChange
+	var out any = struct{}{}
+	switch c.Type {
+	case fsm.CmdLease:
+		if m.failLease > 0 {
+			m.failLease--
+			m.mu.Unlock()
+			return nil, errors.New("leadership lost")
+		}
+		var l fsm.Lease
+		if err := json.Unmarshal(c.Body, &l); err != nil {
+			m.mu.Unlock()
+			return nil, err
+		}
+		var res fsm.LeaseResult
+		for _, id := range l.IDs {
+			a := m.inst[id]
+			if m.gone[id] || a == nil || a.State != model.StateReady {
+				continue
+			}
+			a.State, a.Attempt, a.Executor = model.StateRunning, a.Attempt+1, l.Executor
+			a.LeaseUntil = m.now.UnixMilli() + l.LeaseMs
+			res.IDs, res.Attempts = append(res.IDs, id), append(res.Attempts, a.Attempt)
+			changes = append(changes, fsm.InstanceChange{ID: id, Task: a.Task, State: a.State, Attempt: a.Attempt,
+				LeaseUntil: a.LeaseUntil, Executor: a.Executor})
+		}
+		out = res
+	case fsm.CmdExpire:
+		// Every lost attempt is retried at once.
+		var e fsm.Expire
+		if err := json.Unmarshal(c.Body, &e); err != nil {
+			m.mu.Unlock()
+			return nil, err
+		}
+		n := 0
+		for _, it := range e.Items {
+			if a := m.inst[it.ID]; a != nil && a.State == model.StateRunning && a.Attempt == it.Attempt {
+				a.State, a.Executor, a.LeaseUntil = model.StateReady, "", 0
+				changes = append(changes, fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt})
+				n++
+			}
+		}
+		out = map[string]int{"expired": n}
+	case fsm.CmdHeartbeat:
+		out = fsm.HeartbeatResult{Stop: m.stop}
+	case fsm.CmdComplete:
+		out = map[string]string{"state": model.StateSuccess}
+	case fsm.CmdCompleteBatch:
+		out = m.outcomes
+	}
+	m.mu.Unlock()
+	for _, ch := range changes {
+		m.d.InstanceChanged(ch)
+	}
+	b, err := json.Marshal(out)
+	return &fsm.Result{Data: b}, err
+}
+
+// of returns the proposed commands of type t.
+func (m *machine) of(t fsm.CommandType) []*fsm.Command {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return ofType(m.cmds, t)
+}
+
+// eventually waits up to 5 s for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// leased decodes a lease command.
+func leased(t *testing.T, c *fsm.Command) fsm.Lease {
+	t.Helper()
+	var l fsm.Lease
+	if err := json.Unmarshal(c.Body, &l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func instanceIDs(jobs []model.Job) []string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.InstanceID)
+	}
+	return out
+}
+
+// TestDispatcher_PollLeasesReadyInstances: a poll leases up to Free READY
+// instances, oldest first, in one Lease command, and hands out their jobs
+// (prepared) with the lease's timings; leased instances are not offered
+// again, and a poll with nothing to run proposes nothing.
+func TestDispatcher_PollLeasesReadyInstances(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	prepared := 0
+	m.d.cfg.Prepare = func(j *model.Job) { prepared++; j.Secrets = map[string]string{"k": "v"} }
+	ctx := context.Background()
+	for id := uint64(1); id <= 3; id++ {
+		m.ready(id, "sh")
+	}
+	resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Host: "h1", Free: 2, WaitMs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := instanceIDs(resp.Jobs), []string{model.FormatID(1), model.FormatID(2)}; !slices.Equal(got, want) {
+		t.Fatalf("jobs %v, want %v", got, want)
+	}
+	if resp.LeaseMs != 10_000 || resp.HeartbeatMs != 2_500 || resp.HeldMs < 1 || resp.Released || prepared != 2 || resp.Jobs[0].Secrets["k"] != "v" {
+		t.Fatalf("response %+v (prepared %d), want 10s leases, 2.5s heartbeats, HeldMs, prepared jobs", resp, prepared)
+	}
+	leases := m.of(fsm.CmdLease)
+	if len(leases) != 1 {
+		t.Fatalf("%d lease commands, want 1", len(leases))
+	}
+	if l := leased(t, leases[0]); !reflect.DeepEqual(l, fsm.Lease{Executor: "e1", Host: "h1", IDs: []uint64{1, 2}, LeaseMs: 10_000}) || leases[0].Actor != "executor:e1" {
+		t.Fatalf("lease %+v by %q", l, leases[0].Actor)
+	}
+	if ex := m.d.Executors(); len(ex) != 1 || ex[0].Name != "e1" || ex[0].Running != 2 || ex[0].Free != 2 || ex[0].Host != "h1" {
+		t.Fatalf("executors %+v, want e1 running 2", ex)
+	}
+	resp, err = m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 2, WaitMs: 1})
+	if err != nil || !slices.Equal(instanceIDs(resp.Jobs), []string{model.FormatID(3)}) {
+		t.Fatalf("second poll: %+v, %v; want only instance 3", resp, err)
+	}
+	resp, err = m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 2, WaitMs: 20})
+	if err != nil || len(resp.Jobs) != 0 || resp.Jobs == nil || resp.Released {
+		t.Fatalf("a poll with nothing READY: %+v, %v; want an empty job list", resp, err)
+	}
+	if n := len(m.of(fsm.CmdLease)); n != 2 {
+		t.Fatalf("%d lease commands, want 2 (none for an empty poll)", n)
+	}
+}
+
+// TestDispatcher_PollWakesOnReady: a parked poll is answered as soon as
+// an instance it can run becomes READY.
+func TestDispatcher_PollWakesOnReady(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	type answer struct {
+		resp *model.PollResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := m.d.Poll(context.Background(), model.PollRequest{Executor: "e1", Free: 1, WaitMs: 20_000})
+		done <- answer{resp, err}
+	}()
+	eventually(t, "the poll to park", func() bool {
+		m.d.mu.Lock()
+		defer m.d.mu.Unlock()
+		return m.d.waiting > 0
+	})
+	start := time.Now()
+	m.ready(5, "sh")
+	select {
+	case a := <-done:
+		if a.err != nil || !slices.Equal(instanceIDs(a.resp.Jobs), []string{model.FormatID(5)}) {
+			t.Fatalf("poll answered %+v, %v; want instance 5", a.resp, a.err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Fatalf("READY -> job took %s", took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the parked poll was not woken")
+	}
+}
+
+// TestDispatcher_PollsNeverShareAnInstance: concurrent polls lease every
+// READY instance exactly once.
+func TestDispatcher_PollsNeverShareAnInstance(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	const n = 60
+	for id := uint64(1); id <= n; id++ {
+		m.ready(id, "sh")
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for e := 0; e < 8; e++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				resp, err := m.d.Poll(context.Background(), model.PollRequest{Executor: fmt.Sprintf("e%d", e), Free: 3, WaitMs: 1})
+				if err != nil || len(resp.Jobs) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range resp.Jobs {
+					got[j.InstanceID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(got) != n {
+		t.Fatalf("%d instances handed out, want %d", len(got), n)
+	}
+	for id, c := range got {
+		if c != 1 {
+			t.Errorf("instance %s handed out %d times", id, c)
+		}
+	}
+	seen := map[uint64]bool{}
+	for _, c := range m.of(fsm.CmdLease) {
+		for _, id := range leased(t, c).IDs {
+			if seen[id] {
+				t.Errorf("instance %d proposed in two leases", id)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+// TestDispatcher_LeaseNotApplied: a lease that fails leaves its instances
+// READY for the next poll; one the state machine leased only in part
+// hands out only what it leased.
+func TestDispatcher_LeaseNotApplied(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	ctx := context.Background()
+	m.ready(1, "sh")
+	m.failLease = 1
+	if resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1}); err == nil {
+		t.Fatalf("poll with a failing lease: %+v, want its error", resp)
+	}
+	resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e2", Free: 1, WaitMs: 1})
+	if err != nil || !slices.Equal(instanceIDs(resp.Jobs), []string{model.FormatID(1)}) {
+		t.Fatalf("the next poll: %+v, %v; want instance 1 again", resp, err)
+	}
+	m.ready(2, "sh")
+	m.ready(3, "sh")
+	m.gone[2] = true // canceled meanwhile: the state machine does not lease it
+	resp, err = m.d.Poll(ctx, model.PollRequest{Executor: "e2", Free: 2, WaitMs: 1})
+	if err != nil || !slices.Equal(instanceIDs(resp.Jobs), []string{model.FormatID(3)}) {
+		t.Fatalf("a partly applied lease: %+v, %v; want only instance 3", resp, err)
+	}
+}
+
+// TestDispatcher_ExpiredLeaseRequeues: an attempt whose lease ran out
+// (plus the grace) is expired through the state machine, which retries
+// it: the instance is READY again and goes to the next poll as attempt 2;
+// nothing is expired twice.
+func TestDispatcher_ExpiredLeaseRequeues(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	ctx := context.Background()
+	m.ready(1, "sh")
+	if resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1}); err != nil || len(resp.Jobs) != 1 || resp.Jobs[0].Attempt != 1 {
+		t.Fatalf("first poll: %+v, %v", resp, err)
+	}
+	m.advance(10*time.Second + m.d.cfg.ExpireGrace - time.Millisecond)
+	m.d.reap(ctx)
+	if n := len(m.of(fsm.CmdExpire)); n != 0 {
+		t.Fatalf("%d expiries within the grace, want none", n)
+	}
+	m.advance(time.Millisecond)
+	m.d.reap(ctx)
+	expires := m.of(fsm.CmdExpire)
+	if len(expires) != 1 {
+		t.Fatalf("%d expiries, want 1", len(expires))
+	}
+	var e fsm.Expire
+	if err := json.Unmarshal(expires[0].Body, &e); err != nil || !reflect.DeepEqual(e.Items, []fsm.AttemptRef{{ID: 1, Attempt: 1}}) {
+		t.Fatalf("expired %+v, %v; want attempt 1 of instance 1", e.Items, err)
+	}
+	resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e2", Free: 1, WaitMs: 1})
+	if err != nil || len(resp.Jobs) != 1 || resp.Jobs[0].InstanceID != model.FormatID(1) || resp.Jobs[0].Attempt != 2 {
+		t.Fatalf("poll after the expiry: %+v, %v; want attempt 2 of instance 1", resp, err)
+	}
+	m.d.reap(ctx)
+	if n := len(m.of(fsm.CmdExpire)); n != 1 {
+		t.Fatalf("%d expiries after the retry leased, want still 1", n)
+	}
+	for _, ex := range m.d.Executors() {
+		if want := map[string]int{"e1": 0, "e2": 1}[ex.Name]; ex.Running != want {
+			t.Errorf("executor %s runs %d, want %d", ex.Name, ex.Running, want)
+		}
+	}
+}
+
+// TestDispatcher_Heartbeat: a heartbeat renews the executor's attempts in
+// one command and answers the attempts to stop; the output it carries is
+// kept per attempt (the newest liveMax bytes) until the attempt ends.
+func TestDispatcher_Heartbeat(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	ctx := context.Background()
+	m.stop = []model.StopAttempt{{InstanceID: model.FormatID(2), Attempt: 1, Reason: "canceled"}}
+	resp, err := m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{
+		{InstanceID: model.FormatID(1), Attempt: 1, Output: "abc"}, {InstanceID: model.FormatID(2), Attempt: 1}}})
+	if err != nil || !reflect.DeepEqual(resp.Stop, m.stop) {
+		t.Fatalf("heartbeat: %+v, %v; want stop %+v", resp, err, m.stop)
+	}
+	hbs := m.of(fsm.CmdHeartbeat)
+	var h fsm.Heartbeat
+	if len(hbs) != 1 || json.Unmarshal(hbs[0].Body, &h) != nil ||
+		!reflect.DeepEqual(h, fsm.Heartbeat{Executor: "e1", Items: []fsm.AttemptRef{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 1}}, LeaseMs: 10_000}) {
+		t.Fatalf("heartbeat commands %d: %+v", len(hbs), h)
+	}
+	if _, err := m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: model.FormatID(1), Attempt: 1, Output: "def"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		offset    int64
+		wantStart int64
+		want      string
+	}{{0, 0, "abcdef"}, {2, 2, "cdef"}, {100, 6, ""}} {
+		if att, start, out, ok := m.d.Live(1, tt.offset); !ok || att != 1 || start != tt.wantStart || out != tt.want {
+			t.Errorf("Live(1, %d) = %d, %d, %q, %v; want attempt 1 from %d: %q", tt.offset, att, start, out, ok, tt.wantStart, tt.want)
+		}
+	}
+	if _, err := m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{
+		{InstanceID: model.FormatID(1), Attempt: 1, Output: strings.Repeat("x", liveMax)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, start, out, _ := m.d.Live(1, 0); start != 6 || len(out) != liveMax {
+		t.Errorf("after %d more bytes: output from %d, %d bytes; want the newest %d from 6", liveMax, start, len(out), liveMax)
+	}
+	resp, err = m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e2"})
+	if err != nil || resp.Stop == nil || len(resp.Stop) != 0 || len(m.of(fsm.CmdHeartbeat)) != 3 {
+		t.Fatalf("a heartbeat with nothing running: %+v, %v; want an empty stop list and no command", resp, err)
+	}
+	if _, err := m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: "nope", Attempt: 1}}}); err == nil {
+		t.Fatal("a heartbeat with a bad instance id was accepted")
+	}
+	m.d.InstanceChanged(fsm.InstanceChange{ID: 1, Task: "sh", State: model.StateRetrying, Attempt: 1})
+	if _, _, _, ok := m.d.Live(1, 0); !ok {
+		t.Error("the live output was dropped while the instance waits to retry")
+	}
+	m.d.InstanceChanged(fsm.InstanceChange{ID: 1, Task: "sh", State: model.StateFailed, Attempt: 1})
+	if _, _, _, ok := m.d.Live(1, 0); ok {
+		t.Error("the live output outlived the instance's end")
+	}
+}
+
+func TestParseExecutionID(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		id      uint64
+		attempt int
+		ok      bool
+	}{
+		{"0000000000000010-3", 16, 3, true},
+		{"00000000000000ff-12", 255, 12, true},
+		{"0000000000000010", 0, 0, false},
+		{"0000000000000010-0", 0, 0, false},
+		{"0000000000000010-x", 0, 0, false},
+		{"nothex-1", 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		id, attempt, err := ParseExecutionID(tt.in)
+		if tt.ok != (err == nil) || id != tt.id || attempt != tt.attempt {
+			t.Errorf("ParseExecutionID(%q) = %d, %d, %v; want %d, %d, ok %v", tt.in, id, attempt, err, tt.id, tt.attempt, tt.ok)
+		}
+		var me *model.Error
+		if err != nil && (!errors.As(err, &me) || me.Field != "executionId") {
+			t.Errorf("ParseExecutionID(%q): error %v does not name executionId", tt.in, err)
+		}
+	}
+}
+
+// TestDispatcher_Complete: reports go to the state machine with their
+// request id; a report whose execution id does not parse is answered
+// without a command (alone), or on its own line (in a batch).
+func TestDispatcher_Complete(t *testing.T) {
+	m := newMachine(t)
+	ctx := context.Background()
+	if _, err := m.d.Complete(ctx, "r0", "bad", model.CompleteRequest{Executor: "e1"}); err == nil {
+		t.Fatal("a report with a bad execution id was accepted")
+	}
+	state, err := m.d.Complete(ctx, "r1", "0000000000000001-1", model.CompleteRequest{Executor: "e1", Success: true})
+	if err != nil || state != model.StateSuccess {
+		t.Fatalf("complete: %q, %v", state, err)
+	}
+	if cs := m.of(fsm.CmdComplete); len(cs) != 1 || cs[0].ReqID != "r1" || cs[0].Actor != "executor:e1" {
+		t.Fatalf("complete commands: %+v, want one with request id r1", cs)
+	}
+	m.outcomes = []model.CompleteOutcome{{State: model.StateSuccess}, {Code: model.CodeConflict, Error: "not current"}}
+	out, err := m.d.CompleteBatch(ctx, "r2", []model.CompleteItem{
+		{ExecutionID: "bad", Report: model.CompleteRequest{Executor: "e1"}},
+		{ExecutionID: "0000000000000002-1", Report: model.CompleteRequest{Executor: "e1"}},
+		{ExecutionID: "0000000000000003-1", Report: model.CompleteRequest{Executor: "e1"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].ExecutionID != "bad" || !strings.Contains(out[0].Error, "bad") || out[1].State != model.StateSuccess ||
+		out[2].Code != model.CodeConflict || out[2].ExecutionID != "0000000000000003-1" {
+		t.Fatalf("batch outcomes %+v", out)
+	}
+	if bs := m.of(fsm.CmdCompleteBatch); len(bs) != 1 || bs[0].ReqID != "r2" {
+		t.Fatalf("batch commands: %+v, want one with request id r2", bs)
+	}
+	if out, err := m.d.CompleteBatch(ctx, "r3", []model.CompleteItem{{ExecutionID: "bad"}}); err != nil || out[0].Error == "" || len(m.of(fsm.CmdCompleteBatch)) != 1 {
+		t.Fatalf("a batch of bad ids: %+v, %v; want its errors and no command", out, err)
+	}
+}
+
+// TestDispatcher_RunLoadsActiveInstances: a new term's dispatcher queues
+// the READY instances it finds and gives the running ones a lease of
+// grace from its start, so that executors can find the new leader.
+func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	m.inst[1] = &fsm.Active{ID: 1, Task: "sh", State: model.StateReady}
+	m.inst[2] = &fsm.Active{ID: 2, Task: "sh", State: model.StateRunning, Attempt: 1, Executor: "e1",
+		LeaseUntil: m.now.Add(-time.Minute).UnixMilli()}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- m.d.Run(ctx) }()
+	resp, err := m.d.Poll(context.Background(), model.PollRequest{Executor: "e2", Free: 2, WaitMs: 5_000})
+	if err != nil || !slices.Equal(instanceIDs(resp.Jobs), []string{model.FormatID(1)}) {
+		t.Fatalf("poll: %+v, %v; want the loaded READY instance", resp, err)
+	}
+	var l lease
+	eventually(t, "the running attempt's lease", func() bool {
+		m.d.mu.Lock()
+		defer m.d.mu.Unlock()
+		l = m.d.leases[2]
+		return l.executor != ""
+	})
+	if want := m.now.Add(10 * time.Second).UnixMilli(); l.until != want || l.executor != "e1" {
+		t.Fatalf("running attempt's lease %+v, want until the start plus a lease", l)
+	}
+	m.d.reap(context.Background())
+	if n := len(m.of(fsm.CmdExpire)); n != 0 {
+		t.Fatalf("%d expiries at the term's start, want none", n)
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+}
