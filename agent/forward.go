@@ -162,12 +162,17 @@ func try[T any](ctx context.Context, a *Agent, lc *leaderCall[T], changed <-chan
 		changed = nil // never ready: the try runs to its answer or deadline
 	}
 	tctx, cancel := a.tryContext(withForward(ctx, lc.reqID), lc.deadline, changed)
+	keyless := !a.tlsOn() && a.fsm.MemberKey() == nil
 	v, err := lc.remote(tctx, a.clientFor(leader))
 	ended := tctx.Err() != nil
 	cancel()
 	switch {
 	case err == nil:
 		return v, outcome{final: true}
+	case keyless && a.awaitMemberKey(ctx, err, lc.deadline):
+		// Refused before it was read: this node had not applied the
+		// cluster's member key yet; now it has.
+		return zero, outcome{err: err, again: true}
 	case !errors.Is(err, model.ErrUnavailable) && !ended:
 		return zero, outcome{err: unavailable(err), final: true} // the leader's answer
 	}
@@ -251,4 +256,30 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// awaitMemberKey reports whether err, the answer to a request this node
+// sent without a member key, is the leader refusing it as a non-member,
+// and if so waits until deadline for the key to apply here. A new cluster's leader sets
+// the key in its first entries; a follower that forwards before applying
+// that entry is refused (403, before the request is read), and would
+// otherwise hand that refusal to its client.
+func (a *Agent) awaitMemberKey(ctx context.Context, err error, deadline time.Time) bool {
+	var me *model.Error
+	if !errors.As(err, &me) || me.Code != model.CodeForbidden {
+		return false
+	}
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	for {
+		ch := a.fsm.Changed()
+		if a.fsm.MemberKey() != nil {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-wctx.Done():
+			return false
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )
@@ -329,4 +330,32 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 			t.Fatalf("on the new leader: %+v, %v", task, err)
 		}
 	})
+}
+
+// TestAwaitMemberKey: a 403 from the leader to a request sent before this
+// node applied the member key waits for the key and asks for a retry; any
+// other answer, and a key that does not come by the deadline, are left
+// alone.
+func TestAwaitMemberKey(t *testing.T) {
+	forbidden := &model.Error{Code: model.CodeForbidden, Message: "/v1/internal/apply is for cluster members only"}
+	rs := newRuleState(t)
+	a := rs.a
+	ctx := context.Background()
+	if a.awaitMemberKey(ctx, forbidden, time.Now().Add(50*time.Millisecond)) {
+		t.Fatal("no key came, but awaitMemberKey asked for a retry")
+	}
+	if a.awaitMemberKey(ctx, &model.Error{Code: model.CodeInvalid}, time.Now().Add(time.Second)) {
+		t.Fatal("a 400 is the leader's answer, not a missing key")
+	}
+	done := make(chan bool)
+	go func() { done <- a.awaitMemberKey(ctx, forbidden, time.Now().Add(30*time.Second)) }()
+	rs.apply(t0ms, fsm.CmdSetMemberKey, fsm.SetMemberKey{Key: []byte(strings.Repeat("k", 32))})
+	select {
+	case retry := <-done:
+		if !retry {
+			t.Fatal("the key applied, but awaitMemberKey did not ask for a retry")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("awaitMemberKey did not see the key apply")
+	}
 }
