@@ -79,7 +79,8 @@ type agentOptions struct {
 }
 
 // agentEnvFlags are the flags whose default comes from the environment:
-// set there, they win over the config file.
+// set there, they win over the config file. They are applied after
+// parsing (applyEnv), not as the flags' defaults, which -h would print.
 var agentEnvFlags = map[string]string{"token": "AX_TOKEN", "executor-token": "AX_EXECUTOR_TOKEN"}
 
 // agentFlags defines ax agent's flags over cfg and o. Every flag but
@@ -95,7 +96,7 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.StringVar(&cfg.AdvertiseRaft, "advertise-raft", "", "Raft address the other nodes reach this one at (default -raft; required when -raft is 0.0.0.0 or ::, or behind NAT)")
 	fs.StringVar(&o.join, "join", "", "HTTP address(es) of existing members to join, comma-separated")
 	fs.StringVar(&cfg.Restore, "restore", "", "start a new one-node cluster from a snapshot's state.bin (empty -data; others then -join it)")
-	fs.StringVar(&cfg.Token, "token", os.Getenv("AX_TOKEN"), "management token: admin on every route, also used to join (env AX_TOKEN; prefer -token-file, which keeps it out of the process list)")
+	fs.StringVar(&cfg.Token, "token", "", "management token: admin on every route, also used to join (default env AX_TOKEN; prefer -token-file, which keeps it out of the process list)")
 	fs.StringVar(&o.tokenFile, "token-file", "", "read the management token from this file (mode 0600)")
 	fs.StringVar(&o.encKeyFile, "encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
 	fs.BoolVar(&o.ui, "ui", true, "serve the operator console at /ui/ (false: the API only)")
@@ -118,7 +119,7 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.DurationVar(&cfg.Lease, "lease", 10*time.Second, "how long a running attempt survives without an executor heartbeat")
 	fs.DurationVar(&cfg.DefaultTimeout, "default-timeout", time.Hour, "timeout of attempts whose task sets no policy.timeout (0: none; a task opts out with \"timeout\": \"none\")")
 	fs.DurationVar(&cfg.MaxClockSkew, "max-clock-skew", time.Second, "a node whose clock is further than this from the cluster's (the members' median) is reported, keeps to the cluster's time and hands leadership over")
-	fs.StringVar(&cfg.ExecutorToken, "executor-token", os.Getenv("AX_EXECUTOR_TOKEN"), "token good only for the executor protocol (env AX_EXECUTOR_TOKEN)")
+	fs.StringVar(&cfg.ExecutorToken, "executor-token", "", "token good only for the executor protocol (default env AX_EXECUTOR_TOKEN)")
 	fs.StringVar(&o.embedded, "executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
 	fs.IntVar(&o.execCapacity, "executor-capacity", 16, "attempts the embedded executor runs at once")
 	fs.StringVar(&o.execLabels, "executor-labels", "", "labels k=v,k=v of the embedded executor")
@@ -154,25 +155,48 @@ func applyConfigFile(fs *flag.FlagSet, path string) (warnings []string, err erro
 	return warnings, nil
 }
 
+// parseAgentFlags parses args, then fills what they left unset from the
+// -config file, and the agentEnvFlags from the environment: defaults <
+// file < environment < command line. It returns the file's warnings.
+func parseAgentFlags(fs *flag.FlagSet, o *agentOptions, args []string) (warnings []string, err error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("agent: unexpected arguments %q", fs.Args())
+	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if o.configFile != "" {
+		if warnings, err = applyConfigFile(fs, o.configFile); err != nil {
+			return nil, err
+		}
+	}
+	return warnings, applyEnv(fs, explicit)
+}
+
+// applyEnv sets the agentEnvFlags that the command line did not set from
+// their environment variables.
+func applyEnv(fs *flag.FlagSet, explicit map[string]bool) error {
+	for name, env := range agentEnvFlags {
+		if v := os.Getenv(env); v != "" && !explicit[name] {
+			if err := fs.Set(name, v); err != nil {
+				return fmt.Errorf("agent: %s: %w", env, err)
+			}
+		}
+	}
+	return nil
+}
+
 func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	var (
 		cfg agent.Config
 		o   agentOptions
 	)
 	fs := agentFlags(c.Usage(), &cfg, &o)
-	if err := fs.Parse(args); err != nil {
+	warnings, err := parseAgentFlags(fs, &o, args)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("agent: unexpected arguments %q", fs.Args())
-	}
-	var warnings []string
-	if o.configFile != "" {
-		w, err := applyConfigFile(fs, o.configFile)
-		if err != nil {
-			return err
-		}
-		warnings = append(warnings, w...)
 	}
 	if err := o.tls.load(&cfg); err != nil {
 		return err

@@ -118,10 +118,7 @@ func TestApplyConfigFile(t *testing.T) {
 				o   agentOptions
 			)
 			fs := agentFlags("", &cfg, &o)
-			if err := fs.Parse(c.args); err != nil {
-				t.Fatal(err)
-			}
-			warns, err := applyConfigFile(fs, path)
+			warns, err := parseAgentFlags(fs, &o, append([]string{"-config", path}, c.args...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,9 +40,9 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	name := fs.String("name", "", "executor name, unique in the cluster (default: host name)")
 	labels := fs.String("labels", "", "labels k=v,k=v that tasks can require (policy.executorLabels)")
 	capacity := fs.Int("capacity", 16, "attempts run at once")
-	token := fs.String("token", os.Getenv("AX_TOKEN"), "API or executor token (env AX_TOKEN)")
+	token := fs.String("token", "", "API or executor token (default env AX_TOKEN)")
 	tokenFile := fs.String("token-file", "", "read the token from this file")
-	logLevel := fs.String("log-level", "info", "log level")
+	logLevel := fs.String("log-level", "info", "log level: "+strings.Join(logLevels, ", "))
 	shell := fs.Bool("shell", true, "run shell actions")
 	httpActions := fs.Bool("http", true, "run http actions")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
@@ -56,6 +56,13 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	exportTLS(tf)
+	if *token == "" && *tokenFile == "" {
+		*token = os.Getenv("AX_TOKEN") // not the flag's default: -h would print it
+	}
+	level, err := parseLogLevel(*logLevel)
+	if err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
 	tok, err := readToken(*token, *tokenFile)
 	if err != nil {
 		return err
@@ -74,7 +81,7 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logOpts := hclog.LoggerOptions{Name: "ax", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, Output: os.Stderr}
 	if clock != nil {
 		logOpts.TimeFn = clock.Now
 	}

@@ -281,3 +281,25 @@ func TestParseLogLevel(t *testing.T) {
 		t.Errorf("verbose: %v", err)
 	}
 }
+
+// TestHelp_KeepsSecretsOut: no command's -h prints the tokens of the
+// environment, which a flag default would.
+func TestHelp_KeepsSecretsOut(t *testing.T) {
+	t.Setenv("AX_TOKEN", "secret-api-token")
+	t.Setenv("AX_EXECUTOR_TOKEN", "secret-exec-token")
+	paths := [][]string{{"agent"}, {"executor"}, {"status"}, {"trigger"}}
+	for group, subs := range groups {
+		for _, sub := range subs {
+			paths = append(paths, append([]string{group}, strings.Fields(sub)...))
+		}
+	}
+	for _, args := range paths {
+		out, err := usageOf(t, args)
+		if err != nil {
+			t.Fatalf("ax %s -h: %v", strings.Join(args, " "), err)
+		}
+		if strings.Contains(string(out), "secret-") {
+			t.Errorf("ax %s -h prints a token from the environment:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
