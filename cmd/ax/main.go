@@ -134,7 +134,7 @@ func exitCode(err error, sig os.Signal) int {
 // their usage, run refuses a subcommand not listed here, and completion
 // offers these.
 var groups = map[string][]string{
-	"task":     {"apply", "list", "get", "pause", "resume", "delete", "history", "events"},
+	"task":     {"apply", "export", "list", "get", "pause", "resume", "delete", "history", "events"},
 	"cluster":  {"status", "remove", "transfer"},
 	"instance": {"list", "get", "log", "approve", "reject", "cancel", "terminate"},
 	"approval": {"request"},
