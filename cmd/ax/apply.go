@@ -105,12 +105,50 @@ func runApply(ctx context.Context, fs *flag.FlagSet, cf *clientFlags, args []str
 	if err != nil {
 		return fmt.Errorf("task apply: nothing applied:\n%w", err)
 	}
+	if af.dryRun {
+		if err := checkDryRun(ctx, cf); err != nil {
+			return err
+		}
+	}
 	cl, err := cf.client()
 	if err != nil {
 		return err
 	}
 	a := &applier{cl: cl, out: os.Stdout, errOut: os.Stderr, dryRun: af.dryRun}
 	return a.run(ctx, docs, af.prune, labels)
+}
+
+// dryRunProto is the first protocol whose API knows PUT ?dryRun=true.
+const dryRunProto = 5
+
+// checkDryRun makes sure that every node at -addr knows dry runs: an
+// older one ignores ?dryRun=true and would write. Unreachable addresses
+// are skipped (the dry run fails over only to reachable ones), but one at
+// least must answer.
+func checkDryRun(ctx context.Context, cf *clientFlags) error {
+	var lastErr error
+	checked := 0
+	for _, addr := range strings.Split(cf.Addr, ",") {
+		one := *cf
+		one.Addr = addr
+		cl, err := one.client()
+		if err != nil {
+			return err
+		}
+		h, err := cl.Health(ctx)
+		if h == nil || h.Node == "" {
+			lastErr = err
+			continue
+		}
+		checked++
+		if h.Proto < dryRunProto {
+			return fmt.Errorf("task apply: -dry-run: node %s (%s) runs protocol %d, which ignores dry runs and would write: upgrade it, or point -addr at upgraded nodes", h.Node, addr, h.Proto)
+		}
+	}
+	if checked == 0 {
+		return fmt.Errorf("task apply: -dry-run: no node answered: %w", lastErr)
+	}
+	return nil
 }
 
 // setUsage makes -h print usage (a subcommand's own) and fs's flags.
