@@ -58,7 +58,7 @@ Usage:
 Commands:
 	agent     run a node (with no flags: a single-node cluster on 127.0.0.1:7070)
 	status    the cluster at a glance: members, executors, instances, failures, alerts, next fires
-	task      apply, list, get, pause, resume, delete tasks; show their history and events
+	task      apply, export, list, get, pause, resume, delete tasks; show their history and events
 	trigger   run a task now
 	submit    create a delayed instance of a task
 	backfill  create the instances of past fire times of a task
