@@ -19,6 +19,8 @@ require (
 	github.com/wneessen/go-mail v0.8.1
 	github.com/zclconf/go-cty v1.19.0
 	go.etcd.io/bbolt v1.4.3
+	go.yaml.in/yaml/v3 v3.0.6
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -53,5 +55,4 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/tools v0.47.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )

@@ -69,7 +69,7 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 	ctx := context.Background()
 	c := api.Caller{Actor: "tester"}
 	task := &model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"}}
-	if _, err := a.PutTask(ctx, c, task); err != nil {
+	if _, err := a.PutTask(ctx, c, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	in, err := a.Trigger(ctx, c, "job", model.TriggerRequest{})

@@ -113,7 +113,7 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		Action: model.Action{Type: model.ActionShell, Command: `for i in $(seq 1 30); do echo "line $i"; done; exit 3`},
 		Policy: model.Policy{MaxRetries: 1, RetryableExitCodes: []int{75}, Notify: []string{"ops"}}}
 	ctx := context.Background()
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task); err != nil {
+	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := a.Trigger(ctx, api.Caller{Actor: "tester"}, "nightly", model.TriggerRequest{})

@@ -86,7 +86,7 @@ func TestAgent_ConsoleReads(t *testing.T) {
 	c := api.Caller{Actor: "tester"}
 	task := &model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "30 2 * * *", Timezone: "America/Los_Angeles"},
 		Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 5, ExecutorLabels: map[string]string{"region": "eu"}}}
-	if _, err := a.PutTask(ctx, c, task); err != nil {
+	if _, err := a.PutTask(ctx, c, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string

@@ -305,7 +305,7 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 		done := make(chan answer, 1)
 		start := time.Now()
 		go func() {
-			res, err := f.PutTask(ctx, api.Caller{Actor: "tester", RequestID: "put-moved"}, eventTask("moved"))
+			res, err := f.PutTask(ctx, api.Caller{Actor: "tester", RequestID: "put-moved"}, eventTask("moved"), api.PutOptions{})
 			done <- answer{res, err}
 		}()
 		waitFor(t, 5*time.Second, "the forwarded write to hang on the former leader", func() bool {

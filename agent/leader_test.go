@@ -37,7 +37,7 @@ func TestAgent_ForwardedWriteToUnreachableLeader(t *testing.T) {
 	ctx := context.Background()
 	l := tc.leader()
 	f := tc.follower(l)
-	if _, err := l.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask("job")); err != nil {
+	if _, err := l.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask("job"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wait := f.cfg.LeaderWait
@@ -97,7 +97,7 @@ func TestAgent_ReadYourWritesAcrossTransfer(t *testing.T) {
 			l = tc.waitLeader(t, nil)
 		}
 		name := fmt.Sprintf("quick-%d", i)
-		if _, err := l.PutTask(ctx, c, eventTask(name)); err != nil {
+		if _, err := l.PutTask(ctx, c, eventTask(name), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Transfer(ctx, ""); err != nil {
@@ -210,7 +210,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := tc.waitLeader(t, nil)
 			task := fmt.Sprintf("job-%d", i) // one at a time: a task runs one instance at once
-			if _, err := l.PutTask(ctx, c, eventTask(task)); err != nil {
+			if _, err := l.PutTask(ctx, c, eventTask(task), api.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			parked := tt.parked(l)
@@ -258,7 +258,7 @@ func TestAgent_LeaderStampsTriggerDate(t *testing.T) {
 	ctx := context.Background()
 	task := eventTask("job")
 	task.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Asia/Shanghai"}
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task); err != nil {
+	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	loc, err := time.LoadLocation("Asia/Shanghai")

@@ -68,10 +68,10 @@ func TestAgent_EventsOnFollower(t *testing.T) {
 	waitFor(t, 5*time.Second, "the subscription", f.live.active)
 
 	c := api.Caller{Actor: "tester"}
-	if _, err := l.PutTask(ctx, c, eventTask("other")); err != nil {
+	if _, err := l.PutTask(ctx, c, eventTask("other"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.PutTask(ctx, c, eventTask("live")); err != nil {
+	if _, err := l.PutTask(ctx, c, eventTask("live"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	in, err := l.Trigger(ctx, c, "live", model.TriggerRequest{})
@@ -177,7 +177,7 @@ func TestAgent_Upcoming(t *testing.T) {
 		{Name: "halfhourly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/30 * * * *"}, Action: model.Action{Type: model.ActionShell, Command: "true"}},
 		eventTask("event"),
 	} {
-		if _, err := a.PutTask(ctx, c, tk); err != nil {
+		if _, err := a.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -108,7 +108,7 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	l := tc.leader()
 	start := time.Now()
 	for _, name := range []string{"a", "b", "c"} {
-		if _, err := l.PutTask(ctx, c, shellTask(name, nil)); err != nil {
+		if _, err := l.PutTask(ctx, c, shellTask(name, nil), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestAgent_OpsMetrics(t *testing.T) {
 		waitState(t, l, id, model.StateSuccess)
 	}
 	// A task no executor serves stays READY.
-	if _, err := l.PutTask(ctx, c, shellTask("stuck", map[string]string{"region": "nowhere", "disk": "ssd"})); err != nil {
+	if _, err := l.PutTask(ctx, c, shellTask("stuck", map[string]string{"region": "nowhere", "disk": "ssd"}), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Trigger(ctx, c, "stuck", model.TriggerRequest{}); err != nil {
@@ -136,7 +136,7 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	defer hook.Close()
 	failing := shellTask("failing", nil, hook.URL)
 	failing.Action.Command = "exit 3"
-	if _, err := l.PutTask(ctx, c, failing); err != nil {
+	if _, err := l.PutTask(ctx, c, failing, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	in, err := l.Trigger(ctx, c, "failing", model.TriggerRequest{})
@@ -307,7 +307,7 @@ func TestAgent_LastSuccessAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	c := api.Caller{Actor: "tester"}
 	a := start()
-	if _, err := a.PutTask(ctx, c, shellTask("job", nil)); err != nil {
+	if _, err := a.PutTask(ctx, c, shellTask("job", nil), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	in, err := a.Trigger(ctx, c, "job", model.TriggerRequest{})

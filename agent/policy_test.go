@@ -80,7 +80,7 @@ func TestAgent_DefaultTimeout(t *testing.T) {
 	free := &model.Task{Name: "free", Trigger: model.Trigger{Type: model.TriggerEvent},
 		Action: model.Action{Type: model.ActionShell, Command: "sleep 3"}, Policy: model.Policy{Timeout: model.NoTimeout}}
 	for _, tk := range []*model.Task{hung, free} {
-		if _, err := a.PutTask(ctx, c, tk); err != nil {
+		if _, err := a.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,13 +134,13 @@ func TestAgent_PolicyCycleRefused(t *testing.T) {
 	c := api.Caller{Actor: "tester"}
 	tk := eventTask("chain")
 	tk.Policy.OnSuccess = []model.Chain{{Task: "next"}}
-	if _, err := a.PutTask(ctx, c, tk); err != nil {
+	if _, err := a.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
 		t.Fatalf("at protocol 4: %v", err)
 	}
 	// A cycle is refused through the leader's precheck.
 	next := eventTask("next")
 	next.Policy.OnSuccess = []model.Chain{{Task: "chain"}}
-	_, err := a.PutTask(ctx, c, next)
+	_, err := a.PutTask(ctx, c, next, api.PutOptions{})
 	var me *model.Error
 	if !errors.As(err, &me) || me.Code != model.CodeInvalid || me.Field != "policy.onSuccess" || me.Message != "onSuccess cycle: next -> chain -> next" {
 		t.Fatalf("cycle: %v", err)

@@ -27,8 +27,21 @@ func (a *Agent) write(ctx context.Context, c api.Caller, t fsm.CommandType, body
 }
 
 // PutTask implements api.TaskBackend.
-func (a *Agent) PutTask(ctx context.Context, c api.Caller, t *model.Task) (*model.WriteResult, error) {
-	return a.write(ctx, c, fsm.CmdPutTask, fsm.PutTask{Task: *t})
+func (a *Agent) PutTask(ctx context.Context, c api.Caller, t *model.Task, o api.PutOptions) (*model.WriteResult, error) {
+	return a.write(ctx, c, fsm.CmdPutTask, fsm.PutTask{Task: *t, KeepPaused: o.KeepPaused})
+}
+
+// PlanTask implements api.TaskBackend: the put_task command PutTask would
+// propose, stamped with this node's time, judged by the state machine
+// against this node's state (the caller asks for a read barrier first
+// when it must see every acknowledged write).
+func (a *Agent) PlanTask(ctx context.Context, t *model.Task, o api.PutOptions) (*model.TaskPlan, error) {
+	cmd, err := fsm.NewCommand(fsm.CmdPutTask, "", "", fsm.PutTask{Task: *t, KeepPaused: o.KeepPaused})
+	if err != nil {
+		return nil, err
+	}
+	cmd.Now = a.now().UnixMilli()
+	return a.fsm.PlanPutTask(cmd)
 }
 
 // DeleteTask implements api.TaskBackend.

@@ -70,7 +70,7 @@ func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
 	tc, clock, rec := alertCluster(t)
 	l := tc.leader()
 	ctx := context.Background()
-	if _, err := l.PutTask(ctx, api.Caller{Actor: "t"}, eventTask("job")); err != nil {
+	if _, err := l.PutTask(ctx, api.Caller{Actor: "t"}, eventTask("job"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := l.Trigger(ctx, api.Caller{Actor: "t"}, "job", model.TriggerRequest{})

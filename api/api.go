@@ -268,14 +268,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // consistent reports whether a read asks for ?consistent=true.
-func consistent(r *http.Request) (bool, error) {
-	c := r.URL.Query().Get("consistent")
+func consistent(r *http.Request) (bool, error) { return boolParam(r, "consistent") }
+
+// boolParam reads an optional boolean query parameter (false when absent).
+func boolParam(r *http.Request, name string) (bool, error) {
+	c := r.URL.Query().Get(name)
 	if c == "" {
 		return false, nil
 	}
 	on, err := strconv.ParseBool(c)
 	if err != nil {
-		return false, model.FieldErrorf("consistent", "must be true or false, got %q", c)
+		return false, model.FieldErrorf(name, "must be true or false, got %q", c)
 	}
 	return on, nil
 }

@@ -35,6 +35,7 @@ type call struct {
 	Offset    int64
 	N         int               // days, fires or runs of a console read
 	Counts    model.CountFilter // TaskCounts
+	Put       api.PutOptions    // PutTask, PlanTask
 }
 
 // fakeBackend records every call and answers with its configured values.
@@ -120,9 +121,17 @@ func (f *fakeBackend) write(name string) (*model.WriteResult, error) {
 	return &model.WriteResult{Name: name, Version: 1, Changed: true}, nil
 }
 
-func (f *fakeBackend) PutTask(ctx context.Context, c api.Caller, t *model.Task) (*model.WriteResult, error) {
-	f.record(ctx, call{Method: "PutTask", Caller: c, Name: t.Name, Task: t})
+func (f *fakeBackend) PutTask(ctx context.Context, c api.Caller, t *model.Task, o api.PutOptions) (*model.WriteResult, error) {
+	f.record(ctx, call{Method: "PutTask", Caller: c, Name: t.Name, Task: t, Put: o})
 	return f.write(t.Name)
+}
+
+func (f *fakeBackend) PlanTask(ctx context.Context, t *model.Task, o api.PutOptions) (*model.TaskPlan, error) {
+	f.record(ctx, call{Method: "PlanTask", Name: t.Name, Task: t, Put: o})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.TaskPlan{Name: t.Name, Op: model.PlanCreate, Task: t}, nil
 }
 
 func (f *fakeBackend) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
@@ -1158,4 +1167,64 @@ func (f *fakeBackend) ListSilences(ctx context.Context) (*model.SilenceList, err
 func (f *fakeBackend) DeleteSilence(ctx context.Context, c api.Caller, id string) error {
 	f.record(ctx, call{Method: "DeleteSilence", Caller: c, Name: id})
 	return f.Err
+}
+
+// TestServer_PutTaskPausedAndDryRun checks that a body without "paused"
+// (or with null) asks the backend to keep the task's paused state, one
+// with it does not, and that ?dryRun=true asks for the plan instead of
+// the write, after the same validation and with consistent=true's barrier.
+func TestServer_PutTaskPausedAndDryRun(t *testing.T) {
+	const event = `"trigger":{"type":"event"},"action":{"type":"shell","command":"x"}`
+	tests := []struct {
+		name, query, body string
+		wantMethods       []string
+		wantKeep          bool
+		wantPaused        bool
+		wantStatus        int
+		wantField         string
+	}{
+		{"no paused key", "", `{` + event + `}`, []string{"PutTask"}, true, false, 200, ""},
+		{"paused null", "", `{"paused":null,` + event + `}`, []string{"PutTask"}, true, false, 200, ""},
+		{"paused false", "", `{"paused":false,` + event + `}`, []string{"PutTask"}, false, false, 200, ""},
+		{"paused true", "", `{"paused":true,` + event + `}`, []string{"PutTask"}, false, true, 200, ""},
+		{"a nested paused is not the task's", "", `{"labels":{"paused":"true"},` + event + `}`, []string{"PutTask"}, true, false, 200, ""},
+		{"dry run", "?dryRun=true", `{` + event + `}`, []string{"PlanTask"}, true, false, 200, ""},
+		{"dry run with paused", "?dryRun=1", `{"paused":true,` + event + `}`, []string{"PlanTask"}, false, true, 200, ""},
+		{"consistent dry run", "?dryRun=true&consistent=true", `{` + event + `}`, []string{"ReadBarrier", "PlanTask"}, true, false, 200, ""},
+		{"dryRun=false writes", "?dryRun=false", `{` + event + `}`, []string{"PutTask"}, true, false, 200, ""},
+		{"bad dryRun", "?dryRun=maybe", `{` + event + `}`, nil, false, false, 400, "dryRun"},
+		{"invalid task in a dry run", "?dryRun=true", `{"trigger":{"type":"cron","expression":"61 * * * *"},"action":{"type":"shell","command":"x"}}`, nil, false, false, 400, "trigger.expression"},
+		{"unknown field in a dry run", "?dryRun=true", `{"bogus":1,` + event + `}`, nil, false, false, 400, "bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{}, fb, request{method: http.MethodPut, path: "/v1/tasks/job" + tt.query, body: tt.body})
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if got := fb.Methods(); !reflect.DeepEqual(got, tt.wantMethods) {
+				t.Fatalf("backend calls: got %v, want %v", got, tt.wantMethods)
+			}
+			if tt.wantStatus != 200 {
+				var eb model.ErrorBody
+				decodeBody(t, rec, &eb)
+				if eb.Error == nil || eb.Error.Field != tt.wantField {
+					t.Fatalf("error: got %+v, want field %q", eb.Error, tt.wantField)
+				}
+				return
+			}
+			c := fb.Calls()[len(tt.wantMethods)-1]
+			if c.Put.KeepPaused != tt.wantKeep || c.Task.Paused != tt.wantPaused {
+				t.Errorf("got keepPaused %v paused %v, want %v %v", c.Put.KeepPaused, c.Task.Paused, tt.wantKeep, tt.wantPaused)
+			}
+			if c.Method == "PlanTask" {
+				var p model.TaskPlan
+				decodeBody(t, rec, &p)
+				if p.Op != model.PlanCreate || p.Name != "job" {
+					t.Errorf("plan: got %+v", p)
+				}
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -316,5 +317,38 @@ func TestServer_RouteRoles(t *testing.T) {
 		if _, ok := want[p]; !ok {
 			t.Errorf("%s: a route this test does not know; add it with its role", p)
 		}
+	}
+}
+
+// TestServer_DryRunRole pins the role of a task write's dry run (PUT
+// /v1/tasks/{name}?dryRun=true) to the write's own, writer: it shows the
+// stored definition (literal env and header values included) and what the
+// caller could write, so a reader or an operator may not ask for it.
+func TestServer_DryRunRole(t *testing.T) {
+	for _, tt := range []struct {
+		role       string
+		wantStatus int
+	}{
+		{"reader", http.StatusForbidden},
+		{"operator", http.StatusForbidden},
+		{"writer", http.StatusOK},
+		{"admin", http.StatusOK},
+	} {
+		t.Run(tt.role, func(t *testing.T) {
+			fb := &fakeBackend{}
+			req := request{method: http.MethodPut, path: "/v1/tasks/daily?dryRun=true", body: taskBody("", "", "", ""),
+				header: map[string]string{"Authorization": "Bearer " + tt.role}}
+			rec := serve(t, api.Config{Auth: roleTokens}, fb, req)
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status: got %d, want %d (body %s)", rec.Code, tt.wantStatus, rec.Body)
+			}
+			want := []string(nil)
+			if tt.wantStatus == http.StatusOK {
+				want = []string{"PlanTask"}
+			}
+			if got := fb.Methods(); !reflect.DeepEqual(got, want) {
+				t.Errorf("backend calls: got %v, want %v", got, want)
+			}
+		})
 	}
 }

@@ -20,6 +20,15 @@ type Caller struct {
 // sentinels (model.ErrNotFound, ...) with errors.Is; *model.Error values
 // keep their field and message.
 
+// PutOptions qualify a task write.
+type PutOptions struct {
+	// KeepPaused leaves the task's paused state as it is (not paused for
+	// a new task), whatever t.Paused says: the request body had no
+	// "paused" key. Paused is operational state, changed by pause and
+	// resume or by a body that sets it.
+	KeepPaused bool
+}
+
 // Backend is everything the public API's handlers need from an agent.
 type Backend interface {
 	BarrierBackend
@@ -45,7 +54,10 @@ type BarrierBackend interface {
 
 // TaskBackend defines tasks and reads their definitions.
 type TaskBackend interface {
-	PutTask(ctx context.Context, c Caller, t *model.Task) (*model.WriteResult, error)
+	PutTask(ctx context.Context, c Caller, t *model.Task, o PutOptions) (*model.WriteResult, error)
+	// PlanTask is the dry run of PutTask: what it would do, judged as it
+	// would be, with nothing written.
+	PlanTask(ctx context.Context, t *model.Task, o PutOptions) (*model.TaskPlan, error)
 	DeleteTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
 	PauseTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
 	ResumeTask(ctx context.Context, c Caller, name string) (*model.WriteResult, error)

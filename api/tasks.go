@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,11 +18,28 @@ func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var t model.Task
-	if err := decode(r, &t); err != nil {
+	dryRun, err := boolParam(r, "dryRun")
+	if err != nil {
 		writeError(w, err)
 		return
 	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, decodeError(err))
+		return
+	}
+	var t model.Task
+	if err := decodeBytes(body, &t); err != nil {
+		writeError(w, err)
+		return
+	}
+	// Paused is operational state: a body without it (or with null)
+	// leaves it as it is.
+	var set struct {
+		Paused *bool `json:"paused"`
+	}
+	_ = json.Unmarshal(body, &set) // decodeBytes has judged the body
+	opts := PutOptions{KeepPaused: set.Paused == nil}
 	if t.Name == "" {
 		t.Name = name
 	}
@@ -28,7 +47,7 @@ func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("name", "body name %q does not match the URL's %q", t.Name, name))
 		return
 	}
-	err := t.Validate()
+	err = t.Validate()
 	if err == nil {
 		err = s.cfg.CheckAction(&t.Action)
 	}
@@ -36,7 +55,13 @@ func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	reply(w)(s.b.tasks.PutTask(r.Context(), c, &t))
+	if dryRun {
+		if s.barrier(w, r) {
+			reply(w)(s.b.tasks.PlanTask(r.Context(), &t, opts))
+		}
+		return
+	}
+	reply(w)(s.b.tasks.PutTask(r.Context(), c, &t, opts))
 }
 
 func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {

@@ -486,7 +486,9 @@ func taskPath(name string, suffix string) string {
 	return "/v1/tasks/" + url.PathEscape(name) + suffix
 }
 
-// PutTask creates or updates a task.
+// PutTask creates or updates a task. It sends the whole definition, paused
+// included: false resumes a paused task. To leave paused as it is, send a
+// body without it (Do with a []byte body), as ax task apply does.
 func (c *Client) PutTask(ctx context.Context, t *model.Task) (*model.WriteResult, error) {
 	var r model.WriteResult
 	return &r, c.Do(ctx, Request{Method: http.MethodPut, Path: taskPath(t.Name, ""), Body: t}, &r)

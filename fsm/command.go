@@ -81,7 +81,10 @@ var cmdNames = map[CommandType]string{
 // policy.notify, and the policies of policy.go (onUpstreamFailure,
 // onSuccess, maxQueued, a timeout of "none", and dependsOn/onSuccess
 // cycles refused), which apply from the entry after set_proto 4.
-const ProtoVersion = 4
+// Protocol 5 adds no command type: put_task honors PutTask.KeepPaused
+// and answers WriteResult.Created (tasks.go), from the entry after
+// set_proto 5.
+const ProtoVersion = 5
 
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
@@ -130,6 +133,12 @@ type Command struct {
 // precondition: the current version must equal it.
 type PutTask struct {
 	Task model.Task `json:"task"`
+	// KeepPaused, from protocol 5, leaves the task's paused state as it
+	// is (not paused for a new task) whatever Task.Paused says: paused is
+	// operational state, and the API sets this when a request's body has
+	// no "paused" key. Before protocol 5 it is ignored (as a replica of
+	// an older release, which does not know it, ignores it).
+	KeepPaused bool `json:"keepPaused,omitempty"`
 }
 
 // TaskRef names a task (or a node, for CmdRemoveNode).

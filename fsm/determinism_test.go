@@ -136,7 +136,9 @@ func (g *logGen) command(t *testing.T) *Command {
 	var body any
 	switch g.rng.Intn(31) {
 	case 0, 1, 2:
-		typ, body = CmdPutTask, PutTask{Task: g.genTask()}
+		tk := g.genTask()
+		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
+		typ, body = CmdPutTask, PutTask{Task: tk, KeepPaused: g.rng.Intn(2) == 0}
 	case 3:
 		typ, body = CmdDeleteTask, TaskRef{Name: g.taskName()}
 	case 4:

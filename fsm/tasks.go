@@ -86,32 +86,43 @@ func (w *writer) saveTask(t *model.Task, op string) {
 	w.saveState(t.Name, st)
 }
 
-// putTask creates or updates a task. The body was validated by the API
-// before it was proposed; the state machine checks only what depends on
-// state (the version precondition) so that replays stay deterministic.
-func (w *writer) putTask() *Result {
-	var p PutTask
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
-	}
+// protoKeepPaused is the protocol from which put_task honors
+// PutTask.KeepPaused and answers WriteResult.Created.
+const protoKeepPaused = 5
+
+// putPlan is what a put_task would do: next is the task as it would be
+// stored (its Version and stamps not yet set), cur the stored task (nil
+// when the put creates it).
+type putPlan struct {
+	next    model.Task
+	cur     *storedTask
+	changed bool
+}
+
+// planPut decides a put_task from the state, writing nothing: the checks
+// of the state's protocol, the version precondition, the pinning of a
+// relative one-shot to the command's time, paused kept when asked (from
+// protocol 5), and whether anything changes. A nil error with w.err set
+// is a storage failure.
+func (w *writer) planPut(p *PutTask) (*putPlan, *model.Error) {
 	check := p.storable
 	if stateProto(w.tx) >= 2 {
 		check = p.strictStatic
 	}
 	if e := check(); e != nil {
-		return errResult(e)
+		return nil, e
 	}
 	if sp := stateProto(w.tx); sp >= 2 && sp < 4 {
 		// As a replica of protocol 2 or 3 decides (notifyNamesRefusal).
 		if e := notifyNamesRefusal(&p.Task, true); e != nil {
-			return errResult(e)
+			return nil, e
 		}
 	}
 	if proto := w.protoAt(); proto >= protoPolicies || p.Task.Policy.UsesProto4() != "" {
 		// Protocol 4: its fields only once every member knows them, and
 		// no dependsOn or onSuccess cycle.
 		if e := policyRefusal(w.tx, proto, &p.Task); e != nil {
-			return errResult(e)
+			return nil, e
 		}
 	}
 	in := p.Task // normalized and validated
@@ -123,7 +134,7 @@ func (w *writer) putTask() *Result {
 	}
 	cur, exists := w.loadTask(in.Name)
 	if w.err != nil {
-		return nil
+		return nil, nil
 	}
 	if in.Version != 0 {
 		if !exists || cur.Version != in.Version {
@@ -131,11 +142,37 @@ func (w *writer) putTask() *Result {
 			if exists {
 				have = cur.Version
 			}
-			return errResult(versionConflict(have, in.Version))
+			return nil, versionConflict(have, in.Version)
 		}
 	}
-	if exists {
-		if sameSpec(&cur.Task, &in) {
+	if p.KeepPaused && w.protoAt() >= protoKeepPaused {
+		in.Paused = exists && cur.Paused
+	}
+	in.Version, in.CreatedAt, in.UpdatedAt, in.UpdatedBy, in.NextFireTimes = 0, model.Time{}, model.Time{}, "", nil
+	if !exists {
+		return &putPlan{next: in, changed: true}, nil
+	}
+	return &putPlan{next: in, cur: cur, changed: !sameSpec(&cur.Task, &in)}, nil
+}
+
+// putTask creates or updates a task. The body was validated by the API
+// before it was proposed; the state machine checks only what depends on
+// state (the version precondition) so that replays stay deterministic.
+func (w *writer) putTask() *Result {
+	var p PutTask
+	if e := w.decode(&p); e != nil {
+		return errResult(e)
+	}
+	pl, e := w.planPut(&p)
+	if e != nil {
+		return errResult(e)
+	}
+	if w.err != nil {
+		return nil
+	}
+	in := pl.next
+	if cur := pl.cur; cur != nil {
+		if !pl.changed {
 			return okResult(model.WriteResult{Name: in.Name, Version: cur.Version, Changed: false})
 		}
 		in.Version = cur.Version + 1
@@ -154,7 +191,56 @@ func (w *writer) putTask() *Result {
 	w.saveTask(&in, OpCreate)
 	w.saveState(in.Name, taskState{Watermark: w.cmd.Now, Version: in.Version})
 	w.notes.tasks = append(w.notes.tasks, in.Name)
-	return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
+	// The answer is remembered with the request id: what it says may
+	// change only with the protocol.
+	created := w.protoAt() >= protoKeepPaused
+	return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true, Created: created})
+}
+
+// PlanPutTask answers what applying c, a put_task command stamped with a
+// time, would do now, writing nothing: the refusal a proposal of it would
+// get (as Precheck, then apply, decide), or the plan. It is the dry run of
+// PUT /v1/tasks/{name}: the definition is normalized and judged exactly as
+// the write would be, so "unchanged" means the write would change nothing.
+func (f *FSM) PlanPutTask(c *Command) (*model.TaskPlan, error) {
+	if c.Type != CmdPutTask {
+		return nil, model.Errorf(model.CodeInvalid, "plan of a %s command: only put_task has one", c.Type)
+	}
+	if e := c.validateHeader(); e != nil {
+		return nil, e
+	}
+	var out *model.TaskPlan
+	err := f.view(func(tx *bolt.Tx) error {
+		if r := precheckIn(tx, c); r != nil && r.Err != nil {
+			return r.Err
+		}
+		w := &writer{f: f, tx: tx, cmd: c}
+		var p PutTask
+		if e := w.decode(&p); e != nil {
+			return e
+		}
+		pl, e := w.planPut(&p)
+		switch {
+		case e != nil:
+			return e
+		case w.err != nil:
+			return w.err
+		}
+		next := pl.next
+		out = &model.TaskPlan{Name: next.Name, Op: model.PlanCreate, Task: &next}
+		if pl.cur != nil {
+			cur := pl.cur.Task
+			out.Version, out.Current, out.Op = cur.Version, &cur, model.PlanUpdate
+			if !pl.changed {
+				out.Op = model.PlanUnchanged
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // sameSpec reports whether two definitions are equal in every user field.

@@ -182,6 +182,8 @@ type WriteResult struct {
 	// Changed is false when the write left the task as it was (an apply of
 	// an identical definition, a pause of a paused task).
 	Changed bool `json:"changed"`
+	// Created is true when a PUT created the task (from protocol 5).
+	Created bool `json:"created,omitempty"`
 }
 
 // TaskFilter selects tasks in a listing.

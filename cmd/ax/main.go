@@ -58,7 +58,7 @@ Usage:
 Commands:
 	agent     run a node (with no flags: a single-node cluster on 127.0.0.1:7070)
 	status    the cluster at a glance: members, executors, instances, failures, alerts, next fires
-	task      apply, list, get, pause, resume, delete tasks; show their history and events
+	task      apply, export, list, get, pause, resume, delete tasks; show their history and events
 	trigger   run a task now
 	submit    create a delayed instance of a task
 	backfill  create the instances of past fire times of a task
@@ -134,7 +134,7 @@ func exitCode(err error, sig os.Signal) int {
 // their usage, run refuses a subcommand not listed here, and completion
 // offers these.
 var groups = map[string][]string{
-	"task":     {"apply", "list", "get", "pause", "resume", "delete", "history", "events"},
+	"task":     {"apply", "export", "list", "get", "pause", "resume", "delete", "history", "events"},
 	"cluster":  {"status", "remove", "transfer"},
 	"instance": {"list", "get", "log", "approve", "reject", "cancel", "terminate"},
 	"approval": {"request"},

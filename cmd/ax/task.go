@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +19,10 @@ func (*taskCommand) Usage() string {
 Usage: ax task <subcommand> [flags] [args]
 
 Subcommands:
-	apply -f FILE|-        create or update a task from JSON (one object or an array)
+	apply -f FILE|DIR|-    create or update tasks from JSON or YAML files
+	                       [-dry-run] [-prune -l k=v] (ax task apply -h)
+	export [-l k=v] [-o yaml|json] [-d DIR]
+	                       write the definitions as apply reads them
 	list [-label k=v] [-paused true|false] [-w]
 	                       name, trigger, next fire, last run, paused, labels
 	get NAME               the definition, recent runs and next fire times
@@ -33,6 +35,8 @@ list -w redraws the table on every change until Ctrl-C.
 
 Examples:
 	ax task apply -f daily_report.json
+	ax task apply -f tasks/ -dry-run
+	ax task export -l team=data -d tasks/
 	echo '{"name":"hello","trigger":{"type":"cron","expression":"@every 10s"},"action":{"type":"shell","command":"echo hi"}}' | ax task apply -f -
 	ax task list -label team=data
 	ax task get daily_report -o yaml
@@ -45,8 +49,13 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	switch sub {
+	case "apply":
+		return runApply(ctx, fs, cf, args)
+	case "export":
+		return runExport(ctx, fs, cf, args)
+	}
 	var (
-		file       string
 		labels     multiFlag
 		paused     string
 		out        output
@@ -54,8 +63,6 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 		consistent bool
 	)
 	switch sub {
-	case "apply":
-		fs.StringVar(&file, "f", "", "task JSON file, or - for stdin")
 	case "list":
 		fs.Var(&labels, "label", "only tasks with this label k=v (repeatable)")
 		fs.StringVar(&paused, "paused", "", "only paused (true) or active (false) tasks")
@@ -82,10 +89,7 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 	if consistent {
 		opts = append(opts, client.Consistent())
 	}
-	switch sub {
-	case "apply":
-		return taskApply(ctx, cl, file)
-	case "list":
+	if sub == "list" {
 		f, err := taskFilter(labels, paused)
 		if err != nil {
 			return err
@@ -132,58 +136,6 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("%s %sd (version %d)\n", name, sub, res.Version)
-	return nil
-}
-
-func taskApply(ctx context.Context, cl *client.Client, file string) error {
-	var r io.Reader
-	switch file {
-	case "":
-		return fmt.Errorf("task apply: -f FILE (or - for stdin) is required")
-	case "-":
-		r = os.Stdin
-	default:
-		f, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, 16<<20))
-	if err != nil {
-		return err
-	}
-	var raws []json.RawMessage
-	if t := strings.TrimSpace(string(data)); strings.HasPrefix(t, "[") {
-		if err := json.Unmarshal(data, &raws); err != nil {
-			return fmt.Errorf("task apply: %w", err)
-		}
-	} else {
-		raws = []json.RawMessage{data}
-	}
-	for i, raw := range raws {
-		var probe struct {
-			Name string `json:"name"`
-		}
-		if err := json.Unmarshal(raw, &probe); err != nil {
-			return fmt.Errorf("task apply: item %d: %w", i, err)
-		}
-		if probe.Name == "" {
-			return fmt.Errorf("task apply: item %d: name is required", i)
-		}
-		// Send the JSON as written so the server judges unknown fields.
-		var res model.WriteResult
-		err := cl.Do(ctx, client.Request{Method: "PUT", Path: "/v1/tasks/" + probe.Name, Body: []byte(raw)}, &res)
-		if err != nil {
-			return fmt.Errorf("task %s: %w", probe.Name, err)
-		}
-		state := "unchanged"
-		if res.Changed {
-			state = "applied"
-		}
-		fmt.Printf("%s %s (version %d)\n", res.Name, state, res.Version)
-	}
 	return nil
 }
 

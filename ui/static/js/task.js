@@ -152,10 +152,13 @@ function watchBackfill(base, req, res, box) {
 }
 
 function editDialog(t, base) {
-  const def = {name: t.name, trigger: t.trigger, action: t.action, policy: t.policy, labels: t.labels, paused: t.paused, version: t.version};
+  // Paused is operational state, not definition: a save without it leaves
+  // the task paused or active as it is (the API's rule).
+  const def = {name: t.name, trigger: t.trigger, action: t.action, policy: t.policy, labels: t.labels, version: t.version};
   const ta = h('textarea', {id: 'edit-json', rows: 20, spellcheck: 'false', 'aria-label': 'Task definition (JSON)'});
   ta.value = JSON.stringify(def, null, 2);
-  dialog('Edit ' + t.name, h('div', {}, h('p', {class: 'muted'}, 'Saved only if nobody changed the task since you opened it (version ' + t.version + ').'), ta), 'Save', async () => {
+  dialog('Edit ' + t.name, h('div', {}, h('p', {class: 'muted'}, 'Saved only if nobody changed the task since you opened it (version ' + t.version + '). ' +
+    'Paused is not part of the definition: the save leaves the task ' + (t.paused ? 'paused' : 'active') + ' (add "paused" to change it).'), ta), 'Save', async () => {
     let body;
     try { body = JSON.parse(ta.value); } catch (err) { throw new Error('not valid JSON: ' + err.message); }
     const res = await api(base, {method: 'PUT', body});

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// applyUsage is the help of task apply.
+const applyUsage = `
+Usage: ax task apply -f FILE|DIR|- [-f ...] [-dry-run] [-prune -l k=v[,k=v]] [-check-version]
+
+Creates or updates tasks from definition files, as kubectl apply does, and
+prints one line per task: NAME created|configured|unchanged (version N).
+
+	-f FILE    a JSON file (an object, or an array of them) or a YAML file
+	           (one or more documents separated by ---, each a mapping or a
+	           list of them); the extension decides, else the first character
+	-f DIR     the directory's *.json, *.yaml and *.yml files, in name order
+	           (not its subdirectories: give them with another -f)
+	-f -       stdin, JSON or YAML
+
+Every file is read and checked before anything is written: a definition
+without a valid name, a task defined twice, or a file that does not parse
+stops the apply, each problem reported with its file and line. Then every
+task is applied in turn; a task the server refuses is reported (file:line
+of the field, when it can be found) and the others are still applied; the
+exit status is 1 if any failed.
+
+Paused is operational state, not part of the definition: a definition
+without "paused" leaves the task paused or active as it is (a new task
+starts active), so re-applying files never undoes ax task pause. Set
+paused in a file only to pause or resume with the apply.
+
+The fields the server owns (version, createdAt, updatedAt, updatedBy,
+nextFireTimes) are ignored, so the output of ax task get or list -json
+applies too (its paused is set, so it is applied); with -check-version a
+definition's version is a precondition (the task must still be at that
+version). ax task export writes files without them, and without paused.
+
+-dry-run asks the server what each write would do and writes nothing:
+created, unchanged, or configured with a unified diff of the definition as
+stored (normalized, defaults filled in) against what it would become.
+
+-prune, after applying, deletes the tasks that carry every label of -l and
+are not in the files (with -dry-run: lists them). -l is required: deleting
+every task that is not in the files is never the default. Nothing is
+pruned when a task failed to apply (a renamed task that fails must not
+lose its old name too).
+
+Examples:
+	ax task apply -f daily_report.json
+	ax task apply -f tasks/ -dry-run
+	ax task apply -f tasks/ -prune -l team=data
+	ax task export -l team=data | ax task apply -f - -dry-run
+`
+
+// applyFlags are task apply's options.
+type applyFlags struct {
+	files        multiFlag
+	dryRun       bool
+	prune        bool
+	selector     multiFlag
+	checkVersion bool
+}
+
+// runApply is ax task apply.
+func runApply(ctx context.Context, fs *flag.FlagSet, cf *clientFlags, args []string) error {
+	var af applyFlags
+	fs.Var(&af.files, "f", "definition file, directory, or - for stdin (repeatable)")
+	fs.BoolVar(&af.dryRun, "dry-run", false, "show what would change, with diffs, and write nothing")
+	fs.BoolVar(&af.prune, "prune", false, "delete the tasks with the -l labels that are not in the files")
+	fs.Var(&af.selector, "l", "labels k=v[,k=v] of the tasks -prune may delete (repeatable)")
+	fs.BoolVar(&af.checkVersion, "check-version", false, "treat a definition's version as a precondition")
+	setUsage(fs, applyUsage)
+	if err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("task apply: unexpected argument %q (files are given with -f)", fs.Arg(0))
+	case len(af.files) == 0:
+		return errors.New("task apply: -f FILE|DIR|- is required")
+	}
+	labels, err := parseSelector(af.selector)
+	if err != nil {
+		return fmt.Errorf("task apply: %w", err)
+	}
+	switch {
+	case af.prune && len(labels) == 0:
+		return errors.New("task apply: -prune needs -l k=v: the labels of the tasks these files own (deleting every task not in the files is never the default)")
+	case !af.prune && len(labels) > 0:
+		return errors.New("task apply: -l selects the tasks -prune may delete; add -prune")
+	}
+	docs, err := loadTaskDocs(af.files, os.Stdin, loadOptions{keepVersion: af.checkVersion})
+	if err != nil {
+		return fmt.Errorf("task apply: nothing applied:\n%w", err)
+	}
+	if af.dryRun {
+		if err := checkDryRun(ctx, cf); err != nil {
+			return err
+		}
+	}
+	cl, err := cf.client()
+	if err != nil {
+		return err
+	}
+	a := &applier{cl: cl, out: os.Stdout, errOut: os.Stderr, dryRun: af.dryRun}
+	return a.run(ctx, docs, af.prune, labels)
+}
+
+// dryRunProto is the first protocol whose API knows PUT ?dryRun=true.
+const dryRunProto = 5
+
+// checkDryRun makes sure that every node at -addr knows dry runs: an
+// older one ignores ?dryRun=true and would write. Unreachable addresses
+// are skipped (the dry run fails over only to reachable ones), but one at
+// least must answer.
+func checkDryRun(ctx context.Context, cf *clientFlags) error {
+	var lastErr error
+	checked := 0
+	for _, addr := range strings.Split(cf.Addr, ",") {
+		one := *cf
+		one.Addr = addr
+		cl, err := one.client()
+		if err != nil {
+			return err
+		}
+		h, err := cl.Health(ctx)
+		if h == nil || h.Node == "" {
+			lastErr = err
+			continue
+		}
+		checked++
+		if h.Proto < dryRunProto {
+			return fmt.Errorf("task apply: -dry-run: node %s (%s) runs protocol %d, which ignores dry runs and would write: upgrade it, or point -addr at upgraded nodes", h.Node, addr, h.Proto)
+		}
+	}
+	if checked == 0 {
+		return fmt.Errorf("task apply: -dry-run: no node answered: %w", lastErr)
+	}
+	return nil
+}
+
+// setUsage makes -h print usage (a subcommand's own) and fs's flags.
+func setUsage(fs *flag.FlagSet, usage string) {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+}
+
+// applier applies definitions and reports each task.
+type applier struct {
+	cl          *client.Client
+	out, errOut io.Writer
+	dryRun      bool
+	failed      int
+}
+
+func (a *applier) run(ctx context.Context, docs []taskDoc, prune bool, labels map[string]string) error {
+	for i := range docs {
+		if err := a.one(ctx, &docs[i]); err != nil {
+			return err
+		}
+	}
+	n := len(docs)
+	if prune {
+		pruned, err := a.prune(ctx, docs, labels)
+		if err != nil {
+			return err
+		}
+		n += pruned
+	}
+	if a.failed > 0 {
+		return fmt.Errorf("task apply: %d of %d tasks failed", a.failed, n)
+	}
+	return nil
+}
+
+// perTask reports whether err concerns only the task it was returned for
+// (the others are still worth trying): the server refused this one.
+// Anything else (unreachable, unauthorized, no leader) would fail them
+// all and stops the apply.
+func perTask(err error) bool {
+	var me *model.Error
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Code {
+	case model.CodeInvalid, model.CodeConflict, model.CodePrecondition, model.CodeNotFound, model.CodeTooLarge:
+		return true
+	}
+	return false
+}
+
+// fail reports a task the server refused, where it is defined; other
+// errors are returned to stop the apply.
+func (a *applier) fail(d *taskDoc, name string, err error) error {
+	if !perTask(err) {
+		return fmt.Errorf("task %s: %w", name, err)
+	}
+	a.failed++
+	where := ""
+	if d != nil {
+		var me *model.Error
+		errors.As(err, &me)
+		where = d.fieldPos(me.Field) + ": "
+	}
+	fmt.Fprintf(a.errOut, "%stask %s: %v\n", where, name, err)
+	return nil
+}
+
+// one applies (or plans) one definition and prints its line.
+func (a *applier) one(ctx context.Context, d *taskDoc) error {
+	req := client.Request{Method: http.MethodPut, Path: "/v1/tasks/" + url.PathEscape(d.name), Body: d.body}
+	if !a.dryRun {
+		var res model.WriteResult
+		if err := a.cl.Do(ctx, req, &res); err != nil {
+			return a.fail(d, d.name, err)
+		}
+		state := "unchanged"
+		switch {
+		case res.Created:
+			state = "created"
+		case res.Changed:
+			state = "configured"
+		}
+		fmt.Fprintf(a.out, "%s %s (version %d)\n", d.name, state, res.Version)
+		return nil
+	}
+	req.Query = url.Values{"dryRun": {"true"}, "consistent": {"true"}}
+	req.Idempotent = true // writes nothing
+	var p model.TaskPlan
+	if err := a.cl.Do(ctx, req, &p); err != nil {
+		return a.fail(d, d.name, err)
+	}
+	switch p.Op {
+	case model.PlanCreate:
+		fmt.Fprintf(a.out, "%s created (dry run)\n", d.name)
+	case model.PlanUnchanged:
+		fmt.Fprintf(a.out, "%s unchanged (dry run, version %d)\n", d.name, p.Version)
+	default:
+		fmt.Fprintf(a.out, "%s configured (dry run, version %d)\n", d.name, p.Version)
+		if p.Current == nil || p.Task == nil {
+			return fmt.Errorf("task %s: the server's plan has no definitions to compare", d.name)
+		}
+		from, err := toYAML(diffSpec{specOf(p.Current), p.Current.Paused})
+		if err != nil {
+			return err
+		}
+		to, err := toYAML(diffSpec{specOf(p.Task), p.Task.Paused})
+		if err != nil {
+			return err
+		}
+		diff := unifiedDiff(fmt.Sprintf("%s on the server (version %d)", d.name, p.Version), d.name+" in "+d.pos(), lines(string(from)), lines(string(to)))
+		for _, l := range diff {
+			fmt.Fprintln(a.out, l)
+		}
+	}
+	return nil
+}
+
+// prune deletes (or, in a dry run, lists) the tasks with the labels that
+// are not among docs, and returns how many it tried.
+func (a *applier) prune(ctx context.Context, docs []taskDoc, labels map[string]string) (int, error) {
+	if a.failed > 0 && !a.dryRun {
+		fmt.Fprintf(a.errOut, "prune skipped: %d tasks failed to apply\n", a.failed)
+		return 0, nil
+	}
+	keep := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		keep[d.name] = true
+	}
+	tasks, err := listAllTasks(ctx, a.cl, labels)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range tasks {
+		if keep[t.Name] {
+			continue
+		}
+		n++
+		if a.dryRun {
+			fmt.Fprintf(a.out, "%s deleted (dry run, version %d)\n", t.Name, t.Version)
+			continue
+		}
+		res, err := a.cl.DeleteTask(ctx, t.Name)
+		if errors.Is(err, model.ErrNotFound) {
+			fmt.Fprintf(a.out, "%s deleted (already gone)\n", t.Name)
+			continue
+		}
+		if err != nil {
+			if err := a.fail(nil, t.Name, err); err != nil {
+				return n, err
+			}
+			continue
+		}
+		fmt.Fprintf(a.out, "%s deleted (version %d)\n", t.Name, res.Version)
+	}
+	return n, nil
+}
