@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
@@ -93,6 +93,20 @@ func normalize(s string) string {
 		lines[i] = l[:lead] + strings.Join(strings.Fields(l), " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// unmarshalYAML reads YAML into v as its JSON: the YAML's data, encoded
+// as JSON, decoded by v's JSON methods and field names.
+func unmarshalYAML(data string, v any) error {
+	var doc any
+	if err := yaml.Unmarshal([]byte(data), &doc); err != nil {
+		return err
+	}
+	j, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(j, v)
 }
 
 // golden compares got with tests/testdata/cli/name, or rewrites it with
@@ -234,11 +248,11 @@ func TestCLI_Agent(t *testing.T) {
 		}
 	}
 	var y model.InstanceList
-	if err := yaml.Unmarshal([]byte(ax(0, "instance", "list", "-task", "ok", "-o", "yaml").stdout), &y); err != nil || len(y.Instances) != 2 || y.Instances[0].Task != "ok" {
+	if err := unmarshalYAML(ax(0, "instance", "list", "-task", "ok", "-o", "yaml").stdout, &y); err != nil || len(y.Instances) != 2 || y.Instances[0].Task != "ok" {
 		t.Errorf("instance list -o yaml: %+v, %v", y, err)
 	}
 	var tasks []model.Task
-	if err := yaml.Unmarshal([]byte(ax(0, "task", "list", "-o", "yaml").stdout), &tasks); err != nil || len(tasks) != 3 {
+	if err := unmarshalYAML(ax(0, "task", "list", "-o", "yaml").stdout, &tasks); err != nil || len(tasks) != 3 {
 		t.Errorf("task list -o yaml: %d tasks, %v", len(tasks), err)
 	}
 	var st struct {

@@ -9,8 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -52,8 +50,9 @@ func (o *output) check() error {
 	return fmt.Errorf("-o %q: want table, json or yaml", o.format)
 }
 
-// print writes v to w as JSON (indented) or YAML (the JSON's fields and
-// values, through sigs.k8s.io/yaml), or, for a table, calls table.
+// print writes v to w as JSON (indented) or YAML (the JSON's fields, in
+// its order, and values: toYAML, as task export writes), or, for a table,
+// calls table.
 func (o *output) print(w io.Writer, v any, table func(io.Writer) error) error {
 	switch o.format {
 	case formatJSON:
@@ -61,7 +60,7 @@ func (o *output) print(w io.Writer, v any, table func(io.Writer) error) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	case formatYAML:
-		b, err := yaml.Marshal(v)
+		b, err := toYAML(v)
 		if err != nil {
 			return err
 		}

@@ -9,12 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
@@ -126,6 +127,148 @@ func TestOutput_Print(t *testing.T) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
+}
+
+// TestOutput_YAMLKeepsTheAPIOrder: -o yaml writes every object's fields
+// in the order of the API's JSON (a task: name, trigger, action, policy,
+// ...), and the YAML reads back as that JSON.
+func TestOutput_YAMLKeepsTheAPIOrder(t *testing.T) {
+	at := model.Time{Time: time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)}
+	task := model.Task{
+		Name:    "nightly",
+		Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Europe/Paris"},
+		Action: model.Action{Type: model.ActionShell, Command: "#!/bin/sh\nset -e\n  make report\n", Workdir: "/srv",
+			Env: map[string]model.Value{"Z": model.TextValue("yes"), "A": model.SecretValue("db"), "N": model.TextValue("1:30")}},
+		Policy: model.Policy{MaxRetries: 3, RetryInterval: model.Duration(90 * time.Second), RetryableExitCodes: []int{1, 75},
+			OnSuccess: []model.Chain{{Task: "next", Params: map[string]string{"b": "2", "a": "on"}}}},
+		Labels:        map[string]string{"team": "data", "app.kubernetes.io/name": "x"},
+		Paused:        true,
+		Version:       7,
+		CreatedAt:     at,
+		UpdatedAt:     at,
+		UpdatedBy:     "ci",
+		NextFireTimes: []model.Time{at, {Time: at.Add(24 * time.Hour)}},
+	}
+	instances := model.InstanceList{Instances: []model.Instance{{ID: "i1", Task: "nightly", TaskVersion: 7, State: model.StateSuccess,
+		Payload:   json.RawMessage(`{"zeta": 1, "alpha": {"y": [true, null, 1.50, "off"], "x": {}}, "big": 12345678901234567890}`),
+		CreatedAt: at, Events: []model.Event{{Time: at, Type: "created", Message: "a: b\n- c"}}}}, NextCursor: "c1"}
+	for _, tc := range []struct {
+		name string
+		v    any
+		top  []string // the first keys of the first object, in order
+	}{
+		{"task get", task, []string{"name", "trigger", "action", "policy", "labels", "paused", "version", "createdAt", "updatedAt", "updatedBy", "nextFireTimes"}},
+		{"task list", []model.Task{task, {Name: "bare", Trigger: model.Trigger{Type: model.TriggerEvent}}}, []string{"name", "trigger", "action", "policy", "labels"}},
+		{"instance list", instances, []string{"instances", "nextCursor"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := output{format: formatYAML}
+			if err := o.check(); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := o.print(&buf, tc.v, nil); err != nil {
+				t.Fatal(err)
+			}
+			api, err := json.Marshal(tc.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc yaml.Node
+			if err := yaml.Unmarshal(buf.Bytes(), &doc); err != nil {
+				t.Fatalf("%v\n%s", err, buf.String())
+			}
+			if got, want := yamlKeys(doc.Content[0], ""), jsonKeys(t, api); !slices.Equal(got, want) {
+				t.Errorf("keys out of the API's order:\n got %q\nwant %q\n%s", got, want, buf.String())
+			}
+			first := doc.Content[0]
+			if first.Kind == yaml.SequenceNode {
+				first = first.Content[0]
+			}
+			var top []string
+			for i := 0; i < len(first.Content); i += 2 {
+				top = append(top, first.Content[i].Value)
+			}
+			if len(top) < len(tc.top) || !slices.Equal(top[:len(tc.top)], tc.top) {
+				t.Errorf("first object's keys start %q, want %q\n%s", top, tc.top, buf.String())
+			}
+
+			// Read back: the YAML's data, as JSON, is the API's JSON.
+			var fromYAML any
+			if err := yaml.Unmarshal(buf.Bytes(), &fromYAML); err != nil {
+				t.Fatal(err)
+			}
+			back, err := json.Marshal(fromYAML)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			if err := json.Unmarshal(back, &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(api, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("read back\n%s\nwant\n%s\nfrom\n%s", back, api, buf.String())
+			}
+		})
+	}
+}
+
+// jsonKeys lists the object keys of a JSON document in their order, each
+// with its path ("action.env.A", "[0].name").
+func jsonKeys(t *testing.T, data []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var keys []string
+	var walk func(path string)
+	walk = func(path string) {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return
+		}
+		for i := 0; dec.More(); i++ {
+			if d == '[' {
+				walk(fmt.Sprintf("%s[%d]", path, i))
+				continue
+			}
+			k, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, path+"."+k.(string))
+			walk(path + "." + k.(string))
+		}
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk("")
+	return keys
+}
+
+// yamlKeys lists the mapping keys under n in their order, with paths as
+// jsonKeys writes them.
+func yamlKeys(n *yaml.Node, path string) []string {
+	var keys []string
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := path + "." + n.Content[i].Value
+			keys = append(keys, p)
+			keys = append(keys, yamlKeys(n.Content[i+1], p)...)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			keys = append(keys, yamlKeys(c, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	return keys
 }
 
 // TestHint: each kind of failure names its fix.
