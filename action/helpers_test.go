@@ -1,53 +1,17 @@
 package action
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
-// syncBuffer is a live writer that tests can read while Run writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
-}
-
-// waitFor polls cond until it holds, failing the test after 10s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // waitContains waits until the live buffer contains s.
-func waitContains(t *testing.T, b *syncBuffer, s string) {
+func waitContains(t *testing.T, b *testkit.Buffer, s string) {
 	t.Helper()
-	waitFor(t, "live output "+s, func() bool { return strings.Contains(b.String(), s) })
+	testkit.Until(t, 10*time.Second, "live output "+s, func() bool { return strings.Contains(b.String(), s) })
 }
 
 // checkFailure checks the common fields of a failed Result.

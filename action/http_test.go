@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -130,7 +131,7 @@ func TestRunner_Run_httpRequest(t *testing.T) {
 
 func TestRunner_Run_httpOutput(t *testing.T) {
 	srv, _, _ := newHTTPServer(t)
-	var live syncBuffer
+	var live testkit.Buffer
 	got := (&Runner{}).Run(context.Background(), httpJob(srv.URL+"/big"), &live)
 	want := strings.Repeat("a", OutputLimit)
 	if !got.Success || string(got.Output) != want || live.String() != want {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
 func TestTail_write(t *testing.T) {
@@ -60,7 +62,7 @@ func TestTail_writeRandom(t *testing.T) {
 }
 
 func TestSink_close(t *testing.T) {
-	var live syncBuffer
+	var live testkit.Buffer
 	s := newSink(&live, 4, nil)
 	io.WriteString(s, "abcdef")
 	got := s.close()

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
 // TestReaperHelperProcess is the reaper helper when the test binary runs
@@ -58,7 +60,7 @@ func processGone(pid int) bool {
 func readPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, "pid file "+path, func() bool {
+	testkit.Until(t, 10*time.Second, "pid file "+path, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false
@@ -76,7 +78,7 @@ func TestReaper_StopsRunningAttemptsWhenExecutorGoes(t *testing.T) {
 	r := startTestReaper(t)
 	dir := t.TempDir()
 	escaped, child := filepath.Join(dir, "escaped"), filepath.Join(dir, "child")
-	var live syncBuffer
+	var live testkit.Buffer
 	done := make(chan Result, 1)
 	go func() {
 		done <- (&Runner{Reaper: r}).Run(context.Background(),
@@ -97,7 +99,7 @@ func TestReaper_StopsRunningAttemptsWhenExecutorGoes(t *testing.T) {
 		t.Fatal("the attempt's shell still runs 5s after its executor went")
 	}
 	for _, pid := range pids {
-		waitFor(t, "process "+strconv.Itoa(pid)+" to be gone", func() bool { return processGone(pid) })
+		testkit.Until(t, 10*time.Second, "process "+strconv.Itoa(pid)+" to be gone", func() bool { return processGone(pid) })
 	}
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("stopping took %s, want within the helper's grace (300ms) and a little", took)

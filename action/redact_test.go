@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -127,7 +128,7 @@ func TestRunner_Run_masksSecrets(t *testing.T) {
 			job := httpJob("")
 			job.Action = tt.action
 			job.Secrets = secrets
-			var live syncBuffer
+			var live testkit.Buffer
 			got := (&Runner{Handlers: tt.handlers}).Run(context.Background(), job, &live)
 			if got.Success != tt.wantSuccess || !strings.Contains(got.Error, tt.wantErr) {
 				t.Errorf("got success %v error %q, want %v and an error containing %q", got.Success, got.Error, tt.wantSuccess, tt.wantErr)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -70,7 +71,7 @@ func TestRunner_Run_sdk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.handler, func(t *testing.T) {
-			var live syncBuffer
+			var live testkit.Buffer
 			job := sdkJob(tt.handler)
 			job.Policy.Timeout = model.Timeout(tt.timeout)
 			got := r.Run(context.Background(), job, &live)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -34,7 +35,7 @@ func waitGroupGone(t *testing.T, pgid int) {
 	if pgid <= 0 {
 		t.Fatalf("PID = %d, want a process group id", pgid)
 	}
-	waitFor(t, fmt.Sprintf("process group %d to be gone", pgid), func() bool {
+	testkit.Until(t, 10*time.Second, fmt.Sprintf("process group %d to be gone", pgid), func() bool {
 		return syscall.Kill(-pgid, 0) == syscall.ESRCH
 	})
 }
@@ -193,7 +194,7 @@ func TestRunner_Run_shellOutputTail(t *testing.T) {
 	for i := range lines {
 		fmt.Fprintf(&all, "line %d\n", i)
 	}
-	var live syncBuffer
+	var live testkit.Buffer
 	job := shellJob(fmt.Sprintf(`i=0; while [ $i -lt %d ]; do echo "line $i"; i=$((i+1)); done`, lines))
 	got := (&Runner{}).Run(context.Background(), job, &live)
 	if !got.Success {
@@ -247,7 +248,7 @@ func TestRunner_Run_shellTimeout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var live syncBuffer
+			var live testkit.Buffer
 			job := shellJob(tt.command)
 			job.Policy.Timeout = model.Timeout(300 * time.Millisecond)
 			got := (&Runner{KillGrace: 200 * time.Millisecond}).Run(context.Background(), job, &live)
@@ -265,7 +266,7 @@ func TestRunner_Run_shellTimeout(t *testing.T) {
 
 func TestRunner_Run_shellCancel(t *testing.T) {
 	t.Parallel()
-	var live syncBuffer
+	var live testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan Result, 1)
@@ -286,7 +287,7 @@ func TestRunner_Run_shellCancel(t *testing.T) {
 // kill grace for that stop (an executor that lost its lease stops fast).
 func TestRunner_Run_shellStopGrace(t *testing.T) {
 	t.Parallel()
-	var live syncBuffer
+	var live testkit.Buffer
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	done := make(chan Result, 1)

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
 func TestCheckAdvertise(t *testing.T) {
@@ -46,12 +45,7 @@ func TestCheckAdvertise(t *testing.T) {
 // freePort returns a port nothing listens on just now on 127.0.0.1.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	_, port, _ := net.SplitHostPort(testkit.FreeAddr(t))
 	return port
 }
 
@@ -61,21 +55,13 @@ func TestAgent_Advertise(t *testing.T) {
 	httpPort, raftPort := freePort(t), freePort(t)
 	cfg := Config{NodeID: "n1", DataDir: t.TempDir(), Insecure: true,
 		HTTPAddr: "0.0.0.0:" + httpPort, RaftAddr: "0.0.0.0:" + raftPort,
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})}
+		Logger: testkit.Logger(t, "")}
 	if _, err := New(cfg); !errors.Is(err, ErrNotAdvertisable) {
 		t.Fatalf("New without advertise addresses: got %v, want ErrNotAdvertisable", err)
 	}
 	cfg.AdvertiseHTTP, cfg.AdvertiseRaft = "127.0.0.1:"+httpPort, "127.0.0.1:"+raftPort
-	a, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Shutdown(ctx)
-	})
-	waitFor(t, 20*time.Second, "the node's record", func() bool {
+	a := newAgent(t, cfg)
+	testkit.Until(t, 20*time.Second, "the node's record", func() bool {
 		nodes, err := a.fsm.Nodes()
 		return err == nil && nodes["n1"].HTTPAddr != ""
 	})

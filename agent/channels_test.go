@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/notify"
 	"github.com/ax-scheduler/ax/notify/notifytest"
@@ -121,7 +122,7 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	var in *model.Instance
-	waitFor(t, 20*time.Second, "the instance to fail", func() bool {
+	testkit.Until(t, 20*time.Second, "the instance to fail", func() bool {
 		in, err = a.GetInstance(ctx, sub.ID)
 		return err == nil && in.State == model.StateFailed
 	})
@@ -159,7 +160,7 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 
 	// The failure raises the task's instance_failed alert, whose
 	// notification the leader's loop sends to the channels.
-	waitFor(t, 20*time.Second, "the failure's webhook", func() bool { _, _, ok := hooks.get(0); return ok })
+	testkit.Until(t, 20*time.Second, "the failure's webhook", func() bool { _, _, ok := hooks.get(0); return ok })
 	req, body, _ := hooks.get(0)
 	check("alerter", req, body)
 	select {

@@ -12,6 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )
@@ -27,7 +28,7 @@ func bearerOf(secret string) map[string]string {
 // as a non-member.
 func (tc *testCluster) waitMemberKey(t *testing.T) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "the member key on every node", func() bool {
+	testkit.Until(t, 30*time.Second, "the member key on every node", func() bool {
 		for _, a := range tc.agents {
 			if a.fsm.MemberKey() == nil {
 				return false
@@ -126,7 +127,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		var lg model.InstanceLog
-		waitFor(t, 5*time.Second, "the follower to apply the lease", func() bool {
+		testkit.Until(t, 5*time.Second, "the follower to apply the lease", func() bool {
 			i, err := f.GetInstance(ctx, in.ID)
 			return err == nil && i.State == model.StateRunning
 		})
@@ -308,7 +309,7 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 			res, err := f.PutTask(ctx, api.Caller{Actor: "tester", RequestID: "put-moved"}, eventTask("moved"), api.PutOptions{})
 			done <- answer{res, err}
 		}()
-		waitFor(t, 5*time.Second, "the forwarded write to hang on the former leader", func() bool {
+		testkit.Until(t, 5*time.Second, "the forwarded write to hang on the former leader", func() bool {
 			return tc.proxyOf(l).heard("POST " + api.InternalPrefix + "apply")
 		})
 		if err := l.node.TransferLeadership(ctx, next.cfg.NodeID); err != nil {

@@ -2,15 +2,15 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
 // proxyMode is what a proxy does with a connection.
@@ -32,7 +32,7 @@ type proxy struct {
 	mode   proxyMode
 	conns  []net.Conn
 	// swallowed is what blackholed connections sent.
-	swallowed syncBuffer
+	swallowed testkit.Buffer
 }
 
 func newProxy(t *testing.T) *proxy {
@@ -125,37 +125,22 @@ func startCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
 	tc := &testCluster{}
 	for i := 0; i < n; i++ {
 		p := newProxy(t)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		raftAddr := ln.Addr().String()
-		ln.Close()
-		cfg := Config{NodeID: "n" + string(rune('1'+i)), DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: raftAddr,
-			AdvertiseHTTP: p.addr(), LeaderWait: 2 * time.Second,
-			Logger: hclog.New(&hclog.LoggerOptions{Level: testLogLevel(), Output: testWriter{t}})}
+		cfg := Config{NodeID: "n" + string(rune('1'+i)), DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: testkit.FreeAddr(t),
+			AdvertiseHTTP: p.addr(), LeaderWait: 2 * time.Second, Logger: testkit.Logger(t, "")}
 		if i > 0 {
 			cfg.Join = []string{tc.proxies[0].addr()}
 		}
 		if tweak != nil {
 			tweak(&cfg)
 		}
-		a, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := newAgent(t, cfg)
 		p.mu.Lock()
 		p.target = a.HTTPAddr()
 		p.mu.Unlock()
 		tc.agents = append(tc.agents, a)
 		tc.proxies = append(tc.proxies, p)
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = a.Shutdown(ctx)
-		})
 	}
-	waitFor(t, 30*time.Second, "a three-node cluster", func() bool {
+	testkit.Until(t, 30*time.Second, fmt.Sprintf("a %d-node cluster", n), func() bool {
 		for _, a := range tc.agents {
 			nodes, err := a.fsm.Nodes()
 			if err != nil || len(nodes) != n {
@@ -165,6 +150,22 @@ func startCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
 		return tc.leader() != nil
 	})
 	return tc
+}
+
+// newAgent starts an agent with cfg and shuts it down when the test
+// ends.
+func newAgent(t *testing.T, cfg Config) *Agent {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.Shutdown(ctx)
+	})
+	return a
 }
 
 // leader returns the agent that leads a ready term, or nil.
@@ -181,7 +182,7 @@ func (tc *testCluster) leader() *Agent {
 func (tc *testCluster) waitLeader(t *testing.T, not *Agent) *Agent {
 	t.Helper()
 	var l *Agent
-	waitFor(t, 20*time.Second, "a new leader", func() bool {
+	testkit.Until(t, 20*time.Second, "a new leader", func() bool {
 		l = tc.leader()
 		return l != nil && l != not
 	})
@@ -215,12 +216,4 @@ func (tc *testCluster) proxyOf(a *Agent) *proxy {
 		}
 	}
 	return nil
-}
-
-// testLogLevel is the agents' log level: AX_TEST_LOG=debug shows more.
-func testLogLevel() hclog.Level {
-	if l := hclog.LevelFromString(os.Getenv("AX_TEST_LOG")); l != hclog.NoLevel {
-		return l
-	}
-	return hclog.Warn
 }

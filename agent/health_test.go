@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -38,7 +39,7 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 	if err := f.Shutdown(down); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the stopped member to show as unreachable", func() bool {
+	testkit.Until(t, 10*time.Second, "the stopped member to show as unreachable", func() bool {
 		st, err := l.Cluster(ctx)
 		if err != nil {
 			return false
@@ -54,7 +55,7 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 	if err := g.Shutdown(down); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the survivor to lose its leader", func() bool {
+	testkit.Until(t, 10*time.Second, "the survivor to lose its leader", func() bool {
 		return strings.Contains(l.Health(ctx).Problem, "no leader")
 	})
 	rec := httptest.NewRecorder()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -148,7 +149,7 @@ func TestAgent_TermsHaveOneOwner(t *testing.T) {
 		}
 		l = tc.waitLeader(t, l)
 	}
-	waitFor(t, 10*time.Second, "one term's services, on the leader", func() bool {
+	testkit.Until(t, 10*time.Second, "one term's services, on the leader", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		l := tc.leader()
@@ -218,7 +219,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 			executor := fmt.Sprintf("e%d", i)
 			polled := startPoll(parked, executor)
 			// Let the poll park (at the leader, forwarded or not).
-			waitFor(t, 5*time.Second, "the poll to park", func() bool {
+			testkit.Until(t, 5*time.Second, "the poll to park", func() bool {
 				for _, e := range l.dispatcher().Executors() {
 					if e.Name == executor {
 						return true
@@ -229,7 +230,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 			if err := l.Transfer(ctx, next.cfg.NodeID); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 10*time.Second, "the new leader's term", func() bool { return next.currentTerm() != nil })
+			testkit.Until(t, 10*time.Second, "the new leader's term", func() bool { return next.currentTerm() != nil })
 			in, err := next.Trigger(ctx, c, task, model.TriggerRequest{})
 			if err != nil {
 				t.Fatal(err)

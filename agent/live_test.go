@@ -12,6 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -65,7 +66,7 @@ func TestAgent_EventsOnFollower(t *testing.T) {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	events := readStream(resp)
-	waitFor(t, 5*time.Second, "the subscription", f.live.active)
+	testkit.Until(t, 5*time.Second, "the subscription", f.live.active)
 
 	c := api.Caller{Actor: "tester"}
 	if _, err := l.PutTask(ctx, c, eventTask("other"), api.PutOptions{}); err != nil {

@@ -3,7 +3,6 @@ package agent
 import (
 	"bufio"
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -84,7 +83,7 @@ func shellTask(name string, labels map[string]string, notify ...string) *model.T
 // waitState waits until an instance is in state on a.
 func waitState(t *testing.T, a *Agent, id, state string) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "instance "+id+" "+state, func() bool {
+	testkit.Until(t, 30*time.Second, "instance "+id+" "+state, func() bool {
 		in, err := a.GetInstance(context.Background(), id)
 		return err == nil && in.State == state
 	})
@@ -145,7 +144,7 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	}
 	waitState(t, l, in.ID, model.StateFailed)
 
-	waitFor(t, 20*time.Second, "a failed webhook notification to be counted", func() bool {
+	testkit.Until(t, 20*time.Second, "a failed webhook notification to be counted", func() bool {
 		m := series(gather(t, l), "ax_notifications_total", map[string]string{"channel_type": "webhook", "result": "failure"})
 		return m != nil && m.GetCounter().GetValue() >= 1 // the loop tries the transition again
 	})
@@ -215,7 +214,7 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	if _, err := l.DeleteTask(ctx, c, "b"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the paused and deleted tasks to leave the gauges", func() bool {
+	testkit.Until(t, 10*time.Second, "the paused and deleted tasks to leave the gauges", func() bool {
 		for _, a := range tc.agents {
 			fams := gather(t, a)
 			if series(fams, "ax_task_expected_interval_seconds", map[string]string{"task": "a"}) != nil ||
@@ -284,24 +283,11 @@ func TestAgent_LastSuccessAfterRestart(t *testing.T) {
 		t.Skip("in-process agent skipped in -short mode")
 	}
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftAddr := ln.Addr().String()
-	ln.Close()
+	raftAddr := testkit.FreeAddr(t)
 	start := func() *Agent {
-		a, err := New(Config{NodeID: "n1", DataDir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: raftAddr, Executor: true,
-			Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = a.Shutdown(ctx)
-		})
-		waitFor(t, 20*time.Second, "leadership", func() bool { return a.dispatcher() != nil })
+		a := newAgent(t, Config{NodeID: "n1", DataDir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: raftAddr, Executor: true,
+			Logger: testkit.Logger(t, "")})
+		testkit.Until(t, 20*time.Second, "leadership", func() bool { return a.dispatcher() != nil })
 		return a
 	}
 	ctx := context.Background()

@@ -1,18 +1,17 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -42,36 +41,18 @@ func TestEffectiveTimeout(t *testing.T) {
 	}
 }
 
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestAgent_DefaultTimeout: an attempt of a task without policy.timeout
 // is killed after the agent's -default-timeout (a hung script), a task
 // whose timeout is "none" is not, and the leader logs one line per
 // finished attempt.
 func TestAgent_DefaultTimeout(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testkit.Buffer{}
 	tc := startCluster(t, 1, func(c *Config) {
 		c.Executor, c.DefaultTimeout = true, time.Second
-		c.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: io.MultiWriter(testWriter{t}, logs)})
+		c.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: io.MultiWriter(testkit.LogWriter(t), logs)})
 	})
 	a := tc.leader()
-	waitFor(t, 20*time.Second, "protocol 4", func() bool { return a.fsm.Proto() >= 4 })
+	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return a.fsm.Proto() >= 4 })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := api.Caller{Actor: "tester"}
@@ -95,7 +76,7 @@ func TestAgent_DefaultTimeout(t *testing.T) {
 	}
 	final := func(name string) *model.Instance {
 		var in *model.Instance
-		waitFor(t, 30*time.Second, name+" finished", func() bool {
+		testkit.Until(t, 30*time.Second, name+" finished", func() bool {
 			in, _ = a.GetInstance(ctx, ids[name])
 			return in != nil && (in.State == model.StateFailed || in.State == model.StateSuccess)
 		})
@@ -108,7 +89,7 @@ func TestAgent_DefaultTimeout(t *testing.T) {
 	if in := final("free"); in.State != model.StateSuccess {
 		t.Fatalf("a task with timeout none: %s (%+v), want SUCCESS after 3s", in.State, in.AttemptList)
 	}
-	waitFor(t, 5*time.Second, "the attempt log lines", func() bool {
+	testkit.Until(t, 5*time.Second, "the attempt log lines", func() bool {
 		return strings.Count(logs.String(), "attempt finished") >= 2
 	})
 	for _, l := range strings.Split(logs.String(), "\n") {
@@ -128,7 +109,7 @@ func TestAgent_DefaultTimeout(t *testing.T) {
 func TestAgent_PolicyCycleRefused(t *testing.T) {
 	tc := startCluster(t, 1, nil)
 	a := tc.leader()
-	waitFor(t, 20*time.Second, "protocol 4", func() bool { return a.fsm.Proto() >= 4 })
+	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return a.fsm.Proto() >= 4 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := api.Caller{Actor: "tester"}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -15,7 +16,7 @@ import (
 // plan answers what a put would do without adding a log entry.
 func TestAgent_PutTaskKeepPausedAndPlan(t *testing.T) {
 	a := startAgent(t)
-	waitFor(t, 20*time.Second, "protocol 5", func() bool { return a.fsm.Proto() == fsm.ProtoVersion })
+	testkit.Until(t, 20*time.Second, "protocol 5", func() bool { return a.fsm.Proto() == fsm.ProtoVersion })
 	ctx := context.Background()
 	c := api.Caller{Actor: "tester"}
 	keep := api.PutOptions{KeepPaused: true}

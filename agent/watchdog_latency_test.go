@@ -11,6 +11,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -49,7 +50,7 @@ func TestWatchdog_NotifyLatency(t *testing.T) {
 	tc := startCluster(t, 1, func(c *Config) {
 		c.testNotifier, c.StuckAfter, c.WatchInterval = rec, stuck, time.Second
 	})
-	waitFor(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == fsm.ProtoVersion })
+	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == fsm.ProtoVersion })
 	l := tc.leader()
 	ctx := context.Background()
 	var lat []time.Duration
@@ -69,7 +70,7 @@ func TestWatchdog_NotifyLatency(t *testing.T) {
 		}
 		threshold := in.FiredAt.Add(stuck)
 		var at time.Time
-		waitFor(t, 20*time.Second, "the stuck_ready notification of "+name, func() bool {
+		testkit.Until(t, 20*time.Second, "the stuck_ready notification of "+name, func() bool {
 			var ok bool
 			at, ok = rec.when(model.RuleStuckReady + ":" + name)
 			return ok

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
@@ -47,15 +48,16 @@ func alertCluster(t *testing.T) (*testCluster, *wheel.FakeClock, *recordingNotif
 	tc := startCluster(t, 3, func(c *Config) {
 		c.Clock, c.testNotifier, c.NotifyInterval = clock, rec, 50*time.Millisecond
 	})
-	waitFor(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == fsm.ProtoVersion })
+	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == fsm.ProtoVersion })
 	return tc, clock, rec
 }
 
 // advanceUntil moves the fake clock a watchdog interval at a time until
-// cond holds.
+// cond holds. The pause after each step paces the fake clock (the agents
+// act on one step before the next), it waits for no condition.
 func advanceUntil(t *testing.T, clock *wheel.FakeClock, what string, cond func() bool) {
 	t.Helper()
-	waitFor(t, 20*time.Second, what, func() bool {
+	testkit.Until(t, 20*time.Second, what, func() bool {
 		clock.Advance(5 * time.Second)
 		time.Sleep(20 * time.Millisecond)
 		return cond()

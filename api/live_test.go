@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -152,18 +153,6 @@ func openStream(t *testing.T, ctx context.Context, srv *httptest.Server, path st
 	return resp, &sseReader{r: bufio.NewReader(resp.Body)}
 }
 
-// waitFor polls cond until it holds or 5 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func instanceEvent(id, task, state string, index uint64) model.LiveEvent {
 	return model.LiveEvent{Type: model.LiveTypeInstance, Instance: &model.LiveInstance{ID: id, Task: task, State: state, Attempt: 1, Executor: "w1", Index: index}}
 }
@@ -217,7 +206,7 @@ func TestServer_EventsStream(t *testing.T) {
 	// The client going away ends the handler, which closes its
 	// subscription.
 	cancel()
-	waitFor(t, "the subscription to close after the client left", sub.closed.Load)
+	testkit.Until(t, 5*time.Second, "the subscription to close after the client left", sub.closed.Load)
 }
 
 func TestServer_EventsKeepaliveAndShutdown(t *testing.T) {
@@ -226,7 +215,7 @@ func TestServer_EventsKeepaliveAndShutdown(t *testing.T) {
 		t.Errorf("got %+v, want a keepalive comment", ev)
 	}
 	close(fb.Stop) // the node shuts down
-	waitFor(t, "the subscription to close on shutdown", sub.closed.Load)
+	testkit.Until(t, 5*time.Second, "the subscription to close on shutdown", sub.closed.Load)
 	for {
 		if _, err := sr.r.ReadString('\n'); err != nil {
 			break // the stream ended
@@ -449,7 +438,7 @@ func TestServer_LogFollowEnds(t *testing.T) {
 		srv := liveServer(t, api.Config{}, fb, time.Hour)
 		ctx, cancel := context.WithCancel(context.Background())
 		openStream(t, ctx, srv, "/v1/instances/"+id+"/log?follow=true")
-		waitFor(t, "a few polls", func() bool { return len(fb.Calls()) >= 3 })
+		testkit.Until(t, 5*time.Second, "a few polls", func() bool { return len(fb.Calls()) >= 3 })
 		cancel()
 		time.Sleep(50 * time.Millisecond) // let a poll in flight land
 		n := len(fb.Calls())

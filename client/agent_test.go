@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -12,36 +11,16 @@ import (
 	"github.com/ax-scheduler/ax/agent"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
-
-// waitState polls instance id until it is in state want.
-func waitState(t *testing.T, c *client.Client, id, want string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		in, err := c.GetInstance(context.Background(), id, client.Consistent())
-		if err == nil && in.State == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instance %s: %+v, %v; want %s", id, in, err, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // TestClient_AgainstAnAgent runs the client against a real in-process
 // agent: every decision, the errors of bad input naming their field, and
 // failover from an address where nothing listens.
 func TestClient_AgainstAnAgent(t *testing.T) {
 	a := agenttest.Start(t, func(c *agent.Config) { c.Executor = true })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := testkit.FreeAddr(t)
 	c := client.New(client.Config{Addrs: []string{dead, a.HTTPAddr()}, Actor: "alice"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -61,7 +40,7 @@ func TestClient_AgainstAnAgent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, c, s.ID, state)
+		agenttest.WaitState(t, c, s.ID, 20*time.Second, state)
 		return s.ID
 	}
 

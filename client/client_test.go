@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -53,7 +54,7 @@ func TestClient_RetriesKeepIdempotencyKey(t *testing.T) {
 // TestClient_NotSent: a server that refuses the connection is a failure
 // to send (ErrNotSent), still an unavailable *model.Error.
 func TestClient_NotSent(t *testing.T) {
-	addr := closedAddr(t)
+	addr := testkit.FreeAddr(t)
 	c := New(Config{Addrs: []string{addr}, Once: true})
 	_, err := c.Trigger(context.Background(), "job", model.TriggerRequest{})
 	var me *model.Error
@@ -145,7 +146,7 @@ func TestClient_UnrepeatableNotRetried(t *testing.T) {
 	if n := tries.Load(); n != 1 {
 		t.Fatalf("transfer sent %d times, want once", n)
 	}
-	closed := closedAddr(t)
+	closed := testkit.FreeAddr(t)
 	var ok atomic.Int32
 	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ok.Add(1) }))
 	defer good.Close()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -114,7 +114,7 @@ func TestClient_FailsOverAcrossAddresses(t *testing.T) {
 				keys = append(keys, r.Header.Get(HeaderIdempotencyKey))
 				*n++
 			}
-			first := closedAddr(t)
+			first := testkit.FreeAddr(t)
 			if tt.first != nil {
 				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					record(r, &firstTries)
@@ -220,16 +220,4 @@ func TestClient_Decide(t *testing.T) {
 			}
 		})
 	}
-}
-
-// closedAddr returns a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -22,7 +23,7 @@ import (
 // without going round again.
 func TestClient_FailFast(t *testing.T) {
 	ctx := context.Background()
-	a, b := closedAddr(t), closedAddr(t)
+	a, b := testkit.FreeAddr(t), testkit.FreeAddr(t)
 
 	start := time.Now()
 	_, err := New(Config{Addrs: []string{a}, FailFast: true}).ListTasks(ctx, model.TaskFilter{})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -175,18 +176,6 @@ func (m *machine) of(t fsm.CommandType) []*fsm.Command {
 	return ofType(m.cmds, t)
 }
 
-// eventually waits up to 5 s for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // leased decodes a lease command.
 func leased(t *testing.T, c *fsm.Command) fsm.Lease {
 	t.Helper()
@@ -263,7 +252,7 @@ func TestDispatcher_PollWakesOnReady(t *testing.T) {
 		resp, err := m.d.Poll(context.Background(), model.PollRequest{Executor: "e1", Free: 1, WaitMs: 20_000})
 		done <- answer{resp, err}
 	}()
-	eventually(t, "the poll to park", func() bool {
+	testkit.Until(t, 5*time.Second, "the poll to park", func() bool {
 		m.d.mu.Lock()
 		defer m.d.mu.Unlock()
 		return m.d.waiting > 0
@@ -529,7 +518,7 @@ func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
 		t.Fatalf("poll: %+v, %v; want the loaded READY instance", resp, err)
 	}
 	var l lease
-	eventually(t, "the running attempt's lease", func() bool {
+	testkit.Until(t, 5*time.Second, "the running attempt's lease", func() bool {
 		m.d.mu.Lock()
 		defer m.d.mu.Unlock()
 		l = m.d.leases[2]

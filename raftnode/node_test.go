@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -42,7 +42,7 @@ func startCluster(t *testing.T, n int) []*testNode {
 		}
 		node, err := New(Config{
 			ID: id, RaftAddr: id, DataDir: dir, Bootstrap: i == 0, FSM: f, Transport: tr,
-			Logger:           hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Warn, Output: testWriter{t}}),
+			Logger:           testkit.Logger(t, id),
 			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond,
 		})
 		if err != nil {
@@ -52,7 +52,7 @@ func startCluster(t *testing.T, n int) []*testNode {
 		t.Cleanup(func() { tn.Close(); f.Close() })
 		nodes = append(nodes, tn)
 		if i == 0 {
-			waitFor(t, 5*time.Second, func() error {
+			testkit.Eventually(t, 5*time.Second, func() error {
 				if !node.IsLeader() {
 					return errors.New("n1 not leader yet")
 				}
@@ -70,29 +70,10 @@ func startCluster(t *testing.T, n int) []*testNode {
 	return nodes
 }
 
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
-
-func waitFor(t *testing.T, within time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", within, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func leaderOf(t *testing.T, nodes []*testNode) *testNode {
 	t.Helper()
 	var leader *testNode
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		for _, n := range nodes {
 			if n.State() != "shutdown" && n.IsLeader() {
 				leader = n
@@ -131,7 +112,7 @@ func TestNode_ReplicatesAndFailsOver(t *testing.T) {
 		}
 	}
 	for _, n := range nodes {
-		waitFor(t, 5*time.Second, func() error {
+		testkit.Eventually(t, 5*time.Second, func() error {
 			if got := n.fsm.CountTasks(); got != 20 {
 				return fmt.Errorf("%s has %d tasks, want 20", n.ID(), got)
 			}
@@ -159,7 +140,7 @@ func TestNode_ReplicatesAndFailsOver(t *testing.T) {
 		t.Fatalf("apply on new leader: %v", err)
 	}
 	for _, n := range rest {
-		waitFor(t, 5*time.Second, func() error {
+		testkit.Eventually(t, 5*time.Second, func() error {
 			if got := n.fsm.CountTasks(); got != 21 {
 				return fmt.Errorf("%s has %d tasks, want 21", n.ID(), got)
 			}
@@ -192,14 +173,14 @@ func TestNode_LeadershipChangesAndTransfer(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no leadership change notification")
 	}
-	waitFor(t, 5*time.Second, func() error {
+	testkit.Eventually(t, 5*time.Second, func() error {
 		if !target.IsLeader() {
 			return errors.New("target not leader")
 		}
 		return nil
 	})
 	if id, _ := leader.Leader(); id != target.ID() {
-		waitFor(t, 5*time.Second, func() error {
+		testkit.Eventually(t, 5*time.Second, func() error {
 			if id, _ := leader.Leader(); id != target.ID() {
 				return fmt.Errorf("old leader sees %q", id)
 			}

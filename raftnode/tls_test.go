@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
@@ -33,33 +33,14 @@ func forgeRPC(t *testing.T, rpcType byte, req any) []byte {
 	return buf.Bytes()
 }
 
-// syncBuffer is a log sink safe for the transport's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // freeAddr returns a loopback address that was free a moment ago.
 func freeAddr(t *testing.T) *net.TCPAddr {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := net.ResolveTCPAddr("tcp", testkit.FreeAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr)
+	return addr
 }
 
 // serve answers every RPC a transport receives with a granted vote and
@@ -122,7 +103,7 @@ func TestTLSTransport_RefusesStrangers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs syncBuffer
+	var logs testkit.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
 	h1, h2, stranger := holder(t, dir, "n1"), holder(t, dir, "n2"), holder(t, otherDir, "n2")
 	t1 := tlsTransport(t, h1, log)

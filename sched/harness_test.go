@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
@@ -127,15 +128,10 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-type logWriter struct{ t *testing.T }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
-}
-
+// testLogger logs everything, without times (the clock is fake), to
+// the test's log.
 func testLogger(t *testing.T) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: logWriter{t}, DisableTime: true})
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testkit.LogWriter(t), DisableTime: true})
 }
 
 // apply stamps c with the fake clock's time and node n1, as a leader

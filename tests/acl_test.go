@@ -12,6 +12,8 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/worker"
@@ -80,7 +82,7 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 	}
 	// Every member speaks this version's protocol, so the leader raises
 	// the cluster's.
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		st, err := follower.Client().Cluster(ctx)
 		if err == nil && st.Protocol != fsm.ProtoVersion {
 			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, fsm.ProtoVersion)
@@ -97,7 +99,7 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 	}
 	for _, n := range c.Nodes {
 		// Each node closes once it has applied the bootstrap.
-		waitFor(t, 10*time.Second, func() error {
+		testkit.Eventually(t, 10*time.Second, func() error {
 			_, err := tokenClient(c, "", n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
 			if !errors.Is(err, model.ErrUnauthorized) {
 				return fmt.Errorf("no token on %s: got %v, want unauthorized", n.ID, err)
@@ -148,14 +150,14 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range c.Nodes {
-		waitFor(t, 10*time.Second, func() error {
+		testkit.Eventually(t, 10*time.Second, func() error {
 			_, err := tokenClient(c, reader, n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
 			if !errors.Is(err, model.ErrUnauthorized) {
 				return fmt.Errorf("revoked token on %s: got %v, want unauthorized", n.ID, err)
 			}
 			return nil
 		})
-		waitFor(t, 10*time.Second, func() error {
+		testkit.Eventually(t, 10*time.Second, func() error {
 			_, err := tokenClient(c, shortLived, n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
 			if err == nil || !strings.Contains(err.Error(), "expired") {
 				return fmt.Errorf("expired token on %s: got %v", n.ID, err)
@@ -179,7 +181,7 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 // TestACL_ExecutorTokens: an executor token runs only as its executor with
 // its labels, and cannot report on another executor's attempt.
 func TestACL_ExecutorTokens(t *testing.T) {
-	c := startCluster(t, 1, "-lease", "3s")
+	c := startCluster(t, 1, withArgs("-lease", "3s"))
 	ctx := ctxT(t, 60*time.Second)
 	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
 	if err != nil {
@@ -205,13 +207,13 @@ func TestACL_ExecutorTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, adm, task.Name)
-	waitState(t, adm, id, 15*time.Second, model.StateRunning)
+	agenttest.WaitState(t, adm, id, 15*time.Second, model.StateRunning)
 	// w2 reports the end of w1's attempt, as itself or as w1.
 	_, err = worker.NewProtocol(tokenClient(c, w2)).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w2", Success: true})
 	wantCode(t, "w2 completes w1's attempt", err, model.CodeForbidden)
 	_, err = worker.NewProtocol(tokenClient(c, w2)).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w1", Success: true})
 	wantCode(t, "w2 completes as w1", err, model.CodeForbidden)
-	in := waitState(t, adm, id, 20*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, adm, id, 20*time.Second, model.StateSuccess)
 	if in.Executor != "w1" {
 		t.Errorf("ran on %q, want w1", in.Executor)
 	}
@@ -222,7 +224,7 @@ func TestACL_ExecutorTokens(t *testing.T) {
 // principal to its role; a request without a token is refused once ACLs
 // are bootstrapped, client certificate or not.
 func TestACL_OverTLS(t *testing.T) {
-	c := startClusterCfg(t, localcluster.Config{Nodes: 3, TLSDir: t.TempDir()})
+	c := startCluster(t, 3, withTLS(t.TempDir()))
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx, 15*time.Second)
 	if err != nil {
@@ -242,7 +244,7 @@ func TestACL_OverTLS(t *testing.T) {
 	adm := tokenClient(c, boot.Secret, follower.HTTPAddr)
 	writer := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
 	reader := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		_, err := tokenClient(c, "", follower.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
 		if !errors.Is(err, model.ErrUnauthorized) {
 			return fmt.Errorf("client certificate without a token after the bootstrap: got %v, want unauthorized", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/notify"
 )
@@ -74,7 +75,7 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := ctxT(t, 3*time.Minute)
 	cl := c.Client()
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		st, err := cl.Cluster(ctx)
 		if err == nil && st.Protocol != fsm.ProtoVersion {
 			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, fsm.ProtoVersion)
@@ -105,14 +106,14 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 		}
 	}
 	const loud, quiet = model.RuleInstanceFailed + ":loud", model.RuleInstanceFailed + ":quiet"
-	waitFor(t, 60*time.Second, func() error {
+	testkit.Eventually(t, 60*time.Second, func() error {
 		if n := hook.count(loud, model.AlertFiring); n != 1 {
 			return fmt.Errorf("%d firing notifications of %s", n, loud)
 		}
 		return nil
 	})
 	var alerts map[string]model.Alert
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		l, err := cl.ListAlerts(ctx, model.AlertQuery{State: model.AlertFiring})
 		if err != nil {
 			return err
@@ -137,7 +138,7 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 		t.Errorf("ax alert list:\n%s\n%v", out, err)
 	}
 	// Once the leader has recorded the notification as sent, kill it.
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		var o model.Overview
 		if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/overview?consistent=true"}, &o); err != nil {
 			return err
@@ -152,7 +153,7 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	leader.Kill()
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		l, err := c.Leader(ctx, 5*time.Second)
 		if err == nil && l == leader {
 			err = fmt.Errorf("still the old leader")
@@ -166,7 +167,7 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 	if _, err := cl.Trigger(ctx, "marker", model.TriggerRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, func() error {
+	testkit.Eventually(t, 60*time.Second, func() error {
 		if n := hook.count(model.RuleInstanceFailed+":marker", model.AlertFiring); n != 1 {
 			return fmt.Errorf("%d notifications of the marker's failure", n)
 		}
@@ -191,7 +192,7 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 // the last 20 lines of output, a suggestion, the console link); once the
 // task succeeds again the alert resolves and the channel is told.
 func TestAlerts_ChannelFailureReport(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "3s")
+	c := startCluster(t, 3, withArgs("-lease", "3s"))
 	ctx := ctxT(t, 3*time.Minute)
 	cl := c.Client()
 	if _, err := c.StartExecutor("w1"); err != nil {
@@ -222,7 +223,7 @@ func TestAlerts_ChannelFailureReport(t *testing.T) {
 		}
 		return append([]model.Notification(nil), got...)
 	}
-	waitFor(t, 30*time.Second, func() error { // channels need protocol 4
+	testkit.Eventually(t, 30*time.Second, func() error { // channels need protocol 4
 		return cl.Do(ctx, client.Request{Method: http.MethodPut, Path: "/v1/channels/ops",
 			Body: model.Channel{Type: model.ChannelWebhook, URL: srv.URL, Secret: "s3cret"}}, nil)
 	})
@@ -240,7 +241,7 @@ func TestAlerts_ChannelFailureReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, func() error {
+	testkit.Eventually(t, 60*time.Second, func() error {
 		if len(notes()) == 0 {
 			return fmt.Errorf("no notification yet")
 		}
@@ -263,7 +264,7 @@ func TestAlerts_ChannelFailureReport(t *testing.T) {
 	if _, err := cl.Trigger(ctx, "nightly", model.TriggerRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, func() error {
+	testkit.Eventually(t, 60*time.Second, func() error {
 		ns := notes()
 		if last := ns[len(ns)-1]; last.Event != model.AlertResolved || last.Alert.ID != model.RuleInstanceFailed+":nightly" {
 			return fmt.Errorf("%d notifications, the last %s %s", len(ns), last.Event, last.Alert.ID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -91,7 +92,7 @@ func TestApply_GitOps(t *testing.T) {
 	addr := c.Addrs()[0]
 	// The created/keep-paused rules are protocol 5's: wait until the
 	// leader has raised the cluster to it.
-	waitFor(t, 15*time.Second, func() error {
+	testkit.Eventually(t, 15*time.Second, func() error {
 		st, err := cl.Cluster(ctx)
 		if err == nil && st.Protocol != fsm.ProtoVersion {
 			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, fsm.ProtoVersion)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -37,7 +38,7 @@ func TestCluster_BadInputWritesNothing(t *testing.T) {
 		}
 		return h.AppliedIndex
 	}
-	waitFor(t, 5*time.Second, func() error { return nil })
+	testkit.Eventually(t, 5*time.Second, func() error { return nil })
 	before := applied()
 
 	good := `"trigger":{"type":"cron","expression":"* * * * *"},"action":{"type":"shell","command":"true"}`

@@ -12,7 +12,7 @@ import (
 // file: its raw HTTP generator, its Go client and its health probes all
 // authenticate, and it prints its figures.
 func TestBench_SubmitWithTokenFile(t *testing.T) {
-	c := startClusterToken(t, 1, "s3cret")
+	c := startCluster(t, 1, withToken("s3cret"))
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -194,7 +195,7 @@ func TestCLI_Unreachable(t *testing.T) {
 // TestCLI_Agent runs the read commands, -wait, -w, status and completion
 // against a real single-node agent with its embedded executor.
 func TestCLI_Agent(t *testing.T) {
-	c := startCluster(t, 1, "-executor", "true")
+	c := startCluster(t, 1, withArgs("-executor", "true"))
 	ctx := ctxT(t, 120*time.Second)
 	cl := c.Client()
 	env := []string{"AX_ADDR=" + c.Nodes[0].HTTPAddr}
@@ -304,9 +305,9 @@ func TestCLI_Agent(t *testing.T) {
 			return nil
 		}
 	}
-	waitFor(t, 10*time.Second, shown(okID))
+	testkit.Eventually(t, 10*time.Second, shown(okID))
 	id := strings.Fields(ax(0, "trigger", "ok").stdout)[0]
-	waitFor(t, 10*time.Second, shown(id))
+	testkit.Eventually(t, 10*time.Second, shown(id))
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func TestCLI_WaitThroughLeaderChangeAndNoQuorum(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error { // running on the executor
+	testkit.Eventually(t, 10*time.Second, func() error { // running on the executor
 		l, err := c.Client().ListInstances(ctx, model.InstanceFilter{Task: "slow", State: model.StateRunning})
 		if err != nil || len(l.Instances) == 0 {
 			return fmt.Errorf("not running yet (%v)", err)

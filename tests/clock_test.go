@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -69,7 +70,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 	if offset > 0 {
 		env = "AX_FAULT_CLOCK_OFFSET=+" + offset.String()
 	}
-	c := startClusterCfg(t, localcluster.Config{Nodes: 3, Binary: faultsBinary(t), NodeEnv: map[string][]string{"n2": {env}}})
+	c := startCluster(t, 3, withBinary(faultsBinary(t)), withNodeEnv("n2", env))
 	ctx := ctxT(t, 4*time.Minute)
 	skewed := c.Nodes[1]
 
@@ -93,7 +94,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 		}
 	}
 	t.Logf("every node names n2 %s off %s after the cluster started", offset, time.Since(start).Round(time.Millisecond))
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		return logHas(c.Nodes[0].LogPath, "clock skew: a member's clock is off from the cluster's", "member=n2", "offset=")
 	})
 
@@ -121,7 +122,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 		t.Fatal(err)
 	}
 	delayed := watchFires(ctx, cl, "later")
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		if n := rec.count(); n < 3 {
 			return fmt.Errorf("%d fires", n)
 		}
@@ -135,7 +136,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 	transferred := time.Now()
 	notSkewedLeader(ctx, t, c, skewed, 5*time.Second)
 	t.Logf("leader again a node with a good clock %s after the transfer to n2", time.Since(transferred).Round(time.Millisecond))
-	waitFor(t, 5*time.Second, func() error {
+	testkit.Eventually(t, 5*time.Second, func() error {
 		if got := metric(ctx, t, skewed, "ax_clock_skew_transfers_total"); got < 1 {
 			return fmt.Errorf("n2: ax_clock_skew_transfers_total = %v, want at least 1", got)
 		}
@@ -179,7 +180,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 
 	// Firing went on: let it run a little, then check every fire time.
 	resumed := time.Now()
-	waitFor(t, 15*time.Second, func() error {
+	testkit.Eventually(t, 15*time.Second, func() error {
 		if last := rec.last(); last.Before(resumed.Add(3 * time.Second)) {
 			return fmt.Errorf("last fire time %s", last.Format(model.TimeLayout))
 		}
@@ -189,7 +190,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 		t.Fatal(err)
 	}
 	rec.stop()
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		if n := delayed.count(); n != len(subs) {
 			return fmt.Errorf("%d of %d delayed instances fired", n, len(subs))
 		}
@@ -248,7 +249,7 @@ func near(got, want time.Duration) bool {
 // not skewed, within.
 func notSkewedLeader(ctx context.Context, t *testing.T, c *localcluster.Cluster, skewed *localcluster.Node, within time.Duration) {
 	t.Helper()
-	waitFor(t, within, func() error {
+	testkit.Eventually(t, within, func() error {
 		l, err := c.Leader(ctx, time.Second)
 		if err != nil {
 			return err

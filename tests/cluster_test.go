@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -24,7 +25,7 @@ func TestCluster_ThreeNodesJoin(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	// Followers apply the membership records shortly after the leader.
 	for _, n := range c.Nodes {
-		waitFor(t, 5*time.Second, func() error {
+		testkit.Eventually(t, 5*time.Second, func() error {
 			st, err := n.Client().Cluster(ctx)
 			if err != nil {
 				return err
@@ -167,12 +168,12 @@ func TestCluster_KillLeader(t *testing.T) {
 	wg.Wait()
 	for _, addr := range survivors {
 		cl := client.New(client.Config{Addrs: []string{addr}})
-		waitFor(t, 10*time.Second, func() error { return hasAll(ctx, cl, acked) })
+		testkit.Eventually(t, 10*time.Second, func() error { return hasAll(ctx, cl, acked) })
 	}
 	if err := leader.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, func() error { return hasAll(ctx, leader.Client(), acked) })
+	testkit.Eventually(t, 30*time.Second, func() error { return hasAll(ctx, leader.Client(), acked) })
 	t.Logf("%d acknowledged writes, all present on every node", len(acked))
 }
 
@@ -204,7 +205,7 @@ func TestCluster_FullRestartKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range c.Nodes {
-		waitFor(t, 20*time.Second, func() error { return hasAll(ctx, n.Client(), want) })
+		testkit.Eventually(t, 20*time.Second, func() error { return hasAll(ctx, n.Client(), want) })
 	}
 	got, err := cl.GetTask(ctx, "keep-3", client.Consistent())
 	if err != nil || !got.Paused || got.Version != 2 {
@@ -217,7 +218,7 @@ func TestCluster_FullRestartKeepsEverything(t *testing.T) {
 }
 
 func TestCluster_NewNodeReceivesSnapshot(t *testing.T) {
-	c := startCluster(t, 3, "-snapshot-threshold", "64", "-trailing-logs", "16", "-snapshot-interval", "200ms")
+	c := startCluster(t, 3, withArgs("-snapshot-threshold", "64", "-trailing-logs", "16", "-snapshot-interval", "200ms"))
 	ctx := ctxT(t, 90*time.Second)
 	cl := c.Client()
 	want := map[string]bool{}
@@ -232,7 +233,7 @@ func TestCluster_NewNodeReceivesSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, func() error {
+	testkit.Eventually(t, 20*time.Second, func() error {
 		snaps, _ := filepath.Glob(filepath.Join(leader.DataDir, "raft", "snapshots", "*", "meta.json"))
 		if len(snaps) == 0 {
 			return errors.New("leader has no snapshot yet")
@@ -243,7 +244,7 @@ func TestCluster_NewNodeReceivesSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, func() error { return hasAll(ctx, n4.Client(), want) })
+	testkit.Eventually(t, 30*time.Second, func() error { return hasAll(ctx, n4.Client(), want) })
 	// The leader's log was truncated, so the state must have come by a
 	// snapshot install, which the state machine logs when it restores.
 	logText, _ := os.ReadFile(n4.LogPath)
@@ -277,7 +278,7 @@ func TestCluster_SIGTERMOnLeaderTransfersLeadership(t *testing.T) {
 }
 
 func TestCluster_TokenRequired(t *testing.T) {
-	c := startClusterToken(t, 3, "s3cret")
+	c := startCluster(t, 3, withToken("s3cret"))
 	ctx := ctxT(t, 30*time.Second)
 	anon := client.New(client.Config{Addrs: c.Addrs(), RetryFor: time.Second})
 	if _, err := anon.PutTask(ctx, eventTask("x")); !errors.Is(err, model.ErrUnauthorized) {
@@ -327,7 +328,7 @@ func TestCluster_NoQuorumAnswers503(t *testing.T) {
 // snapshot had (tasks, a pending delayed instance), accepts writes, and
 // grows by joining nodes.
 func TestCluster_RestoreFromSnapshot(t *testing.T) {
-	c := startCluster(t, 3, "-snapshot-threshold", "64", "-trailing-logs", "16", "-snapshot-interval", "200ms")
+	c := startCluster(t, 3, withArgs("-snapshot-threshold", "64", "-trailing-logs", "16", "-snapshot-interval", "200ms"))
 	ctx := ctxT(t, 120*time.Second)
 	cl := c.Client()
 	want := map[string]bool{}
@@ -382,7 +383,7 @@ func TestCluster_RestoreFromSnapshot(t *testing.T) {
 	}
 	c.Close()
 
-	r := startClusterCfg(t, localcluster.Config{Nodes: 1, FirstArgs: []string{"-restore", backup}})
+	r := startCluster(t, 1, withFirstArgs("-restore", backup))
 	rcl := r.Client()
 	if err := hasAll(ctx, rcl, want); err != nil {
 		t.Fatalf("restored cluster: %v", err)
@@ -399,7 +400,7 @@ func TestCluster_RestoreFromSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, func() error { return hasAll(ctx, n2.Client(), want) })
+	testkit.Eventually(t, 30*time.Second, func() error { return hasAll(ctx, n2.Client(), want) })
 
 	// A data dir that already holds a state refuses a restore.
 	r.Nodes[0].Stop()

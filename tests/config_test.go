@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -98,7 +99,7 @@ log_level  = "debug"
 	ctx := ctxT(t, 60*time.Second)
 	c := client.New(client.Config{Addrs: []string{httpAddr}, Token: token, RetryFor: time.Second})
 	var st *model.ClusterStatus
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		st, err = c.Cluster(ctx)
 		if err != nil {
 			return err

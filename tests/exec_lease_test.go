@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/worker"
@@ -109,7 +111,7 @@ func ledgerTimes(path string) map[string]time.Time {
 // its lease, before the cluster hands the instance to another executor:
 // the two attempts never overlap.
 func TestExec_CutOffExecutorStopsItsAttempt(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	cl := c.Client()
 	ctx := ctxT(t, 90*time.Second)
 	ledger := filepath.Join(t.TempDir(), "ledger")
@@ -134,11 +136,11 @@ fi`
 		t.Fatal(err)
 	}
 	id := trigger(t, cl, "fenced")
-	in := waitState(t, cl, id, 20*time.Second, model.StateRunning)
+	in := agenttest.WaitState(t, cl, id, 20*time.Second, model.StateRunning)
 	if in.Executor != "cut-off" {
 		t.Fatalf("running on %q", in.Executor)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		if _, ok := ledgerTimes(ledger)["start 1"]; !ok {
 			return fmt.Errorf("attempt 1 has not started")
 		}
@@ -150,7 +152,7 @@ fi`
 	for _, p := range proxies {
 		p.Cut()
 	}
-	in = waitState(t, cl, id, 40*time.Second, model.StateSuccess)
+	in = agenttest.WaitState(t, cl, id, 40*time.Second, model.StateSuccess)
 	if in.Attempts != 2 || in.AttemptList[1].Executor != "other" {
 		t.Fatalf("attempts %+v, want attempt 1 on cut-off lost, attempt 2 on other", in.AttemptList)
 	}
@@ -169,7 +171,7 @@ fi`
 // server stops answering (SIGSTOP) renews its leases through the others
 // within the lease: its attempt runs once, to the end.
 func TestExec_HeartbeatsFailOverFromFrozenNode(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	cl := c.Client()
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx, 10*time.Second)
@@ -193,12 +195,12 @@ func TestExec_HeartbeatsFailOverFromFrozenNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, cl, "steady")
-	waitState(t, cl, id, 20*time.Second, model.StateRunning)
+	agenttest.WaitState(t, cl, id, 20*time.Second, model.StateRunning)
 	if err := frozen.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = frozen.Signal(syscall.SIGCONT) })
-	in := waitState(t, client.New(client.Config{Addrs: without(c.Addrs(), frozen.HTTPAddr)}), id, 30*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, client.New(client.Config{Addrs: without(c.Addrs(), frozen.HTTPAddr)}), id, 30*time.Second, model.StateSuccess)
 	if in.Attempts != 1 {
 		t.Fatalf("attempts %+v, want the one attempt, renewed through the other nodes", in.AttemptList)
 	}
@@ -218,7 +220,7 @@ func without(addrs []string, drop string) []string {
 // leader answers the executor protocol 503 at once (within lease/8), so
 // an executor tries its next server instead of waiting.
 func TestExec_LeaderlessNodeAnswersExecutorsAtOnce(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx, 10*time.Second)
 	if err != nil {
@@ -270,7 +272,7 @@ func procGone(pid int) bool {
 // its running attempt's processes are gone within seconds (its reaper
 // stops them).
 func TestExec_KilledExecutorTakesItsProcesses(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	cl := c.Client()
 	ctx := ctxT(t, 60*time.Second)
 	pidfile := filepath.Join(t.TempDir(), "pid")
@@ -283,7 +285,7 @@ func TestExec_KilledExecutorTakesItsProcesses(t *testing.T) {
 	}
 	trigger(t, cl, "orphan")
 	var pid int
-	waitFor(t, 20*time.Second, func() error {
+	testkit.Eventually(t, 20*time.Second, func() error {
 		b, err := os.ReadFile(pidfile)
 		if err == nil {
 			pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
@@ -295,7 +297,7 @@ func TestExec_KilledExecutorTakesItsProcesses(t *testing.T) {
 	}
 	e.Kill()
 	start := time.Now()
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		if !procGone(pid) {
 			return fmt.Errorf("sleep %d still runs %s after its executor was killed", pid, time.Since(start))
 		}
@@ -308,7 +310,7 @@ func TestExec_KilledExecutorTakesItsProcesses(t *testing.T) {
 // new work, let a short attempt finish, stop a long one after
 // -shutdown-grace (reported, retryable), and exit.
 func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	cl := c.Client()
 	ctx := ctxT(t, 60*time.Second)
 	for _, task := range []*model.Task{
@@ -324,19 +326,19 @@ func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := trigger(t, cl, "long")
-	waitState(t, cl, long, 20*time.Second, model.StateRunning)
+	agenttest.WaitState(t, cl, long, 20*time.Second, model.StateRunning)
 	short := trigger(t, cl, "short")
-	waitState(t, cl, short, 20*time.Second, model.StateRunning)
+	agenttest.WaitState(t, cl, short, 20*time.Second, model.StateRunning)
 	start := time.Now()
 	e.Stop() // SIGTERM, waits for the exit
 	took := time.Since(start)
 	if took > 2*time.Second+10*time.Second {
 		t.Fatalf("executor took %s to exit after SIGTERM, want at most grace + 10s", took)
 	}
-	if in := waitState(t, cl, short, 10*time.Second, model.StateSuccess); in.Attempts != 1 {
+	if in := agenttest.WaitState(t, cl, short, 10*time.Second, model.StateSuccess); in.Attempts != 1 {
 		t.Fatalf("short: %+v, want it finished within the grace", in.AttemptList)
 	}
-	in := waitState(t, cl, long, 10*time.Second, model.StateRetrying)
+	in := agenttest.WaitState(t, cl, long, 10*time.Second, model.StateRetrying)
 	a := in.AttemptList[0]
 	if a.Outcome != model.OutcomeCanceled || !strings.Contains(a.Error, "stopped: executor shutting down") {
 		t.Fatalf("long: attempt %+v, want canceled by the shutdown", a)
@@ -348,7 +350,7 @@ func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
 // instances; a shell task nobody can run waits READY with an event
 // saying why (never FAILED), and runs once a shell executor comes.
 func TestExec_CapabilitiesRouteWork(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	cl := c.Client()
 	ctx := ctxT(t, 90*time.Second)
 	for _, task := range []*model.Task{
@@ -370,10 +372,10 @@ func TestExec_CapabilitiesRouteWork(t *testing.T) {
 	t.Cleanup(func() { stop(); <-wdone })
 
 	hello := trigger(t, cl, "hello")
-	if in := waitState(t, cl, trigger(t, cl, "greet"), 20*time.Second, model.StateSuccess); in.Executor != "sdk-only" {
+	if in := agenttest.WaitState(t, cl, trigger(t, cl, "greet"), 20*time.Second, model.StateSuccess); in.Executor != "sdk-only" {
 		t.Fatalf("greet ran on %q", in.Executor)
 	}
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		in, err := cl.GetInstance(ctx, hello, client.Consistent())
 		if err != nil {
 			return err
@@ -391,7 +393,7 @@ func TestExec_CapabilitiesRouteWork(t *testing.T) {
 	if _, err := c.StartExecutor("shell-box", "-http=false"); err != nil {
 		t.Fatal(err)
 	}
-	in := waitState(t, cl, hello, 20*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, cl, hello, 20*time.Second, model.StateSuccess)
 	n := 0
 	for _, e := range in.Events {
 		if e.Type == "no_executor" {

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -28,7 +30,7 @@ import (
 // `ax executor` processes.
 func execCluster(t *testing.T) (*localcluster.Cluster, []*localcluster.Node) {
 	t.Helper()
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	var execs []*localcluster.Node
 	for _, name := range []string{"exec-a", "exec-b"} {
 		e, err := c.StartExecutor(name, "-capacity", "8", "-log-level", "debug")
@@ -43,26 +45,6 @@ func execCluster(t *testing.T) (*localcluster.Cluster, []*localcluster.Node) {
 func shellTask(name, command string, p model.Policy) *model.Task {
 	return &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerEvent},
 		Action: model.Action{Type: model.ActionShell, Command: command}, Policy: p}
-}
-
-// waitState waits until the instance is in one of the states.
-func waitState(t *testing.T, cl *client.Client, id string, within time.Duration, states ...string) *model.Instance {
-	t.Helper()
-	var in *model.Instance
-	waitFor(t, within, func() error {
-		var err error
-		in, err = cl.GetInstance(context.Background(), id, client.Consistent())
-		if err != nil {
-			return err
-		}
-		for _, s := range states {
-			if in.State == s {
-				return nil
-			}
-		}
-		return fmt.Errorf("instance %s is %s (%s), want %v", id, in.State, in.LastError, states)
-	})
-	return in
 }
 
 func trigger(t *testing.T, cl *client.Client, task string) string {
@@ -87,7 +69,7 @@ func TestExec_TriggersRunExactlyOnce(t *testing.T) {
 		ids = append(ids, trigger(t, cl, "ledger"))
 	}
 	for _, id := range ids {
-		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+		agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
 	}
 	data, _ := os.ReadFile(ledger)
 	lines := strings.Fields(string(data))
@@ -110,7 +92,7 @@ func TestExec_RetriesThenFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, cl, "exit3")
-	in := waitState(t, cl, id, 30*time.Second, model.StateFailed)
+	in := agenttest.WaitState(t, cl, id, 30*time.Second, model.StateFailed)
 	if in.Attempts != 3 || len(in.AttemptList) != 3 {
 		t.Fatalf("got %d attempts, want 3", in.Attempts)
 	}
@@ -135,7 +117,7 @@ func TestExec_TimeoutKillsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, cl, "slow")
-	in := waitState(t, cl, id, 30*time.Second, model.StateFailed)
+	in := agenttest.WaitState(t, cl, id, 30*time.Second, model.StateFailed)
 	if in.AttemptList[0].Outcome != model.OutcomeTimeout {
 		t.Fatalf("outcome %q, want timeout", in.AttemptList[0].Outcome)
 	}
@@ -144,7 +126,7 @@ func TestExec_TimeoutKillsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		if err := syscall.Kill(pid, 0); err == nil {
 			return fmt.Errorf("background child %d still alive", pid)
 		}
@@ -160,7 +142,7 @@ func TestExec_ExecutorKilledMidRunIsRetriedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, cl, "long")
-	in := waitState(t, cl, id, 20*time.Second, model.StateRunning)
+	in := agenttest.WaitState(t, cl, id, 20*time.Second, model.StateRunning)
 	var victim *localcluster.Node
 	for _, e := range execs {
 		if e.ID == in.Executor {
@@ -171,7 +153,7 @@ func TestExec_ExecutorKilledMidRunIsRetriedElsewhere(t *testing.T) {
 		t.Fatalf("running on unknown executor %q", in.Executor)
 	}
 	victim.Kill()
-	in = waitState(t, cl, id, 40*time.Second, model.StateSuccess)
+	in = agenttest.WaitState(t, cl, id, 40*time.Second, model.StateSuccess)
 	if in.Attempts != 2 || in.AttemptList[0].Outcome != model.OutcomeLost || in.AttemptList[1].Executor == victim.ID {
 		t.Fatalf("attempts %+v, want a lost attempt on %s then a success elsewhere", in.AttemptList, victim.ID)
 	}
@@ -192,13 +174,13 @@ func TestExec_LeaderKilledMidRunRecordsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, cl, "through-failover")
-	waitState(t, cl, id, 20*time.Second, model.StateRunning)
+	agenttest.WaitState(t, cl, id, 20*time.Second, model.StateRunning)
 	leader, err := c.Leader(context.Background(), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leader.Kill()
-	in := waitState(t, cl, id, 40*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, cl, id, 40*time.Second, model.StateSuccess)
 	if in.Attempts != 1 || len(in.AttemptList) != 1 || in.AttemptList[0].Outcome != model.OutcomeSuccess {
 		t.Fatalf("attempts %+v, want the one attempt recorded once as success", in.AttemptList)
 	}
@@ -234,7 +216,7 @@ func TestExec_HTTPActionRetriesAndClassifies(t *testing.T) {
 		}
 	}
 	id := trigger(t, cl, "hook")
-	in := waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
 	if in.Attempts != 2 || in.AttemptList[0].HTTPStatus != 500 {
 		t.Fatalf("attempts %+v, want a 500 then a success", in.AttemptList)
 	}
@@ -242,7 +224,7 @@ func TestExec_HTTPActionRetriesAndClassifies(t *testing.T) {
 		t.Fatalf("X-AX-Request-ID and X-AX-Attempt headers %v, want the instance id (stable across retries) and attempts 1, 2", ids)
 	}
 	id = trigger(t, cl, "missing")
-	in = waitState(t, cl, id, 30*time.Second, model.StateFailed)
+	in = agenttest.WaitState(t, cl, id, 30*time.Second, model.StateFailed)
 	if in.Attempts != 1 || in.AttemptList[0].HTTPStatus != 404 {
 		t.Fatalf("404: attempts %+v, want one, not retried", in.AttemptList)
 	}
@@ -260,33 +242,33 @@ func TestExec_ApprovalBeforeAndMidRun(t *testing.T) {
 		}
 	}
 	id := trigger(t, cl, "gated")
-	waitState(t, cl, id, 10*time.Second, model.StateWaitingApproval)
+	agenttest.WaitState(t, cl, id, 10*time.Second, model.StateWaitingApproval)
 	if _, err := cl.Decide(ctx, id, client.Approve, "looks fine"); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, cl, id, 20*time.Second, model.StateSuccess)
+	agenttest.WaitState(t, cl, id, 20*time.Second, model.StateSuccess)
 	id2 := trigger(t, cl, "gated")
-	waitState(t, cl, id2, 10*time.Second, model.StateWaitingApproval)
+	agenttest.WaitState(t, cl, id2, 10*time.Second, model.StateWaitingApproval)
 	if _, err := cl.Decide(ctx, id2, client.Reject, "no"); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, cl, id2, 10*time.Second, model.StateCanceled)
+	agenttest.WaitState(t, cl, id2, 10*time.Second, model.StateCanceled)
 
 	id3 := trigger(t, cl, "midrun")
-	waitState(t, cl, id3, 20*time.Second, model.StateWaitingApproval)
+	agenttest.WaitState(t, cl, id3, 20*time.Second, model.StateWaitingApproval)
 	if _, err := cl.Decide(ctx, id3, client.Approve, ""); err != nil {
 		t.Fatal(err)
 	}
-	in := waitState(t, cl, id3, 20*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, cl, id3, 20*time.Second, model.StateSuccess)
 	if !strings.Contains(in.AttemptList[0].Output, "approved-path") {
 		t.Fatalf("mid-run approved output %q", in.AttemptList[0].Output)
 	}
 	id4 := trigger(t, cl, "midrun")
-	waitState(t, cl, id4, 20*time.Second, model.StateWaitingApproval)
+	agenttest.WaitState(t, cl, id4, 20*time.Second, model.StateWaitingApproval)
 	if _, err := cl.Decide(ctx, id4, client.Reject, ""); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, cl, id4, 20*time.Second, model.StateCanceled)
+	agenttest.WaitState(t, cl, id4, 20*time.Second, model.StateCanceled)
 }
 
 func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
@@ -301,21 +283,21 @@ func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
 		}
 	}
 	first := trigger(t, cl, "skipper")
-	waitState(t, cl, first, 20*time.Second, model.StateRunning)
+	agenttest.WaitState(t, cl, first, 20*time.Second, model.StateRunning)
 	second := trigger(t, cl, "skipper")
-	waitState(t, cl, second, 5*time.Second, model.StateSkipped)
+	agenttest.WaitState(t, cl, second, 5*time.Second, model.StateSkipped)
 	// Terminate kills the running attempt's process group.
 	if _, err := cl.Decide(ctx, first, client.Terminate, "stop it"); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, cl, first, 5*time.Second, model.StateTerminated)
+	agenttest.WaitState(t, cl, first, 5*time.Second, model.StateTerminated)
 
 	var qs []string
 	for i := 0; i < 3; i++ {
 		qs = append(qs, trigger(t, cl, "queuer"))
 	}
 	for _, id := range qs {
-		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+		agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
 	}
 	// Queued instances ran one at a time, in order.
 	var prevEnd time.Time
@@ -329,7 +311,7 @@ func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
 }
 
 func TestExec_SDKHandlers(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sdk-worker")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ax-scheduler/ax/examples/sdk-worker").CombinedOutput(); err != nil {
@@ -361,7 +343,7 @@ func TestExec_SDKHandlers(t *testing.T) {
 		ids = append(ids, s.ID)
 	}
 	for i, id := range ids {
-		waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+		agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
 		// What the handler wrote to worker.Output is the instance's log.
 		l, err := cl.InstanceLog(ctx, id, 0)
 		if want := fmt.Sprintf("hello, w%d (execution %s-1)\n", i, id); err != nil || l.Output != want {
@@ -377,7 +359,7 @@ func TestExec_SDKHandlers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := waitState(t, cl, s.ID, 30*time.Second, model.StateFailed)
+	in := agenttest.WaitState(t, cl, s.ID, 30*time.Second, model.StateFailed)
 	if in.Attempts != 1 {
 		t.Fatalf("permanent error retried: %d attempts", in.Attempts)
 	}
@@ -402,7 +384,7 @@ func TestExec_LabelRouting(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		in := waitState(t, cl, trigger(t, cl, "train"), 30*time.Second, model.StateSuccess)
+		in := agenttest.WaitState(t, cl, trigger(t, cl, "train"), 30*time.Second, model.StateSuccess)
 		if in.Executor != "gpu-box" {
 			t.Fatalf("ran on %q, want gpu-box (the only executor with pool=gpu)", in.Executor)
 		}
@@ -420,7 +402,7 @@ func TestExec_LabelRouting(t *testing.T) {
 		}
 		return nil
 	})
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		el, err := c.Client().Executors(ctx)
 		if err != nil {
 			return err
@@ -459,7 +441,7 @@ func TestExec_ExecutorOnFollower(t *testing.T) {
 	if _, err := c.StartExecutorAt("lonely", []string{follower.HTTPAddr}); err != nil {
 		t.Fatal(err)
 	}
-	in := waitState(t, cl, trigger(t, cl, "via-follower"), 30*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, cl, trigger(t, cl, "via-follower"), 30*time.Second, model.StateSuccess)
 	if in.Executor != "lonely" {
 		t.Fatalf("ran on %q", in.Executor)
 	}
@@ -490,8 +472,8 @@ func TestExec_FailureAlerts(t *testing.T) {
 		}
 	}
 	id := trigger(t, cl, "broken")
-	waitState(t, cl, id, 30*time.Second, model.StateFailed)
-	waitFor(t, 20*time.Second, func() error {
+	agenttest.WaitState(t, cl, id, 30*time.Second, model.StateFailed)
+	testkit.Eventually(t, 20*time.Second, func() error {
 		in, err := cl.GetInstance(ctx, id, client.Consistent())
 		if err != nil {
 			return err
@@ -505,7 +487,7 @@ func TestExec_FailureAlerts(t *testing.T) {
 	})
 	// The webhook gets the task's instance_failed alert from the
 	// notification loop (at protocol 4), once.
-	waitFor(t, 20*time.Second, func() error {
+	testkit.Eventually(t, 20*time.Second, func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(alerts) == 0 {
@@ -530,7 +512,7 @@ func TestExec_FailureAlerts(t *testing.T) {
 	if len(runs) != 1 || runs[0].Source != model.SourceOnFailure || runs[0].Params["failed_instance"] != id {
 		t.Fatalf("cleanup instances %+v, want one on_failure run for %s", runs, id)
 	}
-	in := waitState(t, cl, runs[0].ID, 30*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, cl, runs[0].ID, 30*time.Second, model.StateSuccess)
 	if !strings.Contains(in.AttemptList[0].Output, id) {
 		t.Fatalf("cleanup output %q lacks the failed instance id", in.AttemptList[0].Output)
 	}
@@ -539,7 +521,7 @@ func TestExec_FailureAlerts(t *testing.T) {
 // TestExec_Retention: finished instances are deleted once past their
 // task's retention; running work is untouched.
 func TestExec_Retention(t *testing.T) {
-	c := startCluster(t, 3, "-retention-interval", "300ms")
+	c := startCluster(t, 3, withArgs("-retention-interval", "300ms"))
 	if _, err := c.StartExecutor("worker"); err != nil {
 		t.Fatal(err)
 	}
@@ -549,8 +531,8 @@ func TestExec_Retention(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, cl, "short-lived")
-	waitState(t, cl, id, 30*time.Second, model.StateSuccess)
-	waitFor(t, 20*time.Second, func() error {
+	agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	testkit.Eventually(t, 20*time.Second, func() error {
 		_, err := cl.GetInstance(ctx, id, client.Consistent())
 		if errors.Is(err, model.ErrNotFound) {
 			return nil
@@ -583,22 +565,22 @@ func TestExec_DependsOnWithBackfill(t *testing.T) {
 	if err != nil || len(rep.Created) != 1 {
 		t.Fatalf("backfill report: %+v %v", rep, err)
 	}
-	waitState(t, cl, rep.Created[0], 10*time.Second, model.StateBlocked)
+	agenttest.WaitState(t, cl, rep.Created[0], 10*time.Second, model.StateBlocked)
 	if _, err := cl.Backfill(ctx, "sync", yesterday); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, cl, rep.Created[0], 30*time.Second, model.StateSuccess)
+	agenttest.WaitState(t, cl, rep.Created[0], 30*time.Second, model.StateSuccess)
 }
 
 // TestExec_SingleNodeDefault: a lone agent (the try-it-out mode) runs work
 // with its embedded executor.
 func TestExec_SingleNodeDefault(t *testing.T) {
-	c := startCluster(t, 1, "-executor", "auto")
+	c := startCluster(t, 1, withArgs("-executor", "auto"))
 	cl := c.Client()
 	if _, err := cl.PutTask(ctxT(t, 10*time.Second), shellTask("hello", "echo hello from {{.Task}}", model.Policy{})); err != nil {
 		t.Fatal(err)
 	}
-	in := waitState(t, cl, trigger(t, cl, "hello"), 20*time.Second, model.StateSuccess)
+	in := agenttest.WaitState(t, cl, trigger(t, cl, "hello"), 20*time.Second, model.StateSuccess)
 	if in.Executor != "n1" || !strings.Contains(in.AttemptList[0].Output, "hello from hello") {
 		t.Fatalf("ran on %q with output %q", in.Executor, in.AttemptList[0].Output)
 	}

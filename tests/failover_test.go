@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -78,7 +79,7 @@ func TestFailover_DeadMembersAndNoLeader(t *testing.T) {
 			dead = append(dead, n.ID)
 		}
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		out, err := exec.Command(axBinary, "cluster", "status", "-addr", leader.HTTPAddr).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("ax cluster status: %v\n%s", err, out)
@@ -107,7 +108,7 @@ func TestFailover_DeadMembersAndNoLeader(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, b
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		code, body := get("/healthz")
 		var h model.Health
 		if err := json.Unmarshal(body, &h); err != nil {

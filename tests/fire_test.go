@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -71,7 +72,7 @@ func killLeaderDuring(t *testing.T, c *localcluster.Cluster, task *model.Task) (
 	if _, err := cl.PutTask(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, func() error {
+	testkit.Eventually(t, 15*time.Second, func() error {
 		in, err := allInstances(ctx, cl, task.Name)
 		if err != nil || len(in) < 3 {
 			return fmt.Errorf("%d instances (%v)", len(in), err)
@@ -92,7 +93,7 @@ func killLeaderDuring(t *testing.T, c *localcluster.Cluster, task *model.Task) (
 	}
 	surv := client.New(client.Config{Addrs: survivors})
 	// The new leader resumes firing: wait for fires well after the kill.
-	waitFor(t, 20*time.Second, func() error {
+	testkit.Eventually(t, 20*time.Second, func() error {
 		in, err := allInstances(ctx, surv, task.Name)
 		if err != nil {
 			return err
@@ -226,7 +227,7 @@ func TestFire_DelayedSubmissionsAcrossLeaderKill(t *testing.T) {
 		}
 	}
 	surv := client.New(client.Config{Addrs: survivors})
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		h, err := c.Nodes[indexOfOther(c, leader)].Client().Health(ctx)
 		if err != nil {
 			return err
@@ -287,7 +288,7 @@ func TestFire_Backfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Let it fire a couple of times on its own.
-	waitFor(t, 15*time.Second, func() error {
+	testkit.Eventually(t, 15*time.Second, func() error {
 		in, err := allInstances(ctx, cl, "every2s")
 		if err != nil || len(in) < 2 {
 			return fmt.Errorf("%d instances (%v)", len(in), err)

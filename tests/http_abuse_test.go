@@ -16,7 +16,7 @@ import (
 // takes the node past its connection cap.
 func TestHTTP_IdleAndSlowConnections(t *testing.T) {
 	const maxConns = 64
-	c := startCluster(t, 1, "-max-conns", strconv.Itoa(maxConns))
+	c := startCluster(t, 1, withArgs("-max-conns", strconv.Itoa(maxConns)))
 	ctx := ctxT(t, 60*time.Second)
 	if _, err := c.Leader(ctx, 15*time.Second); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
 // runMarkEnv marks every process this test run starts, and what those
@@ -57,20 +59,20 @@ func leftovers(mark, binDir string) []string {
 // checkLeftovers waits up to within for this run's processes to be gone;
 // it kills and names those that are not.
 func checkLeftovers(mark, binDir string, within time.Duration) []string {
-	deadline := time.Now().Add(within)
-	for {
-		left := leftovers(mark, binDir)
-		if len(left) == 0 {
-			return nil
+	var left []string
+	err := testkit.Poll(within, func() error {
+		if left = leftovers(mark, binDir); len(left) > 0 {
+			return fmt.Errorf("%d left", len(left))
 		}
-		if time.Now().After(deadline) {
-			for _, l := range left {
-				if pid, err := strconv.Atoi(l[:strings.IndexByte(l, ':')]); err == nil {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			return left
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	if err == nil {
+		return nil
 	}
+	for _, l := range left {
+		if pid, err := strconv.Atoi(l[:strings.IndexByte(l, ':')]); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return left
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -48,36 +49,66 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startCluster starts n agents and stops them when the test ends. On
-// failure the agents' logs are printed.
-func startCluster(t *testing.T, n int, args ...string) *localcluster.Cluster {
-	t.Helper()
-	return startClusterToken(t, n, "", args...)
+// clusterOption adjusts the cluster startCluster starts.
+type clusterOption func(*localcluster.Config)
+
+// withArgs gives every agent extra flags.
+func withArgs(args ...string) clusterOption {
+	return func(c *localcluster.Config) { c.Args = append(c.Args, args...) }
 }
 
-func startClusterToken(t *testing.T, n int, token string, args ...string) *localcluster.Cluster {
+// withFirstArgs gives the first (bootstrapping) agent extra flags.
+func withFirstArgs(args ...string) clusterOption {
+	return func(c *localcluster.Config) { c.FirstArgs = append(c.FirstArgs, args...) }
+}
+
+// withToken protects the cluster with a token that the clients,
+// executors and CLI of localcluster present.
+func withToken(token string) clusterOption {
+	return func(c *localcluster.Config) { c.Token = token }
+}
+
+// withTLS makes a TLS cluster with the CA and certificates in dir
+// (whatever is missing is created).
+func withTLS(dir string) clusterOption {
+	return func(c *localcluster.Config) { c.TLSDir = dir }
+}
+
+// withBinary runs the agents from path in place of the ax built for the
+// suite (a build with fault hooks, say).
+func withBinary(path string) clusterOption {
+	return func(c *localcluster.Config) { c.Binary = path }
+}
+
+// withNodeEnv adds variables ("K=V") to the environment of agent id.
+func withNodeEnv(id string, env ...string) clusterOption {
+	return func(c *localcluster.Config) {
+		if c.NodeEnv == nil {
+			c.NodeEnv = map[string][]string{}
+		}
+		c.NodeEnv[id] = append(c.NodeEnv[id], env...)
+	}
+}
+
+// startCluster starts n agents of the suite's ax in a temp dir, with
+// debug logs and no embedded executor unless an option asks (tests that
+// run work start ax executor processes of their own), and stops them
+// when the test ends. A data race (with AX_TEST_RACE=1), a panic or a
+// fatal error in any agent's log fails the test; on failure the logs are
+// printed. Skipped in -short mode.
+func startCluster(t testing.TB, n int, opts ...clusterOption) *localcluster.Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
 	}
-	return startClusterCfg(t, localcluster.Config{Nodes: n, Args: args, Token: token})
-}
-
-// startClusterCfg starts a cluster of the test binary (cfg.Binary if set)
-// in a temp dir and stops it, checking every log for races and panics,
-// when the test ends.
-func startClusterCfg(t testing.TB, cfg localcluster.Config) *localcluster.Cluster {
-	t.Helper()
 	dir := t.TempDir()
+	cfg := localcluster.Config{Nodes: n, Binary: axBinary, Dir: dir}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.Args = append([]string{"-log-level", "debug", "-executor", "false"}, cfg.Args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// No embedded executor unless a test asks: tests that run work start
-	// ax executor processes of their own.
-	cfg.Args = append([]string{"-log-level", "debug", "-executor", "false"}, cfg.Args...)
-	if cfg.Binary == "" {
-		cfg.Binary = axBinary
-	}
-	cfg.Dir = dir
 	c, err := localcluster.Start(ctx, cfg)
 	if err != nil {
 		dumpLogs(t, dir)
@@ -85,8 +116,6 @@ func startClusterCfg(t testing.TB, cfg localcluster.Config) *localcluster.Cluste
 	}
 	t.Cleanup(func() {
 		c.Close()
-		// A data race (with AX_TEST_RACE=1) or a panic in any process
-		// fails the test even if what the test checked looked right.
 		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
@@ -132,19 +161,11 @@ func eventTask(name string) *model.Task {
 	}
 }
 
-// waitFor polls cond until it holds or fails the test after within.
-func waitFor(t *testing.T, within time.Duration, cond func() error) {
-	t.Helper()
-	if err := localcluster.WaitFor(context.Background(), within, cond); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // waitHealth polls n's /healthz (200, or 503 with the same JSON) until
 // cond holds, failing the test after within.
 func waitHealth(ctx context.Context, t *testing.T, n *localcluster.Node, within time.Duration, cond func(*model.Health) error) {
 	t.Helper()
-	waitFor(t, within, func() error {
+	testkit.Eventually(t, within, func() error {
 		h, err := n.Client().Health(ctx)
 		if h == nil {
 			return err

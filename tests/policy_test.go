@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -20,7 +22,7 @@ import (
 // when the protocol 4 policies may be used.
 func waitProto4(t *testing.T, c *localcluster.Cluster) {
 	t.Helper()
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		for _, n := range c.Nodes {
 			h, err := n.Client().Health(context.Background())
 			if err != nil {
@@ -63,7 +65,7 @@ func dailyTask(name, command string, p model.Policy) *model.Task {
 // check answers), each onUpstreamFailure policy, maxQueued overflowing
 // into SKIPPED, and the agents' -default-timeout killing a hung script.
 func TestPolicy_Cluster(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s", "-default-timeout", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s", "-default-timeout", "2s"))
 	if _, err := c.StartExecutor("exec-a", "-capacity", "8"); err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +126,15 @@ func TestPolicy_Cluster(t *testing.T) {
 				t.Fatalf("backfill %s: %+v %v", down, rep, err)
 			}
 			reports[p] = rep.Created[0]
-			waitState(t, cl, rep.Created[0], 10*time.Second, model.StateBlocked)
+			agenttest.WaitState(t, cl, rep.Created[0], 10*time.Second, model.StateBlocked)
 			ups, err := cl.Backfill(ctx, up, yesterday)
 			if err != nil || len(ups.Created) != 1 {
 				t.Fatalf("backfill %s: %+v %v", up, ups, err)
 			}
-			waitState(t, cl, ups.Created[0], 30*time.Second, model.StateFailed)
+			agenttest.WaitState(t, cl, ups.Created[0], 30*time.Second, model.StateFailed)
 		}
 		for p, id := range reports {
-			in := waitState(t, cl, id, 10*time.Second, want[p])
+			in := agenttest.WaitState(t, cl, id, 10*time.Second, want[p])
 			switch p {
 			case "skip":
 				if !hasEvent(in, "upstream_failed", "upstream up-skip instance") {
@@ -171,7 +173,7 @@ func TestPolicy_Cluster(t *testing.T) {
 		}
 		// The queued ones run after all.
 		for _, id := range ids[1:3] {
-			waitState(t, cl, id, 30*time.Second, model.StateSuccess)
+			agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
 		}
 	})
 
@@ -180,7 +182,7 @@ func TestPolicy_Cluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		in := waitState(t, cl, trigger(t, cl, "hung"), 30*time.Second, model.StateFailed)
+		in := agenttest.WaitState(t, cl, trigger(t, cl, "hung"), 30*time.Second, model.StateFailed)
 		if len(in.AttemptList) != 1 || in.AttemptList[0].Outcome != model.OutcomeTimeout {
 			t.Fatalf("attempts %+v, want one timed out", in.AttemptList)
 		}
@@ -194,7 +196,7 @@ func TestPolicy_Cluster(t *testing.T) {
 // right after an instance with onSuccess completes; the chained instance
 // exists exactly once, on every node, with its parent, and runs.
 func TestPolicy_OnSuccessOnceAcrossLeaderKill(t *testing.T) {
-	c := startCluster(t, 3, "-lease", "2s")
+	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	if _, err := c.StartExecutor("exec-a", "-capacity", "4"); err != nil {
 		t.Fatal(err)
 	}
@@ -219,23 +221,22 @@ func TestPolicy_OnSuccessOnceAcrossLeaderKill(t *testing.T) {
 	lc := leader.Client()
 	id := trigger(t, cl, "extract")
 	// Kill the leader the moment it has applied the success.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		in, err := lc.GetInstance(ctx, id)
-		if err == nil && in.State == model.StateSuccess {
-			break
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("extract did not succeed: %+v %v", in, err)
+		if in.State != model.StateSuccess {
+			return fmt.Errorf("extract is %s, want SUCCESS", in.State)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	leader.Kill()
 	if _, err := c.Leader(ctx, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var loads []model.Instance
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		loads = instancesOf(t, cl, "load")
 		if len(loads) != 1 {
 			return fmt.Errorf("%d load instances, want 1", len(loads))
@@ -253,7 +254,7 @@ func TestPolicy_OnSuccessOnceAcrossLeaderKill(t *testing.T) {
 	if err := leader.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, func() error {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		l, err := leader.Client().ListInstances(ctx, model.InstanceFilter{Task: "load", Limit: 10})
 		if err != nil {
 			return err

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -37,7 +39,7 @@ func TestSecrets_NeverAtRestOrInAnswers(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := startCluster(t, 3, "-encrypt-key-file", keyFile, "-snapshot-threshold", "32", "-trailing-logs", "8", "-snapshot-interval", "200ms")
+	c := startCluster(t, 3, withArgs("-encrypt-key-file", keyFile, "-snapshot-threshold", "32", "-trailing-logs", "8", "-snapshot-interval", "200ms"))
 	ctx := ctxT(t, 90*time.Second)
 	if _, err := c.StartExecutor("exec-a", "-capacity", "4"); err != nil {
 		t.Fatal(err)
@@ -86,8 +88,8 @@ func TestSecrets_NeverAtRestOrInAnswers(t *testing.T) {
 	}
 	shellID := trigger(t, cl, "uses-secret")
 	httpID := trigger(t, cl, "posts-secret")
-	shell := waitState(t, cl, shellID, 30*time.Second, model.StateFailed)
-	waitState(t, cl, httpID, 30*time.Second, model.StateSuccess)
+	shell := agenttest.WaitState(t, cl, shellID, 30*time.Second, model.StateFailed)
+	agenttest.WaitState(t, cl, httpID, 30*time.Second, model.StateSuccess)
 
 	// Delivered where it was referenced...
 	if b, err := os.ReadFile(outFile); err != nil || string(b) != plain+" "+plain {
@@ -110,7 +112,7 @@ func TestSecrets_NeverAtRestOrInAnswers(t *testing.T) {
 		}
 	}
 	for _, n := range c.Nodes {
-		waitFor(t, 30*time.Second, func() error {
+		testkit.Eventually(t, 30*time.Second, func() error {
 			snaps, _ := filepath.Glob(filepath.Join(n.DataDir, "raft", "snapshots", "*", "state.bin"))
 			if len(snaps) == 0 {
 				return fmt.Errorf("%s: no snapshot yet", n.ID)

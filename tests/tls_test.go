@@ -23,6 +23,8 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/tlsutil"
@@ -184,7 +186,7 @@ func TestTLS_ClusterRefusesStrangersAndForgedRPCs(t *testing.T) {
 	dir := makeCerts(t, 3, "alice")
 	other := makeCerts(t, 2)
 	caFile := filepath.Join(dir, tlsutil.CACertFile)
-	c := startClusterCfg(t, localcluster.Config{Nodes: 3, TLSDir: dir})
+	c := startCluster(t, 3, withTLS(dir))
 	ctx := ctxT(t, 60*time.Second)
 	leader, err := c.Leader(ctx, 10*time.Second)
 	if err != nil {
@@ -279,8 +281,7 @@ func TestTLS_SIGHUPReloadsCertificate(t *testing.T) {
 	}
 	dir := makeCerts(t, 3)
 	caFile := filepath.Join(dir, tlsutil.CACertFile)
-	c := startClusterCfg(t, localcluster.Config{Nodes: 3, TLSDir: dir,
-		Args: []string{"-executor", "true", "-executor-labels", "kind=embedded"}})
+	c := startCluster(t, 3, withTLS(dir), withArgs("-executor", "true", "-executor-labels", "kind=embedded"))
 	if _, err := c.StartExecutor("cli-exec", "-labels", "kind=cli"); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestTLS_SIGHUPReloadsCertificate(t *testing.T) {
 	if err := n1.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		b, _ := os.ReadFile(n1.LogPath)
 		if !strings.Contains(string(b), "reloaded TLS certificates") {
 			return errors.New("no reload logged yet")
@@ -324,14 +325,14 @@ func TestTLS_SIGHUPReloadsCertificate(t *testing.T) {
 		t.Fatalf("write through n1 after reload: %v", err)
 	}
 	for _, n := range c.Nodes {
-		waitFor(t, 10*time.Second, func() error { return hasAll(ctx, n.Client(), map[string]bool{"after-reload": true}) })
+		testkit.Eventually(t, 10*time.Second, func() error { return hasAll(ctx, n.Client(), map[string]bool{"after-reload": true}) })
 	}
 	for _, kind := range []string{"embedded", "cli"} {
 		task := shellTask("run-"+kind, "echo ok", model.Policy{ExecutorLabels: map[string]string{"kind": kind}})
 		if _, err := n1.Client().PutTask(ctx, task); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, n1.Client(), trigger(t, n1.Client(), task.Name), 15*time.Second, model.StateSuccess)
+		agenttest.WaitState(t, n1.Client(), trigger(t, n1.Client(), task.Name), 15*time.Second, model.StateSuccess)
 	}
 	// A task's own ax command reaches the TLS cluster through the
 	// environment its executor hands down.
@@ -341,11 +342,11 @@ func TestTLS_SIGHUPReloadsCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := trigger(t, n1.Client(), approval.Name)
-	waitState(t, n1.Client(), id, 15*time.Second, model.StateWaitingApproval)
+	agenttest.WaitState(t, n1.Client(), id, 15*time.Second, model.StateWaitingApproval)
 	if _, err := n1.Client().Decide(ctx, id, client.Approve, ""); err != nil {
 		t.Fatal(err)
 	}
-	if in := waitState(t, n1.Client(), id, 15*time.Second, model.StateSuccess); !strings.Contains(in.AttemptList[0].Output, "approved-path") {
+	if in := agenttest.WaitState(t, n1.Client(), id, 15*time.Second, model.StateSuccess); !strings.Contains(in.AttemptList[0].Output, "approved-path") {
 		t.Errorf("approved task's output %q", in.AttemptList[0].Output)
 	}
 }
@@ -409,7 +410,7 @@ func TestForged_AppendEntriesOwnsAPlainNode(t *testing.T) {
 		}
 		return nil
 	})
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		_, err := n.Client().GetTask(ctx, "pwned")
 		return err
 	})
@@ -457,7 +458,7 @@ func TestInsecure_NonLoopbackNeedsTLSOrInsecure(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	waitFor(t, 10*time.Second, func() error {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		h, err := client.New(client.Config{Addrs: []string{"127.0.0.1:" + port}, RetryFor: time.Second}).Health(ctx)
 		if err != nil {
 			return err

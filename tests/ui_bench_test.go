@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/worker"
 )
@@ -80,7 +79,7 @@ func consoleCPU(b *testing.B) {
 		b.Skip("multi-process benchmark")
 	}
 	br := newBrowser(b)
-	c := startClusterCfg(b, localcluster.Config{Nodes: 3, Args: []string{"-lease", "5s"}})
+	c := startCluster(b, 3, withArgs("-lease", "5s"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cl := c.Client()

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -122,18 +124,20 @@ func evalJS[T any](b *browser, expr string) T {
 // waitJS waits until a JavaScript expression is true.
 func (b *browser) waitJS(what, expr string, within time.Duration) {
 	b.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	err := testkit.Poll(within, func() error {
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
-		cancel()
-		if err == nil && ok {
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: %s not true within %v (err %v)\npage text:\n%s", what, expr, within, err, b.page())
+		if !ok {
+			return errors.New("still false")
 		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		b.t.Fatalf("%s: %s: %v\npage text:\n%s", what, expr, err, b.page())
 	}
 }
 
@@ -164,7 +168,7 @@ func (b *browser) open(url, ready string) {
 // buttons and whose forged action the API refuses.
 func TestUI_Console(t *testing.T) {
 	b := newBrowser(t)
-	c := startCluster(t, 3, "-lease", "3s")
+	c := startCluster(t, 3, withArgs("-lease", "3s"))
 	ctx := ctxT(t, 4*time.Minute)
 	adm0 := tokenClient(c, "")
 	boot, err := adm0.ACLBootstrap(ctx)

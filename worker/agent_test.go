@@ -12,6 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/agent"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/worker"
 )
@@ -31,29 +32,8 @@ func startWorker(t *testing.T, a *agent.Agent, handlers map[string]worker.Handle
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// waitInstance polls instance id until done holds or within passes.
-func waitInstance(t *testing.T, c *client.Client, id string, within time.Duration, done func(*model.Instance) bool) *model.Instance {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		in, err := c.GetInstance(context.Background(), id, client.Consistent())
-		if err == nil && done(in) {
-			return in
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instance %s: %+v, %v after %s", id, in, err, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func over(in *model.Instance) bool {
-	switch in.State {
-	case model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateCanceled, model.StateSkipped:
-		return true
-	}
-	return false
-}
+// over lists the states an instance ends in.
+var over = []string{model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateCanceled, model.StateSkipped}
 
 // numbered writes lines "line 00001" to "line <n>" to w.
 func numbered(w interface{ Write([]byte) (int, error) }, n int) {
@@ -125,7 +105,7 @@ func TestOutput_IsTheAttemptLog(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				in := waitInstance(t, c, s.ID, 30*time.Second, over)
+				in := agenttest.WaitState(t, c, s.ID, 30*time.Second, over...)
 				l, err := c.InstanceLog(ctx, s.ID, 0)
 				if err != nil {
 					t.Fatal(err)
@@ -182,19 +162,18 @@ func TestOutput_StreamedWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, func() error {
 		l, err := c.InstanceLog(ctx, s.ID, 0)
-		if err == nil && l.Live && l.Output == "started\n" {
-			break
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("live log %+v, %v; want \"started\" while the attempt runs", l, err)
+		if !l.Live || l.Output != "started\n" {
+			return fmt.Errorf("live log %+v; want \"started\" while the attempt runs", l)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	close(release)
-	in := waitInstance(t, c, s.ID, 20*time.Second, over)
+	in := agenttest.WaitState(t, c, s.ID, 20*time.Second, over...)
 	l, err := c.InstanceLog(ctx, s.ID, 0)
 	if err != nil || in.State != model.StateSuccess || l.Live || l.Output != "started\nfinished\n" {
 		t.Fatalf("after the end: %s, log %+v, %v; want SUCCESS and the whole output kept", in.State, l, err)

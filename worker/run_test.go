@@ -5,6 +5,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -134,21 +136,16 @@ func (f *fakeCluster) serve(release chan struct{}) http.HandlerFunc {
 }
 
 // report waits for the job's report.
-func (f *fakeCluster) report(within time.Duration) (model.CompleteRequest, time.Duration) {
+func (f *fakeCluster) report(within time.Duration) (r model.CompleteRequest, after time.Duration) {
 	f.t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		f.mu.Lock()
-		if len(f.reports) > 0 {
-			r, after := f.reports[0].Report, f.reported.Sub(f.polled)
-			f.mu.Unlock()
-			return r, after
+	f.until(within, "a report", func() bool {
+		if len(f.reports) == 0 {
+			return false
 		}
-		f.mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
-	}
-	f.t.Fatalf("no report within %s", within)
-	return model.CompleteRequest{}, 0
+		r, after = f.reports[0].Report, f.reported.Sub(f.polled)
+		return true
+	})
+	return r, after
 }
 
 func startWorker(t *testing.T, cfg Config) (w *Worker, cancel func(), done <-chan struct{}) {
@@ -178,17 +175,16 @@ func startWorker(t *testing.T, cfg Config) (w *Worker, cancel func(), done <-cha
 // pidOf waits for the pid file the test command writes.
 func pidOf(t *testing.T, path string) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				return pid
-			}
+	var pid int
+	testkit.Eventually(t, 10*time.Second, func() error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err
+	})
+	return pid
 }
 
 // TestWorker_fencesAttemptWithoutLease: an executor that cannot renew a
@@ -287,19 +283,7 @@ func TestWorker_shutdownWithClusterGone(t *testing.T) {
 // more than bound.
 func (f *fakeCluster) stopOnceLeased(stop func(), done <-chan struct{}, bound time.Duration) time.Duration {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		f.mu.Lock()
-		leased := !f.polled.IsZero()
-		f.mu.Unlock()
-		if leased {
-			break
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatal("the worker did not poll")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	f.until(10*time.Second, "the worker's poll", func() bool { return !f.polled.IsZero() })
 	start := time.Now()
 	stop()
 	select {
@@ -344,21 +328,17 @@ func TestWorker_PollsWithoutCapabilitiesForAnOlderCluster(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- wk.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var w int
+	testkit.Eventually(t, 10*time.Second, func() error {
 		mu.Lock()
-		w, wo := withCaps, without
-		mu.Unlock()
-		if wo >= 3 {
-			if w != 1 {
-				t.Errorf("%d polls with capabilities, want the one refused", w)
-			}
-			break
+		defer mu.Unlock()
+		if w = withCaps; without < 3 {
+			return fmt.Errorf("polls: %d with capabilities, %d without; want the worker to poll without them", withCaps, without)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("polls: %d with capabilities, %d without; want the worker to poll without them", w, wo)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	if w != 1 {
+		t.Errorf("%d polls with capabilities, want the one refused", w)
 	}
 	cancel()
 	<-done
@@ -367,19 +347,11 @@ func TestWorker_PollsWithoutCapabilitiesForAnOlderCluster(t *testing.T) {
 // until polls cond, under f's lock, until it holds or within passes.
 func (f *fakeCluster) until(within time.Duration, what string, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	testkit.Until(f.t, within, what, func() bool {
 		f.mu.Lock()
-		ok := cond()
-		f.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("no %s within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer f.mu.Unlock()
+		return cond()
+	})
 }
 
 // TestWorker_batchesReports: reports that queue while a batch is being

@@ -2,41 +2,37 @@
 // single-node cluster on loopback ports with its data in t.TempDir(),
 // stopped when the test ends. Tests of the packages the agent is built on
 // (client, worker) use it from their external test packages to run
-// against the real API rather than a stand-in.
+// against the real API rather than a stand-in. WaitState waits on an
+// instance through the client, against this agent or any cluster.
+//
+// The waiting and logging helpers it uses are internal/testkit's, which
+// imports nothing of ax so that the agent's own tests can use them too.
 package agenttest
 
 import (
 	"context"
-	"net"
-	"os"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ax-scheduler/ax/agent"
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Start starts a single-node agent, lets tweak change its configuration
 // first (tweak may be nil), and returns it once it leads. Its logs go to
-// t.Log at the level of $AX_TEST_LOG (default warn).
+// t.Log at the level of $AX_TEST_LOG (default warn). Skipped in -short
+// mode.
 func Start(t testing.TB, tweak func(*agent.Config)) *agent.Agent {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("in-process agent skipped in -short mode")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftAddr := ln.Addr().String()
-	ln.Close()
-	level := hclog.LevelFromString(os.Getenv("AX_TEST_LOG"))
-	if level == hclog.NoLevel {
-		level = hclog.Warn
-	}
-	cfg := agent.Config{NodeID: "n1", DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: raftAddr,
-		LeaderWait: 2 * time.Second, Logger: hclog.New(&hclog.LoggerOptions{Level: level, Output: logWriter{t}})}
+	cfg := agent.Config{NodeID: "n1", DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: testkit.FreeAddr(t),
+		LeaderWait: 2 * time.Second, Logger: testkit.Logger(t, "")}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -51,23 +47,30 @@ func Start(t testing.TB, tweak func(*agent.Config)) *agent.Agent {
 			t.Errorf("agent shutdown: %v", err)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h := a.Health(context.Background())
-		if h.Problem == "" && h.Leader == cfg.NodeID {
-			return a
+	testkit.Eventually(t, 30*time.Second, func() error {
+		if h := a.Health(context.Background()); h.Problem != "" || h.Leader != cfg.NodeID {
+			return fmt.Errorf("the agent does not lead: %+v", h)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent does not lead after 30s: %+v", h)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return a
 }
 
-// logWriter sends the agent's log lines to the test's log.
-type logWriter struct{ t testing.TB }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
-	return len(p), nil
+// WaitState reads instance id through c (consistently) until it is in
+// one of states and returns it, failing the test after within.
+func WaitState(t testing.TB, c *client.Client, id string, within time.Duration, states ...string) *model.Instance {
+	t.Helper()
+	var in *model.Instance
+	testkit.Eventually(t, within, func() error {
+		var err error
+		in, err = c.GetInstance(context.Background(), id, client.Consistent())
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(states, in.State) {
+			return fmt.Errorf("instance %s is %s (%s), want %v", id, in.State, in.LastError, states)
+		}
+		return nil
+	})
+	return in
 }

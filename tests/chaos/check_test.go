@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -258,20 +259,17 @@ func TestActionScript(t *testing.T) {
 	if err := stopped.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var runs []Run
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		f, err := os.Open(logPath)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		runs, _, _ = ParseRuns(f)
-		f.Close()
-		if len(runs) == 2 || time.Now().After(deadline) {
-			break
+		defer f.Close()
+		if runs, _, _ := ParseRuns(f); len(runs) != 2 {
+			return fmt.Errorf("%d runs in the log, want the second one started", len(runs))
 		}
-		time.Sleep(10 * time.Millisecond) // polling the log until the second run starts
-	}
+		return nil
+	})
 	sent := time.Now()
 	_ = syscall.Kill(-stopped.Process.Pid, syscall.SIGTERM) // as an executor stops an attempt: the whole group
 	_ = stopped.Wait()

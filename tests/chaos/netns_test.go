@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
 // echoEnv makes the test binary a UDP echo server (see TestMain): it
@@ -94,15 +96,12 @@ func TestNet_CutsAndHeals(t *testing.T) {
 		return bytes.Contains(data, []byte(msg+"\n")), echoed
 	}
 	// The server needs a moment to listen: wait for a first echo.
-	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; ; i++ {
-		if _, echoed := probe(fmt.Sprintf("hello-%d", i)); echoed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no echo from the namespace")
-		}
-	}
+	tries := 0
+	testkit.Until(t, 10*time.Second, "an echo from the namespace", func() bool {
+		_, echoed := probe(fmt.Sprintf("hello-%d", tries))
+		tries++
+		return echoed
+	})
 	steps := []struct {
 		name           string
 		fault          func() error
@@ -186,11 +185,7 @@ func TestSweep_RemovesWhatADeadRunLeft(t *testing.T) {
 // the test) is gone.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d survived the teardown of its namespace", pid)
-		}
-		time.Sleep(20 * time.Millisecond) // polling until the child is reaped
-	}
+	testkit.Until(t, 5*time.Second, fmt.Sprintf("process %d to go with its namespace", pid), func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
 }
