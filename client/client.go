@@ -197,6 +197,12 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 			}
 			return nil
 		}
+		var answer *model.Error
+		if ctx.Err() != nil && errors.As(lastErr, &answer) && !errors.As(err, new(*model.Error)) {
+			// The call's time ran out during a retry: the last server's
+			// answer says more than the cut request.
+			return fmt.Errorf("%w (gave up: %v)", lastErr, ctx.Err())
+		}
 		lastErr = err
 		if !retry || req.NoRetry || c.cfg.Once || (req.Unrepeatable && !errors.Is(err, ErrNotSent)) {
 			return err
