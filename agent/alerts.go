@@ -13,7 +13,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// Alert records (README, Alerts): the leader's watchdog (watchdog.go)
+// Alert records (docs/alerts.md): the leader's watchdog (watchdog.go)
 // proposes what its rules see as alert_update commands; the state machine
 // keeps the incidents, their history and a pending notification per
 // transition that needs one. This file is the API side (list, silences),

@@ -13,7 +13,7 @@ import (
 	"github.com/ax-scheduler/ax/trigger"
 )
 
-// The watchdog (README, Alerts): a leader-only service that evaluates the
+// The watchdog (docs/alerts.md): a leader-only service that evaluates the
 // alert rules every -watch-interval on the agent's clock and proposes what
 // changed as one alert_update: a raise for a condition that appeared, a
 // refresh (at most once per alertRefresh) while it holds, a resolve once

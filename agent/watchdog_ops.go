@@ -9,7 +9,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// The watchdog's cluster and frequency rules (README, Alerts): members
+// The watchdog's cluster and frequency rules (docs/alerts.md): members
 // the clock monitor no longer hears (member_unreachable) or finds off
 // (clock_skew), executors the dispatcher counts as lost (executor_lost),
 // maxQueued overflows (queue_full), tasks firing more often than their

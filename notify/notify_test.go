@@ -31,7 +31,8 @@ func shellTask(p model.Policy) *model.Task {
 }
 
 // TestFailure_Classes: each kind of failure gets its class, retryability
-// and the suggestion of the table in the README.
+// and the suggestion of the table in docs/alerts.md ("What a
+// notification says").
 func TestFailure_Classes(t *testing.T) {
 	httpTask := &model.Task{Name: "nightly", Action: model.Action{Type: model.ActionHTTP, URL: "https://x"}, Policy: model.Policy{MaxRetries: 1}}
 	tests := []struct {

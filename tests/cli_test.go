@@ -148,6 +148,8 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"help", "task"}, 0, "task.txt"},
 		{[]string{"task", "-h"}, 0, "task.txt"},
 		{[]string{"task", "list", "-h"}, 0, "task-list.txt"},
+		{[]string{"task", "apply", "-h"}, 0, "task-apply.txt"},
+		{[]string{"task", "export", "--help"}, 0, "task-export.txt"},
 		{[]string{"instance", "list", "-h"}, 0, "instance-list.txt"},
 		{[]string{"trigger", "-h"}, 0, "trigger.txt"},
 		{[]string{"status", "--help"}, 0, "status.txt"},

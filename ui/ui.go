@@ -2,7 +2,8 @@
 // plain ES modules and one style sheet, embedded in the binary and served
 // at /ui/. It is a client of the public /v1 API like any other, so every
 // figure it shows can be had from the API; it holds no data of its own and
-// needs no build step (see the README, "Console").
+// needs no build step (see docs/design.md, "The console: plain ES
+// modules").
 package ui
 
 import (

@@ -260,8 +260,8 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	if os.Getenv("GOGC") == "" {
 		// The apply path allocates fast over a small live heap, so the
 		// default GOGC=100 collects several times a second; 200 halves
-		// that and measurably steadies fire lateness (README,
-		// Performance). GOGC in the environment still wins.
+		// that and measurably steadies fire lateness (docs/performance.md,
+		// Submissions and firing). GOGC in the environment still wins.
 		debug.SetGCPercent(agentGCPercent)
 	}
 	reloadOnSIGHUP(ctx, cfg.TLS, cfg.Logger)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -152,13 +153,7 @@ func checkDryRun(ctx context.Context, cf *clientFlags) error {
 }
 
 // setUsage makes -h print usage (a subcommand's own) and fs's flags.
-func setUsage(fs *flag.FlagSet, usage string) {
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
-}
+func setUsage(fs *flag.FlagSet, usage string) { cli.SetUsage(fs, usage) }
 
 // applier applies definitions and reports each task.
 type applier struct {

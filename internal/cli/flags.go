@@ -19,6 +19,14 @@ func NewFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var failed parseFailure
 	fs.SetOutput(&failed)
+	SetUsage(fs, usage)
+	return fs
+}
+
+// SetUsage replaces the usage text of a flag set made by NewFlagSet (a
+// subcommand with a help of its own): -h prints it and the flags on
+// stdout, a parse error still prints nothing.
+func SetUsage(fs *flag.FlagSet, usage string) {
 	fs.Usage = func() {
 		w := fs.Output()
 		if pf, ok := w.(*parseFailure); ok {
@@ -34,7 +42,6 @@ func NewFlagSet(name, usage string) *flag.FlagSet {
 		fs.PrintDefaults()
 		fs.SetOutput(orig)
 	}
-	return fs
 }
 
 // parseFailure is a flag set's output: the flag package writes there only

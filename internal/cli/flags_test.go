@@ -140,3 +140,57 @@ func TestNewFlagSet_Help(t *testing.T) {
 		t.Fatalf("unknown flag: got %v, want an error", err)
 	}
 }
+
+// With the flag set's own output (not a test's writer), -h prints the
+// usage on stdout, and a replaced usage (SetUsage, a subcommand's help)
+// as well; a parse error prints nothing at all.
+func TestSetUsage_Stdout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replace string
+		want    string
+	}{
+		{name: "the flag set's usage", want: "Usage: group <sub>\n"},
+		{name: "a replaced usage", replace: "\nUsage: group sub -f FILE\n", want: "Usage: group sub -f FILE\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := NewFlagSet("group sub", "Usage: group <sub>\n")
+			fs.Int("n", 3, "how many")
+			if tc.replace != "" {
+				SetUsage(fs, tc.replace)
+			}
+			out, err := stdoutOf(t, func() error { return fs.Parse([]string{"-h"}) })
+			if !errors.Is(err, flag.ErrHelp) {
+				t.Fatalf("got %v, want flag.ErrHelp", err)
+			}
+			if !strings.HasPrefix(out, tc.want+"\nFlags:\n") || !strings.Contains(out, "how many") {
+				t.Fatalf("stdout:\n%s\nwant it to start with %q and list the flags", out, tc.want)
+			}
+			out, err = stdoutOf(t, func() error { return fs.Parse([]string{"-nope"}) })
+			if err == nil || out != "" {
+				t.Fatalf("unknown flag: got %v and stdout %q, want an error and nothing printed", err, out)
+			}
+		})
+	}
+}
+
+// stdoutOf runs f with os.Stdout captured and returns what it printed.
+func stdoutOf(t *testing.T, f func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := os.Stdout
+	os.Stdout = w
+	defer func() { os.Stdout = orig }()
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	ferr := f()
+	w.Close()
+	os.Stdout = orig
+	return <-done, ferr
+}
