@@ -49,14 +49,23 @@ func (c *aclCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var req model.ACLTokenRequest
-	fs.StringVar(&req.Name, "name", "", "token name (create): the audit actor of its writes")
-	fs.StringVar(&req.Role, "role", "", "reader, operator, writer, admin or executor (create)")
-	fs.StringVar(&req.Executor, "executor", "", "executor name an executor token is bound to (create)")
-	labels := fs.String("labels", "", "labels k=v,... an executor token may claim (create)")
-	ttl := fs.Duration("ttl", 0, "the token expires this long after it is created (create; 0 never)")
-	var out output
-	out.register(fs)
+	var (
+		req    model.ACLTokenRequest
+		labels string
+		ttl    time.Duration
+		out    output
+	)
+	switch sub {
+	case "token create":
+		fs.StringVar(&req.Name, "name", "", "token name: the audit actor of its writes")
+		fs.StringVar(&req.Role, "role", "", "reader, operator, writer, admin or executor")
+		fs.StringVar(&req.Executor, "executor", "", "executor name an executor token is bound to")
+		fs.StringVar(&labels, "labels", "", "labels k=v,... an executor token may claim")
+		fs.DurationVar(&ttl, "ttl", 0, "the token expires this long after it is created (0 never)")
+		out.register(fs)
+	case "bootstrap", "token list":
+		out.register(fs)
+	}
 	if err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -75,10 +84,10 @@ func (c *aclCommand) Run(ctx context.Context, args []string) error {
 		}
 		return printToken(t, out)
 	case "token create":
-		if req.Labels, err = parseLabels(*labels); err != nil {
+		if req.Labels, err = parseLabels(labels); err != nil {
 			return err
 		}
-		req.TTL = model.Duration(*ttl)
+		req.TTL = model.Duration(ttl)
 		t, err := cl.CreateToken(ctx, req)
 		if err != nil {
 			return err

@@ -308,6 +308,10 @@ func TestRun_FlagErrorsAndExitCodes(t *testing.T) {
 		{[]string{"task", "lst"}, `task: unknown subcommand "lst" (ax task -h lists them)`},
 		{[]string{"instance", "list", "-since", "yesterday"}, "want a duration ago (30m, 1h, 2d, 1d12h)"},
 		{[]string{"trigger", "x", "-log"}, "-log goes with -wait"},
+		// A subcommand takes only its own flags.
+		{[]string{"acl", "token", "list", "-role", "admin"}, "flag provided but not defined: -role (ax acl token list -h for help)"},
+		{[]string{"acl", "bootstrap", "-ttl", "1h"}, "flag provided but not defined: -ttl"},
+		{[]string{"secret", "list", "-value-file", "f"}, "flag provided but not defined: -value-file"},
 	} {
 		err := run(ctx, tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

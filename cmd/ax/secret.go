@@ -38,9 +38,14 @@ func (c *secretCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	valueFile := fs.String("value-file", "", "read the value from this file, or stdin for - (put); the value is taken as is, a trailing newline included")
-	var out output
-	if sub == "list" {
+	var (
+		valueFile string
+		out       output
+	)
+	switch sub {
+	case "put":
+		fs.StringVar(&valueFile, "value-file", "", "read the value from this file, or stdin for -; the value is taken as is, a trailing newline included")
+	case "list":
 		out.register(fs)
 	}
 	if err := parseInterspersed(fs, args); err != nil {
@@ -55,14 +60,14 @@ func (c *secretCommand) Run(ctx context.Context, args []string) error {
 	}
 	switch sub {
 	case "put":
-		if fs.NArg() != 1 || *valueFile == "" {
+		if fs.NArg() != 1 || valueFile == "" {
 			return fmt.Errorf("secret put: want NAME and -value-file (a file, or - for stdin); values never go on the command line")
 		}
 		var b []byte
-		if *valueFile == "-" {
+		if valueFile == "-" {
 			b, err = io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
 		} else {
-			b, err = os.ReadFile(*valueFile)
+			b, err = os.ReadFile(valueFile)
 		}
 		if err != nil {
 			return fmt.Errorf("secret put: %w", err)
