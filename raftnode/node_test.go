@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,5 +214,51 @@ func TestNode_LeadershipChangesAndTransfer(t *testing.T) {
 	servers, err := target.Servers(ctx)
 	if err != nil || len(servers) != 3 {
 		t.Fatalf("servers: got %v %v, want 3", servers, err)
+	}
+}
+
+// TestNew_Timing checks that New refuses timeouts hashicorp/raft would
+// refuse, before it opens anything, and fills in the defaults for zero.
+func TestNew_Timing(t *testing.T) {
+	cases := []struct {
+		name                       string
+		heartbeat, election, lease time.Duration
+		wantErr                    string
+	}{
+		{"defaults", 0, 0, 0, ""},
+		{"fast", 200 * time.Millisecond, 200 * time.Millisecond, 100 * time.Millisecond, ""},
+		{"lease over heartbeat", 200 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, "LeaderLeaseTimeout"},
+		{"election under heartbeat", 2 * time.Second, time.Second, 500 * time.Millisecond, "ElectionTimeout"},
+		{"heartbeat too short", time.Millisecond, time.Second, time.Millisecond, "HeartbeatTimeout is too low"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, err := fsm.Open(fsm.Config{Path: filepath.Join(dir, "fsm.db"), NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			_, tr := raft.NewInmemTransport("n1")
+			n, err := New(Config{ID: "n1", RaftAddr: "n1", DataDir: dir, Bootstrap: true, FSM: f, Transport: tr,
+				HeartbeatTimeout: c.heartbeat, ElectionTimeout: c.election, LeaderLeaseTimeout: c.lease})
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				n.Close()
+				return
+			}
+			if err == nil {
+				n.Close()
+				t.Fatalf("got a node, want an error containing %q", c.wantErr)
+			}
+			if !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("got %q, want it to contain %q", err, c.wantErr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "raft", "raft.db")); !os.IsNotExist(err) {
+				t.Errorf("the log store was created before the timing was checked (stat: %v)", err)
+			}
+		})
 	}
 }

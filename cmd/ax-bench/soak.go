@@ -91,9 +91,12 @@ type soakOptions struct {
 // retention and samples every node's resources, to show that they level
 // off: memory, goroutines, file descriptors and disk.
 func benchSoak(ctx context.Context, t *target, nodes []soakNode, o soakOptions) error {
-	ld := &soakLoad{cl: t.cl}
+	ld := &soakLoad{cl: t.cl, leaders: &leaderWatch{}}
 	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Add(1)
+	go func() { defer wg.Done(); ld.leaders.run(wctx, nodes, leaderPoll) }()
 	shell, err := ld.setup(wctx, t, o.crons)
 	if err != nil {
 		return err
@@ -105,7 +108,6 @@ func benchSoak(ctx context.Context, t *target, nodes []soakNode, o soakOptions) 
 		return err
 	}
 	fmt.Printf("made the backlog of %d far submissions in %s\n", o.farBacklog, time.Since(start).Round(time.Millisecond))
-	var wg sync.WaitGroup
 	for _, p := range []struct {
 		rate int
 		fn   func(context.Context, int) error
@@ -117,12 +119,18 @@ func benchSoak(ctx context.Context, t *target, nodes []soakNode, o soakOptions) 
 	cancel()
 	wg.Wait()
 	printSoakSummary(samples, o.warmup) // of what was sampled, when interrupted too
+	fmt.Print("\n" + ld.leaders.report(leaderPoll))
 	return ctx.Err()
 }
+
+// leaderPoll is how often the soak asks every node for its leader and
+// term.
+const leaderPoll = 500 * time.Millisecond
 
 // soakLoad is the load generator's state and counts.
 type soakLoad struct {
 	cl                             *client.Client
+	leaders                        *leaderWatch
 	nearN, farN, triggered, ran    atomic.Int64
 	errs                           atomic.Int64
 	lastErr                        atomic.Pointer[string]
