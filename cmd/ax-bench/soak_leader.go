@@ -76,7 +76,14 @@ func (w *leaderWatch) observe(at time.Duration, term uint64, leader string) {
 		w.events = append(w.events, fmt.Sprintf("%s term %d -> %d", at.Round(time.Second), w.term, term))
 		w.term = term
 	}
+	if term < w.term {
+		return // only nodes behind answered this round
+	}
 	if leader != "" && leader != w.leader {
+		if w.leader == "" { // the first leader named: no change
+			w.leader = leader
+			return
+		}
 		w.changes++
 		w.events = append(w.events, fmt.Sprintf("%s leader %s -> %s", at.Round(time.Second), orNone(w.leader), leader))
 		w.leader = leader
