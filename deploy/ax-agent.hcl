@@ -180,9 +180,9 @@ trailing_logs      = 10240
 # after 1-3x it); a candidate without a result for raft_election_timeout
 # tries again; a leader that has not heard from a quorum for
 # raft_lease_timeout steps down. Lower fails over faster; too low, and a
-# node starved of CPU (or paused) that long makes a spurious election.
+# leader starved of CPU (or paused) that long causes a spurious election.
 # raft_lease_timeout <= raft_heartbeat_timeout <= raft_election_timeout.
-# Default: "1s", "1s", "500ms".
-raft_heartbeat_timeout = "1s"
-raft_election_timeout  = "1s"
-raft_lease_timeout     = "500ms"
+# Default: "300ms", "300ms", "300ms".
+raft_heartbeat_timeout = "300ms"
+raft_election_timeout  = "300ms"
+raft_lease_timeout     = "300ms"

@@ -127,7 +127,7 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot")
-	fs.DurationVar(&cfg.HeartbeatTimeout, "raft-heartbeat-timeout", raftnode.DefaultHeartbeatTimeout, "a follower that has not heard from the leader this long starts an election (detection takes 1-3x this; lower fails over faster, but a node starved of CPU this long makes a spurious election)")
+	fs.DurationVar(&cfg.HeartbeatTimeout, "raft-heartbeat-timeout", raftnode.DefaultHeartbeatTimeout, "a follower that has not heard from the leader this long starts an election (a dead leader is noticed after 1-3x this; lower fails over faster, but a leader stalled this long, starved of CPU say, causes a spurious election)")
 	fs.DurationVar(&cfg.ElectionTimeout, "raft-election-timeout", raftnode.DefaultElectionTimeout, "a candidate without a result this long tries again (at least -raft-heartbeat-timeout)")
 	fs.DurationVar(&cfg.LeaderLeaseTimeout, "raft-lease-timeout", raftnode.DefaultLeaderLeaseTimeout, "a leader that has not heard from a quorum this long steps down (at most -raft-heartbeat-timeout)")
 	o.tls.register(fs, cfg)
