@@ -113,10 +113,6 @@ func New(cfg Config) (*Node, error) {
 		return nil, errors.New("raftnode: ID, RaftAddr, DataDir and FSM are required")
 	}
 	logger := cfg.Logger.Named("raft")
-	dir := filepath.Join(cfg.DataDir, "raft")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("raftnode: %w", err)
-	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = logger
@@ -131,6 +127,10 @@ func New(cfg Config) (*Node, error) {
 	notifyCh := make(chan bool, 16)
 	rc.NotifyCh = notifyCh
 	if err := raft.ValidateConfig(rc); err != nil {
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	dir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("raftnode: %w", err)
 	}
 

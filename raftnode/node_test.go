@@ -218,18 +218,21 @@ func TestNode_LeadershipChangesAndTransfer(t *testing.T) {
 }
 
 // TestNew_Timing checks that New refuses timeouts hashicorp/raft would
-// refuse, before it opens anything, and fills in the defaults for zero.
+// refuse, before it makes or opens anything, and fills in the defaults
+// for zero.
 func TestNew_Timing(t *testing.T) {
+	ms := time.Millisecond
 	cases := []struct {
-		name                       string
-		heartbeat, election, lease time.Duration
-		wantErr                    string
+		name                        string
+		heartbeat, election, lease  time.Duration
+		wantErr                     string
+		wantHeartbeat, wantElection time.Duration
 	}{
-		{"defaults", 0, 0, 0, ""},
-		{"fast", 200 * time.Millisecond, 200 * time.Millisecond, 100 * time.Millisecond, ""},
-		{"lease over heartbeat", 200 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, "LeaderLeaseTimeout"},
-		{"election under heartbeat", 2 * time.Second, time.Second, 500 * time.Millisecond, "ElectionTimeout"},
-		{"heartbeat too short", time.Millisecond, time.Second, time.Millisecond, "HeartbeatTimeout is too low"},
+		{"defaults", 0, 0, 0, "", DefaultHeartbeatTimeout, DefaultElectionTimeout},
+		{"given", 200 * ms, 400 * ms, 100 * ms, "", 200 * ms, 400 * ms},
+		{"lease over heartbeat", 200 * ms, 200 * ms, 300 * ms, "LeaderLeaseTimeout", 0, 0},
+		{"election under heartbeat", 2 * time.Second, time.Second, 500 * ms, "ElectionTimeout", 0, 0},
+		{"heartbeat too short", ms, time.Second, ms, "HeartbeatTimeout is too low", 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -246,7 +249,10 @@ func TestNew_Timing(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				n.Close()
+				defer n.Close()
+				if rc := n.raft.ReloadableConfig(); rc.HeartbeatTimeout != c.wantHeartbeat || rc.ElectionTimeout != c.wantElection {
+					t.Errorf("heartbeat, election: got %s, %s, want %s, %s", rc.HeartbeatTimeout, rc.ElectionTimeout, c.wantHeartbeat, c.wantElection)
+				}
 				return
 			}
 			if err == nil {
@@ -256,8 +262,8 @@ func TestNew_Timing(t *testing.T) {
 			if !strings.Contains(err.Error(), c.wantErr) {
 				t.Errorf("got %q, want it to contain %q", err, c.wantErr)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "raft", "raft.db")); !os.IsNotExist(err) {
-				t.Errorf("the log store was created before the timing was checked (stat: %v)", err)
+			if _, err := os.Stat(filepath.Join(dir, "raft")); !os.IsNotExist(err) {
+				t.Errorf("the raft directory was made before the timing was checked (stat: %v)", err)
 			}
 		})
 	}
