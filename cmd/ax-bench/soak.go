@@ -26,7 +26,9 @@ hours, triggers, per-second crons, an SDK worker in this process and an ax
 executor) on a cluster with a short retention. Every -sample it prints
 each node's memory (RSS), goroutines, file descriptors and data directory
 size, then compares the first sample after the warm-up with the last, to
-show that they level off. -ax (or -agent-binary) runs the cluster from
+show that they level off. It asks every node's /healthz every 500 ms and
+reports each Raft election (a new term) and leader change: under a
+steady load without faults, each is a spurious one. -ax (or -agent-binary) runs the cluster from
 another ax binary, an earlier release say, under the same load. With
 -addr, -pids and -data-dirs tell where the agents' processes and data are.
 
