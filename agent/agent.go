@@ -133,8 +133,14 @@ type Config struct {
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
-	HeartbeatTimeout  time.Duration
-	ElectionTimeout   time.Duration
+	// Raft failure detection (raftnode/timing.go): how long a follower
+	// goes without the leader before it may start an election, how long
+	// a candidate waits before trying again, how long a leader goes
+	// without a quorum before it steps down. Zero takes raftnode's
+	// defaults; LeaderLeaseTimeout <= HeartbeatTimeout <= ElectionTimeout.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
 
 	// Alert rules (watchdog.go). WatchInterval is how often the leader
 	// evaluates them (default 5s); StuckAfter how long an instance may
@@ -336,6 +342,7 @@ func New(cfg Config) (*Agent, error) {
 		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS),
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
+		LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
 	})
 	if err != nil {
 		f.Close()

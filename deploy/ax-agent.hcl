@@ -174,3 +174,15 @@ fsm_sync = false
 snapshot_threshold = 8192
 snapshot_interval  = "2m"
 trailing_logs      = 10240
+
+# Raft failure detection. A follower that has not heard from the leader
+# for raft_heartbeat_timeout starts an election (a dead leader is noticed
+# after 1-3x it); a candidate without a result for raft_election_timeout
+# tries again; a leader that has not heard from a quorum for
+# raft_lease_timeout steps down. Lower fails over faster; too low, and a
+# leader starved of CPU (or paused) that long causes a spurious election.
+# raft_lease_timeout <= raft_heartbeat_timeout <= raft_election_timeout.
+# Default: "300ms", "300ms", "300ms".
+raft_heartbeat_timeout = "300ms"
+raft_election_timeout  = "300ms"
+raft_lease_timeout     = "300ms"

@@ -56,13 +56,15 @@ type Config struct {
 	// RaftAddr is 0.0.0.0 or the node sits behind NAT.
 	AdvertiseAddr string
 
+	// Failure detection (see timing.go); zero values take the Default*
+	// constants. LeaderLeaseTimeout <= HeartbeatTimeout <= ElectionTimeout.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
 	// Tuning; zero values take the defaults below.
-	HeartbeatTimeout   time.Duration // default 1s
-	ElectionTimeout    time.Duration // default 1s
-	LeaderLeaseTimeout time.Duration // default 500ms
-	SnapshotThreshold  uint64        // default 8192 entries
-	SnapshotInterval   time.Duration // default 2m
-	TrailingLogs       uint64        // default 10240 entries
+	SnapshotThreshold uint64        // default 8192 entries
+	SnapshotInterval  time.Duration // default 2m
+	TrailingLogs      uint64        // default 10240 entries
 	// Transport overrides the TCP transport (in-process tests).
 	Transport raft.Transport
 	// TLS, when set, makes the transport mutual TLS (see TLSConfig).
@@ -111,16 +113,12 @@ func New(cfg Config) (*Node, error) {
 		return nil, errors.New("raftnode: ID, RaftAddr, DataDir and FSM are required")
 	}
 	logger := cfg.Logger.Named("raft")
-	dir := filepath.Join(cfg.DataDir, "raft")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("raftnode: %w", err)
-	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = logger
-	rc.HeartbeatTimeout = orDur(cfg.HeartbeatTimeout, time.Second)
-	rc.ElectionTimeout = orDur(cfg.ElectionTimeout, time.Second)
-	rc.LeaderLeaseTimeout = orDur(cfg.LeaderLeaseTimeout, 500*time.Millisecond)
+	rc.HeartbeatTimeout = orDur(cfg.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	rc.ElectionTimeout = orDur(cfg.ElectionTimeout, DefaultElectionTimeout)
+	rc.LeaderLeaseTimeout = orDur(cfg.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
 	rc.SnapshotThreshold = orU64(cfg.SnapshotThreshold, 8192)
 	rc.SnapshotInterval = orDur(cfg.SnapshotInterval, 2*time.Minute)
 	rc.TrailingLogs = orU64(cfg.TrailingLogs, 10240)
@@ -128,6 +126,13 @@ func New(cfg Config) (*Node, error) {
 	rc.MaxAppendEntries = 512
 	notifyCh := make(chan bool, 16)
 	rc.NotifyCh = notifyCh
+	if err := raft.ValidateConfig(rc); err != nil {
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	dir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
 
 	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
 	if err != nil {

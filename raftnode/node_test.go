@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,5 +195,57 @@ func TestNode_LeadershipChangesAndTransfer(t *testing.T) {
 	servers, err := target.Servers(ctx)
 	if err != nil || len(servers) != 3 {
 		t.Fatalf("servers: got %v %v, want 3", servers, err)
+	}
+}
+
+// TestNew_Timing checks that New refuses timeouts hashicorp/raft would
+// refuse, before it makes or opens anything, and fills in the defaults
+// for zero.
+func TestNew_Timing(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name                        string
+		heartbeat, election, lease  time.Duration
+		wantErr                     string
+		wantHeartbeat, wantElection time.Duration
+	}{
+		{"defaults", 0, 0, 0, "", DefaultHeartbeatTimeout, DefaultElectionTimeout},
+		{"given", 200 * ms, 400 * ms, 100 * ms, "", 200 * ms, 400 * ms},
+		{"lease over heartbeat", 200 * ms, 200 * ms, 300 * ms, "LeaderLeaseTimeout", 0, 0},
+		{"election under heartbeat", 2 * time.Second, time.Second, 500 * ms, "ElectionTimeout", 0, 0},
+		{"heartbeat too short", ms, time.Second, ms, "HeartbeatTimeout is too low", 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, err := fsm.Open(fsm.Config{Path: filepath.Join(dir, "fsm.db"), NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			_, tr := raft.NewInmemTransport("n1")
+			n, err := New(Config{ID: "n1", RaftAddr: "n1", DataDir: dir, Bootstrap: true, FSM: f, Transport: tr,
+				HeartbeatTimeout: c.heartbeat, ElectionTimeout: c.election, LeaderLeaseTimeout: c.lease})
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer n.Close()
+				if rc := n.raft.ReloadableConfig(); rc.HeartbeatTimeout != c.wantHeartbeat || rc.ElectionTimeout != c.wantElection {
+					t.Errorf("heartbeat, election: got %s, %s, want %s, %s", rc.HeartbeatTimeout, rc.ElectionTimeout, c.wantHeartbeat, c.wantElection)
+				}
+				return
+			}
+			if err == nil {
+				n.Close()
+				t.Fatalf("got a node, want an error containing %q", c.wantErr)
+			}
+			if !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("got %q, want it to contain %q", err, c.wantErr)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "raft")); !os.IsNotExist(err) {
+				t.Errorf("the raft directory was made before the timing was checked (stat: %v)", err)
+			}
+		})
 	}
 }

@@ -19,7 +19,9 @@ import (
 // processes): after a transfer, a trigger sent to the former leader, of a
 // task written just before the transfer, is accepted and its instance
 // starts within a second; after a kill -9 of the leader the first instance
-// starts within a second of the new leader's election.
+// starts within a second of the new leader's election, and the first timer
+// due after the kill fires within 3 s of it (the benchmark's 20 kills hold
+// its p99 to 1.5 s; this bound leaves room for a loaded CI machine).
 func TestFailover_DispatchResumesWithinASecond(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test skipped in -short mode")
@@ -29,10 +31,16 @@ func TestFailover_DispatchResumesWithinASecond(t *testing.T) {
 		t.Fatalf("bench failover -dispatch: %v\n%s", err, out)
 	}
 	t.Logf("\n%s", out)
-	for _, row := range []string{"transfer: trigger -> instance started", "new leader seen -> first instance started"} {
-		p99 := benchFigure(t, string(out), row, 3)
-		if p99 > time.Second {
-			t.Errorf("%s: p99 %s, want at most 1s", row, p99)
+	for _, c := range []struct {
+		row string
+		max time.Duration
+	}{
+		{"transfer: trigger -> instance started", time.Second},
+		{"new leader seen -> first instance started", time.Second},
+		{"kill -9 leader -> next timer fired (due every 10ms)", 3 * time.Second},
+	} {
+		if p99 := benchFigure(t, string(out), c.row, 3); p99 > c.max {
+			t.Errorf("%s: p99 %s, want at most %s", c.row, p99, c.max)
 		}
 	}
 }

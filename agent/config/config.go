@@ -67,6 +67,10 @@ type Agent struct {
 	SnapshotThreshold *uint64 `hcl:"snapshot_threshold,optional"`
 	SnapshotInterval  *string `hcl:"snapshot_interval,optional" ax:"duration"`
 	TrailingLogs      *uint64 `hcl:"trailing_logs,optional"`
+
+	RaftHeartbeatTimeout *string `hcl:"raft_heartbeat_timeout,optional" ax:"duration"`
+	RaftElectionTimeout  *string `hcl:"raft_election_timeout,optional" ax:"duration"`
+	RaftLeaseTimeout     *string `hcl:"raft_lease_timeout,optional" ax:"duration"`
 }
 
 // field is one key of Agent.

@@ -81,6 +81,9 @@ func TestParse_EveryKey(t *testing.T) {
 		{"snapshot_threshold", `16384`, "16384"},
 		{"snapshot_interval", `"1m"`, "1m"},
 		{"trailing_logs", `0`, "0"},
+		{"raft_heartbeat_timeout", `"500ms"`, "500ms"},
+		{"raft_election_timeout", `"2s"`, "2s"},
+		{"raft_lease_timeout", `"250ms"`, "250ms"},
 	}
 	covered := map[string]bool{}
 	var src strings.Builder

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -19,13 +21,14 @@ import (
 
 // benchFlags are the flags every scenario has: the client's (with no
 // default address: without -addr a temporary cluster is started), -nodes,
-// -tls and -ax.
+// -tls, -ax and -agent-args.
 type benchFlags struct {
-	fs      *flag.FlagSet
-	conn    cli.ClientFlags
-	nodes   int
-	withTLS bool
-	ax      string // the temporary cluster's ax binary ("": build one)
+	fs        *flag.FlagSet
+	conn      cli.ClientFlags
+	nodes     int
+	withTLS   bool
+	ax        string // the temporary cluster's ax binary ("": build one)
+	agentArgs string // more flags for the temporary cluster's agents
 }
 
 func newBenchFlags(name, usage string) *benchFlags {
@@ -34,6 +37,7 @@ func newBenchFlags(name, usage string) *benchFlags {
 	b.fs.IntVar(&b.nodes, "nodes", 3, "nodes of the temporary cluster (without -addr)")
 	b.fs.BoolVar(&b.withTLS, "tls", false, "run the temporary cluster with TLS on HTTP and Raft, certificates made in its directory (compare with a run without)")
 	b.fs.StringVar(&b.ax, "ax", "", "the ax binary the temporary cluster's agents and executors run, a path or a name in $PATH (default: one built from this source tree)")
+	b.fs.StringVar(&b.agentArgs, "agent-args", "", "more flags for the temporary cluster's agents, space-separated (after the scenario's own, so they win): \"-raft-heartbeat-timeout 300ms -raft-election-timeout 300ms -raft-lease-timeout 150ms\"")
 	return b
 }
 
@@ -50,6 +54,9 @@ func (b *benchFlags) parse(args []string) error {
 	}
 	if b.withTLS && b.conn.Addr != "" {
 		return fmt.Errorf("%s: -tls starts a temporary TLS cluster; with -addr give -ca-cert instead", b.fs.Name())
+	}
+	if b.agentArgs != "" && b.conn.Addr != "" {
+		return fmt.Errorf("%s: -agent-args are for the temporary cluster's agents; with -addr the cluster is already running", b.fs.Name())
 	}
 	return nil
 }
@@ -69,8 +76,11 @@ type target struct {
 }
 
 // start connects to -addr, or starts a temporary cluster whose agents get
-// the extra flags; the caller defers the target's close.
+// the extra flags (then -agent-args); the caller defers the target's
+// close. It prints this machine's load average before, and close prints
+// it after: the figures mean little without it on a shared machine.
 func (b *benchFlags) start(ctx context.Context, extra ...string) (*target, error) {
+	fmt.Printf("machine: %s\n", machineLoad())
 	if b.conn.Addr != "" {
 		cfg, err := b.conn.Config()
 		if err != nil {
@@ -98,7 +108,26 @@ func (b *benchFlags) start(ctx context.Context, extra ...string) (*target, error
 
 func newTarget(cfg client.Config, local *localcluster.Cluster, closeFn func()) *target {
 	cfg.Actor = "ax-bench"
-	return &target{cl: client.New(cfg), addrs: cfg.Addrs, token: cfg.Token, tls: cfg.TLS, local: local, close: closeFn}
+	done := func() {
+		fmt.Printf("machine at the end: %s\n", machineLoad())
+		closeFn()
+	}
+	return &target{cl: client.New(cfg), addrs: cfg.Addrs, token: cfg.Token, tls: cfg.TLS, local: local, close: done}
+}
+
+// machineLoad describes this machine's load average (/proc/loadavg) and
+// its CPUs.
+func machineLoad() string {
+	cpus := runtime.NumCPU()
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return fmt.Sprintf("%d CPUs, load average unknown", cpus)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return fmt.Sprintf("%d CPUs, load average unknown", cpus)
+	}
+	return fmt.Sprintf("load average %s %s %s (1, 5, 15 min) on %d CPUs", f[0], f[1], f[2], cpus)
 }
 
 // startLocal starts a temporary cluster in dir of the -ax binary, or of
@@ -108,14 +137,17 @@ func startLocal(ctx context.Context, dir string, b *benchFlags, token string, ex
 	if err != nil {
 		return nil, err
 	}
-	lcfg := localcluster.Config{Binary: bin, Nodes: b.nodes, Dir: dir, Token: token,
-		Args: append([]string{"-log-level", "warn"}, extra...)}
+	args := append(append([]string{"-log-level", "warn"}, extra...), strings.Fields(b.agentArgs)...)
+	lcfg := localcluster.Config{Binary: bin, Nodes: b.nodes, Dir: dir, Token: token, Args: args}
 	kind := ""
 	if b.withTLS {
 		lcfg.TLSDir = filepath.Join(dir, "tls")
 		kind = " TLS"
 	}
 	fmt.Printf("starting a %d-node loopback%s cluster of %s in %s\n", b.nodes, kind, bin, dir)
+	if b.agentArgs != "" {
+		fmt.Printf("agents' extra flags: %s\n", b.agentArgs)
+	}
 	return localcluster.Start(ctx, lcfg)
 }
 

@@ -25,13 +25,16 @@ how long until a new leader holds every one of them in its wheel.
 
 With -dispatch it measures dispatch instead, over -tries leader changes:
 trigger -> instance started right after a transfer, and kill -9 of the
-leader -> new leader and -> first instance started (ax executor processes
-run the instances; the killed node is restarted between tries). -how kill
-needs the temporary cluster.
+leader -> new leader, -> next timer fired (delayed instances due every
+10 ms across the kill) and -> first instance started (ax executor
+processes run the instances; the killed node is restarted between
+tries). -how kill needs the temporary cluster; -agent-args tries other
+Raft timeouts on it.
 
 Examples:
 	ax-bench failover -pending 1000000
 	ax-bench failover -dispatch -tries 20
+	ax-bench failover -dispatch -how kill -tries 20 -agent-args "-raft-heartbeat-timeout 500ms -raft-election-timeout 500ms -raft-lease-timeout 500ms"
 	ax-bench failover -dispatch -how transfer -addr 10.0.0.1:7070,10.0.0.2:7070,10.0.0.3:7070
 `
 }

@@ -14,10 +14,21 @@ import (
 
 // dispatchTask is the task the dispatch failover runs: a shell "true"
 // that any number of instances may run at once; dispatchCron fires every
-// second, to see when firing resumes.
+// second, to see when firing resumes; dispatchTimers holds the delayed
+// instances due every timerStep across each kill (for an executor label
+// no executor has: they are fired, never run).
 const (
-	dispatchTask = "bench-dispatch"
-	dispatchCron = "bench-dispatch-cron"
+	dispatchTask   = "bench-dispatch"
+	dispatchCron   = "bench-dispatch-cron"
+	dispatchTimers = "bench-dispatch-timers"
+)
+
+// The timers submitted before each kill: due from timerFirst after the
+// submission, one every timerStep, timerCount of them.
+const (
+	timerFirst = 100 * time.Millisecond
+	timerStep  = 10 * time.Millisecond
+	timerCount = 1000
 )
 
 // dispatchOptions are the failover -dispatch scenario's flags.
@@ -52,15 +63,23 @@ func benchFailoverDispatch(ctx context.Context, t *target, o dispatchOptions) er
 		return err
 	}
 	// A per-second cron (catch-up all, so the seconds of the election are
-	// fired by the new leader) tells when firing resumes after a kill.
+	// fired by the new leader) tells when firing resumes after a kill, to
+	// the second; delayed instances due every 10 ms across the kill tell
+	// it to 10 ms.
 	if o.kill {
 		_, err := cl.PutTask(ctx, &model.Task{Name: dispatchCron, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{Catchup: "all", MaxConcurrency: 1_000_000}})
 		if err != nil {
 			return err
 		}
+		_, err = cl.PutTask(ctx, &model.Task{Name: dispatchTimers, Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: "true"},
+			Policy: model.Policy{MaxConcurrency: 1_000_000, ExecutorLabels: map[string]string{"ax-bench": "no-executor"}}})
+		if err != nil {
+			return err
+		}
 	}
-	var transfer, killStart, killElected, electedStart, killFired []time.Duration
+	var transfer, killStart, killElected, electedStart, killFired, killTimer, electedTimer []time.Duration
 	for try := 1; try <= o.tries; try++ {
 		if o.transfer {
 			d, err := dispatchAfterTransfer(ctx, t, try)
@@ -71,14 +90,15 @@ func benchFailoverDispatch(ctx context.Context, t *target, o dispatchOptions) er
 			fmt.Printf("try %2d transfer: trigger -> start %s\n", try, d.Round(time.Millisecond))
 		}
 		if o.kill {
-			elected, fired, started, err := dispatchAfterKill(ctx, t)
+			k, err := dispatchAfterKill(ctx, t)
 			if err != nil {
 				return fmt.Errorf("try %d (kill): %w", try, err)
 			}
-			killElected, killStart, electedStart = append(killElected, elected), append(killStart, started), append(electedStart, started-elected)
-			killFired = append(killFired, fired)
-			fmt.Printf("try %2d kill -9: new leader seen %s, firing again %s, first start %s (%s after the election)\n", try,
-				elected.Round(time.Millisecond), fired.Round(time.Millisecond), started.Round(time.Millisecond), (started - elected).Round(time.Millisecond))
+			killElected, killStart, electedStart = append(killElected, k.elected), append(killStart, k.started), append(electedStart, k.started-k.elected)
+			killFired, killTimer, electedTimer = append(killFired, k.fired), append(killTimer, k.timer), append(electedTimer, k.timer-k.elected)
+			fmt.Printf("try %2d kill -9: new leader seen %s, next timer fired %s, cron firing again %s, first start %s (%s after the election)\n", try,
+				k.elected.Round(time.Millisecond), k.timer.Round(time.Millisecond), k.fired.Round(time.Millisecond), k.started.Round(time.Millisecond),
+				(k.started - k.elected).Round(time.Millisecond))
 		}
 	}
 	fmt.Printf("%-52s %8s %8s %8s %8s\n", "measure", "tries", "p50", "p99", "max")
@@ -88,6 +108,8 @@ func benchFailoverDispatch(ctx context.Context, t *target, o dispatchOptions) er
 	}{
 		{"transfer: trigger -> instance started", transfer},
 		{"kill -9 leader -> new leader seen", killElected},
+		{"kill -9 leader -> next timer fired (due every 10ms)", killTimer},
+		{"new leader seen -> next timer fired", electedTimer},
 		{"kill -9 leader -> firing again (per-second cron)", killFired},
 		{"kill -9 leader -> first instance started", killStart},
 		{"new leader seen -> first instance started", electedStart},
@@ -162,17 +184,36 @@ func dispatchAfterTransfer(ctx context.Context, t *target, try int) (time.Durati
 	return started.Sub(sent), nil
 }
 
-// dispatchAfterKill kills the leader with SIGKILL while a trigger goes out
-// every 50 ms, and answers how long until a survivor leads and until the
-// first instance started after the kill. It then restarts the node and
-// waits until it has caught up.
-func dispatchAfterKill(ctx context.Context, t *target) (elected, fired, started time.Duration, err error) {
+// killFigures are one kill's times, from the SIGKILL.
+type killFigures struct {
+	elected time.Duration // a survivor answers that it leads (polled every 25 ms)
+	timer   time.Duration // the first delayed instance due after the kill is fired (its firedAt)
+	fired   time.Duration // the per-second cron fires (its firedAt)
+	started time.Duration // the first triggered instance starts on an executor
+}
+
+// dispatchAfterKill submits delayed instances due every 10 ms from 100 ms
+// on, kills the leader with SIGKILL while a trigger goes out every 50 ms,
+// and answers how long until a survivor leads, until the first timer due
+// after the kill fires, until the cron fires and until the first instance
+// started after the kill. It then restarts the node and waits until it
+// has caught up.
+func dispatchAfterKill(ctx context.Context, t *target) (killFigures, error) {
+	var k killFigures
 	if err := warmDispatch(ctx, t.cl); err != nil {
-		return 0, 0, 0, err
+		return k, err
 	}
 	old, err := t.leaderHealth(ctx)
 	if err != nil {
-		return 0, 0, 0, err
+		return k, err
+	}
+	timers := make([]model.SubmitRequest, timerCount)
+	for i := range timers {
+		timers[i] = model.SubmitRequest{Delay: model.Duration(timerFirst + time.Duration(i)*timerStep)}
+	}
+	sub, err := t.cl.SubmitBatch(ctx, dispatchTimers, timers)
+	if err != nil {
+		return k, fmt.Errorf("submit the timers: %w", err)
 	}
 	var victim *localcluster.Node
 	var survivors []string
@@ -184,7 +225,7 @@ func dispatchAfterKill(ctx context.Context, t *target) (elected, fired, started 
 		}
 	}
 	if victim == nil {
-		return 0, 0, 0, fmt.Errorf("leader %s is not a node of the temporary cluster", old.Node)
+		return k, fmt.Errorf("leader %s is not a node of the temporary cluster", old.Node)
 	}
 	surv := client.New(client.Config{Addrs: survivors, TLS: t.tls, Token: t.token})
 	probes := map[string]*client.Client{}
@@ -217,28 +258,33 @@ func dispatchAfterKill(ctx context.Context, t *target) (elected, fired, started 
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		for _, a := range survivors {
 			if h, err := probes[a].Health(ctx); err == nil && h.Role == model.RoleLeader {
-				elected = time.Since(kill)
+				k.elected = time.Since(kill)
 				return nil
 			}
 		}
 		return errors.New("no new leader yet")
 	})
 	if err != nil {
-		return 0, 0, 0, err
+		return k, err
 	}
-	started, err = firstSince(ctx, surv, dispatchTask, kill, "started", func(in *model.Instance) time.Time { return in.StartedAt.Time })
+	if k.timer, err = nextTimerFired(ctx, surv, sub.Instances, kill); err != nil {
+		return k, err
+	}
+	k.started, err = firstSince(ctx, surv, dispatchTask, kill, "started", func(in *model.Instance) time.Time { return in.StartedAt.Time })
 	if err != nil {
-		return 0, 0, 0, err
+		return k, err
 	}
 	// Firing resumed when the new leader fired its first cron second
-	// (firedAt is the leader's stamp).
-	fired, err = firstSince(ctx, surv, dispatchCron, kill, "fired", func(in *model.Instance) time.Time { return in.FiredAt.Time })
+	// (firedAt is the leader's stamp). Within a second of the kill that
+	// may be the next second rather than the first the new leader could
+	// fire: the timers tell that.
+	k.fired, err = firstSince(ctx, surv, dispatchCron, kill, "fired", func(in *model.Instance) time.Time { return in.FiredAt.Time })
 	if err != nil {
-		return 0, 0, 0, err
+		return k, err
 	}
 	stopTriggers()
 	if err := victim.Start(); err != nil {
-		return 0, 0, 0, err
+		return k, err
 	}
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		h, err := t.nodeClient(victim.HTTPAddr, time.Second).Health(ctx)
@@ -250,7 +296,38 @@ func dispatchAfterKill(ctx context.Context, t *target) (elected, fired, started 
 		}
 		return nil
 	})
-	return elected, fired, started, err
+	return k, err
+}
+
+// nextTimerFired waits until the first of the submitted timers due after
+// kill has fired and answers its firedAt after kill. Every timer due while
+// there was no leader fires as soon as the new leader has loaded its
+// wheel, so this is when the new leader's timers fire again (unless it
+// was ready before that timer was due, at most timerStep after the kill).
+func nextTimerFired(ctx context.Context, cl *client.Client, timers []model.Submitted, kill time.Time) (time.Duration, error) {
+	next := -1
+	for i, s := range timers {
+		if s.ScheduledAt.After(kill) {
+			next = i
+			break
+		}
+	}
+	if next < 0 {
+		return 0, fmt.Errorf("every timer was due before the kill (the submission took over %s)", timerFirst+timerCount*timerStep)
+	}
+	var d time.Duration
+	err := localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		in, err := cl.GetInstance(ctx, timers[next].ID)
+		if err != nil {
+			return err
+		}
+		if in.FiredAt.IsZero() {
+			return fmt.Errorf("timer %s due %s after the kill is %s", in.ID, in.ScheduledAt.Sub(kill).Round(time.Millisecond), in.State)
+		}
+		d = in.FiredAt.Sub(kill)
+		return nil
+	})
+	return d, err
 }
 
 // firstSince waits until an instance of task has a stamp (its start, its

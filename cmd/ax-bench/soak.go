@@ -27,7 +27,9 @@ hours, triggers, per-second crons, an SDK worker in this process and an ax
 executor) on a cluster with a short retention. Every -sample it prints
 each node's memory (RSS), goroutines, file descriptors and data directory
 size, then compares the first sample after the warm-up with the last, to
-show that they level off. -ax (or -agent-binary) runs the cluster from
+show that they level off. It asks every node's /healthz every 500 ms and
+reports each Raft election (a new term) and leader change: under a
+steady load without faults, each is a spurious one. -ax (or -agent-binary) runs the cluster from
 another ax binary, an earlier release say, under the same load. With
 -addr, -pids and -data-dirs tell where the agents' processes and data are.
 
@@ -92,9 +94,12 @@ type soakOptions struct {
 // retention and samples every node's resources, to show that they level
 // off: memory, goroutines, file descriptors and disk.
 func benchSoak(ctx context.Context, t *target, nodes []soakNode, o soakOptions) error {
-	ld := &soakLoad{cl: t.cl}
+	ld := &soakLoad{cl: t.cl, leaders: &leaderWatch{}}
 	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Add(1)
+	go func() { defer wg.Done(); ld.leaders.run(wctx, nodes, leaderPoll) }()
 	shell, err := ld.setup(wctx, t, o.crons)
 	if err != nil {
 		return err
@@ -106,7 +111,6 @@ func benchSoak(ctx context.Context, t *target, nodes []soakNode, o soakOptions) 
 		return err
 	}
 	fmt.Printf("made the backlog of %d far submissions in %s\n", o.farBacklog, time.Since(start).Round(time.Millisecond))
-	var wg sync.WaitGroup
 	for _, p := range []struct {
 		rate int
 		fn   func(context.Context, int) error
@@ -118,12 +122,18 @@ func benchSoak(ctx context.Context, t *target, nodes []soakNode, o soakOptions) 
 	cancel()
 	wg.Wait()
 	printSoakSummary(samples, o.warmup) // of what was sampled, when interrupted too
+	fmt.Print("\n" + ld.leaders.report(leaderPoll))
 	return ctx.Err()
 }
+
+// leaderPoll is how often the soak asks every node for its leader and
+// term.
+const leaderPoll = 500 * time.Millisecond
 
 // soakLoad is the load generator's state and counts.
 type soakLoad struct {
 	cl                             *client.Client
+	leaders                        *leaderWatch
 	nearN, farN, triggered, ran    atomic.Int64
 	errs                           atomic.Int64
 	lastErr                        atomic.Pointer[string]

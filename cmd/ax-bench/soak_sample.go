@@ -99,6 +99,7 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, nodes []soakNode, start time
 		}
 		fmt.Printf("        load: %d near, %d far, %d triggers submitted; %d sdk jobs ran; %d errors%s\n",
 			ld.nearN.Load(), ld.farN.Load(), ld.triggered.Load(), ld.ran.Load(), ld.errs.Load(), errs)
+		fmt.Printf("        %s; %s\n", ld.leaders.summary(), machineLoad())
 		all = append(all, row)
 		if next >= total {
 			return all

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ax-scheduler/ax/agent"
 	"github.com/ax-scheduler/ax/agent/config"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
 type agentCommand struct{}
@@ -127,8 +128,32 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
 	fs.Uint64Var(&cfg.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot")
+	fs.DurationVar(&cfg.HeartbeatTimeout, "raft-heartbeat-timeout", raftnode.DefaultHeartbeatTimeout, "a follower that has not heard from the leader this long starts an election (a dead leader is noticed after 1-3x this; lower fails over faster, but a leader stalled this long, starved of CPU say, causes a spurious election)")
+	fs.DurationVar(&cfg.ElectionTimeout, "raft-election-timeout", raftnode.DefaultElectionTimeout, "a candidate without a result this long tries again (at least -raft-heartbeat-timeout)")
+	fs.DurationVar(&cfg.LeaderLeaseTimeout, "raft-lease-timeout", raftnode.DefaultLeaderLeaseTimeout, "a leader that has not heard from a quorum this long steps down (at most -raft-heartbeat-timeout)")
 	o.tls.register(fs, cfg)
 	return fs
+}
+
+// checkRaftTiming checks the Raft timeouts against one another as
+// hashicorp/raft requires, naming the flags (the config file's keys set
+// them too).
+func checkRaftTiming(cfg *agent.Config) error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"raft-heartbeat-timeout", cfg.HeartbeatTimeout}, {"raft-election-timeout", cfg.ElectionTimeout}, {"raft-lease-timeout", cfg.LeaderLeaseTimeout}} {
+		if d.v < raftnode.MinTimeout {
+			return fmt.Errorf("agent: -%s %s is below the least Raft accepts, %s", d.flag, d.v, raftnode.MinTimeout)
+		}
+	}
+	if cfg.LeaderLeaseTimeout > cfg.HeartbeatTimeout {
+		return fmt.Errorf("agent: -raft-lease-timeout %s is longer than -raft-heartbeat-timeout %s; it must be at most that", cfg.LeaderLeaseTimeout, cfg.HeartbeatTimeout)
+	}
+	if cfg.ElectionTimeout < cfg.HeartbeatTimeout {
+		return fmt.Errorf("agent: -raft-election-timeout %s is shorter than -raft-heartbeat-timeout %s; it must be at least that", cfg.ElectionTimeout, cfg.HeartbeatTimeout)
+	}
+	return nil
 }
 
 // applyConfigFile applies the -config file to the flags the command line
@@ -196,6 +221,9 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	fs := agentFlags(c.Usage(), &cfg, &o)
 	warnings, err := parseAgentFlags(fs, &o, args)
 	if err != nil {
+		return err
+	}
+	if err := checkRaftTiming(&cfg); err != nil {
 		return err
 	}
 	if err := o.tls.load(&cfg); err != nil {

@@ -19,6 +19,14 @@ const sampleConfig = "../../deploy/ax-agent.hcl"
 // defaults cleared.
 func newAgentFlags(t *testing.T) *flag.FlagSet {
 	t.Helper()
+	fs, _ := newAgentConfig(t)
+	return fs
+}
+
+// newAgentConfig returns ax agent's flag set, with the environment's
+// defaults cleared, and the config it parses into.
+func newAgentConfig(t *testing.T) (*flag.FlagSet, *agent.Config) {
+	t.Helper()
 	for _, env := range agentEnvFlags {
 		t.Setenv(env, "")
 	}
@@ -28,7 +36,7 @@ func newAgentFlags(t *testing.T) *flag.FlagSet {
 	)
 	fs := agentFlags("", &cfg, &o)
 	fs.SetOutput(io.Discard)
-	return fs
+	return fs, &cfg
 }
 
 // TestAgentFlags_ConfigKeys checks that every flag of ax agent but
