@@ -107,6 +107,10 @@ log_level  = "debug"
 		if st.Leader == "" {
 			return errors.New("no leader")
 		}
+		// The node records its HTTP address in its first entries.
+		if len(st.Nodes) == 1 && st.Nodes[0].HTTPAddr == "" {
+			return errors.New("the node has not recorded its HTTP address yet")
+		}
 		return nil
 	})
 	// The flag wins over the file's node; the addresses are the file's.
