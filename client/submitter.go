@@ -17,6 +17,7 @@ import (
 
 // Defaults of SubmitterConfig.
 const (
+	DefaultSubmitLinger      = time.Millisecond
 	DefaultSubmitMaxBatch    = 1000
 	DefaultSubmitMaxBytes    = 1 << 20 // the server's default body limit
 	DefaultSubmitMaxInFlight = 2
@@ -33,11 +34,14 @@ type SubmitterConfig struct {
 	// MaxBytes bounds a request's body (default 1 MiB, the server's
 	// default limit). A submission larger than it alone is sent alone.
 	MaxBytes int
-	// Linger is how long a batch waits for more submissions while a
-	// request slot is free (at most 2ms is sensible; default 0). Batches
-	// form without it whenever MaxInFlight requests are out: what arrives
-	// meanwhile goes in the next request. A linger trades that much
-	// latency at low load for fewer, larger requests.
+	// Linger bounds how long a batch waits for more submissions while a
+	// request slot is free (default 1ms; negative: none). It ends early
+	// once the batch holds as many submissions as the task's last request
+	// answered: callers that submit again after each answer (a loop per
+	// goroutine) go out together at once, and a lone caller submitting
+	// one after another waits for nothing. Batches also form without it
+	// while MaxInFlight requests are out: what arrives meanwhile goes in
+	// the next request.
 	Linger time.Duration
 	// MaxInFlight bounds the requests out at once (default 2). The
 	// Client sends each to the address that answered last, one node at a
@@ -51,7 +55,8 @@ type SubmitterConfig struct {
 // side of the server's group commit, in the manner of a Kafka producer or
 // a Pub/Sub publisher: while MaxInFlight requests are out, submissions
 // collect per task; a batch leaves when a slot is free and it is full
-// (MaxBatch, MaxBytes) or its first submission has waited Linger.
+// (MaxBatch, MaxBytes), as large as the task's last one, or its first
+// submission has waited Linger.
 //
 // Every request carries an Idempotency-Key that the Client keeps through
 // its retries (on another address too), so a batch whose answer was lost
@@ -75,9 +80,10 @@ type Submitter struct {
 	wake  chan struct{}
 	done  chan struct{} // closed when run has returned
 
-	mu     sync.Mutex
-	queues map[string]*submitQueue // by task
-	closed bool
+	mu       sync.Mutex
+	queues   map[string]*submitQueue // by task
+	answered map[string]int          // by task: the callers its last request answered
+	closed   bool
 }
 
 // submitQueue is one task's submissions that are not sent yet, oldest
@@ -110,6 +116,12 @@ func NewSubmitter(c *Client, cfg SubmitterConfig) *Submitter {
 
 // newSubmitter is NewSubmitter with a clock for the lingers (tests).
 func newSubmitter(c *Client, cfg SubmitterConfig, now func() time.Time) *Submitter {
+	switch {
+	case cfg.Linger == 0:
+		cfg.Linger = DefaultSubmitLinger
+	case cfg.Linger < 0:
+		cfg.Linger = 0
+	}
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultSubmitMaxBatch
 	}
@@ -121,7 +133,7 @@ func newSubmitter(c *Client, cfg SubmitterConfig, now func() time.Time) *Submitt
 		cfg.MaxInFlight = DefaultSubmitMaxInFlight
 	}
 	s := &Submitter{c: c, cfg: cfg, now: now, slots: make(chan struct{}, cfg.MaxInFlight), wake: make(chan struct{}, 1),
-		done: make(chan struct{}), queues: map[string]*submitQueue{}}
+		done: make(chan struct{}), queues: map[string]*submitQueue{}, answered: map[string]int{}}
 	go s.run()
 	return s
 }
@@ -265,8 +277,12 @@ func (s *Submitter) readyLocked(now time.Time) (bool, time.Duration) {
 	return false, wait
 }
 
-// sendable reports whether q may leave now: full, closing, or lingered.
+// sendable reports whether q may leave now: full, closing, lingered, or
+// as large as the task's last batch (its callers have come back).
 func (s *Submitter) sendable(q *submitQueue, now time.Time) bool {
+	if n := s.answered[q.task]; n > 0 && q.live >= n {
+		return true
+	}
 	return s.closed || q.live >= s.cfg.MaxBatch || q.bytes+q.live+1 >= s.cfg.MaxBytes ||
 		now.Sub(q.items[0].at) >= s.cfg.Linger
 }
@@ -325,8 +341,13 @@ func (q *submitQueue) trim() {
 // server refuses by its array index fails alone and the others are sent
 // again, as a new request.
 func (s *Submitter) send(task string, batch []*submission) {
+	n := len(batch)
 	for len(batch) > 0 {
 		res, err := s.post(task, batch)
+		if n > 0 {
+			s.answering(task, n)
+			n = 0
+		}
 		if err == nil {
 			for i, it := range batch {
 				it.done <- submitOutcome{s: &res.Instances[i]}
@@ -344,6 +365,21 @@ func (s *Submitter) send(task string, batch []*submission) {
 		return
 	}
 }
+
+// answering notes, before any of them is answered, that n callers of
+// task will be: those who submit again make the next batch, which
+// leaves as soon as as many have come back (see SubmitterConfig.Linger).
+func (s *Submitter) answering(task string, n int) {
+	s.mu.Lock()
+	if len(s.answered) >= maxRemembered {
+		clear(s.answered)
+	}
+	s.answered[task] = n
+	s.mu.Unlock()
+}
+
+// maxRemembered bounds the tasks whose last batch size a Submitter keeps.
+const maxRemembered = 4096
 
 // post sends one array submission with a fresh Idempotency-Key, which
 // the Client keeps through its retries.

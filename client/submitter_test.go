@@ -453,3 +453,73 @@ func seq(from, to int) []int {
 	}
 	return out
 }
+
+// BenchmarkSubmitter is the client's own cost per submission, against a
+// server that answers at once, from 64 goroutines.
+func BenchmarkSubmitter(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var reqs []json.RawMessage
+		if err := json.NewDecoder(r.Body).Decode(&reqs); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		res := model.SubmitResult{Instances: make([]model.Submitted, len(reqs))}
+		for i := range res.Instances {
+			res.Instances[i] = model.Submitted{ID: model.FormatID(uint64(i)), State: model.StateScheduled}
+		}
+		w.Write(res.AppendJSON(nil))
+	}))
+	defer srv.Close()
+	s := NewSubmitter(New(Config{Addrs: []string{srv.URL}}), SubmitterConfig{})
+	defer s.Close()
+	req := submitN(1)
+	b.SetParallelism(32) // 64 goroutines on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Submit(context.Background(), "job", req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// The linger ends early once as many callers as the last request
+// answered have submitted again; fewer wait for it.
+func TestSubmitter_LingerEndsWhenCallersAreBack(t *testing.T) {
+	srv := newSubmitServer(t, false)
+	clock := &fakeClock{}
+	s := newSubmitter(New(Config{Addrs: []string{srv.URL}}), SubmitterConfig{Linger: time.Second}, clock.now)
+	defer s.Close()
+	first := make(chan []result, 1)
+	go func() { first <- submitAll(context.Background(), s, "job", seq(1, 3)) }()
+	eventually(t, "3 queued", func() bool { return s.queued("job") == 3 })
+	clock.advance(time.Second) // the first batch leaves on its linger
+	checkOwn(t, <-first)
+
+	// The three come back: no linger (the clock stands still).
+	checkOwn(t, submitAll(context.Background(), s, "job", seq(4, 6)))
+	// Two come back: they wait for the linger.
+	again := make(chan []result, 1)
+	go func() { again <- submitAll(context.Background(), s, "job", seq(7, 8)) }()
+	eventually(t, "2 queued", func() bool { return s.queued("job") == 2 })
+	if got := srv.sizes(); !slices.Equal(got, []int{3, 3}) {
+		t.Fatalf("request sizes %v, want [3 3] with two waiting", got)
+	}
+	clock.advance(time.Second)
+	checkOwn(t, <-again)
+	// One caller after another: the first waits for the linger, then
+	// each answer makes the next lone one leave at once.
+	lone := make(chan []result, 1)
+	go func() { lone <- submitAll(context.Background(), s, "job", []int{9}) }()
+	eventually(t, "1 queued", func() bool { return s.queued("job") == 1 })
+	clock.advance(time.Second)
+	checkOwn(t, <-lone)
+	for n := 10; n <= 12; n++ {
+		checkOwn(t, submitAll(context.Background(), s, "job", []int{n}))
+	}
+	if got := srv.sizes(); !slices.Equal(got, []int{3, 3, 2, 1, 1, 1, 1}) {
+		t.Errorf("request sizes %v, want [3 3 2 1 1 1 1]", got)
+	}
+}
