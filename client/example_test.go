@@ -86,7 +86,7 @@ func ExampleClient_Decide() {
 // as array requests, and gives each caller its own instance.
 func ExampleSubmitter() {
 	c := client.New(client.Config{Addrs: []string{"n1:7070", "n2:7070", "n3:7070"}, Token: "axt_..."})
-	s := client.NewSubmitter(c, client.SubmitterConfig{}) // 1ms linger, 2 requests out
+	s := client.NewSubmitter(c, client.SubmitterConfig{}) // 2ms linger, 1 request out
 	defer s.Close()                                       // sends what is queued
 	var wg sync.WaitGroup
 	for order := range 1000 {
