@@ -49,7 +49,7 @@ type SubmitterConfig struct {
 	// group at a time: with one request out, callers that come back at
 	// different times still end up in one batch per commit; with two,
 	// they may settle into two batches taking turns (on the reference
-	// machine 64 goroutines did 7,300-9,800/s with one, 4,400-10,400/s
+	// machine 64 goroutines did 6,400-9,800/s with one, 4,400-10,400/s
 	// with two). More help when several tasks are submitted to at once
 	// or a request can be slow.
 	MaxInFlight int
