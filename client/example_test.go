@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"sync"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -79,4 +80,27 @@ func ExampleClient_Decide() {
 		log.Fatal(err)
 	}
 	fmt.Println(state) // READY, or RUNNING for an attempt that asked
+}
+
+// Many goroutines, one submission each: a Submitter sends them together,
+// as array requests, and gives each caller its own instance.
+func ExampleSubmitter() {
+	c := client.New(client.Config{Addrs: []string{"n1:7070", "n2:7070", "n3:7070"}, Token: "axt_..."})
+	s := client.NewSubmitter(c, client.SubmitterConfig{}) // 2ms linger, 1 request out
+	defer s.Close()                                       // sends what is queued
+	var wg sync.WaitGroup
+	for order := range 1000 {
+		wg.Go(func() {
+			sub, err := s.Submit(context.Background(), "close-order", model.SubmitRequest{
+				Payload: json.RawMessage(fmt.Sprintf(`{"order": %d}`, order)),
+				Delay:   model.Duration(30 * time.Minute),
+			})
+			if err != nil {
+				log.Print(err)
+				return
+			}
+			fmt.Println(order, sub.ID)
+		})
+	}
+	wg.Wait()
 }

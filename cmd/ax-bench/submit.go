@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -17,13 +20,17 @@ func (*submitCommand) Usage() string {
 Usage: ax-bench submit [-n 200000 -batch 1000 -clients 4] [-single-n 20000 -single-clients 64] [common flags]
 
 Delayed submissions/s committed: batched (arrays of -batch per request from
--clients Go API clients), then single ones from a lean keep-alive HTTP/1.1
-generator, then the same requests to a missing route: what HTTP alone
-costs on this machine, the ceiling for single writes. -go-client adds a
-run of the single submissions through the Go API client.
+-clients Go API clients); single ones from -single-clients goroutines
+through the Go SDK's client.Submitter, which coalesces them into array
+requests (-sdk-linger, -sdk-inflight, -sdk-batch; -sdk=false skips it);
+single ones from a lean keep-alive HTTP/1.1 generator, one request each;
+then the same requests to a missing route: what HTTP alone costs on this
+machine, the ceiling for one request per submission. -go-client adds a
+run of the single submissions through Client.Submit (one request each).
 
 Examples:
 	ax-bench submit -batch 1000 -n 200000 -clients 4 -single-clients 64 -single-n 40000
+	ax-bench submit -n 0 -single-n 100000 -sdk-inflight 1,2 -sdk-linger none,1ms -sdk-goroutines 64,1024
 	ax-bench submit -tls -n 200000 -clients 4 -batch 1000 -single-n 0
 	ax-bench submit -addr 10.0.0.1:7070 -token-file admin.token -n 0 -single-n 20000
 `
@@ -36,13 +43,42 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 	clients := bf.fs.Int("clients", 4, "concurrent batched clients")
 	singleN := bf.fs.Int("single-n", 20000, "single submissions (0 to skip)")
 	singleClients := bf.fs.Int("single-clients", 64, "concurrent single-submission clients")
-	goClient := bf.fs.Bool("go-client", false, "also run the single submissions through the Go API client (heavier on the shared CPU)")
+	goClient := bf.fs.Bool("go-client", false, "also run the single submissions through Client.Submit, one request each (heavier on the shared CPU)")
+	sdk := bf.fs.Bool("sdk", true, "run the single submissions through client.Submitter too")
+	sdkLinger := bf.fs.String("sdk-linger", client.DefaultSubmitLinger.String(), "the Submitter's Linger: durations, comma-separated (one row each; \"none\" for none)")
+	sdkInFlight := bf.fs.String("sdk-inflight", strconv.Itoa(client.DefaultSubmitMaxInFlight), "the Submitter's MaxInFlight: counts, comma-separated (one row each)")
+	sdkGoroutines := bf.fs.String("sdk-goroutines", "", "goroutines of the -sdk rows, comma-separated (default -single-clients)")
+	sdkBatch := bf.fs.Int("sdk-batch", client.DefaultSubmitMaxBatch, "the Submitter's MaxBatch")
 	delay := bf.fs.Duration("delay", time.Hour, "delay of each submission (kept pending during the run)")
 	if err := bf.parse(args); err != nil {
 		return err
 	}
-	if *n < 0 || *singleN < 0 || *batch < 1 || *clients < 1 || *singleClients < 1 {
-		return fmt.Errorf("submit: -batch, -clients and -single-clients must be positive, -n and -single-n not negative")
+	if *n < 0 || *singleN < 0 || *batch < 1 || *clients < 1 || *singleClients < 1 || *sdkBatch < 1 {
+		return fmt.Errorf("submit: -batch, -clients, -single-clients and -sdk-batch must be positive, -n and -single-n not negative")
+	}
+	lingers, err := parseLingers("-sdk-linger", *sdkLinger)
+	if err != nil {
+		return err
+	}
+	inflights, err := parseCounts("-sdk-inflight", *sdkInFlight)
+	if err != nil {
+		return err
+	}
+	goroutines := []int{*singleClients}
+	if *sdkGoroutines != "" {
+		if goroutines, err = parseCounts("-sdk-goroutines", *sdkGoroutines); err != nil {
+			return err
+		}
+	}
+	var sdkRuns []sdkRun
+	if *sdk {
+		for _, g := range goroutines {
+			for _, f := range inflights {
+				for _, l := range lingers {
+					sdkRuns = append(sdkRuns, sdkRun{goroutines: g, cfg: client.SubmitterConfig{MaxBatch: *sdkBatch, MaxInFlight: f, Linger: l}})
+				}
+			}
+		}
 	}
 	t, err := bf.start(ctx)
 	if err != nil {
@@ -50,7 +86,7 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer t.close()
 	return benchSubmit(ctx, t, submitOptions{n: *n, batch: *batch, clients: *clients,
-		singleN: *singleN, singleClients: *singleClients, goClient: *goClient, delay: *delay})
+		singleN: *singleN, singleClients: *singleClients, goClient: *goClient, sdk: sdkRuns, delay: *delay})
 }
 
 // submitOptions are the submit scenario's flags.
@@ -58,6 +94,7 @@ type submitOptions struct {
 	n, batch, clients      int
 	singleN, singleClients int
 	goClient               bool
+	sdk                    []sdkRun // one row each
 	delay                  time.Duration
 }
 
@@ -86,19 +123,31 @@ func benchSubmit(ctx context.Context, t *target, o submitOptions) error {
 		return nil
 	}
 	req := model.SubmitRequest{Payload: payload, Delay: model.Duration(o.delay)}
+	leader, err := leaderAddr(ctx, cl)
+	if err != nil {
+		return err
+	}
+	var sdkRate float64
+	lc := leaderClient(t, leader)
+	for _, run := range o.sdk {
+		r, err := sdkLoad(ctx, lc, run.cfg, run.goroutines, o.singleN, req)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", run.label(len(o.sdk) > 1), r.n, r.rate(), r.p50, r.p99)
+		if run.goroutines == o.singleClients {
+			sdkRate = max(sdkRate, r.rate())
+		}
+	}
 	if o.goClient {
 		r, err := runLoad(ctx, o.singleClients, o.singleN, func() error {
-			_, err := cl.Submit(ctx, "bench-submit", req)
+			_, err := lc.Submit(ctx, "bench-submit", req)
 			return err
 		})
 		if err != nil {
 			return err
 		}
 		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d (Go client)", o.singleClients), r.n, r.rate(), r.p50, r.p99)
-	}
-	leader, err := leaderAddr(ctx, cl)
-	if err != nil {
-		return err
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -111,6 +160,7 @@ func benchSubmit(ctx context.Context, t *target, o submitOptions) error {
 		return err
 	}
 	fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d clients", o.singleClients), r.n, r.rate(), r.p50, r.p99)
+	rawRate := r.rate()
 	// The same requests to a route that does not exist: what the HTTP
 	// layer alone costs on this machine, the ceiling for single writes.
 	r, err = rawLoad(ctx, leader, t.tls, o.singleClients, o.singleN, http.StatusNotFound, func(buf []byte, _ int) []byte {
@@ -120,5 +170,67 @@ func benchSubmit(ctx context.Context, t *target, o submitOptions) error {
 		return err
 	}
 	fmt.Printf("%-28s %10d %12.0f %10s %10s\n", "  HTTP only (404 route)", r.n, r.rate(), r.p50, r.p99)
+	if sdkRate > 0 {
+		fmt.Printf("sdk / single: %.1fx; sdk / HTTP only: %.2fx\n", sdkRate/rawRate, sdkRate/r.rate())
+	}
 	return nil
+}
+
+// sdkRun is one row of single submissions through a client.Submitter.
+type sdkRun struct {
+	goroutines int
+	cfg        client.SubmitterConfig
+}
+
+// label names the row; detailed when there are several.
+func (r sdkRun) label(detailed bool) string {
+	if !detailed {
+		return fmt.Sprintf("sdk single x %d goroutines", r.goroutines)
+	}
+	linger := "none"
+	if r.cfg.Linger > 0 {
+		linger = r.cfg.Linger.String()
+	}
+	return fmt.Sprintf("sdk x %d, %d out, linger %s", r.goroutines, r.cfg.MaxInFlight, linger)
+}
+
+// sdkLoad submits n single submissions from `goroutines` goroutines
+// through one client.Submitter.
+func sdkLoad(ctx context.Context, c *client.Client, sc client.SubmitterConfig, goroutines, n int, req model.SubmitRequest) (*loadResult, error) {
+	s := client.NewSubmitter(c, sc)
+	defer s.Close()
+	return runLoad(ctx, goroutines, n, func() error {
+		_, err := s.Submit(ctx, "bench-submit", req)
+		return err
+	})
+}
+
+// leaderClient is a client of the target that asks the leader first.
+func leaderClient(t *target, leader string) *client.Client {
+	addrs := []string{leader}
+	for _, a := range t.addrs {
+		if strings.TrimPrefix(strings.TrimPrefix(a, "https://"), "http://") != leader {
+			addrs = append(addrs, a)
+		}
+	}
+	return client.New(client.Config{Addrs: addrs, TLS: t.tls, Token: t.token, Actor: "ax-bench"})
+}
+
+// parseLingers parses a comma-separated list of durations, or "none"
+// (a negative Linger), the value of flag name.
+func parseLingers(name, s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "none" {
+			out = append(out, -1)
+			continue
+		}
+		d, err := time.ParseDuration(f)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("bad %s entry %q: want durations (500us, 1ms) or none, comma-separated", name, f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
