@@ -97,6 +97,7 @@ type Node struct {
 	observer *raft.Observer
 
 	mu       sync.Mutex
+	leading  bool          // the last leadership state fanned out to subs
 	leaderCh chan struct{} // closed and replaced when the leader changes
 	subs     []chan bool
 	failing  map[string]time.Time // leader: members whose heartbeats fail, and when each last answered
@@ -256,6 +257,7 @@ func (n *Node) loop() {
 			return
 		case isLeader := <-n.notifyCh:
 			n.mu.Lock()
+			n.leading = isLeader
 			subs := append([]chan bool(nil), n.subs...)
 			n.mu.Unlock()
 			for _, s := range subs {
@@ -316,12 +318,17 @@ func (n *Node) wakeLeaderWaiters() {
 }
 
 // LeadershipChanges returns a channel that receives true when this node
-// becomes leader and false when it stops being leader. The channel must be
-// drained; it is never closed.
+// becomes leader and false when it stops being leader; when this node
+// already leads, its first value is true. Each change reaches it exactly
+// once, whenever it subscribes (a single node may win its election before
+// the agent subscribes). The channel must be drained; it is never closed.
 func (n *Node) LeadershipChanges() <-chan bool {
 	ch := make(chan bool, 4)
 	n.mu.Lock()
 	n.subs = append(n.subs, ch)
+	if n.leading {
+		ch <- true // fanned out before this subscription
+	}
 	n.mu.Unlock()
 	return ch
 }

@@ -154,7 +154,16 @@ func TestNode_ReplicatesAndFailsOver(t *testing.T) {
 func TestNode_LeadershipChangesAndTransfer(t *testing.T) {
 	nodes := startCluster(t, 3)
 	leader := leaderOf(t, nodes)
+	// Subscribed after the election: the first value says it leads, once.
 	changes := leader.LeadershipChanges()
+	select {
+	case isLeader := <-changes:
+		if !isLeader {
+			t.Fatal("a leader's new subscription got false first, want true")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a subscription made after the election never heard that this node leads")
+	}
 	var target *testNode
 	for _, n := range nodes {
 		if n != leader {

@@ -256,7 +256,7 @@ func TestWorker_shutdownGrace(t *testing.T) {
 			f := newFakeCluster(t, 2*time.Second, "echo started > "+filepath.Join(t.TempDir(), "x")+"; "+tt.command)
 			_, stop, done := startWorker(t, Config{Servers: []string{f.srv.URL}, ShutdownGrace: tt.grace, KillGrace: 200 * time.Millisecond})
 			took := f.stopOnceLeased(stop, done, tt.grace+10*time.Second)
-			rep, _ := f.report(time.Second)
+			rep, _ := f.report(10 * time.Second)
 			if rep.Success != tt.wantSuccess || !strings.Contains(rep.Error, tt.wantError) || (!tt.wantSuccess && !rep.Retryable) {
 				t.Fatalf("report %+v, want success %v, error %q, retryable", rep, tt.wantSuccess, tt.wantError)
 			}
