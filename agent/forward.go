@@ -265,8 +265,7 @@ func minTime(a, b time.Time) time.Time {
 // that entry is refused (403, before the request is read), and would
 // otherwise hand that refusal to its client.
 func (a *Agent) awaitMemberKey(ctx context.Context, err error, deadline time.Time) bool {
-	var me *model.Error
-	if !errors.As(err, &me) || me.Code != model.CodeForbidden {
+	if !api.IsMembersOnly(err) {
 		return false
 	}
 	wctx, cancel := context.WithDeadline(ctx, deadline)

@@ -345,8 +345,13 @@ func TestAwaitMemberKey(t *testing.T) {
 	if a.awaitMemberKey(ctx, forbidden, time.Now().Add(50*time.Millisecond)) {
 		t.Fatal("no key came, but awaitMemberKey asked for a retry")
 	}
-	if a.awaitMemberKey(ctx, &model.Error{Code: model.CodeInvalid}, time.Now().Add(time.Second)) {
-		t.Fatal("a 400 is the leader's answer, not a missing key")
+	for _, other := range []error{
+		&model.Error{Code: model.CodeInvalid, Message: "bad"},
+		&model.Error{Code: model.CodeForbidden, Message: "token w1 (role executor) may not POST /v1/x: it needs role admin"},
+	} {
+		if a.awaitMemberKey(ctx, other, time.Now().Add(time.Second)) {
+			t.Fatalf("%v is the leader's answer, not a missing key", other)
+		}
 	}
 	done := make(chan bool)
 	go func() { done <- a.awaitMemberKey(ctx, forbidden, time.Now().Add(30*time.Second)) }()

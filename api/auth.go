@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
@@ -87,13 +89,23 @@ func guard(auth Authenticator, access string, h http.HandlerFunc) http.HandlerFu
 	}
 }
 
+// membersOnly ends the message of a members-only route's refusal.
+const membersOnly = " is for cluster members only"
+
+// IsMembersOnly reports whether err is a node's refusal of a request to a
+// members-only route from a caller it does not take for a member.
+func IsMembersOnly(err error) bool {
+	var me *model.Error
+	return errors.As(err, &me) && me.Code == model.CodeForbidden && strings.HasSuffix(me.Message, membersOnly)
+}
+
 func allowed(id Identity, access string, r *http.Request) error {
 	switch {
 	case access == AccessAuthenticated:
 		return nil
 	case access == AccessMember:
 		if !id.Member {
-			return &model.Error{Code: model.CodeForbidden, Message: r.URL.Path + " is for cluster members only"}
+			return &model.Error{Code: model.CodeForbidden, Message: r.URL.Path + membersOnly}
 		}
 	case !id.Principal.Can(access):
 		return &model.Error{Code: model.CodeForbidden, Message: "token " + id.Principal.Name + " (role " + id.Principal.Role + ") may not " +
