@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -408,5 +409,37 @@ func TestCluster_RestoreFromSnapshot(t *testing.T) {
 		"-raft", "127.0.0.1:0", "-restore", backup).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "already holds") {
 		t.Fatalf("restore into a used data dir: %v\n%s", err, out)
+	}
+}
+
+// TestCluster_ConsistentReadRightAfterLeaderKill: a consistent read sent to
+// a follower right after the leader was killed and a new one elected
+// answers within seconds. Known bug, not fixed yet: on an idle cluster
+// killed within seconds of its start, such a read sometimes takes 30-35 s
+// on the follower (4 of 9 tries in one session; the answer is then
+// correct). Run with AX_KNOWN_BUGS=1.
+func TestCluster_ConsistentReadRightAfterLeaderKill(t *testing.T) {
+	if os.Getenv("AX_KNOWN_BUGS") == "" {
+		t.Skip("known bug (a follower's consistent read can stall 30-35 s after a leader kill); AX_KNOWN_BUGS=1 runs it")
+	}
+	for round := 0; round < 4; round++ {
+		c := startCluster(t, 3)
+		ctx := ctxT(t, 120*time.Second)
+		leader, err := c.Leader(ctx, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := c.Client()
+		leader.Kill()
+		if _, err := c.Leader(ctx, 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		_, err = cl.ListInstances(rctx, model.InstanceFilter{Limit: 10}, client.Consistent())
+		cancel()
+		if took := time.Since(start); err != nil || took > 10*time.Second {
+			t.Fatalf("round %d: consistent read after a leader kill: %v after %s", round, err, took)
+		}
 	}
 }
