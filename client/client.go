@@ -198,9 +198,12 @@ func (c *Client) Do(ctx context.Context, req Request, out any) error {
 			return nil
 		}
 		var answer *model.Error
-		if ctx.Err() != nil && errors.As(lastErr, &answer) && !errors.As(err, new(*model.Error)) {
-			// The call's time ran out during a retry: the last server's
-			// answer says more than the cut request.
+		if ctx.Err() != nil && errors.As(lastErr, &answer) && !errors.As(err, new(*model.Error)) &&
+			(req.Method == http.MethodGet || errors.Is(err, ErrNotSent)) {
+			// The call's time ran out during a retry that changed nothing
+			// (a read, or a write never sent): the last server's answer
+			// says more than the cut request. A write cut after it was
+			// sent keeps its own error: its outcome is unknown.
 			return fmt.Errorf("%w (gave up: %v)", lastErr, ctx.Err())
 		}
 		lastErr = err
