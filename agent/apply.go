@@ -181,7 +181,8 @@ func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
 }
 
 // readIndex confirms that this node leads a term whose barrier is done
-// and returns the commit index as of the confirmation; errors are
+// and returns the index a reader must see applied: the last state-machine
+// entry at or below the commit index as of the confirmation; errors are
 // raftnode's.
 func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
 	if _, err := a.readyTerm(ctx, time.Now().Add(a.cfg.LeaderWait)); err != nil {
@@ -191,7 +192,10 @@ func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
 	if err := a.node.VerifyLeader(ctx); err != nil {
 		return 0, err
 	}
-	return idx, nil
+	// The commit index is often an entry the state machine never applies
+	// (this term's no-op, the leader-services barrier); a reader waiting
+	// for it would wait for the next write.
+	return a.node.StateIndex(idx), nil
 }
 
 // ReadBarrier implements api.BarrierBackend: once it returns, local reads reflect

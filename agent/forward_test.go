@@ -365,3 +365,31 @@ func TestAwaitMemberKey(t *testing.T) {
 		t.Fatal("awaitMemberKey did not see the key apply")
 	}
 }
+
+// TestAgent_ReadBarrierAfterLeaderChange: right after a leader change with
+// no write since, the commit index is the new leader's no-op or barrier,
+// which the state machine never applies; a consistent read on any node
+// must not wait for the next write.
+func TestAgent_ReadBarrierAfterLeaderChange(t *testing.T) {
+	tc := startCluster(t, 3, nil)
+	tc.waitMemberKey(t)
+	ctx := context.Background()
+	for round := 0; round < 2; round++ {
+		l := tc.leader()
+		next := tc.follower(l)
+		if err := l.node.TransferLeadership(ctx, next.cfg.NodeID); err != nil {
+			t.Fatal(err)
+		}
+		tc.waitLeader(t, l)
+		for _, a := range tc.agents {
+			rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			start := time.Now()
+			err := a.ReadBarrier(rctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("round %d: %s: read barrier after %s: %v (applied %d, commit %d)",
+					round, a.cfg.NodeID, time.Since(start), err, a.fsm.AppliedIndex(), a.node.CommitIndex())
+			}
+		}
+	}
+}

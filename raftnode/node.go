@@ -89,6 +89,7 @@ type Node struct {
 	cfg    Config
 	raft   *raft.Raft
 	logs   *raftboltdb.BoltStore
+	cache  raft.LogStore // logs behind the recent-entries cache Raft reads through
 	trans  raft.Transport
 	logger hclog.Logger
 
@@ -216,7 +217,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("raftnode: start raft: %w", err)
 	}
 	n := &Node{
-		cfg: cfg, raft: r, logs: logs, trans: trans, logger: logger,
+		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, logger: logger,
 		notifyCh: notifyCh, leaderCh: make(chan struct{}), closed: make(chan struct{}),
 		obsCh: make(chan raft.Observation, 16),
 	}
@@ -392,6 +393,33 @@ func (n *Node) VerifyLeader(ctx context.Context) error {
 
 // CommitIndex returns the latest committed index known to this node.
 func (n *Node) CommitIndex() uint64 { return n.raft.CommitIndex() }
+
+// maxStateScan bounds how far StateIndex reads back: one no-op per leader
+// term and one barrier per leader-services start are all that lie between
+// two state entries in practice.
+const maxStateScan = 1024
+
+// StateIndex returns the highest log index at or below idx whose entry
+// reaches the state machine: a command or a configuration change. Raft also
+// logs entries the state machine never sees (each new leader's no-op, every
+// barrier), so a reader waiting for the state machine to reach a commit
+// index that is such an entry would wait until the next write arrives;
+// waiting for StateIndex(idx) is equivalent, since the entries skipped
+// change no state. If the log cannot be read back (compacted, or more than
+// maxStateScan such entries in a row) it answers idx.
+func (n *Node) StateIndex(idx uint64) uint64 {
+	var l raft.Log
+	for i := idx; i > 0 && idx-i < maxStateScan; i-- {
+		if err := n.cache.GetLog(i, &l); err != nil {
+			return idx
+		}
+		switch l.Type {
+		case raft.LogCommand, raft.LogConfiguration:
+			return i
+		}
+	}
+	return idx
+}
 
 // Term returns the current term.
 func (n *Node) Term() uint64 {

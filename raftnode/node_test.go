@@ -258,3 +258,62 @@ func TestNew_Timing(t *testing.T) {
 		})
 	}
 }
+
+// TestNode_StateIndex: a new leader's no-op and barriers never reach the
+// state machine, so its applied index stays below such a commit index
+// until the next write; StateIndex names the last entry it does apply.
+func TestNode_StateIndex(t *testing.T) {
+	nodes := startCluster(t, 3)
+	leader := leaderOf(t, nodes)
+	if err := putTask(t, leader, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := leader.Barrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+	commit := leader.CommitIndex()
+	state := leader.StateIndex(commit)
+	if state >= commit {
+		t.Fatalf("StateIndex(%d) = %d, want below the barrier", commit, state)
+	}
+	if got := leader.fsm.AppliedIndex(); got != state {
+		t.Fatalf("leader applied %d, StateIndex %d", got, state)
+	}
+
+	// After a failover the new leader's commit index is its no-op (and
+	// whatever barrier follows); no state changed.
+	leader.Close()
+	var rest []*testNode
+	for _, n := range nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	next := leaderOf(t, rest)
+	if err := next.Barrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+	commit2 := next.CommitIndex()
+	if commit2 <= commit {
+		t.Fatalf("commit index %d after the new term, want above %d", commit2, commit)
+	}
+	if got := next.StateIndex(commit2); got != state {
+		t.Fatalf("StateIndex(%d) = %d after a failover with no write, want %d", commit2, got, state)
+	}
+	for _, n := range rest {
+		testkit.Eventually(t, 5*time.Second, func() error {
+			if got := n.fsm.AppliedIndex(); got != state {
+				return fmt.Errorf("%s applied %d, want %d", n.ID(), got, state)
+			}
+			return nil
+		})
+	}
+	if err := putTask(t, next, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	if c := next.CommitIndex(); next.StateIndex(c) != c {
+		t.Fatalf("StateIndex(%d) = %d right after a command", c, next.StateIndex(c))
+	}
+}

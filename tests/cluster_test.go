@@ -414,14 +414,11 @@ func TestCluster_RestoreFromSnapshot(t *testing.T) {
 
 // TestCluster_ConsistentReadRightAfterLeaderKill: a consistent read sent to
 // a follower right after the leader was killed and a new one elected
-// answers within seconds. Known bug, not fixed yet: on an idle cluster
-// killed within seconds of its start, such a read sometimes takes 30-35 s
-// on the follower (4 of 9 tries in one session; the answer is then
-// correct). Run with AX_KNOWN_BUGS=1.
+// answers within seconds. It used to wait 30-35 s on an idle cluster: the
+// read index was the new leader's no-op or barrier, which the state machine
+// never applies, so the follower waited for the next write
+// (raftnode.StateIndex).
 func TestCluster_ConsistentReadRightAfterLeaderKill(t *testing.T) {
-	if os.Getenv("AX_KNOWN_BUGS") == "" {
-		t.Skip("known bug (a follower's consistent read can stall 30-35 s after a leader kill); AX_KNOWN_BUGS=1 runs it")
-	}
 	for round := 0; round < 4; round++ {
 		c := startCluster(t, 3)
 		ctx := ctxT(t, 120*time.Second)

@@ -237,8 +237,7 @@ func TestPolicy_OnSuccessOnceAcrossLeaderKill(t *testing.T) {
 	}
 	var loads []model.Instance
 	testkit.Eventually(t, 30*time.Second, func() error {
-		// Not a consistent read: see TestCluster_ConsistentReadRightAfterLeaderKill.
-		l, err := cl.ListInstances(ctx, model.InstanceFilter{Task: "load", Limit: 1000})
+		l, err := cl.ListInstances(ctx, model.InstanceFilter{Task: "load", Limit: 1000}, client.Consistent())
 		if err != nil {
 			return err
 		}
