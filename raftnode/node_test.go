@@ -87,6 +87,18 @@ func leaderOf(t *testing.T, nodes []*testNode) *testNode {
 	return leader
 }
 
+// failover closes leader and returns the other nodes.
+func failover(leader *testNode, nodes []*testNode) []*testNode {
+	leader.Close()
+	var rest []*testNode
+	for _, n := range nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	return rest
+}
+
 func putTask(t *testing.T, n *testNode, name string) error {
 	t.Helper()
 	c, err := fsm.NewCommand(fsm.CmdPutTask, "", "test", fsm.PutTask{Task: model.Task{
@@ -130,13 +142,7 @@ func TestNode_ReplicatesAndFailsOver(t *testing.T) {
 		}
 	}
 
-	leader.Close()
-	var rest []*testNode
-	for _, n := range nodes {
-		if n != leader {
-			rest = append(rest, n)
-		}
-	}
+	rest := failover(leader, nodes)
 	next := leaderOf(t, rest)
 	if err := putTask(t, next, "after-failover"); err != nil {
 		t.Fatalf("apply on new leader: %v", err)
@@ -284,13 +290,7 @@ func TestNode_StateIndex(t *testing.T) {
 
 	// After a failover the new leader's commit index is its no-op (and
 	// whatever barrier follows); no state changed.
-	leader.Close()
-	var rest []*testNode
-	for _, n := range nodes {
-		if n != leader {
-			rest = append(rest, n)
-		}
-	}
+	rest := failover(leader, nodes)
 	next := leaderOf(t, rest)
 	if err := next.Barrier(ctx); err != nil {
 		t.Fatal(err)
