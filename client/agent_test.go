@@ -122,3 +122,55 @@ func TestClient_AgainstAnAgent(t *testing.T) {
 		}
 	})
 }
+
+// TestClient_PutTaskKeepsPaused: re-putting a definition never resumes a
+// task an operator paused; Paused true pauses; ResumeTask resumes.
+func TestClient_PutTaskKeepsPaused(t *testing.T) {
+	a := agenttest.Start(t, nil)
+	c := client.New(client.Config{Addrs: []string{a.HTTPAddr()}, Actor: "alice"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	task := &model.Task{Name: "nightly", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}}
+	paused := func(want bool, what string) {
+		t.Helper()
+		got, err := c.GetTask(ctx, task.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Paused != want {
+			t.Fatalf("%s: paused %v, want %v", what, got.Paused, want)
+		}
+	}
+	if _, err := c.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	paused(false, "created")
+	if _, err := c.PauseTask(ctx, task.Name); err != nil {
+		t.Fatal(err)
+	}
+	task.Action.Command = "echo changed"
+	res, err := c.PutTask(ctx, task)
+	if err != nil || !res.Changed {
+		t.Fatalf("update: %+v, %v", res, err)
+	}
+	paused(true, "an update with Paused false after a pause")
+	if _, err := c.ResumeTask(ctx, task.Name); err != nil {
+		t.Fatal(err)
+	}
+	paused(false, "resumed")
+	task.Paused = true
+	if _, err := c.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	paused(true, "an update with Paused true")
+	created := &model.Task{Name: "born-paused", Paused: true, Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}}
+	if _, err := c.PutTask(ctx, created); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.GetTask(ctx, created.Name)
+	if err != nil || !got.Paused {
+		t.Fatalf("created with Paused true: %+v, %v", got, err)
+	}
+}

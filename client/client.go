@@ -495,12 +495,31 @@ func taskPath(name string, suffix string) string {
 	return "/v1/tasks/" + url.PathEscape(name) + suffix
 }
 
-// PutTask creates or updates a task. It sends the whole definition, paused
-// included: false resumes a paused task. To leave paused as it is, send a
-// body without it (Do with a []byte body), as ax task apply does.
+// PutTask creates or updates a task. Paused is operational state, as for
+// ax task apply: Paused true pauses the task (or creates it paused), and
+// false leaves it as it is (a new task starts active), so re-applying a
+// definition never resumes a task an operator paused. ResumeTask resumes.
+// (A node older than protocol 5 takes a missing paused as false.)
 func (c *Client) PutTask(ctx context.Context, t *model.Task) (*model.WriteResult, error) {
 	var r model.WriteResult
-	return &r, c.Do(ctx, Request{Method: http.MethodPut, Path: taskPath(t.Name, ""), Body: t}, &r)
+	return &r, c.Do(ctx, Request{Method: http.MethodPut, Path: taskPath(t.Name, ""), Body: putTaskBody{t}}, &r)
+}
+
+// putTaskBody is a task's definition with paused sent only when true. The
+// outer field hides model.Task's (encoding/json takes the shallower one).
+type putTaskBody struct{ *model.Task }
+
+// MarshalJSON implements json.Marshaler.
+func (b putTaskBody) MarshalJSON() ([]byte, error) {
+	type body struct {
+		*model.Task
+		Paused *bool `json:"paused,omitempty"`
+	}
+	out := body{Task: b.Task}
+	if b.Paused {
+		out.Paused = &b.Paused
+	}
+	return json.Marshal(out)
 }
 
 // ReadOption changes how a read is served.
