@@ -27,8 +27,9 @@ func startAgent(t *testing.T) *Agent {
 
 // TestAgent_RejectedWritesAddNoEntries: writes the state machine would
 // refuse (decisions on missing or wrongly placed instances, reports of
-// fenced attempts, heartbeats of dead attempts) are answered without a Raft
-// entry.
+// fenced attempts, heartbeats of dead attempts) and writes that would
+// change nothing (the stored definition put again) are answered without a
+// Raft entry.
 func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 	a := startAgent(t)
 	ctx := context.Background()
@@ -62,6 +63,11 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 		hb, err := a.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: in.ID, Attempt: 1}}})
 		if err != nil || len(hb.Stop) != 1 {
 			t.Fatalf("a heartbeat of an attempt that does not run: %+v, %v", hb, err)
+		}
+		same := *task
+		res, err := a.PutTask(ctx, c, &same, api.PutOptions{KeepPaused: i%2 == 0})
+		if err != nil || res.Changed || res.Version != 1 {
+			t.Fatalf("the same definition again: %+v, %v; want unchanged at version 1", res, err)
 		}
 	}
 	if got, gotApplied := lastIndex(), a.fsm.AppliedIndex(); got != beforeLog || gotApplied != beforeApplied {

@@ -7,8 +7,9 @@ import (
 )
 
 // Precheck answers c from the current state when applying it could only
-// refuse it, so that the leader spends no log entry on it: it returns the
-// result the state machine would give, or nil when c must be applied.
+// refuse it or change nothing, so that the leader spends no log entry on
+// it: it returns the result the state machine would give, or nil when c
+// must be applied.
 //
 // It validates c as apply does (so a forwarded command is checked as if
 // it came from the API), then the preconditions that depend on state: a
@@ -16,7 +17,8 @@ import (
 // stale version (put, backfill), a decision on a missing instance or one
 // in the wrong state or attempt, a report of a missing or fenced attempt,
 // a complete_batch whose every report would be refused, a heartbeat that
-// renews no lease. A retry of a known request id is left to the state
+// renews no lease; and a put_task whose definition is the stored one
+// (answered unchanged, as apply answers it). A retry of a known request id is left to the state
 // machine, which answers it with the first result. The state machine
 // checks again when it applies and stays authoritative.
 func (f *FSM) Precheck(c *Command) *Result {
@@ -97,6 +99,12 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 			if have := taskVersion(p.Task.Name); have != v {
 				return errResult(versionConflict(have, v))
 			}
+		}
+		// A definition identical to the stored one (a re-apply) is
+		// answered as its apply would answer it, without a log entry.
+		w := &writer{tx: tx, cmd: c}
+		if pl, e := w.planPut(&p); e == nil && w.err == nil && pl.cur != nil && !pl.changed {
+			return okResult(model.WriteResult{Name: pl.next.Name, Version: pl.cur.Version})
 		}
 	case CmdSubmit:
 		s, err := decodeSubmit(c.Body)

@@ -34,6 +34,16 @@ func TestFSM_Precheck(t *testing.T) {
 	beat := func(refs ...AttemptRef) *Command {
 		return c(CmdHeartbeat, Heartbeat{Executor: "e1", LeaseMs: 1000, Items: refs})
 	}
+	job := func(edit func(*model.Task)) PutTask {
+		task := model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 10}}
+		if edit != nil {
+			edit(&task)
+		}
+		return PutTask{Task: task}
+	}
+	keepPaused := job(nil)
+	keepPaused.KeepPaused = true
 	fx.a.apply(withReq(decide(missing, DecideApprove, 0), "seen"))
 	retry := withReq(decide(missing, DecideApprove, 0), "seen")
 	tests := []struct {
@@ -69,6 +79,12 @@ func TestFSM_Precheck(t *testing.T) {
 		{"submit to a missing task", &Command{Type: CmdSubmit, Now: now, Body: EncodeSubmit(&Submit{Task: "nope", Items: []SubmitItem{{}}})}, model.CodeNotFound},
 		{"an invalid submission", &Command{Type: CmdSubmit, Now: now, Body: EncodeSubmit(&Submit{Task: "job", Items: []SubmitItem{{DelayMs: -1}}})}, model.CodeInvalid},
 		{"an invalid task", c(CmdPutTask, PutTask{Task: model.Task{Name: "x"}}), model.CodeInvalid},
+		{"the stored definition again", c(CmdPutTask, job(nil)), "data"},
+		{"the stored definition at its version", c(CmdPutTask, job(func(t *model.Task) { t.Version = 1 })), "data"},
+		{"the stored definition, paused kept", c(CmdPutTask, keepPaused), "data"},
+		{"the stored definition, paused", c(CmdPutTask, job(func(t *model.Task) { t.Paused = true })), ""},
+		{"a changed definition", c(CmdPutTask, job(func(t *model.Task) { t.Action.Command = "false" })), ""},
+		{"a stale version", c(CmdPutTask, job(func(t *model.Task) { t.Version = 7 })), model.CodeConflict},
 		{"pause a missing task", c(CmdPauseTask, TaskRef{Name: "nope"}), model.CodeNotFound},
 		{"an invalid lease", c(CmdLease, Lease{Executor: "e1"}), model.CodeInvalid},
 		{"a lease", c(CmdLease, Lease{Executor: "e1", IDs: []uint64{ready}, LeaseMs: 1000}), ""},
