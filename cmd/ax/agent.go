@@ -197,7 +197,27 @@ func parseAgentFlags(fs *flag.FlagSet, o *agentOptions, args []string) (warnings
 			return nil, err
 		}
 	}
-	return warnings, applyEnv(fs, explicit)
+	if err := applyEnv(fs, explicit); err != nil {
+		return nil, err
+	}
+	return warnings, refuseNegative(fs)
+}
+
+// refuseNegative refuses a negative duration in any flag, as the config
+// file does: no duration of the agent means anything below zero, and the
+// agent would otherwise fall back to a default without a word.
+func refuseNegative(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		if d, ok := g.Get().(time.Duration); ok && d < 0 {
+			err = fmt.Errorf("agent: -%s: %q is negative", f.Name, f.Value.String())
+		}
+	})
+	return err
 }
 
 // applyEnv sets the agentEnvFlags that the command line did not set from

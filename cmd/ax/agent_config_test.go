@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ax-scheduler/ax/agent"
 	"github.com/ax-scheduler/ax/agent/config"
@@ -139,5 +140,42 @@ func TestApplyConfigFile(t *testing.T) {
 				t.Errorf("warnings %q, want %d", warns, c.wantWarns)
 			}
 		})
+	}
+}
+
+// TestParseAgentFlags_RefusesNegativeDurations: every duration flag refuses
+// a value below zero, naming the flag, as the config file does; zero stays
+// allowed (it means "none" or "forever" for some).
+func TestParseAgentFlags_RefusesNegativeDurations(t *testing.T) {
+	var (
+		cfg agent.Config
+		o   agentOptions
+	)
+	var names []string
+	agentFlags("", &cfg, &o).VisitAll(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if _, ok := g.Get().(time.Duration); ok {
+				names = append(names, f.Name)
+			}
+		}
+	})
+	if len(names) < 15 {
+		t.Fatalf("found %d duration flags: %v", len(names), names)
+	}
+	for _, name := range names {
+		for _, env := range agentEnvFlags {
+			t.Setenv(env, "")
+		}
+		var (
+			cfg agent.Config
+			o   agentOptions
+		)
+		_, err := parseAgentFlags(agentFlags("", &cfg, &o), &o, []string{"-" + name, "-1s"})
+		if err == nil || !strings.Contains(err.Error(), "-"+name+`: "-1s" is negative`) {
+			t.Errorf("-%s -1s: %v", name, err)
+		}
+		if _, err := parseAgentFlags(agentFlags("", &cfg, &o), &o, []string{"-" + name, "0s"}); err != nil {
+			t.Errorf("-%s 0s: %v", name, err)
+		}
 	}
 }
