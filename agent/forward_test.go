@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
+	"slices"
 	"testing"
 	"time"
 
@@ -391,5 +392,21 @@ func TestAgent_ReadBarrierAfterLeaderChange(t *testing.T) {
 					round, a.cfg.NodeID, time.Since(start), err, a.fsm.AppliedIndex(), a.node.CommitIndex())
 			}
 		}
+		// Nor does any node show as lagging (cluster status LAG).
+		var lags []uint64
+		testkit.Until(t, 5*time.Second, "no member lagging", func() bool {
+			st, err := tc.agents[0].Cluster(ctx)
+			if err != nil {
+				return false
+			}
+			lags = lags[:0]
+			for _, n := range st.Nodes {
+				if n.Lag == nil {
+					return false
+				}
+				lags = append(lags, *n.Lag)
+			}
+			return len(lags) == len(tc.agents) && slices.Max(lags) == 0
+		})
 	}
 }

@@ -53,7 +53,9 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 			h.LastContact = model.Duration(contact.Round(time.Millisecond))
 		}
 	}
-	switch lag := int64(h.CommitIndex) - int64(h.AppliedIndex); {
+	// The no-op and barriers Raft commits are never applied: counted to
+	// the last entry that is, an idle node lags nothing.
+	switch lag := int64(a.node.StateIndex(h.CommitIndex)) - int64(h.AppliedIndex); {
 	case leaderID == "":
 		h.Problem = "no leader"
 	case leaderID != a.cfg.NodeID && contact > healthMaxContact:
@@ -135,6 +137,7 @@ func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 			commit = max(commit, h.CommitIndex)
 		}
 	}
+	commit = a.node.StateIndex(commit)
 	failing := a.node.FailingPeers()
 	for i := range st.Nodes {
 		n, h := &st.Nodes[i], healths[i]

@@ -26,8 +26,9 @@ type Node struct {
 	Role    string `json:"role,omitempty"`
 	Version string `json:"version,omitempty"`
 	// AppliedIndex is the member's; Lag is how many entries it is behind
-	// the highest commit index any member reported (absent when the
-	// member did not answer).
+	// the highest commit index any member reported, counted to the last
+	// entry there the state machine applies (a leader's no-op and
+	// barriers are never applied), absent when the member did not answer.
 	AppliedIndex uint64  `json:"appliedIndex,omitempty"`
 	Lag          *uint64 `json:"lag,omitempty"`
 	// LastContact is how long before it answered the member last heard
