@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
-	"slices"
 	"testing"
 	"time"
 
