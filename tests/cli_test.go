@@ -287,6 +287,7 @@ func TestCLI_Agent(t *testing.T) {
 			t.Errorf("complete %q: %q, want %q", tc.words, got, tc.want)
 		}
 	}
+	completeInShells(t, env)
 
 	// -w redraws on a change and exits 130 on Ctrl-C.
 	cmd := exec.Command(axBinary, "instance", "list", "-task", "ok", "-w")
@@ -384,4 +385,88 @@ func TestCLI_WaitThroughLeaderChangeAndNoQuorum(t *testing.T) {
 		t.Errorf("no-quorum error: %s", r.stderr)
 	}
 	t.Logf("no-quorum write answered in %s: %s", r.took.Round(time.Millisecond), strings.TrimSpace(r.stderr))
+}
+
+// completeInShells runs each shell's completion script in the shell itself,
+// as a user's Tab would: bash always, zsh and fish when installed (CI
+// installs them and sets AX_REQUIRE_SHELLS=1, so there a missing one
+// fails). The scripts call "ax", found on PATH; env points at the agent.
+func completeInShells(t *testing.T, env []string) {
+	t.Helper()
+	bin, home := t.TempDir(), t.TempDir()
+	if err := os.Symlink(axBinary, filepath.Join(bin, "ax")); err != nil {
+		t.Fatal(err)
+	}
+	shellEnv := append(os.Environ(), env...)
+	shellEnv = append(shellEnv, "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+home)
+	quote := func(words []string) string {
+		q := make([]string, len(words))
+		for i, w := range words {
+			q[i] = "'" + w + "'"
+		}
+		return strings.Join(q, " ")
+	}
+	// Each script completes the last of words (ax first), printing one
+	// candidate per line.
+	shells := []struct {
+		name  string
+		args  func(words []string) []string
+		strip bool // fish appends "\tdescription" to a candidate
+	}{
+		{"bash", func(w []string) []string {
+			return []string{"--norc", "--noprofile", "-c", fmt.Sprintf(`source <(ax completion bash)
+COMP_WORDS=(%s); COMP_CWORD=%d; COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+_ax_complete; printf '%%s\n' "${COMPREPLY[@]}"`, quote(w), len(w)-1)}
+		}, false},
+		{"zsh", func(w []string) []string {
+			return []string{"-f", "-c", fmt.Sprintf(`autoload -Uz compinit; compinit -u -D
+source <(ax completion zsh)
+compadd() { [[ $1 == -- ]] && shift; print -rl -- "$@"; }
+words=(%s); CURRENT=%d; _ax`, quote(w), len(w))}
+		}, false},
+		{"fish", func(w []string) []string {
+			return []string{"--no-config", "-c", "ax completion fish | source; complete -C " + "'" + strings.Join(w, " ") + "'"}
+		}, true},
+	}
+	cases := []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"ax", "ins"}, "instance"},
+		{[]string{"ax", "task", "get", "n"}, "nightly"},
+		{[]string{"ax", "trigger", ""}, "boom nightly ok"},
+		{[]string{"ax", "instance", "list", "-o", ""}, "json table yaml"},
+	}
+	for _, sh := range shells {
+		path, err := exec.LookPath(sh.name)
+		if err != nil {
+			if os.Getenv("AX_REQUIRE_SHELLS") != "" {
+				t.Errorf("%s is not installed (AX_REQUIRE_SHELLS is set)", sh.name)
+			} else {
+				t.Logf("%s not installed: its completion script is not run", sh.name)
+			}
+			continue
+		}
+		for _, tc := range cases {
+			cmd := exec.Command(path, sh.args(tc.words)...)
+			cmd.Env = shellEnv
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Errorf("%s completing %q: %v\n%s", sh.name, tc.words, err, out)
+				continue
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if sh.strip {
+					l, _, _ = strings.Cut(l, "\t")
+				}
+				if l != "" {
+					got = append(got, l)
+				}
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("%s completing %q: %q, want %q", sh.name, tc.words, g, tc.want)
+			}
+		}
+	}
 }
