@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
@@ -31,22 +33,23 @@ type Alert struct {
 // "on_failure:<instanceId>", so a retry never triggers twice), and records
 // an "alerted" event, which also removes the failure from the state
 // machine's pending-alerts index. Pending alerts left by an earlier leader
-// are picked up at start and on a periodic rescan. Webhooks are delivered
-// at least once: a leader that dies between posting and recording leaves
-// the alert pending for the next one.
+// are picked up at start and on a periodic rescan. Failures are handled
+// in bursts, up to alertWorkers at once (alertAll), so a storm of them
+// shares Raft entries and a slow webhook holds up no other alert. Webhooks
+// are delivered at least once: a leader that dies between posting and
+// recording leaves the alert pending for the next one.
 func (a *Agent) runAlerts(ctx context.Context) {
 	hc := &http.Client{Timeout: 5 * time.Second}
-	done := map[uint64]bool{}
 	scan := func() {
 		ids, err := a.fsm.PendingAlerts()
 		if err != nil {
 			a.log.Warn("reading pending alerts failed", "error", err)
 			return
 		}
-		for _, id := range ids {
-			if !done[id] && ctx.Err() == nil {
-				done[id] = a.alert(ctx, hc, id)
-			}
+		for len(ids) > 0 && ctx.Err() == nil {
+			n := min(len(ids), alertBatch)
+			a.alertAll(ctx, hc, ids[:n])
+			ids = ids[n:]
 		}
 	}
 	scan()
@@ -57,13 +60,55 @@ func (a *Agent) runAlerts(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case id := <-a.alertCh:
-			if !done[id] {
-				done[id] = a.alert(ctx, hc, id)
+			// Whatever else has failed meanwhile goes with it.
+			ids := []uint64{id}
+		drain:
+			for len(ids) < alertBatch {
+				select {
+				case id := <-a.alertCh:
+					ids = append(ids, id)
+				default:
+					break drain
+				}
 			}
+			a.alertAll(ctx, hc, ids)
 		case <-tick.C:
 			scan()
 		}
 	}
+}
+
+// alertBatch and alertWorkers bound how many failures are handled at once:
+// their proposals meet in the group commit (one Raft entry for many), and
+// a slow webhook holds up one worker rather than every alert behind it.
+const (
+	alertBatch   = 256
+	alertWorkers = 128
+)
+
+// alertAll handles ids concurrently and returns once each is handled or
+// left pending for the next scan. The state machine's pending-alerts index
+// is what says a failure was handled (alert checks it first), so an id
+// seen twice, here or in a later scan, is handled once.
+func (a *Agent) alertAll(ctx context.Context, hc *http.Client, ids []uint64) {
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	work := make(chan uint64)
+	var wg sync.WaitGroup
+	for range min(alertWorkers, len(ids)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				a.alert(ctx, hc, id)
+			}
+		}()
+	}
+	for _, id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
 }
 
 // alert handles one failure and reports whether it was recorded.

@@ -12,12 +12,17 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// startAgent starts a one-node agent and waits until it leads, runs its
-// dispatcher and has recorded itself.
-func startAgent(t *testing.T) *Agent {
+// startAgent starts a one-node agent (tweaks change its configuration
+// first) and waits until it leads, runs its dispatcher and has recorded
+// itself.
+func startAgent(t *testing.T, tweaks ...func(*Config)) *Agent {
 	t.Helper()
-	a := newAgent(t, Config{NodeID: "n1", DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: testkit.FreeAddr(t),
-		Logger: testkit.Logger(t, "")})
+	cfg := Config{NodeID: "n1", DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: testkit.FreeAddr(t),
+		Logger: testkit.Logger(t, "")}
+	for _, tw := range tweaks {
+		tw(&cfg)
+	}
+	a := newAgent(t, cfg)
 	testkit.Until(t, 20*time.Second, "leadership", func() bool {
 		nodes, err := a.fsm.Nodes()
 		return err == nil && a.dispatcher() != nil && nodes["n1"].Proto == fsm.ProtoVersion
