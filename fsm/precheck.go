@@ -18,9 +18,10 @@ import (
 // in the wrong state or attempt, a report of a missing or fenced attempt,
 // a complete_batch whose every report would be refused, a heartbeat that
 // renews no lease; and a put_task whose definition is the stored one
-// (answered unchanged, as apply answers it). A retry of a known request id is left to the state
-// machine, which answers it with the first result. The state machine
-// checks again when it applies and stays authoritative.
+// (answered unchanged, as apply answers it). A retry of a known request
+// id is left to the state machine, which answers it with the first
+// result. The state machine checks again when it applies and stays
+// authoritative.
 func (f *FSM) Precheck(c *Command) *Result {
 	res := f.precheck(c)
 	if res != nil && c.ReqID != "" && f.knownRequest(c.ReqID) {

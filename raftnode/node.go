@@ -89,7 +89,7 @@ type Node struct {
 	cfg    Config
 	raft   *raft.Raft
 	logs   *raftboltdb.BoltStore
-	cache  raft.LogStore // logs behind the recent-entries cache Raft reads through
+	cache  raft.LogStore // logs through the recent-entries cache, as Raft reads them
 	trans  raft.Transport
 	logger hclog.Logger
 
