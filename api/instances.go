@@ -289,6 +289,15 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
+	attempt := 0
+	if v := r.URL.Query().Get("attempt"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(w, model.FieldErrorf("attempt", "must be an attempt number (1 or more), got %q", v))
+			return
+		}
+		attempt = n
+	}
 	if v := r.URL.Query().Get("follow"); v != "" {
 		follow, err := strconv.ParseBool(v)
 		if err != nil {
@@ -296,7 +305,7 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if follow {
-			s.followLog(w, r, id, offset)
+			s.followLog(w, r, id, offset, attempt)
 			return
 		}
 	}

@@ -150,7 +150,7 @@ type logChunk struct {
 // answers on any node), and ends with an "end" event once the instance is
 // in a terminal state and its tail was sent. A new attempt (a retry)
 // starts again at offset 0. Stops on disconnect and node shutdown.
-func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, offset int64) {
+func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, offset int64, attempt int) {
 	ctx := r.Context()
 	l, err := s.b.instances.InstanceLog(ctx, id, offset)
 	if err != nil {
@@ -163,7 +163,12 @@ func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, of
 	defer poll.Stop()
 	keep := time.NewTicker(s.keepalive)
 	defer keep.Stop()
-	attempt := l.Attempt
+	if attempt == 0 {
+		// The offset is in whichever attempt runs now. A client that
+		// resumes says which attempt its offset is in (?attempt=), so
+		// that a retry begun meanwhile is sent from its start.
+		attempt = l.Attempt
+	}
 	for {
 		if l != nil && l.Attempt != attempt {
 			// A new attempt (a retry): its output starts over, and this

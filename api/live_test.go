@@ -420,6 +420,36 @@ func TestServer_LogFollow(t *testing.T) {
 	}
 }
 
+// TestServer_LogFollowResumes: a client resuming from an offset in
+// attempt 1 (?attempt=1) while attempt 2 has begun gets attempt 2 from its
+// start, not from attempt 1's offset; without ?attempt= the offset is
+// taken as the running attempt's.
+func TestServer_LogFollowResumes(t *testing.T) {
+	id := "0000000000000007"
+	retried := func(offset int64) *model.InstanceLog {
+		return &model.InstanceLog{InstanceID: id, Attempt: 2, State: model.StateSuccess, Offset: offset, Output: "second"[offset:]}
+	}
+	for _, tc := range []struct {
+		query string
+		want  string
+	}{
+		{"&offset=3&attempt=1", `log {"offset":0,"data":"second","attempt":2}`},
+		{"&offset=3&attempt=2", `log {"offset":3,"data":"ond","attempt":2}`},
+		{"&offset=3", `log {"offset":3,"data":"ond","attempt":2}`},
+	} {
+		fb := &fakeBackend{Stop: make(chan struct{}), LogFn: func(offset int64) (*model.InstanceLog, error) { return retried(offset), nil }}
+		srv := liveServer(t, api.Config{}, fb, time.Hour)
+		_, sr := openStream(t, context.Background(), srv, "/v1/instances/"+id+"/log?follow=true"+tc.query)
+		ev := sr.nextEvent(t)
+		if got := ev.Type + " " + ev.Data; got != tc.want {
+			t.Errorf("%s: first event %s, want %s", tc.query, got, tc.want)
+		}
+	}
+	fb := &fakeBackend{}
+	rec := serve(t, api.Config{}, fb, getReq("/v1/instances/"+id+"/log?follow=true&offset=3&attempt=0"))
+	checkRejected(t, fb, rec, 400, model.CodeInvalid, "attempt")
+}
+
 func TestServer_LogFollowEnds(t *testing.T) {
 	id := "0000000000000007"
 	t.Run("already ended", func(t *testing.T) {

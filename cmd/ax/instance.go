@@ -262,10 +262,23 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 // new output until the attempt ends.
 func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool) error {
 	var offset int64
+	attempt := 0
 	for {
 		l, err := cl.InstanceLog(ctx, id, offset)
 		if err != nil {
 			return err
+		}
+		if l.Attempt != attempt {
+			// A retry's output starts over at offset 0; this answer was
+			// asked from the old attempt's offset.
+			if attempt != 0 {
+				fmt.Fprintf(os.Stderr, "--- attempt %d\n", l.Attempt)
+			}
+			resumed := offset > 0
+			attempt, offset = l.Attempt, 0
+			if resumed {
+				continue
+			}
 		}
 		if l.Offset+int64(len(l.Output)) > offset {
 			skip := max(offset-l.Offset, 0)

@@ -353,6 +353,13 @@ func TestGroups_EverySubcommandRuns(t *testing.T) {
 // usageOf runs ax args -h in this process and returns what it printed.
 func usageOf(t *testing.T, args []string) ([]byte, error) {
 	t.Helper()
+	return captureStdout(t, func() error { return run(context.Background(), append(slices.Clone(args), "-h")) })
+}
+
+// captureStdout runs f with os.Stdout going to a pipe and returns what f
+// printed there, with f's error.
+func captureStdout(t *testing.T, f func() error) ([]byte, error) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +368,7 @@ func usageOf(t *testing.T, args []string) ([]byte, error) {
 	os.Stdout = w
 	done := make(chan []byte)
 	go func() { b, _ := io.ReadAll(r); done <- b }()
-	err = run(context.Background(), append(slices.Clone(args), "-h"))
+	err = f()
 	os.Stdout = stdout
 	w.Close()
 	return <-done, err

@@ -147,7 +147,10 @@ func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer)
 	for {
 		q := url.Values{"follow": {"true"}}
 		if offset > 0 {
+			// The attempt the offset is in: a retry begun while the
+			// stream was lost is then sent from its start.
 			q.Set("offset", strconv.FormatInt(offset, 10))
+			q.Set("attempt", strconv.Itoa(attempt))
 		}
 		ended := false
 		err := cl.Stream(ctx, "/v1/instances/"+url.PathEscape(id)+"/log", q, func(e client.Event) error {
