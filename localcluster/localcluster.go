@@ -473,5 +473,49 @@ func BuildCommand(out, pkg string, tags ...string) error {
 	if err != nil {
 		return fmt.Errorf("go %s %s: %v\n%s", strings.Join(args, " "), pkg, err, msg)
 	}
-	return nil
+	return statSources(pkg, tags)
+}
+
+// statSources looks at every source file of this module that pkg is built
+// from (sourceFiles). A test that builds ax this way runs it as a separate
+// process, which go test's result cache cannot see; it does see the files
+// a test stats, so a change to any of them runs the test again instead of
+// answering "(cached)".
+func statSources(pkg string, tags []string) error {
+	files, err := sourceFiles(pkg, tags)
+	for _, f := range files {
+		_, _ = os.Stat(f)
+	}
+	return err
+}
+
+// sourceFiles lists the files of this module that pkg is built from: the
+// Go files and embedded files of its packages in the module, go.mod and
+// go.sum.
+func sourceFiles(pkg string, tags []string) ([]string, error) {
+	args := []string{"list", "-deps", "-f",
+		`{{with .Module}}{{if .Main}}{{.GoMod}}{{end}}{{end}}{{"\n"}}{{if and .Module .Module.Main}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}`}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	out, err := exec.Command("go", append(args, pkg)...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list %s: %w", pkg, err)
+	}
+	var files []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(string(out), "\n") {
+		if f == "" || seen[f] {
+			continue
+		}
+		seen[f] = true
+		files = append(files, f)
+		if strings.HasSuffix(f, "go.mod") {
+			files = append(files, strings.TrimSuffix(f, "mod")+"sum")
+		}
+	}
+	if len(files) < 10 {
+		return files, fmt.Errorf("go list %s: only %d source files of this module", pkg, len(files))
+	}
+	return files, nil
 }

@@ -2,7 +2,9 @@ package localcluster
 
 import (
 	"net"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -43,4 +45,38 @@ func TestFreePort_DistinctOutsideEphemeralRange(t *testing.T) {
 		}
 		ln.Close()
 	}
+}
+
+// TestSourceFiles: what Build stats, so that go test reruns a test that
+// runs ax when any of ax's sources changes, covers the Go files of the
+// packages ax is built from, the files they embed, go.mod and go.sum, and
+// nothing outside the module.
+func TestSourceFiles(t *testing.T) {
+	files, err := sourceFiles("github.com/ax-scheduler/ax/cmd/ax", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(filepath.Dir(mustAbs(t, "localcluster.go")))
+	has := map[string]bool{}
+	for _, f := range files {
+		rel, err := filepath.Rel(root, f)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Errorf("%s is outside the module at %s", f, root)
+		}
+		has[filepath.ToSlash(rel)] = true
+	}
+	for _, want := range []string{"go.mod", "go.sum", "cmd/ax/main.go", "agent/agent.go", "fsm/apply.go", "api/openapi.json", "ui/static/index.html"} {
+		if !has[want] {
+			t.Errorf("%s missing from %d files", want, len(files))
+		}
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
