@@ -2,10 +2,8 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,37 +16,9 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// applyRun is one run of the ax binary (with stdin, which axExec lacks).
-type applyRun struct {
-	stdout, stderr string
-	code           int
-}
-
-// axStdin runs the ax binary with stdin and returns what it printed and its
-// exit status.
-func axStdin(t *testing.T, stdin string, args ...string) applyRun {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, axBinary, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := applyRun{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("ax %s: %v", strings.Join(args, " "), err)
-	}
-	return r
-}
-
 // wantLines checks that a run succeeded and printed exactly these lines,
 // in any order (apply prints in file order; the test states sets).
-func (r applyRun) wantLines(t *testing.T, what string, want ...string) {
+func (r cliRun) wantLines(t *testing.T, what string, want ...string) {
 	t.Helper()
 	if r.code != 0 {
 		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", what, r.code, r.stdout, r.stderr)
@@ -99,9 +69,9 @@ func TestApply_GitOps(t *testing.T) {
 		}
 		return err
 	})
-	ax := func(stdin string, args ...string) applyRun {
+	ax := func(stdin string, args ...string) cliRun {
 		t.Helper()
-		return axStdin(t, stdin, append(args, "-addr", addr)...)
+		return axStdin(t, nil, stdin, append(args, "-addr", addr)...)
 	}
 
 	dir := t.TempDir()

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -38,13 +39,22 @@ type cliRun struct {
 // ones).
 func axExec(t *testing.T, env []string, args ...string) cliRun {
 	t.Helper()
-	cmd := exec.Command(axBinary, args...)
+	return axStdin(t, env, "", args...)
+}
+
+// axStdin is axExec with stdin, bounded by a minute.
+func axStdin(t *testing.T, env []string, stdin string, args ...string) cliRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, axBinary, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AX_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

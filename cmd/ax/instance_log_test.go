@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -40,11 +41,11 @@ func TestInstanceLog_FollowsARetry(t *testing.T) {
 	defer srv.Close()
 	cl := client.New(client.Config{Addrs: []string{srv.URL}})
 
-	got, err := captureStdout(t, func() error { return instanceLog(context.Background(), cl, "0000000000000007", true) })
+	got, err := testkit.Stdout(t, func() error { return instanceLog(context.Background(), cl, "0000000000000007", true) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "first\nsecond\n"; string(got) != want {
+	if want := "first\nsecond\n"; got != want {
 		t.Errorf("printed %q, want %q", got, want)
 	}
 }

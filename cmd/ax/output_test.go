@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -353,25 +353,8 @@ func TestGroups_EverySubcommandRuns(t *testing.T) {
 // usageOf runs ax args -h in this process and returns what it printed.
 func usageOf(t *testing.T, args []string) ([]byte, error) {
 	t.Helper()
-	return captureStdout(t, func() error { return run(context.Background(), append(slices.Clone(args), "-h")) })
-}
-
-// captureStdout runs f with os.Stdout going to a pipe and returns what f
-// printed there, with f's error.
-func captureStdout(t *testing.T, f func() error) ([]byte, error) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	err = f()
-	os.Stdout = stdout
-	w.Close()
-	return <-done, err
+	out, err := testkit.Stdout(t, func() error { return run(context.Background(), append(slices.Clone(args), "-h")) })
+	return []byte(out), err
 }
 
 // TestComplete walks the real command table, with the flags each path's

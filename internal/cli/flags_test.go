@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
@@ -159,38 +160,17 @@ func TestSetUsage_Stdout(t *testing.T) {
 			if tc.replace != "" {
 				SetUsage(fs, tc.replace)
 			}
-			out, err := stdoutOf(t, func() error { return fs.Parse([]string{"-h"}) })
+			out, err := testkit.Stdout(t, func() error { return fs.Parse([]string{"-h"}) })
 			if !errors.Is(err, flag.ErrHelp) {
 				t.Fatalf("got %v, want flag.ErrHelp", err)
 			}
 			if !strings.HasPrefix(out, tc.want+"\nFlags:\n") || !strings.Contains(out, "how many") {
 				t.Fatalf("stdout:\n%s\nwant it to start with %q and list the flags", out, tc.want)
 			}
-			out, err = stdoutOf(t, func() error { return fs.Parse([]string{"-nope"}) })
+			out, err = testkit.Stdout(t, func() error { return fs.Parse([]string{"-nope"}) })
 			if err == nil || out != "" {
 				t.Fatalf("unknown flag: got %v and stdout %q, want an error and nothing printed", err, out)
 			}
 		})
 	}
-}
-
-// stdoutOf runs f with os.Stdout captured and returns what it printed.
-func stdoutOf(t *testing.T, f func() error) (string, error) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig := os.Stdout
-	os.Stdout = w
-	defer func() { os.Stdout = orig }()
-	done := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- string(b)
-	}()
-	ferr := f()
-	w.Close()
-	os.Stdout = orig
-	return <-done, ferr
 }
