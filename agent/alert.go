@@ -111,14 +111,15 @@ func (a *Agent) alertAll(ctx context.Context, hc *http.Client, ids []uint64) {
 	wg.Wait()
 }
 
-// alert handles one failure and reports whether it was recorded.
-func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
+// alert handles one failure; one it could not record stays pending for
+// the next scan.
+func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 	if !a.fsm.AlertPending(id) {
-		return true // handled already (perhaps by an earlier leader)
+		return // handled already (perhaps by an earlier leader)
 	}
 	in, err := a.fsm.GetInstance(id)
 	if err != nil {
-		return false
+		return
 	}
 	var notes []string
 	t, err := a.fsm.GetTask(in.Task)
@@ -145,7 +146,7 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
 			// notification loop sends (to policy.notify among others).
 			if err := a.proposeAlerts(ctx, []fsm.AlertChange{failedAlert(in, t)}); err != nil {
 				a.log.Warn("raising an instance_failed alert failed", "instance", in.ID, "error", err)
-				return false
+				return
 			}
 			notes = append(notes, "alert "+model.RuleInstanceFailed+":"+in.Task)
 		} else {
@@ -167,14 +168,13 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) bool {
 	a.metrics.notify.Alerted(axmetrics.EventInstanceFailed)
 	cmd, err := fsm.NewCommand(fsm.CmdAlerted, "", "alerts", fsm.Alerted{ID: id, Message: strings.Join(notes, "; ")})
 	if err != nil {
-		return false
+		return
 	}
 	if _, err := a.propose(ctx, cmd); err != nil {
 		a.log.Warn("recording an alert failed", "instance", in.ID, "error", err)
-		return false
+		return
 	}
 	a.log.Info("failure alerted", "task", in.Task, "instance", in.ID, "what", strings.Join(notes, "; "))
-	return true
 }
 
 // post delivers an alert with a few retries and says how it went and

@@ -502,24 +502,22 @@ func taskPath(name string, suffix string) string {
 // (A node older than protocol 5 takes a missing paused as false.)
 func (c *Client) PutTask(ctx context.Context, t *model.Task) (*model.WriteResult, error) {
 	var r model.WriteResult
-	return &r, c.Do(ctx, Request{Method: http.MethodPut, Path: taskPath(t.Name, ""), Body: putTaskBody{t}}, &r)
+	return &r, c.Do(ctx, Request{Method: http.MethodPut, Path: taskPath(t.Name, ""), Body: newPutTaskBody(t)}, &r)
 }
 
-// putTaskBody is a task's definition with paused sent only when true. The
-// outer field hides model.Task's (encoding/json takes the shallower one).
-type putTaskBody struct{ *model.Task }
+// putTaskBody is a task's definition with paused sent only when true. Its
+// Paused hides model.Task's (encoding/json takes the shallower field).
+type putTaskBody struct {
+	*model.Task
+	Paused *bool `json:"paused,omitempty"`
+}
 
-// MarshalJSON implements json.Marshaler.
-func (b putTaskBody) MarshalJSON() ([]byte, error) {
-	type body struct {
-		*model.Task
-		Paused *bool `json:"paused,omitempty"`
+func newPutTaskBody(t *model.Task) putTaskBody {
+	b := putTaskBody{Task: t}
+	if t.Paused {
+		b.Paused = &t.Paused
 	}
-	out := body{Task: b.Task}
-	if b.Paused {
-		out.Paused = &b.Paused
-	}
-	return json.Marshal(out)
+	return b
 }
 
 // ReadOption changes how a read is served.

@@ -14,7 +14,7 @@ func TestPutTaskBody(t *testing.T) {
 	for _, paused := range []bool{false, true} {
 		task := &model.Task{Name: "t", Paused: paused, Trigger: model.Trigger{Type: model.TriggerEvent},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}}
-		b, err := json.Marshal(putTaskBody{task})
+		b, err := json.Marshal(newPutTaskBody(task))
 		if err != nil {
 			t.Fatal(err)
 		}
