@@ -236,6 +236,9 @@ func canceledError(ctx context.Context) string {
 type StopError struct {
 	Reason string
 	Grace  time.Duration
+	// Kill: no grace at all, SIGKILL at once (an executor that noticed
+	// its lease ran out late, when the time for a grace has passed).
+	Kill bool
 }
 
 func (e *StopError) Error() string { return e.Reason }
@@ -244,7 +247,10 @@ func (e *StopError) Error() string { return e.Reason }
 // StopError's Grace if its cause carries one, else the Runner's.
 func (r *Runner) stopGrace(ctx context.Context) time.Duration {
 	var se *StopError
-	if errors.As(context.Cause(ctx), &se) && se.Grace > 0 {
+	switch {
+	case errors.As(context.Cause(ctx), &se) && se.Kill:
+		return 0
+	case se != nil && se.Grace > 0:
 		return se.Grace
 	}
 	return r.killGrace()

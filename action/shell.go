@@ -136,17 +136,24 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 
 // terminate stops the process group pgid whose leader's Wait closes
 // exited: SIGTERM to the group, then SIGKILL once grace has passed with
-// the leader or another member still alive. It returns when the leader
-// has exited and says which signal ended the group.
+// the leader or another member still alive (no grace: SIGKILL at once).
+// It returns when the leader has exited and says which signal ended the
+// group.
 func terminate(pgid int, exited <-chan struct{}, grace time.Duration) string {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	deadline := time.NewTimer(grace)
-	defer deadline.Stop()
 	kill := func() string {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-exited
+		if grace <= 0 {
+			return "SIGKILL"
+		}
 		return fmt.Sprintf("SIGKILL after %s grace", grace)
 	}
+	if grace <= 0 {
+		return kill()
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
 	select {
 	case <-exited:
 	case <-deadline.C:

@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -50,6 +51,26 @@ func (a *Agent) logAttempt(c fsm.InstanceChange) {
 		args = append(args, "error", e.Error)
 	}
 	a.log.Info("attempt finished", args...)
+}
+
+// termProposer is the dispatcher's proposer for term t: it proposes on
+// this node while it leads t, and never forwards. A dispatcher whose
+// node lost leadership gets raftnode.ErrNotLeader, so it hands out no
+// work (onLeader then asks the new leader), and every lease it answers
+// was applied by this node's state machine, whose state its jobs are
+// built from.
+func (a *Agent) termProposer(t *term) dispatch.Proposer {
+	return func(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+		if c.ReqID == "" {
+			c.ReqID = client.NewRequestID()
+		}
+		if a.currentTerm() != t {
+			return nil, raftnode.ErrNotLeader
+		}
+		ctx, cancel := context.WithTimeout(ctx, a.cfg.LeaderWait)
+		defer cancel()
+		return a.applyLocal(ctx, c)
+	}
 }
 
 // Poll implements api.ExecutorBackend: the leader's dispatcher answers; another

@@ -19,8 +19,10 @@ type metrics struct {
 	transitions *prometheus.CounterVec
 	fired       prometheus.Counter
 	misfires    prometheus.Counter
-	entries     prometheus.Counter // Raft entries proposed by group commit
-	commands    prometheus.Counter // commands those entries carried
+	attempts    *prometheus.CounterVec // attempts ended, by outcome
+	overlaps    prometheus.Counter     // fenced attempts found to outlive their successor's start
+	entries     prometheus.Counter     // Raft entries proposed by group commit
+	commands    prometheus.Counter     // commands those entries carried
 
 	tasks  *taskHistograms // fire lateness, dispatch latency, attempt duration by task
 	health *taskHealth     // last success and expected interval by task
@@ -35,6 +37,14 @@ func newMetrics(a *Agent) *metrics {
 			Name: "ax_instance_transitions_total",
 			Help: "Instance state transitions applied by this node's state machine, by new state.",
 		}, []string{"state"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ax_attempts_ended_total",
+			Help: "Attempts ended, applied by this node's state machine, by outcome (success, failed, timeout, lost, canceled, terminated, interrupted).",
+		}, []string{"outcome"}),
+		overlaps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ax_attempt_overlaps_total",
+			Help: "Fenced attempts this node, as leader, found to have run on after the next attempt of their instance started (should stay 0; each is an instance event).",
+		}),
 		fired: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ax_fired_total", Help: "Instances fired by this node while it led (task fire times and due delayed instances).",
 		}),
@@ -58,7 +68,7 @@ func newMetrics(a *Agent) *metrics {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
 	m.reg.MustRegister(
-		m.transitions, m.fired, m.misfires, m.entries, m.commands,
+		m.transitions, m.attempts, m.overlaps, m.fired, m.misfires, m.entries, m.commands,
 		prometheus.NewGoCollector(),
 		gauge("ax_is_leader", "1 if this node is the Raft leader.", func() float64 {
 			if a.node.IsLeader() {
@@ -105,6 +115,9 @@ func (m *metrics) observe(c *fsm.InstanceChange, leader bool) {
 		return
 	}
 	m.transitions.WithLabelValues(c.State).Inc()
+	if c.Ended != nil {
+		m.attempts.WithLabelValues(c.Ended.Outcome).Inc()
+	}
 	if c.State == model.StateSuccess {
 		m.health.succeeded(c.Task, c.At)
 	}
@@ -117,6 +130,9 @@ func (m *metrics) observe(c *fsm.InstanceChange, leader bool) {
 func (m *metrics) started(task string, waited time.Duration) {
 	m.tasks.observe(task, slotDispatch, waited.Seconds())
 }
+
+// overlapped counts an overlap the dispatcher found (its Overlapped hook).
+func (m *metrics) overlapped(string) { m.overlaps.Inc() }
 
 func (m *metrics) onFired(r *fsm.FireResult) {
 	m.fired.Add(float64(r.Fired))

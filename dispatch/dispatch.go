@@ -24,13 +24,24 @@ import (
 // Store is what the dispatcher reads from the state machine.
 type Store interface {
 	ActiveInstances(fn func(fsm.Active)) error
-	Jobs(ids []uint64) ([]model.Job, error)
+	// Jobs builds the jobs of the attempts a lease committed.
+	Jobs(refs []fsm.AttemptRef) ([]model.Job, error)
+	// Proto is the protocol the cluster has reached.
+	Proto() int
+	// Overlap says whether attempt of instance id, reported to have run
+	// for ranMs after it was fenced, outlived the start of the next
+	// attempt: how (detail, "" if it did not), and the instance's task.
+	Overlap(id uint64, attempt int, ranMs int64) (task, detail string)
 	// GetTask returns a task's definition (its action and
 	// executorLabels route its instances).
 	GetTask(name string) (*model.Task, error)
 }
 
-// Proposer commits a command through Raft and returns its result.
+// Proposer commits a command through Raft and returns its result. It
+// proposes on this node as the leader of the dispatcher's term and never
+// forwards: a node that no longer leads fails the proposal, so it never
+// hands out work, and a result is always one this node's state machine
+// applied.
 type Proposer func(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error)
 
 // Config configures a Dispatcher.
@@ -59,6 +70,13 @@ type Config struct {
 	// from the state machine's observer, and must be quick. Instances
 	// that were READY when the term started are not reported.
 	Started func(task string, waited time.Duration)
+	// MaxSkew is how far the clocks of two leaders may differ (the
+	// agent's -max-clock-skew): a lease stamped by an earlier leader is
+	// expired that much later. Default 1s.
+	MaxSkew time.Duration
+	// Overlapped, when set, is told of each fenced attempt found to have
+	// outlived the start of the next one (see Store.Overlap).
+	Overlapped func(task string)
 }
 
 // Dispatcher runs for one leadership term.
@@ -90,6 +108,9 @@ type lease struct {
 	attempt  int
 	until    int64 // Unix ms
 	executor string
+	// inherited: last renewed under an earlier leader (loaded when the
+	// term started, not renewed since).
+	inherited bool
 }
 
 type liveLog struct {
@@ -116,6 +137,9 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 	}
 	if cfg.NoteAfter == 0 {
 		cfg.NoteAfter = 3 * cfg.Lease
+	}
+	if cfg.MaxSkew == 0 {
+		cfg.MaxSkew = time.Second
 	}
 	d := &Dispatcher{
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("dispatch"),
@@ -171,20 +195,24 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 // Run loads the active instances and reaps expired leases until ctx ends.
 // When it returns, every poll waiting on the dispatcher is answered at
 // once (Released, no jobs), and so is every later one: the term is over.
+//
+// A lease's deadline is the replicated one, whichever leader stamped it:
+// a new term does not restart it, so however often leadership moves an
+// attempt whose executor went silent is reaped within its lease, the
+// expiry grace and MaxSkew (for a deadline an earlier leader stamped).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	defer close(d.done)
 	d.started = d.cfg.Now()
-	grace := d.started.Add(d.cfg.Lease).UnixMilli()
 	n := 0
 	err := d.store.ActiveInstances(func(a fsm.Active) {
 		n++
-		c := fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt, LeaseUntil: a.LeaseUntil, Executor: a.Executor}
-		if c.State == model.StateRunning || c.State == model.StateWaitingApproval {
-			// Executors need a lease period to find the new leader before
-			// their attempts count as lost.
-			c.LeaseUntil = max(c.LeaseUntil, grace)
+		d.InstanceChanged(fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt, LeaseUntil: a.LeaseUntil, Executor: a.Executor})
+		d.mu.Lock()
+		if l, ok := d.leases[a.ID]; ok {
+			l.inherited = true
+			d.leases[a.ID] = l
 		}
-		d.InstanceChanged(c)
+		d.mu.Unlock()
 	})
 	if err != nil {
 		return fmt.Errorf("dispatch: load active instances: %w", err)
@@ -258,14 +286,21 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 // the state machine's changes have already updated the leases it touched
 // (the instance ended the attempt, or a renewal that raced it won); one
 // it left alone is not a running attempt there, so it is dropped.
+//
+// A lease last renewed under an earlier leader (inherited) is expired
+// MaxSkew later, as the two leaders' clocks may differ by that much, and
+// is marked Interrupted: its executor may have been unable to reach this
+// leader, so the state machine does not charge it to maxRetries.
 func (d *Dispatcher) reap(ctx context.Context) {
 	now := d.cfg.Now().UnixMilli() - d.cfg.ExpireGrace.Milliseconds()
-	var items []fsm.AttemptRef
+	skew := d.cfg.MaxSkew.Milliseconds()
+	interrupts := d.store.Proto() >= 6
+	var items []fsm.ExpireItem
 	var proposed []lease
 	d.mu.Lock()
 	for id, l := range d.leases {
-		if l.until <= now {
-			items = append(items, fsm.AttemptRef{ID: id, Attempt: l.attempt})
+		if l.inherited && l.until+skew <= now || !l.inherited && l.until <= now {
+			items = append(items, fsm.ExpireItem{ID: id, Attempt: l.attempt, Interrupted: interrupts && l.inherited})
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
@@ -383,7 +418,8 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 		e.Host, e.Labels, e.Free, e.Capabilities = req.Host, req.Labels, req.Free, req.Capabilities
 	})
 	arrived := time.Now()
-	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds()}
+	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds(),
+		Protocol: d.store.Proto()}
 	wait := time.Duration(req.WaitMs) * time.Millisecond
 	if wait <= 0 || wait > 30*time.Second {
 		wait = 20 * time.Second
@@ -446,12 +482,14 @@ func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uin
 	if err := res.Decode(&lr); err != nil {
 		return nil, err
 	}
-	jobs, err := d.store.Jobs(lr.IDs)
+	// The jobs are the attempts the state machine recorded for this
+	// lease, read from this node's state, which applied it.
+	jobs, err := d.store.Jobs(lr.Refs())
 	if err != nil {
 		return nil, err
 	}
 	if len(jobs) != len(lr.IDs) {
-		d.log.Error("some leased instances have no job (task deleted?)", "leased", len(lr.IDs), "jobs", len(jobs))
+		d.log.Warn("some leased attempts have no job (task deleted, or the attempt ended already)", "leased", len(lr.IDs), "jobs", len(jobs))
 	}
 	if d.cfg.Prepare != nil {
 		for i := range jobs {
@@ -550,6 +588,7 @@ func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []
 	var items []fsm.Complete
 	out := make([]model.CompleteOutcome, len(reports))
 	idx := make([]int, 0, len(reports))
+	proto := d.store.Proto()
 	for i, r := range reports {
 		out[i].ExecutionID = r.ExecutionID
 		id, attempt, err := ParseExecutionID(r.ExecutionID)
@@ -557,7 +596,7 @@ func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []
 			out[i].Error = err.Error()
 			continue
 		}
-		items = append(items, fsm.Complete{ID: id, Attempt: attempt, Report: r.Report})
+		items = append(items, fsm.Complete{ID: id, Attempt: attempt, Report: logged(r.Report, proto)})
 		idx = append(idx, i)
 	}
 	if len(items) == 0 {
@@ -576,9 +615,53 @@ func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []
 	for j, i := range idx {
 		if j < len(states) {
 			out[i].State, out[i].Error, out[i].Code = states[j].State, states[j].Error, states[j].Code
+			if states[j].Code == model.CodeConflict {
+				d.checkOverlap(ctx, items[j].ID, items[j].Attempt, reports[i].Report.RanMs)
+			}
 		}
 	}
 	return out, nil
+}
+
+// logged is the report as the log records it: without what the state
+// machine does not use (RanMs), and without Interrupted before the
+// cluster reaches protocol 6 (its members would not all apply it).
+func logged(r model.CompleteRequest, proto int) model.CompleteRequest {
+	r.RanMs = 0
+	if proto < 6 {
+		r.Interrupted = false
+	}
+	return r
+}
+
+// checkOverlap records, on the instance, that a fenced attempt ran on
+// after the next attempt started, if its report (refused: not current)
+// says it ran that long (ranMs). It should never happen while stalls
+// stay within the bound of docs/execution.md; when one does, the event
+// names both attempts.
+func (d *Dispatcher) checkOverlap(ctx context.Context, id uint64, attempt int, ranMs int64) {
+	if ranMs <= 0 || d.store.Proto() < 6 {
+		return
+	}
+	task, msg := d.store.Overlap(id, attempt, ranMs)
+	if msg == "" {
+		return
+	}
+	d.log.Error("two attempts of an instance ran at once", "instance", model.FormatID(id), "detail", msg)
+	cmd, err := fsm.NewCommand(fsm.CmdNote, "", "dispatcher", fsm.Note{IDs: []uint64{id}, Type: fsm.NoteOverlap, Message: msg})
+	if err != nil {
+		return
+	}
+	if d.cfg.Overlapped != nil {
+		d.cfg.Overlapped(task)
+	}
+	res, err := d.propose(ctx, cmd)
+	if err == nil && res.Err != nil {
+		err = res.Err
+	}
+	if err != nil {
+		d.log.Warn("recording an overlap failed", "instance", model.FormatID(id), "error", err)
+	}
 }
 
 // Complete records the end of an attempt.
@@ -588,13 +671,16 @@ func (d *Dispatcher) Complete(ctx context.Context, reqID, executionID string, re
 	if err != nil {
 		return "", err
 	}
-	cmd, err := fsm.NewCommand(fsm.CmdComplete, reqID, "executor:"+req.Executor, fsm.Complete{ID: id, Attempt: attempt, Report: req})
+	cmd, err := fsm.NewCommand(fsm.CmdComplete, reqID, "executor:"+req.Executor, fsm.Complete{ID: id, Attempt: attempt, Report: logged(req, d.store.Proto())})
 	if err != nil {
 		return "", err
 	}
 	res, err := d.propose(ctx, cmd)
 	if err != nil {
 		return "", err
+	}
+	if res.Err != nil && res.Err.Code == model.CodeConflict {
+		d.checkOverlap(ctx, id, attempt, req.RanMs)
 	}
 	var out struct {
 		State string `json:"state"`

@@ -16,7 +16,7 @@ import (
 // with what it last reported; one silent for a minute is dropped.
 func TestDispatcher_Executors(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	d := New(Config{Now: func() time.Time { return now }}, nil, nil)
+	d := New(Config{Now: func() time.Time { return now }}, &fakeStore{}, nil)
 	ctx := context.Background()
 	if _, err := d.Poll(ctx, model.PollRequest{Executor: "b", Host: "h2", Labels: map[string]string{"pool": "gpu"}, Free: 3, WaitMs: 1}); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestDispatcher_Executors(t *testing.T) {
 // is dropped only once an Expire applied.
 func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	var proposed [][]fsm.AttemptRef
+	var proposed [][]fsm.ExpireItem
 	fail := true
 	propose := func(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
 		var e fsm.Expire
@@ -65,7 +65,7 @@ func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
 	d.leases[7] = lease{attempt: 1, until: now.Add(-time.Second).UnixMilli(), executor: "a"}
 	d.leases[3] = lease{attempt: 2, until: now.UnixMilli(), executor: "a"}
 	d.leases[9] = lease{attempt: 1, until: now.Add(time.Second).UnixMilli(), executor: "a"} // not due
-	want := []fsm.AttemptRef{{ID: 3, Attempt: 2}, {ID: 7, Attempt: 1}}
+	want := []fsm.ExpireItem{{ID: 3, Attempt: 2}, {ID: 7, Attempt: 1}}
 	ctx := context.Background()
 	d.reap(ctx)
 	if len(proposed) != 1 || !reflect.DeepEqual(proposed[0], want) {

@@ -33,6 +33,7 @@ type machine struct {
 	gone      map[uint64]bool     // no longer READY when a lease arrives
 	stop      []model.StopAttempt // the answer to heartbeats
 	outcomes  []model.CompleteOutcome
+	overlap   func(id uint64, attempt int, ranMs int64) string // Store.Overlap's answer
 }
 
 // newMachine returns a dispatcher (10s leases, the machine's clock) over a
@@ -86,16 +87,30 @@ func (m *machine) ActiveInstances(fn func(fsm.Active)) error {
 	return nil
 }
 
-func (m *machine) Jobs(ids []uint64) ([]model.Job, error) {
+func (m *machine) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []model.Job
-	for _, id := range ids {
-		a := m.inst[id]
-		out = append(out, model.Job{InstanceID: model.FormatID(id), Task: a.Task, Attempt: a.Attempt,
-			ExecutionID: fmt.Sprintf("%s-%d", model.FormatID(id), a.Attempt)})
+	for _, ref := range refs {
+		a := m.inst[ref.ID]
+		if a.State != model.StateRunning || a.Attempt != ref.Attempt {
+			continue
+		}
+		out = append(out, model.Job{InstanceID: model.FormatID(ref.ID), Task: a.Task, Attempt: ref.Attempt,
+			ExecutionID: fmt.Sprintf("%s-%d", model.FormatID(ref.ID), ref.Attempt)})
 	}
 	return out, nil
+}
+
+func (m *machine) Proto() int { return fsm.ProtoVersion }
+
+func (m *machine) Overlap(id uint64, attempt int, ranMs int64) (string, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.overlap == nil {
+		return "", ""
+	}
+	return m.inst[id].Task, m.overlap(id, attempt, ranMs)
 }
 
 func (m *machine) GetTask(name string) (*model.Task, error) {
@@ -367,7 +382,7 @@ func TestDispatcher_ExpiredLeaseRequeues(t *testing.T) {
 		t.Fatalf("%d expiries, want 1", len(expires))
 	}
 	var e fsm.Expire
-	if err := json.Unmarshal(expires[0].Body, &e); err != nil || !reflect.DeepEqual(e.Items, []fsm.AttemptRef{{ID: 1, Attempt: 1}}) {
+	if err := json.Unmarshal(expires[0].Body, &e); err != nil || !reflect.DeepEqual(e.Items, []fsm.ExpireItem{{ID: 1, Attempt: 1}}) {
 		t.Fatalf("expired %+v, %v; want attempt 1 of instance 1", e.Items, err)
 	}
 	resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e2", Free: 1, WaitMs: 1})
@@ -503,13 +518,17 @@ func TestDispatcher_Complete(t *testing.T) {
 }
 
 // TestDispatcher_RunLoadsActiveInstances: a new term's dispatcher queues
-// the READY instances it finds and gives the running ones a lease of
-// grace from its start, so that executors can find the new leader.
+// the READY instances it finds and keeps the running ones' replicated
+// lease deadlines (a new term does not restart them): one that ran out
+// under the earlier leader is expired at once, marked interrupted, and
+// one still running is expired only MaxSkew after its grace.
 func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
 	m := newMachine(t, task("sh", shellAct, nil))
 	m.inst[1] = &fsm.Active{ID: 1, Task: "sh", State: model.StateReady}
 	m.inst[2] = &fsm.Active{ID: 2, Task: "sh", State: model.StateRunning, Attempt: 1, Executor: "e1",
 		LeaseUntil: m.now.Add(-time.Minute).UnixMilli()}
+	m.inst[3] = &fsm.Active{ID: 3, Task: "sh", State: model.StateRunning, Attempt: 2, Executor: "e1",
+		LeaseUntil: m.now.Add(3 * time.Second).UnixMilli()}
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- m.d.Run(ctx) }()
@@ -517,19 +536,42 @@ func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
 	if err != nil || !slices.Equal(instanceIDs(resp.Jobs), []string{model.FormatID(1)}) {
 		t.Fatalf("poll: %+v, %v; want the loaded READY instance", resp, err)
 	}
-	var l lease
-	testkit.Until(t, 5*time.Second, "the running attempt's lease", func() bool {
+	testkit.Until(t, 5*time.Second, "the running attempts' leases", func() bool {
 		m.d.mu.Lock()
 		defer m.d.mu.Unlock()
-		l = m.d.leases[2]
-		return l.executor != ""
+		return m.d.leases[2].executor != "" && m.d.leases[3].executor != ""
 	})
-	if want := m.now.Add(10 * time.Second).UnixMilli(); l.until != want || l.executor != "e1" {
-		t.Fatalf("running attempt's lease %+v, want until the start plus a lease", l)
+	m.d.mu.Lock()
+	l := m.d.leases[2]
+	m.d.mu.Unlock()
+	if want := m.now.Add(-time.Minute).UnixMilli(); l.until != want || !l.inherited {
+		t.Fatalf("running attempt's lease %+v, want the replicated deadline, inherited", l)
+	}
+	expired := func() []fsm.ExpireItem {
+		var out []fsm.ExpireItem
+		for _, c := range m.of(fsm.CmdExpire) {
+			var e fsm.Expire
+			if err := json.Unmarshal(c.Body, &e); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e.Items...)
+		}
+		return out
 	}
 	m.d.reap(context.Background())
-	if n := len(m.of(fsm.CmdExpire)); n != 0 {
-		t.Fatalf("%d expiries at the term's start, want none", n)
+	if got, want := expired(), []fsm.ExpireItem{{ID: 2, Attempt: 1, Interrupted: true}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("first reap of the term expired %+v, want %+v", got, want)
+	}
+	// Lease 3: until + grace (5s) + MaxSkew (1s) = 9s from now.
+	m.advance(9*time.Second - time.Millisecond)
+	m.d.reap(context.Background())
+	if n := len(expired()); n != 1 {
+		t.Fatalf("%d expiries before an inherited lease's grace and skew passed, want 1", n)
+	}
+	m.advance(time.Millisecond)
+	m.d.reap(context.Background())
+	if got := expired(); len(got) != 2 || got[1] != (fsm.ExpireItem{ID: 3, Attempt: 2, Interrupted: true}) {
+		t.Fatalf("expired %+v, want lease 3 interrupted after its grace and skew", got)
 	}
 	cancel()
 	if err := <-ran; err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,13 +22,17 @@ type fakeStore struct {
 
 func (s *fakeStore) ActiveInstances(func(fsm.Active)) error { return nil }
 
-func (s *fakeStore) Jobs(ids []uint64) ([]model.Job, error) {
+func (s *fakeStore) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
 	var out []model.Job
-	for _, id := range ids {
-		out = append(out, model.Job{InstanceID: model.FormatID(id), ExecutionID: model.FormatID(id) + "-1", Attempt: 1})
+	for _, r := range refs {
+		out = append(out, model.Job{InstanceID: model.FormatID(r.ID), ExecutionID: model.FormatID(r.ID) + "-" + strconv.Itoa(r.Attempt), Attempt: r.Attempt})
 	}
 	return out, nil
 }
+
+func (s *fakeStore) Proto() int { return fsm.ProtoVersion }
+
+func (s *fakeStore) Overlap(uint64, int, int64) (string, string) { return "", "" }
 
 func (s *fakeStore) GetTask(name string) (*model.Task, error) {
 	s.mu.Lock()
@@ -73,7 +78,11 @@ func (p *proposals) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, e
 		if err := json.Unmarshal(c.Body, &l); err != nil {
 			return nil, err
 		}
-		data = fsm.LeaseResult{IDs: l.IDs}
+		res := fsm.LeaseResult{IDs: l.IDs}
+		for range l.IDs {
+			res.Attempts = append(res.Attempts, 1)
+		}
+		data = res
 	}
 	b, _ := json.Marshal(data)
 	return &fsm.Result{Data: b}, nil

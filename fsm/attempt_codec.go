@@ -12,7 +12,7 @@ import (
 // attempt that ends, on every replica.
 
 var outcomeNames = []string{"", model.OutcomeSuccess, model.OutcomeFailed, model.OutcomeTimeout,
-	model.OutcomeLost, model.OutcomeCanceled, model.OutcomeTerminated}
+	model.OutcomeLost, model.OutcomeCanceled, model.OutcomeTerminated, model.OutcomeInterrupted}
 
 var errAttempt = errors.New("fsm: corrupt attempt record")
 

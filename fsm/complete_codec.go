@@ -29,7 +29,7 @@ func EncodeCompleteBatch(cs []Complete) []byte {
 		c := &cs[i]
 		r := &c.Report
 		var flags byte
-		for bit, on := range []bool{r.Success, r.Retryable, r.TimedOut, r.Canceled} {
+		for bit, on := range []bool{r.Success, r.Retryable, r.TimedOut, r.Canceled, r.Interrupted} {
 			if on {
 				flags |= 1 << bit
 			}
@@ -74,6 +74,7 @@ func decodeCompleteBatch(b []byte) ([]Complete, error) {
 		flags := b[0]
 		b = b[1:]
 		r.Success, r.Retryable, r.TimedOut, r.Canceled = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+		r.Interrupted = flags&16 != 0 // protocol 6; ignored before
 		if c.ID, k = binary.Uvarint(b); k <= 0 {
 			return nil, errComplete
 		}

@@ -107,15 +107,27 @@ func (g *logGen) attempts(max int) []AttemptRef {
 
 func (g *logGen) report() model.CompleteRequest {
 	r := model.CompleteRequest{Executor: g.executor(), Host: "h", Output: "out"}
-	switch g.rng.Intn(3) {
+	switch g.rng.Intn(4) {
 	case 0:
 		r.Success = true
 	case 1:
 		r.ExitCode, r.Error, r.Retryable = 1, "failed", true
+	case 2:
+		r.Canceled, r.Interrupted, r.Retryable, r.Error = true, true, true, "stopped: executor shutting down"
 	default:
 		r.ExitCode, r.Error = 2, "boom"
 	}
 	return r
+}
+
+// expireItems returns up to max attempts to expire, some marked
+// interrupted by the leader.
+func (g *logGen) expireItems(max int) []ExpireItem {
+	var out []ExpireItem
+	for _, a := range g.attempts(max) {
+		out = append(out, ExpireItem{ID: a.ID, Attempt: a.Attempt, Interrupted: g.rng.Intn(2) == 0})
+	}
+	return out
 }
 
 // created notes the ids a command at the current index may create.
@@ -205,7 +217,7 @@ func (g *logGen) command(t *testing.T) *Command {
 		typ, body = CmdComplete, c
 		g.created(1) // onSuccess
 	case 18:
-		typ, body = CmdExpire, Expire{Items: g.attempts(3)}
+		typ, body = CmdExpire, Expire{Items: g.expireItems(3)}
 	case 19:
 		action := []string{DecideApprove, DecideReject, DecideCancel, DecideTerminate, DecideRequestApproval}[g.rng.Intn(5)]
 		attempt := 0

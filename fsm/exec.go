@@ -55,11 +55,33 @@ type Complete struct {
 	Report  model.CompleteRequest `json:"r"`
 }
 
-// Expire fails attempts whose lease ran out (the executor died or was cut
-// off): they are "lost" and the retry policy decides.
+// Expire ends attempts whose lease ran out (the executor died or was cut
+// off). Before protocol 6 each is "lost" and the retry policy decides.
+// From protocol 6 a lease that lapsed before its executor confirmed the
+// attempt (no heartbeat for it was applied), or that the leader marks
+// Interrupted, ends the attempt interrupted: the instance is READY again
+// and no retry is used, up to maxGiveBacks such lapses in a row.
 type Expire struct {
-	Items []AttemptRef `json:"i"`
+	Items []ExpireItem `json:"i"`
 }
+
+// ExpireItem names one attempt whose lease ran out.
+type ExpireItem struct {
+	ID      uint64 `json:"i"`
+	Attempt int    `json:"a"`
+	// Interrupted is the leader's word that the lease was last renewed
+	// under an earlier leader: its executor may have been unable to
+	// reach this one (protocol 6).
+	Interrupted bool `json:"n,omitempty"`
+}
+
+// protoLeases is the protocol from which leases are confirmed and
+// interrupted attempts are not charged (see Expire).
+const protoLeases = 6
+
+// maxGiveBacks bounds the uncharged lapses of an instance's leases in a
+// row (see Expire): past it a lapse counts as a lost attempt again.
+const maxGiveBacks = 5
 
 // Decide is an operator's decision on an instance.
 type Decide struct {
@@ -378,6 +400,7 @@ func (w *writer) lease() *Result {
 			continue
 		}
 		r.Attempts++
+		r.Flags &^= flagConfirmed
 		if r.StartedAt == 0 {
 			r.StartedAt = w.cmd.Now
 		}
@@ -417,6 +440,12 @@ func (w *writer) heartbeat() *Result {
 			continue
 		}
 		r.LeaseUntil = w.cmd.Now + h.LeaseMs
+		if w.protoAt() >= protoLeases {
+			// The executor has the attempt: a lapse of its lease is a
+			// lost attempt from now on.
+			r.Flags |= flagConfirmed
+			r.GiveBacks = 0
+		}
 		w.putRecord(r)
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
 			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true,
@@ -488,6 +517,10 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 	if rep.HTTPStatus != 0 {
 		r.ExitCode = int64(rep.HTTPStatus)
 	}
+	if outcome == model.OutcomeInterrupted {
+		w.interrupted(r, rep.Error)
+		return
+	}
 	if rep.Success {
 		r.LastError = ""
 		w.finish(r, stSuccess)
@@ -495,11 +528,12 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 	}
 	r.LastError = rep.Error
 	t, ok := w.taskPolicy(r.Task)
-	if ok && rep.Retryable && int(r.Attempts) <= t.Policy.MaxRetries {
-		d := backoff(&t.Policy, int(r.Attempts))
+	charged := int(r.Attempts - r.Free) // attempts that count against maxRetries
+	if ok && rep.Retryable && charged <= t.Policy.MaxRetries {
+		d := backoff(&t.Policy, charged)
 		r.RetryAt = w.cmd.Now + d.Milliseconds()
 		w.setState(r, stRetrying)
-		w.instanceEvent(r.ID, "retrying", fmt.Sprintf("attempt %d %s (%s); retry %d of %d in %s", a.Number, outcome, rep.Error, a.Number, t.Policy.MaxRetries, d))
+		w.instanceEvent(r.ID, "retrying", fmt.Sprintf("attempt %d %s (%s); retry %d of %d in %s", a.Number, outcome, rep.Error, charged, t.Policy.MaxRetries, d))
 		return
 	}
 	why := "not retryable"
@@ -563,6 +597,8 @@ func (w *writer) completeOne(c Complete) (string, *model.Error) {
 	switch {
 	case c.Report.Success:
 		outcome = model.OutcomeSuccess
+	case c.Report.Interrupted && w.protoAt() >= protoLeases:
+		outcome = model.OutcomeInterrupted
 	case c.Report.TimedOut:
 		outcome = model.OutcomeTimeout
 	case c.Report.Canceled:
@@ -612,13 +648,52 @@ func (w *writer) expire() *Result {
 		if !ok || r.State != stRunning || int(r.Attempts) != it.Attempt || r.LeaseUntil > w.cmd.Now {
 			continue // renewed, finished or already handled
 		}
-		w.endAttempt(r, model.CompleteRequest{Executor: r.Executor, Retryable: true,
-			Error: fmt.Sprintf("lost: executor %s stopped renewing its lease", r.Executor)}, model.OutcomeLost)
+		rep := model.CompleteRequest{Executor: r.Executor, Retryable: true,
+			Error: fmt.Sprintf("lost: executor %s stopped renewing its lease", r.Executor)}
+		outcome := model.OutcomeLost
+		if why := giveBack(r, it); why != "" && w.protoAt() >= protoLeases {
+			r.GiveBacks++
+			rep.Error, outcome = why, model.OutcomeInterrupted
+		}
+		w.endAttempt(r, rep, outcome)
 		n++
 	}
 	return okResult(struct {
 		Expired int `json:"expired"`
 	}{n})
+}
+
+// giveBack returns why the lapsed lease of r (item it) ends its attempt
+// interrupted rather than lost, "" if it is lost: the executor never
+// confirmed the attempt, or the leader says the lease was last renewed
+// under an earlier leader; at most maxGiveBacks times in a row.
+func giveBack(r *record, it ExpireItem) string {
+	if r.GiveBacks >= maxGiveBacks {
+		return ""
+	}
+	switch {
+	case r.Flags&flagConfirmed == 0:
+		return fmt.Sprintf("its lease lapsed before executor %s confirmed it (no heartbeat for it arrived), so it may never have started", r.Executor)
+	case it.Interrupted:
+		return fmt.Sprintf("its lease lapsed across a leader change (executor %s did not renew it with the new leader)", r.Executor)
+	}
+	return ""
+}
+
+// interrupted puts r, whose attempt ended interrupted (why), back to
+// READY without using a retry: it keeps its concurrency slot, and the
+// next lease is a new attempt. An instance whose task is gone is
+// canceled instead.
+func (w *writer) interrupted(r *record, why string) {
+	r.Free++
+	r.LastError = why
+	if _, ok := w.taskPolicy(r.Task); !ok {
+		w.finish(r, stCanceled)
+		w.instanceEvent(r.ID, "canceled", fmt.Sprintf("attempt %d interrupted (%s); the task no longer exists", r.Attempts, why))
+		return
+	}
+	w.setState(r, stReady)
+	w.instanceEvent(r.ID, "requeued", fmt.Sprintf("attempt %d interrupted; it runs again, not counted against maxRetries", r.Attempts))
 }
 
 func (w *writer) decide() *Result {

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,20 @@ func (fx *execFixture) lease(id uint64) {
 	fx.do(CmdLease, Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 10_000})
 }
 
+// beat renews (and so confirms) the lease of id's current attempt.
+func (fx *execFixture) beat(id uint64) {
+	fx.t.Helper()
+	writeResult(fx.t, fx.do(CmdHeartbeat, Heartbeat{Executor: "e1", Items: []AttemptRef{{ID: id, Attempt: fx.inst(id).Attempts}}, LeaseMs: 10_000}))
+}
+
+// expire lapses the lease of id's current attempt, interrupted as the
+// leader says.
+func (fx *execFixture) expire(id uint64, interrupted bool) {
+	fx.t.Helper()
+	fx.now += 3_600_000
+	writeResult(fx.t, fx.do(CmdExpire, Expire{Items: []ExpireItem{{ID: id, Attempt: fx.inst(id).Attempts, Interrupted: interrupted}}}))
+}
+
 func (fx *execFixture) complete(id uint64, ok, retryable bool) *Result {
 	return fx.do(CmdComplete, Complete{ID: id, Attempt: fx.inst(id).Attempts,
 		Report: model.CompleteRequest{Executor: "e1", Success: ok, Retryable: retryable, ExitCode: map[bool]int{true: 0, false: 3}[ok], Error: "x"}})
@@ -84,6 +99,12 @@ func TestFSM_ExecStateTable(t *testing.T) {
 		"RUNNING": {base, func(fx *execFixture) uint64 {
 			id := fx.trigger()
 			fx.lease(id)
+			return id
+		}},
+		"RUNNING(confirmed)": {base, func(fx *execFixture) uint64 {
+			id := fx.trigger()
+			fx.lease(id)
+			fx.beat(id)
 			return id
 		}},
 		"RETRYING": {base, func(fx *execFixture) uint64 {
@@ -144,7 +165,7 @@ func TestFSM_ExecStateTable(t *testing.T) {
 		"complete-fail": func(fx *execFixture, id uint64) { fx.complete(id, false, true) },
 		"expire": func(fx *execFixture, id uint64) {
 			fx.now += 3_600_000
-			fx.do(CmdExpire, Expire{Items: []AttemptRef{{ID: id, Attempt: fx.inst(id).Attempts}}})
+			fx.do(CmdExpire, Expire{Items: []ExpireItem{{ID: id, Attempt: fx.inst(id).Attempts}}})
 		},
 		"approve":   func(fx *execFixture, id uint64) { fx.do(CmdDecide, Decide{ID: id, Action: DecideApprove}) },
 		"reject":    func(fx *execFixture, id uint64) { fx.do(CmdDecide, Decide{ID: id, Action: DecideReject}) },
@@ -159,7 +180,11 @@ func TestFSM_ExecStateTable(t *testing.T) {
 	want := map[string]map[string]string{
 		"SCHEDULED": {"fire": "READY", "cancel": "CANCELED"},
 		"READY":     {"lease": "RUNNING", "cancel": "CANCELED"},
-		"RUNNING": {"complete-ok": "SUCCESS", "complete-fail": "RETRYING", "expire": "RETRYING",
+		// An unconfirmed attempt whose lease lapses is given back (READY);
+		// a confirmed one is lost and retried.
+		"RUNNING": {"complete-ok": "SUCCESS", "complete-fail": "RETRYING", "expire": "READY",
+			"terminate": "TERMINATED", "request_approval": "WAITING_APPROVAL"},
+		"RUNNING(confirmed)": {"complete-ok": "SUCCESS", "complete-fail": "RETRYING", "expire": "RETRYING",
 			"terminate": "TERMINATED", "request_approval": "WAITING_APPROVAL"},
 		"RETRYING":                  {"fire": "READY", "cancel": "CANCELED"},
 		"BLOCKED":                   {"cancel": "CANCELED"},
@@ -195,8 +220,8 @@ func TestFSM_ExecStateTable(t *testing.T) {
 }
 
 func stateOnly(s string) string {
-	if s == "WAITING_APPROVAL(mid-run)" {
-		return model.StateWaitingApproval
+	if i := strings.IndexByte(s, '('); i > 0 {
+		return s[:i]
 	}
 	return s
 }

@@ -266,16 +266,16 @@ func queryAll(t *testing.T, f *FSM) {
 	}
 	list, err := f.ListInstances(model.InstanceFilter{Limit: 1000})
 	enc("list instances", list, err)
-	var ids []uint64
+	var refs []AttemptRef
 	for _, in := range list.Instances {
 		id, _ := model.ParseID(in.ID)
-		ids = append(ids, id)
+		refs = append(refs, AttemptRef{ID: id, Attempt: in.Attempts})
 		got, err := f.GetInstance(id)
 		enc("get instance", got, err)
 		l, err := f.Log(id)
 		enc("log", l, err)
 	}
-	jobs, err := f.Jobs(ids)
+	jobs, err := f.Jobs(refs)
 	enc("jobs", jobs, err)
 	nodes, err := f.Nodes()
 	enc("nodes", nodes, err)
@@ -331,7 +331,7 @@ func fuzzSeeds(t testing.TB, st *fuzzState) map[string][]byte {
 		"lease":          enc(CmdLease, "", Lease{Executor: "e2", Host: "h2", IDs: []uint64{st.ready, st.running}, LeaseMs: 5000}),
 		"heartbeat":      enc(CmdHeartbeat, "", Heartbeat{Executor: "e1", Items: []AttemptRef{{ID: st.running, Attempt: 1}, {ID: st.ready, Attempt: 1}}, LeaseMs: 5000}),
 		"complete":       enc(CmdComplete, "", Complete{ID: st.running, Attempt: 1, Report: report}),
-		"expire":         enc(CmdExpire, "", Expire{Items: []AttemptRef{{ID: st.running, Attempt: 1}}}),
+		"expire":         enc(CmdExpire, "", Expire{Items: []ExpireItem{{ID: st.running, Attempt: 1}}}),
 		"decide":         enc(CmdDecide, "", Decide{ID: st.waiting, Action: DecideApprove, Comment: "ok"}),
 		"complete_batch": binCmd(CmdCompleteBatch, EncodeCompleteBatch([]Complete{{ID: st.running, Attempt: 1, Report: report}, {ID: st.ready, Attempt: 1, Report: report}})),
 		"backfill":       enc(CmdBackfill, "", Backfill{Task: "a", Version: 1, At: []int64{t0, t0 + 300_000}, Keys: []string{"a@1", "a@2"}, Dates: []string{"2026-11-30", "2026-11-30"}}),

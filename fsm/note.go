@@ -26,14 +26,19 @@ const (
 	// NoteNoExecutor: no executor the leader has heard from can run the
 	// instance (its action or its executorLabels); it waits READY.
 	NoteNoExecutor = "no_executor"
+	// NoteOverlap: a fenced attempt ran on after the next attempt of the
+	// instance started (the leader found it from the late attempt's
+	// report); recorded on the instance whatever its state, once per
+	// message (protocol 6).
+	NoteOverlap = "overlap"
 )
 
 // maxNoteIDs bounds the instances of one note.
 const maxNoteIDs = 4096
 
 func (n *Note) validate(*Command) *model.Error {
-	if n.Type != NoteNoExecutor {
-		return model.FieldErrorf("type", "unknown note type %q", n.Type)
+	if n.Type != NoteNoExecutor && n.Type != NoteOverlap {
+		return unknownNote(n.Type)
 	}
 	if len(n.IDs) > maxNoteIDs {
 		return model.FieldErrorf("ids", "more than %d instances", maxNoteIDs)
@@ -44,10 +49,18 @@ func (n *Note) validate(*Command) *model.Error {
 	return checkLen(field("message"), n.Message, maxText)
 }
 
+func unknownNote(t string) *model.Error {
+	return model.FieldErrorf("type", "unknown note type %q", t)
+}
+
 func (w *writer) note() *Result {
 	var n Note
 	if e := w.decode(&n); e != nil {
 		return errResult(e)
+	}
+	overlap := n.Type == NoteOverlap
+	if overlap && w.protoAt() < protoLeases {
+		return errResult(unknownNote(n.Type)) // as a member before protocol 6 answers
 	}
 	recorded := 0
 	for _, id := range n.IDs {
@@ -55,7 +68,7 @@ func (w *writer) note() *Result {
 		if w.err != nil {
 			return nil
 		}
-		if !ok || r.State != stReady || w.lastEventType(id) == n.Type {
+		if !ok || !overlap && r.State != stReady || w.lastEventType(id) == n.Type && (!overlap || w.lastEventMessage(id) == n.Message) {
 			continue
 		}
 		w.instanceEvent(id, n.Type, n.Message)
@@ -67,7 +80,13 @@ func (w *writer) note() *Result {
 }
 
 // lastEventType is the type of an instance's latest event, "" if none.
-func (w *writer) lastEventType(id uint64) string {
+func (w *writer) lastEventType(id uint64) string { return w.lastEvent(id).Type }
+
+// lastEventMessage is the message of an instance's latest event.
+func (w *writer) lastEventMessage(id uint64) string { return w.lastEvent(id).Message }
+
+// lastEvent is an instance's latest event (zero if none).
+func (w *writer) lastEvent(id uint64) (e struct{ Type, Message string }) {
 	prefix := u64key(id)
 	c := w.tx.Bucket(bktInstEvents).Cursor()
 	k, v := c.Seek(binary.BigEndian.AppendUint32(u64key(id), 0xffffffff))
@@ -77,13 +96,15 @@ func (w *writer) lastEventType(id uint64) string {
 		k, v = c.Prev()
 	}
 	if k == nil || !bytes.HasPrefix(k, prefix) {
-		return ""
+		return e
 	}
-	var e struct {
-		Type string `json:"type"`
+	var ev struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
 	}
-	if json.Unmarshal(v, &e) != nil {
-		return ""
+	if json.Unmarshal(v, &ev) != nil {
+		return e
 	}
-	return e.Type
+	e.Type, e.Message = ev.Type, ev.Message
+	return e
 }

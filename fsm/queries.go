@@ -325,20 +325,26 @@ func (f *FSM) ActiveInstances(fn func(Active)) error {
 	})
 }
 
-// Jobs builds the jobs of several instances in one read, decoding each
-// task's definition once.
-func (f *FSM) Jobs(ids []uint64) ([]model.Job, error) {
-	out := make([]model.Job, 0, len(ids))
+// Jobs builds the jobs of leased attempts in one read, decoding each
+// task's definition once. Each job is the attempt the lease committed
+// (refs, from a LeaseResult), never what the record says later: an
+// instance that no longer runs that attempt (it ended, or was leased
+// again) or whose task is gone gets no job.
+func (f *FSM) Jobs(refs []AttemptRef) ([]model.Job, error) {
+	out := make([]model.Job, 0, len(refs))
 	err := f.view(func(tx *bolt.Tx) error {
 		tasks := map[string]*storedTask{}
-		for _, id := range ids {
-			v := tx.Bucket(bktInstances).Get(u64key(id))
+		for _, ref := range refs {
+			v := tx.Bucket(bktInstances).Get(u64key(ref.ID))
 			if v == nil {
 				continue
 			}
-			r, err := decodeRecord(id, v)
+			r, err := decodeRecord(ref.ID, v)
 			if err != nil {
 				return err
+			}
+			if r.State != stRunning || int(r.Attempts) != ref.Attempt || ref.Attempt < 1 {
+				continue
 			}
 			t, ok := tasks[r.Task]
 			if !ok {
@@ -355,13 +361,60 @@ func (f *FSM) Jobs(ids []uint64) ([]model.Job, error) {
 				continue
 			}
 			in := r.toModel()
-			out = append(out, model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(int(r.Attempts)), Task: r.Task,
-				Attempt: int(r.Attempts), ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
+			out = append(out, model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(ref.Attempt), Task: r.Task,
+				Attempt: ref.Attempt, ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
 				Payload: in.Payload, Action: t.Action, Policy: t.Policy})
 		}
 		return nil
 	})
 	return out, err
+}
+
+// Overlap implements the dispatcher's check of a fenced attempt's late
+// report: attempt of instance id ran for ranMs, so it was alive at least
+// until its start plus ranMs (it started after the lease's stamp). If
+// that is after the next attempt of the instance started, the two ran at
+// once: detail says so, naming both ("" otherwise).
+func (f *FSM) Overlap(id uint64, attempt int, ranMs int64) (task, detail string) {
+	_ = f.view(func(tx *bolt.Tx) error {
+		r, err := readRecord(tx, id)
+		if err != nil || int(r.Attempts) <= attempt {
+			return nil
+		}
+		task = r.Task
+		var this, next model.Attempt
+		if v := tx.Bucket(bktAttempts).Get(attemptKey(id, attempt)); v != nil {
+			this, _ = decodeAttempt(id, v)
+		}
+		if v := tx.Bucket(bktAttempts).Get(attemptKey(id, attempt+1)); v != nil {
+			next, _ = decodeAttempt(id, v)
+		} else if int(r.Attempts) == attempt+1 {
+			next = currentAttempt(r)
+		}
+		if this.StartedAt.IsZero() || next.StartedAt.IsZero() {
+			return nil
+		}
+		alive := this.StartedAt.Add(time.Duration(ranMs) * time.Millisecond)
+		if !alive.After(next.StartedAt.Time) {
+			return nil
+		}
+		detail = fmt.Sprintf("attempt %d on %s (started %s, ran %s, so alive until at least %s) and attempt %d on %s (started %s) ran at once for at least %s",
+			attempt, this.Executor, this.StartedAt.Format(model.TimeLayout), time.Duration(ranMs)*time.Millisecond, alive.Format(model.TimeLayout),
+			attempt+1, next.Executor, next.StartedAt.Format(model.TimeLayout), alive.Sub(next.StartedAt.Time))
+		return nil
+	})
+	return task, detail
+}
+
+// Refs pairs the instances a lease leased with their attempts.
+func (l *LeaseResult) Refs() []AttemptRef {
+	out := make([]AttemptRef, 0, len(l.IDs))
+	for i, id := range l.IDs {
+		if i < len(l.Attempts) {
+			out = append(out, AttemptRef{ID: id, Attempt: l.Attempts[i]})
+		}
+	}
+	return out
 }
 
 // TaskLabels returns the executor labels a task's instances need.

@@ -67,6 +67,14 @@ type record struct {
 	// Date is the scheduled date (YYYY-MM-DD in the task's timezone) of a
 	// fire, for dependsOn; stamped by the node that built the command.
 	Date string
+	// Free counts the attempts that ended interrupted: they do not count
+	// against maxRetries (protocol 6). GiveBacks counts the leases in a
+	// row that lapsed uncharged while their executor was silent (never
+	// confirmed, or across a leader change); a confirmed attempt resets
+	// it, and past maxGiveBacks such a lapse is charged again, so a job
+	// that kills its executor before it can confirm still ends.
+	Free      uint32
+	GiveBacks uint32
 }
 
 // Record flags.
@@ -75,6 +83,9 @@ const (
 	flagMidRunApproval = 1 << 1 // WAITING_APPROVAL was entered from RUNNING
 	flagDepsMet        = 1 << 2 // dependsOn satisfied for its date
 	flagWaitingDeps    = 1 << 3 // BLOCKED on dependsOn (not on concurrency)
+	// flagConfirmed: the current attempt's executor has confirmed it (a
+	// heartbeat for it was applied), so it started (protocol 6).
+	flagConfirmed = 1 << 4
 )
 
 const recordVersion = 1
@@ -106,7 +117,12 @@ func (r *record) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(r.Host)))
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
-	return append(b, r.Date...)
+	b = append(b, r.Date...)
+	if r.Free == 0 && r.GiveBacks == 0 {
+		return b // as before protocol 6
+	}
+	b = binary.AppendUvarint(b, uint64(r.Free))
+	return binary.AppendUvarint(b, uint64(r.GiveBacks))
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -181,10 +197,24 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		return nil, errRecord
 	}
 	date, rest, err := readBytes(rest)
-	if err != nil || len(rest) != 0 {
+	if err != nil {
 		return nil, errRecord
 	}
 	r.Host, r.Date = string(host), string(date)
+	if len(rest) == 0 {
+		return r, nil
+	}
+	for _, v := range []*uint32{&r.Free, &r.GiveBacks} {
+		u, n := binary.Uvarint(rest)
+		if n <= 0 || u > 1<<32-1 {
+			return nil, errRecord
+		}
+		*v = uint32(u)
+		rest = rest[n:]
+	}
+	if len(rest) != 0 {
+		return nil, errRecord
+	}
 	return r, nil
 }
 

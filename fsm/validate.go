@@ -397,7 +397,13 @@ func validateCompleteBatch(c *Command, cs []Complete) *model.Error {
 	return nil
 }
 
-func (e *Expire) validate(*Command) *model.Error { return checkRefs("items", e.Items) }
+func (e *Expire) validate(*Command) *model.Error {
+	refs := make([]AttemptRef, len(e.Items))
+	for i, it := range e.Items {
+		refs[i] = AttemptRef{ID: it.ID, Attempt: it.Attempt}
+	}
+	return checkRefs("items", refs)
+}
 
 func (d *Decide) validate(*Command) *model.Error {
 	if d.ID == 0 {

@@ -100,7 +100,7 @@ func TestFSM_RejectsInvalidCommands(t *testing.T) {
 			{ID: id, Attempt: 1, Report: report}, {ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e2"}}})}, model.CodeInvalid},
 		{"complete_batch: garbage", raw(CmdCompleteBatch, now, "\x01\xff\xff"), model.CodeInvalid},
 		{"expire: no items", jsonCmd(t, CmdExpire, now, Expire{}), model.CodeInvalid},
-		{"expire: id 0", jsonCmd(t, CmdExpire, now, Expire{Items: []AttemptRef{{Attempt: 1}}}), model.CodeInvalid},
+		{"expire: id 0", jsonCmd(t, CmdExpire, now, Expire{Items: []ExpireItem{{Attempt: 1}}}), model.CodeInvalid},
 		{"decide: id 0", jsonCmd(t, CmdDecide, now, Decide{Action: DecideTerminate}), model.CodeInvalid},
 		{"decide: unknown action", jsonCmd(t, CmdDecide, now, Decide{ID: id, Action: "explode"}), model.CodeInvalid},
 		{"decide: terminate names an attempt", jsonCmd(t, CmdDecide, now, Decide{ID: id, Action: DecideTerminate, Attempt: 1}), model.CodeInvalid},

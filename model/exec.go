@@ -10,6 +10,11 @@ const (
 	OutcomeLost       = "lost"
 	OutcomeCanceled   = "canceled"
 	OutcomeTerminated = "terminated"
+	// OutcomeInterrupted: the attempt ended for a reason that is not the
+	// work's (its executor or agent shut down, its lease lapsed before
+	// its executor confirmed it or across a leader change). It does not
+	// count against maxRetries: the instance runs again.
+	OutcomeInterrupted = "interrupted"
 )
 
 // Attempt is one execution of an instance on one executor.
@@ -123,6 +128,9 @@ type PollResponse struct {
 	// moment it sent the poll plus HeldMs, a moment no later than the
 	// lease's start, so that its deadline comes before the leader's.
 	HeldMs int64 `json:"heldMs,omitempty"`
+	// Protocol is the protocol the cluster has reached (every member
+	// speaks it). From 6 an executor may report attempts Interrupted.
+	Protocol int `json:"protocol,omitempty"`
 }
 
 // RunningAttempt is one attempt an executor reports alive.
@@ -166,6 +174,15 @@ type CompleteRequest struct {
 	HTTPStatus int    `json:"httpStatus,omitempty"`
 	Error      string `json:"error,omitempty"`
 	Output     string `json:"output,omitempty"`
+	// Interrupted says the executor stopped the attempt for a reason of
+	// its own (it shut down, or its lease could not be renewed), not the
+	// work's: the attempt is recorded interrupted, the instance runs
+	// again and no retry is used (protocol 6; see PollResponse.Protocol).
+	Interrupted bool `json:"interrupted,omitempty"`
+	// RanMs is how long the action ran on the executor's monotonic clock.
+	// The leader uses it to detect a fenced attempt that outlived its
+	// lease (an overlap with the next attempt) and records it.
+	RanMs int64 `json:"ranMs,omitempty"`
 }
 
 // ApprovalRequest asks an operator to approve a running attempt.

@@ -308,14 +308,16 @@ func TestExec_KilledExecutorTakesItsProcesses(t *testing.T) {
 
 // TestExec_SIGTERMStopsExecutorCleanly: SIGTERM makes an executor take no
 // new work, let a short attempt finish, stop a long one after
-// -shutdown-grace (reported, retryable), and exit.
+// -shutdown-grace and exit. The stopped attempt is interrupted, not
+// failed: with maxRetries 0 its instance is READY again, uses no retry,
+// and runs to its end on the next executor.
 func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
 	c := startCluster(t, 3, withArgs("-lease", "2s"))
 	cl := c.Client()
 	ctx := ctxT(t, 60*time.Second)
 	for _, task := range []*model.Task{
 		shellTask("short", "sleep 1; echo finished", model.Policy{}),
-		shellTask("long", "sleep 60", model.Policy{MaxRetries: 1, RetryInterval: model.Duration(time.Hour)}),
+		shellTask("long", "if [ $AX_EXECUTOR = leaving ]; then sleep 60; fi; echo done on $AX_EXECUTOR", model.Policy{}),
 	} {
 		if _, err := cl.PutTask(ctx, task); err != nil {
 			t.Fatal(err)
@@ -338,10 +340,17 @@ func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
 	if in := agenttest.WaitState(t, cl, short, 10*time.Second, model.StateSuccess); in.Attempts != 1 {
 		t.Fatalf("short: %+v, want it finished within the grace", in.AttemptList)
 	}
-	in := agenttest.WaitState(t, cl, long, 10*time.Second, model.StateRetrying)
+	in := agenttest.WaitState(t, cl, long, 10*time.Second, model.StateReady)
 	a := in.AttemptList[0]
-	if a.Outcome != model.OutcomeCanceled || !strings.Contains(a.Error, "stopped: executor shutting down") {
-		t.Fatalf("long: attempt %+v, want canceled by the shutdown", a)
+	if a.Outcome != model.OutcomeInterrupted || !strings.Contains(a.Error, "stopped: executor shutting down") {
+		t.Fatalf("long: attempt %+v, want interrupted by the shutdown", a)
+	}
+	if _, err := c.StartExecutor("next"); err != nil {
+		t.Fatal(err)
+	}
+	in = agenttest.WaitState(t, cl, long, 20*time.Second, model.StateSuccess)
+	if in.Attempts != 2 || in.AttemptList[1].Executor != "next" {
+		t.Fatalf("long: attempts %+v, want attempt 2 on the next executor", in.AttemptList)
 	}
 	t.Logf("executor exited %s after SIGTERM (grace 2s)", took)
 }

@@ -14,21 +14,33 @@ import (
 // holder's deadline comes strictly before the granter's, given clocks
 // whose rates differ by little):
 //
-//   - The leader stamps a lease's deadline, its clock at commit plus the
-//     lease L, when it leases an attempt and on every heartbeat that
-//     renews it, and expires the attempt only once that deadline plus an
-//     expiry grace (L/2) has passed.
+//   - The leader stamps a lease's deadline, its clock when it proposes
+//     plus the lease L, when it leases an attempt and on every heartbeat
+//     that renews it, and expires the attempt only once that deadline
+//     plus an expiry grace (L/2) has passed (plus the allowed clock skew
+//     when an earlier leader stamped it).
 //   - The executor counts each lease on its monotonic clock from a moment
 //     no later than the leader's stamp: when it sent the heartbeat that
 //     renewed it (or the poll that leased it, plus the time the leader
 //     says it held the poll).
-//   - An attempt not renewed within L of that moment is stopped by the
+//   - An attempt not renewed within 3L/4 of that moment is stopped by the
 //     executor itself: SIGTERM to its process group, SIGKILL after
-//     min(KillGrace, L/4). It is gone by L + L/4 after a moment before
-//     the leader's stamp, while the leader may hand the instance out
-//     again only L + L/2 after its stamp: a margin of L/4 (2.5s with the
-//     default 10s lease) for the kill to take effect and for the rates of
-//     the two clocks to differ (1% of 1.5 L is 0.15s).
+//     min(KillGrace, L/4), so it is gone by L after a moment before the
+//     leader's stamp. A fence that notices late (the executor was
+//     starved or frozen) SIGKILLs at once. The leader may hand the
+//     instance out again only L + L/2 after its stamp: the stall bound,
+//     how long the executor may not be scheduled (or a kill take) without
+//     two attempts running at once, is L/2 (5s with the default lease),
+//     less the difference of the two clocks' rates (1% of 1.5 L is
+//     0.15s). docs/execution.md states it.
+//   - A job whose lease has less than L/2 left when it arrives (its poll
+//     waited long on the way, or the executor was frozen) is not started
+//     until a heartbeat renewed it; one that cannot be renewed is not
+//     started at all (the cluster gives it back without charging a
+//     retry: it never confirmed it).
+//   - The executor confirms an attempt with its first heartbeat for it
+//     (or its report): an attempt whose lease lapses unconfirmed is given
+//     back without using a retry.
 //
 // Heartbeats go every L/4; each try waits at most L/4 for an answer and
 // the next server is tried, so an executor that lists a node cut off
@@ -74,13 +86,19 @@ func (a *attempt) takeOutput() string {
 // stop stops the attempt (if its action still runs) for reason, with
 // grace between SIGTERM and SIGKILL. The first reason given is kept.
 func (a *attempt) stop(reason string, grace time.Duration) {
+	a.stopNow(reason, max(grace, time.Millisecond))
+}
+
+// stopNow is stop with no grace at all (SIGKILL at once) when grace is
+// not positive.
+func (a *attempt) stopNow(reason string, grace time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ended || a.reason != "" {
 		return
 	}
 	a.reason = reason
-	a.cancel(&action.StopError{Reason: reason, Grace: grace})
+	a.cancel(&action.StopError{Reason: reason, Grace: grace, Kill: grace <= 0})
 }
 
 // end marks the action as returned and says why the worker stopped it.
@@ -101,12 +119,17 @@ func (a *attempt) renew(sent time.Time) {
 	a.mu.Unlock()
 }
 
-// expired reports whether the lease has run out on the executor's clock,
-// and whether the attempt still runs.
-func (a *attempt) expired(now time.Time) (expired, running bool) {
+// fenceAt is how long after its last renewal an attempt with lease
+// lease is stopped by its executor.
+func fenceAt(lease time.Duration) time.Duration { return lease * 3 / 4 }
+
+// expired reports how long ago the attempt's fence passed on the
+// executor's clock (negative: not yet), and whether the attempt still
+// runs.
+func (a *attempt) expired(now time.Time) (past time.Duration, running bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return now.Sub(a.renewed) >= a.lease, !a.ended && a.reason == ""
+	return now.Sub(a.renewed) - fenceAt(a.lease), !a.ended && a.reason == ""
 }
 
 // track registers a leased job whose lease started no earlier than start.
@@ -152,10 +175,9 @@ func (e *Worker) due(running []*attempt, every time.Duration) bool {
 }
 
 // fenceGrace is the SIGTERM-to-SIGKILL grace of an attempt stopped for a
-// lease of length lease: short enough to end within the leader's expiry
-// grace.
+// lease of length lease: the attempt is gone by the lease's end.
 func (e *Worker) fenceGrace(lease time.Duration) time.Duration {
-	return min(e.cfg.KillGrace, lease/4)
+	return min(e.cfg.KillGrace, lease-fenceAt(lease))
 }
 
 // fence stops every attempt whose lease has run out on this executor's
@@ -170,11 +192,16 @@ func (e *Worker) fence(ctx context.Context) {
 		}
 		now := time.Now()
 		for _, a := range e.attempts() {
-			if expired, running := a.expired(now); expired && running {
-				e.log.Warn("stopping attempt: its lease was not renewed in time; the cluster may run it elsewhere",
-					"execution", a.job.ExecutionID, "lease", a.lease)
-				a.stop(leaseLostReason+": not renewed within "+a.lease.String(), e.fenceGrace(a.lease))
+			past, running := a.expired(now)
+			if past < 0 || !running {
+				continue
 			}
+			// Its processes must be gone by the lease's end: what is left
+			// of the grace, or SIGKILL at once if the fence is late.
+			grace := e.fenceGrace(a.lease) - past
+			e.log.Warn("stopping attempt: its lease was not renewed in time; the cluster may run it elsewhere",
+				"execution", a.job.ExecutionID, "lease", a.lease, "late", past, "grace", max(grace, 0))
+			a.stopNow(leaseLostReason+": not renewed within "+fenceAt(a.lease).String(), grace)
 		}
 	}
 }

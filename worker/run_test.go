@@ -31,6 +31,10 @@ type fakeCluster struct {
 	jobs  []model.Job
 	lease time.Duration
 
+	protocol int           // the cluster's protocol in poll answers
+	delay    time.Duration // the first poll's answer (with the jobs) waits this long
+	more     [][]model.Job // jobs of later polls, one list each
+
 	mu        sync.Mutex
 	polled    time.Time // when the job was leased
 	caps      *model.Capabilities
@@ -78,10 +82,21 @@ func (f *fakeCluster) serve(release chan struct{}) http.HandlerFunc {
 			var req model.PollRequest
 			_ = json.NewDecoder(r.Body).Decode(&req)
 			f.caps = req.Capabilities
-			resp := model.PollResponse{Jobs: []model.Job{}, LeaseMs: f.lease.Milliseconds(), HeartbeatMs: (f.lease / 4).Milliseconds()}
+			resp := model.PollResponse{Jobs: []model.Job{}, LeaseMs: f.lease.Milliseconds(), HeartbeatMs: (f.lease / 4).Milliseconds(),
+				Protocol: f.protocol}
 			if f.polled.IsZero() {
 				f.polled = time.Now()
 				resp.Jobs, resp.HeldMs = f.jobs, 1
+				if f.delay > 0 {
+					f.mu.Unlock()
+					time.Sleep(f.delay) // the answer is late on its way
+					f.mu.Lock()
+				}
+				reply(resp)
+				return
+			}
+			if len(f.more) > 0 {
+				resp.Jobs, resp.HeldMs, f.more = f.more[0], 1, f.more[1:]
 				reply(resp)
 				return
 			}
@@ -188,26 +203,100 @@ func pidOf(t *testing.T, path string) int {
 }
 
 // TestWorker_fencesAttemptWithoutLease: an executor that cannot renew a
-// lease stops the attempt (SIGTERM, SIGKILL after a quarter lease) before
-// the leader's expiry (lease plus half a lease), and reports it canceled
-// and retryable.
+// lease stops the attempt (SIGTERM at 3/4 of the lease, SIGKILL by its
+// end) before the leader's expiry (lease plus half a lease), and reports
+// it canceled and retryable; interrupted once the cluster speaks
+// protocol 6, with how long it ran.
 func TestWorker_fencesAttemptWithoutLease(t *testing.T) {
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	lease := 2 * time.Second
-	f := newFakeCluster(t, lease, "trap '' TERM; echo $$ > "+pidfile+"; sleep 60")
-	f.beatsDown = true
+	for _, proto := range []int{5, 6} {
+		t.Run(fmt.Sprintf("protocol %d", proto), func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			lease := 2 * time.Second
+			f := newFakeCluster(t, lease, "trap '' TERM; echo $$ > "+pidfile+"; sleep 60")
+			f.beatsDown, f.protocol = true, proto
+			_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}})
+			pid := pidOf(t, pidfile)
+			rep, after := f.report(10 * time.Second)
+			if !rep.Canceled || !rep.Retryable || !strings.Contains(rep.Error, "stopped: lease lost: not renewed within 1.5s") {
+				t.Fatalf("report %+v, want canceled and retryable, lease lost", rep)
+			}
+			if rep.Interrupted != (proto >= 6) || (rep.RanMs > 0) != (proto >= 6) {
+				t.Fatalf("report %+v at protocol %d: interrupted and ranMs only from protocol 6", rep, proto)
+			}
+			if after < fenceAt(lease) || after >= lease+lease/2 {
+				t.Errorf("attempt reported %s after its lease began, want in [3/4 lease, lease + lease/2) = [1.5s, 3s)", after)
+			}
+			if err := syscall.Kill(pid, 0); err == nil {
+				t.Errorf("the attempt's shell %d still runs after its report", pid)
+			}
+		})
+	}
+}
+
+// TestWorker_refusesAttemptsNotAbove: a job whose attempt number is not
+// above every attempt of its instance the worker was handed (attempt 0,
+// or one handed again) is not run; a higher one is.
+func TestWorker_refusesAttemptsNotAbove(t *testing.T) {
+	dir := t.TempDir()
+	f := newFakeCluster(t, 10*time.Second, "echo $AX_ATTEMPT >> "+filepath.Join(dir, "ran"))
+	job := func(attempt int) model.Job {
+		j := f.jobs[0]
+		j.Attempt, j.ExecutionID = attempt, j.InstanceID+"-"+strconv.Itoa(attempt)
+		return j
+	}
+	f.more = [][]model.Job{{job(1)}, {job(0)}, {job(3)}}
 	_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}})
-	pid := pidOf(t, pidfile)
-	rep, after := f.report(10 * time.Second)
-	if !rep.Canceled || !rep.Retryable || !strings.Contains(rep.Error, "stopped: lease lost: not renewed within 2s") {
-		t.Fatalf("report %+v, want canceled and retryable, lease lost", rep)
+	f.until(20*time.Second, "reports of attempts 1 and 3", func() bool { return len(f.reports) >= 2 })
+	time.Sleep(200 * time.Millisecond) // a wrongly run attempt would report by now
+	f.mu.Lock()
+	var got []string
+	for _, r := range f.reports {
+		got = append(got, r.ExecutionID)
 	}
-	if after < lease || after >= lease+lease/2 {
-		t.Errorf("attempt reported %s after its lease began, want in [lease, lease + lease/2) = [2s, 3s)", after)
+	f.mu.Unlock()
+	want := []string{job(1).ExecutionID, job(3).ExecutionID}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("reports %v, want %v: attempt 1 handed again and attempt 0 refused", got, want)
 	}
-	if err := syscall.Kill(pid, 0); err == nil {
-		t.Errorf("the attempt's shell %d still runs after its report", pid)
+	b, _ := os.ReadFile(filepath.Join(dir, "ran"))
+	ran := strings.Fields(string(b))
+	slices.Sort(ran)
+	if !slices.Equal(ran, []string{"1", "3"}) {
+		t.Fatalf("ran attempts %q, want 1 and 3", b)
 	}
+}
+
+// TestWorker_renewsLateLeasesBeforeStarting: jobs whose poll answer
+// arrives with less than half the lease left are started only once a
+// heartbeat renewed them, and counted from it; if it fails they are not
+// started at all.
+func TestWorker_renewsLateLeasesBeforeStarting(t *testing.T) {
+	t.Run("renewed", func(t *testing.T) {
+		f := newFakeCluster(t, 2*time.Second, "echo ran")
+		f.delay = 1200 * time.Millisecond // 0.8s of the 2s lease left
+		_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}})
+		rep, _ := f.report(10 * time.Second)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !rep.Success || len(f.beatReqs) == 0 || len(f.beatReqs[0].Running) != 1 || f.beatReqs[0].Running[0].InstanceID != f.jobs[0].InstanceID {
+			t.Fatalf("report %+v after heartbeats %+v; want a heartbeat renewing the job, then success", rep, f.beatReqs)
+		}
+	})
+	t.Run("not renewed", func(t *testing.T) {
+		dir := t.TempDir()
+		f := newFakeCluster(t, 2*time.Second, "echo ran > "+filepath.Join(dir, "ran"))
+		f.delay, f.beatsDown = 1200*time.Millisecond, true
+		_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}})
+		f.until(10*time.Second, "a failed heartbeat", func() bool { return f.beats > 0 })
+		time.Sleep(time.Second) // a started job would have written and reported by now
+		f.mu.Lock()
+		n := len(f.reports)
+		f.mu.Unlock()
+		if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil || n != 0 {
+			t.Fatalf("a job whose late lease could not be renewed ran (%d reports)", n)
+		}
+	})
 }
 
 // TestWorker_heartbeatFailsOver: heartbeats to a server that does not

@@ -79,6 +79,20 @@ type Worker struct {
 	giveUp time.Time
 
 	reaperTried bool // by the poll loop only
+
+	// proto is the cluster's protocol, from its last poll answer.
+	proto atomic.Int64
+	// highest is the highest attempt number this worker was handed per
+	// instance (by the poll loop only): a job whose attempt is not above
+	// it is refused (the fencing promise: attempt numbers only grow).
+	highest map[string]seenAttempt
+}
+
+// seenAttempt is the highest attempt of an instance a worker was handed,
+// and when.
+type seenAttempt struct {
+	attempt int
+	at      time.Time
 }
 
 // defaultLease is assumed until the cluster says (it is the agents'
@@ -142,7 +156,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg: cfg, log: cfg.Logger.Named("executor").With("executor", cfg.Name),
 		poll: newProtocol(cfg), beat: newProtocol(cfg), report: newProtocol(cfg),
 		runner: &action.Runner{Handlers: cfg.Handlers, KillGrace: cfg.KillGrace}, caps: caps,
-		running: map[string]*attempt{}, lease: defaultLease,
+		running: map[string]*attempt{}, lease: defaultLease, highest: map[string]seenAttempt{},
 		slots: make(chan struct{}, cfg.Capacity), reports: make(chan pendingReport, cfg.Capacity),
 	}
 	return e, nil
@@ -179,7 +193,7 @@ func (e *Worker) Run(ctx context.Context) error {
 	e.log.Info("executor stopping: no new work; running attempts may finish", "running", n, "grace", grace)
 	stopAll := time.AfterFunc(grace, func() {
 		for _, a := range e.attempts() {
-			a.stop("executor shutting down", min(e.cfg.KillGrace, 5*time.Second))
+			a.stop(shutdownReason, min(e.cfg.KillGrace, 5*time.Second))
 		}
 	})
 	defer stopAll.Stop()
@@ -264,16 +278,24 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 		}
 		backoff = 100 * time.Millisecond
 		lease := e.leaseOf(resp)
+		e.proto.Store(int64(resp.Protocol))
 		// The leases start after the poll was sent plus the time the
 		// leader held it (an older leader does not say: count from now).
 		start := time.Now()
 		if resp.HeldMs > 0 {
 			start = sent.Add(time.Duration(resp.HeldMs) * time.Millisecond)
 		}
-		if len(resp.Jobs) > 0 {
+		jobs := e.accept(resp.Jobs)
+		if len(jobs) > 0 && time.Since(start) > lease/2 {
+			// Less than half the lease is left (the poll or its answer
+			// waited long on the way, or this process was frozen):
+			// renew the leases before starting anything.
+			jobs, start = e.confirm(jobs, lease, start)
+		}
+		if len(jobs) > 0 {
 			e.startReaper(lease)
 		}
-		for _, job := range resp.Jobs {
+		for _, job := range jobs {
 			e.slots <- struct{}{}
 			a := e.track(job, lease, start)
 			work.Add(1)
@@ -284,6 +306,71 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 			}()
 		}
 	}
+}
+
+// accept returns the jobs this worker may run: those whose attempt number
+// is above every attempt of the same instance it was handed before. A
+// job with another number was never the cluster's current attempt (or is
+// an old one handed again): it is refused, logged, and left to the
+// cluster, which gives its lease back unconfirmed.
+func (e *Worker) accept(jobs []model.Job) []model.Job {
+	out := jobs[:0:0]
+	now := time.Now()
+	for _, job := range jobs {
+		last, seen := e.highest[job.InstanceID]
+		if job.Attempt < 1 || seen && job.Attempt <= last.attempt {
+			e.log.Error("refusing a job: its attempt is not above one already handed to this executor",
+				"execution", job.ExecutionID, "attempt", job.Attempt, "highest", last.attempt)
+			continue
+		}
+		e.highest[job.InstanceID] = seenAttempt{attempt: job.Attempt, at: now}
+		out = append(out, job)
+	}
+	if len(e.highest) > 4096 {
+		// An instance's attempts are handed out at least a lease apart
+		// only when one is lost: an hour covers them.
+		for id, s := range e.highest {
+			if now.Sub(s.at) > time.Hour {
+				delete(e.highest, id)
+			}
+		}
+	}
+	return out
+}
+
+// confirm renews the leases of jobs (leased from start) with a heartbeat
+// before they start, and returns those renewed, with the new start of
+// their leases. Jobs the cluster says to stop, or all of them if the
+// heartbeat fails, are not started: their leases lapse unconfirmed and
+// the cluster gives them back without using a retry.
+func (e *Worker) confirm(jobs []model.Job, lease time.Duration, start time.Time) ([]model.Job, time.Time) {
+	req := model.HeartbeatRequest{Executor: e.cfg.Name}
+	for _, j := range jobs {
+		req.Running = append(req.Running, model.RunningAttempt{InstanceID: j.InstanceID, Attempt: j.Attempt})
+	}
+	sent := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), max(lease-time.Since(start), lease/4))
+	resp, err := e.beat.heartbeat(ctx, req, lease/4)
+	cancel()
+	if err != nil {
+		e.log.Warn("not starting jobs whose lease is nearly over and could not be renewed; the cluster gives them back",
+			"jobs", len(jobs), "lease_age", sent.Sub(start).Round(time.Millisecond), "error", err)
+		return nil, start
+	}
+	stop := map[string]string{}
+	for _, s := range resp.Stop {
+		stop[s.InstanceID+"-"+strconv.Itoa(s.Attempt)] = s.Reason
+	}
+	out := jobs[:0:0]
+	for _, j := range jobs {
+		if why, ok := stop[j.ExecutionID]; ok {
+			e.log.Warn("not starting a job the cluster no longer leases to this executor", "execution", j.ExecutionID, "reason", why)
+			continue
+		}
+		out = append(out, j)
+	}
+	e.log.Info("renewed the leases of late jobs before starting them", "jobs", len(out), "lease_age", sent.Sub(start).Round(time.Millisecond))
+	return out, sent
 }
 
 // leaseOf records the cluster's lease from a poll answer and returns it.
@@ -301,6 +388,7 @@ func (e *Worker) runJob(a *attempt) {
 	job := a.job
 	e.log.Info("attempt started", "execution", job.ExecutionID, "task", job.Task)
 	var res action.Result
+	began := time.Now()
 	if !e.caps.Runs(&job.Action) {
 		// Only if the task changed while it was being leased.
 		res = action.Result{Retryable: true, Error: "executor " + e.cfg.Name + " does not run this action (" + job.Action.Type + " " + job.Action.Handler + ")"}
@@ -308,6 +396,9 @@ func (e *Worker) runJob(a *attempt) {
 		res = e.runner.Run(a.ctx, e.actionJob(job, a.lease), a)
 	}
 	report := e.completeReport(job, res, a.end())
+	if e.proto.Load() >= 6 {
+		report.RanMs = max(time.Since(began).Milliseconds(), 1)
+	}
 	done := make(chan struct{})
 	e.reports <- pendingReport{item: model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, a: a, done: done}
 	<-done // keep heartbeating the attempt until its end is recorded
@@ -333,7 +424,10 @@ func (e *Worker) completeReport(job model.Job, res action.Result, reason string)
 		report.Error = "stopped: " + red.Redact(reason)
 		// Work cut short by this executor (its shutdown, a lease it
 		// could not renew) may run elsewhere.
-		report.Retryable = reason == "executor shutting down" || strings.HasPrefix(reason, leaseLostReason)
+		report.Retryable = reason == shutdownReason || strings.HasPrefix(reason, leaseLostReason)
+		// From protocol 6 such an attempt is interrupted, not failed: it
+		// runs again without using a retry.
+		report.Interrupted = report.Retryable && e.proto.Load() >= 6
 	}
 	return report
 }
@@ -350,6 +444,10 @@ func (e *Worker) actionJob(job model.Job, lease time.Duration) action.Job {
 			"AX_LEASE_MS": strconv.FormatInt(lease.Milliseconds(), 10)},
 	}
 }
+
+// shutdownReason is why a worker stops the attempts still running when
+// its shutdown grace ends.
+const shutdownReason = "executor shutting down"
 
 // pollWatch is how often a parked poll's server is checked
 // (client.Request.Watch).
