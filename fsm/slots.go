@@ -199,3 +199,14 @@ func (w *writer) unblockHead(task string) bool {
 	w.instanceEvent(id, "unblocked", "a concurrency slot freed")
 	return true
 }
+
+// SlotsBusy returns how many of task's concurrency slots are busy, as its
+// task state counts them (the count admission uses).
+func (f *FSM) SlotsBusy(task string) (int, error) {
+	n := 0
+	err := f.view(func(tx *bolt.Tx) error {
+		n = int((&writer{tx: tx}).loadState(task).Inflight)
+		return nil
+	})
+	return n, err
+}
