@@ -1,0 +1,192 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/testkit"
+	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
+)
+
+// midRunScript asks for approval in the middle of its work: exit 0 on the
+// approved path, 7 on the rejected one (`ax approval request` exits 1).
+func midRunScript() string {
+	return `echo before; ` + axBinary + ` approval request -summary "drop table?" && echo approved-path || { echo rejected-path; exit 7; }`
+}
+
+// TestApproval_MidRunUnderTLSAndACL is the mid-run approval journey on
+// three TLS nodes with ACLs bootstrapped, through a follower: a script
+// run by `ax executor` with an executor token bound to its name (which
+// knows only a follower), and one run by an agent's embedded executor,
+// ask for approval; the approved one goes on (exit 0) and succeeds, the
+// rejected one's `ax approval request` exits 1, its rejection path runs
+// and the instance ends CANCELED with that output. A script that ends
+// while it waits frees its task's only slot. An executor token reads the
+// decision on its own attempts only, and still no instance.
+func TestApproval_MidRunUnderTLSAndACL(t *testing.T) {
+	c := startCluster(t, 3, withTLS(t.TempDir()), withArgs("-executor", "true", "-executor-labels", "kind=embedded"))
+	ctx := ctxT(t, 240*time.Second)
+	leader, err := c.Leader(ctx, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower *localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	boot, err := tokenClient(c, "", follower.HTTPAddr).ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := tokenClient(c, boot.Secret, follower.HTTPAddr)
+	w1 := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "w1", Role: model.RoleExecutor, Executor: "w1", Labels: map[string]string{"kind": "cli"}})
+	ops := tokenClient(c, createToken(t, ctx, adm, model.ACLTokenRequest{Name: "alice", Role: model.RoleOperator}), follower.HTTPAddr)
+	if _, err := c.StartExecutorAt("w1", []string{follower.HTTPAddr}, "-token", w1, "-labels", "kind=cli"); err != nil {
+		t.Fatal(err)
+	}
+	one := model.Policy{MaxConcurrency: 1, Overlap: "queue"}
+	for _, kind := range []string{"cli", "embedded"} {
+		p := one
+		p.ExecutorLabels = map[string]string{"kind": kind}
+		for _, task := range []*model.Task{shellTask("mid-"+kind, midRunScript(), p),
+			shellTask("gives-up-"+kind, axBinary+` approval request -summary "wait for me" & sleep 2; exit 3`, p)} {
+			if _, err := adm.PutTask(ctx, task); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	step := func(kind, what string) string { return fmt.Sprintf("deployment tls+acl via follower %s, executor %s: %s", follower.ID, kind, what) }
+	for _, kind := range []string{"cli", "embedded"} {
+		task := "mid-" + kind
+		// Approve: the script goes on and succeeds.
+		id := trigger(t, ops, task)
+		agenttest.WaitState(t, ops, id, 20*time.Second, model.StateWaitingApproval)
+		if _, err := ops.Decide(ctx, id, client.Approve, "go ahead"); err != nil {
+			t.Fatalf("%s: %v", step(kind, "approve"), err)
+		}
+		in := agenttest.WaitState(t, ops, id, 20*time.Second, model.StateSuccess)
+		if out := in.AttemptList[0].Output; !strings.Contains(out, "approved by alice") || !strings.Contains(out, "approved-path") {
+			t.Fatalf("%s: output %q, want the approved path", step(kind, "approved"), out)
+		}
+		if kind == "cli" && in.Executor != "w1" {
+			t.Fatalf("%s: ran on %s, want w1", step(kind, "approved"), in.Executor)
+		}
+
+		// Reject: ax approval request exits 1, the rejection path runs,
+		// the instance is CANCELED and keeps that output.
+		id = trigger(t, ops, task)
+		agenttest.WaitState(t, ops, id, 20*time.Second, model.StateWaitingApproval)
+		if _, err := ops.Decide(ctx, id, client.Reject, "not today"); err != nil {
+			t.Fatalf("%s: %v", step(kind, "reject"), err)
+		}
+		agenttest.WaitState(t, ops, id, 10*time.Second, model.StateCanceled)
+		testkit.Eventually(t, 20*time.Second, func() error {
+			in, err := ops.GetInstance(ctx, id, client.Consistent())
+			if err != nil {
+				return err
+			}
+			if len(in.AttemptList) != 1 {
+				return fmt.Errorf("%s: attempts %+v, want the rejected one", step(kind, "rejected"), in.AttemptList)
+			}
+			a := in.AttemptList[0]
+			if a.Outcome != model.OutcomeCanceled || a.ExitCode == nil || *a.ExitCode != 7 ||
+				!strings.Contains(a.Output, "rejected by alice") || !strings.Contains(a.Output, "rejected-path") {
+				return fmt.Errorf("%s: attempt %+v, want canceled with the script's exit 7 and its rejection path", step(kind, "rejected"), a)
+			}
+			return nil
+		})
+
+		// A script that ends while it waits frees the task's only slot:
+		// the next instance runs (before, it stayed BLOCKED for good).
+		gone := trigger(t, ops, "gives-up-"+kind)
+		agenttest.WaitState(t, ops, gone, 30*time.Second, model.StateFailed)
+		next := trigger(t, ops, "gives-up-"+kind)
+		agenttest.WaitState(t, ops, next, 20*time.Second, model.StateWaitingApproval, model.StateRunning, model.StateFailed)
+		agenttest.WaitState(t, ops, next, 30*time.Second, model.StateFailed)
+		counts, err := ops.TaskCounts(ctx, "gives-up-"+kind, model.CountFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts.Slots == nil || counts.Slots.Busy != 0 || counts.Counts[model.StateFailed] != 2 {
+			t.Fatalf("%s: counts %+v, slots %+v: want two FAILED and no busy slot", step(kind, "gave up"), counts, counts.Slots)
+		}
+	}
+
+	// w1's token reads the decision on the attempts leased to w1 only,
+	// and still no instance.
+	l, err := ops.ListInstances(ctx, model.InstanceFilter{Task: "mid-embedded"}, client.Consistent())
+	if err != nil || len(l.Instances) == 0 {
+		t.Fatalf("list: %v", err)
+	}
+	w1p := worker.NewProtocol(tokenClient(c, w1, follower.HTTPAddr))
+	_, err = w1p.ApprovalStatus(ctx, l.Instances[0].ID, 1)
+	wantCode(t, "w1 reads an embedded executor's attempt", err, model.CodeForbidden)
+	l, err = ops.ListInstances(ctx, model.InstanceFilter{Task: "mid-cli"}, client.Consistent())
+	if err != nil || len(l.Instances) == 0 {
+		t.Fatalf("list: %v", err)
+	}
+	st, err := w1p.ApprovalStatus(ctx, l.Instances[0].ID, 1)
+	if err != nil || st.Decision == "" {
+		t.Fatalf("w1 reads its own attempt: %+v, %v", st, err)
+	}
+	_, err = tokenClient(c, w1, follower.HTTPAddr).GetInstance(ctx, l.Instances[0].ID)
+	wantCode(t, "w1 reads an instance", err, model.CodeForbidden)
+}
+
+// TestTerminate_KeepsOutput: on one node with its embedded executor, an
+// attempt terminated after printing 8 of its 60 lines keeps them: /log
+// answers lines 1 to 8 once the executor's report of the killed attempt
+// is in (before, "output":"").
+func TestTerminate_KeepsOutput(t *testing.T) {
+	c := startCluster(t, 1, withArgs("-executor", "true"))
+	cl := c.Client()
+	ctx := ctxT(t, 60*time.Second)
+	task := shellTask("sixty", `i=1; while [ $i -le 60 ]; do echo "line $i of 60"; sleep 0.25; i=$((i+1)); done`, model.Policy{})
+	if _, err := cl.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, cl, task.Name)
+	testkit.Eventually(t, 20*time.Second, func() error {
+		l, err := cl.InstanceLog(ctx, id, 0)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(l.Output, "line 8 of 60") {
+			return fmt.Errorf("live log %q, waiting for line 8", l.Output)
+		}
+		return nil
+	})
+	if _, err := cl.Decide(ctx, id, client.Terminate, "enough"); err != nil {
+		t.Fatal(err)
+	}
+	agenttest.WaitState(t, cl, id, 10*time.Second, model.StateTerminated)
+	var l *model.InstanceLog
+	testkit.Eventually(t, 20*time.Second, func() error {
+		var err error
+		if l, err = cl.InstanceLog(ctx, id, 0); err != nil {
+			return err
+		}
+		for i := 1; i <= 8; i++ {
+			if !strings.Contains(l.Output, fmt.Sprintf("line %d of 60\n", i)) {
+				return fmt.Errorf("log of the terminated attempt %q lacks line %d", l.Output, i)
+			}
+		}
+		return nil
+	})
+	if l.Live || l.State != model.StateTerminated || strings.Contains(l.Output, "line 60 of 60") {
+		t.Errorf("log %+v, want the terminated attempt's output up to its kill", l)
+	}
+	in := agenttest.WaitState(t, cl, id, time.Second, model.StateTerminated)
+	if a := in.AttemptList[0]; a.Outcome != model.OutcomeTerminated || !strings.Contains(a.Output, "line 8 of 60") || a.PID == 0 {
+		t.Errorf("attempt %+v, want terminated with its output and pid", a)
+	}
+}
+
