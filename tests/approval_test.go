@@ -63,7 +63,9 @@ func TestApproval_MidRunUnderTLSAndACL(t *testing.T) {
 			}
 		}
 	}
-	step := func(kind, what string) string { return fmt.Sprintf("deployment tls+acl via follower %s, executor %s: %s", follower.ID, kind, what) }
+	step := func(kind, what string) string {
+		return fmt.Sprintf("deployment tls+acl via follower %s, executor %s: %s", follower.ID, kind, what)
+	}
 	for _, kind := range []string{"cli", "embedded"} {
 		task := "mid-" + kind
 		// Approve: the script goes on and succeeds.
@@ -189,4 +191,3 @@ func TestTerminate_KeepsOutput(t *testing.T) {
 		t.Errorf("attempt %+v, want terminated with its output and pid", a)
 	}
 }
-
