@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,74 +53,8 @@ func TestApproval_MidRunUnderTLSAndACL(t *testing.T) {
 	if _, err := c.StartExecutorAt("w1", []string{follower.HTTPAddr}, "-token", w1, "-labels", "kind=cli"); err != nil {
 		t.Fatal(err)
 	}
-	one := model.Policy{MaxConcurrency: 1, Overlap: "queue"}
 	for _, kind := range []string{"cli", "embedded"} {
-		p := one
-		p.ExecutorLabels = map[string]string{"kind": kind}
-		for _, task := range []*model.Task{shellTask("mid-"+kind, midRunScript(), p),
-			shellTask("gives-up-"+kind, axBinary+` approval request -summary "wait for me" & sleep 2; exit 3`, p)} {
-			if _, err := adm.PutTask(ctx, task); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	step := func(kind, what string) string {
-		return fmt.Sprintf("deployment tls+acl via follower %s, executor %s: %s", follower.ID, kind, what)
-	}
-	for _, kind := range []string{"cli", "embedded"} {
-		task := "mid-" + kind
-		// Approve: the script goes on and succeeds.
-		id := trigger(t, ops, task)
-		agenttest.WaitState(t, ops, id, 20*time.Second, model.StateWaitingApproval)
-		if _, err := ops.Decide(ctx, id, client.Approve, "go ahead"); err != nil {
-			t.Fatalf("%s: %v", step(kind, "approve"), err)
-		}
-		in := agenttest.WaitState(t, ops, id, 20*time.Second, model.StateSuccess)
-		if out := in.AttemptList[0].Output; !strings.Contains(out, "approved by alice") || !strings.Contains(out, "approved-path") {
-			t.Fatalf("%s: output %q, want the approved path", step(kind, "approved"), out)
-		}
-		if kind == "cli" && in.Executor != "w1" {
-			t.Fatalf("%s: ran on %s, want w1", step(kind, "approved"), in.Executor)
-		}
-
-		// Reject: ax approval request exits 1, the rejection path runs,
-		// the instance is CANCELED and keeps that output.
-		id = trigger(t, ops, task)
-		agenttest.WaitState(t, ops, id, 20*time.Second, model.StateWaitingApproval)
-		if _, err := ops.Decide(ctx, id, client.Reject, "not today"); err != nil {
-			t.Fatalf("%s: %v", step(kind, "reject"), err)
-		}
-		agenttest.WaitState(t, ops, id, 10*time.Second, model.StateCanceled)
-		testkit.Eventually(t, 20*time.Second, func() error {
-			in, err := ops.GetInstance(ctx, id, client.Consistent())
-			if err != nil {
-				return err
-			}
-			if len(in.AttemptList) != 1 {
-				return fmt.Errorf("%s: attempts %+v, want the rejected one", step(kind, "rejected"), in.AttemptList)
-			}
-			a := in.AttemptList[0]
-			if a.Outcome != model.OutcomeCanceled || a.ExitCode == nil || *a.ExitCode != 7 ||
-				!strings.Contains(a.Output, "rejected by alice") || !strings.Contains(a.Output, "rejected-path") {
-				return fmt.Errorf("%s: attempt %+v, want canceled with the script's exit 7 and its rejection path", step(kind, "rejected"), a)
-			}
-			return nil
-		})
-
-		// A script that ends while it waits frees the task's only slot:
-		// the next instance runs (before, it stayed BLOCKED for good).
-		gone := trigger(t, ops, "gives-up-"+kind)
-		agenttest.WaitState(t, ops, gone, 30*time.Second, model.StateFailed)
-		next := trigger(t, ops, "gives-up-"+kind)
-		agenttest.WaitState(t, ops, next, 20*time.Second, model.StateWaitingApproval, model.StateRunning, model.StateFailed)
-		agenttest.WaitState(t, ops, next, 30*time.Second, model.StateFailed)
-		counts, err := ops.TaskCounts(ctx, "gives-up-"+kind, model.CountFilter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if counts.Slots == nil || counts.Slots.Busy != 0 || counts.Counts[model.StateFailed] != 2 {
-			t.Fatalf("%s: counts %+v, slots %+v: want two FAILED and no busy slot", step(kind, "gave up"), counts, counts.Slots)
-		}
+		midRunJourney(t, ctx, adm, ops, kind, "deployment tls+acl via follower "+follower.ID)
 	}
 
 	// w1's token reads the decision on the attempts leased to w1 only,
@@ -135,12 +70,91 @@ func TestApproval_MidRunUnderTLSAndACL(t *testing.T) {
 	if err != nil || len(l.Instances) == 0 {
 		t.Fatalf("list: %v", err)
 	}
+	for _, in := range l.Instances {
+		if in.Executor != "w1" {
+			t.Errorf("instance %s of mid-cli ran on %q, want w1", in.ID, in.Executor)
+		}
+	}
 	st, err := w1p.ApprovalStatus(ctx, l.Instances[0].ID, 1)
 	if err != nil || st.Decision == "" {
 		t.Fatalf("w1 reads its own attempt: %+v, %v", st, err)
 	}
 	_, err = tokenClient(c, w1, follower.HTTPAddr).GetInstance(ctx, l.Instances[0].ID)
 	wantCode(t, "w1 reads an instance", err, model.CodeForbidden)
+}
+
+// midRunJourney defines the mid-run approval tasks for executors labeled
+// kind=kind with adm, and runs the journey with ops (an operator): approve,
+// reject, and a script that ends while it waits. where names the
+// deployment in failures.
+func midRunJourney(t *testing.T, ctx context.Context, adm, ops *client.Client, kind, where string) {
+	t.Helper()
+	p := model.Policy{MaxConcurrency: 1, Overlap: "queue", ExecutorLabels: map[string]string{"kind": kind}}
+	for _, task := range []*model.Task{shellTask("mid-"+kind, midRunScript(), p),
+		shellTask("gives-up-"+kind, axBinary+` approval request -summary "wait for me" & sleep 2; exit 3`, p)} {
+		if _, err := adm.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(what string) string { return fmt.Sprintf("%s, executor %s: %s", where, kind, what) }
+	task := "mid-" + kind
+	// Approve: the script goes on and succeeds.
+	id := trigger(t, ops, task)
+	agenttest.WaitState(t, ops, id, 20*time.Second, model.StateWaitingApproval)
+	if _, err := ops.Decide(ctx, id, client.Approve, "go ahead"); err != nil {
+		t.Fatalf("%s: %v", step("approve"), err)
+	}
+	in := agenttest.WaitState(t, ops, id, 20*time.Second, model.StateSuccess)
+	if out := in.AttemptList[0].Output; !strings.Contains(out, "approved by ") || !strings.Contains(out, "approved-path") {
+		t.Fatalf("%s: output %q, want the approved path", step("approved"), out)
+	}
+
+	// Reject: ax approval request exits 1, the rejection path runs, the
+	// instance is CANCELED and keeps that output.
+	id = trigger(t, ops, task)
+	agenttest.WaitState(t, ops, id, 20*time.Second, model.StateWaitingApproval)
+	if _, err := ops.Decide(ctx, id, client.Reject, "not today"); err != nil {
+		t.Fatalf("%s: %v", step("reject"), err)
+	}
+	agenttest.WaitState(t, ops, id, 10*time.Second, model.StateCanceled)
+	testkit.Eventually(t, 20*time.Second, func() error {
+		in, err := ops.GetInstance(ctx, id, client.Consistent())
+		if err != nil {
+			return err
+		}
+		if len(in.AttemptList) != 1 {
+			return fmt.Errorf("%s: attempts %+v, want the rejected one", step("rejected"), in.AttemptList)
+		}
+		a := in.AttemptList[0]
+		if a.Outcome != model.OutcomeCanceled || a.ExitCode == nil || *a.ExitCode != 7 ||
+			!strings.Contains(a.Output, "rejected by ") || !strings.Contains(a.Output, "rejected-path") {
+			return fmt.Errorf("%s: attempt %+v, want canceled with the script's exit 7 and its rejection path", step("rejected"), a)
+		}
+		return nil
+	})
+
+	// A script that ends while it waits frees the task's only slot: the
+	// next instance runs (before, it stayed BLOCKED for good).
+	gone := trigger(t, ops, "gives-up-"+kind)
+	agenttest.WaitState(t, ops, gone, 30*time.Second, model.StateFailed)
+	next := trigger(t, ops, "gives-up-"+kind)
+	agenttest.WaitState(t, ops, next, 20*time.Second, model.StateWaitingApproval, model.StateRunning, model.StateFailed)
+	agenttest.WaitState(t, ops, next, 30*time.Second, model.StateFailed)
+	counts, err := ops.TaskCounts(ctx, "gives-up-"+kind, model.CountFilter{}, client.Consistent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Slots == nil || counts.Slots.Busy != 0 || counts.Counts[model.StateFailed] != 2 {
+		t.Fatalf("%s: counts %+v, slots %+v: want two FAILED and no busy slot", step("gave up"), counts, counts.Slots)
+	}
+}
+
+// TestApproval_MidRunSingleNode is the journey on the default deployment:
+// one node without auth, its embedded executor running the script with
+// its own (executor-bound) credential.
+func TestApproval_MidRunSingleNode(t *testing.T) {
+	c := startCluster(t, 1, withArgs("-executor", "true", "-executor-labels", "kind=embedded"))
+	midRunJourney(t, ctxT(t, 120*time.Second), c.Client(), c.Client(), "embedded", "deployment single node")
 }
 
 // TestTerminate_KeepsOutput: on one node with its embedded executor, an
