@@ -250,6 +250,14 @@ func TestFSM_StoppedAttemptKeepsOutput(t *testing.T) {
 					fx.lease(id)
 				}
 				fx.mustDo(CmdDecide, Decide{ID: id, Action: tc.decision, Comment: "stop"})
+				// The executor learns it from its heartbeat, in words
+				// worker.stopOver knows: a CANCELED instance's script gets
+				// a moment to run its rejection path.
+				var hr HeartbeatResult
+				if err := fx.do(CmdHeartbeat, Heartbeat{Executor: "e1", Items: []AttemptRef{{ID: id, Attempt: 1}}, LeaseMs: 10_000}).Decode(&hr); err != nil ||
+					len(hr.Stop) != 1 || hr.Stop[0].Reason != "instance is "+tc.state {
+					t.Fatalf("heartbeat after the decision: %+v, %v; want a stop saying the instance is %s", hr, err, tc.state)
+				}
 				out := strings.Repeat("line\n", 300) + "line 8 of 60\n"
 				rep := Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", PID: 4242, ExitCode: -1,
 					Canceled: true, Error: "stopped: instance is " + tc.state, Output: out}}
