@@ -24,30 +24,33 @@ func midRunScript() string {
 // TestApproval_MidRunUnderTLSAndACL is the mid-run approval journey on
 // three TLS nodes with ACLs bootstrapped, through a follower: a script
 // run by `ax executor` with an executor token bound to its name (which
-// knows only a follower), and one run by an agent's embedded executor,
+// knows only a follower), and one run by a follower's embedded executor,
 // ask for approval; the approved one goes on (exit 0) and succeeds, the
 // rejected one's `ax approval request` exits 1, its rejection path runs
 // and the instance ends CANCELED with that output. A script that ends
 // while it waits frees its task's only slot. An executor token reads the
 // decision on its own attempts only, and still no instance.
 func TestApproval_MidRunUnderTLSAndACL(t *testing.T) {
-	c := startCluster(t, 3, withTLS(t.TempDir()), withArgs("-executor", "true", "-executor-labels", "kind=embedded"))
+	// The embedded executors that run the journey's tasks are n2's and
+	// n3's, followers while n1 leads.
+	c := startCluster(t, 3, withTLS(t.TempDir()), withArgs("-executor", "true"), func(cfg *localcluster.Config) {
+		cfg.NodeArgs = map[string][]string{"n1": {"-executor-labels", "kind=leader"},
+			"n2": {"-executor-labels", "kind=embedded"}, "n3": {"-executor-labels", "kind=embedded"}}
+	})
 	ctx := ctxT(t, 240*time.Second)
-	leader, err := c.Leader(ctx, 15*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var follower *localcluster.Node
-	for _, n := range c.Nodes {
-		if n != leader {
-			follower = n
-		}
-	}
+	follower := c.Nodes[1]
 	boot, err := tokenClient(c, "", follower.HTTPAddr).ACLBootstrap(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	adm := tokenClient(c, boot.Secret, follower.HTTPAddr)
+	if leader, err := c.Leader(ctx, 15*time.Second); err != nil {
+		t.Fatal(err)
+	} else if leader.ID != "n1" {
+		if err := adm.Transfer(ctx, "n1"); err != nil {
+			t.Fatalf("moving leadership to n1 (from %s): %v", leader.ID, err)
+		}
+	}
 	w1 := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "w1", Role: model.RoleExecutor, Executor: "w1", Labels: map[string]string{"kind": "cli"}})
 	ops := tokenClient(c, createToken(t, ctx, adm, model.ACLTokenRequest{Name: "alice", Role: model.RoleOperator}), follower.HTTPAddr)
 	if _, err := c.StartExecutorAt("w1", []string{follower.HTTPAddr}, "-token", w1, "-labels", "kind=cli"); err != nil {
@@ -74,6 +77,9 @@ func TestApproval_MidRunUnderTLSAndACL(t *testing.T) {
 		if in.Executor != "w1" {
 			t.Errorf("instance %s of mid-cli ran on %q, want w1", in.ID, in.Executor)
 		}
+	}
+	if leader, err := c.Leader(ctx, 15*time.Second); err != nil || leader.ID != "n1" {
+		t.Errorf("leader %v (%v), want n1 throughout: the embedded executors must have been followers'", leader, err)
 	}
 	st, err := w1p.ApprovalStatus(ctx, l.Instances[0].ID, 1)
 	if err != nil || st.Decision == "" {
