@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ax-scheduler/ax/model"
@@ -541,4 +542,65 @@ func commandType(data []byte) string {
 		return "?"
 	}
 	return CommandType(data[0]).String()
+}
+
+// BenchmarkFSM_RecountSlots times the apply of the set_proto that raises
+// a state to protocol 6, which recounts every task's slots: 100 tasks of
+// maxConcurrency 1 with 1,000 fired instances each (100 READY, 99,900
+// BLOCKED in their queues).
+func BenchmarkFSM_RecountSlots(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		f, err := Open(Config{Path: filepath.Join(b.TempDir(), "fsm.db"), NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		index := uint64(0)
+		apply := func(typ CommandType, body any) *Result {
+			c, err := NewCommand(typ, "", "bench", body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if typ == CmdSubmit {
+				c.Body = EncodeSubmit(body.(*Submit))
+			}
+			c.Now, c.Node = t0, "n1"
+			index++
+			r, ok := f.ApplyBatch([]*raft.Log{{Index: index, Term: 1, Type: raft.LogCommand, Data: c.Encode()}})[0].(*Result)
+			if !ok || r.Err != nil {
+				b.Fatalf("%s: %+v", typ, r)
+			}
+			return r
+		}
+		apply(CmdSetProto, SetProto{Proto: protoSlots - 1})
+		var ids []uint64
+		for i := range 100 {
+			task := fmt.Sprintf("t%d", i)
+			apply(CmdPutTask, PutTask{Task: model.Task{Name: task, Trigger: model.Trigger{Type: model.TriggerEvent},
+				Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1, Overlap: "queue"}}})
+			sr, err := DecodeSubmitResult(apply(CmdSubmit, &Submit{Task: task, Items: make([]SubmitItem, 1000)}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, s := range sr.Instances {
+				id, _ := model.ParseID(s.ID)
+				ids = append(ids, id)
+			}
+		}
+		for len(ids) > 0 {
+			n := min(len(ids), 10_000)
+			apply(CmdFire, Fire{Instances: ids[:n]})
+			ids = ids[n:]
+		}
+		if f.ActiveCount() != 100_000 {
+			b.Fatalf("%d active instances, want 100,000", f.ActiveCount())
+		}
+		b.StartTimer()
+		apply(CmdSetProto, SetProto{Proto: protoSlots})
+		b.StopTimer()
+		if err := auditSlots(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
 }
