@@ -85,3 +85,18 @@ func TestAgent_Advertise(t *testing.T) {
 		t.Fatalf("got member status %q (%s), want ok: the advertised address must answer", n.Status, n.Problem)
 	}
 }
+
+func TestLoopbackFor(t *testing.T) {
+	for addr, want := range map[string]string{
+		"0.0.0.0:7070":   "127.0.0.1:7070",
+		"[::]:7070":      "127.0.0.1:7070",
+		"127.0.0.1:7070": "127.0.0.1:7070",
+		"10.0.0.5:7070":  "10.0.0.5:7070",
+		"[::1]:7070":     "[::1]:7070",
+		"localhost:7070": "localhost:7070",
+	} {
+		if got := loopbackFor(addr); got != want {
+			t.Errorf("loopbackFor(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}

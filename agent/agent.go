@@ -375,7 +375,7 @@ func New(cfg Config) (*Agent, error) {
 		ErrorLog:          newServerLog(a.log),
 	}
 	if cfg.Executor {
-		ex, err := worker.New(worker.Config{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
+		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
 			// The node is going away: stop its attempts at once (they
 			// are reported retryable) while it can still forward reports.

@@ -199,5 +199,12 @@ func (a *Agent) TaskCounts(ctx context.Context, name string, f model.CountFilter
 	if err != nil {
 		return nil, err
 	}
+	if t, err := a.fsm.GetTask(name); err == nil {
+		busy, err := a.fsm.SlotsBusy(name)
+		if err != nil {
+			return nil, err
+		}
+		out.Slots = &model.SlotUse{Busy: busy, Limit: max(t.Policy.MaxConcurrency, 1)}
+	}
 	return out, nil
 }

@@ -133,8 +133,9 @@ func TestAgent_ConsoleReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts.Total != 3 || counts.Counts[model.StateReady] != 2 || counts.Counts[model.StateCanceled] != 1 {
-		t.Errorf("counts %+v", counts)
+	if counts.Total != 3 || counts.Counts[model.StateReady] != 2 || counts.Counts[model.StateCanceled] != 1 ||
+		counts.Slots == nil || *counts.Slots != (model.SlotUse{Busy: 2, Limit: 5}) {
+		t.Errorf("counts %+v (slots %+v)", counts, counts.Slots)
 	}
 	if counts, _ := a.TaskCounts(ctx, "job", model.CountFilter{Source: model.SourceBackfill}); counts.Total != 0 {
 		t.Errorf("backfill counts %+v, want none", counts)

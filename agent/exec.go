@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"time"
 
@@ -262,4 +263,17 @@ func (a *Agent) execFindWithin() time.Duration {
 		lease = 10 * time.Second
 	}
 	return min(lease/8, a.cfg.LeaderWait)
+}
+
+// loopbackFor is a listen address as a process on this host dials it: a
+// wildcard IP (0.0.0.0, ::) becomes 127.0.0.1. The embedded executor
+// dials its node so, and hands the address to its shell tasks as AX_ADDR,
+// where `ax approval request` verifies the node's TLS certificate against
+// it: the certificate names 127.0.0.1, not a wildcard.
+func loopbackFor(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }

@@ -153,6 +153,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/instances/{id}/cancel", operator, s.decide("cancel")},
 		{"POST /v1/instances/{id}/terminate", operator, s.decide("terminate")},
 		{"POST /v1/instances/{id}/approval", executor, s.requestApproval},
+		{"GET /v1/instances/{id}/approval", executor, s.approvalStatus},
 		{"POST /v1/executors/poll", executor, s.poll},
 		{"POST /v1/executors/heartbeat", executor, s.heartbeat},
 		{"POST /v1/attempts/{id}/complete", executor, s.complete},

@@ -63,6 +63,9 @@ func sampleRequest(pattern string) request {
 		"PUT /v1/channels/{name}":          `{"type":"webhook","url":"https://hooks.example/ax","secret":"k"}`,
 		"POST /v1/internal/apply":          "x",
 	}
+	if pattern == "GET /v1/instances/{id}/approval" {
+		path += "?attempt=1"
+	}
 	if strings.HasPrefix(path, "/v1/attempts/0") {
 		path = strings.Replace(path, "0000000000100000", "0000000000100000-1", 1)
 	}
@@ -102,7 +105,9 @@ func TestServer_RoleMatrix(t *testing.T) {
 				if role != "" {
 					req.header = map[string]string{"Authorization": "Bearer " + role}
 				}
-				fb := &fakeBackend{Task: &model.Task{Name: "daily"}, Instance: &model.Instance{ID: "0000000000100000"},
+				// An attempt of the instance runs on w1, the executor token's.
+				in := &model.Instance{ID: "0000000000100000", State: model.StateWaitingApproval, Attempts: 1, Executor: "w1"}
+				fb := &fakeBackend{Task: &model.Task{Name: "daily"}, Instance: in,
 					Instances: &model.InstanceList{}, HealthV: &model.Health{}, Status: &model.ClusterStatus{},
 					Applied: []byte(`{}`), Events: &model.TaskEvents{}, List: &model.TaskList{}, History: &model.TaskHistory{}}
 				rec := serve(t, api.Config{Auth: roleTokens, Metrics: metrics}, fb, req)
@@ -293,7 +298,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"DELETE /v1/acl/tokens/{name}": "admin",
 		"POST /v1/executors/poll":      "executor", "POST /v1/executors/heartbeat": "executor",
 		"POST /v1/attempts/{id}/complete": "executor", "POST /v1/attempts/complete": "executor",
-		"POST /v1/instances/{id}/approval": "executor",
+		"POST /v1/instances/{id}/approval": "executor", "GET /v1/instances/{id}/approval": "executor",
 		// The node-to-node routes, on their own handler.
 		"POST /v1/internal/apply": api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
 		"GET /v1/internal/time": api.AccessMember,

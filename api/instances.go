@@ -274,6 +274,46 @@ func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"id": id, "state": state})
 }
 
+// approvalStatus answers where the approval request of a running attempt
+// stands (ax approval request polls it). It takes an executor token, so
+// it shows an executor-bound token only an attempt leased to its
+// executor, and nothing else of the instance. It always reads
+// linearizably: a stale read would take a decision for not made yet, or
+// a new attempt for not started.
+func (s *Server) approvalStatus(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := model.ParseID(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	n, err := strconv.Atoi(r.URL.Query().Get("attempt"))
+	if err != nil || n < 1 {
+		writeError(w, model.FieldErrorf("attempt", "required: the attempt's number ($AX_ATTEMPT), 1 or more, got %q", r.URL.Query().Get("attempt")))
+		return
+	}
+	if err := s.b.barrier.ReadBarrier(r.Context()); err != nil {
+		writeError(w, err)
+		return
+	}
+	in, err := s.b.instances.GetInstance(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ran, ok := in.AttemptExecutor(n)
+	if !ok {
+		writeError(w, &model.Error{Code: model.CodeNotFound, Field: "attempt",
+			Message: fmt.Sprintf("instance %s has no attempt %d", id, n)})
+		return
+	}
+	if p := PrincipalFrom(r.Context()); p != nil && p.Role == model.RoleExecutor && !p.Unbound && ran != p.Executor {
+		writeError(w, &model.Error{Code: model.CodeForbidden, Field: "id",
+			Message: fmt.Sprintf("attempt %d of instance %s was not leased to executor %s, which token %s is bound to", n, id, p.Executor, p.Name)})
+		return
+	}
+	writeJSON(w, http.StatusOK, in.ApprovalOf(n))
+}
+
 func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := model.ParseID(id); err != nil {

@@ -493,3 +493,71 @@ func TestServer_InstanceBarrierFails(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_ApprovalStatus: GET /v1/instances/{id}/approval answers an
+// executor token for an attempt leased to its executor (current or past)
+// and refuses it any other, always after a read barrier; admins and
+// unbound executor tokens read any.
+func TestServer_ApprovalStatus(t *testing.T) {
+	auth := tokenAuth{
+		"executor": roleTokens["executor"], // bound to w1
+		"admin":    roleTokens["admin"],
+		"unbound":  {Name: "legacy", Role: model.RoleExecutor, Unbound: true},
+		"reader":   roleTokens["reader"],
+	}
+	waiting := &model.Instance{ID: "0000000000100000", State: model.StateWaitingApproval, Attempts: 1, Executor: "w1"}
+	elsewhere := &model.Instance{ID: "0000000000100000", State: model.StateWaitingApproval, Attempts: 1, Executor: "w2"}
+	retried := &model.Instance{ID: "0000000000100000", State: model.StateRunning, Attempts: 2, Executor: "w2",
+		AttemptList: []model.Attempt{{Number: 1, Executor: "w1", Outcome: model.OutcomeLost}}}
+	rejected := &model.Instance{ID: "0000000000100000", State: model.StateCanceled, Attempts: 1, Executor: "w1",
+		Events: []model.Event{{Type: "approval_requested", Message: "drop?"}, {Type: "rejected", Actor: "alice", Message: "not today"}}}
+	approved := &model.Instance{ID: "0000000000100000", State: model.StateRunning, Attempts: 1, Executor: "w1",
+		Events: []model.Event{{Type: "approval_requested"}, {Type: "approved", Actor: "bob"}}}
+	tests := []struct {
+		name, token, query string
+		in                 *model.Instance
+		status             int
+		want               model.ApprovalStatus // decision, by, comment
+		field              string
+	}{
+		{"pending, own attempt", "executor", "?attempt=1", waiting, 200, model.ApprovalStatus{Decision: model.ApprovalPending}, ""},
+		{"approved", "executor", "?attempt=1", approved, 200, model.ApprovalStatus{Decision: model.ApprovalApproved, By: "bob"}, ""},
+		{"rejected", "executor", "?attempt=1", rejected, 200, model.ApprovalStatus{Decision: model.ApprovalRejected, By: "alice", Comment: "not today"}, ""},
+		{"own past attempt", "executor", "?attempt=1", retried, 200, model.ApprovalStatus{Decision: model.ApprovalOver}, ""},
+		{"another executor's attempt", "executor", "?attempt=1", elsewhere, 403, model.ApprovalStatus{}, "id"},
+		{"another executor's newer attempt", "executor", "?attempt=2", retried, 403, model.ApprovalStatus{}, "id"},
+		{"no such attempt", "executor", "?attempt=3", retried, 404, model.ApprovalStatus{}, "attempt"},
+		{"no attempt given", "executor", "", waiting, 400, model.ApprovalStatus{}, "attempt"},
+		{"bad attempt", "executor", "?attempt=0", waiting, 400, model.ApprovalStatus{}, "attempt"},
+		{"admin, any executor", "admin", "?attempt=1", elsewhere, 200, model.ApprovalStatus{Decision: model.ApprovalPending}, ""},
+		{"unbound executor token", "unbound", "?attempt=1", elsewhere, 200, model.ApprovalStatus{Decision: model.ApprovalPending}, ""},
+		{"reader", "reader", "?attempt=1", waiting, 403, model.ApprovalStatus{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{Instance: tt.in}
+			rec := serve(t, api.Config{Auth: auth}, fb, request{method: "GET", path: "/v1/instances/0000000000100000/approval" + tt.query,
+				header: map[string]string{"Authorization": "Bearer " + tt.token}})
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d (%s)", rec.Code, tt.status, rec.Body)
+			}
+			if tt.status != 200 {
+				if e := errorOf(t, rec); e.Field != tt.field {
+					t.Errorf("field %q, want %q (%s)", e.Field, tt.field, e.Message)
+				}
+				return
+			}
+			var got model.ApprovalStatus
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Decision != tt.want.Decision || got.By != tt.want.By || got.Comment != tt.want.Comment || got.Attempt != 1 ||
+				got.ID != tt.in.ID || got.State != tt.in.State || got.CurrentAttempt != tt.in.Attempts {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+			if m := fb.Methods(); len(m) != 2 || m[0] != "ReadBarrier" || m[1] != "GetInstance" {
+				t.Errorf("backend calls %v, want a read barrier then the instance", m)
+			}
+		})
+	}
+}

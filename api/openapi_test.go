@@ -185,6 +185,8 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"TaskPlan", model.TaskPlan{Name: "daily", Op: model.PlanCreate, Task: &model.Task{Name: "daily"}}},
 		{"Instance", model.Instance{}},
 		{"InstanceList", model.InstanceList{}},
+		{"ApprovalStatus", model.ApprovalStatus{}},
+		{"ApprovalStatus", model.ApprovalStatus{ID: "0000000000100000", Attempt: 1, Decision: model.ApprovalRejected, State: "CANCELED", CurrentAttempt: 1, By: "alice", Comment: "no"}},
 		{"SubmitResult", model.SubmitResult{Instances: []model.Submitted{{ID: "0000000000100000", ScheduledAt: now, State: "SCHEDULED"}}}},
 		{"BackfillResult", model.BackfillResult{}},
 		{"Health", model.Health{}},

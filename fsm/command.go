@@ -86,7 +86,10 @@ var cmdNames = map[CommandType]string{
 // set_proto 5. Protocol 6 adds no command type: the lease hand-off of
 // exec.go (attempts confirmed by a heartbeat; interrupted attempts and
 // leases that lapsed unconfirmed or across a leader change are not
-// charged to maxRetries) and the overlap note, from the entry after
+// charged to maxRetries) and the overlap note; concurrency slots kept
+// exactly (a slot leaked before is recounted when set_proto raises the
+// protocol) and an attempt an operator stopped keeps the output its
+// executor reports after the stop (slots.go); from the entry after
 // set_proto 6.
 const ProtoVersion = 6
 

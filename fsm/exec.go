@@ -152,6 +152,9 @@ func blockedKey(task string, scheduledAt int64, id uint64) []byte {
 func (w *writer) setState(r *record, st uint8) {
 	was := r.State
 	r.State = st
+	if w.slotFlagGated(was, st) {
+		r.Flags &^= flagMidRunApproval
+	}
 	if was == stScheduled || was == stRetrying {
 		w.del(bktDue, dueKey(dueOf(r, was), r.ID))
 	}
@@ -301,27 +304,7 @@ func (w *writer) release(task string) {
 		st.Inflight--
 	}
 	w.saveState(task, st)
-	if st.Blocked == 0 {
-		return
-	}
-	prefix := append([]byte(task), 0)
-	c := w.tx.Bucket(bktBlocked).Cursor()
-	k, _ := c.Seek(prefix)
-	if k == nil || !bytes.HasPrefix(k, prefix) {
-		return
-	}
-	id := binary.BigEndian.Uint64(k[len(k)-8:])
-	w.del(bktBlocked, append([]byte(nil), k...))
-	st.Blocked--
-	w.saveState(task, st)
-	nr, ok := w.loadRecord(id)
-	if !ok || nr.State != stBlocked {
-		return
-	}
-	st.Inflight++
-	w.saveState(task, st)
-	w.setState(nr, stReady)
-	w.instanceEvent(id, "unblocked", "a concurrency slot freed")
+	w.unblockHead(task)
 }
 
 // finish moves r to a terminal state, freeing its slot.
@@ -591,6 +574,10 @@ func (w *writer) completeOne(c Complete) (string, *model.Error) {
 		return "", nil
 	}
 	if e := completeRefusal(r, ok, &c); e != nil {
+		if a, late := lateOutput(w.tx, r, ok, &c); late && w.protoAt() >= protoSlots {
+			w.attachOutput(r.ID, a, &c.Report)
+			return name(stateNames, r.State), nil
+		}
 		return "", e
 	}
 	outcome := model.OutcomeFailed
@@ -604,7 +591,11 @@ func (w *writer) completeOne(c Complete) (string, *model.Error) {
 	case c.Report.Canceled:
 		outcome = model.OutcomeCanceled
 	}
-	r.Flags &^= flagMidRunApproval
+	if w.protoAt() < protoSlots {
+		// Before protocol 6 the flag went first, and the slot of an
+		// attempt that ended while it waited for approval stayed busy.
+		r.Flags &^= flagMidRunApproval
+	}
 	w.endAttempt(r, c.Report, outcome)
 	return name(stateNames, r.State), nil
 }
@@ -720,17 +711,15 @@ func (w *writer) decide() *Result {
 			r.Flags |= flagApproved
 			w.admit(r)
 		}
-	case DecideReject:
-		w.instanceEvent(r.ID, "rejected", msg)
-		w.finish(r, stCanceled)
-	case DecideCancel:
-		w.instanceEvent(r.ID, "canceled", msg)
+	case DecideReject, DecideCancel:
+		verb := map[string]string{DecideReject: "rejected", DecideCancel: "canceled"}[d.Action]
+		if midRun && w.protoAt() >= protoSlots {
+			w.stopAttempt(r, model.OutcomeCanceled, verb+" by "+w.cmd.Actor)
+		}
+		w.instanceEvent(r.ID, verb, msg)
 		w.finish(r, stCanceled)
 	case DecideTerminate:
-		a := currentAttempt(r)
-		a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), model.OutcomeTerminated, "terminated by "+w.cmd.Actor
-		w.saveAttempt(r.ID, a)
-		w.ended = &endedAttempt{id: r.ID, a: a}
+		w.stopAttempt(r, model.OutcomeTerminated, "terminated by "+w.cmd.Actor)
 		w.instanceEvent(r.ID, "terminated", msg)
 		w.finish(r, stTerm)
 	case DecideRequestApproval:

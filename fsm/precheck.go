@@ -195,6 +195,9 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 		if err != nil {
 			return nil
 		}
+		if _, late := lateOutput(tx, r, ok, &cp); late {
+			return nil // it adds a stopped attempt's output
+		}
 		return refuse(completeRefusal(r, ok, &cp))
 	case CmdCompleteBatch:
 		cs, err := decodeCompleteBatch(c.Body)
@@ -208,7 +211,7 @@ func precheckIn(tx *bolt.Tx, c *Command) *Result {
 		for i := range cs {
 			r, ok, err := readState(tx, cs[i].ID)
 			e := completeRefusal(r, ok, &cs[i])
-			if err != nil || e == nil {
+			if _, late := lateOutput(tx, r, ok, &cs[i]); err != nil || e == nil || late {
 				return nil // at least one report applies
 			}
 			out[i] = completeOutcome(&cs[i], "", e)

@@ -30,6 +30,10 @@ func (w *writer) setProto() *Result {
 	if p.Proto > stateProto(w.tx) {
 		w.put(bktMeta, keyProto, u64key(uint64(p.Proto)))
 		w.proto = 0
+		if p.Proto >= protoSlots {
+			// Heals a slot an older release leaked (slots.go).
+			w.recountSlots()
+		}
 	}
 	return okResult(struct{}{})
 }

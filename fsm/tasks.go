@@ -189,7 +189,12 @@ func (w *writer) putTask() *Result {
 	in.Version = lastVersion(w.tx, in.Name) + 1
 	in.CreatedAt = model.UnixMilli(w.cmd.Now)
 	w.saveTask(&in, OpCreate)
-	w.saveState(in.Name, taskState{Watermark: w.cmd.Now, Version: in.Version})
+	fresh := taskState{Watermark: w.cmd.Now, Version: in.Version}
+	if w.protoAt() >= protoSlots {
+		// Attempts of a deleted task of this name still hold their slots.
+		fresh.Inflight = w.loadState(in.Name).Inflight
+	}
+	w.saveState(in.Name, fresh)
 	w.notes.tasks = append(w.notes.tasks, in.Name)
 	// The answer is remembered with the request id: what it says may
 	// change only with the protocol.
@@ -275,7 +280,12 @@ func (w *writer) deleteTask() *Result {
 	w.del(bktTasks, []byte(r.Name))
 	w.put(bktHistory, historyKey(r.Name, cur.Version), h)
 	w.cancelScheduled(r.Name)
+	busy := w.loadState(r.Name).Inflight
 	w.dropState(r.Name)
+	if busy > 0 && w.protoAt() >= protoSlots {
+		// Its running attempts still hold their slots (slots.go).
+		w.saveState(r.Name, taskState{Inflight: busy})
+	}
 	w.notes.tasks = append(w.notes.tasks, r.Name)
 	return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: true})
 }

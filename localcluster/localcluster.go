@@ -35,6 +35,8 @@ type Config struct {
 	Args []string
 	// FirstArgs are extra flags for the first (bootstrapping) agent only.
 	FirstArgs []string
+	// NodeArgs are extra flags for one agent, by node id, after Args.
+	NodeArgs map[string][]string
 	// Token protects the cluster when set.
 	Token string
 	// Output, when set, also receives every agent's log lines.
@@ -207,6 +209,7 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 		n.args = append(n.args, tlsArgs...)
 	}
 	n.args = append(n.args, c.cfg.Args...)
+	n.args = append(n.args, c.cfg.NodeArgs[id]...)
 	if err := n.Start(); err != nil {
 		return nil, err
 	}

@@ -10,7 +10,8 @@ import (
 // pause/resume, approve/reject/cancel/terminate. writer: operator + task
 // apply/delete and secrets. admin: everything, including cluster membership
 // and ACL tokens. executor: the executor protocol only (poll, heartbeat,
-// complete, approval requests), bound to one executor name and label set.
+// complete, approval requests and their decisions), bound to one executor
+// name and label set, on the attempts leased to that executor only.
 const (
 	RoleReader   = "reader"
 	RoleOperator = "operator"

@@ -186,6 +186,17 @@ type CountFilter struct {
 type InstanceCounts struct {
 	Total  int            `json:"total"`
 	Counts map[string]int `json:"counts"`
+	// Slots is the task's concurrency: how many of its maxConcurrency
+	// slots are busy (whatever the filter), nil for a deleted task.
+	Slots *SlotUse `json:"slots,omitempty"`
+}
+
+// SlotUse is how many of a task's concurrency slots are busy. Busy
+// counts the instances READY, RUNNING, RETRYING or waiting for a mid-run
+// approval; more BLOCKED instances wait while Busy is at Limit.
+type SlotUse struct {
+	Busy  int `json:"busy"`
+	Limit int `json:"limit"`
 }
 
 // Sources lists every instance source.

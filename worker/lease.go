@@ -60,6 +60,7 @@ type attempt struct {
 	renewed time.Time // monotonic: no later than the leader's last stamp
 	reason  string    // why the worker stopped it, if it did
 	ended   bool      // the action has returned; its report is pending
+	settle  bool      // its stop waits for a rejected approval to sink in (stopOver)
 
 	outMu   sync.Mutex
 	pending []byte // output not yet sent with a heartbeat
@@ -249,8 +250,7 @@ func (e *Worker) heartbeats(ctx context.Context) {
 				a.renew(sent)
 				continue
 			}
-			e.log.Info("stopping attempt", "execution", a.job.ExecutionID, "reason", reason)
-			a.stop(reason, e.cfg.KillGrace)
+			e.stopOver(a, reason)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -84,9 +85,7 @@ func (p *Protocol) completeBatch(ctx context.Context, items []model.CompleteItem
 
 // RequestApproval puts running attempt number attempt of instance id in
 // WAITING_APPROVAL with summary for the operator; it answers the
-// instance's new state. The decision comes as the instance's state
-// (client.Client.GetInstance): RUNNING again once approved, CANCELED
-// once rejected.
+// instance's new state. The decision comes with ApprovalStatus.
 func (p *Protocol) RequestApproval(ctx context.Context, id string, attempt int, summary string) (string, error) {
 	var r struct {
 		State string `json:"state"`
@@ -94,4 +93,15 @@ func (p *Protocol) RequestApproval(ctx context.Context, id string, attempt int, 
 	err := p.c.Do(ctx, client.Request{Method: http.MethodPost, Path: "/v1/instances/" + url.PathEscape(id) + "/approval",
 		Body: model.ApprovalRequest{Attempt: attempt, Summary: summary}}, &r)
 	return r.State, err
+}
+
+// ApprovalStatus answers where the approval request of attempt number
+// attempt of instance id stands: pending, approved, rejected (or the
+// instance canceled) or over (model.Approval*). An executor token reads
+// it for the attempts leased to its executor only.
+func (p *Protocol) ApprovalStatus(ctx context.Context, id string, attempt int) (*model.ApprovalStatus, error) {
+	var r model.ApprovalStatus
+	err := p.c.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id) + "/approval",
+		Query: url.Values{"attempt": {strconv.Itoa(attempt)}}}, &r)
+	return &r, err
 }

@@ -38,8 +38,9 @@ type fakeCluster struct {
 	mu        sync.Mutex
 	polled    time.Time // when the job was leased
 	caps      *model.Capabilities
-	beatsDown bool // heartbeats answer 503
-	beatsHang bool // heartbeats get no answer
+	beatsDown bool   // heartbeats answer 503
+	beatsHang bool   // heartbeats get no answer
+	stop      string // heartbeats tell the executor to stop every attempt for this reason
 	reportsUp bool
 	beats     int
 	beatReqs  []model.HeartbeatRequest // the ones answered
@@ -126,7 +127,13 @@ func (f *fakeCluster) serve(release chan struct{}) http.HandlerFunc {
 			var req model.HeartbeatRequest
 			_ = json.NewDecoder(r.Body).Decode(&req)
 			f.beatReqs = append(f.beatReqs, req)
-			reply(model.HeartbeatResponse{Stop: []model.StopAttempt{}})
+			resp := model.HeartbeatResponse{Stop: []model.StopAttempt{}}
+			for _, ra := range req.Running {
+				if f.stop != "" {
+					resp.Stop = append(resp.Stop, model.StopAttempt{InstanceID: ra.InstanceID, Attempt: ra.Attempt, Reason: f.stop})
+				}
+			}
+			reply(resp)
 		case "/v1/attempts/complete":
 			var items []model.CompleteItem
 			_ = json.NewDecoder(r.Body).Decode(&items)
@@ -526,5 +533,43 @@ func TestWorker_renewsLeasesTogether(t *testing.T) {
 		if got := streamed[id]; got != r.Report.Output {
 			t.Errorf("attempt %s: heartbeats streamed %q, report keeps %q; want the same", r.ExecutionID, got, r.Report.Output)
 		}
+	}
+}
+
+// TestWorker_rejectedApprovalSettles: an attempt whose mid-run approval
+// was rejected (the heartbeat's stop says its instance is CANCELED) gets
+// a moment to end on its own: `ax approval request` exits 1 and the
+// script's rejection path runs, and its report carries its own exit and
+// output. One that does not end is stopped after the settle; one that
+// was terminated is stopped at once.
+func TestWorker_rejectedApprovalSettles(t *testing.T) {
+	lease := 4 * time.Second // settle: min(3s, lease/2) = 2s
+	tests := []struct {
+		name, reason, command string
+		canceled              bool
+		exit                  int
+		output                string
+		minAfter, maxAfter    time.Duration // from the lease; the first stop comes with the heartbeat a quarter lease in
+	}{
+		{"rejected, ends on its own", "instance is CANCELED", "sleep 1.6; echo rejected-path; exit 1", false, 1, "rejected-path\n", 1600 * time.Millisecond, 2500 * time.Millisecond},
+		{"rejected, goes on", "instance is CANCELED", "echo start; sleep 30", true, -1, "start\n", 3 * time.Second, 4500 * time.Millisecond},
+		{"terminated", "instance is TERMINATED", "echo start; sleep 1.6; echo rejected-path", true, -1, "start\n", time.Second, 1500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeCluster(t, lease, tt.command)
+			f.stop = tt.reason
+			_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}, KillGrace: time.Second})
+			rep, after := f.report(15 * time.Second)
+			if rep.Canceled != tt.canceled || rep.ExitCode != tt.exit || rep.Output != tt.output {
+				t.Fatalf("report %+v, want canceled %v, exit %d, output %q", rep, tt.canceled, tt.exit, tt.output)
+			}
+			if tt.canceled && !strings.Contains(rep.Error, "stopped: "+tt.reason) {
+				t.Errorf("error %q, want the stop's reason", rep.Error)
+			}
+			if after < tt.minAfter || after > tt.maxAfter {
+				t.Errorf("reported %s after the lease, want in [%s, %s]", after, tt.minAfter, tt.maxAfter)
+			}
+		})
 	}
 }

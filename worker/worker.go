@@ -460,3 +460,33 @@ func capabilitiesRefused(err error) bool {
 	var me *model.Error
 	return errors.As(err, &me) && me.Code == model.CodeInvalid && strings.Contains(me.Message, `unknown field "capabilities"`)
 }
+
+// rejectSettle is how long an attempt whose mid-run approval was rejected
+// (or whose instance was canceled while it waited for approval) may go on
+// before the worker stops it: `ax approval request` hears the decision
+// within a second and exits 1, and the script may end on its own, its
+// rejection path included. Half the lease at most, so that the lease's
+// own fence never comes first.
+const rejectSettle = 3 * time.Second
+
+// stopOver stops attempt a, which the cluster says is over for reason
+// (a heartbeat's stop): at once, or min(rejectSettle, lease/2) later
+// when its instance was canceled, which happens to a leased attempt only
+// through its mid-run approval (the state machine's reason "instance is
+// CANCELED").
+func (e *Worker) stopOver(a *attempt, reason string) {
+	if reason != "instance is "+model.StateCanceled {
+		e.log.Info("stopping attempt", "execution", a.job.ExecutionID, "reason", reason)
+		a.stop(reason, e.cfg.KillGrace)
+		return
+	}
+	a.mu.Lock()
+	first := !a.settle
+	a.settle = true
+	a.mu.Unlock()
+	if first {
+		settle := min(rejectSettle, a.lease/2)
+		e.log.Info("approval rejected: the attempt is stopped unless it ends first", "execution", a.job.ExecutionID, "within", settle)
+		time.AfterFunc(settle, func() { a.stop(reason, e.cfg.KillGrace) })
+	}
+}

@@ -22,11 +22,14 @@ Usage: ax approval request -summary TEXT
 
 Run from inside a task's shell command: asks an operator to approve the
 running attempt and blocks until they decide. Exits 0 when approved, 1 when
-rejected. It also gives up (exit 1) once its attempt is over (stopped,
-terminated, lost) or the cluster has been out of reach for longer than the
-lease, so that it never outlives the work that asked. Uses
-$AX_INSTANCE_ID, $AX_ATTEMPT, $AX_ADDR, $AX_TOKEN and $AX_LEASE_MS, which
-the executor sets.
+rejected (or the instance canceled). It also gives up (exit 1) once its
+attempt is over (stopped, terminated, lost), at once if the cluster
+refuses its token, or once the cluster has been out of reach for longer
+than the lease, so that it never outlives the work that asked. Uses
+$AX_INSTANCE_ID, $AX_ATTEMPT, $AX_ADDR, $AX_TOKEN, $AX_CACERT (TLS) and
+$AX_LEASE_MS, which the executor sets: the executor's own token is
+enough, an executor token reading the decision on its own attempt only
+(GET /v1/instances/ID/approval?attempt=N).
 
 Example (in a task command):
 	./migrate --plan > plan.txt && ax approval request -summary "$(cat plan.txt)" && ./migrate --apply
@@ -75,15 +78,18 @@ func (c *approvalCommand) Run(ctx context.Context, args []string) error {
 	if !approved {
 		os.Exit(1)
 	}
-	fmt.Fprintln(os.Stderr, "approved")
 	return nil
 }
 
-// awaitDecision polls instance id until an operator decides on attempt n
-// (true: approved). It fails once the attempt is over or the cluster has
-// not answered for longer than lease.
+// awaitDecision polls the approval status of attempt n of instance id
+// until an operator decides (true: approved). It fails once the attempt
+// is over, at once when the cluster refuses the credentials, and once the
+// cluster has not answered for longer than lease. A cluster older than
+// the approval-status endpoint (405) is polled for the instance instead,
+// which needs a reader token.
 func awaitDecision(ctx context.Context, cl *client.Client, id string, n int, lease time.Duration) (bool, error) {
-	heard := time.Now()
+	p := worker.NewProtocol(cl)
+	heard, legacy := time.Now(), false
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,11 +97,17 @@ func awaitDecision(ctx context.Context, cl *client.Client, id string, n int, lea
 		case <-time.After(min(500*time.Millisecond, lease/4)):
 		}
 		gctx, cancel := context.WithTimeout(ctx, lease/2)
-		in, err := cl.GetInstance(gctx, id, client.Consistent())
+		st, err := decisionOf(gctx, p, cl, id, n, legacy)
 		cancel()
+		var me *model.Error
 		switch {
+		case errors.As(err, &me) && me.Code == codeMethodNotAllowed && !legacy:
+			legacy = true
+			continue
 		case errors.Is(err, model.ErrNotFound):
-			return false, fmt.Errorf("approval request: instance %s is gone", id)
+			return false, fmt.Errorf("approval request: instance %s is gone: %w", id, err)
+		case errors.As(err, &me) && (me.Code == model.CodeUnauthorized || me.Code == model.CodeForbidden):
+			return false, fmt.Errorf("approval request: %w", err)
 		case err != nil:
 			if ctx.Err() != nil {
 				return false, ctx.Err()
@@ -106,18 +118,42 @@ func awaitDecision(ctx context.Context, cl *client.Client, id string, n int, lea
 			continue
 		}
 		heard = time.Now()
-		if in.Attempts != n {
-			return false, fmt.Errorf("approval request: attempt %d is over (instance %s is %s, attempt %d)", n, id, in.State, in.Attempts)
+		by := ""
+		if st.By != "" {
+			by = " by " + st.By
 		}
-		switch in.State {
-		case model.StateWaitingApproval:
-		case model.StateRunning:
+		if st.Comment != "" {
+			by += ": " + st.Comment
+		}
+		switch st.Decision {
+		case model.ApprovalPending:
+		case model.ApprovalApproved:
+			fmt.Fprintf(os.Stderr, "approved%s\n", by)
 			return true, nil
-		case model.StateCanceled:
-			fmt.Fprintf(os.Stderr, "rejected (instance is %s)\n", in.State)
+		case model.ApprovalRejected:
+			fmt.Fprintf(os.Stderr, "rejected%s (instance is %s)\n", by, st.State)
 			return false, nil
 		default:
-			return false, fmt.Errorf("approval request: attempt %d is over (instance %s is %s)", n, id, in.State)
+			return false, fmt.Errorf("approval request: attempt %d is over (instance %s is %s, attempt %d)", n, id, st.State, st.CurrentAttempt)
 		}
 	}
+}
+
+// codeMethodNotAllowed is the error code of a 405: a node older than the
+// approval-status endpoint answers its GET so (the path takes POST).
+const codeMethodNotAllowed = "method_not_allowed"
+
+// decisionOf reads where the approval request of attempt n of instance id
+// stands: from the approval-status endpoint, or (legacy) from the
+// instance.
+func decisionOf(ctx context.Context, p *worker.Protocol, cl *client.Client, id string, n int, legacy bool) (*model.ApprovalStatus, error) {
+	if !legacy {
+		return p.ApprovalStatus(ctx, id, n)
+	}
+	in, err := cl.GetInstance(ctx, id, client.Consistent())
+	if err != nil {
+		return nil, err
+	}
+	st := in.ApprovalOf(n)
+	return &st, nil
 }

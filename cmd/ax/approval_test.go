@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,45 +16,62 @@ import (
 )
 
 // TestAwaitDecision: `ax approval request` waits for the operator while
-// its attempt waits for approval, and gives up once the attempt is over
-// or the cluster has not answered for a lease.
+// its attempt waits for approval (GET /v1/instances/{id}/approval), and
+// gives up once the attempt is over, at once when the cluster refuses its
+// token, or once the cluster has not answered for a lease. A node older
+// than the endpoint (405) is asked for the instance instead.
 func TestAwaitDecision(t *testing.T) {
+	status := func(decision, state string, current int) *model.ApprovalStatus {
+		return &model.ApprovalStatus{ID: "0000000000100000", Attempt: 1, Decision: decision, State: state, CurrentAttempt: current}
+	}
 	tests := []struct {
 		name    string
-		answer  func(polls int32) (int, *model.Instance)
+		answer  func(polls int32) (int, any)
 		want    bool
 		wantErr string
 	}{
-		{"approved", func(p int32) (int, *model.Instance) {
+		{"approved", func(p int32) (int, any) {
 			if p < 3 {
-				return 200, &model.Instance{State: model.StateWaitingApproval, Attempts: 1}
+				return 200, status(model.ApprovalPending, model.StateWaitingApproval, 1)
 			}
-			return 200, &model.Instance{State: model.StateRunning, Attempts: 1}
+			return 200, status(model.ApprovalApproved, model.StateRunning, 1)
 		}, true, ""},
-		{"rejected", func(int32) (int, *model.Instance) {
-			return 200, &model.Instance{State: model.StateCanceled, Attempts: 1}
+		{"rejected", func(int32) (int, any) { return 200, status(model.ApprovalRejected, model.StateCanceled, 1) }, false, ""},
+		{"terminated", func(int32) (int, any) { return 200, status(model.ApprovalOver, model.StateTerminated, 1) }, false, "attempt 1 is over"},
+		{"a newer attempt runs", func(int32) (int, any) { return 200, status(model.ApprovalOver, model.StateRunning, 2) }, false, "attempt 1 is over"},
+		{"instance gone", func(int32) (int, any) { return 404, nil }, false, "is gone"},
+		{"token refused", func(int32) (int, any) { return 403, nil }, false, "approval request: no"},
+		{"cluster unreachable", func(int32) (int, any) { return 503, nil }, false, "no answer from the cluster"},
+		{"older node: approved", func(p int32) (int, any) {
+			if p == 1 {
+				return 405, nil
+			}
+			return 200, &model.Instance{ID: "0000000000100000", State: model.StateRunning, Attempts: 1}
+		}, true, ""},
+		{"older node: rejected", func(p int32) (int, any) {
+			if p == 1 {
+				return 405, nil
+			}
+			return 200, &model.Instance{ID: "0000000000100000", State: model.StateCanceled, Attempts: 1}
 		}, false, ""},
-		{"terminated", func(int32) (int, *model.Instance) {
-			return 200, &model.Instance{State: model.StateTerminated, Attempts: 1}
-		}, false, "attempt 1 is over"},
-		{"a newer attempt runs", func(int32) (int, *model.Instance) {
-			return 200, &model.Instance{State: model.StateRunning, Attempts: 2}
-		}, false, "attempt 1 is over"},
-		{"instance gone", func(int32) (int, *model.Instance) { return 404, nil }, false, "is gone"},
-		{"cluster unreachable", func(int32) (int, *model.Instance) { return 503, nil }, false, "no answer from the cluster"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var polls atomic.Int32
+			var paths []string
+			var mu sync.Mutex
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				code, in := tt.answer(polls.Add(1))
+				mu.Lock()
+				paths = append(paths, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+				mu.Unlock()
+				code, v := tt.answer(polls.Add(1))
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(code)
-				if in != nil {
-					_ = json.NewEncoder(w).Encode(in)
+				if v != nil {
+					_ = json.NewEncoder(w).Encode(v)
 					return
 				}
-				codes := map[int]string{404: model.CodeNotFound, 503: model.CodeUnavailable}
+				codes := map[int]string{403: model.CodeForbidden, 404: model.CodeNotFound, 405: "method_not_allowed", 503: model.CodeUnavailable}
 				_ = json.NewEncoder(w).Encode(model.ErrorBody{Error: &model.Error{Code: codes[code], Message: "no"}})
 			}))
 			defer srv.Close()
@@ -66,6 +84,14 @@ func TestAwaitDecision(t *testing.T) {
 			}
 			if took := time.Since(start); took > 3*lease {
 				t.Errorf("took %s, want within a few leases (%s)", took, lease)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if want := "GET /v1/instances/0000000000100000/approval?attempt=1"; paths[0] != want {
+				t.Errorf("first request %s, want %s", paths[0], want)
+			}
+			if strings.HasPrefix(tt.name, "older node") && paths[len(paths)-1] != "GET /v1/instances/0000000000100000?consistent=true" {
+				t.Errorf("requests %v, want the instance read after the 405", paths)
 			}
 		})
 	}

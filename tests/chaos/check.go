@@ -24,11 +24,12 @@ const (
 	CheckReplicas       = "replicas"        // a node disagrees on a finished instance
 	CheckPhantom        = "phantom-attempt" // a run of an attempt the cluster never recorded
 	CheckRecorded       = "records"         // a success the action log never saw run
+	CheckSlots          = "slot-leak"       // a task's busy slots differ from its instances that hold one
 )
 
 // Checks lists every check in the order results are reported.
 var Checks = []string{CheckLost, CheckDuplicateFire, CheckDuplicateKey, CheckDuplicateWrite, CheckOverlap,
-	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckPhantom, CheckRecorded}
+	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckPhantom, CheckRecorded, CheckSlots}
 
 // Bounds are the timing promises a history is held to.
 type Bounds struct {
@@ -90,6 +91,7 @@ func Check(h *History, b Bounds) *Result {
 	r := &Result{}
 	for _, f := range []func(*History, Bounds, *Result){
 		checkLost, checkDuplicates, checkOverlap, checkEarly, checkMissed, checkResume, checkStuck, checkReplicas, checkRecorded,
+		checkSlots,
 	} {
 		f(h, b, r)
 	}
@@ -336,6 +338,22 @@ func checkStuck(h *History, _ Bounds, r *Result) {
 		}
 		r.add(CheckStuck, "instance %s (%s, due %s) still %s at %s, %s after the workload ended (attempts %d, %s)",
 			in.ID, in.Task, clock(in.ScheduledAt.Time), in.State, clock(h.Collected), h.Collected.Sub(h.End).Round(time.Second), in.Attempts, seen)
+	}
+}
+
+// checkSlots: no finished instance holds a concurrency slot, and no slot
+// is counted twice: at the end, each task counts busy exactly the slots
+// its unfinished instances hold. A slot busy with no instance holding it
+// (the leak of a mid-run approval that ended) blocks the task for good.
+func checkSlots(h *History, _ Bounds, r *Result) {
+	for _, s := range h.Slots {
+		if s.Busy != len(s.Holders) {
+			held := "none"
+			if len(s.Holders) > 0 {
+				held = abbreviate(s.Holders, 5)
+			}
+			r.add(CheckSlots, "task %s: %d concurrency slots busy, %d instances hold one (%s)", s.Task, s.Busy, len(s.Holders), held)
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ func cleanHistory() *History {
 		Faults:   []Fault{{Name: "isolate n1", Start: at(3 * time.Second), End: at(6 * time.Second)}},
 		Crons:    []Cron{{Task: "tick", From: at(time.Second), To: at(9 * time.Second)}},
 		Replicas: map[string]map[string]string{"n1": {}, "n2": {}},
+		Slots:    []SlotCount{{Task: "tick"}, {Task: "long", Busy: 1, Holders: []string{"t9 RUNNING"}}},
 	}
 	add := func(in model.Instance, start time.Time) { addRun(h, in, start) }
 	for s := 1; s <= 9; s++ {
@@ -146,6 +147,9 @@ func TestCheck_EachViolation(t *testing.T) {
 		{"a success the log never saw", func(h *History) {
 			h.Runs = h.Runs[:len(h.Runs)-1]
 		}, CheckRecorded, "d1 (delayed) succeeded"},
+		{"a slot busy with no instance holding it", func(h *History) {
+			h.Slots = append(h.Slots, SlotCount{Task: "long", Busy: 1})
+		}, CheckSlots, "task long: 1 concurrency slots busy, 0 instances hold one (none)"},
 		{"a run of an attempt never leased", func(h *History) {
 			h.Runs[3].Attempt = 0
 			h.Runs = append(h.Runs, Run{Instance: h.Runs[3].Instance, Attempt: 1, Executor: "e2", Start: h.Runs[3].Last.Add(time.Second), Last: h.Runs[3].Last.Add(2 * time.Second), Ended: "end", Starts: 1})

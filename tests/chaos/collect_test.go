@@ -54,6 +54,9 @@ func collect(ctx context.Context, w *workload, end time.Time, b Bounds, stuckFor
 		insts[i] = *full
 	}
 	h.Instances = insts
+	if h.Slots, err = collectSlots(ctx, cl); err != nil {
+		return nil, err
+	}
 	for _, n := range e.c.Nodes {
 		var got []model.Instance
 		err := localcluster.WaitFor(ctx, 30*time.Second, func() (err error) {
@@ -91,6 +94,54 @@ func collect(ctx context.Context, w *workload, end time.Time, b Bounds, stuckFor
 	}
 	h.Runs = runs
 	return h, nil
+}
+
+// collectSlots reads, per workload task, its busy concurrency slots and
+// the instances that hold one: a listing between two counts, until the
+// counts agree with each other and with the listing (work still moving
+// at the end makes them differ for a moment; a leaked slot for good),
+// at most 10 s per task; then the last reading stands.
+func collectSlots(ctx context.Context, cl *client.Client) ([]SlotCount, error) {
+	var out []SlotCount
+	for _, task := range workloadTasks {
+		var last SlotCount
+		var lastErr error
+		read := func() bool {
+			before, err := cl.TaskCounts(ctx, task, model.CountFilter{}, client.Consistent())
+			if err != nil || before.Slots == nil {
+				lastErr = fmt.Errorf("counts of %s: %v (slots %v)", task, err, before)
+				return false
+			}
+			var holders []string
+			for _, state := range []string{model.StateReady, model.StateRunning, model.StateRetrying, model.StateWaitingApproval} {
+				page, err := cl.ListInstances(ctx, model.InstanceFilter{Task: task, State: state, Limit: 1000}, client.Consistent())
+				if err != nil {
+					lastErr = err
+					return false
+				}
+				for _, in := range page.Instances {
+					if state != model.StateWaitingApproval || in.Attempts > 0 { // approval before the run holds none
+						holders = append(holders, in.ID+" "+in.State)
+					}
+				}
+			}
+			after, err := cl.TaskCounts(ctx, task, model.CountFilter{}, client.Consistent())
+			if err != nil || after.Slots == nil {
+				lastErr = fmt.Errorf("counts of %s: %v", task, err)
+				return false
+			}
+			last, lastErr = SlotCount{Task: task, Busy: after.Slots.Busy, Holders: holders}, nil
+			return before.Slots.Busy == after.Slots.Busy && after.Slots.Busy == len(holders)
+		}
+		if err := waitUntil(ctx, time.Now().Add(10*time.Second), read); err != nil {
+			return nil, err
+		}
+		if last.Task == "" {
+			return nil, fmt.Errorf("could not read the slots of %s: %v", task, lastErr)
+		}
+		out = append(out, last)
+	}
+	return out, nil
 }
 
 // listAll lists every instance of the workload's tasks, linearizably.

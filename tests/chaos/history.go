@@ -46,6 +46,19 @@ type History struct {
 	// Leaders are the leaderships the nodes reported (polled every
 	// 250 ms), in the order first seen.
 	Leaders []Leadership
+	// Slots are, per workload task, its busy concurrency slots at the end
+	// and the instances that held one then.
+	Slots []SlotCount
+}
+
+// SlotCount is a task's busy concurrency slots as the cluster counted
+// them at the end (GET /v1/tasks/{name}/counts), and the task's instances
+// that held one (READY, RUNNING, RETRYING, or waiting for a mid-run
+// approval), listed between two counts that agreed with each other.
+type SlotCount struct {
+	Task    string
+	Busy    int
+	Holders []string
 }
 
 // Leadership is one leader's term, as first seen by the test.
