@@ -636,7 +636,11 @@ func (w *writer) expire() *Result {
 		if w.err != nil {
 			return nil
 		}
-		if !ok || r.State != stRunning || int(r.Attempts) != it.Attempt || r.LeaseUntil > w.cmd.Now {
+		// From protocol 6 an attempt waiting for a mid-run approval whose
+		// executor went silent ends too (its script is gone, nothing would
+		// ever report it); before, it waited for an operator's decision.
+		midRun := r.State == stApproval && r.Flags&flagMidRunApproval != 0 && w.protoAt() >= protoLeases
+		if !ok || r.State != stRunning && !midRun || int(r.Attempts) != it.Attempt || r.LeaseUntil > w.cmd.Now {
 			continue // renewed, finished or already handled
 		}
 		rep := model.CompleteRequest{Executor: r.Executor, Retryable: true,

@@ -189,7 +189,7 @@ func TestFSM_ExecStateTable(t *testing.T) {
 		"RETRYING":                  {"fire": "READY", "cancel": "CANCELED"},
 		"BLOCKED":                   {"cancel": "CANCELED"},
 		"WAITING_APPROVAL":          {"approve": "READY", "reject": "CANCELED", "cancel": "CANCELED"},
-		"WAITING_APPROVAL(mid-run)": {"approve": "RUNNING", "reject": "CANCELED", "cancel": "CANCELED", "terminate": "TERMINATED", "complete-ok": "SUCCESS", "complete-fail": "RETRYING"},
+		"WAITING_APPROVAL(mid-run)": {"expire": "READY", "approve": "RUNNING", "reject": "CANCELED", "cancel": "CANCELED", "terminate": "TERMINATED", "complete-ok": "SUCCESS", "complete-fail": "RETRYING"},
 		"SUCCESS":                   {},
 		"FAILED":                    {},
 		"CANCELED":                  {},

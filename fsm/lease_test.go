@@ -48,6 +48,9 @@ func TestFSM_LeaseHandOff(t *testing.T) {
 		{"interruptions do not use retries", 1, []step{lease, beat, report(true), lease, lapse, lease, beat,
 			func(fx *execFixture, id uint64) { fx.complete(id, false, true) }},
 			model.StateRetrying, 3, []string{model.OutcomeInterrupted, model.OutcomeInterrupted, model.OutcomeFailed}},
+		{"a silent mid-run approval is lost", 0, []step{lease, beat, func(fx *execFixture, id uint64) {
+			writeResult(fx.t, fx.do(CmdDecide, Decide{ID: id, Action: DecideRequestApproval, Attempt: 1}))
+		}, lapse}, model.StateFailed, 1, []string{model.OutcomeLost}},
 		{"give-backs are bounded", 0, []step{lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse},
 			model.StateFailed, 6, []string{"interrupted", "interrupted", "interrupted", "interrupted", "interrupted", "lost"}},
 		{"a confirmation resets the bound", 0, []step{lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse,
