@@ -180,6 +180,10 @@ func runScenario(t *testing.T, sc scenario) {
 	}
 	longFor = max(longFor, sc.longRun)
 	b := bounds(t)
+	if sc.starve || os.Getenv("AX_CHAOS_STARVE") != "" {
+		stopHogs := startHogs(t)
+		defer stopHogs()
+	}
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), total+hold+5*time.Minute)
 	defer cancel()

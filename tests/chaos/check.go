@@ -25,11 +25,14 @@ const (
 	CheckPhantom        = "phantom-attempt" // a run of an attempt the cluster never recorded
 	CheckRecorded       = "records"         // a success the action log never saw run
 	CheckSlots          = "slot-leak"       // a task's busy slots differ from its instances that hold one
+	CheckCharged        = "charged-unrun"   // an attempt charged to maxRetries (lost) that never ran
+	CheckAttemptOrder   = "attempt-order"   // a run whose attempt number is not above an earlier run's
 )
 
 // Checks lists every check in the order results are reported.
 var Checks = []string{CheckLost, CheckDuplicateFire, CheckDuplicateKey, CheckDuplicateWrite, CheckOverlap,
-	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckPhantom, CheckRecorded, CheckSlots}
+	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckPhantom, CheckRecorded, CheckSlots,
+	CheckCharged, CheckAttemptOrder}
 
 // Bounds are the timing promises a history is held to.
 type Bounds struct {
@@ -91,7 +94,7 @@ func Check(h *History, b Bounds) *Result {
 	r := &Result{}
 	for _, f := range []func(*History, Bounds, *Result){
 		checkLost, checkDuplicates, checkOverlap, checkEarly, checkMissed, checkResume, checkStuck, checkReplicas, checkRecorded,
-		checkSlots,
+		checkSlots, checkCharged, checkAttemptOrder,
 	} {
 		f(h, b, r)
 	}
@@ -338,6 +341,47 @@ func checkStuck(h *History, _ Bounds, r *Result) {
 		}
 		r.add(CheckStuck, "instance %s (%s, due %s) still %s at %s, %s after the workload ended (attempts %d, %s)",
 			in.ID, in.Task, clock(in.ScheduledAt.Time), in.State, clock(h.Collected), h.Collected.Sub(h.End).Round(time.Second), in.Attempts, seen)
+	}
+}
+
+// checkCharged: every attempt the cluster charged to maxRetries as lost
+// (its executor confirmed it, then went silent) was seen running: an
+// attempt that never started must be given back (interrupted), never
+// use up a retry.
+func checkCharged(h *History, _ Bounds, r *Result) {
+	ran := map[string]bool{}
+	for _, run := range h.Runs {
+		ran[fmt.Sprintf("%s-%d", run.Instance, run.Attempt)] = true
+	}
+	for _, in := range h.Instances {
+		for _, a := range in.AttemptList {
+			if a.Outcome == model.OutcomeLost && !ran[fmt.Sprintf("%s-%d", in.ID, a.Number)] {
+				r.add(CheckCharged, "instance %s (%s): attempt %d on %s recorded lost (a retry used) but the action log never saw it start",
+					in.ID, in.Task, a.Number, a.Executor)
+			}
+		}
+	}
+}
+
+// checkAttemptOrder: attempt numbers only grow (the fencing promise):
+// the runs of an instance, in the order they started, have increasing
+// attempt numbers, all at least 1.
+func checkAttemptOrder(h *History, _ Bounds, r *Result) {
+	byInst := map[string][]Run{}
+	for _, run := range h.Runs {
+		byInst[run.Instance] = append(byInst[run.Instance], run)
+	}
+	for _, id := range sortedKeys(byInst) {
+		runs := byInst[id]
+		sort.Slice(runs, func(i, j int) bool { return runs[i].Start.Before(runs[j].Start) })
+		for i, run := range runs {
+			if run.Attempt < 1 {
+				r.add(CheckAttemptOrder, "instance %s ran as attempt %d on %s at %s", id, run.Attempt, run.Executor, clock(run.Start))
+			} else if i > 0 && run.Attempt <= runs[i-1].Attempt {
+				r.add(CheckAttemptOrder, "instance %s: attempt %d on %s started at %s, after attempt %d on %s started at %s",
+					id, run.Attempt, run.Executor, clock(run.Start), runs[i-1].Attempt, runs[i-1].Executor, clock(runs[i-1].Start))
+			}
+		}
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,4 +311,34 @@ func (e *env) leaderships() []Leadership {
 	out := append([]Leadership(nil), e.leaders...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Term < out[j].Term })
 	return out
+}
+
+// startHogs starts stress-ng with a CPU hog per core and returns what
+// stops it. Without stress-ng the test fails if AX_REQUIRE_STRESS is set
+// (CI installs it), else it is skipped.
+func startHogs(t *testing.T) func() {
+	t.Helper()
+	bin, err := exec.LookPath("stress-ng")
+	if err != nil {
+		if os.Getenv("AX_REQUIRE_STRESS") != "" {
+			t.Fatal("stress-ng not found (apt-get install stress-ng)")
+		}
+		t.Skip("stress-ng not found: the starved scenarios need it (apt-get install stress-ng)")
+	}
+	cmd := exec.Command(bin, "--cpu", fmt.Sprint(runtime.NumCPU()), "--timeout", "30m", "--quiet")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("stress-ng: %v", err)
+	}
+	t.Logf("CPU hogs: stress-ng --cpu %d (pid %d)", runtime.NumCPU(), cmd.Process.Pid)
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
 }

@@ -25,6 +25,9 @@ type scenario struct {
 	shortTotal, longTotal time.Duration
 	// longRun, if set, is how long a run of the long task lasts at least.
 	longRun time.Duration
+	// starve runs CPU hogs (stress-ng, a worker per core) for the whole
+	// scenario (AX_CHAOS_STARVE=1 does it for every scenario).
+	starve bool
 }
 
 var scenarios = []scenario{
@@ -89,6 +92,18 @@ var scenarios = []scenario{
 		proves: "a node whose clock is 10 min slow (-10m) is made leader: no silenced cron, no stuck lease",
 		cycle:  skewNode("-10m"),
 		short:  5 * time.Second, long: 20 * time.Second,
+	},
+	{
+		name:   "leader-churn",
+		proves: "leadership forced to move every ~2.5 s, alternately by freezing the leader (SIGSTOP for 1.2 s) and by a transfer: attempt numbers only grow, no attempt charged that never ran, no overlap",
+		cycle:  churnLeader,
+		short:  12 * time.Second, long: time.Minute,
+	},
+	{
+		name:   "starved-churn",
+		proves: "the leader churn on a starved machine (stress-ng hogging every core): the promises hold under CPU contention",
+		cycle:  churnLeader, starve: true,
+		short: 12 * time.Second, long: time.Minute,
 	},
 	{
 		name:   "executor-cut",
@@ -229,6 +244,53 @@ func skewNode(off string) func(context.Context, *env, time.Duration) error {
 		}, holdFor(ctx, hold), func() error { return restart("") })
 	}
 }
+
+// churnLeader moves leadership every churnEvery for hold: alternately it
+// freezes the leader with SIGSTOP for 1.2 s (the others elect a new one;
+// the old one wakes up deposed) and transfers leadership to a follower.
+func churnLeader(ctx context.Context, e *env, hold time.Duration) error {
+	var stopped *localcluster.Node
+	var moves int
+	var churnErr error
+	err := e.inject("churn leadership", func() error { return nil }, func() {
+		end := time.Now().Add(hold)
+		for i := 0; time.Now().Before(end) && ctx.Err() == nil && churnErr == nil; i++ {
+			next := time.Now().Add(churnEvery)
+			lead, err := e.leader(ctx, 15*time.Second)
+			if err != nil {
+				churnErr = err
+				return
+			}
+			if i%2 == 0 {
+				if churnErr = lead.Signal(syscall.SIGSTOP); churnErr != nil {
+					return
+				}
+				stopped = lead
+				holdFor(ctx, 1200*time.Millisecond)()
+				churnErr, stopped = lead.Signal(syscall.SIGCONT), nil
+			} else {
+				to := e.follower(lead)
+				tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				if err := lead.Client().Transfer(tctx, to.ID); err != nil {
+					e.t.Logf("transfer %s → %s: %v", lead.ID, to.ID, err)
+				}
+				cancel()
+			}
+			moves++
+			holdFor(ctx, time.Until(next))()
+		}
+	}, func() error {
+		if stopped != nil {
+			return stopped.Signal(syscall.SIGCONT)
+		}
+		return nil
+	})
+	e.t.Logf("moved leadership %d times", moves)
+	return errors.Join(err, churnErr)
+}
+
+// churnEvery is how often churnLeader moves leadership.
+const churnEvery = 2500 * time.Millisecond
 
 // cutExecutor waits for an attempt of the long task that has run for half
 // a second, then cuts its executor off both ways for hold (longer than a
