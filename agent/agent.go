@@ -88,6 +88,10 @@ type Config struct {
 	// to this node's own API.
 	Executor         bool
 	ExecutorCapacity int
+	// ExecutorShutdownGrace is how long the embedded executor's running
+	// attempts may go on once the agent is told to stop (0: stopped at
+	// once); those still running then are interrupted (run again later).
+	ExecutorShutdownGrace time.Duration
 	ExecutorLabels   map[string]string
 	// ExecutorReaper is the embedded executor's reaper helper (see
 	// worker.Config.Reaper).
@@ -377,9 +381,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Executor {
 		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
-			// The node is going away: stop its attempts at once (they
-			// are reported retryable) while it can still forward reports.
-			ShutdownGrace: -1})
+			// The node is going away: its attempts may finish within the
+			// grace; those still running then are stopped and reported
+			// interrupted while the node can still take the reports.
+			ShutdownGrace: execShutdownGrace(cfg.ExecutorShutdownGrace)})
 		if err != nil {
 			node.Close()
 			f.Close()
@@ -392,7 +397,7 @@ func New(cfg Config) (*Agent, error) {
 			cancel()
 			select { // its reports go through this node's API
 			case <-done:
-			case <-time.After(15 * time.Second):
+			case <-time.After(max(cfg.ExecutorShutdownGrace, 0) + 15*time.Second):
 			}
 		}
 		a.wg.Add(1)
@@ -451,6 +456,11 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 		return nil
 	default:
 	}
+	// Drain the embedded executor first, while this node still takes its
+	// reports (and, if it leads, goes on leading).
+	if a.stopExec != nil {
+		a.stopExec()
+	}
 	if a.node.IsLeader() {
 		if servers, err := a.node.Servers(ctx); err == nil && len(servers) > 1 {
 			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -461,9 +471,6 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 			}
 			cancel()
 		}
-	}
-	if a.stopExec != nil {
-		a.stopExec()
 	}
 	close(a.stopCh)
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -476,6 +483,15 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	}
 	a.log.Info("agent stopped")
 	return err
+}
+
+// execShutdownGrace is the embedded executor's worker.Config.ShutdownGrace
+// for the agent's setting: none (negative) for 0.
+func execShutdownGrace(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // peerDialTimeout bounds connecting to a peer: a leader that does not

@@ -108,6 +108,14 @@ executor = "auto"
 # Attempts the embedded executor runs at once. Default: 16.
 executor_capacity = 16
 
+# On SIGTERM the embedded executor takes no new work and its running
+# attempts may finish within this; those still running then are stopped
+# and recorded interrupted: they run again, not charged to maxRetries.
+# Keep it below the stop timeout of what supervises ax (systemd
+# TimeoutStopSec, docker stop -t, a pod's terminationGracePeriodSeconds)
+# less ~10s. "0s": stop them at once. Default: "5s".
+executor_shutdown_grace = "5s"
+
 # Labels of the embedded executor, e.g. { zone = "a", gpu = "yes" }.
 # Default: {}.
 executor_labels = {}

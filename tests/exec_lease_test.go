@@ -413,3 +413,42 @@ func TestExec_CapabilitiesRouteWork(t *testing.T) {
 		t.Fatalf("hello ran on %q with %d no_executor events, want shell-box and one", in.Executor, n)
 	}
 }
+
+// TestExec_SIGTERMDrainsAgent: SIGTERM to a single-node agent lets its
+// embedded executor's attempts finish within -executor-shutdown-grace;
+// one still running then is stopped and recorded interrupted, not
+// failed: with maxRetries 0 it runs again once the agent is back, and
+// the one that finished is recorded once.
+func TestExec_SIGTERMDrainsAgent(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "first")
+	c := startCluster(t, 1, withArgs("-executor", "true", "-executor-shutdown-grace", "2s", "-lease", "3s"))
+	cl := c.Client()
+	ctx := ctxT(t, 90*time.Second)
+	for _, task := range []*model.Task{
+		shellTask("short", "sleep 1; echo finished", model.Policy{}),
+		shellTask("long", "if [ -e "+marker+" ]; then echo again; else touch "+marker+"; sleep 60; fi", model.Policy{}),
+	} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := trigger(t, cl, "long")
+	agenttest.WaitState(t, cl, long, 20*time.Second, model.StateRunning)
+	short := trigger(t, cl, "short")
+	agenttest.WaitState(t, cl, short, 20*time.Second, model.StateRunning)
+	n := c.Nodes[0]
+	start := time.Now()
+	n.Stop() // SIGTERM, waits for the exit
+	took := time.Since(start)
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if in := agenttest.WaitState(t, cl, short, 30*time.Second, model.StateSuccess); in.Attempts != 1 {
+		t.Fatalf("short: %+v, want it finished within the grace, once", in.AttemptList)
+	}
+	in := agenttest.WaitState(t, cl, long, 30*time.Second, model.StateSuccess)
+	if in.Attempts != 2 || in.AttemptList[0].Outcome != model.OutcomeInterrupted || !strings.Contains(in.AttemptList[0].Error, "executor shutting down") {
+		t.Fatalf("long: attempts %+v, want attempt 1 interrupted by the shutdown, attempt 2 a success", in.AttemptList)
+	}
+	t.Logf("agent exited %s after SIGTERM (grace 2s)", took)
+}

@@ -46,6 +46,8 @@ type Agent struct {
 	Executor         *string           `hcl:"executor,optional" ax:"oneof=auto|true|false"`
 	ExecutorCapacity *int              `hcl:"executor_capacity,optional"`
 	ExecutorLabels   map[string]string `hcl:"executor_labels,optional"`
+	// ExecutorShutdownGrace: see -executor-shutdown-grace.
+	ExecutorShutdownGrace *string `hcl:"executor_shutdown_grace,optional" ax:"duration"`
 
 	DefaultTimeout *string `hcl:"default_timeout,optional" ax:"duration"`
 	Lease          *string `hcl:"lease,optional" ax:"duration"`

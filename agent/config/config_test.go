@@ -63,6 +63,7 @@ func TestParse_EveryKey(t *testing.T) {
 		{"pprof", `"127.0.0.1:6060"`, "127.0.0.1:6060"},
 		{"executor", `false`, "false"},
 		{"executor_capacity", `4`, "4"},
+		{"executor_shutdown_grace", `"20s"`, "20s"},
 		{"executor_labels", `{ zone = "a", gpu = "yes" }`, "gpu=yes,zone=a"},
 		{"default_timeout", `"2h"`, "2h"},
 		{"lease", `"15s"`, "15s"},

@@ -124,6 +124,7 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.StringVar(&o.embedded, "executor", "auto", "run an embedded executor: true, false, or auto (on when there is no -join)")
 	fs.IntVar(&o.execCapacity, "executor-capacity", 16, "attempts the embedded executor runs at once")
 	fs.StringVar(&o.execLabels, "executor-labels", "", "labels k=v,k=v of the embedded executor")
+	fs.DurationVar(&cfg.ExecutorShutdownGrace, "executor-shutdown-grace", 5*time.Second, "on SIGTERM the embedded executor's running attempts may finish within this; then they are stopped and run again later, not charged to maxRetries (0: stop them at once)")
 	fs.DurationVar(&cfg.Horizon, "horizon", time.Hour, "delayed instances due within this are held in the leader's timing wheel")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots")
 	fs.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot")
