@@ -92,7 +92,7 @@ type Config struct {
 	// attempts may go on once the agent is told to stop (0: stopped at
 	// once); those still running then are interrupted (run again later).
 	ExecutorShutdownGrace time.Duration
-	ExecutorLabels   map[string]string
+	ExecutorLabels        map[string]string
 	// ExecutorReaper is the embedded executor's reaper helper (see
 	// worker.Config.Reaper).
 	ExecutorReaper []string
