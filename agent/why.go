@@ -60,7 +60,11 @@ func whySentence(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, n
 		}
 		return s + " since " + at(f.AttemptStart) + ", lease until " + at(f.LeaseUntil)
 	case model.StateRetrying:
-		return fmt.Sprintf("attempt %d of %d %s; retry at %s", f.Attempts, f.MaxRetries+1, attemptEnd(f.LastAttempt), at(f.RetryAt))
+		s := fmt.Sprintf("attempt %d of %d %s; retry at %s", f.Attempts-f.Free, f.MaxRetries+1, attemptEnd(f.LastAttempt), at(f.RetryAt))
+		if f.Free > 0 {
+			s += fmt.Sprintf(" (and %d %s, not counted)", f.Free, plural(f.Free, "interrupted attempt", "interrupted attempts"))
+		}
+		return s
 	case model.StateBlocked:
 		if len(f.WaitingFor) > 0 {
 			return fmt.Sprintf("waiting for upstream %s to succeed for %s", plural(len(f.WaitingFor), "task", "tasks")+" "+strings.Join(f.WaitingFor, ", "), f.Date)

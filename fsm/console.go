@@ -130,8 +130,11 @@ type WhyFacts struct {
 	LeaseUntil   int64
 	AttemptStart int64
 	Attempts     int
-	Executor     string
-	Host         string
+	// Free counts the attempts that ended interrupted (not charged to
+	// maxRetries).
+	Free     int
+	Executor string
+	Host     string
 	// TaskGone: the task was deleted (nothing below it is known).
 	TaskGone   bool
 	MaxRetries int
@@ -161,7 +164,7 @@ func (f *FSM) InstanceWhy(id uint64) (*WhyFacts, error) {
 			return err
 		}
 		wf := &WhyFacts{State: name(stateNames, r.State), ScheduledAt: r.ScheduledAt, RetryAt: r.RetryAt,
-			LeaseUntil: r.LeaseUntil, AttemptStart: r.AttemptStart, Attempts: int(r.Attempts), Executor: r.Executor,
+			LeaseUntil: r.LeaseUntil, AttemptStart: r.AttemptStart, Attempts: int(r.Attempts), Free: int(r.Free), Executor: r.Executor,
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0}
 		out = wf
 		w := &writer{tx: tx}
