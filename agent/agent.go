@@ -365,6 +365,7 @@ func New(cfg Config) (*Agent, error) {
 	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer a.conns.serving(r)()
 			limitBody(w, r)
 			handler.ServeHTTP(w, r)
 		}),
@@ -372,6 +373,7 @@ func New(cfg Config) (*Agent, error) {
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ConnState:         a.conns.track,
+		ConnContext:       a.conns.connContext,
 		ErrorLog:          newServerLog(a.log),
 	}
 	if cfg.Executor {

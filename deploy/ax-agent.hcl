@@ -81,8 +81,9 @@ ui = true
 # Default: "" (http(s)://<this node's HTTP address>).
 console_url = ""
 
-# Open API connections at most; at the cap a new one closes the longest
-# idle one. Default: 1024.
+# Open API connections at most; at the cap a new one closes one that never
+# got a request through, else the longest idle one (connections in a
+# request, such as event streams and long polls, are kept). Default: 1024.
 max_conns = 1024
 
 # Distinct task names with their own task label on the per-task

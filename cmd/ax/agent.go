@@ -102,7 +102,7 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.StringVar(&o.encKeyFile, "encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
 	fs.BoolVar(&o.ui, "ui", true, "serve the operator console at /ui/ (false: the API only)")
 	fs.StringVar(&cfg.ConsoleURL, "console-url", "", "base URL of the console links in notifications (default http(s)://<this node's HTTP address>; set it behind a proxy)")
-	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap the longest idle one is closed)")
+	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap one that never got a request through, else the longest idle one, is closed; those in a request are kept)")
 	fs.IntVar(&cfg.MetricsMaxTasks, "metrics-max-tasks", agent.DefaultMetricsMaxTasks, "distinct task names with their own task label on the per-task histograms; later ones are counted as task=\"other\"")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.BoolVar(&o.logJSON, "log-json", false, "log as JSON")
