@@ -366,6 +366,9 @@ func New(cfg Config) (*Agent, error) {
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer a.conns.serving(r)()
+			if a.refuseUnusable(w, r) {
+				return
+			}
 			limitBody(w, r)
 			handler.ServeHTTP(w, r)
 		}),

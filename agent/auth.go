@@ -58,9 +58,16 @@ func errUnauthorized(msg string) error {
 //     token (looked up by its SHA-256);
 //   - no token: allowed as admin only while the cluster has no auth at all
 //     (no -token and no ACL bootstrap) — and then, on a TLS node, only
-//     with a client certificate of the cluster's CA.
+//     with a client certificate of the cluster CA.
+//
+// When this node cannot read its auth state (a state machine whose
+// restore failed), it admits nobody: 503, no identity.
 func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
-	if node, ok := a.member(r); ok {
+	boot, key, err := a.fsm.AuthState()
+	if err != nil {
+		return api.Identity{}, authUnavailable(err)
+	}
+	if node, ok := a.member(r, boot, key); ok {
 		p := &model.Principal{Name: "node:" + node, Role: model.RoleAdmin}
 		if h := r.Header.Get(HeaderPrincipal); h != "" {
 			fp, err := decodePrincipal(h)
@@ -74,7 +81,7 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	tok, hasTok := bearer(r)
 	switch {
 	case !hasTok:
-		if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+		if a.cfg.Token == "" && !boot {
 			return a.openIdentity(r)
 		}
 		return api.Identity{}, errUnauthorized("missing token: send Authorization: Bearer <token>")
@@ -86,17 +93,20 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 		return api.Identity{Principal: &model.Principal{Name: "node:" + a.cfg.NodeID + ":executor", Role: model.RoleExecutor,
 			Executor: a.cfg.NodeID, Labels: a.cfg.ExecutorLabels}}, nil
 	}
-	if !a.fsm.ACLBootstrapped() {
+	if !boot {
 		if a.cfg.Token == "" {
 			return a.openIdentity(r)
 		}
 		return api.Identity{}, errUnauthorized("wrong token")
 	}
-	t, ok := a.fsm.TokenByHash(TokenHash(tok))
-	if !ok && !a.node.IsLeader() {
+	t, ok, err := a.fsm.TokenByHash(TokenHash(tok))
+	if err == nil && !ok && !a.node.IsLeader() {
 		// A token created a moment ago may not have reached this node yet.
 		a.catchUp(r.Context())
-		t, ok = a.fsm.TokenByHash(TokenHash(tok))
+		t, ok, err = a.fsm.TokenByHash(TokenHash(tok))
+	}
+	if err != nil {
+		return api.Identity{}, authUnavailable(err)
 	}
 	if !ok {
 		return api.Identity{}, errUnauthorized("unknown or revoked token")
@@ -105,6 +115,13 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 		return api.Identity{}, errUnauthorized("token " + t.Name + " expired at " + model.UnixMilli(t.ExpiresAt).Format(model.TimeLayout))
 	}
 	return api.Identity{Principal: &model.Principal{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels}}, nil
+}
+
+// authUnavailable is the answer to a request this node cannot
+// authenticate because it cannot read its auth state: a 503 (the client
+// tries another node), never a guess.
+func authUnavailable(err error) error {
+	return &model.Error{Code: model.CodeUnavailable, Message: "this node cannot read its auth state, so it admits nobody: " + err.Error()}
 }
 
 // openIdentity admits a request on a cluster without auth: as admin, but a
@@ -121,14 +138,15 @@ func (a *Agent) openIdentity(r *http.Request) (api.Identity, error) {
 	return api.Identity{Principal: &model.Principal{Name: "anonymous", Role: model.RoleAdmin}}, nil
 }
 
-// member reports whether r comes from a cluster node. With TLS only a
-// node certificate counts. Without TLS the member key counts; until a
-// leader has set one (a cluster being upgraded), the management token does.
-func (a *Agent) member(r *http.Request) (string, bool) {
+// member reports whether r comes from a cluster node, given the auth state
+// (whether ACLs are bootstrapped, the member key). With TLS only a node
+// certificate counts. Without TLS the member key counts; until a leader
+// has set one (a cluster being upgraded), the management token does.
+func (a *Agent) member(r *http.Request, bootstrapped bool, key []byte) (string, bool) {
 	if a.tlsOn() {
 		return peerNode(r)
 	}
-	if key := a.fsm.MemberKey(); key != nil {
+	if key != nil {
 		got := r.Header.Get(HeaderMember)
 		if got == "" || !equal(got, base64.RawURLEncoding.EncodeToString(key)) {
 			return "", false
@@ -138,7 +156,7 @@ func (a *Agent) member(r *http.Request) (string, bool) {
 	if tok, ok := bearer(r); ok && a.cfg.Token != "" && equal(tok, a.cfg.Token) {
 		return memberName(r), true
 	}
-	if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+	if a.cfg.Token == "" && !bootstrapped {
 		return "anonymous", true // no auth at all
 	}
 	return "", false
