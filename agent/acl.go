@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
@@ -64,5 +65,7 @@ func (a *Agent) RevokeToken(ctx context.Context, c api.Caller, name string) (*mo
 	if err := a.command(ctx, c, fsm.CmdACLDeleteToken, fsm.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
 	}
+	// Answered only once no node accepts the token (revoke.go).
+	a.waitRevoked(ctx, time.Now())
 	return &out, nil
 }

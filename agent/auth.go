@@ -74,6 +74,9 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 			if err != nil {
 				return api.Identity{}, errUnauthorized("bad " + HeaderPrincipal + " header: " + err.Error())
 			}
+			if err := a.recheckForwarded(r, fp); err != nil {
+				return api.Identity{}, err
+			}
 			p = fp
 		}
 		return api.Identity{Principal: p, Member: true}, nil
@@ -99,11 +102,17 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 		}
 		return api.Identity{}, errUnauthorized("wrong token")
 	}
-	t, ok, err := a.fsm.TokenByHash(TokenHash(tok))
-	if err == nil && !ok && !a.node.IsLeader() {
+	// An ACL token: this node's state must not predate a revoke.
+	caughtUp, err := a.ensureACLFresh(r.Context())
+	if err != nil {
+		return api.Identity{}, err
+	}
+	hash := TokenHash(tok)
+	t, ok, err := a.fsm.TokenByHash(hash)
+	if err == nil && !ok && !caughtUp && !a.node.IsLeader() {
 		// A token created a moment ago may not have reached this node yet.
 		a.catchUp(r.Context())
-		t, ok, err = a.fsm.TokenByHash(TokenHash(tok))
+		t, ok, err = a.fsm.TokenByHash(hash)
 	}
 	if err != nil {
 		return api.Identity{}, authUnavailable(err)
@@ -114,7 +123,7 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	if t.Expired(a.now().UnixMilli()) {
 		return api.Identity{}, errUnauthorized("token " + t.Name + " expired at " + model.UnixMilli(t.ExpiresAt).Format(model.TimeLayout))
 	}
-	return api.Identity{Principal: &model.Principal{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels}}, nil
+	return api.Identity{Principal: &model.Principal{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels, TokenHash: hash}}, nil
 }
 
 // authUnavailable is the answer to a request this node cannot
@@ -226,31 +235,45 @@ func equal(a, b string) bool {
 // catchUp waits, at most a second, until this node has applied what the
 // leader had committed: one read barrier at a time, shared by every
 // request that waits meanwhile, so unknown tokens cannot flood the leader.
+// A barrier that succeeds renews the freshness of this node's ACL state
+// (revoke.go).
 func (a *Agent) catchUp(ctx context.Context) {
-	a.catchMu.Lock()
-	ch := a.catchCh
-	if ch == nil {
-		ch = make(chan struct{})
-		a.catchCh = ch
-		go func() {
-			bctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = a.ReadBarrier(bctx)
-			cancel()
-			a.catchMu.Lock()
-			a.catchCh = nil
-			a.catchMu.Unlock()
-			close(ch)
-		}()
-	}
-	a.catchMu.Unlock()
 	select {
-	case <-ch:
+	case <-a.startCatchUp():
 	case <-ctx.Done():
 	}
 }
 
-// catchUpState is the shared read barrier of catchUp.
+// startCatchUp starts the shared read barrier of catchUp unless one runs,
+// and returns the channel closed when it ends.
+func (a *Agent) startCatchUp() <-chan struct{} {
+	a.catchMu.Lock()
+	defer a.catchMu.Unlock()
+	if a.catchCh != nil {
+		return a.catchCh
+	}
+	ch := make(chan struct{})
+	a.catchCh = ch
+	go func() {
+		start := time.Now()
+		bctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := a.ReadBarrier(bctx)
+		cancel()
+		if err == nil {
+			a.renewACLLease(start)
+		}
+		a.catchMu.Lock()
+		a.catchCh = nil
+		a.catchMu.Unlock()
+		close(ch)
+	}()
+	return ch
+}
+
+// catchUpState is the shared read barrier of catchUp and the freshness of
+// the ACL state it gives.
 type catchUpState struct {
 	catchMu sync.Mutex
 	catchCh chan struct{}
+	lease   aclLease
 }

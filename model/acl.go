@@ -36,6 +36,11 @@ type Principal struct {
 	Executor string            `json:"executor,omitempty"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Unbound  bool              `json:"unbound,omitempty"`
+	// TokenHash is the SHA-256 (hex) of the ACL token the principal was
+	// verified from, empty for other credentials. A node acting on a
+	// request another node forwarded checks it against its own state, so
+	// that a token revoked meanwhile is refused. Never shown by the API.
+	TokenHash string `json:"tokenHash,omitempty"`
 }
 
 // Can reports whether p holds role need: admin holds every role; reader,
