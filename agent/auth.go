@@ -56,9 +56,12 @@ func errUnauthorized(msg string) error {
 //   - the bearer token: the management token (-token), the legacy executor
 //     token (-executor-token), the embedded executor's own token, or an ACL
 //     token (looked up by its SHA-256);
-//   - no token: allowed as admin only while the cluster has no auth at all
-//     (no -token and no ACL bootstrap) — and then, on a TLS node, only
-//     with a client certificate of the cluster CA.
+//   - no token, or any token: allowed as admin only while the cluster has
+//     no auth at all (no -token and no ACL bootstrap) — and then, on a TLS
+//     node, only with a client certificate of the cluster CA.
+//
+// ACL tokens count once ACLs are bootstrapped, and on a node with -token
+// from the moment they exist.
 //
 // When this node cannot read its auth state (a state machine whose
 // restore failed), it admits nobody: 503, no identity.
@@ -96,13 +99,12 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 		return api.Identity{Principal: &model.Principal{Name: "node:" + a.cfg.NodeID + ":executor", Role: model.RoleExecutor,
 			Executor: a.cfg.NodeID, Labels: a.cfg.ExecutorLabels}}, nil
 	}
-	if !boot {
-		if a.cfg.Token == "" {
-			return a.openIdentity(r)
-		}
-		return api.Identity{}, errUnauthorized("wrong token")
+	if !boot && a.cfg.Token == "" {
+		return a.openIdentity(r)
 	}
-	// An ACL token: this node's state must not predate a revoke.
+	// An ACL token (with -token they work before the bootstrap too, as
+	// Consul's initial management token bootstraps ACLs): this node's
+	// state must not predate a revoke.
 	caughtUp, err := a.ensureACLFresh(r.Context())
 	if err != nil {
 		return api.Identity{}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,4 +51,43 @@ func TestAgent_ForwardedPrincipalRechecked(t *testing.T) {
 	if id, err := forwarded(); !errors.Is(err, model.ErrUnauthorized) {
 		t.Fatalf("forwarded for a revoked token: %+v, %v; want unauthorized", id.Principal, err)
 	}
+}
+
+// TestAgent_TokensBeforeBootstrap: on a node with -token an ACL token works
+// from the moment it is created (it used to stay dormant, "wrong token",
+// until ax acl bootstrap); on a node without auth, creating one is refused
+// with the next step instead of making a token that opens nothing more.
+func TestAgent_TokensBeforeBootstrap(t *testing.T) {
+	ctx := context.Background()
+	admin := api.Caller{Actor: "tester"}
+	t.Run("with -token", func(t *testing.T) {
+		a := startAgent(t, func(c *Config) { c.Token = "a-management-token-of-32-bytes!!" })
+		tok, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := http.NewRequest(http.MethodGet, "/v1/tasks", nil)
+		r.Header.Set("Authorization", "Bearer "+tok.Secret)
+		id, err := a.Authenticate(r)
+		if err != nil || id.Principal.Name != "viewer" || id.Principal.Role != model.RoleReader {
+			t.Fatalf("a token made before the bootstrap: %+v, %v; want reader viewer", id.Principal, err)
+		}
+		r.Header.Set("Authorization", "Bearer axt_not-a-token")
+		if _, err := a.Authenticate(r); !errors.Is(err, model.ErrUnauthorized) {
+			t.Fatalf("an unknown token: %v, want unauthorized", err)
+		}
+	})
+	t.Run("without auth", func(t *testing.T) {
+		a := startAgent(t)
+		_, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+		if !errors.Is(err, model.ErrPrecondition) || !strings.Contains(err.Error(), "ax acl bootstrap") {
+			t.Fatalf("a token before the bootstrap on an open cluster: %v, want failed precondition naming ax acl bootstrap", err)
+		}
+		if _, err := a.ACLBootstrap(ctx, admin); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader}); err != nil {
+			t.Fatalf("after the bootstrap: %v", err)
+		}
+	})
 }
