@@ -142,7 +142,7 @@ func (a *Agent) openIdentity(r *http.Request) (api.Identity, error) {
 	if a.tlsOn() {
 		name, ok := clientCertName(r)
 		if !ok {
-			return api.Identity{}, errUnauthorized("this node has TLS and no tokens: present a client certificate of the cluster CA (-client-cert, -client-key)")
+			return api.Identity{}, errUnauthorized("this node has TLS and no tokens: " + model.NeedClientCert + " (-client-cert, -client-key)")
 		}
 		return api.Identity{Principal: &model.Principal{Name: "cert:" + name, Role: model.RoleAdmin}}, nil
 	}

@@ -43,6 +43,11 @@ type Principal struct {
 	TokenHash string `json:"tokenHash,omitempty"`
 }
 
+// NeedClientCert is in the message of the 401 a TLS node without tokens
+// answers a client without a certificate of the cluster CA: the CLI
+// recognizes it to hint at -client-cert rather than -token.
+const NeedClientCert = "present a client certificate of the cluster CA"
+
 // Can reports whether p holds role need: admin holds every role; reader,
 // operator and writer include the ones below them; executor holds only
 // itself.
