@@ -57,8 +57,9 @@ tls_key  = ""
 # Allow non-loopback http or raft addresses without TLS. Default: false.
 insecure = false
 
-# Management token (admin on every route, also used to join). Prefer
-# token_file (mode 0600); a token written here makes this file a secret.
+# Management token (admin on every route, also used to join), at least 16
+# bytes (ax keygen makes one). Prefer token_file (mode 0600); a token
+# written here makes this file a secret.
 # Default: "" ($AX_TOKEN when set).
 token      = ""
 token_file = ""

@@ -156,6 +156,26 @@ func checkRaftTiming(cfg *agent.Config) error {
 	return nil
 }
 
+// minTokenLen is the least length of the static tokens an agent takes
+// (-token, -executor-token): a management token opens every route.
+const minTokenLen = 16
+
+// checkTokenLengths refuses a static token shorter than minTokenLen,
+// naming its flag and the other places it may come from.
+func checkTokenLengths(cfg *agent.Config) error {
+	for _, t := range []struct{ flag, env, key, v string }{
+		{"-token (or -token-file)", "AX_TOKEN", "token, token_file", cfg.Token},
+		{"-executor-token", "AX_EXECUTOR_TOKEN", "executor_token", cfg.ExecutorToken},
+	} {
+		if t.v != "" && len(t.v) < minTokenLen {
+			return fmt.Errorf("agent: %s is %d bytes; a token must be at least %d, as anyone who guesses it gets its role "+
+				"(it may also come from %s or the config file's %s). Make one with: ax keygen > agent.token && chmod 600 agent.token, then -token-file agent.token",
+				t.flag, len(t.v), minTokenLen, t.env, t.key)
+		}
+	}
+	return nil
+}
+
 // applyConfigFile applies the -config file to the flags the command line
 // and the environment left unset, and returns its warnings.
 func applyConfigFile(fs *flag.FlagSet, path string) (warnings []string, err error) {
@@ -255,6 +275,9 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Token = tok
+	if err := checkTokenLengths(&cfg); err != nil {
+		return err
+	}
 	if o.tokenFile != "" {
 		if w := warnIfShared(o.tokenFile); w != "" {
 			warnings = append(warnings, "token file "+w)
