@@ -71,6 +71,9 @@ type Config struct {
 	// Insecure lets the agent listen on non-loopback addresses without
 	// TLS; without it such an agent refuses to start.
 	Insecure bool
+	// PprofAddr, when set, serves Go's profiles there (pprof.go): with
+	// TLS when the node has it, to admins only.
+	PprofAddr string
 	// Lease is how long a running attempt survives without a heartbeat
 	// (default 10s).
 	Lease time.Duration
@@ -200,6 +203,7 @@ type Agent struct {
 	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
+	pprof          *http.Server            // nil without -pprof
 	sealer         *sealer                 // nil without an encrypt key
 	localExecToken string                  // the embedded executor's credential, in memory only
 	live           *liveHub                // event-stream subscribers (live.go)
@@ -379,6 +383,12 @@ func New(cfg Config) (*Agent, error) {
 		ConnContext:       a.conns.connContext,
 		ErrorLog:          newServerLog(a.log),
 	}
+	if err := a.servePprof(); err != nil {
+		node.Close()
+		f.Close()
+		ln.Close()
+		return nil, err
+	}
 	if cfg.Executor {
 		ex, err := worker.New(worker.Config{Servers: []string{a.HTTPAddr()}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
@@ -386,6 +396,9 @@ func New(cfg Config) (*Agent, error) {
 			// are reported retryable) while it can still forward reports.
 			ShutdownGrace: -1})
 		if err != nil {
+			if a.pprof != nil {
+				a.pprof.Close()
+			}
 			node.Close()
 			f.Close()
 			ln.Close()
@@ -474,6 +487,9 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_ = a.http.Shutdown(hctx)
+	if a.pprof != nil {
+		_ = a.pprof.Close()
+	}
 	err := a.node.Close()
 	a.wg.Wait()
 	if ferr := a.fsm.Close(); err == nil {

@@ -97,7 +97,9 @@ log_level = "info"
 # Log as JSON. Default: false.
 log_json = false
 
-# Serve Go's /debug/pprof on this address (profiling). Default: "" (off).
+# Serve Go's /debug/pprof on this address (profiling), to the admin role
+# or the management token only, over TLS on a TLS node; a non-loopback
+# address needs TLS or insecure, like every listener. Default: "" (off).
 pprof = ""
 
 # --- Embedded executor -----------------------------------------------------

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -72,7 +70,6 @@ type agentOptions struct {
 	ui           bool
 	logLevel     string
 	logJSON      bool
-	pprofAddr    string
 	embedded     string
 	execCapacity int
 	execLabels   string
@@ -106,7 +103,7 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.IntVar(&cfg.MetricsMaxTasks, "metrics-max-tasks", agent.DefaultMetricsMaxTasks, "distinct task names with their own task label on the per-task histograms; later ones are counted as task=\"other\"")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.BoolVar(&o.logJSON, "log-json", false, "log as JSON")
-	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's /debug/pprof on this address (profiling)")
+	fs.StringVar(&cfg.PprofAddr, "pprof", "", "serve Go's /debug/pprof on this address (profiling): admin role or the management token; TLS with the agent's certificates; non-loopback only with TLS or -insecure")
 	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
 	fs.DurationVar(&cfg.Retention, "retention", 7*24*time.Hour, "keep finished instances this long unless their task sets policy.retention (0: forever)")
 	fs.DurationVar(&cfg.RetentionInterval, "retention-interval", time.Minute, "how often the leader deletes instances past retention")
@@ -340,13 +337,6 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
-	}
-	if o.pprofAddr != "" {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		go func() { _ = http.ListenAndServe(o.pprofAddr, mux) }()
 	}
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
