@@ -95,3 +95,17 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 		t.Errorf("health problem once restored: %q", h.Problem)
 	}
 }
+
+// TestAgent_TransferOnOneNodeIsAConflict: a leadership transfer on a
+// one-node cluster answers 409 with why (it answered 503, which clients
+// retry in vain).
+func TestAgent_TransferOnOneNodeIsAConflict(t *testing.T) {
+	a := startAgent(t)
+	for _, body := range []string{`{}`, `{"id":"n2"}`} {
+		var out model.ErrorBody
+		if code := apiCall(t, a, http.MethodPost, "/v1/cluster/transfer", body, &out); code != http.StatusConflict ||
+			out.Error == nil || !strings.Contains(out.Error.Message, "only voter") {
+			t.Errorf("POST /v1/cluster/transfer %s on one node: HTTP %d %+v, want 409 saying it is the only voter", body, code, out.Error)
+		}
+	}
+}
