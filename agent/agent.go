@@ -213,6 +213,7 @@ type Agent struct {
 	feed           *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
 	// channels delivers alert notifications to the channels (channels.go).
 	channels *channelNotifier
+	uses     tokenUses // running requests by ACL token (revoke.go)
 	catchUpState
 }
 
@@ -373,6 +374,8 @@ func New(cfg Config) (*Agent, error) {
 			if a.refuseUnusable(w, r) {
 				return
 			}
+			r, done := a.trackRequest(r)
+			defer done()
 			limitBody(w, r)
 			handler.ServeHTTP(w, r)
 		}),
@@ -416,7 +419,8 @@ func New(cfg Config) (*Agent, error) {
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
-	a.wg.Add(6)
+	a.wg.Add(7)
+	go a.cutRevoked()
 	go a.watchQuorum()
 	go a.batchLoop()
 	go a.monitorClocks()

@@ -110,6 +110,7 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 		return api.Identity{}, err
 	}
 	hash := TokenHash(tok)
+	a.usesToken(r, hash) // before the lookup: a revoke applied after it ends the request
 	t, ok, err := a.fsm.TokenByHash(hash)
 	if err == nil && !ok && !caughtUp && !a.node.IsLeader() {
 		// A token created a moment ago may not have reached this node yet.

@@ -92,6 +92,7 @@ func (a *Agent) recheckForwarded(r *http.Request, p *model.Principal) error {
 	if p.TokenHash == "" {
 		return nil // not an ACL token (management, certificate...), or from an older node
 	}
+	a.usesToken(r, p.TokenHash)
 	t, ok, err := a.fsm.TokenByHash(p.TokenHash)
 	if err == nil && !ok {
 		// The forwarding node may have applied the token's creation
@@ -180,4 +181,102 @@ func (a *Agent) WaitApplied(ctx context.Context, index uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, maxAppliedWait)
 	defer cancel()
 	return a.waitApplied(ctx, index)
+}
+
+// Requests still running when their token is revoked — event streams, log
+// follows, executors' long polls — end too: every request's context can
+// be cancelled by the agent, Authenticate records which ACL token a
+// request runs with, and a watcher cancels the requests of tokens gone
+// from the state each time a revoke (or a restore) is applied.
+
+// tokenUse is one request and the ACL token it runs with, if any.
+type tokenUse struct {
+	cancel context.CancelFunc
+	hash   string // set by Authenticate
+}
+
+type tokenUseKey struct{}
+
+// tokenUses are the running requests by ACL token hash.
+type tokenUses struct {
+	mu   sync.Mutex
+	reqs map[string]map[*tokenUse]struct{}
+}
+
+// trackRequest makes r's context cancellable on a revoke of the token it
+// will authenticate with; done forgets it.
+func (a *Agent) trackRequest(r *http.Request) (_ *http.Request, done func()) {
+	ctx, cancel := context.WithCancel(r.Context())
+	u := &tokenUse{cancel: cancel}
+	return r.WithContext(context.WithValue(ctx, tokenUseKey{}, u)), func() {
+		if u.hash != "" {
+			a.uses.mu.Lock()
+			delete(a.uses.reqs[u.hash], u)
+			if len(a.uses.reqs[u.hash]) == 0 {
+				delete(a.uses.reqs, u.hash)
+			}
+			a.uses.mu.Unlock()
+		}
+		cancel()
+	}
+}
+
+// usesToken records that r runs with the ACL token of hash.
+func (a *Agent) usesToken(r *http.Request, hash string) {
+	u, ok := r.Context().Value(tokenUseKey{}).(*tokenUse)
+	if !ok || u.hash != "" {
+		return
+	}
+	a.uses.mu.Lock()
+	defer a.uses.mu.Unlock()
+	u.hash = hash
+	if a.uses.reqs == nil {
+		a.uses.reqs = map[string]map[*tokenUse]struct{}{}
+	}
+	if a.uses.reqs[hash] == nil {
+		a.uses.reqs[hash] = map[*tokenUse]struct{}{}
+	}
+	a.uses.reqs[hash][u] = struct{}{}
+}
+
+// cutRevoked runs until the agent stops: each time the state machine has
+// applied a revoke, it cancels the running requests of the tokens gone.
+func (a *Agent) cutRevoked() {
+	defer a.wg.Done()
+	seen := a.fsm.TokensRevoked()
+	for {
+		ch := a.fsm.Changed()
+		if n := a.fsm.TokensRevoked(); n != seen {
+			seen = n
+			a.cancelRevoked()
+		}
+		select {
+		case <-ch:
+		case <-a.stopCh:
+			return
+		}
+	}
+}
+
+func (a *Agent) cancelRevoked() {
+	a.uses.mu.Lock()
+	hashes := make([]string, 0, len(a.uses.reqs))
+	for h := range a.uses.reqs {
+		hashes = append(hashes, h)
+	}
+	a.uses.mu.Unlock()
+	for _, h := range hashes {
+		if _, ok, err := a.fsm.TokenByHash(h); ok || err != nil {
+			continue
+		}
+		a.uses.mu.Lock()
+		n := len(a.uses.reqs[h])
+		for u := range a.uses.reqs[h] {
+			u.cancel()
+		}
+		a.uses.mu.Unlock()
+		if n > 0 {
+			a.log.Info("ended the running requests of a revoked token", "requests", n)
+		}
+	}
 }

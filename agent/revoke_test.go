@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,4 +91,50 @@ func TestAgent_TokensBeforeBootstrap(t *testing.T) {
 			t.Fatalf("after the bootstrap: %v", err)
 		}
 	})
+}
+
+// TestAgent_RevokeEndsRunningStreams: an event stream opened with a token
+// ends when the token is revoked (it went on streaming), while a stream of
+// another token goes on.
+func TestAgent_RevokeEndsRunningStreams(t *testing.T) {
+	a := startAgent(t)
+	ctx := context.Background()
+	admin := api.Caller{Actor: "tester"}
+	if _, err := a.ACLBootstrap(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+	open := func(name string) <-chan error {
+		t.Helper()
+		tok, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: name, Role: model.RoleReader})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, "http://"+a.HTTPAddr()+"/v1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("open the stream of %s: %v %v", name, resp, err)
+		}
+		ended := make(chan error, 1)
+		go func() {
+			_, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			ended <- err
+		}()
+		return ended
+	}
+	revoked, kept := open("viewer"), open("other")
+	if _, err := a.RevokeToken(ctx, admin, "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-revoked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream of the revoked token still runs 5 s after the revoke")
+	}
+	select {
+	case err := <-kept:
+		t.Fatalf("the stream of another token ended: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
 }

@@ -156,6 +156,7 @@ func (w *writer) aclDeleteToken() *Result {
 	}
 	w.del(bktACLTokens, []byte(t.Name))
 	w.del(bktACLHashes, []byte(t.Hash))
+	w.f.revokes.Add(1)
 	return okResult(t.Model())
 }
 
@@ -297,6 +298,10 @@ func (f *FSM) TokenByHash(hash string) (*TokenRecord, bool, error) {
 	})
 	return t, t != nil, err
 }
+
+// TokensRevoked counts the token revokes this state machine has applied
+// (restores included): when it moves, a token may have gone.
+func (f *FSM) TokensRevoked() uint64 { return f.revokes.Load() }
 
 // Token returns a token by name.
 func (f *FSM) Token(name string) (*TokenRecord, bool) {

@@ -126,6 +126,10 @@ type FSM struct {
 	hwm     atomic.Int64 // TimeHWM
 	rebuilt bool
 	aclC    atomic.Pointer[aclCache]
+	// revokes counts the token revokes applied (and restores, which may
+	// drop tokens): the agent ends the requests of revoked tokens still
+	// running when it moves. Not state: rolled-back tries count too.
+	revokes atomic.Uint64
 	// failed is why the state cannot be used: a restore that failed after
 	// it let go of the old database. Reads answer it until a restore
 	// succeeds. Guarded by mu.
@@ -441,6 +445,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.failed = nil
+	f.revokes.Add(1)
 	f.logger.Info("restored snapshot", "bytes", n, "applied", f.applied.Load())
 	f.notify()
 	if o, ok := f.cfg.Observer.(RestoreObserver); ok {
