@@ -204,8 +204,12 @@ type tokenUses struct {
 }
 
 // trackRequest makes r's context cancellable on a revoke of the token it
-// will authenticate with; done forgets it.
+// will authenticate with; done forgets it. A request without a token or a
+// forwarded principal is left as it is.
 func (a *Agent) trackRequest(r *http.Request) (_ *http.Request, done func()) {
+	if r.Header.Get("Authorization") == "" && r.Header.Get(HeaderPrincipal) == "" {
+		return r, func() {}
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	u := &tokenUse{cancel: cancel}
 	return r.WithContext(context.WithValue(ctx, tokenUseKey{}, u)), func() {
