@@ -253,6 +253,16 @@ func (a *Agent) cutRevoked() {
 		if n := a.fsm.TokensRevoked(); n != seen {
 			seen = n
 			a.cancelRevoked()
+			if a.node.IsLeader() {
+				// An entry now carries the revoke's commit to the followers
+				// at once, not at Raft's next idle round (50 ms), so the
+				// revoke's wait for their confirmations is short.
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					defer cancel()
+					_ = a.node.Barrier(ctx)
+				}()
+			}
 		}
 		select {
 		case <-ch:

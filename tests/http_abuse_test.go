@@ -97,7 +97,12 @@ func TestHTTP_IdleAndSlowConnections(t *testing.T) {
 // gone the count of open connections falls back (the limiter tracks TLS
 // connections).
 func TestHTTP_TLSBareConnectsKeepAuthenticatedStreams(t *testing.T) {
-	const maxConns, flood = 64, 1500
+	for _, maxConns := range []int{64, 1024} {
+		t.Run(fmt.Sprintf("max-conns %d", maxConns), func(t *testing.T) { bareConnectFlood(t, maxConns, 1500) })
+	}
+}
+
+func bareConnectFlood(t *testing.T, maxConns, flood int) {
 	c := startCluster(t, 1, withTLS(t.TempDir()), withToken("tls-flood-management-token"), withArgs("-max-conns", strconv.Itoa(maxConns)))
 	ctx := ctxT(t, 120*time.Second)
 	if _, err := c.Leader(ctx, 15*time.Second); err != nil {
