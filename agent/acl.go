@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
@@ -20,8 +21,17 @@ func (a *Agent) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken
 	return a.putToken(ctx, c, fsm.CmdACLBootstrap, &rec, func() any { return fsm.ACLBootstrap{Token: rec} })
 }
 
-// CreateToken implements api.ACLBackend.
+// CreateToken implements api.ACLBackend. On a node without -token whose
+// cluster has not bootstrapped ACLs, every request is admitted as admin,
+// so a token would change nothing: it is refused with the next step.
 func (a *Agent) CreateToken(ctx context.Context, c api.Caller, req model.ACLTokenRequest) (*model.ACLToken, error) {
+	if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+		a.catchUp(ctx) // a bootstrap through another node a moment ago
+	}
+	if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+		return nil, &model.Error{Code: model.CodePrecondition,
+			Message: "ACLs are not bootstrapped, so this cluster admits every request as admin and a token would change nothing: run `ax acl bootstrap` first (it prints an admin token), then create tokens with it"}
+	}
 	rec := fsm.TokenRecord{Name: req.Name, Role: req.Role, Executor: req.Executor, Labels: req.Labels}
 	return a.putToken(ctx, c, fsm.CmdACLPutToken, &rec, func() any {
 		return fsm.ACLPutToken{Token: rec, TTLms: req.TTL.Std().Milliseconds()}
@@ -64,5 +74,7 @@ func (a *Agent) RevokeToken(ctx context.Context, c api.Caller, name string) (*mo
 	if err := a.command(ctx, c, fsm.CmdACLDeleteToken, fsm.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
 	}
+	// Answered only once no node accepts the token (revoke.go).
+	a.waitRevoked(ctx, time.Now())
 	return &out, nil
 }

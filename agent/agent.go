@@ -71,6 +71,9 @@ type Config struct {
 	// Insecure lets the agent listen on non-loopback addresses without
 	// TLS; without it such an agent refuses to start.
 	Insecure bool
+	// PprofAddr, when set, serves Go's profiles there (pprof.go): with
+	// TLS when the node has it, to admins only.
+	PprofAddr string
 	// Lease is how long a running attempt survives without a heartbeat
 	// (default 10s).
 	Lease time.Duration
@@ -204,6 +207,7 @@ type Agent struct {
 	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
+	pprof          *http.Server            // nil without -pprof
 	sealer         *sealer                 // nil without an encrypt key
 	localExecToken string                  // the embedded executor's credential, in memory only
 	live           *liveHub                // event-stream subscribers (live.go)
@@ -213,6 +217,7 @@ type Agent struct {
 	feed           *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
 	// channels delivers alert notifications to the channels (channels.go).
 	channels *channelNotifier
+	uses     tokenUses // running requests by ACL token (revoke.go)
 	catchUpState
 }
 
@@ -369,6 +374,12 @@ func New(cfg Config) (*Agent, error) {
 	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer a.conns.serving(r)()
+			if a.refuseUnusable(w, r) {
+				return
+			}
+			r, done := a.trackRequest(r)
+			defer done()
 			limitBody(w, r)
 			handler.ServeHTTP(w, r)
 		}),
@@ -376,7 +387,14 @@ func New(cfg Config) (*Agent, error) {
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ConnState:         a.conns.track,
+		ConnContext:       a.conns.connContext,
 		ErrorLog:          newServerLog(a.log),
+	}
+	if err := a.servePprof(); err != nil {
+		node.Close()
+		f.Close()
+		ln.Close()
+		return nil, err
 	}
 	if cfg.Executor {
 		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
@@ -386,6 +404,9 @@ func New(cfg Config) (*Agent, error) {
 			// interrupted while the node can still take the reports.
 			ShutdownGrace: execShutdownGrace(cfg.ExecutorShutdownGrace)})
 		if err != nil {
+			if a.pprof != nil {
+				a.pprof.Close()
+			}
 			node.Close()
 			f.Close()
 			ln.Close()
@@ -403,7 +424,8 @@ func New(cfg Config) (*Agent, error) {
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
-	a.wg.Add(6)
+	a.wg.Add(7)
+	go a.cutRevoked()
 	go a.watchQuorum()
 	go a.batchLoop()
 	go a.monitorClocks()
@@ -476,6 +498,9 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_ = a.http.Shutdown(hctx)
+	if a.pprof != nil {
+		_ = a.pprof.Close()
+	}
 	err := a.node.Close()
 	a.wg.Wait()
 	if ferr := a.fsm.Close(); err == nil {

@@ -201,7 +201,17 @@ func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
 // ReadBarrier implements api.BarrierBackend: once it returns, local reads reflect
 // every write acknowledged before it was called.
 func (a *Agent) ReadBarrier(ctx context.Context) error {
-	idx, err := onLeader(ctx, a, leaderCall[uint64]{
+	idx, err := a.leaderIndex(ctx)
+	if err != nil {
+		return err
+	}
+	return a.waitApplied(ctx, idx)
+}
+
+// leaderIndex is the index a read must see applied to reflect every write
+// acknowledged before the call: the leader's readIndex, asked of it.
+func (a *Agent) leaderIndex(ctx context.Context) (uint64, error) {
+	return onLeader(ctx, a, leaderCall[uint64]{
 		local: func(ctx context.Context, _ *term) (uint64, error) { return a.readIndex(ctx) },
 		remote: func(ctx context.Context, cl *client.Client) (uint64, error) {
 			var out struct {
@@ -211,10 +221,6 @@ func (a *Agent) ReadBarrier(ctx context.Context) error {
 			return out.Index, err
 		},
 	})
-	if err != nil {
-		return err
-	}
-	return a.waitApplied(ctx, idx)
 }
 
 func (a *Agent) waitApplied(ctx context.Context, idx uint64) error {

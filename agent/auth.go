@@ -56,16 +56,29 @@ func errUnauthorized(msg string) error {
 //   - the bearer token: the management token (-token), the legacy executor
 //     token (-executor-token), the embedded executor's own token, or an ACL
 //     token (looked up by its SHA-256);
-//   - no token: allowed as admin only while the cluster has no auth at all
-//     (no -token and no ACL bootstrap) — and then, on a TLS node, only
-//     with a client certificate of the cluster's CA.
+//   - no token, or any token: allowed as admin only while the cluster has
+//     no auth at all (no -token and no ACL bootstrap) — and then, on a TLS
+//     node, only with a client certificate of the cluster CA.
+//
+// ACL tokens count once ACLs are bootstrapped, and on a node with -token
+// from the moment they exist.
+//
+// When this node cannot read its auth state (a state machine whose
+// restore failed), it admits nobody: 503, no identity.
 func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
-	if node, ok := a.member(r); ok {
+	boot, key, err := a.fsm.AuthState()
+	if err != nil {
+		return api.Identity{}, authUnavailable(err)
+	}
+	if node, ok := a.member(r, boot, key); ok {
 		p := &model.Principal{Name: "node:" + node, Role: model.RoleAdmin}
 		if h := r.Header.Get(HeaderPrincipal); h != "" {
 			fp, err := decodePrincipal(h)
 			if err != nil {
 				return api.Identity{}, errUnauthorized("bad " + HeaderPrincipal + " header: " + err.Error())
+			}
+			if err := a.recheckForwarded(r, fp); err != nil {
+				return api.Identity{}, err
 			}
 			p = fp
 		}
@@ -74,7 +87,7 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	tok, hasTok := bearer(r)
 	switch {
 	case !hasTok:
-		if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+		if a.cfg.Token == "" && !boot {
 			return a.openIdentity(r)
 		}
 		return api.Identity{}, errUnauthorized("missing token: send Authorization: Bearer <token>")
@@ -86,17 +99,26 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 		return api.Identity{Principal: &model.Principal{Name: "node:" + a.cfg.NodeID + ":executor", Role: model.RoleExecutor,
 			Executor: a.cfg.NodeID, Labels: a.cfg.ExecutorLabels}}, nil
 	}
-	if !a.fsm.ACLBootstrapped() {
-		if a.cfg.Token == "" {
-			return a.openIdentity(r)
-		}
-		return api.Identity{}, errUnauthorized("wrong token")
+	if !boot && a.cfg.Token == "" {
+		return a.openIdentity(r)
 	}
-	t, ok := a.fsm.TokenByHash(TokenHash(tok))
-	if !ok && !a.node.IsLeader() {
+	// An ACL token (with -token they work before the bootstrap too, as
+	// Consul's initial management token bootstraps ACLs): this node's
+	// state must not predate a revoke.
+	caughtUp, err := a.ensureACLFresh(r.Context())
+	if err != nil {
+		return api.Identity{}, err
+	}
+	hash := TokenHash(tok)
+	a.usesToken(r, hash) // before the lookup: a revoke applied after it ends the request
+	t, ok, err := a.fsm.TokenByHash(hash)
+	if err == nil && !ok && !caughtUp && !a.node.IsLeader() {
 		// A token created a moment ago may not have reached this node yet.
 		a.catchUp(r.Context())
-		t, ok = a.fsm.TokenByHash(TokenHash(tok))
+		t, ok, err = a.fsm.TokenByHash(hash)
+	}
+	if err != nil {
+		return api.Identity{}, authUnavailable(err)
 	}
 	if !ok {
 		return api.Identity{}, errUnauthorized("unknown or revoked token")
@@ -104,7 +126,14 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	if t.Expired(a.now().UnixMilli()) {
 		return api.Identity{}, errUnauthorized("token " + t.Name + " expired at " + model.UnixMilli(t.ExpiresAt).Format(model.TimeLayout))
 	}
-	return api.Identity{Principal: &model.Principal{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels}}, nil
+	return api.Identity{Principal: &model.Principal{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels, TokenHash: hash}}, nil
+}
+
+// authUnavailable is the answer to a request this node cannot
+// authenticate because it cannot read its auth state: a 503 (the client
+// tries another node), never a guess.
+func authUnavailable(err error) error {
+	return &model.Error{Code: model.CodeUnavailable, Message: "this node cannot read its auth state, so it admits nobody: " + err.Error()}
 }
 
 // openIdentity admits a request on a cluster without auth: as admin, but a
@@ -114,21 +143,22 @@ func (a *Agent) openIdentity(r *http.Request) (api.Identity, error) {
 	if a.tlsOn() {
 		name, ok := clientCertName(r)
 		if !ok {
-			return api.Identity{}, errUnauthorized("this node has TLS and no tokens: present a client certificate of the cluster CA (-client-cert, -client-key)")
+			return api.Identity{}, errUnauthorized("this node has TLS and no tokens: " + model.NeedClientCert + " (-client-cert, -client-key)")
 		}
 		return api.Identity{Principal: &model.Principal{Name: "cert:" + name, Role: model.RoleAdmin}}, nil
 	}
 	return api.Identity{Principal: &model.Principal{Name: "anonymous", Role: model.RoleAdmin}}, nil
 }
 
-// member reports whether r comes from a cluster node. With TLS only a
-// node certificate counts. Without TLS the member key counts; until a
-// leader has set one (a cluster being upgraded), the management token does.
-func (a *Agent) member(r *http.Request) (string, bool) {
+// member reports whether r comes from a cluster node, given the auth state
+// (whether ACLs are bootstrapped, the member key). With TLS only a node
+// certificate counts. Without TLS the member key counts; until a leader
+// has set one (a cluster being upgraded), the management token does.
+func (a *Agent) member(r *http.Request, bootstrapped bool, key []byte) (string, bool) {
 	if a.tlsOn() {
 		return peerNode(r)
 	}
-	if key := a.fsm.MemberKey(); key != nil {
+	if key != nil {
 		got := r.Header.Get(HeaderMember)
 		if got == "" || !equal(got, base64.RawURLEncoding.EncodeToString(key)) {
 			return "", false
@@ -138,7 +168,7 @@ func (a *Agent) member(r *http.Request) (string, bool) {
 	if tok, ok := bearer(r); ok && a.cfg.Token != "" && equal(tok, a.cfg.Token) {
 		return memberName(r), true
 	}
-	if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+	if a.cfg.Token == "" && !bootstrapped {
 		return "anonymous", true // no auth at all
 	}
 	return "", false
@@ -208,31 +238,45 @@ func equal(a, b string) bool {
 // catchUp waits, at most a second, until this node has applied what the
 // leader had committed: one read barrier at a time, shared by every
 // request that waits meanwhile, so unknown tokens cannot flood the leader.
+// A barrier that succeeds renews the freshness of this node's ACL state
+// (revoke.go).
 func (a *Agent) catchUp(ctx context.Context) {
-	a.catchMu.Lock()
-	ch := a.catchCh
-	if ch == nil {
-		ch = make(chan struct{})
-		a.catchCh = ch
-		go func() {
-			bctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = a.ReadBarrier(bctx)
-			cancel()
-			a.catchMu.Lock()
-			a.catchCh = nil
-			a.catchMu.Unlock()
-			close(ch)
-		}()
-	}
-	a.catchMu.Unlock()
 	select {
-	case <-ch:
+	case <-a.startCatchUp():
 	case <-ctx.Done():
 	}
 }
 
-// catchUpState is the shared read barrier of catchUp.
+// startCatchUp starts the shared read barrier of catchUp unless one runs,
+// and returns the channel closed when it ends.
+func (a *Agent) startCatchUp() <-chan struct{} {
+	a.catchMu.Lock()
+	defer a.catchMu.Unlock()
+	if a.catchCh != nil {
+		return a.catchCh
+	}
+	ch := make(chan struct{})
+	a.catchCh = ch
+	go func() {
+		start := time.Now()
+		bctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := a.ReadBarrier(bctx)
+		cancel()
+		if err == nil {
+			a.renewACLLease(start)
+		}
+		a.catchMu.Lock()
+		a.catchCh = nil
+		a.catchMu.Unlock()
+		close(ch)
+	}()
+	return ch
+}
+
+// catchUpState is the shared read barrier of catchUp and the freshness of
+// the ACL state it gives.
 type catchUpState struct {
 	catchMu sync.Mutex
 	catchCh chan struct{}
+	lease   aclLease
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
@@ -35,10 +36,19 @@ func (a *Agent) PutChannel(ctx context.Context, c api.Caller, name string, ch *m
 		def.Email = &e
 	}
 	def.Secret = ""
+	if a.sealer != nil && (def.Type == model.ChannelWebhook || def.Type == model.ChannelSlack) && a.fsm.Proto() >= fsm.ProtoSealedChannels {
+		// The URL is often the credential (a Slack webhook's is): the
+		// state machine keeps only its scheme and host in the clear.
+		body.SealedURL, _ = a.sealValue(channelSealName(name, "url"), def.URL)
+		def.URL = model.RedactURL(def.URL)
+	}
 	body.Channel = def
 	var out model.Channel
 	if err := a.command(ctx, c, fsm.CmdPutChannel, body, &out); err != nil {
 		return nil, err
+	}
+	if body.SealedURL != nil {
+		out.URL = ch.URL
 	}
 	return &out, nil
 }
@@ -50,11 +60,73 @@ func (a *Agent) sealValue(name, v string) ([]byte, bool) {
 	return a.sealer.seal(name, []byte(v)), true
 }
 
+// sealChannelsEvery is how often a leader with -encrypt-key-file looks
+// for channel values stored in the clear.
+const sealChannelsEvery = 30 * time.Second
+
+// runSealChannels is the leader's service that seals, with
+// -encrypt-key-file, the values of channels stored in the clear: those
+// put before the cluster had a key, or (URLs) before it reached protocol
+// 6. Each is put again with its values sealed, a compare-and-set on its
+// version (a change made meanwhile is kept, and sealed when it is put).
+func (a *Agent) runSealChannels(ctx context.Context) error {
+	if a.sealer == nil {
+		return nil
+	}
+	tick := time.NewTicker(sealChannelsEvery)
+	defer tick.Stop()
+	for {
+		if a.fsm.Proto() >= fsm.ProtoSealedChannels {
+			a.sealChannels(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// sealChannels seals the values of every channel stored in the clear.
+func (a *Agent) sealChannels(ctx context.Context) {
+	recs, err := a.fsm.ChannelRecords()
+	if err != nil {
+		return
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Sealed() {
+			continue
+		}
+		name, body := r.Channel.Name, r.PutChannel
+		if len(body.Secret) > 0 && !body.SecretEncrypted {
+			body.Secret, body.SecretEncrypted = a.sealValue(channelSealName(name, "secret"), string(body.Secret))
+		}
+		if len(body.Password) > 0 && !body.PasswordEncrypted {
+			body.Password, body.PasswordEncrypted = a.sealValue(channelSealName(name, "password"), string(body.Password))
+		}
+		if len(body.SealedURL) == 0 && (body.Channel.Type == model.ChannelWebhook || body.Channel.Type == model.ChannelSlack) {
+			body.SealedURL, _ = a.sealValue(channelSealName(name, "url"), body.Channel.URL)
+			body.Channel.URL = model.RedactURL(body.Channel.URL)
+		}
+		body.IfVersion = r.Version
+		if err := a.proposeOwn(ctx, fsm.CmdPutChannel, body); err != nil {
+			a.log.Debug("sealing a channel's values failed; trying again later", "channel", name, "error", err)
+			continue
+		}
+		a.log.Info("sealed the values of a channel stored in the clear (-encrypt-key-file)", "channel", name)
+	}
+}
+
 // ListChannels implements api.ChannelBackend.
 func (a *Agent) ListChannels(ctx context.Context) (*model.ChannelList, error) {
-	cs, err := a.fsm.Channels()
+	recs, err := a.fsm.ChannelRecords()
 	if err != nil {
 		return nil, err
+	}
+	cs := make([]model.Channel, len(recs))
+	for i := range recs {
+		cs[i] = a.channelModel(&recs[i])
 	}
 	return &model.ChannelList{Channels: cs}, nil
 }
@@ -65,8 +137,21 @@ func (a *Agent) GetChannel(ctx context.Context, name string) (*model.Channel, er
 	if !ok {
 		return nil, &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no channel named " + name}
 	}
-	c := rec.Model()
+	c := a.channelModel(rec)
 	return &c, nil
+}
+
+// channelModel is a stored channel as the API answers it, with its URL
+// opened when it is sealed (the API redacts it for readers below writer);
+// one this node cannot open stays redacted.
+func (a *Agent) channelModel(rec *fsm.ChannelRecord) model.Channel {
+	c := rec.Model()
+	if len(rec.SealedURL) > 0 {
+		if u, err := a.sealer.open(channelSealName(rec.Channel.Name, "url"), rec.SealedURL); err == nil {
+			c.URL = string(u)
+		}
+	}
+	return c
 }
 
 // DeleteChannel implements api.ChannelBackend.
@@ -119,6 +204,9 @@ func (cn *channelNotifier) targets() ([]notify.Target, error) {
 		t := notify.Target{Name: r.Channel.Name, Channel: r.Channel}
 		if t.Secret, err = cn.open(r.Channel.Name, "secret", r.Secret, r.SecretEncrypted); err == nil {
 			t.Password, err = cn.open(r.Channel.Name, "password", r.Password, r.PasswordEncrypted)
+		}
+		if err == nil && len(r.SealedURL) > 0 {
+			t.Channel.URL, err = cn.open(r.Channel.Name, "url", r.SealedURL, true)
 		}
 		if err != nil {
 			cn.a.log.Warn("a channel's value cannot be read; the channel is skipped", "channel", r.Channel.Name, "error", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/notify"
@@ -198,5 +199,52 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 	}
 	if code := apiCall(t, a, http.MethodGet, "/v1/channels/ops", "", nil); code != 404 {
 		t.Errorf("get after delete: %d, want 404", code)
+	}
+}
+
+// TestAgent_ChannelURLsSealed: with -encrypt-key-file a slack or webhook
+// channel's URL (a Slack webhook's URL is its credential) is sealed like
+// its secret: the state machine keeps only its scheme and host, writers
+// read it whole, readers redacted. Channels stored in the clear (before
+// the key, or before protocol 6: an upgrade) are sealed by the leader,
+// a compare-and-set that keeps a change made meanwhile.
+func TestAgent_ChannelURLsSealed(t *testing.T) {
+	key := make([]byte, EncryptKeySize)
+	_, _ = rand.Read(key)
+	a := startAgent(t, func(c *Config) { c.EncryptKey = key })
+	testkit.Until(t, 10*time.Second, "protocol 6", func() bool { return a.fsm.Proto() >= fsm.ProtoSealedChannels })
+	const slackURL = "https://hooks.slack.com/services/T000/B000/SLACKSECRET"
+	if code := apiCall(t, a, http.MethodPut, "/v1/channels/chat", `{"type":"slack","url":"`+slackURL+`"}`, nil); code != 200 {
+		t.Fatalf("put slack channel: %d", code)
+	}
+	rec, _ := a.fsm.Channel("chat")
+	if len(rec.SealedURL) == 0 || rec.Channel.URL != "https://hooks.slack.com/(redacted)" || bytes.Contains(rec.SealedURL, []byte("SLACKSECRET")) {
+		t.Fatalf("stored %+v: want the URL sealed and only its host in the clear", rec)
+	}
+	var got model.Channel
+	if apiCall(t, a, http.MethodGet, "/v1/channels/chat", "", &got); got.URL != slackURL {
+		t.Errorf("an admin reads URL %q, want %q", got.URL, slackURL)
+	}
+
+	// Stored in the clear, as before the key or the upgrade: the leader
+	// seals it, keeping its definition.
+	plain := fsm.PutChannel{Channel: model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: "https://user:pass@hooks.example/ax?key=KEYSECRET",
+		Match: map[string]string{"team": "data"}}, Secret: []byte("SIGNSECRET")}
+	ctx := context.Background()
+	if err := a.proposeOwn(ctx, fsm.CmdPutChannel, plain); err != nil {
+		t.Fatal(err)
+	}
+	a.sealChannels(ctx)
+	rec, _ = a.fsm.Channel("ops")
+	if !rec.Sealed() || !rec.SecretEncrypted || bytes.Contains(rec.Secret, []byte("SIGNSECRET")) || rec.Channel.URL != "https://hooks.example/(redacted)" ||
+		rec.Channel.Match["team"] != "data" || rec.Version != 2 {
+		t.Fatalf("after sealing: %+v", rec)
+	}
+	if apiCall(t, a, http.MethodGet, "/v1/channels/ops", "", &got); got.URL != plain.Channel.URL || !got.SecretSet {
+		t.Errorf("an admin reads %+v, want the URL %q", got, plain.Channel.URL)
+	}
+	targets, err := a.channels.targets()
+	if err != nil || len(targets) != 2 || targets[1].Channel.URL != plain.Channel.URL || targets[1].Secret != "SIGNSECRET" || targets[0].Channel.URL != slackURL {
+		t.Fatalf("the notifier's targets: %+v, %v", targets, err)
 	}
 }

@@ -233,7 +233,22 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 	if id == a.cfg.NodeID {
 		return nil
 	}
-	err := a.node.TransferLeadership(ctx, id)
+	servers, err := a.node.Servers(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	voters := 0
+	for _, s := range servers {
+		if s.Voter && s.ID != a.cfg.NodeID {
+			voters++
+		}
+	}
+	if voters == 0 {
+		// Not a 503: trying again cannot help.
+		return &model.Error{Code: model.CodeConflict,
+			Message: "node " + a.cfg.NodeID + " is the cluster's only voter: there is no other node to hand leadership to (add nodes with ax agent -join first)"}
+	}
+	err = a.node.TransferLeadership(ctx, id)
 	if errors.Is(err, raftnode.ErrNotFound) {
 		return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "no member " + id}
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -16,12 +17,28 @@ import (
 )
 
 // connLimiter caps the connections of the API listener. At the cap, a new
-// connection evicts the one that has waited longest without a request in
-// flight (idle keep-alives, connections that never sent a byte); when
-// every connection is busy, the new one is closed. So idle or stalled
-// clients cannot lock others out, and the node stays within its cap.
-// Slow senders of headers and bodies are bounded by the server's
-// ReadHeaderTimeout and the body deadline (bodyDeadline).
+// connection evicts one that has no request in a handler, in this order:
+//
+//  1. a stalled one: it has never had a request reach a handler and has
+//     been at it for stalledAfter (it has not finished its TLS handshake,
+//     or is still sending its first request's headers: bare TCP
+//     connects, slowloris, scans — nothing that proved it speaks HTTP to
+//     us, let alone holds a credential);
+//  2. the one idle longest between requests (keep-alive);
+//  3. the oldest one that has not yet had a request reach a handler.
+//
+// When every connection is in a handler (event streams, executors' long
+// polls, requests being answered), the new one is closed. So connections
+// that never sent a request cannot push out clients that did, nor a new
+// client still in its handshake while idle ones can go; a flood of them
+// churns among themselves and the node stays within its cap. Slow
+// senders of headers and bodies are also bounded by the server's
+// ReadHeaderTimeout (which bounds the TLS handshake too) and the body
+// deadline (bodyDeadline).
+//
+// Connections are keyed by what the listener returns (a *tls.Conn on a
+// TLS node): the http.Server hands that same value to the ConnState and
+// ConnContext hooks.
 type connLimiter struct {
 	net.Listener
 	max int
@@ -33,8 +50,10 @@ type connLimiter struct {
 }
 
 type connInfo struct {
-	state http.ConnState
-	since time.Time
+	state    http.ConnState
+	since    time.Time // of the last state change or handler exit
+	served   bool      // a request of it has reached a handler
+	handlers int       // handlers running for it
 }
 
 func newConnLimiter(ln net.Listener, max int) *connLimiter {
@@ -48,41 +67,89 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.admit(c) {
+		ok, victim := l.admit(c)
+		if victim != nil {
+			closeRaw(victim)
+		}
+		if ok {
 			return c, nil
 		}
 		l.refused.Add(1)
-		c.Close()
+		closeRaw(c)
 	}
 }
 
-func (l *connLimiter) admit(c net.Conn) bool {
+// closeRaw closes c's network connection: a TLS connection without its
+// close_notify alert, which could block on a peer that does not read.
+func closeRaw(c net.Conn) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	c.Close()
+}
+
+// admit records c if the cap allows, evicting a connection if need be
+// (returned for the caller to close outside the lock).
+func (l *connLimiter) admit(c net.Conn) (bool, net.Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var victim net.Conn
 	if len(l.conns) >= l.max {
-		var victim net.Conn
-		var oldest time.Time
-		for vc, in := range l.conns {
-			if in.state != http.StateActive && (victim == nil || in.since.Before(oldest)) {
-				victim, oldest = vc, in.since
-			}
-		}
+		victim = l.victim()
 		if victim == nil {
-			return false
+			return false, nil
 		}
 		delete(l.conns, victim)
-		victim.Close()
 		l.evicted.Add(1)
 	}
 	l.conns[c] = &connInfo{state: http.StateNew, since: time.Now()}
-	return true
+	return true, victim
+}
+
+// stalledAfter is how long a connection may go without a request reaching
+// a handler before it is the first to be evicted: longer than a TLS
+// handshake and a request's headers take on any network a client uses.
+const stalledAfter = 2 * time.Second
+
+// victim picks the connection to evict (see connLimiter), nil if every
+// connection has a request in a handler. l.mu is held.
+func (l *connLimiter) victim() net.Conn {
+	now := time.Now()
+	var victim net.Conn
+	var best *connInfo
+	bestRank := 0
+	for c, in := range l.conns {
+		r := evictRank(in, now)
+		if r == 0 {
+			continue
+		}
+		if best == nil || r < bestRank || (r == bestRank && in.since.Before(best.since)) {
+			victim, best, bestRank = c, in, r
+		}
+	}
+	return victim
+}
+
+// evictRank orders eviction candidates (1 first, see connLimiter); 0: not
+// evictable, because a handler runs for it or it is in the middle of a
+// request that reached one (a served connection is taken only while idle
+// between requests, never while its answer is being finished).
+func evictRank(in *connInfo, now time.Time) int {
+	switch {
+	case in.handlers > 0:
+		return 0
+	case !in.served && now.Sub(in.since) >= stalledAfter:
+		return 1
+	case in.served && in.state == http.StateIdle:
+		return 2
+	case !in.served:
+		return 3
+	}
+	return 0
 }
 
 // track is the http.Server's ConnState hook.
 func (l *connLimiter) track(c net.Conn, s http.ConnState) {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	in, ok := l.conns[c]
@@ -94,6 +161,39 @@ func (l *connLimiter) track(c net.Conn, s http.ConnState) {
 		delete(l.conns, c)
 	default:
 		in.state, in.since = s, time.Now()
+	}
+}
+
+type connKey struct{}
+
+// connContext is the http.Server's ConnContext hook: it gives the
+// requests of c their connection's record, for serving.
+func (l *connLimiter) connContext(ctx context.Context, c net.Conn) context.Context {
+	l.mu.Lock()
+	in := l.conns[c]
+	l.mu.Unlock()
+	if in == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, connKey{}, in)
+}
+
+// serving marks r's connection as having a request in a handler until the
+// returned function is called.
+func (l *connLimiter) serving(r *http.Request) (done func()) {
+	in, _ := r.Context().Value(connKey{}).(*connInfo)
+	if in == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	in.handlers++
+	in.served = true
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		in.handlers--
+		in.since = time.Now()
+		l.mu.Unlock()
 	}
 }
 

@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -56,6 +58,8 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 	// The no-op and barriers Raft commits are never applied: counted to
 	// the last entry that is, an idle node lags nothing.
 	switch lag := int64(a.node.StateIndex(h.CommitIndex)) - int64(h.AppliedIndex); {
+	case a.fsm.Failed() != nil:
+		h.Problem = "state machine unusable until a snapshot restores: " + a.fsm.Failed().Error()
 	case leaderID == "":
 		h.Problem = "no leader"
 	case leaderID != a.cfg.NodeID && contact > healthMaxContact:
@@ -156,4 +160,19 @@ func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 		lag := commit - min(commit, h.AppliedIndex)
 		n.Lag = &lag
 	}
+}
+
+// refuseUnusable answers every request but /livez and /healthz with a 503
+// while the state machine is unusable (a restore failed: see
+// fsm.FSM.Failed), and reports whether it did. Such a node knows no task,
+// token or member key, so it serves nothing until Raft has installed a
+// snapshot again; /healthz says why it is unhealthy.
+func (a *Agent) refuseUnusable(w http.ResponseWriter, r *http.Request) bool {
+	err := a.fsm.Failed()
+	if err == nil || r.URL.Path == "/livez" || r.URL.Path == "/healthz" {
+		return false
+	}
+	api.WriteError(w, &model.Error{Code: model.CodeUnavailable,
+		Message: "node " + a.cfg.NodeID + " serves nothing until its state machine has recovered (" + err.Error() + "); use another node"})
+	return true
 }

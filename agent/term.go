@@ -74,6 +74,7 @@ func (a *Agent) termServices(t *term) []service {
 		{"alert-notify", a.runNotify},
 		{"retention", func(ctx context.Context) error { a.runRetention(ctx); return nil }},
 		{"cluster-state", func(ctx context.Context) error { a.ensureClusterState(ctx); return nil }},
+		{"seal-channels", a.runSealChannels},
 		{"clock-guard", t.guard.Run},
 	}, a.cfg.testServices...)
 }

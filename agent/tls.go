@@ -25,6 +25,9 @@ func checkTransportSecurity(cfg Config, log hclog.Logger) error {
 			exposed = append(exposed, a)
 		}
 	}
+	if cfg.PprofAddr != "" && !isLoopback(cfg.PprofAddr) {
+		exposed = append(exposed, cfg.PprofAddr+" (-pprof)")
+	}
 	if len(exposed) == 0 {
 		return nil
 	}

@@ -347,6 +347,11 @@ func (f *fakeBackend) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, e
 	return f.Applied, nil
 }
 
+func (f *fakeBackend) WaitApplied(ctx context.Context, index uint64) error {
+	f.record(ctx, call{Method: "WaitApplied"})
+	return f.Err
+}
+
 func (f *fakeBackend) ReadIndex(ctx context.Context) (uint64, error) {
 	f.record(ctx, call{Method: "ReadIndex"})
 	if f.Err != nil {

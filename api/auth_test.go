@@ -69,6 +69,9 @@ func sampleRequest(pattern string) request {
 	if strings.HasPrefix(path, "/v1/attempts/0") {
 		path = strings.Replace(path, "0000000000100000", "0000000000100000-1", 1)
 	}
+	if path == "/v1/internal/applied" {
+		path += "?index=1"
+	}
 	return request{method: method, path: path, body: bodies[pattern]}
 }
 
@@ -301,7 +304,8 @@ func TestServer_RouteRoles(t *testing.T) {
 		"POST /v1/instances/{id}/approval": "executor", "GET /v1/instances/{id}/approval": "executor",
 		// The node-to-node routes, on their own handler.
 		"POST /v1/internal/apply": api.AccessMember, "GET /v1/internal/readindex": api.AccessMember,
-		"GET /v1/internal/time": api.AccessMember,
+		"GET /v1/internal/time":    api.AccessMember,
+		"GET /v1/internal/applied": api.AccessMember,
 	}
 	got := map[string]string{}
 	for _, r := range api.New(api.Config{Metrics: http.NotFoundHandler()}).Routes() {

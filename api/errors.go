@@ -45,6 +45,10 @@ func status(err error) (int, *model.Error) {
 	}
 }
 
+// WriteError answers err as every handler does: its status and
+// {"error": {...}} body (a 503 with Retry-After).
+func WriteError(w http.ResponseWriter, err error) { writeError(w, err) }
+
 func writeError(w http.ResponseWriter, err error) {
 	code, me := status(err)
 	if code == http.StatusServiceUnavailable {

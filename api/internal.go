@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +25,10 @@ type InternalBackend interface {
 	// ReadIndex confirms leadership and returns the commit index a
 	// follower must apply before serving a linearizable read.
 	ReadIndex(ctx context.Context) (uint64, error)
+	// WaitApplied returns once this node has applied index (a member that
+	// revoked a token waits so for every member), or an error if it has
+	// not within ctx or the backend's own bound.
+	WaitApplied(ctx context.Context, index uint64) error
 }
 
 // InternalConfig configures the node-to-node handler.
@@ -67,6 +72,7 @@ func NewInternal(cfg InternalConfig) *Internal {
 		{"POST " + InternalPrefix + "apply", AccessMember, in.applyForwarded},
 		{"GET " + InternalPrefix + "readindex", AccessMember, in.readIndex},
 		{"GET " + InternalPrefix + "time", AccessMember, in.clockTime},
+		{"GET " + InternalPrefix + "applied", AccessMember, in.applied},
 	}
 	mux := http.NewServeMux()
 	for _, r := range in.table {
@@ -118,6 +124,20 @@ func (in *Internal) applyForwarded(w http.ResponseWriter, r *http.Request) {
 func (in *Internal) readIndex(w http.ResponseWriter, r *http.Request) {
 	idx, err := in.b.ReadIndex(r.Context())
 	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]uint64{"index": idx})
+}
+
+// applied answers once this node has applied ?index=N.
+func (in *Internal) applied(w http.ResponseWriter, r *http.Request) {
+	idx, err := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
+	if err != nil {
+		writeError(w, model.FieldErrorf("index", "want an applied index"))
+		return
+	}
+	if err := in.b.WaitApplied(r.Context(), idx); err != nil {
 		writeError(w, err)
 		return
 	}

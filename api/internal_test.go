@@ -50,6 +50,8 @@ func TestInternal_Endpoints(t *testing.T) {
 			[]call{{Method: "ReadIndex"}}, &map[string]uint64{"index": 42}},
 		{"wall clock", &fakeBackend{}, request{method: http.MethodGet, path: "/v1/internal/time"},
 			nil, &model.ClockReading{UnixMs: clock.UnixMilli()}},
+		{"applied", &fakeBackend{}, request{method: http.MethodGet, path: "/v1/internal/applied?index=7"},
+			[]call{{Method: "WaitApplied"}}, &map[string]uint64{"index": 7}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,8 +80,8 @@ func TestInternal_Endpoints(t *testing.T) {
 // of it; a member is served, and told 404 on a path that does not exist.
 func TestInternal_MembersOnly(t *testing.T) {
 	routes := api.NewInternal(api.InternalConfig{}).Routes()
-	if len(routes) != 3 {
-		t.Fatalf("got %d internal routes %v, want apply, readindex and time", len(routes), routes)
+	if len(routes) != 4 {
+		t.Fatalf("got %d internal routes %v, want apply, readindex, time and applied", len(routes), routes)
 	}
 	reqs := []request{{method: http.MethodGet, path: "/v1/internal/nothing"}}
 	for _, rt := range routes {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"net/url"
 	"slices"
 
 	"github.com/ax-scheduler/ax/model"
@@ -11,7 +10,7 @@ import (
 // and query of channel URLs, in the reads of principals below writer:
 // those values are often credentials, and only writers (who can set them)
 // see them. Secret references are shown.
-const Redacted = "(redacted)"
+const Redacted = model.RedactedPath
 
 // redactFor returns v as p may see it: tasks, task lists and histories
 // with literal env and header values replaced by Redacted for principals
@@ -107,10 +106,4 @@ func redactValues(m map[string]model.Value) map[string]model.Value {
 
 // redactChannelURL keeps a channel URL's scheme and host: its path and
 // query are often the credential (a Slack incoming webhook's are).
-func redactChannelURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return s
-	}
-	return u.Scheme + "://" + u.Host + "/" + Redacted
-}
+func redactChannelURL(s string) string { return model.RedactURL(s) }

@@ -57,8 +57,9 @@ tls_key  = ""
 # Allow non-loopback http or raft addresses without TLS. Default: false.
 insecure = false
 
-# Management token (admin on every route, also used to join). Prefer
-# token_file (mode 0600); a token written here makes this file a secret.
+# Management token (admin on every route, also used to join), at least 16
+# bytes (ax keygen makes one). Prefer token_file (mode 0600); a token
+# written here makes this file a secret.
 # Default: "" ($AX_TOKEN when set).
 token      = ""
 token_file = ""
@@ -81,8 +82,9 @@ ui = true
 # Default: "" (http(s)://<this node's HTTP address>).
 console_url = ""
 
-# Open API connections at most; at the cap a new one closes the longest
-# idle one. Default: 1024.
+# Open API connections at most; at the cap a new one closes one that never
+# got a request through, else the longest idle one (connections in a
+# request, such as event streams and long polls, are kept). Default: 1024.
 max_conns = 1024
 
 # Distinct task names with their own task label on the per-task
@@ -95,7 +97,9 @@ log_level = "info"
 # Log as JSON. Default: false.
 log_json = false
 
-# Serve Go's /debug/pprof on this address (profiling). Default: "" (off).
+# Serve Go's /debug/pprof on this address (profiling), to the admin role
+# or the management token only, over TLS on a TLS node; a non-loopback
+# address needs TLS or insecure, like every listener. Default: "" (off).
 pprof = ""
 
 # --- Embedded executor -----------------------------------------------------

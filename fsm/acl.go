@@ -156,6 +156,7 @@ func (w *writer) aclDeleteToken() *Result {
 	}
 	w.del(bktACLTokens, []byte(t.Name))
 	w.del(bktACLHashes, []byte(t.Hash))
+	w.f.revokes.Add(1)
 	return okResult(t.Model())
 }
 
@@ -229,13 +230,18 @@ type aclCache struct {
 	proto        int
 }
 
-func (f *FSM) acl() *aclCache {
+// acl returns the cache, or why the state cannot be read (then nothing is
+// cached: a state that cannot be read is never taken for an empty one).
+func (f *FSM) acl() (*aclCache, error) {
+	if err := f.Failed(); err != nil {
+		return nil, model.Errorf(model.CodeUnavailable, "state machine unavailable: %v", err)
+	}
 	applied := f.applied.Load() // before the read: the cache is never newer than its tag
 	if c := f.aclC.Load(); c != nil && c.applied == applied {
-		return c
+		return c, nil
 	}
 	c := &aclCache{applied: applied}
-	_ = f.view(func(tx *bolt.Tx) error {
+	err := f.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		c.bootstrapped = meta.Get(keyACLBootstrapped) != nil
 		c.proto = stateProto(tx)
@@ -244,29 +250,58 @@ func (f *FSM) acl() *aclCache {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	f.aclC.Store(c)
-	return c
+	return c, nil
 }
 
-// ACLBootstrapped reports whether ACLs were bootstrapped: from then on every
-// API request needs a token.
-func (f *FSM) ACLBootstrapped() bool { return f.acl().bootstrapped }
+// AuthState returns what authentication asks of the state: whether ACLs
+// were bootstrapped (from then on every API request needs a token) and
+// the cluster's member key (nil until a leader has set it; never shown by
+// any API). An error means the state cannot be read (a state machine
+// whose restore failed, or one being closed): authentication must then
+// admit nobody.
+func (f *FSM) AuthState() (bootstrapped bool, memberKey []byte, err error) {
+	c, err := f.acl()
+	if err != nil {
+		return false, nil, err
+	}
+	return c.bootstrapped, c.memberKey, nil
+}
+
+// ACLBootstrapped reports whether ACLs were bootstrapped. When the state
+// cannot be read it reports true, so that a caller fails closed;
+// authentication uses AuthState, which says why.
+func (f *FSM) ACLBootstrapped() bool {
+	b, _, err := f.AuthState()
+	return b || err != nil
+}
 
 // MemberKey returns the cluster's member key, nil until a leader has set
-// it. It is never shown by any API.
-func (f *FSM) MemberKey() []byte { return f.acl().memberKey }
+// it or when the state cannot be read. It is never shown by any API.
+func (f *FSM) MemberKey() []byte {
+	_, k, _ := f.AuthState()
+	return k
+}
 
-// TokenByHash returns the token whose SHA-256 (hex) is hash.
-func (f *FSM) TokenByHash(hash string) (*TokenRecord, bool) {
+// TokenByHash returns the token whose SHA-256 (hex) is hash; an error
+// when the state cannot be read.
+func (f *FSM) TokenByHash(hash string) (*TokenRecord, bool, error) {
 	var t *TokenRecord
-	_ = f.view(func(tx *bolt.Tx) error {
+	err := f.view(func(tx *bolt.Tx) error {
 		if name := tx.Bucket(bktACLHashes).Get([]byte(hash)); name != nil {
 			t, _ = readToken(tx, string(name))
 		}
 		return nil
 	})
-	return t, t != nil
+	return t, t != nil, err
 }
+
+// TokensRevoked counts the token revokes this state machine has applied
+// (restores included): when it moves, a token may have gone.
+func (f *FSM) TokensRevoked() uint64 { return f.revokes.Load() }
 
 // Token returns a token by name.
 func (f *FSM) Token(name string) (*TokenRecord, bool) {

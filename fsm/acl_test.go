@@ -3,6 +3,7 @@ package fsm
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -51,10 +52,10 @@ func TestFSM_ACLTokens(t *testing.T) {
 	if !f.ACLBootstrapped() {
 		t.Error("not bootstrapped")
 	}
-	if _, ok := f.TokenByHash(hashOf('a')); ok {
+	if _, ok, _ := f.TokenByHash(hashOf('a')); ok {
 		t.Error("the revoked token still resolves")
 	}
-	r, ok := f.TokenByHash(hashOf('c'))
+	r, ok, _ := f.TokenByHash(hashOf('c'))
 	if !ok || r.Name != "r" || r.ExpiresAt != t0+2+60_000 || r.CreatedBy != "tester" {
 		t.Errorf("reader token: got %+v, %v", r, ok)
 	}
@@ -131,5 +132,50 @@ func TestFSM_Secrets(t *testing.T) {
 	res := a.apply(cmd(t, CmdDeleteSecret, "", t0, TaskRef{Name: "db"}))
 	if !errors.Is(res.Err, model.ErrNotFound) {
 		t.Errorf("delete twice: got %v, want not_found", res.Err)
+	}
+}
+
+// TestFSM_FailedRestoreIsUnreadable: after a restore that lost the old
+// database, the auth state is an error (never "not bootstrapped"), reads
+// fail, and a good restore brings everything back.
+func TestFSM_FailedRestoreIsUnreadable(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	a.apply(cmd(t, CmdACLBootstrap, "", t0, ACLBootstrap{Token: TokenRecord{Name: "bootstrap", Role: model.RoleAdmin, Hash: hashOf('a')}}))
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var good memSink
+	if err := snap.Persist(&good); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+	a.apply(cmd(t, CmdPutTask, "", t0+1, PutTask{Task: cronTask("a", "@hourly")})) // the cached auth state is now stale
+
+	if err := f.Restore(io.NopCloser(strings.NewReader("garbage"))); err == nil {
+		t.Fatal("restoring garbage succeeded")
+	}
+	if f.Failed() == nil {
+		t.Fatal("Failed() is nil after a failed restore")
+	}
+	if boot, _, err := f.AuthState(); !errors.Is(err, model.ErrUnavailable) {
+		t.Errorf("auth state: bootstrapped %v, error %v; want unavailable", boot, err)
+	}
+	if !f.ACLBootstrapped() {
+		t.Error("ACLBootstrapped is false on an unreadable state: it must fail closed")
+	}
+	if _, _, err := f.TokenByHash(hashOf('a')); err == nil {
+		t.Error("TokenByHash answers on an unreadable state")
+	}
+	if _, err := f.Snapshot(); err == nil {
+		t.Error("a snapshot of an unreadable state")
+	}
+
+	if err := f.Restore(io.NopCloser(&good)); err != nil {
+		t.Fatal(err)
+	}
+	if boot, _, err := f.AuthState(); err != nil || !boot || f.Failed() != nil {
+		t.Errorf("after a good restore: bootstrapped %v, %v, failed %v", boot, err, f.Failed())
 	}
 }

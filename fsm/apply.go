@@ -141,6 +141,9 @@ type batch struct {
 // run applies logs in a new transaction and commits it, or rolls it back
 // and reports the failure.
 func (b *batch) run(logs []*raft.Log) (out []interface{}, fail *failure) {
+	if b.f.failed != nil || b.f.db == nil {
+		return nil, &failure{pos: cmdPos{sub: entryLevel}, err: fmt.Errorf("state machine unavailable: %v", b.f.failed), fatal: true}
+	}
 	tx, err := b.f.db.Begin(true)
 	if err != nil {
 		return nil, &failure{pos: cmdPos{sub: entryLevel}, err: err, fatal: true}

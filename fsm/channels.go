@@ -12,7 +12,10 @@ import (
 // (protocol 4). The write-only values (a webhook's HMAC key, an SMTP
 // password) are kept beside the definition as the proposing node put
 // them in the command: AES-256-GCM ciphertext when the cluster runs with
-// -encrypt-key-file, as secret values are.
+// -encrypt-key-file, as secret values are. From protocol 6 so is the URL
+// of a webhook or slack channel (a Slack webhook's URL is its credential):
+// SealedURL holds it sealed, and the definition's URL only its scheme and
+// host (model.RedactURL).
 
 // ChannelRecord is a stored channel: the put that made it (Channel with
 // its Name, without Version or times; the values it kept) and when.
@@ -34,6 +37,27 @@ type PutChannel struct {
 	SecretEncrypted   bool          `json:"secretEncrypted,omitempty"`
 	Password          []byte        `json:"password,omitempty"`
 	PasswordEncrypted bool          `json:"passwordEncrypted,omitempty"`
+	// SealedURL, from protocol 6, is a webhook or slack channel's URL
+	// sealed by the proposing node (Channel.URL then holds its redacted
+	// form). Before protocol 6 it is ignored, as a replica of an older
+	// release, which does not know it, ignores it.
+	SealedURL []byte `json:"sealedUrl,omitempty"`
+	// IfVersion, from protocol 6, makes the put a compare-and-set: it is
+	// refused (conflict) unless the stored channel is at this version.
+	// The leader seals the values of channels stored before it had a key
+	// so, without undoing a change made meanwhile.
+	IfVersion uint64 `json:"ifVersion,omitempty"`
+}
+
+// ProtoSealedChannels is the protocol from which put_channel honors
+// PutChannel.SealedURL and IfVersion.
+const ProtoSealedChannels = 6
+
+// Sealed reports whether every value of the put that can be sealed is:
+// the write-only values and, for webhook and slack channels, the URL.
+func (p *PutChannel) Sealed() bool {
+	urlSealed := len(p.SealedURL) > 0 || (p.Channel.Type != model.ChannelWebhook && p.Channel.Type != model.ChannelSlack)
+	return urlSealed && (len(p.Secret) == 0 || p.SecretEncrypted) && (len(p.Password) == 0 || p.PasswordEncrypted)
 }
 
 // maxStoredChannelSecret bounds a stored write-only value: the API's
@@ -57,6 +81,12 @@ func (p *PutChannel) validate(*Command) *model.Error {
 	}
 	if len(p.Password) > maxStoredChannelSecret {
 		return model.FieldErrorf("email.password", "too large")
+	}
+	if len(p.SealedURL) > model.MaxChannelURL+64 {
+		return model.FieldErrorf("url", "too large")
+	}
+	if len(p.SealedURL) > 0 && c.Type != model.ChannelWebhook && c.Type != model.ChannelSlack {
+		return model.FieldErrorf("url", "only for types webhook and slack")
 	}
 	if len(p.Secret) > 0 && c.Type != model.ChannelWebhook {
 		return model.FieldErrorf("secret", "only for type webhook")
@@ -104,8 +134,16 @@ func (w *writer) putChannel() *Result {
 		def.Email = &e
 	}
 	p.Channel = def
+	if w.protoAt() < ProtoSealedChannels {
+		p.SealedURL, p.IfVersion = nil, 0
+	}
+	cur, exists := readChannel(w.tx, def.Name)
+	if p.IfVersion != 0 && (!exists || cur.Version != p.IfVersion) {
+		return errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "channel " + def.Name + " changed since"})
+	}
+	p.IfVersion = 0
 	rec := ChannelRecord{PutChannel: p, Version: 1, CreatedAt: w.cmd.Now}
-	if cur, ok := readChannel(w.tx, def.Name); ok {
+	if exists {
 		rec.Version, rec.CreatedAt = cur.Version+1, cur.CreatedAt
 		if len(rec.Secret) == 0 && def.Type == model.ChannelWebhook {
 			rec.Secret, rec.SecretEncrypted = cur.Secret, cur.SecretEncrypted

@@ -109,3 +109,38 @@ func TestMinProto_Channels(t *testing.T) {
 		}
 	}
 }
+
+// TestFSM_SealedChannelURLFromProto6: below protocol 6 put_channel
+// ignores SealedURL and IfVersion (as an older replica does); from 6 it
+// keeps the sealed URL beside the redacted definition and refuses a put
+// whose IfVersion is not the stored version.
+func TestFSM_SealedChannelURLFromProto6(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	slack := model.Channel{Name: "chat", Type: model.ChannelSlack, URL: "https://hooks.slack.com/(redacted)"}
+	sealed := []byte("ciphertext of the URL")
+	a.apply(cmd(t, CmdSetProto, "", 1000, SetProto{Proto: 5}))
+	if err := a.apply(cmd(t, CmdPutChannel, "", 2000, PutChannel{Channel: slack, SealedURL: sealed, IfVersion: 7})).Decode(nil); err != nil {
+		t.Fatalf("at protocol 5 (IfVersion ignored): %v", err)
+	}
+	if rec, _ := f.Channel("chat"); rec.SealedURL != nil || rec.Sealed() {
+		t.Fatalf("at protocol 5 the sealed URL was kept: %+v", rec)
+	}
+	a.apply(cmd(t, CmdSetProto, "", 3000, SetProto{Proto: 6}))
+	err := a.apply(cmd(t, CmdPutChannel, "", 4000, PutChannel{Channel: slack, SealedURL: sealed, IfVersion: 7})).Decode(nil)
+	if !errors.Is(err, model.ErrConflict) {
+		t.Fatalf("IfVersion 7 on version 1: %v, want conflict", err)
+	}
+	if err := a.apply(cmd(t, CmdPutChannel, "", 5000, PutChannel{Channel: slack, SealedURL: sealed, IfVersion: 1})).Decode(nil); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := f.Channel("chat")
+	if string(rec.SealedURL) != string(sealed) || !rec.Sealed() || rec.Version != 2 || rec.IfVersion != 0 {
+		t.Fatalf("stored %+v", rec)
+	}
+	mail := PutChannel{Channel: model.Channel{Name: "x", Type: model.ChannelEmail,
+		Email: &model.EmailChannel{To: []string{"a@b.c"}, From: "c@d.e", SMTP: "mail:25"}}, SealedURL: sealed}
+	if err := a.apply(cmd(t, CmdPutChannel, "", 6000, mail)).Decode(nil); !errors.Is(err, model.ErrInvalid) {
+		t.Errorf("a sealed URL on an email channel: %v, want invalid", err)
+	}
+}

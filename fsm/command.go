@@ -89,7 +89,8 @@ var cmdNames = map[CommandType]string{
 // charged to maxRetries) and the overlap note; concurrency slots kept
 // exactly (a slot leaked before is recounted when set_proto raises the
 // protocol) and an attempt an operator stopped keeps the output its
-// executor reports after the stop (slots.go); from the entry after
+// executor reports after the stop (slots.go); put_channel honors
+// PutChannel.SealedURL and IfVersion (channels.go); from the entry after
 // set_proto 6.
 const ProtoVersion = 6
 

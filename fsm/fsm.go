@@ -126,6 +126,14 @@ type FSM struct {
 	hwm     atomic.Int64 // TimeHWM
 	rebuilt bool
 	aclC    atomic.Pointer[aclCache]
+	// revokes counts the token revokes applied (and restores, which may
+	// drop tokens): the agent ends the requests of revoked tokens still
+	// running when it moves. Not state: rolled-back tries count too.
+	revokes atomic.Uint64
+	// failed is why the state cannot be used: a restore that failed after
+	// it let go of the old database. Reads answer it until a restore
+	// succeeds. Guarded by mu.
+	failed error
 
 	watchMu sync.Mutex
 	watch   chan struct{} // closed and replaced on every applied batch
@@ -289,7 +297,7 @@ func (f *FSM) Close() error {
 		return fmt.Errorf("fsm: close: %w", err)
 	}
 	f.db = nil
-	if f.cfg.NoSync {
+	if f.cfg.NoSync && f.failed == nil {
 		if err := os.WriteFile(f.cfg.Path+cleanMarker, nil, 0o600); err != nil {
 			return fmt.Errorf("fsm: mark clean: %w", err)
 		}
@@ -385,6 +393,9 @@ func must(err error) {
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	if f.failed != nil || f.db == nil {
+		return nil, fmt.Errorf("fsm: snapshot: state machine unavailable: %v", f.failed)
+	}
 	tx, err := f.db.Begin(false)
 	if err != nil {
 		return nil, fmt.Errorf("fsm: snapshot: %w", err)
@@ -425,11 +436,33 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.replaceDB(tmp); err != nil {
+		// The old database is closed (or no longer matches its applied
+		// index): nothing this node holds can be trusted until Raft
+		// installs a snapshot again.
+		f.failed = fmt.Errorf("restoring a snapshot failed: %w", err)
+		f.logger.Error("the state machine is unusable until a snapshot restores; the node serves only /livez and a 503 /healthz", "error", err)
+		return err
+	}
+	f.failed = nil
+	f.revokes.Add(1)
+	f.logger.Info("restored snapshot", "bytes", n, "applied", f.applied.Load())
+	f.notify()
+	if o, ok := f.cfg.Observer.(RestoreObserver); ok {
+		o.Restored()
+	}
+	return nil
+}
+
+// replaceDB closes the database and opens the file tmp in its place; f.mu
+// is held.
+func (f *FSM) replaceDB(tmp string) error {
 	if f.db != nil {
-		if err := f.db.Close(); err != nil {
+		err := f.db.Close()
+		f.db = nil
+		if err != nil {
 			return fmt.Errorf("fsm: restore: close: %w", err)
 		}
-		f.db = nil
 	}
 	if err := os.Rename(tmp, f.cfg.Path); err != nil {
 		return fmt.Errorf("fsm: restore: rename: %w", err)
@@ -443,21 +476,24 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err := f.loadApplied(); err != nil {
 		return err
 	}
-	if err := f.loadHWM(); err != nil {
-		return err
-	}
-	f.logger.Info("restored snapshot", "bytes", n, "applied", f.applied.Load())
-	f.notify()
-	if o, ok := f.cfg.Observer.(RestoreObserver); ok {
-		o.Restored()
-	}
-	return nil
+	return f.loadHWM()
+}
+
+// Failed returns why the state machine cannot be used (a failed restore),
+// nil when it can.
+func (f *FSM) Failed() error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.failed
 }
 
 // view runs fn in a read transaction.
 func (f *FSM) view(fn func(tx *bolt.Tx) error) error {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	if f.failed != nil {
+		return model.Errorf(model.CodeUnavailable, "state machine unavailable: %v", f.failed)
+	}
 	if f.db == nil {
 		return model.Errorf(model.CodeUnavailable, "state machine closed")
 	}

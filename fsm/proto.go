@@ -47,5 +47,12 @@ func stateProto(tx *bolt.Tx) int {
 	return 1
 }
 
-// Proto returns the protocol the state machine has reached.
-func (f *FSM) Proto() int { return f.acl().proto }
+// Proto returns the protocol the state machine has reached (1 when the
+// state cannot be read).
+func (f *FSM) Proto() int {
+	c, err := f.acl()
+	if err != nil {
+		return 1
+	}
+	return c.proto
+}

@@ -37,7 +37,17 @@ type Principal struct {
 	Executor string            `json:"executor,omitempty"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Unbound  bool              `json:"unbound,omitempty"`
+	// TokenHash is the SHA-256 (hex) of the ACL token the principal was
+	// verified from, empty for other credentials. A node acting on a
+	// request another node forwarded checks it against its own state, so
+	// that a token revoked meanwhile is refused. Never shown by the API.
+	TokenHash string `json:"tokenHash,omitempty"`
 }
+
+// NeedClientCert is in the message of the 401 a TLS node without tokens
+// answers a client without a certificate of the cluster CA: the CLI
+// recognizes it to hint at -client-cert rather than -token.
+const NeedClientCert = "present a client certificate of the cluster CA"
 
 // Can reports whether p holds role need: admin holds every role; reader,
 // operator and writer include the ones below them; executor holds only

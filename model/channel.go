@@ -273,3 +273,18 @@ func checkHTTPURL(field, s string) error {
 func IsNotifyURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
+
+// RedactedPath replaces the path and query of a URL whose credentials
+// may be in them (a Slack webhook's are).
+const RedactedPath = "(redacted)"
+
+// RedactURL keeps a URL's scheme and host and replaces the rest (path,
+// query, user info) by RedactedPath: what readers below writer see of a
+// channel's URL, and what the state machine keeps of a sealed one.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return s
+	}
+	return u.Scheme + "://" + u.Host + "/" + RedactedPath
+}

@@ -12,9 +12,9 @@ import (
 // file: its raw HTTP generator, its Go client and its health probes all
 // authenticate, and it prints its figures.
 func TestBench_SubmitWithTokenFile(t *testing.T) {
-	c := startCluster(t, 1, withToken("s3cret"))
+	c := startCluster(t, 1, withToken("s3cret-management-token"))
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte("s3cret-management-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(benchBinary, "submit", "-addr", strings.Join(c.Addrs(), ","), "-token-file", tokenFile,

@@ -279,7 +279,7 @@ func TestCluster_SIGTERMOnLeaderTransfersLeadership(t *testing.T) {
 }
 
 func TestCluster_TokenRequired(t *testing.T) {
-	c := startCluster(t, 3, withToken("s3cret"))
+	c := startCluster(t, 3, withToken("s3cret-management-token"))
 	ctx := ctxT(t, 30*time.Second)
 	anon := client.New(client.Config{Addrs: c.Addrs(), RetryFor: time.Second})
 	if _, err := anon.PutTask(ctx, eventTask("x")); !errors.Is(err, model.ErrUnauthorized) {

@@ -269,6 +269,12 @@ func TestTLS_ClusterRefusesStrangersAndForgedRPCs(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("the certificate error took %s: it was retried", el)
 	}
+	// With the CA but no client certificate the hint names what is
+	// missing: a client certificate, not a token.
+	out, err = axRun(t, "task", "list", "-addr", addr, "-ca-cert", caFile)
+	if err == nil || !strings.Contains(out, "-client-cert") || strings.Contains(out, "-token") {
+		t.Errorf("ax task list without a client certificate: err %v, output:\n%s", err, out)
+	}
 }
 
 // TestTLS_SIGHUPReloadsCertificate re-issues a node's certificate, sends

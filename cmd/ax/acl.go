@@ -19,9 +19,11 @@ Usage: ax acl <subcommand> [flags] [args]
 Subcommands:
 	bootstrap            create the first admin token (once per cluster); from
 	                     then on every API request needs a token
-	token create         create a token; its secret is printed once
+	token create         create a token; its secret is printed once (before the
+	                     bootstrap only agents with -token take tokens: on
+	                     others it is refused, run bootstrap first)
 	token list           list tokens (names, roles, bindings; never secrets)
-	token revoke NAME    delete a token
+	token revoke NAME    delete a token; once it returns no node accepts it
 
 Roles: reader (every GET), operator (+ trigger, submit, backfill, pause,
 resume, approve, reject, cancel, terminate), writer (+ task apply/delete,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -72,7 +70,6 @@ type agentOptions struct {
 	ui           bool
 	logLevel     string
 	logJSON      bool
-	pprofAddr    string
 	embedded     string
 	execCapacity int
 	execLabels   string
@@ -102,11 +99,11 @@ func agentFlags(usage string, cfg *agent.Config, o *agentOptions) *flag.FlagSet 
 	fs.StringVar(&o.encKeyFile, "encrypt-key-file", "", "encrypt secret values at rest with this AES-256 key (ax keygen; the same file on every node)")
 	fs.BoolVar(&o.ui, "ui", true, "serve the operator console at /ui/ (false: the API only)")
 	fs.StringVar(&cfg.ConsoleURL, "console-url", "", "base URL of the console links in notifications (default http(s)://<this node's HTTP address>; set it behind a proxy)")
-	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap the longest idle one is closed)")
+	fs.IntVar(&cfg.MaxConns, "max-conns", 1024, "open API connections at most (at the cap one that never got a request through, else the longest idle one, is closed; those in a request are kept)")
 	fs.IntVar(&cfg.MetricsMaxTasks, "metrics-max-tasks", agent.DefaultMetricsMaxTasks, "distinct task names with their own task label on the per-task histograms; later ones are counted as task=\"other\"")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.BoolVar(&o.logJSON, "log-json", false, "log as JSON")
-	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's /debug/pprof on this address (profiling)")
+	fs.StringVar(&cfg.PprofAddr, "pprof", "", "serve Go's /debug/pprof on this address (profiling): admin role or the management token; TLS with the agent's certificates; non-loopback only with TLS or -insecure")
 	fs.BoolVar(&cfg.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)")
 	fs.DurationVar(&cfg.Retention, "retention", 7*24*time.Hour, "keep finished instances this long unless their task sets policy.retention (0: forever)")
 	fs.DurationVar(&cfg.RetentionInterval, "retention-interval", time.Minute, "how often the leader deletes instances past retention")
@@ -153,6 +150,26 @@ func checkRaftTiming(cfg *agent.Config) error {
 	}
 	if cfg.ElectionTimeout < cfg.HeartbeatTimeout {
 		return fmt.Errorf("agent: -raft-election-timeout %s is shorter than -raft-heartbeat-timeout %s; it must be at least that", cfg.ElectionTimeout, cfg.HeartbeatTimeout)
+	}
+	return nil
+}
+
+// minTokenLen is the least length of the static tokens an agent takes
+// (-token, -executor-token): a management token opens every route.
+const minTokenLen = 16
+
+// checkTokenLengths refuses a static token shorter than minTokenLen,
+// naming its flag and the other places it may come from.
+func checkTokenLengths(cfg *agent.Config) error {
+	for _, t := range []struct{ flag, env, key, v string }{
+		{"-token (or -token-file)", "AX_TOKEN", "token, token_file", cfg.Token},
+		{"-executor-token", "AX_EXECUTOR_TOKEN", "executor_token", cfg.ExecutorToken},
+	} {
+		if t.v != "" && len(t.v) < minTokenLen {
+			return fmt.Errorf("agent: %s is %d bytes; a token must be at least %d, as anyone who guesses it gets its role "+
+				"(it may also come from %s or the config file's %s). Make one with: ax keygen > agent.token && chmod 600 agent.token, then -token-file agent.token",
+				t.flag, len(t.v), minTokenLen, t.env, t.key)
+		}
 	}
 	return nil
 }
@@ -256,6 +273,9 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Token = tok
+	if err := checkTokenLengths(&cfg); err != nil {
+		return err
+	}
 	if o.tokenFile != "" {
 		if w := warnIfShared(o.tokenFile); w != "" {
 			warnings = append(warnings, "token file "+w)
@@ -318,13 +338,6 @@ func (c *agentCommand) Run(ctx context.Context, args []string) error {
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
-	}
-	if o.pprofAddr != "" {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		go func() { _ = http.ListenAndServe(o.pprofAddr, mux) }()
 	}
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

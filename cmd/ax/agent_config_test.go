@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ax-scheduler/ax/agent"
 	"github.com/ax-scheduler/ax/agent/config"
+	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
 const sampleConfig = "../../deploy/ax-agent.hcl"
@@ -177,5 +179,38 @@ func TestParseAgentFlags_RefusesNegativeDurations(t *testing.T) {
 		if _, err := parseAgentFlags(agentFlags("", &cfg, &o), &o, []string{"-" + name, "0s"}); err != nil {
 			t.Errorf("-%s 0s: %v", name, err)
 		}
+	}
+}
+
+// TestAgent_RefusesShortTokens: a management (or executor) token shorter
+// than 16 bytes, from a flag or the config file, stops the agent before
+// it starts, naming the flag.
+func TestAgent_RefusesShortTokens(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "agent.hcl")
+	if err := os.WriteFile(conf, []byte("token = \"abc\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"-data", filepath.Join(dir, "data"), "-http", "127.0.0.1:0", "-raft", testkit.FreeAddr(t), "-executor", "false", "-log-level", "error"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"-token", []string{"-token", "abc"}, "-token (or -token-file) is 3 bytes"},
+		{"the config file", []string{"-config", conf}, "-token (or -token-file) is 3 bytes"},
+		{"-executor-token", []string{"-token", "a-long-enough-management-token", "-executor-token", "short"}, "-executor-token is 5 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, env := range agentEnvFlags {
+				t.Setenv(env, "")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			err := (&agentCommand{}).Run(ctx, append(append([]string{}, base...), tc.args...))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "at least 16") {
+				t.Fatalf("got %v, want an error saying %q and at least 16", err, tc.want)
+			}
+		})
 	}
 }

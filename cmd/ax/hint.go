@@ -18,6 +18,9 @@ func hint(err error) string {
 		return h
 	}
 	switch {
+	case errors.Is(err, model.ErrUnauthorized) && strings.Contains(err.Error(), model.NeedClientCert):
+		return "the cluster has TLS and no tokens: its CA's client certificates are the credential: pass -client-cert and -client-key " +
+			"(AX_CLIENT_CERT, AX_CLIENT_KEY); make one with ax tls cert create -dir DIR -client NAME"
 	case errors.Is(err, model.ErrUnauthorized):
 		return "the cluster wants a token: set -token or AX_TOKEN (or -token-file)"
 	case errors.Is(err, model.ErrForbidden):

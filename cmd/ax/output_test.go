@@ -282,6 +282,8 @@ func TestHint(t *testing.T) {
 		want string
 	}{
 		{"401", &model.Error{Code: model.CodeUnauthorized, Message: "missing token"}, "-token or AX_TOKEN (or -token-file)"},
+		{"401 of a TLS node without tokens", &model.Error{Code: model.CodeUnauthorized,
+			Message: "this node has TLS and no tokens: present a client certificate of the cluster CA (-client-cert, -client-key)"}, "pass -client-cert and -client-key"},
 		{"403 with role", &model.Error{Code: model.CodeForbidden, Message: "token ci (role reader) may not PUT /v1/tasks/x: it needs role writer"}, "role writer"},
 		{"refused", sendErr, "is an agent running at 127.0.0.1:1? set -addr or AX_ADDR"},
 		{"plain", fmt.Errorf("x: %w", dial), ""},
