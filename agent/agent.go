@@ -210,6 +210,7 @@ type Agent struct {
 	// channels delivers alert notifications to the channels (channels.go).
 	channels *channelNotifier
 	catchUpState
+	readRounds // batched read indexes (reads.go)
 }
 
 var (

@@ -298,6 +298,11 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 		}
 		attempt = n
 	}
+	// Linearizable at its start (the instance just triggered through
+	// another node is found); what a follow streams after is this node's.
+	if !s.barrier(w, r) {
+		return
+	}
 	if v := r.URL.Query().Get("follow"); v != "" {
 		follow, err := strconv.ParseBool(v)
 		if err != nil {

@@ -91,7 +91,7 @@ func awaitDecision(ctx context.Context, cl *client.Client, id string, n int, lea
 		case <-time.After(min(500*time.Millisecond, lease/4)):
 		}
 		gctx, cancel := context.WithTimeout(ctx, lease/2)
-		in, err := cl.GetInstance(gctx, id, client.Consistent())
+		in, err := cl.GetInstance(gctx, id)
 		cancel()
 		switch {
 		case errors.Is(err, model.ErrNotFound):
