@@ -359,7 +359,7 @@ func (f *fakeBackend) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, e
 	return f.Applied, nil
 }
 
-func (f *fakeBackend) ReadIndex(ctx context.Context) (uint64, error) {
+func (f *fakeBackend) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
 	f.record(ctx, call{Method: "ReadIndex"})
 	if f.Err != nil {
 		return 0, f.Err
