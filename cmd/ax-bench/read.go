@@ -17,13 +17,14 @@ type readCommand struct{}
 
 func (*readCommand) Usage() string {
 	return `
-Usage: ax-bench read [-clients 1,64] [-n 4000] [-via leader,follower] [-modes stale,default] [-ryw 200] [common flags]
+Usage: ax-bench read [-clients 1,64] [-n 4000] [-via leader,follower] [-modes stale,default] [-repeat 1] [-ryw 200] [common flags]
 
 What a linearizable read costs: GET /v1/tasks/NAME (one small task) -n
 times per row, through the leader and through a follower (-via), as a
 stale read (?stale=true: the node's state as it is) and as a default read
 (linearizable: a read index from the leader, then the node applies up to
-it), from each client count; reads/s and latency percentiles per row.
+it), from each client count, the modes back to back (-repeat runs the
+whole set again); reads/s and latency percentiles per row.
 "rounds" is how many reads shared one read-index fetch on the node read
 through (ax_read_barriers_total / ax_read_barrier_rounds_total), and
 "confirms" how many read indexes shared one leadership confirmation on
@@ -38,6 +39,7 @@ follower row (every address is asked for /healthz to tell their roles).
 
 Examples:
 	ax-bench read -clients 1,64 -n 4000
+	ax-bench read -clients 1,64 -n 4000 -repeat 3 -ryw 200
 	ax-bench read -clients 1,8,64 -n 8000 -via follower
 	ax-bench read -addr 127.0.0.1:7070,127.0.0.1:7080,127.0.0.1:7090 -modes default
 `
@@ -50,6 +52,7 @@ func (c *readCommand) Run(ctx context.Context, args []string) error {
 	via := bf.fs.String("via", "leader,follower", "which node to read through: leader, follower, or both, comma-separated")
 	modes := bf.fs.String("modes", "stale,default", "read modes: stale (?stale=true), default (linearizable), comma-separated")
 	ryw := bf.fs.Int("ryw", 200, "write-then-read pairs through two nodes (0 to skip)")
+	repeat := bf.fs.Int("repeat", 1, "run the rows this many times (the modes alternate within each)")
 	if err := bf.parse(args); err != nil {
 		return err
 	}
@@ -65,8 +68,8 @@ func (c *readCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
-	if *n < 1 || *ryw < 0 {
-		return fmt.Errorf("read: -n must be positive, -ryw not negative")
+	if *n < 1 || *ryw < 0 || *repeat < 1 {
+		return fmt.Errorf("read: -n and -repeat must be positive, -ryw not negative")
 	}
 	t, err := bf.start(ctx)
 	if err != nil {
@@ -83,33 +86,36 @@ func (c *readCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("%-9s %-8s %-8s %7s %9s %9s %9s %9s %7s %9s\n", "via", "mode", "clients", "reads", "reads/s", "p50", "p99", "max", "rounds", "confirms")
-	for _, v := range vias {
-		addr := nodes[v]
-		if addr == "" {
-			fmt.Printf("%-9s (no %s among %s: skipped)\n", v, v, strings.Join(t.addrs, ","))
-			continue
-		}
-		// One client per row, keep-alive connections to this node only,
-		// no retries: what one node answers.
-		cl := t.nodeClient(addr, 5*time.Second)
-		for _, m := range ms {
-			var opts []client.ReadOption
-			if m == "stale" {
-				opts = append(opts, client.Stale())
+	for rep := 0; rep < *repeat; rep++ {
+		for _, v := range vias {
+			addr := nodes[v]
+			if addr == "" {
+				fmt.Printf("%-9s (no %s among %s: skipped)\n", v, v, strings.Join(t.addrs, ","))
+				continue
 			}
+			// Connections to this node only, no retries: what one node
+			// answers. The modes alternate at each client count, so an
+			// A/B pair runs back to back on the shared machine.
+			cl := t.nodeClient(addr, 5*time.Second)
 			for _, cc := range counts {
-				before := t.readCounters(ctx, addr, nodes["leader"])
-				r, err := runLoad(ctx, cc, *n, func() error {
-					_, err := cl.GetTask(ctx, name, opts...)
-					return err
-				})
-				if err != nil {
-					return fmt.Errorf("read via %s (%s): %w", v, m, err)
+				for _, m := range ms {
+					var opts []client.ReadOption
+					if m == "stale" {
+						opts = append(opts, client.Stale())
+					}
+					before := t.readCounters(ctx, addr, nodes["leader"])
+					r, err := runLoad(ctx, cc, *n, func() error {
+						_, err := cl.GetTask(ctx, name, opts...)
+						return err
+					})
+					if err != nil {
+						return fmt.Errorf("read via %s (%s): %w", v, m, err)
+					}
+					after := t.readCounters(ctx, addr, nodes["leader"])
+					fmt.Printf("%-9s %-8s %-8d %7d %9.0f %9s %9s %9s %7s %9s\n", v, m, cc, r.n, r.rate(), r.p50, r.p99, r.max,
+						ratio(after.barriers-before.barriers, after.rounds-before.rounds),
+						ratio(after.requests-before.requests, after.confirms-before.confirms))
 				}
-				after := t.readCounters(ctx, addr, nodes["leader"])
-				fmt.Printf("%-9s %-8s %-8d %7d %9.0f %9s %9s %9s %7s %9s\n", v, m, cc, r.n, r.rate(), r.p50, r.p99, r.max,
-					ratio(after.barriers-before.barriers, after.rounds-before.rounds),
-					ratio(after.requests-before.requests, after.confirms-before.confirms))
 			}
 		}
 	}
