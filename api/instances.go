@@ -298,21 +298,19 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 		}
 		attempt = n
 	}
+	follow, err := boolParam(r, "follow")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	// Linearizable at its start (the instance just triggered through
 	// another node is found); what a follow streams after is this node's.
 	if !s.barrier(w, r) {
 		return
 	}
-	if v := r.URL.Query().Get("follow"); v != "" {
-		follow, err := strconv.ParseBool(v)
-		if err != nil {
-			writeError(w, model.FieldErrorf("follow", "must be true or false, got %q", v))
-			return
-		}
-		if follow {
-			s.followLog(w, r, id, offset, attempt)
-			return
-		}
+	if follow {
+		s.followLog(w, r, id, offset, attempt)
+		return
 	}
 	reply(w)(s.b.instances.InstanceLog(r.Context(), id, offset))
 }
