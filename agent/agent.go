@@ -219,6 +219,7 @@ type Agent struct {
 	channels *channelNotifier
 	uses     tokenUses // running requests by ACL token (revoke.go)
 	catchUpState
+	readRounds // batched read indexes (reads.go)
 }
 
 var (

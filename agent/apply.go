@@ -168,73 +168,11 @@ func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error)
 	return json.Marshal(res)
 }
 
-// ReadIndex implements api.InternalBackend.
-func (a *Agent) ReadIndex(ctx context.Context) (uint64, error) {
-	if !a.node.IsLeader() {
-		return 0, errNotLeader()
-	}
-	idx, err := a.readIndex(ctx)
-	if err != nil {
-		return 0, unavailable(err)
-	}
-	return idx, nil
-}
-
-// readIndex confirms that this node leads a term whose barrier is done
-// and returns the index a reader must see applied: the last state-machine
-// entry at or below the commit index as of the confirmation; errors are
-// raftnode's.
-func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
-	if _, err := a.readyTerm(ctx, time.Now().Add(a.cfg.LeaderWait)); err != nil {
-		return 0, err
-	}
-	idx := a.node.CommitIndex()
-	if err := a.node.VerifyLeader(ctx); err != nil {
-		return 0, err
-	}
-	// The commit index is often an entry the state machine never applies
-	// (this term's no-op, the leader-services barrier); a reader waiting
-	// for it would wait for the next write.
-	return a.node.StateIndex(idx), nil
-}
-
-// ReadBarrier implements api.BarrierBackend: once it returns, local reads reflect
-// every write acknowledged before it was called.
-func (a *Agent) ReadBarrier(ctx context.Context) error {
-	idx, err := a.leaderIndex(ctx)
-	if err != nil {
-		return err
-	}
-	return a.waitApplied(ctx, idx)
-}
-
 // leaderIndex is the index a read must see applied to reflect every write
-// acknowledged before the call: the leader's readIndex, asked of it.
+// acknowledged before the call: the leader's read index, in a round
+// shared with concurrent reads (reads.go).
 func (a *Agent) leaderIndex(ctx context.Context) (uint64, error) {
-	return onLeader(ctx, a, leaderCall[uint64]{
-		local: func(ctx context.Context, _ *term) (uint64, error) { return a.readIndex(ctx) },
-		remote: func(ctx context.Context, cl *client.Client) (uint64, error) {
-			var out struct {
-				Index uint64 `json:"index"`
-			}
-			err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: api.InternalPrefix + "readindex", NoRetry: true}, &out)
-			return out.Index, err
-		},
-	})
-}
-
-func (a *Agent) waitApplied(ctx context.Context, idx uint64) error {
-	for {
-		ch := a.fsm.Changed()
-		if a.fsm.AppliedIndex() >= idx {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return unavailable(fmt.Errorf("waiting for index %d to apply: %w", idx, ctx.Err()))
-		}
-	}
+	return a.reads.get(ctx, a.fetchReadIndex)
 }
 
 // schedFuture adapts a Raft proposal to sched.Future.

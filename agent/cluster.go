@@ -262,6 +262,8 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 // follower asks the leader.
 func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
 	return onLeader(ctx, a, leaderCall[*model.ExecutorList]{
+		findWithin: readLeaderWait,
+		noLeader:   a.noLeaderRead("it cannot list the executors: only the leader hears from them"),
 		local: func(ctx context.Context, t *term) (*model.ExecutorList, error) {
 			return &model.ExecutorList{Executors: t.disp.Executors()}, nil
 		},

@@ -36,6 +36,10 @@ type leaderCall[T any] struct {
 	// knows none by then answers unavailable at once, so that an executor,
 	// which lists several servers, asks another while its lease is young.
 	findWithin time.Duration
+	// noLeader, when set, is the answer once findWithin has passed with
+	// no leader known (default: "this node knows no leader; try another
+	// server").
+	noLeader error
 	// movesLeader: the call changes the leader itself (a transfer), so a
 	// try is not ended when this node sees the leader change.
 	movesLeader bool
@@ -149,6 +153,9 @@ func try[T any](ctx context.Context, a *Agent, lc *leaderCall[T], changed <-chan
 	leader, err := a.leaderHTTP(ctx, find)
 	if err != nil {
 		if lc.findWithin > 0 && ctx.Err() == nil {
+			if lc.noLeader != nil {
+				return zero, outcome{err: lc.noLeader, final: true}
+			}
 			return zero, outcome{err: &model.Error{Code: model.CodeUnavailable, Message: "this node knows no leader; try another server"}, final: true}
 		}
 		return zero, outcome{err: err}

@@ -64,6 +64,7 @@ func newMetrics(a *Agent) *metrics {
 	m.reg.MustRegister(m.tasks.collectors()...)
 	m.reg.MustRegister(m.health, &leaderState{a: a})
 	m.notify.Register(m.reg)
+	m.reg.MustRegister(a.readCollectors()...)
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}

@@ -268,9 +268,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, markForwarded(r))
 }
 
-// consistent reports whether a read asks for ?consistent=true.
-func consistent(r *http.Request) (bool, error) { return boolParam(r, "consistent") }
-
 // boolParam reads an optional boolean query parameter (false when absent).
 func boolParam(r *http.Request, name string) (bool, error) {
 	c := r.URL.Query().Get(name)
@@ -284,12 +281,16 @@ func boolParam(r *http.Request, name string) (bool, error) {
 	return on, nil
 }
 
-// barrier honours ?consistent=true by waiting for a read barrier. Handlers
-// call it after validating the rest of the request, so bad input reaches
-// no backend. It reports false after writing an error.
+// barrier makes a read linearizable, the default: it waits for a read
+// barrier (ReadBarrier), so the answer reflects every write acknowledged
+// before the request, whichever node serves it. ?stale=true skips it and
+// answers from this node's state as it is, even without a leader;
+// ?consistent=true (the default) is accepted, and both together are a
+// 400. Handlers call it after validating the rest of the request, so bad
+// input reaches no backend. It reports false after writing an error.
 func (s *Server) barrier(w http.ResponseWriter, r *http.Request) bool {
-	on, err := consistent(r)
-	if err == nil && on {
+	stale, err := staleRead(r)
+	if err == nil && !stale {
 		err = s.b.barrier.ReadBarrier(r.Context())
 	}
 	if err != nil {
@@ -297,6 +298,23 @@ func (s *Server) barrier(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// staleRead reports whether a read asks for ?stale=true, refusing it with
+// ?consistent=true.
+func staleRead(r *http.Request) (bool, error) {
+	stale, err := boolParam(r, "stale")
+	if err != nil {
+		return false, err
+	}
+	consistent, err := boolParam(r, "consistent")
+	if err != nil {
+		return false, err
+	}
+	if stale && consistent {
+		return false, model.FieldErrorf("stale", "stale=true and consistent=true contradict each other: a read is linearizable by default, or stale when asked")
+	}
+	return stale, nil
 }
 
 func caller(r *http.Request) (Caller, error) {
@@ -356,8 +374,8 @@ func pathName(r *http.Request, key string) (string, error) {
 	return n, nil
 }
 
-// list ends a list handler: the page limit from the query into *limit, a
-// consistent read if asked, then the answer of fetch.
+// list ends a list handler: the page limit from the query into *limit,
+// the read barrier (unless ?stale=true), then the answer of fetch.
 func (s *Server) list(w http.ResponseWriter, r *http.Request, limit *int, fetch func() (any, error)) {
 	var err error
 	if *limit, err = parseLimit(r.URL.Query()); err != nil {

@@ -44,8 +44,9 @@ type Backend interface {
 	AlertsBackend
 }
 
-// BarrierBackend makes any read linearizable on request
-// (?consistent=true): the handlers of every role call it first.
+// BarrierBackend makes reads linearizable, the default of every read
+// endpoint but the node-local ones (unless ?stale=true): the handlers of
+// every role call it first.
 type BarrierBackend interface {
 	// ReadBarrier returns once this node's state reflects every write
 	// acknowledged before the call.

@@ -43,6 +43,9 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	if !s.barrier(w, r) {
+		return
+	}
 	reply(w)(s.b.cluster.Cluster(r.Context()))
 }
 

@@ -164,7 +164,7 @@ func TestServer_ConsoleReads(t *testing.T) {
 		want []call
 	}{
 		{"overview", "/v1/overview", []call{{Method: "Overview"}}},
-		{"overview consistent", "/v1/overview?consistent=true", []call{{Method: "ReadBarrier"}, {Method: "Overview"}}},
+		{"overview consistent", "/v1/overview?consistent=true", []call{{Method: "Overview"}}},
 		{"summaries default runs", "/v1/tasks?summary=true", []call{{Method: "TaskSummaries", N: model.DefaultSummaryRuns}}},
 		{"summaries with filters", "/v1/tasks?summary=true&runs=100&paused=true&limit=5&cursor=a",
 			[]call{{Method: "TaskSummaries", N: 100, Filter: model.TaskFilter{Paused: &paused, Limit: 5, Cursor: "a"}}}},
@@ -172,7 +172,7 @@ func TestServer_ConsoleReads(t *testing.T) {
 		{"calendar default", "/v1/tasks/daily/calendar", []call{{Method: "TaskCalendar", Name: "daily", N: 90}}},
 		{"calendar 400 days", "/v1/tasks/daily/calendar?days=400", []call{{Method: "TaskCalendar", Name: "daily", N: 400}}},
 		{"fires default", "/v1/tasks/daily/fires", []call{{Method: "TaskFires", Name: "daily", N: 20}}},
-		{"fires 200 consistent", "/v1/tasks/daily/fires?n=200&consistent=true", []call{{Method: "ReadBarrier"}, {Method: "TaskFires", Name: "daily", N: 200}}},
+		{"fires 200 consistent", "/v1/tasks/daily/fires?n=200&consistent=true", []call{{Method: "TaskFires", Name: "daily", N: 200}}},
 		{"counts", "/v1/tasks/daily/counts", []call{{Method: "TaskCounts", Name: "daily"}}},
 		{"counts filtered", "/v1/tasks/daily/counts?source=backfill&from=2026-01-02T03:04:05Z&to=2026-02-02T00:00:00Z",
 			[]call{{Method: "TaskCounts", Name: "daily", Counts: model.CountFilter{Source: model.SourceBackfill, From: from, To: to}}}},

@@ -291,8 +291,7 @@ func (s *Server) approvalStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.FieldErrorf("attempt", "required: the attempt's number ($AX_ATTEMPT), 1 or more, got %q", r.URL.Query().Get("attempt")))
 		return
 	}
-	if err := s.b.barrier.ReadBarrier(r.Context()); err != nil {
-		writeError(w, err)
+	if !s.barrier(w, r) {
 		return
 	}
 	in, err := s.b.instances.GetInstance(r.Context(), id)
@@ -338,16 +337,19 @@ func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
 		}
 		attempt = n
 	}
-	if v := r.URL.Query().Get("follow"); v != "" {
-		follow, err := strconv.ParseBool(v)
-		if err != nil {
-			writeError(w, model.FieldErrorf("follow", "must be true or false, got %q", v))
-			return
-		}
-		if follow {
-			s.followLog(w, r, id, offset, attempt)
-			return
-		}
+	follow, err := boolParam(r, "follow")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	// Linearizable at its start (the instance just triggered through
+	// another node is found); what a follow streams after is this node's.
+	if !s.barrier(w, r) {
+		return
+	}
+	if follow {
+		s.followLog(w, r, id, offset, attempt)
+		return
 	}
 	reply(w)(s.b.instances.InstanceLog(r.Context(), id, offset))
 }

@@ -23,8 +23,10 @@ type InternalBackend interface {
 	// this node, which must be the leader; the answer is the encoded result.
 	ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error)
 	// ReadIndex confirms leadership and returns the commit index a
-	// follower must apply before serving a linearizable read.
-	ReadIndex(ctx context.Context) (uint64, error)
+	// follower must apply before serving a linearizable read; known is
+	// the commit index the follower knows (0: unknown), from which the
+	// leader judges whether to send it the commit index at once.
+	ReadIndex(ctx context.Context, known uint64) (uint64, error)
 	// WaitApplied returns once this node has applied index (a member that
 	// revoked a token waits so for every member), or an error if it has
 	// not within ctx or the backend's own bound.
@@ -122,7 +124,16 @@ func (in *Internal) applyForwarded(w http.ResponseWriter, r *http.Request) {
 }
 
 func (in *Internal) readIndex(w http.ResponseWriter, r *http.Request) {
-	idx, err := in.b.ReadIndex(r.Context())
+	var known uint64
+	if v := r.URL.Query().Get("commit"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			writeError(w, model.FieldErrorf("commit", "must be a log index, got %q", v))
+			return
+		}
+		known = n
+	}
+	idx, err := in.b.ReadIndex(r.Context(), known)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -44,6 +44,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The stream starts once this node reflects every write acknowledged
+	// before the request (unless ?stale=true): what it sends is newer.
+	if !s.barrier(w, r) {
+		return
+	}
 	sub, err := s.b.live.Subscribe(r.Context(), f)
 	if err != nil {
 		writeError(w, err)

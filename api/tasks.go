@@ -97,8 +97,8 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.TaskEvents(ctx, n) })
 }
 
-// readTask serves a read of one task: a valid name, the read barrier when
-// ?consistent=true, then fn's answer.
+// readTask serves a read of one task: a valid name, the read barrier
+// (unless ?stale=true), then fn's answer.
 func (s *Server) readTask(w http.ResponseWriter, r *http.Request, fn func(ctx contextT, name string) (any, error)) {
 	name, err := pathName(r, "name")
 	if err != nil {

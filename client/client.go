@@ -57,6 +57,14 @@ type Config struct {
 	// DialTimeout bounds making a connection (default 30s, Go's); a
 	// server that cannot be reached within it is given up (ErrNotSent).
 	DialTimeout time.Duration
+	// StaleReads makes every read (GET /v1/...) of this client a stale
+	// read (?stale=true): served from the state of the node it reaches,
+	// without asking the leader, so it may miss recent writes but is
+	// answered even when the cluster has no leader. By default reads are
+	// linearizable: a read reflects every write acknowledged before it
+	// started, through whichever node. A call's Consistent or Stale
+	// option overrides it.
+	StaleReads bool
 	// FailFast tries each address at most once per call, for a caller
 	// with a person waiting (the CLI): an address that cannot be reached,
 	// or that answers 503 after its own wait for a leader, is left for
@@ -365,8 +373,16 @@ func (c *Client) once(ctx context.Context, base string, req Request, body []byte
 // newRequest builds the HTTP request of one try of req on base.
 func (c *Client) newRequest(ctx context.Context, base string, req Request, body []byte, hdr http.Header) (*http.Request, error) {
 	u := base + req.Path
-	if len(req.Query) > 0 {
-		u += "?" + req.Query.Encode()
+	q := req.Query
+	if c.cfg.StaleReads && req.Method == http.MethodGet && strings.HasPrefix(req.Path, "/v1/") &&
+		!strings.HasPrefix(req.Path, "/v1/internal/") && !q.Has("stale") && !q.Has("consistent") {
+		q = url.Values{"stale": {"true"}}
+		for k, v := range req.Query {
+			q[k] = v
+		}
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
 	}
 	var rd io.Reader
 	if body != nil {
@@ -523,9 +539,16 @@ func newPutTaskBody(t *model.Task) putTaskBody {
 // ReadOption changes how a read is served.
 type ReadOption func(url.Values)
 
-// Consistent makes a read linearizable: it reflects every write
-// acknowledged before it started, whichever node serves it.
+// Consistent asks for a linearizable read: it reflects every write
+// acknowledged before it started, whichever node serves it. That is the
+// default; the option overrides Config.StaleReads for one call.
 func Consistent() ReadOption { return func(q url.Values) { q.Set("consistent", "true") } }
+
+// Stale makes a read stale: the node that serves it answers from its own
+// state without asking the leader (?stale=true). It may miss writes
+// acknowledged just before, and it is answered even when the cluster has
+// no leader (a linearizable read is then a 503).
+func Stale() ReadOption { return func(q url.Values) { q.Set("stale", "true") } }
 
 func query(opts []ReadOption) url.Values {
 	q := url.Values{}
@@ -590,9 +613,9 @@ func (c *Client) Join(ctx context.Context, req model.JoinRequest) error {
 }
 
 // Cluster returns the members and the leader.
-func (c *Client) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
+func (c *Client) Cluster(ctx context.Context, opts ...ReadOption) (*model.ClusterStatus, error) {
 	var s model.ClusterStatus
-	return &s, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/cluster"}, &s)
+	return &s, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/cluster", Query: query(opts)}, &s)
 }
 
 // RemoveNode removes a member from the cluster.
@@ -695,9 +718,9 @@ func (c *Client) Decide(ctx context.Context, id string, d Decision, comment stri
 }
 
 // InstanceLog returns the latest attempt's output from offset on.
-func (c *Client) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
+func (c *Client) InstanceLog(ctx context.Context, id string, offset int64, opts ...ReadOption) (*model.InstanceLog, error) {
 	var r model.InstanceLog
-	q := url.Values{}
+	q := query(opts)
 	if offset > 0 {
 		q.Set("offset", strconv.FormatInt(offset, 10))
 	}

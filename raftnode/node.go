@@ -394,9 +394,30 @@ func (n *Node) VerifyLeader(ctx context.Context) error {
 // CommitIndex returns the latest committed index known to this node.
 func (n *Node) CommitIndex() uint64 { return n.raft.CommitIndex() }
 
+// LastIndex returns the index of the last entry in this node's log.
+func (n *Node) LastIndex() uint64 { return n.raft.LastIndex() }
+
+// SendCommitIndex makes the leader send every follower its commit index
+// now. hashicorp/raft sends it only with entries, or after its
+// CommitTimeout (50 ms, each wait 1-2x that) without any: heartbeats do
+// not carry it, so after a write on an otherwise idle cluster a follower
+// applies it only that much later. A barrier entry is replicated at once,
+// with the commit index. It does not wait; the returned channel is
+// closed once the barrier is done (or failed).
+func (n *Node) SendCommitIndex() <-chan struct{} {
+	done := make(chan struct{})
+	f := n.raft.Barrier(time.Second)
+	go func() {
+		_ = f.Error()
+		close(done)
+	}()
+	return done
+}
+
 // maxStateScan bounds how far StateIndex reads back: one no-op per leader
-// term and one barrier per leader-services start are all that lie between
-// two state entries in practice.
+// term, one barrier per leader-services start and those of
+// SendCommitIndex (the agent sends at most one per state entry) are all
+// that lie between two state entries in practice.
 const maxStateScan = 1024
 
 // StateIndex returns the highest log index at or below idx whose entry

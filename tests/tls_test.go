@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,10 +203,27 @@ func TestTLS_ClusterRefusesStrangersAndForgedRPCs(t *testing.T) {
 		t.Fatalf("write on a follower: %v", err)
 	}
 	for _, n := range c.Nodes {
-		if _, err := n.Client().GetTask(ctx, "over-tls", client.Consistent()); err != nil {
+		if _, err := n.Client().GetTask(ctx, "over-tls"); err != nil {
 			t.Fatalf("consistent read on %s: %v", n.ID, err)
 		}
 	}
+	// Such a read may have the leader send the followers its commit index
+	// with a barrier entry, which they learn is committed a little later:
+	// the commit indexes compared below settle first.
+	testkit.Eventually(t, 5*time.Second, func() error {
+		var commits []uint64
+		for _, n := range c.Nodes {
+			h, err := n.Client().Health(ctx)
+			if err != nil {
+				return err
+			}
+			commits = append(commits, h.CommitIndex)
+		}
+		if slices.Min(commits) != slices.Max(commits) {
+			return fmt.Errorf("commit indexes %v", commits)
+		}
+		return nil
+	})
 
 	before := map[string]clusterState{}
 	for _, n := range c.Nodes {

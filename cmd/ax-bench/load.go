@@ -122,7 +122,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // page after page, until fn returns false.
 func eachInstance(ctx context.Context, cl *client.Client, f model.InstanceFilter, fn func(*model.Instance) bool) error {
 	for {
-		page, err := cl.ListInstances(ctx, f, client.Consistent())
+		page, err := cl.ListInstances(ctx, f)
 		if err != nil {
 			return err
 		}

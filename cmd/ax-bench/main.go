@@ -27,6 +27,7 @@ func commands() map[string]cli.Command {
 		"failover": &failoverCommand{},
 		"soak":     &soakCommand{},
 		"console":  &consoleCommand{},
+		"read":     &readCommand{},
 	}
 }
 
@@ -43,6 +44,7 @@ Scenarios:
 	failover  a leader's loss: election, wheel reload, or dispatch (-dispatch)
 	soak      a mixed load for minutes, sampling every node's memory, fds and disk
 	console   the operator console's requests on a cluster filled like a busy one
+	read      linearizable (default) vs stale reads, through the leader and a follower
 
 Without -addr a scenario starts a temporary loopback cluster (-nodes, 3 by
 default; -tls for TLS on HTTP and Raft) in a temporary directory and

@@ -65,7 +65,10 @@ func (c *aclCommand) Run(ctx context.Context, args []string) error {
 		fs.StringVar(&labels, "labels", "", "labels k=v,... an executor token may claim")
 		fs.DurationVar(&ttl, "ttl", 0, "the token expires this long after it is created (0 never)")
 		out.register(fs)
-	case "bootstrap", "token list":
+	case "bootstrap":
+		out.register(fs)
+	case "token list":
+		cf.registerStale(fs, false)
 		out.register(fs)
 	}
 	if err := parseInterspersed(fs, args); err != nil {

@@ -53,6 +53,7 @@ func (c *alertCommand) Run(ctx context.Context, args []string) error {
 		fs.StringVar(&task, "task", "", "only alerts about this task")
 		fs.StringVar(&rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
 		fs.IntVar(&limit, "limit", 100, "at most this many")
+		cf.registerStale(fs, false)
 		out.register(fs)
 	case "silence":
 		fs.StringVar(&task, "task", "", "silence alerts about this task")
@@ -62,6 +63,7 @@ func (c *alertCommand) Run(ctx context.Context, args []string) error {
 		fs.StringVar(&until, "until", "", "until this time, instead of -for: "+dateForms)
 		fs.StringVar(&comment, "comment", "", "why")
 	case "silences":
+		cf.registerStale(fs, false)
 		out.register(fs)
 	case "unsilence":
 	default:

@@ -234,7 +234,7 @@ func (a *applier) one(ctx context.Context, d *taskDoc) error {
 		fmt.Fprintf(a.out, "%s %s (version %d)\n", d.name, state, res.Version)
 		return nil
 	}
-	req.Query = url.Values{"dryRun": {"true"}, "consistent": {"true"}}
+	req.Query = url.Values{"dryRun": {"true"}}
 	req.Idempotent = true // writes nothing
 	var p model.TaskPlan
 	if err := a.cl.Do(ctx, req, &p); err != nil {

@@ -53,6 +53,7 @@ func (c *channelCommand) Run(ctx context.Context, args []string) error {
 	case "apply":
 		fs.StringVar(&file, "f", "", "channel JSON file, or - for stdin")
 	case "list", "get":
+		cf.registerStale(fs, false)
 		out.register(fs)
 	case "delete":
 	default:

@@ -27,7 +27,8 @@ Subcommands:
 	transfer [NODE]  hand leadership to NODE (any up-to-date member if omitted)
 
 status takes -o table|json|yaml (-json: -o json) and -w (redraw every
-2s until Ctrl-C).
+2s until Ctrl-C). Without a leader it fails after about a second;
+-stale shows what the node itself knows (debugging a broken cluster).
 
 Examples:
 	ax cluster status -addr 127.0.0.1:7080
@@ -46,6 +47,7 @@ func (c *clusterCommand) Run(ctx context.Context, args []string) error {
 	var watch bool
 	switch sub {
 	case "status":
+		cf.registerStale(fs, false)
 		out.register(fs)
 		fs.BoolVar(&watch, "w", false, "watch: redraw every 2s while it changes, until Ctrl-C")
 	case "remove", "transfer":

@@ -175,7 +175,7 @@ func listAllTasks(ctx context.Context, cl *client.Client, labels map[string]stri
 	f := model.TaskFilter{Labels: labels, Limit: 1000}
 	var all []model.Task
 	for {
-		page, err := cl.ListTasks(ctx, f, client.Consistent())
+		page, err := cl.ListTasks(ctx, f)
 		if err != nil {
 			return nil, err
 		}

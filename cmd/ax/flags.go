@@ -37,8 +37,24 @@ func unknownSub(name, sub string) error {
 }
 
 // clientFlags are the flags every client command takes (-addr defaulting
-// to $AX_ADDR or 127.0.0.1:7070).
-type clientFlags struct{ cli.ClientFlags }
+// to $AX_ADDR or 127.0.0.1:7070), and -stale for the commands that read.
+type clientFlags struct {
+	cli.ClientFlags
+	stale bool
+}
+
+// staleHelp is the -stale flag's help.
+const staleHelp = "read the node's own state without asking the leader: answered even without a leader, but it may miss recent writes (reads are linearizable by default)"
+
+// registerStale registers -stale, which makes every read of the command
+// stale (?stale=true), and -consistent when old is set: the former
+// opt-in to linearizable reads, now the default, accepted for scripts.
+func (c *clientFlags) registerStale(fs *flag.FlagSet, old bool) {
+	fs.BoolVar(&c.stale, "stale", false, staleHelp)
+	if old {
+		fs.Bool("consistent", false, "ignored: reads are linearizable by default (kept for scripts)")
+	}
+}
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	c.Register(fs, cli.DefaultAddr(), "server HTTP address(es), comma-separated (env AX_ADDR)")
@@ -57,7 +73,7 @@ func (c *clientFlags) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Actor, cfg.DialTimeout, cfg.FailFast = actor(), dialTimeout, true
+	cfg.Actor, cfg.DialTimeout, cfg.FailFast, cfg.StaleReads = actor(), dialTimeout, true, c.stale
 	return client.New(cfg), nil
 }
 

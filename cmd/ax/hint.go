@@ -28,6 +28,8 @@ func hint(err error) string {
 			return "use a token of role " + m[1] + " or above (an admin creates one with: ax acl token create -name NAME -role " + m[1] + ")"
 		}
 		return "use a token whose role allows this (ax acl -h lists the roles)"
+	case errors.Is(err, model.ErrUnavailable) && strings.Contains(err.Error(), "?stale=true"):
+		return "a read without a leader: -stale reads the node's own state, which may be out of date (ax status -stale, ax cluster status -stale)"
 	case errors.Is(err, client.ErrNotSent):
 		addrs := dialedAddrs(err)
 		where := "there"

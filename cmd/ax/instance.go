@@ -155,7 +155,9 @@ the table on every change until Ctrl-C. list shows the newest 50
 (-limit N; 0 for all), following the server's pages; -cursor ID starts
 after that instance (a list that stops short names it). TIME is a
 duration ago (30m, 1h, 2d), a date (2006-01-02), a time in UTC
-(2006-01-02T15:04) or RFC 3339.
+(2006-01-02T15:04) or RFC 3339. list, get and log read linearizably
+(an instance just triggered through another node is found); -stale
+reads the node's own state instead, answered even without a leader.
 
 Examples:
 	ax instance list -task daily_report -state FAILED -since 2d
@@ -177,7 +179,6 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 		out          output
 		follow       bool
 		comment      string
-		consistent   bool
 	)
 	switch sub {
 	case "list":
@@ -189,12 +190,13 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 		fs.IntVar(&limit, "limit", 50, "at most this many (0: all)")
 		fs.StringVar(&f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
 		fs.BoolVar(&watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
-		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
+		cf.registerStale(fs, true)
 		out.register(fs)
 	case "get":
-		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
+		cf.registerStale(fs, true)
 		out.register(fs)
 	case "log":
+		cf.registerStale(fs, false)
 		fs.BoolVar(&follow, "f", false, "follow the output until the instance ends")
 	case "approve", "reject", "cancel", "terminate":
 		fs.StringVar(&comment, "comment", "", "comment recorded with the decision")
@@ -211,10 +213,6 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var opts []client.ReadOption
-	if consistent {
-		opts = append(opts, client.Consistent())
-	}
 	if sub == "list" {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("instance list: unexpected arguments %q (filters are flags: -task, -state...)", fs.Args())
@@ -230,10 +228,10 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 				q = url.Values{"task": {f.Task}}
 			}
 			return watchTable(ctx, cl, out, q, func(ctx context.Context, w io.Writer) error {
-				return instanceList(ctx, cl, f, limit, out, w, true, opts...)
+				return instanceList(ctx, cl, f, limit, out, w, true)
 			})
 		}
-		return instanceList(ctx, cl, f, limit, out, os.Stdout, false, opts...)
+		return instanceList(ctx, cl, f, limit, out, os.Stdout, false)
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("instance %s: want exactly one instance id", sub)
@@ -241,7 +239,7 @@ func (c *instanceCommand) Run(ctx context.Context, args []string) error {
 	id := fs.Arg(0)
 	switch sub {
 	case "get":
-		in, err := cl.GetInstance(ctx, id, opts...)
+		in, err := cl.GetInstance(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -288,6 +288,8 @@ func TestHint(t *testing.T) {
 		{"refused", sendErr, "is an agent running at 127.0.0.1:1? set -addr or AX_ADDR"},
 		{"plain", fmt.Errorf("x: %w", dial), ""},
 		{"not found", model.ErrNotFound, ""},
+		{"read without a leader", &model.Error{Code: model.CodeUnavailable, Message: "no leader: node n1 knows no cluster leader (it waited 1s for one), so it cannot answer a linearizable read; add ?stale=true to read this node's own state, which may be out of date"}, "-stale"},
+		{"other 503", &model.Error{Code: model.CodeUnavailable, Message: "no leader reachable within 5s; retry shortly"}, ""},
 	} {
 		if got := hint(tc.err); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: hint(%v) = %q, want %q", tc.name, tc.err, got, tc.want)

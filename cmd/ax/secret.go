@@ -46,6 +46,7 @@ func (c *secretCommand) Run(ctx context.Context, args []string) error {
 	case "put":
 		fs.StringVar(&valueFile, "value-file", "", "read the value from this file, or stdin for -; the value is taken as is, a trailing newline included")
 	case "list":
+		cf.registerStale(fs, false)
 		out.register(fs)
 	}
 	if err := parseInterspersed(fs, args); err != nil {

@@ -18,18 +18,21 @@ type statusCommand struct{}
 
 func (*statusCommand) Usage() string {
 	return `
-Usage: ax status [-o table|json|yaml] [-fires N]
+Usage: ax status [-o table|json|yaml] [-fires N] [-stale]
 
 The cluster at a glance, from GET /v1/overview and GET /v1/upcoming: the
 leader and the members with their health and version, the executors
 (slots, labels, last heartbeat), unfinished instances by state, fires
 and outcomes in the last hour and day, the latest failures, the firing
 alerts and the next fire times (within 24h). -o json|yaml prints
-{"overview": ..., "upcoming": ...} as the API answers them.
+{"overview": ..., "upcoming": ...} as the API answers them. Without a
+leader it fails after about a second: -stale shows what the node itself
+knows (its state as applied, the members as it sees them).
 
 Examples:
 	ax status
 	ax status -addr 10.0.0.1:7070,10.0.0.2:7070 -o yaml
+	ax status -stale -addr 10.0.0.2:7070
 `
 }
 
@@ -43,6 +46,7 @@ func (c *statusCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlagSet("status", c.Usage())
 	var cf clientFlags
 	cf.register(fs)
+	cf.registerStale(fs, false)
 	var out output
 	out.register(fs)
 	fires := fs.Int("fires", 10, "how many of the next fire times to show (1 to 5000)")

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -31,7 +30,10 @@ Subcommands:
 	events NAME            the task's events (misfires...)
 
 list, get, history and events take -o table|json|yaml (-json: -o json);
-list -w redraws the table on every change until Ctrl-C.
+list -w redraws the table on every change until Ctrl-C. Reads are
+linearizable (they see every acknowledged write, through any node);
+-stale reads the node's own state instead, answered even without a
+leader.
 
 Examples:
 	ax task apply -f daily_report.json
@@ -56,20 +58,20 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 		return runExport(ctx, fs, cf, args)
 	}
 	var (
-		labels     multiFlag
-		paused     string
-		out        output
-		watch      bool
-		consistent bool
+		labels multiFlag
+		paused string
+		out    output
+		watch  bool
 	)
 	switch sub {
 	case "list":
 		fs.Var(&labels, "label", "only tasks with this label k=v (repeatable)")
 		fs.StringVar(&paused, "paused", "", "only paused (true) or active (false) tasks")
 		fs.BoolVar(&watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
+		cf.registerStale(fs, false)
 		out.register(fs)
 	case "get", "history", "events":
-		fs.BoolVar(&consistent, "consistent", false, "linearizable read")
+		cf.registerStale(fs, true)
 		out.register(fs)
 	case "pause", "resume", "delete":
 	default:
@@ -84,10 +86,6 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 	cl, err := cf.client()
 	if err != nil {
 		return err
-	}
-	var opts []client.ReadOption
-	if consistent {
-		opts = append(opts, client.Consistent())
 	}
 	if sub == "list" {
 		f, err := taskFilter(labels, paused)
@@ -105,19 +103,19 @@ func (c *taskCommand) Run(ctx context.Context, args []string) error {
 	name := fs.Arg(0)
 	switch sub {
 	case "get":
-		t, err := cl.GetTask(ctx, name, opts...)
+		t, err := cl.GetTask(ctx, name)
 		if err != nil {
 			return err
 		}
 		return out.print(os.Stdout, t, func(w io.Writer) error { return writeTask(ctx, cl, w, t) })
 	case "events":
-		ev, err := cl.TaskEvents(ctx, name, opts...)
+		ev, err := cl.TaskEvents(ctx, name)
 		if err != nil {
 			return err
 		}
 		return out.print(os.Stdout, ev, func(w io.Writer) error { return writeEvents(w, ev.Events) })
 	case "history":
-		h, err := cl.TaskHistory(ctx, name, opts...)
+		h, err := cl.TaskHistory(ctx, name)
 		if err != nil {
 			return err
 		}

@@ -114,7 +114,7 @@ func pollToEnd(ctx context.Context, cl *client.Client, id string) (*model.Instan
 	}()
 	var lost lostNote
 	for {
-		in, err := cl.GetInstance(ctx, id, client.Consistent())
+		in, err := cl.GetInstance(ctx, id)
 		switch {
 		case err == nil:
 			lost.found()

@@ -63,7 +63,7 @@ func WaitState(t testing.TB, c *client.Client, id string, within time.Duration, 
 	var in *model.Instance
 	testkit.Eventually(t, within, func() error {
 		var err error
-		in, err = c.GetInstance(context.Background(), id, client.Consistent())
+		in, err = c.GetInstance(context.Background(), id)
 		if err != nil {
 			return err
 		}

@@ -35,12 +35,13 @@ export async function render(main, [id], page) {
     timeline.replaceChildren(events(inst));
     attempts.replaceChildren(attemptTable(inst));
   };
-  // The first read is linearizable: the page often opens right after a
-  // write (trigger, approve) sent through this node, which a follower may
-  // not have applied yet. Later reads follow the node's own state.
+  // The first read is linearizable (the default): the page often opens
+  // right after a write (trigger, approve) sent through another node.
+  // Later reads answer this node's own event stream, so the node has
+  // applied what they look for: they read its state as it is (stale=true).
   let first = true;
   const load = async () => {
-    inst = await api(path + (first ? '?consistent=true' : ''), {signal: page.signal});
+    inst = await api(path + (first ? '' : '?stale=true'), {signal: page.signal});
     first = false;
     draw();
   };

@@ -9,8 +9,9 @@ import {lineDiff} from './diff.js';
 
 export async function render(main, [name], page) {
   const base = '/v1/tasks/' + encodeURIComponent(name);
-  // Linearizable: the page is redrawn right after a write (pause, edit).
-  const t = await api(base + '?consistent=true', {signal: page.signal});
+  // Linearizable (the default): the page is redrawn right after a write
+  // (pause, edit).
+  const t = await api(base, {signal: page.signal});
   const tz = (t.trigger && t.trigger.timezone) || 'UTC';
   const runs = h('div', {});
   const progress = h('div', {id: 'backfill-progress'});
