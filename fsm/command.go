@@ -83,8 +83,10 @@ var cmdNames = map[CommandType]string{
 // cycles refused), which apply from the entry after set_proto 4.
 // Protocol 5 adds no command type: put_task honors PutTask.KeepPaused
 // and answers WriteResult.Created (tasks.go), from the entry after
-// set_proto 5.
-const ProtoVersion = 5
+// set_proto 5. Protocol 6 adds no command type and changes nothing the
+// state machine does: from set_proto 6 every member requires the
+// member-key handshake on Raft connections (raftnode/peerauth.go).
+const ProtoVersion = 6
 
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
