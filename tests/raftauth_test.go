@@ -103,8 +103,26 @@ func sendRaw(t *testing.T, addr string, data []byte) net.Conn {
 // and that no forged byte reached raft's decoder.
 func checkRefusals(t *testing.T, nodes []*localcluster.Node) {
 	t.Helper()
+	checkRefusalsSince(t, nodes, nil)
+}
+
+// logMarks returns the sizes of the nodes' logs, for checkRefusalsSince.
+func logMarks(nodes []*localcluster.Node) map[string]int {
+	marks := map[string]int{}
 	for _, n := range nodes {
 		b, _ := os.ReadFile(n.LogPath)
+		marks[n.ID] = len(b)
+	}
+	return marks
+}
+
+// checkRefusalsSince is checkRefusals on what the nodes logged after
+// marks.
+func checkRefusalsSince(t *testing.T, nodes []*localcluster.Node, marks map[string]int) {
+	t.Helper()
+	for _, n := range nodes {
+		b, _ := os.ReadFile(n.LogPath)
+		b = b[min(marks[n.ID], len(b)):]
 		if !strings.Contains(string(b), "refused raft connection") {
 			t.Errorf("%s logged no refused raft connection", n.ID)
 		}
