@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/internal/testkit"
+	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 var (
@@ -419,5 +420,83 @@ func TestPeerAuth_Set(t *testing.T) {
 	q.allowLegacy()
 	if st := q.state(); st.Waiting || st.Required {
 		t.Fatalf("after allowLegacy: %+v", st)
+	}
+}
+
+// plainHandshaker authenticates nothing: the baseline of
+// BenchmarkStream_Connect.
+type plainHandshaker struct{}
+
+func (plainHandshaker) accept(_ context.Context, c net.Conn) (net.Conn, error) { return c, nil }
+func (plainHandshaker) dial(ctx context.Context, addr raft.ServerAddress) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", string(addr))
+}
+func (plainHandshaker) refusal() string { return "" }
+
+// BenchmarkStream_Connect measures what it costs to establish one Raft
+// connection, from the dial until the acceptor hands it to raft: plain
+// TCP, the member-key handshake, mutual TLS 1.3.
+//
+//	go test -run xxx -bench Stream_Connect ./raftnode/
+func BenchmarkStream_Connect(b *testing.B) {
+	dir := b.TempDir()
+	if _, _, err := tlsutil.CreateCA(dir, 0); err != nil {
+		b.Fatal(err)
+	}
+	cert, key, err := tlsutil.CreateNodeCert(dir, "n1", nil, nil, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := tlsutil.Load(tlsutil.Config{CAFile: dir + "/" + tlsutil.CACertFile, CertFile: cert, KeyFile: key})
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := hclog.NewNullLogger()
+	for _, tc := range []struct {
+		name string
+		hs   func(self string) handshaker
+	}{
+		{"tcp", func(string) handshaker { return plainHandshaker{} }},
+		{"member-key", func(self string) handshaker {
+			p, err := loadPeerAuth(b.TempDir(), self, PeerAuthConfig{StateKey: keyA, Legacy: true}, false, false, log)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.required = true
+			return p
+		}},
+		{"tls", func(string) handshaker {
+			return tlsHandshaker{TLSConfig{Server: h.RaftServerConfig(), Client: h.PeerClientConfig()}}
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			addr := freeAddr(b)
+			s, err := newStream(addr.String(), addr, tc.hs(addr.String()), StreamConfig{}, log)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			accepted := make(chan struct{})
+			go func() {
+				for {
+					c, err := s.Accept()
+					if err != nil {
+						return
+					}
+					c.Close()
+					accepted <- struct{}{}
+				}
+			}()
+			b.ResetTimer()
+			for range b.N {
+				c, err := s.Dial(raft.ServerAddress(addr.String()), 5*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				<-accepted
+				c.Close()
+			}
+		})
 	}
 }

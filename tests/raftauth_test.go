@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
 // The attacks of issue 21 against a cluster without TLS: a local process
@@ -519,5 +521,48 @@ func TestRaftAuth_SquatterOnAMemberPortGetsNothing(t *testing.T) {
 	b, _ := os.ReadFile(leader.LogPath)
 	if !strings.Contains(string(b), "did not prove membership") {
 		t.Errorf("%s did not log the squatter", leader.ID)
+	}
+}
+
+// TestRaftAuth_LostKeyFileIsFetched: a member whose key file is gone
+// (ACLs bootstrapped, no -token: only its member header vouches for it)
+// asks the other members for the key at start, says so, and follows
+// again.
+func TestRaftAuth_LostKeyFileIsFetched(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := ctxT(t, 90*time.Second)
+	leader, victim := leaderAndFollower(ctx, t, c)
+	settled(ctx, t, leader)
+	admin, err := leader.Client().ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := raftnode.ReadMemberKey(victim.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim.Stop()
+	if err := os.Remove(filepath.Join(victim.DataDir, "raft", "member-key.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cl := tokenClient(c, admin.Secret)
+	if _, err := cl.PutTask(ctx, eventTask("after-lost-key")); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 20*time.Second, func() error {
+		return hasAll(ctx, tokenClient(c, admin.Secret, victim.HTTPAddr), map[string]bool{"after-lost-key": true})
+	})
+	got, required, err := raftnode.ReadMemberKey(victim.DataDir)
+	if err != nil || !required || !bytes.Equal(got, want) {
+		t.Fatalf("key file after the restart: %x required %v (%v), want %x required", got, required, err, want)
+	}
+	b, _ := os.ReadFile(victim.LogPath)
+	for _, line := range []string{"no member key file", "received the cluster's member key"} {
+		if !strings.Contains(string(b), line) {
+			t.Errorf("%s did not log %q", victim.ID, line)
+		}
 	}
 }
