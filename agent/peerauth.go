@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
@@ -106,6 +107,8 @@ func (a *Agent) fetchMemberKey(ctx context.Context, targets []string) error {
 			a.log.Info("received the cluster's member key", "via", t, "required", mk.Required)
 			return nil
 		}
+		// A release without the route answers 405 (api's
+		// method_not_allowed: DELETE /v1/cluster/{node} has the path).
 		var me *model.Error
 		if waiting && errors.As(err, &me) && (me.Code == model.CodeNotFound || me.Code == "method_not_allowed") {
 			a.node.AllowLegacyPeers()
@@ -119,12 +122,17 @@ func (a *Agent) fetchMemberKey(ctx context.Context, targets []string) error {
 
 // MemberKey implements api.ClusterBackend: the member key this node
 // authenticates Raft connections with, for a node about to join.
-func (a *Agent) MemberKey(context.Context) (*model.MemberKey, error) {
+func (a *Agent) MemberKey(ctx context.Context) (*model.MemberKey, error) {
 	st := a.node.PeerAuth()
 	switch {
 	case a.tlsOn():
 		return nil, &model.Error{Code: model.CodeNotFound, Message: "this cluster authenticates Raft connections with TLS: a joining node presents its certificate, and there is no member key to hand out"}
 	case st.Key != nil:
+		who := "anonymous"
+		if p := api.PrincipalFrom(ctx); p != nil {
+			who = p.Name
+		}
+		a.log.Info("handed the member key out (a node about to join)", "to", who)
 		return &model.MemberKey{Key: st.Key, Required: st.Required}, nil
 	case st.Required || st.Waiting:
 		return nil, &model.Error{Code: model.CodeUnavailable, Message: "this node has no member key yet: ask another member"}

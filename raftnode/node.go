@@ -179,9 +179,11 @@ func New(cfg Config) (*Node, error) {
 			t, err = newTLSTransport(cfg.RaftAddr, addr, *cfg.TLS, logger)
 		case cfg.PeerAuth != nil:
 			auth, err = loadPeerAuth(dir, addr.String(), *cfg.PeerAuth, !hadState, cfg.Bootstrap, logger)
-			if err == nil {
-				t, err = newStreamTransport(cfg.RaftAddr, addr, auth, cfg.PeerAuth.StreamConfig, logger)
+			if err != nil {
+				logs.Close()
+				return nil, err
 			}
+			t, err = newStreamTransport(cfg.RaftAddr, addr, auth, cfg.PeerAuth.StreamConfig, logger)
 		default:
 			t, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 4, 10*time.Second, logger)
 		}
