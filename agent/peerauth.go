@@ -85,7 +85,7 @@ func (a *Agent) syncPeerAuth() (done bool) {
 
 // needsMemberKey reports whether this node must ask the cluster for its
 // member key before it can talk Raft: a new node joining, or a node whose
-// key file is lost in a cluster that requires it.
+// key file is lost.
 func (a *Agent) needsMemberKey() bool {
 	st := a.node.PeerAuth()
 	return st.Enabled && st.Key == nil && (st.Required || st.Waiting)

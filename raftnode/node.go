@@ -532,10 +532,10 @@ func (n *Node) SetMemberKey(key []byte, required bool) error {
 	return n.auth.set(key, required)
 }
 
-// AllowLegacyPeers lets a new node that waits for the member key of the
-// cluster it joins talk to a cluster of an older release, which has none
-// to give: it accepts connections without the handshake until
-// RequirePeerAuth.
+// AllowLegacyPeers lets a node that waits for the member key of its
+// cluster (PeerAuthState.Waiting) talk to a cluster of an older release,
+// which has none to give: it accepts connections without the handshake
+// until RequirePeerAuth.
 func (n *Node) AllowLegacyPeers() {
 	if n.auth != nil {
 		n.auth.allowLegacy()

@@ -76,9 +76,9 @@ type PeerAuthState struct {
 	// Required: every connection must authenticate; false while members
 	// of an older release may remain.
 	Required bool
-	// Waiting: a new node that has not yet learnt from the cluster it
-	// joins how that cluster authenticates; it refuses every connection
-	// until then.
+	// Waiting: a node that has not yet learnt from its cluster how the
+	// cluster authenticates (a new node joining, or one without its key
+	// file); it refuses every connection until then.
 	Waiting bool
 }
 
@@ -142,6 +142,9 @@ func loadPeerAuth(dir, self string, cfg PeerAuthConfig, fresh, bootstrap bool, l
 	kf, err := readKeyFile(p.path)
 	switch {
 	case err == nil:
+		if fi, err := os.Stat(p.path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			logger.Warn("the member key file is readable by others: chmod 600 it", "path", p.path, "mode", fi.Mode().Perm().String())
+		}
 		p.setKey(kf.MemberKey)
 		p.required = kf.Required || cfg.Required
 		if p.required && !kf.Required {
@@ -168,7 +171,9 @@ func loadPeerAuth(dir, self string, cfg PeerAuthConfig, fresh, bootstrap bool, l
 			return p, p.save()
 		}
 	default:
-		p.required = true
+		// Its state machine cannot say whether the cluster requires the
+		// handshake (it does, or the state was rebuilt): ask it.
+		p.required, p.waiting = true, true
 		logger.Error("this node has Raft state but no member key file, and its cluster requires one: asking the other members for it (or copy "+keyFileName+" into the raft dir from another member)",
 			"path", p.path)
 	}
@@ -202,8 +207,11 @@ func readKeyFile(path string) (keyFile, error) {
 	if err != nil {
 		return kf, err
 	}
-	if err := json.Unmarshal(b, &kf); err != nil || len(kf.MemberKey) == 0 {
+	if err := json.Unmarshal(b, &kf); err != nil {
 		return keyFile{}, fmt.Errorf("%s is damaged (%v): copy it from another member", path, err)
+	}
+	if len(kf.MemberKey) == 0 {
+		return keyFile{}, fmt.Errorf("%s is damaged (no key): copy it from another member", path)
 	}
 	return kf, nil
 }
@@ -294,7 +302,7 @@ func (p *peerAuth) set(member []byte, required bool) error {
 }
 
 // allowLegacy lets a waiting node talk to members of an older release:
-// the cluster it joins has no member key to give.
+// its cluster has no member key to give.
 func (p *peerAuth) allowLegacy() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

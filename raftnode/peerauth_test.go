@@ -324,7 +324,8 @@ func TestLoadPeerAuth(t *testing.T) {
 			cfg: PeerAuthConfig{Required: true}, wantKey: keyA, required: true},
 		{name: "upgraded from a release without it", cfg: PeerAuthConfig{StateKey: keyA, Legacy: true}, wantKey: keyA},
 		{name: "upgraded from a release without a member key", cfg: PeerAuthConfig{Legacy: true}},
-		{name: "state but no key file in a cluster that requires it", cfg: PeerAuthConfig{StateKey: keyA}, required: true},
+		{name: "state but no key file in a cluster that requires it", cfg: PeerAuthConfig{StateKey: keyA, Required: true}, required: true, waiting: true},
+		{name: "state but no key file, and a rebuilt state machine", required: true, waiting: true},
 		{name: "a damaged key file", file: `{"memberKey":""}`, wantErr: "damaged"},
 	}
 	for _, tc := range tests {
