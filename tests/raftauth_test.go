@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -201,7 +202,7 @@ type rogue struct {
 	rpcs   map[byte]int
 	cmds   map[fsm.CommandType]int
 	secret bool
-	want   []byte
+	want   [][]byte // the secret's value as commands carry it
 }
 
 func newRogue(t *testing.T, secret string) *rogue {
@@ -210,7 +211,8 @@ func newRogue(t *testing.T, secret string) *rogue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rogue{ln: ln, rpcs: map[byte]int{}, cmds: map[fsm.CommandType]int{}, want: []byte(secret)}
+	r := &rogue{ln: ln, rpcs: map[byte]int{}, cmds: map[fsm.CommandType]int{},
+		want: [][]byte{[]byte(secret), []byte(base64.StdEncoding.EncodeToString([]byte(secret)))}}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -281,7 +283,7 @@ func (r *rogue) serve(c net.Conn) {
 				return
 			}
 			r.mu.Lock()
-			r.secret = r.secret || bytes.Contains(snap, r.want)
+			r.secret = r.secret || r.carries(snap)
 			r.mu.Unlock()
 			last = req.LastLogIndex
 			resp = &raft.InstallSnapshotResponse{RPCHeader: hdr, Term: req.Term, Success: true}
@@ -294,10 +296,21 @@ func (r *rogue) serve(c net.Conn) {
 	}
 }
 
+// carries reports whether b holds the secret's value. Called with r.mu
+// held.
+func (r *rogue) carries(b []byte) bool {
+	for _, w := range r.want {
+		if bytes.Contains(b, w) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *rogue) see(e *raft.Log) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.secret = r.secret || bytes.Contains(e.Data, r.want)
+	r.secret = r.secret || r.carries(e.Data)
 	if e.Type == raft.LogCommand {
 		if c, err := fsm.DecodeCommand(e.Data); err == nil {
 			r.cmds[c.Type]++
