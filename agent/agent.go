@@ -347,9 +347,13 @@ func New(cfg Config) (*Agent, error) {
 		}
 		restore = &raftnode.Restore{Path: cfg.Restore, Index: index}
 	}
+	var peerAuth *raftnode.PeerAuthConfig
+	if cfg.TLS == nil {
+		peerAuth = peerAuthConfig(f) // peerauth.go
+	}
 	node, err := raftnode.New(raftnode.Config{
 		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, DataDir: cfg.DataDir, Restore: restore,
-		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS),
+		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS), PeerAuth: peerAuth,
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
 		LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
@@ -427,6 +431,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.wg.Add(7)
 	go a.cutRevoked()
+	go a.watchPeerAuth()
 	go a.watchQuorum()
 	go a.batchLoop()
 	go a.monitorClocks()

@@ -55,7 +55,7 @@ func unavailable(err error) error {
 // is answered without a log entry.
 func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
 	a.stamp(c)
-	if err := a.checkProto(ctx, c.Type); err != nil {
+	if err := a.checkProto(ctx, c); err != nil {
 		var me *model.Error
 		if errors.As(err, &me) {
 			return &fsm.Result{Err: me}, nil

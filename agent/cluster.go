@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -94,6 +95,14 @@ func (a *Agent) registerOnce() (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if a.needsMemberKey() {
+		// Without it this node can reach no peer (peerauth.go).
+		if err := a.fetchMemberKey(ctx, a.peerTargets(nodes, true)); err != nil {
+			return false, fmt.Errorf("asking for the cluster's member key: %w", err)
+		}
+	}
 	self := a.selfInfo()
 	if nodes[self.ID] == self {
 		return true, nil
@@ -101,21 +110,12 @@ func (a *Agent) registerOnce() (done bool, err error) {
 	if a.node.IsLeader() {
 		return false, nil // the leader loop records itself
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	if a.isMember(ctx, self) {
 		// Only the record is stale: write it through the leader.
 		return false, a.proposeSelf(ctx)
 	}
 	req := model.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr, Proto: self.Proto}
-	// Prefer the known leader; fall back to the -join list.
-	var targets []string
-	if id, _ := a.node.Leader(); id != "" {
-		if n, ok := nodes[id]; ok && n.HTTPAddr != "" {
-			targets = append(targets, n.HTTPAddr)
-		}
-	}
-	targets = append(targets, a.cfg.Join...)
+	targets := a.peerTargets(nodes, false)
 	if len(targets) == 0 {
 		return false, nil // wait until a leader appears
 	}
@@ -135,6 +135,33 @@ func (a *Agent) registerOnce() (done bool, err error) {
 		}
 	}
 	return false, err
+}
+
+// peerTargets lists the HTTP addresses to ask: the known leader's, then
+// the -join list, then (all) every other member's.
+func (a *Agent) peerTargets(nodes map[string]fsm.NodeInfo, all bool) []string {
+	var targets []string
+	seen := map[string]bool{}
+	add := func(addr string) {
+		if addr != "" && !seen[addr] {
+			seen[addr] = true
+			targets = append(targets, addr)
+		}
+	}
+	if id, _ := a.node.Leader(); id != "" {
+		add(nodes[id].HTTPAddr)
+	}
+	for _, j := range a.cfg.Join {
+		add(j)
+	}
+	if all {
+		for id, n := range nodes {
+			if id != a.cfg.NodeID {
+				add(n.HTTPAddr)
+			}
+		}
+	}
+	return targets
 }
 
 // isMember reports whether the Raft configuration holds this node at its
@@ -164,6 +191,12 @@ func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
 }
 
 func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
+	if p := a.fsm.Proto(); max(req.Proto, 1) < p {
+		// It would meet entries it cannot apply as its peers do (and from
+		// peerAuthProto, no member would talk to it).
+		return &model.Error{Code: model.CodePrecondition,
+			Message: fmt.Sprintf("node %s runs protocol %d and the cluster is at protocol %d: upgrade it to this release before it joins", req.ID, max(req.Proto, 1), p)}
+	}
 	if err := a.node.AddVoter(ctx, req.ID, req.RaftAddr); err != nil {
 		return err
 	}
@@ -272,29 +305,51 @@ func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
 }
 
 // ensureClusterState raises what the cluster as a whole has reached, as
-// soon as every member runs a version that can (the protocol gate refuses
-// the commands until then; this retries every 10 s): the state machine's
-// protocol, from which it applies this version's stricter checks to new
-// entries, and a member key, with which nodes without TLS prove
-// membership to each other. The first leader that can sets them.
+// soon as every member runs a version that can (checked again every
+// 10 s): the state machine's protocol, to the lowest its members speak,
+// from which it applies each version's stricter checks to new entries
+// (and from peerAuthProto every member requires authenticated Raft
+// connections), and a member key, with which nodes without TLS prove
+// membership to each other. The first leader that can sets them; the key
+// is the one this node's Raft connections use (a node that has none, or
+// TLS, makes one).
 func (a *Agent) ensureClusterState(ctx context.Context) {
-	for a.fsm.Proto() < fsm.ProtoVersion || a.fsm.MemberKey() == nil {
-		err := a.proposeOwn(ctx, fsm.CmdSetProto, fsm.SetProto{Proto: fsm.ProtoVersion})
+	for {
+		err := a.raiseProto(ctx)
 		if err == nil && a.fsm.MemberKey() == nil {
-			key := make([]byte, 32)
-			_, _ = rand.Read(key)
+			key := a.node.PeerAuth().Key
+			if key == nil {
+				key = make([]byte, 32)
+				_, _ = rand.Read(key)
+			}
 			err = a.proposeOwn(ctx, fsm.CmdSetMemberKey, fsm.SetMemberKey{Key: key})
 		}
-		if err == nil || ctx.Err() != nil {
+		if err == nil && a.fsm.Proto() >= fsm.ProtoVersion && a.fsm.MemberKey() != nil || ctx.Err() != nil {
 			return
 		}
-		a.log.Debug("raising the cluster's protocol or setting its member key failed; retrying", "error", err)
+		if err != nil {
+			a.log.Debug("raising the cluster's protocol or setting its member key failed; retrying", "error", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(10 * time.Second):
 		}
 	}
+}
+
+// raiseProto raises the cluster's protocol to the lowest its members
+// speak, if that is higher.
+func (a *Agent) raiseProto(ctx context.Context) error {
+	servers, nodes, err := a.memberRecords(ctx)
+	if err != nil {
+		return err
+	}
+	low, _ := lowestProto(a.cfg.NodeID, servers, nodes)
+	if low <= a.fsm.Proto() {
+		return nil
+	}
+	return a.proposeOwn(ctx, fsm.CmdSetProto, fsm.SetProto{Proto: low})
 }
 
 // proposeOwn proposes a command of this node's own (not a client's) and

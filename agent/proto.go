@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -10,38 +11,77 @@ import (
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
-// checkProto refuses a command whose type needs a newer protocol than a
-// member of the Raft configuration speaks (fsm.MinProto against the
+// checkProto refuses a command that needs a newer protocol than a member
+// of the Raft configuration speaks (commandProto against the
 // fsm.NodeInfo.Proto the member recorded), so that no replica meets a
-// command type it does not know. Non-voters count too: they apply the log
+// command type it does not know, and the cluster's protocol is raised only
+// to what every member speaks. Non-voters count too: they apply the log
 // as well. This node counts with its own fsm.ProtoVersion.
-func (a *Agent) checkProto(ctx context.Context, t fsm.CommandType) error {
-	if fsm.MinProto(t) <= 1 {
+func (a *Agent) checkProto(ctx context.Context, c *fsm.Command) error {
+	need := commandProto(c)
+	if need <= 1 {
 		return nil
 	}
-	servers, err := a.node.Servers(ctx)
+	servers, nodes, err := a.memberRecords(ctx)
 	if err != nil {
 		return err
+	}
+	return protoGate(need, c.Type, a.cfg.NodeID, servers, nodes)
+}
+
+// memberRecords returns the Raft configuration and the members' records.
+func (a *Agent) memberRecords(ctx context.Context) ([]raftnode.Server, map[string]fsm.NodeInfo, error) {
+	servers, err := a.node.Servers(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	nodes, err := a.fsm.Nodes()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return protoGate(t, a.cfg.NodeID, servers, nodes)
+	return servers, nodes, nil
+}
+
+// commandProto is the protocol every member must speak before c is
+// proposed: its type's (fsm.MinProto), and for set_proto the protocol it
+// raises the cluster to.
+func commandProto(c *fsm.Command) int {
+	need := fsm.MinProto(c.Type)
+	if c.Type == fsm.CmdSetProto {
+		var p fsm.SetProto
+		if json.Unmarshal(c.Body, &p) == nil {
+			need = max(need, p.Proto)
+		}
+	}
+	return need
 }
 
 // protoGate is checkProto's decision: a failed_precondition error naming
 // the member with the lowest protocol (the first by id among equals) if
-// it is below what t needs. A member without a recorded protocol runs
-// protocol 1.
-func protoGate(t fsm.CommandType, self string, servers []raftnode.Server, nodes map[string]fsm.NodeInfo) error {
-	need := fsm.MinProto(t)
+// it is below need, the protocol command type t needs.
+func protoGate(need int, t fsm.CommandType, self string, servers []raftnode.Server, nodes map[string]fsm.NodeInfo) error {
+	low, lowID := lowestProto(self, servers, nodes)
+	if low >= need {
+		return nil
+	}
+	what := "using " + t.String()
+	if t == fsm.CmdSetProto {
+		what = fmt.Sprintf("the cluster moves to protocol %d", need)
+	}
+	return &model.Error{Code: model.CodePrecondition,
+		Message: fmt.Sprintf("member %s runs protocol %d; upgrade every member before %s", lowID, low, what)}
+}
+
+// lowestProto returns the lowest protocol a member of the configuration
+// speaks and that member (the first by id among equals). A member without
+// a recorded protocol runs protocol 1; self runs fsm.ProtoVersion.
+func lowestProto(self string, servers []raftnode.Server, nodes map[string]fsm.NodeInfo) (int, string) {
 	ids := make([]string, 0, len(servers))
 	for _, s := range servers {
 		ids = append(ids, s.ID)
 	}
 	sort.Strings(ids)
-	low, lowID := need, ""
+	low, lowID := fsm.ProtoVersion, self
 	for _, id := range ids {
 		p := max(nodes[id].Proto, 1)
 		if id == self {
@@ -51,9 +91,5 @@ func protoGate(t fsm.CommandType, self string, servers []raftnode.Server, nodes 
 			low, lowID = p, id
 		}
 	}
-	if lowID == "" {
-		return nil
-	}
-	return &model.Error{Code: model.CodePrecondition,
-		Message: fmt.Sprintf("member %s runs protocol %d; upgrade every member before using %s", lowID, low, t)}
+	return low, lowID
 }

@@ -10,6 +10,41 @@ import (
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
+// TestCommandProto: set_proto needs every member at the protocol it
+// raises the cluster to, not only the one its type needs (the gate let a
+// leader raise the cluster past a member that had not been upgraded, and
+// that member refused the entry its peers applied).
+func TestCommandProto(t *testing.T) {
+	tests := []struct {
+		name string
+		typ  fsm.CommandType
+		body any
+		want int
+	}{
+		{"a first-release command", fsm.CmdPutTask, fsm.PutTask{}, 1},
+		{"an ACL command", fsm.CmdACLPutToken, fsm.ACLPutToken{}, 2},
+		{"set_proto 2", fsm.CmdSetProto, fsm.SetProto{Proto: 2}, 2},
+		{"set_proto to this version's", fsm.CmdSetProto, fsm.SetProto{Proto: fsm.ProtoVersion}, fsm.ProtoVersion},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := fsm.NewCommand(tc.typ, "", "tester", tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := commandProto(c); got != tc.want {
+				t.Fatalf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
+	servers := []raftnode.Server{{ID: "n1", Voter: true}, {ID: "n2", Voter: true}}
+	nodes := map[string]fsm.NodeInfo{"n1": {ID: "n1", Proto: fsm.ProtoVersion}, "n2": {ID: "n2", Proto: fsm.ProtoVersion - 1}}
+	want := fmt.Sprintf("member n2 runs protocol %d; upgrade every member before the cluster moves to protocol %d", fsm.ProtoVersion-1, fsm.ProtoVersion)
+	if err := protoGate(fsm.ProtoVersion, fsm.CmdSetProto, "n1", servers, nodes); err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
 func TestProtoGate(t *testing.T) {
 	servers := []raftnode.Server{{ID: "n1", Voter: true}, {ID: "n2", Voter: true}, {ID: "n3", Voter: true}}
 	rec := func(protos ...int) map[string]fsm.NodeInfo {
@@ -44,7 +79,7 @@ func TestProtoGate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := protoGate(tc.cmd, "n1", tc.servers, tc.nodes)
+			err := protoGate(fsm.MinProto(tc.cmd), tc.cmd, "n1", tc.servers, tc.nodes)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("got %v, want no error", err)

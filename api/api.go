@@ -168,6 +168,7 @@ func (s *Server) routes() []route {
 		{"DELETE /v1/silences/{id}", operator, s.deleteSilence},
 
 		{"POST /v1/cluster/join", admin, s.join},
+		{"POST /v1/cluster/member-key", admin, s.memberKey},
 		{"GET /v1/cluster", reader, s.cluster},
 		{"DELETE /v1/cluster/{node}", admin, s.removeNode},
 		{"POST /v1/cluster/transfer", admin, s.transfer},

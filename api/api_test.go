@@ -322,6 +322,11 @@ func (f *fakeBackend) Join(ctx context.Context, req model.JoinRequest) error {
 	return f.Err
 }
 
+func (f *fakeBackend) MemberKey(ctx context.Context) (*model.MemberKey, error) {
+	f.record(ctx, call{Method: "MemberKey"})
+	return &model.MemberKey{Key: []byte("key"), Required: true}, f.Err
+}
+
 func (f *fakeBackend) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 	f.record(ctx, call{Method: "Cluster"})
 	if f.Err != nil {

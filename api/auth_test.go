@@ -296,7 +296,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"PUT /v1/secrets/{name}": "writer", "DELETE /v1/secrets/{name}": "writer",
 		"PUT /v1/channels/{name}": "writer", "DELETE /v1/channels/{name}": "writer",
 		"GET /v1/channels": "reader", "GET /v1/channels/{name}": "reader",
-		"POST /v1/cluster/join": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin",
+		"POST /v1/cluster/join": "admin", "POST /v1/cluster/member-key": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin",
 		"POST /v1/acl/bootstrap": "admin", "GET /v1/acl/tokens": "admin", "POST /v1/acl/tokens": "admin",
 		"DELETE /v1/acl/tokens/{name}": "admin",
 		"POST /v1/executors/poll":      "executor", "POST /v1/executors/heartbeat": "executor",

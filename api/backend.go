@@ -102,6 +102,9 @@ type ExecutorBackend interface {
 // ClusterBackend is membership and health.
 type ClusterBackend interface {
 	Join(ctx context.Context, req model.JoinRequest) error
+	// MemberKey is the key a node without TLS proves membership with on
+	// Raft connections, for a node about to join.
+	MemberKey(ctx context.Context) (*model.MemberKey, error)
 	Cluster(ctx context.Context) (*model.ClusterStatus, error)
 	RemoveNode(ctx context.Context, id string) error
 	Transfer(ctx context.Context, id string) error

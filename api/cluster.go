@@ -42,6 +42,10 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
+func (s *Server) memberKey(w http.ResponseWriter, r *http.Request) {
+	reply(w)(s.b.cluster.MemberKey(r.Context()))
+}
+
 func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return

@@ -612,6 +612,14 @@ func (c *Client) Join(ctx context.Context, req model.JoinRequest) error {
 	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/join", Body: req}, nil)
 }
 
+// MemberKey asks a member for the cluster's member key, with which a node
+// without TLS authenticates its Raft connections (a node about to join
+// asks for it; it needs the credentials of a join).
+func (c *Client) MemberKey(ctx context.Context) (*model.MemberKey, error) {
+	var k model.MemberKey
+	return &k, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/member-key"}, &k)
+}
+
 // Cluster returns the members and the leader.
 func (c *Client) Cluster(ctx context.Context, opts ...ReadOption) (*model.ClusterStatus, error) {
 	var s model.ClusterStatus

@@ -91,7 +91,8 @@ var cmdNames = map[CommandType]string{
 // protocol) and an attempt an operator stopped keeps the output its
 // executor reports after the stop (slots.go); put_channel honors
 // PutChannel.SealedURL and IfVersion (channels.go); from the entry after
-// set_proto 6.
+// set_proto 6; and from set_proto 6 every member requires the
+// member-key handshake on Raft connections (raftnode/peerauth.go).
 const ProtoVersion = 6
 
 // MinProto returns the protocol a command type needs: 1 for the types of

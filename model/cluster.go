@@ -63,6 +63,16 @@ type JoinRequest struct {
 	Proto int `json:"proto,omitempty"`
 }
 
+// MemberKey is the answer of POST /v1/cluster/member-key: the key with
+// which members of a cluster without TLS authenticate their Raft
+// connections, for a node about to join.
+type MemberKey struct {
+	Key []byte `json:"key"` // base64 in JSON
+	// Required: every member requires the handshake (false while members
+	// of a release without it may remain).
+	Required bool `json:"required"`
+}
+
 // TransferRequest asks the leader to hand leadership to a node (or to the
 // most up-to-date follower when ID is empty).
 type TransferRequest struct {

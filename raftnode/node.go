@@ -69,6 +69,9 @@ type Config struct {
 	Transport raft.Transport
 	// TLS, when set, makes the transport mutual TLS (see TLSConfig).
 	TLS *TLSConfig
+	// PeerAuth, when set and TLS is not, makes every Raft connection
+	// prove membership with the cluster's member key (peerauth.go).
+	PeerAuth *PeerAuthConfig
 	// Restore, if set, starts a new one-node cluster (Bootstrap must be
 	// set and the data dir hold no Raft state) from a state-machine
 	// snapshot file taken at log index Index: it becomes this node's first
@@ -91,6 +94,7 @@ type Node struct {
 	logs   *raftboltdb.BoltStore
 	cache  raft.LogStore // logs through the recent-entries cache, as Raft reads them
 	trans  raft.Transport
+	auth   *peerAuth // nil with TLS or an in-process transport
 	logger hclog.Logger
 
 	notifyCh chan bool
@@ -152,6 +156,12 @@ func New(cfg Config) (*Node, error) {
 	}
 	restrict(filepath.Join(dir, "snapshots")) // snapshots of older versions
 	snaps := privateSnapshots{SnapshotStore: fileSnaps, dir: dir}
+	hadState, err := raft.HasExistingState(cache, logs, snaps)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	var auth *peerAuth
 	trans := cfg.Transport
 	if trans == nil {
 		adv := cfg.AdvertiseAddr
@@ -164,9 +174,17 @@ func New(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("raftnode: raft address %q: %w", adv, err)
 		}
 		var t *raft.NetworkTransport
-		if cfg.TLS != nil {
+		switch {
+		case cfg.TLS != nil:
 			t, err = newTLSTransport(cfg.RaftAddr, addr, *cfg.TLS, logger)
-		} else {
+		case cfg.PeerAuth != nil:
+			auth, err = loadPeerAuth(dir, addr.String(), *cfg.PeerAuth, !hadState, cfg.Bootstrap, logger)
+			if err != nil {
+				logs.Close()
+				return nil, err
+			}
+			t, err = newStreamTransport(cfg.RaftAddr, addr, auth, cfg.PeerAuth.StreamConfig, logger)
+		default:
 			t, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 4, 10*time.Second, logger)
 		}
 		if err != nil {
@@ -217,7 +235,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("raftnode: start raft: %w", err)
 	}
 	n := &Node{
-		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, logger: logger,
+		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, auth: auth, logger: logger,
 		notifyCh: notifyCh, leaderCh: make(chan struct{}), closed: make(chan struct{}),
 		obsCh: make(chan raft.Observation, 16),
 	}
@@ -512,6 +530,46 @@ func (n *Node) Servers(ctx context.Context) ([]Server, error) {
 		out = append(out, Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})
 	}
 	return out, nil
+}
+
+// PeerAuth returns how this node authenticates its Raft connections
+// (peerauth.go).
+func (n *Node) PeerAuth() PeerAuthState {
+	if n.auth == nil {
+		return PeerAuthState{}
+	}
+	return n.auth.state()
+}
+
+// SetMemberKey adopts the cluster's member key, which a joining node gets
+// from the cluster and an upgraded node from its state machine, and keeps
+// it in the data dir; required makes the handshake mandatory too. A key
+// other than the one this node holds is refused (ErrKeyConflict). A no-op
+// with TLS.
+func (n *Node) SetMemberKey(key []byte, required bool) error {
+	if n.auth == nil {
+		return nil
+	}
+	return n.auth.set(key, required)
+}
+
+// AllowLegacyPeers lets a node that waits for the member key of its
+// cluster (PeerAuthState.Waiting) talk to a cluster of an older release,
+// which has none to give: it accepts connections without the handshake
+// until RequirePeerAuth.
+func (n *Node) AllowLegacyPeers() {
+	if n.auth != nil {
+		n.auth.allowLegacy()
+	}
+}
+
+// RequirePeerAuth makes the handshake mandatory for good, once every
+// member speaks it: connections accepted without it are closed.
+func (n *Node) RequirePeerAuth() error {
+	if n.auth == nil {
+		return nil
+	}
+	return n.auth.require()
 }
 
 // Stats returns raft's diagnostic counters.

@@ -34,7 +34,7 @@ func forgeRPC(t *testing.T, rpcType byte, req any) []byte {
 }
 
 // freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) *net.TCPAddr {
+func freeAddr(t testing.TB) *net.TCPAddr {
 	t.Helper()
 	addr, err := net.ResolveTCPAddr("tcp", testkit.FreeAddr(t))
 	if err != nil {

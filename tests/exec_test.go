@@ -429,14 +429,7 @@ func TestExec_LabelRouting(t *testing.T) {
 func TestExec_ExecutorOnFollower(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	follower := c.Nodes[0]
-	if follower == leader {
-		follower = c.Nodes[1]
-	}
+	_, follower := leaderAndFollower(ctx, t, c)
 	cl := c.Client()
 	if _, err := cl.PutTask(ctx, shellTask("via-follower", "sleep 1; echo ok", model.Policy{})); err != nil {
 		t.Fatal(err)

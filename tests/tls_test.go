@@ -28,13 +28,15 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // Raft's wire types (hashicorp/raft net_transport.go).
 const (
-	rpcAppendEntries byte = 0
-	rpcRequestVote   byte = 1
+	rpcAppendEntries  byte = 0
+	rpcRequestVote    byte = 1
+	rpcRequestPreVote byte = 4
 )
 
 // axRun runs the test binary with args and returns its combined output.
@@ -189,16 +191,9 @@ func TestTLS_ClusterRefusesStrangersAndForgedRPCs(t *testing.T) {
 	caFile := filepath.Join(dir, tlsutil.CACertFile)
 	c := startCluster(t, 3, withTLS(dir))
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A write on a follower is forwarded to the leader over TLS, and a
 	// consistent read on a follower asks the leader for its read index.
-	follower := c.Nodes[0]
-	if follower == leader {
-		follower = c.Nodes[1]
-	}
+	leader, follower := leaderAndFollower(ctx, t, c)
 	if _, err := follower.Client().PutTask(ctx, eventTask("over-tls")); err != nil {
 		t.Fatalf("write on a follower: %v", err)
 	}
@@ -392,40 +387,42 @@ func serialOf(t *testing.T, certFile string) string {
 	return c.SerialNumber.String()
 }
 
-// TestForged_AppendEntriesOwnsAPlainNode is the control of the TLS test:
-// the same forged AppendEntries sent to a node without TLS is decoded and
-// obeyed (the term jumps and the forged task is written), so the encoding
-// is right and TLS is what stops it. (A forged vote from a non-member is
-// ignored by raft itself.)
-func TestForged_AppendEntriesOwnsAPlainNode(t *testing.T) {
+// TestForged_AppendEntriesNeedsTheMemberKey is the control of the tests
+// that attack Raft ports (here and in raftauth_test.go): the forged
+// AppendEntries sent in clear to a node without TLS is refused, and the
+// same bytes sent after the member-key handshake, with the key from the
+// node's data dir, are decoded and obeyed (the term jumps and the forged
+// task is written). So the encoding is right, and the handshake is what
+// stops it. (A forged vote from a non-member is ignored by raft itself.)
+func TestForged_AppendEntriesNeedsTheMemberKey(t *testing.T) {
 	c := startCluster(t, 1)
 	ctx := ctxT(t, 30*time.Second)
 	n := c.Nodes[0]
-	// The forged entry follows the node's last one: wait until the new
-	// leader's own writes (its record, the member key, the cluster's
-	// protocol) are done, or one of them could take the forged index
-	// first.
-	var h *model.Health
-	waitHealth(ctx, t, n, 10*time.Second, func(got *model.Health) error {
-		if got.Protocol != fsm.ProtoVersion {
-			return fmt.Errorf("cluster protocol %d, want %d", got.Protocol, fsm.ProtoVersion)
-		}
-		if h == nil || got.AppliedIndex != h.AppliedIndex {
-			h = got
-			return fmt.Errorf("applied index %d, waiting for it to settle", got.AppliedIndex)
-		}
-		return nil
-	})
+	h := settled(ctx, t, n)
 	st, err := n.Client().Cluster(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	forged := forgedRPCs(t, h, st.Nodes)["append a shell task"]
 	conn, err := net.DialTimeout("tcp", n.RaftAddr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	expectHangUp(t, "in clear", conn, forged)
+	if got := stateOf(ctx, t, n); got.hasPwned || got.term != h.Term {
+		t.Fatalf("the forged entry sent in clear moved the node: %+v", got)
+	}
+
+	key, required, err := raftnode.ReadMemberKey(n.DataDir)
+	if err != nil || !required {
+		t.Fatalf("member key file: required %v, %v", required, err)
+	}
+	conn, err = raftnode.DialPeer(n.RaftAddr, key, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer conn.Close()
-	if _, err := conn.Write(forgedRPCs(t, h, st.Nodes)["append a shell task"]); err != nil {
+	if _, err := conn.Write(forged); err != nil {
 		t.Fatal(err)
 	}
 	waitHealth(ctx, t, n, 10*time.Second, func(got *model.Health) error {
