@@ -96,6 +96,8 @@ type Dispatcher struct {
 	live    map[uint64]*liveLog
 	seen    map[string]*model.ExecutorStatus // executor -> last poll or heartbeat
 	lost    map[string]int                   // executor -> leases expired while it was silent (lost.go)
+	// sessions is each executor's latest process (PollRequest.Session).
+	sessions map[string]string
 
 	done chan struct{} // closed when Run returns: the term is over
 }
@@ -111,6 +113,9 @@ type lease struct {
 	// inherited: last renewed under an earlier leader (loaded when the
 	// term started, not renewed since).
 	inherited bool
+	// session is the executor process the lease went to (its poll's
+	// Session), "" when not known.
+	session string
 }
 
 type liveLog struct {
@@ -145,7 +150,7 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("dispatch"),
 		taken: map[uint64]bool{}, wake: make(chan struct{}),
 		leases: map[uint64]lease{}, live: map[uint64]*liveLog{},
-		seen: map[string]*model.ExecutorStatus{}, lost: map[string]int{}, done: make(chan struct{}),
+		seen: map[string]*model.ExecutorStatus{}, lost: map[string]int{}, sessions: map[string]string{}, done: make(chan struct{}),
 	}
 	d.ready = newReadyIndex(d.taskRoute)
 	return d
@@ -179,7 +184,11 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 			d.cfg.Started(c.Task, time.Duration(c.At-e.since)*time.Millisecond)
 		}
 		if c.LeaseUntil != 0 {
-			d.leases[c.ID] = lease{attempt: c.Attempt, until: c.LeaseUntil, executor: c.Executor}
+			l := lease{attempt: c.Attempt, until: c.LeaseUntil, executor: c.Executor}
+			if old, ok := d.leases[c.ID]; ok && old.attempt == c.Attempt {
+				l.session = old.session
+			}
+			d.leases[c.ID] = l
 		}
 		return
 	}
@@ -279,7 +288,7 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 	return out
 }
 
-// reap fails the attempts whose lease has run out more than the expiry
+// reap ends the attempts whose lease has run out more than the expiry
 // grace ago (see ExpireGrace). A lease stays known until the state
 // machine has answered the Expire: a proposal that fails (leadership
 // lost, a timeout) leaves it for the next tick. Once the Expire applied,
@@ -290,7 +299,10 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 // A lease last renewed under an earlier leader (inherited) is expired
 // MaxSkew later, as the two leaders' clocks may differ by that much, and
 // is marked Interrupted: its executor may have been unable to reach this
-// leader, so the state machine does not charge it to maxRetries.
+// leader, so the state machine does not charge it to maxRetries. A lease
+// whose executor has polled as a new process since it was granted is
+// marked Restarted: if the executor never confirmed it, the attempt may
+// have crashed it, and the state machine charges it.
 func (d *Dispatcher) reap(ctx context.Context) {
 	now := d.cfg.Now().UnixMilli() - d.cfg.ExpireGrace.Milliseconds()
 	skew := d.cfg.MaxSkew.Milliseconds()
@@ -300,7 +312,10 @@ func (d *Dispatcher) reap(ctx context.Context) {
 	d.mu.Lock()
 	for id, l := range d.leases {
 		if l.inherited && l.until+skew <= now || !l.inherited && l.until <= now {
-			items = append(items, fsm.ExpireItem{ID: id, Attempt: l.attempt, Interrupted: interrupts && l.inherited})
+			cur := d.sessions[l.executor]
+			restarted := l.session != "" && cur != "" && cur != l.session
+			items = append(items, fsm.ExpireItem{ID: id, Attempt: l.attempt, Interrupted: interrupts && l.inherited,
+				Restarted: interrupts && !l.inherited && restarted})
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
@@ -416,6 +431,9 @@ func (d *Dispatcher) Done() <-chan struct{} { return d.done }
 func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
 	d.saw(req.Executor, func(e *model.ExecutorStatus) {
 		e.Host, e.Labels, e.Free, e.Capabilities = req.Host, req.Labels, req.Free, req.Capabilities
+		if req.Session != "" {
+			d.sessions[req.Executor] = req.Session
+		}
 	})
 	arrived := time.Now()
 	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds(),
@@ -482,6 +500,16 @@ func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uin
 	if err := res.Decode(&lr); err != nil {
 		return nil, err
 	}
+	// The observer has recorded the leases (the state machine applied
+	// them before answering): note which executor process they went to.
+	d.mu.Lock()
+	for _, ref := range lr.Refs() {
+		if l, ok := d.leases[ref.ID]; ok && l.attempt == ref.Attempt {
+			l.session = req.Session
+			d.leases[ref.ID] = l
+		}
+	}
+	d.mu.Unlock()
 	// The jobs are the attempts the state machine recorded for this
 	// lease, read from this node's state, which applied it.
 	jobs, err := d.store.Jobs(lr.Refs())

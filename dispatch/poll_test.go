@@ -578,3 +578,41 @@ func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDispatcher_ReapMarksRestartedExecutors: a lease whose executor has
+// polled as a new process (another session) since it was granted is
+// expired marked Restarted; one whose executor polls as the same process,
+// or says no session, is not.
+func TestDispatcher_ReapMarksRestartedExecutors(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		leased, nextPoll string
+		want             bool
+	}{
+		{"a new process", "s1", "s2", true},
+		{"the same process", "s1", "s1", false},
+		{"no session on the lease", "", "s2", false},
+		{"no session after", "s1", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine(t, task("sh", shellAct, nil))
+			ctx := context.Background()
+			m.ready(1, "sh")
+			if resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1, Session: tc.leased}); err != nil || len(resp.Jobs) != 1 {
+				t.Fatalf("poll: %+v, %v", resp, err)
+			}
+			if _, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1, Session: tc.nextPoll}); err != nil {
+				t.Fatal(err)
+			}
+			m.advance(10*time.Second + m.d.cfg.ExpireGrace)
+			m.d.reap(ctx)
+			var e fsm.Expire
+			if cs := m.of(fsm.CmdExpire); len(cs) != 1 || json.Unmarshal(cs[0].Body, &e) != nil || len(e.Items) != 1 {
+				t.Fatalf("expiries %+v, want one of attempt 1", cs)
+			}
+			if e.Items[0].Restarted != tc.want {
+				t.Fatalf("expired %+v, want restarted %v", e.Items[0], tc.want)
+			}
+		})
+	}
+}

@@ -125,7 +125,7 @@ func (g *logGen) report() model.CompleteRequest {
 func (g *logGen) expireItems(max int) []ExpireItem {
 	var out []ExpireItem
 	for _, a := range g.attempts(max) {
-		out = append(out, ExpireItem{ID: a.ID, Attempt: a.Attempt, Interrupted: g.rng.Intn(2) == 0})
+		out = append(out, ExpireItem{ID: a.ID, Attempt: a.Attempt, Interrupted: g.rng.Intn(2) == 0, Restarted: g.rng.Intn(3) == 0})
 	}
 	return out
 }

@@ -57,31 +57,33 @@ type Complete struct {
 
 // Expire ends attempts whose lease ran out (the executor died or was cut
 // off). Before protocol 6 each is "lost" and the retry policy decides.
-// From protocol 6 a lease that lapsed before its executor confirmed the
-// attempt (no heartbeat for it was applied), or that the leader marks
-// Interrupted, ends the attempt interrupted: the instance is READY again
-// and no retry is used, up to maxGiveBacks such lapses in a row.
+// From protocol 6 a lapse is charged to maxRetries only when the attempt
+// surely started: its executor confirmed it (a heartbeat for it was
+// applied) in this leader's term, or restarted since it was leased
+// without confirming it (the attempt may have crashed it). Any other
+// lapse ends the attempt interrupted: the instance is READY again and no
+// retry is used.
 type Expire struct {
 	Items []ExpireItem `json:"i"`
 }
 
-// ExpireItem names one attempt whose lease ran out.
+// ExpireItem names one attempt whose lease ran out, with what only the
+// leader knows of it.
 type ExpireItem struct {
 	ID      uint64 `json:"i"`
 	Attempt int    `json:"a"`
-	// Interrupted is the leader's word that the lease was last renewed
-	// under an earlier leader: its executor may have been unable to
-	// reach this one (protocol 6).
+	// Interrupted: the lease was last renewed under an earlier leader;
+	// its executor may have been unable to reach this one (protocol 6).
 	Interrupted bool `json:"n,omitempty"`
+	// Restarted: the executor it was leased to has polled or heartbeat
+	// as a new process (another session) since, without confirming it
+	// (protocol 6).
+	Restarted bool `json:"r,omitempty"`
 }
 
 // protoLeases is the protocol from which leases are confirmed and
-// interrupted attempts are not charged (see Expire).
+// attempts that may not have started are not charged (see Expire).
 const protoLeases = 6
-
-// maxGiveBacks bounds the uncharged lapses of an instance's leases in a
-// row (see Expire): past it a lapse counts as a lost attempt again.
-const maxGiveBacks = 5
 
 // Decide is an operator's decision on an instance.
 type Decide struct {
@@ -427,7 +429,6 @@ func (w *writer) heartbeat() *Result {
 			// The executor has the attempt: a lapse of its lease is a
 			// lost attempt from now on.
 			r.Flags |= flagConfirmed
-			r.GiveBacks = 0
 		}
 		w.putRecord(r)
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
@@ -646,9 +647,12 @@ func (w *writer) expire() *Result {
 		rep := model.CompleteRequest{Executor: r.Executor, Retryable: true,
 			Error: fmt.Sprintf("lost: executor %s stopped renewing its lease", r.Executor)}
 		outcome := model.OutcomeLost
-		if why := giveBack(r, it); why != "" && w.protoAt() >= protoLeases {
-			r.GiveBacks++
-			rep.Error, outcome = why, model.OutcomeInterrupted
+		if w.protoAt() >= protoLeases {
+			if why, charged := lapse(r, it); charged {
+				rep.Error = why
+			} else {
+				rep.Error, outcome = why, model.OutcomeInterrupted
+			}
 		}
 		w.endAttempt(r, rep, outcome)
 		n++
@@ -658,21 +662,20 @@ func (w *writer) expire() *Result {
 	}{n})
 }
 
-// giveBack returns why the lapsed lease of r (item it) ends its attempt
-// interrupted rather than lost, "" if it is lost: the executor never
-// confirmed the attempt, or the leader says the lease was last renewed
-// under an earlier leader; at most maxGiveBacks times in a row.
-func giveBack(r *record, it ExpireItem) string {
-	if r.GiveBacks >= maxGiveBacks {
-		return ""
-	}
+// lapse says why the lapsed lease of r (item it) ends its attempt, and
+// whether it is charged (lost) or not (interrupted): charged when the
+// attempt surely started, see Expire.
+func lapse(r *record, it ExpireItem) (why string, charged bool) {
+	confirmed := r.Flags&flagConfirmed != 0
 	switch {
-	case r.Flags&flagConfirmed == 0:
-		return fmt.Sprintf("its lease lapsed before executor %s confirmed it (no heartbeat for it arrived), so it may never have started", r.Executor)
-	case it.Interrupted:
-		return fmt.Sprintf("its lease lapsed across a leader change (executor %s did not renew it with the new leader)", r.Executor)
+	case confirmed && !it.Interrupted:
+		return fmt.Sprintf("lost: executor %s stopped renewing its lease", r.Executor), true
+	case confirmed:
+		return fmt.Sprintf("its lease lapsed across a leader change (executor %s did not renew it with the new leader)", r.Executor), false
+	case it.Restarted:
+		return fmt.Sprintf("lost: executor %s restarted without confirming the attempt (the attempt may have crashed it)", r.Executor), true
 	}
-	return ""
+	return fmt.Sprintf("its lease lapsed before executor %s confirmed it (no heartbeat for it arrived), so it may never have started", r.Executor), false
 }
 
 // interrupted puts r, whose attempt ended interrupted (why), back to

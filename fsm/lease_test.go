@@ -11,8 +11,10 @@ import (
 // charged to maxRetries. A lease that lapses before a heartbeat confirmed
 // it, one the leader marks interrupted (last renewed under an earlier
 // leader) and an attempt its executor reports interrupted put the
-// instance back to READY without using a retry; the next lease is a new,
-// higher attempt. A confirmed lease that lapses is lost and charged.
+// instance back to READY without using a retry, however often; the next
+// lease is a new, higher attempt. A confirmed lease that lapses is lost
+// and charged, and so is an unconfirmed one whose executor restarted
+// since (the attempt may have crashed it).
 func TestFSM_LeaseHandOff(t *testing.T) {
 	type step func(fx *execFixture, id uint64)
 	lease := func(fx *execFixture, id uint64) { fx.lease(id) }
@@ -51,11 +53,12 @@ func TestFSM_LeaseHandOff(t *testing.T) {
 		{"a silent mid-run approval is lost", 0, []step{lease, beat, func(fx *execFixture, id uint64) {
 			writeResult(fx.t, fx.do(CmdDecide, Decide{ID: id, Action: DecideRequestApproval, Attempt: 1}))
 		}, lapse}, model.StateFailed, 1, []string{model.OutcomeLost}},
-		{"give-backs are bounded", 0, []step{lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse},
-			model.StateFailed, 6, []string{"interrupted", "interrupted", "interrupted", "interrupted", "interrupted", "lost"}},
-		{"a confirmation resets the bound", 0, []step{lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse,
-			lease, beat, lapseInterrupted, lease, lapse},
+		{"lapses before a confirmation are never charged", 0, []step{lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse, lease, lapse},
 			model.StateReady, 7, []string{"interrupted", "interrupted", "interrupted", "interrupted", "interrupted", "interrupted", "interrupted"}},
+		{"a restarted executor's unconfirmed attempt is charged", 0, []step{lease, func(fx *execFixture, id uint64) {
+			fx.now += 3_600_000
+			writeResult(fx.t, fx.do(CmdExpire, Expire{Items: []ExpireItem{{ID: id, Attempt: 1, Restarted: true}}}))
+		}}, model.StateFailed, 1, []string{model.OutcomeLost}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -68,13 +68,8 @@ type record struct {
 	// fire, for dependsOn; stamped by the node that built the command.
 	Date string
 	// Free counts the attempts that ended interrupted: they do not count
-	// against maxRetries (protocol 6). GiveBacks counts the leases in a
-	// row that lapsed uncharged while their executor was silent (never
-	// confirmed, or across a leader change); a confirmed attempt resets
-	// it, and past maxGiveBacks such a lapse is charged again, so a job
-	// that kills its executor before it can confirm still ends.
-	Free      uint32
-	GiveBacks uint32
+	// against maxRetries (protocol 6).
+	Free uint32
 }
 
 // Record flags.
@@ -118,11 +113,10 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	if r.Free == 0 && r.GiveBacks == 0 {
+	if r.Free == 0 {
 		return b // as before protocol 6
 	}
-	b = binary.AppendUvarint(b, uint64(r.Free))
-	return binary.AppendUvarint(b, uint64(r.GiveBacks))
+	return binary.AppendUvarint(b, uint64(r.Free))
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -204,17 +198,11 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 	if len(rest) == 0 {
 		return r, nil
 	}
-	for _, v := range []*uint32{&r.Free, &r.GiveBacks} {
-		u, n := binary.Uvarint(rest)
-		if n <= 0 || u > 1<<32-1 {
-			return nil, errRecord
-		}
-		*v = uint32(u)
-		rest = rest[n:]
-	}
-	if len(rest) != 0 {
+	free, k := binary.Uvarint(rest)
+	if k <= 0 || free > 1<<32-1 || k != len(rest) {
 		return nil, errRecord
 	}
+	r.Free = uint32(free)
 	return r, nil
 }
 

@@ -63,6 +63,10 @@ type PollRequest struct {
 	// Capabilities say which actions the executor runs; nil (an executor
 	// older than capabilities) means shell and http.
 	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	// Session identifies the executor process (random, new at every
+	// start): a lease the executor never confirmed whose executor polls
+	// as a new process is charged, as the attempt may have crashed it.
+	Session string `json:"session,omitempty"`
 }
 
 // Capabilities are the actions an executor runs: the leader leases it

@@ -2,7 +2,9 @@ package worker
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"net"
 	"net/http"
@@ -66,8 +68,11 @@ type Worker struct {
 	runner             *action.Runner
 	caps               model.Capabilities
 	// legacy: the cluster refused the capabilities field (its nodes are
-	// older than protocol 3), so polls go without it.
-	legacy atomic.Bool
+	// older than protocol 3), so polls go without it; noSession the same
+	// for the session (older than protocol 6).
+	legacy, noSession atomic.Bool
+	// session identifies this process to the cluster (PollRequest.Session).
+	session string
 
 	mu      sync.Mutex
 	running map[string]*attempt // by execution id
@@ -156,7 +161,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg: cfg, log: cfg.Logger.Named("executor").With("executor", cfg.Name),
 		poll: newProtocol(cfg), beat: newProtocol(cfg), report: newProtocol(cfg),
 		runner: &action.Runner{Handlers: cfg.Handlers, KillGrace: cfg.KillGrace}, caps: caps,
-		running: map[string]*attempt{}, lease: defaultLease, highest: map[string]seenAttempt{},
+		running: map[string]*attempt{}, lease: defaultLease, highest: map[string]seenAttempt{}, session: newSession(),
 		slots: make(chan struct{}, cfg.Capacity), reports: make(chan pendingReport, cfg.Capacity),
 	}
 	return e, nil
@@ -248,9 +253,12 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 		pctx, cancel := context.WithTimeout(ctx, e.cfg.PollWait+10*time.Second)
 		sent := time.Now()
 		req := model.PollRequest{Executor: e.cfg.Name, Host: e.cfg.Host, Labels: e.cfg.Labels,
-			Free: free, WaitMs: e.cfg.PollWait.Milliseconds(), Capabilities: &e.caps}
+			Free: free, WaitMs: e.cfg.PollWait.Milliseconds(), Capabilities: &e.caps, Session: e.session}
 		if e.legacy.Load() {
 			req.Capabilities = nil
+		}
+		if e.noSession.Load() {
+			req.Session = ""
 		}
 		// A poll parked on a node that gets cut off from this executor
 		// would wait out its wait: the node is checked every second and
@@ -261,7 +269,11 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 			if ctx.Err() != nil {
 				return
 			}
-			if req.Capabilities != nil && capabilitiesRefused(err) {
+			if req.Session != "" && unknownField(err, "session") {
+				e.noSession.Store(true) // a node older than protocol 6
+				continue
+			}
+			if req.Capabilities != nil && unknownField(err, "capabilities") {
 				e.legacy.Store(true)
 				e.log.Warn("the cluster does not take the capabilities of executors (its nodes are older than protocol 3): " +
 					"polling without them, so it may lease work this executor cannot run; upgrade the nodes first")
@@ -453,24 +465,25 @@ const shutdownReason = "executor shutting down"
 // (client.Request.Watch).
 const pollWatch = time.Second
 
-// capabilitiesRefused reports whether a poll was refused because the
-// server does not know the capabilities field (a node older than
-// protocol 3 decodes polls strictly).
-func capabilitiesRefused(err error) bool {
+// unknownField reports whether a poll was refused because the server does
+// not know one of its fields (nodes decode polls strictly): capabilities
+// before protocol 3, session before 6.
+func unknownField(err error, field string) bool {
 	var me *model.Error
-	return errors.As(err, &me) && me.Code == model.CodeInvalid && strings.Contains(me.Message, `unknown field "capabilities"`)
+	return errors.As(err, &me) && me.Code == model.CodeInvalid && strings.Contains(me.Message, `unknown field "`+field+`"`)
 }
 
 // rejectSettle is how long an attempt whose mid-run approval was rejected
 // (or whose instance was canceled while it waited for approval) may go on
 // before the worker stops it: `ax approval request` hears the decision
 // within a second and exits 1, and the script may end on its own, its
-// rejection path included. Half the lease at most, so that the lease's
-// own fence never comes first.
+// rejection path included. A quarter lease at most: the stop comes with a
+// heartbeat (a quarter lease after the last renewal, which it is not),
+// and the lease's own fence (at 3/4 of it) must not come first.
 const rejectSettle = 3 * time.Second
 
 // stopOver stops attempt a, which the cluster says is over for reason
-// (a heartbeat's stop): at once, or min(rejectSettle, lease/2) later
+// (a heartbeat's stop): at once, or min(rejectSettle, lease/4) later
 // when its instance was canceled, which happens to a leased attempt only
 // through its mid-run approval (the state machine's reason "instance is
 // CANCELED").
@@ -485,8 +498,15 @@ func (e *Worker) stopOver(a *attempt, reason string) {
 	a.settle = true
 	a.mu.Unlock()
 	if first {
-		settle := min(rejectSettle, a.lease/2)
+		settle := min(rejectSettle, a.lease/4)
 		e.log.Info("approval rejected: the attempt is stopped unless it ends first", "execution", a.job.ExecutionID, "within", settle)
 		time.AfterFunc(settle, func() { a.stop(reason, e.cfg.KillGrace) })
 	}
+}
+
+// newSession returns a random id for this worker process.
+func newSession() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
