@@ -170,16 +170,23 @@ func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 			n.Status, n.Problem = "unreachable", errs[i].Error()
 			continue
 		}
-		n.Status, n.Problem, n.Role, n.Version = "ok", h.Problem, h.Role, h.Version
-		n.AppliedIndex, n.LastContact = h.AppliedIndex, h.LastContact
-		lag := commit - min(commit, h.AppliedIndex)
-		n.Lag = &lag
-		if n.Problem == "" && lag > healthMaxLag {
-			// The member does not know (an older version): the others do.
-			n.Problem = lagProblem(h.AppliedIndex, commit, int64(lag))
-		}
-		if n.Problem != "" {
-			n.Status = "unhealthy"
-		}
+		memberHealth(n, h, commit)
+	}
+}
+
+// memberHealth fills in what member n answered on /healthz (h), judging
+// its lag against commit, the highest commit index any member reported.
+// A member beyond the lag bound is unhealthy even when it does not say so
+// itself (an older version, which judges only by its own commit index).
+func memberHealth(n *model.Node, h *model.Health, commit uint64) {
+	n.Status, n.Problem, n.Role, n.Version = "ok", h.Problem, h.Role, h.Version
+	n.AppliedIndex, n.LastContact = h.AppliedIndex, h.LastContact
+	lag := commit - min(commit, h.AppliedIndex)
+	n.Lag = &lag
+	if n.Problem == "" && lag > healthMaxLag {
+		n.Problem = lagProblem(h.AppliedIndex, commit, int64(lag))
+	}
+	if n.Problem != "" {
+		n.Status = "unhealthy"
 	}
 }
