@@ -176,6 +176,9 @@ type Config struct {
 	testNotifier notifier
 	// testDispatcher is the dispatcher the watchdog asks in rule tests.
 	testDispatcher *dispatch.Dispatcher
+	// testAppendFault fails the node's Raft log appends while it returns
+	// an error (raftnode.Config.AppendFault; tests only).
+	testAppendFault func() error
 }
 
 // Agent is one running ax node.
@@ -356,7 +359,7 @@ func New(cfg Config) (*Agent, error) {
 		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS), PeerAuth: peerAuth,
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
 		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
-		LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
+		LeaderLeaseTimeout: cfg.LeaderLeaseTimeout, AppendFault: cfg.testAppendFault,
 	})
 	if err != nil {
 		f.Close()

@@ -5,17 +5,23 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/raftnode"
 )
 
-// A node is healthy (GET /healthz answers 200) when it knows a leader, has
-// heard from it within healthMaxContact (a follower) and has applied all
-// but at most healthMaxLag of the entries it knows are committed.
+// A node is healthy (GET /healthz answers 200) when its latest append to
+// its Raft log succeeded, it knows a leader, has heard from it within
+// healthMaxContact (a follower) and has applied all but at most
+// healthMaxLag of the entries it knows are committed: by its own Raft, or
+// by what the leader last sent it (raftnode.KnownCommitIndex), since a
+// follower whose log cannot keep up learns no further commit index from
+// its own Raft.
 const (
 	healthMaxLag     = 1000
 	healthMaxContact = 5 * time.Second
@@ -31,7 +37,7 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 	h := &model.Health{
 		Node: a.cfg.NodeID, Role: a.node.State(), Leader: leaderID,
 		Time: model.Time{Time: a.now().UTC()}, AppliedIndex: a.fsm.AppliedIndex(),
-		CommitIndex: a.node.CommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
+		CommitIndex: a.node.KnownCommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
 		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
 		Version: a.cfg.Version, Proto: fsm.ProtoVersion, Protocol: a.fsm.Proto(),
 		Alerts: a.quorum.alerts(),
@@ -55,19 +61,35 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 			h.LastContact = model.Duration(contact.Round(time.Millisecond))
 		}
 	}
+	var problems []string
+	if f := a.node.AppendFailure(); f != nil {
+		problems = append(problems, appendProblem(f))
+	}
 	// The no-op and barriers Raft commits are never applied: counted to
 	// the last entry that is, an idle node lags nothing.
 	switch lag := int64(a.node.StateIndex(h.CommitIndex)) - int64(h.AppliedIndex); {
 	case a.fsm.Failed() != nil:
-		h.Problem = "state machine unusable until a snapshot restores: " + a.fsm.Failed().Error()
+		problems = append(problems, "state machine unusable until a snapshot restores: "+a.fsm.Failed().Error())
 	case leaderID == "":
-		h.Problem = "no leader"
+		problems = append(problems, "no leader")
 	case leaderID != a.cfg.NodeID && contact > healthMaxContact:
-		h.Problem = fmt.Sprintf("no contact with the leader for %s (bound %s)", contact.Round(time.Second), healthMaxContact)
+		problems = append(problems, fmt.Sprintf("no contact with the leader for %s (bound %s)", contact.Round(time.Second), healthMaxContact))
 	case lag > healthMaxLag:
-		h.Problem = fmt.Sprintf("applied index %d lags the commit index %d by %d entries (bound %d)", h.AppliedIndex, h.CommitIndex, lag, healthMaxLag)
+		problems = append(problems, lagProblem(h.AppliedIndex, h.CommitIndex, lag))
 	}
+	h.Problem = strings.Join(problems, "; ")
 	return h
+}
+
+// appendProblem says why a node's Raft log takes no entries.
+func appendProblem(f *raftnode.AppendFailure) string {
+	return fmt.Sprintf("cannot append to the Raft log: %v (since %s, %d failures in a row)",
+		f.Err, f.Since.UTC().Format(time.RFC3339), f.Failures)
+}
+
+// lagProblem says how far a node's state machine is behind.
+func lagProblem(applied, commit uint64, lag int64) string {
+	return fmt.Sprintf("applied index %d lags the commit index %d by %d entries (bound %d)", applied, commit, lag, healthMaxLag)
 }
 
 // Cluster implements api.ClusterBackend: the members (from the Raft
@@ -85,7 +107,7 @@ func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 	}
 	leaderID, _ := a.node.Leader()
 	st := &model.ClusterStatus{
-		Leader: leaderID, Term: a.node.Term(), CommitIndex: a.node.CommitIndex(), AppliedIndex: a.fsm.AppliedIndex(),
+		Leader: leaderID, Term: a.node.Term(), CommitIndex: a.node.KnownCommitIndex(), AppliedIndex: a.fsm.AppliedIndex(),
 		Protocol: a.fsm.Proto(), Nodes: []model.Node{},
 	}
 	if n, ok := nodes[leaderID]; ok {
@@ -152,13 +174,24 @@ func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 			n.Status, n.Problem = "unreachable", errs[i].Error()
 			continue
 		}
-		n.Status, n.Problem, n.Role, n.Version = "ok", h.Problem, h.Role, h.Version
-		if h.Problem != "" {
-			n.Status = "unhealthy"
-		}
-		n.AppliedIndex, n.LastContact = h.AppliedIndex, h.LastContact
-		lag := commit - min(commit, h.AppliedIndex)
-		n.Lag = &lag
+		memberHealth(n, h, commit)
+	}
+}
+
+// memberHealth fills in what member n answered on /healthz (h), judging
+// its lag against commit, the highest commit index any member reported.
+// A member beyond the lag bound is unhealthy even when it does not say so
+// itself (an older version, which judges only by its own commit index).
+func memberHealth(n *model.Node, h *model.Health, commit uint64) {
+	n.Status, n.Problem, n.Role, n.Version = "ok", h.Problem, h.Role, h.Version
+	n.AppliedIndex, n.LastContact = h.AppliedIndex, h.LastContact
+	lag := commit - min(commit, h.AppliedIndex)
+	n.Lag = &lag
+	if n.Problem == "" && lag > healthMaxLag {
+		n.Problem = lagProblem(h.AppliedIndex, commit, int64(lag))
+	}
+	if n.Problem != "" {
+		n.Status = "unhealthy"
 	}
 }
 

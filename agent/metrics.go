@@ -83,7 +83,15 @@ func newMetrics(a *Agent) *metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_refused_total",
 			Help: "API connections closed at once because every connection at the cap was busy."}, func() float64 { return float64(a.conns.refused.Load()) }),
 		gauge("ax_raft_applied_index", "Last log index applied to the state machine.", func() float64 { return float64(a.fsm.AppliedIndex()) }),
-		gauge("ax_raft_commit_index", "Latest committed log index known to this node.", func() float64 { return float64(a.node.CommitIndex()) }),
+		gauge("ax_raft_commit_index", "Latest committed log index known to this node: its own Raft's, or the highest the leader sent it.", func() float64 { return float64(a.node.KnownCommitIndex()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_raft_log_append_failures_total",
+			Help: "Appends to this node's Raft log that failed (a full disk, an I/O error)."}, func() float64 { return float64(a.node.AppendFailures()) }),
+		gauge("ax_raft_log_append_failing", "1 while this node's latest append to its Raft log failed (its /healthz answers 503); 0 once one succeeds.", func() float64 {
+			if a.node.AppendFailure() != nil {
+				return 1
+			}
+			return 0
+		}),
 		gauge("ax_raft_term", "Current Raft term.", func() float64 { return float64(a.node.Term()) }),
 		gauge("ax_tasks", "Tasks defined.", func() float64 { return float64(a.fsm.CountTasks()) }),
 		gauge("ax_pending_instances", "SCHEDULED (delayed) instances.", func() float64 { return float64(a.fsm.Pending()) }),

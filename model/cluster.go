@@ -89,9 +89,12 @@ type Health struct {
 	LeaderHTTP   string  `json:"leaderHttp,omitempty"`
 	Time         Time    `json:"time"`
 	AppliedIndex uint64  `json:"appliedIndex"`
-	CommitIndex  uint64  `json:"commitIndex"`
-	Term         uint64  `json:"term"`
-	Tasks        int     `json:"tasks"`
+	// CommitIndex is the highest commit index this node knows: its own
+	// Raft's, or the highest the leader sent it (higher on a follower
+	// whose log cannot keep up).
+	CommitIndex uint64 `json:"commitIndex"`
+	Term        uint64 `json:"term"`
+	Tasks       int    `json:"tasks"`
 	// Pending counts SCHEDULED (delayed) instances.
 	Pending int `json:"pending"`
 	// Active counts READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL
@@ -118,7 +121,8 @@ type Health struct {
 	// LastContact is how long ago this follower last heard from the
 	// leader (absent on the leader).
 	LastContact Duration `json:"lastContact,omitempty"`
-	// Problem, when set, says why the node is not healthy: it knows no
+	// Problem, when set, says why the node is not healthy: it cannot
+	// append to its Raft log (a full disk, an I/O error), knows no
 	// leader, has not heard from it for too long, or has applied too few
 	// of the committed entries. /healthz then answers 503.
 	Problem string `json:"problem,omitempty"`

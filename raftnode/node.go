@@ -67,6 +67,10 @@ type Config struct {
 	TrailingLogs      uint64        // default 10240 entries
 	// Transport overrides the TCP transport (in-process tests).
 	Transport raft.Transport
+	// AppendFault, if set, is called before each append to the Raft log;
+	// an error it returns fails the append as a full disk would (fault
+	// injection for tests; nil otherwise).
+	AppendFault func() error
 	// TLS, when set, makes the transport mutual TLS (see TLSConfig).
 	TLS *TLSConfig
 	// PeerAuth, when set and TLS is not, makes every Raft connection
@@ -96,6 +100,12 @@ type Node struct {
 	trans  raft.Transport
 	auth   *peerAuth // nil with TLS or an in-process transport
 	logger hclog.Logger
+
+	// appends and commits watch what Raft does not tell: whether its log
+	// appends fail (appends.go), and the leader's commit index
+	// (leadercommit.go).
+	appends *appendWatch
+	commits *commitWatch
 
 	notifyCh chan bool
 	obsCh    chan raft.Observation
@@ -144,7 +154,8 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftnode: open log store: %w", err)
 	}
-	cache, err := raft.NewLogCache(1024, logs)
+	appends := &appendWatch{LogStore: logs, fault: cfg.AppendFault}
+	cache, err := raft.NewLogCache(1024, appends)
 	if err != nil {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: %w", err)
@@ -229,13 +240,15 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 
+	trans, commits := watchCommits(trans)
 	r, err := raft.NewRaft(rc, cfg.FSM, cache, logs, snaps, trans)
 	if err != nil {
+		commits.stop()
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: start raft: %w", err)
 	}
 	n := &Node{
-		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, auth: auth, logger: logger,
+		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, auth: auth, logger: logger, appends: appends, commits: commits,
 		notifyCh: notifyCh, leaderCh: make(chan struct{}), closed: make(chan struct{}),
 		obsCh: make(chan raft.Observation, 16),
 	}

@@ -23,8 +23,9 @@ type testNode struct {
 }
 
 // startCluster starts n in-process nodes on an in-memory transport; the
-// first bootstraps and the others are added as voters.
-func startCluster(t *testing.T, n int) []*testNode {
+// first bootstraps and the others are added as voters. Each tweak may
+// change node i's configuration (0 is the first).
+func startCluster(t *testing.T, n int, tweaks ...func(i int, cfg *Config)) []*testNode {
 	t.Helper()
 	var nodes []*testNode
 	var trans []*raft.InmemTransport
@@ -42,11 +43,15 @@ func startCluster(t *testing.T, n int) []*testNode {
 		if err != nil {
 			t.Fatal(err)
 		}
-		node, err := New(Config{
+		cfg := Config{
 			ID: id, RaftAddr: id, DataDir: dir, Bootstrap: i == 0, FSM: f, Transport: tr,
 			Logger:           testkit.Logger(t, id),
 			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond,
-		})
+		}
+		for _, tweak := range tweaks {
+			tweak(i, &cfg)
+		}
+		node, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
