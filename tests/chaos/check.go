@@ -345,9 +345,11 @@ func checkStuck(h *History, _ Bounds, r *Result) {
 }
 
 // checkCharged: every attempt the cluster charged to maxRetries as lost
-// (its executor confirmed it, then went silent) was seen running: an
-// attempt that never started must be given back (interrupted), never
-// use up a retry.
+// (its executor confirmed it, then went silent) was started: the action
+// log saw it, or its executor's log says it launched it (an attempt its
+// executor killed at once may die before its action writes a line). An
+// attempt that never started must be given back (interrupted), never use
+// up a retry.
 func checkCharged(h *History, _ Bounds, r *Result) {
 	ran := map[string]bool{}
 	for _, run := range h.Runs {
@@ -355,8 +357,9 @@ func checkCharged(h *History, _ Bounds, r *Result) {
 	}
 	for _, in := range h.Instances {
 		for _, a := range in.AttemptList {
-			if a.Outcome == model.OutcomeLost && !ran[fmt.Sprintf("%s-%d", in.ID, a.Number)] {
-				r.add(CheckCharged, "instance %s (%s): attempt %d on %s recorded lost (a retry used) but the action log never saw it start",
+			exec := fmt.Sprintf("%s-%d", in.ID, a.Number)
+			if _, launched := h.Launched[exec]; a.Outcome == model.OutcomeLost && !ran[exec] && !launched {
+				r.add(CheckCharged, "instance %s (%s): attempt %d on %s recorded lost (a retry used) but neither the action log nor its executor saw it start",
 					in.ID, in.Task, a.Number, a.Executor)
 			}
 		}

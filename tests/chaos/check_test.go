@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -160,7 +161,7 @@ func TestCheck_EachViolation(t *testing.T) {
 			in := find(h, "t1")
 			in.Attempts = 2
 			in.AttemptList = append(in.AttemptList, model.Attempt{Number: 2, Executor: "e2", Outcome: model.OutcomeLost})
-		}, CheckCharged, "attempt 2 on e2 recorded lost (a retry used) but the action log never saw it start", nil},
+		}, CheckCharged, "attempt 2 on e2 recorded lost (a retry used) but neither the action log nor its executor saw it start", nil},
 		{"an attempt number that went down", func(h *History) {
 			h.Runs = append(h.Runs, Run{Instance: h.Runs[3].Instance, Attempt: 1, Executor: "e2", Start: h.Runs[3].Last.Add(time.Second),
 				Last: h.Runs[3].Last.Add(2 * time.Second), Ended: "end", Starts: 1})
@@ -307,5 +308,35 @@ func TestActionScript(t *testing.T) {
 	}
 	if d := runs[1].Last.Sub(sent); d > time.Second || d < -time.Second {
 		t.Errorf("stop line %s after the SIGTERM, want at once", d)
+	}
+}
+
+// TestParseLaunched reads the attempts an executor's log says it started
+// and how they ended; a lost attempt it launched is no charged-unrun.
+func TestParseLaunched(t *testing.T) {
+	log := `2026-12-02T20:28:02.609Z [INFO]  ax.executor: attempt started: executor=e2 execution=00ab-2 task=quick
+2026-12-02T20:28:02.700Z [INFO]  ax.executor: attempt started: executor=e2 execution=00ab-3 task=quick
+2026-12-02T20:28:03.239Z [INFO]  ax.executor: attempt ended: executor=e2 execution=00ab-2 success=false error="stopped: lease lost: not renewed within 2.25s"
+2026-12-02T20:28:03.300Z [INFO]  ax.executor: attempt ended: executor=e2 execution=00ab-3 success=true error=""
+2026-12-02T20:28:03.400Z [WARN]  ax.executor: heartbeat failed: executor=e2 error="x"
+`
+	got := map[string]string{}
+	if err := ParseLaunched(strings.NewReader(log), got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"00ab-2": "ended: stopped: lease lost: not renewed within 2.25s", "00ab-3": "ended"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	h := cleanHistory()
+	for i := range h.Instances {
+		if h.Instances[i].ID == "t1" {
+			h.Instances[i].Attempts = 2
+			h.Instances[i].AttemptList = append(h.Instances[i].AttemptList, model.Attempt{Number: 2, Executor: "e2", Outcome: model.OutcomeLost})
+		}
+	}
+	h.Launched = map[string]string{"t1-2": "ended: stopped: lease lost"}
+	if v := Check(h, testBounds).Failed(CheckCharged); len(v) != 0 {
+		t.Fatalf("a lost attempt its executor launched: %+v, want no violation", v)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -93,6 +94,18 @@ func collect(ctx context.Context, w *workload, end time.Time, b Bounds, stuckFor
 		e.t.Logf("action log: %d lines cut short (a process killed mid-write)", bad)
 	}
 	h.Runs = runs
+	h.Launched = map[string]string{}
+	for _, name := range executors {
+		lf, err := os.Open(filepath.Join(e.dir, name+".log"))
+		if err != nil {
+			return nil, err
+		}
+		err = ParseLaunched(lf, h.Launched)
+		lf.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
 }
 

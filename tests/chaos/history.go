@@ -49,6 +49,43 @@ type History struct {
 	// Slots are, per workload task, its busy concurrency slots at the end
 	// and the instances that held one then.
 	Slots []SlotCount
+	// Launched are the attempts ("<instance>-<attempt>") an executor's own
+	// log says it started ("attempt started"), with how it says each
+	// ended ("" if its log has no end): an attempt killed at once (a late
+	// fence) may die before its action wrote its start line.
+	Launched map[string]string
+}
+
+// ParseLaunched reads an executor's log for the attempts it started and
+// how they ended (ExecutorLog lines "attempt started: ... execution=X"
+// and "attempt ended: ... execution=X ... error=...").
+func ParseLaunched(r io.Reader, into map[string]string) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		started := strings.Contains(line, "attempt started:")
+		if !started && !strings.Contains(line, "attempt ended:") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, " execution=")
+		if !ok {
+			continue
+		}
+		exec, _, _ := strings.Cut(rest, " ")
+		if started {
+			if _, seen := into[exec]; !seen {
+				into[exec] = ""
+			}
+			continue
+		}
+		end := "ended"
+		if _, e, ok := strings.Cut(line, " error="); ok && e != `""` {
+			end = "ended: " + strings.Trim(e, `"`)
+		}
+		into[exec] = end
+	}
+	return sc.Err()
 }
 
 // SlotCount is a task's busy concurrency slots as the cluster counted
