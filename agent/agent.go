@@ -234,7 +234,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.ClockInterval = time.Second
 	}
 	raw := cfg.Clock
-	clock := &skewClock{raw: raw}
+	clock := newSkewClock(raw, cfg.MaxClockSkew, staleAfter(cfg.ClockInterval))
 	cfg.Clock = clock
 	if cfg.Horizon == 0 {
 		cfg.Horizon = time.Hour
@@ -362,7 +362,7 @@ func New(cfg Config) (*Agent, error) {
 		public = ui.Mount(a.api)
 	}
 	// The node-to-node endpoints have their own handler, for members only.
-	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now}).Mount(public)
+	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			limitBody(w, r)
@@ -505,7 +505,11 @@ func (a *Agent) monitorClocks() {
 		<-a.stopCh
 		cancel()
 	}()
+	steps := make(chan struct{})
+	go func() { defer close(steps); a.watchSteps(ctx) }()
 	a.clockMon.run(ctx)
+	cancel()
+	<-steps
 }
 
 func (a *Agent) stopping() bool {

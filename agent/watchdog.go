@@ -39,7 +39,7 @@ const misfireQuiet = 10 * time.Minute
 var watchedRules = map[string]bool{
 	model.RuleStuckReady: true, model.RuleStuckBlocked: true, model.RuleStuckApproval: true,
 	model.RuleRunningOvertime: true, model.RuleTaskSilence: true, model.RuleMisfire: true,
-	model.RuleMemberUnreachable: true, model.RuleClockSkew: true, model.RuleExecutorLost: true,
+	model.RuleMemberUnreachable: true, model.RuleClockSkew: true, model.RuleClockJump: true, model.RuleExecutorLost: true,
 	model.RuleQueueFull: true, model.RuleFrequencyAnomaly: true, model.RuleClusterSilence: true,
 }
 
