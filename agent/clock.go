@@ -2,7 +2,6 @@ package agent
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -26,7 +25,6 @@ type skewClock struct {
 	read       func() (time.Time, time.Duration)
 	bound      time.Duration // -max-clock-skew: a larger step is one
 	verifyWait time.Duration // how long a hold waits for the clock monitor
-	peered     atomic.Bool   // the clock monitor saw other voters
 	events     chan stepEvent
 
 	mu   sync.Mutex
@@ -71,7 +69,7 @@ func (c *skewClock) observe() (raw time.Time, mono, hold, corr time.Duration) {
 }
 
 func (c *skewClock) params() stepParams {
-	return stepParams{bound: c.bound, peered: c.peered.Load(), verifyWait: c.verifyWait}
+	return stepParams{bound: c.bound, verifyWait: c.verifyWait}
 }
 
 // emit hands ev to the agent's step watcher (watchSteps); if it is
@@ -129,6 +127,21 @@ func (c *skewClock) verdict(d time.Duration) {
 	c.mu.Unlock()
 	if waiting {
 		c.emit(stepEvent{kind: stepVerified, dropped: dropped})
+	}
+}
+
+// alone ends a hold waiting for the clock monitor when the cluster has no
+// other voter to compare clocks with.
+func (c *skewClock) alone() {
+	if c.read == nil {
+		return
+	}
+	t, mono := c.read()
+	c.mu.Lock()
+	ev, ok := c.st.alone(t.Round(0), mono)
+	c.mu.Unlock()
+	if ok {
+		c.emit(ev)
 	}
 }
 

@@ -39,12 +39,22 @@ func (a *Agent) watchSteps(ctx context.Context) {
 			logStep(log, ev, a.cfg.MaxClockSkew)
 			if ev.kind == stepSeen {
 				a.clockMon.measureSoon()
+				a.clockMon.noteStep()
 			}
 			if s := a.scheduler(); s != nil {
 				s.ClockStepped()
 			}
 		}
 	}
+}
+
+// clockStepped is signalled when a member's clock stepped (nil without a
+// clock monitor: never).
+func (a *Agent) clockStepped() <-chan struct{} {
+	if a.clockMon == nil {
+		return nil
+	}
+	return a.clockMon.stepped
 }
 
 // clockProblem is why /healthz answers 503 for this node's clock, or "":
@@ -98,8 +108,15 @@ func clockJumpAlert(id string, j *model.ClockJump) (alertID, summary string, det
 	if j.Held != 0 {
 		summary += fmt.Sprintf("; its time base holds %s of it", j.Held.Std().Round(time.Millisecond))
 	}
-	details = map[string]string{"step": j.Step.Std().String(), "at": j.At.UTC().Format(time.RFC3339), "held": j.Held.Std().String(), "reason": j.Reason}
+	details = map[string]string{"step": j.Step.Std().String(), "at": j.At.UTC().Format(model.TimeLayout), "held": j.Held.Std().String(), "reason": j.Reason}
 	return model.RuleClockJump + ":" + id, summary, details
+}
+
+// anotherStep reports whether a firing clock_jump alert's member has
+// stepped again since: the alert is refreshed at once (no second
+// notification) so that it shows the latest step.
+func anotherStep(al model.Alert, f *finding) bool {
+	return al.Rule == model.RuleClockJump && al.Details["at"] != f.change.Details["at"]
 }
 
 var (

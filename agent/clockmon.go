@@ -74,6 +74,7 @@ type clockMonitor struct {
 	peers    func(ctx context.Context) ([]clockPeer, error)
 	ask      func(ctx context.Context, addr string) (time.Time, *model.ClockJump, error)
 	kick     chan struct{} // measure now (this node's clock stepped)
+	stepped  chan struct{} // a member's clock stepped (this node's included): the watchdog evaluates now
 
 	mu        sync.Mutex
 	samples   map[string]clockSample
@@ -88,7 +89,7 @@ type clockMonitor struct {
 func newClockMonitor(self string, raw wheel.Clock, clock *skewClock, maxSkew, interval time.Duration, log hclog.Logger) *clockMonitor {
 	return &clockMonitor{self: self, raw: raw, clock: clock, maxSkew: maxSkew, interval: interval, log: log.Named("clock"),
 		samples: map[string]clockSample{}, warned: map[string]warning{}, answered: map[string]time.Time{}, listed: map[string]time.Time{},
-		jumps: map[string]*model.ClockJump{}, kick: make(chan struct{}, 1)}
+		jumps: map[string]*model.ClockJump{}, kick: make(chan struct{}, 1), stepped: make(chan struct{}, 1)}
 }
 
 // warning is the last warning logged about a member: when (raw clock) and
@@ -192,8 +193,20 @@ func (m *clockMonitor) record(id string, t0, t1, remote time.Time) {
 // noteJump keeps what a member said of its latest clock step.
 func (m *clockMonitor) noteJump(id string, j *model.ClockJump) {
 	m.mu.Lock()
+	old := m.jumps[id]
 	m.jumps[id] = j
 	m.mu.Unlock()
+	if j != nil && (old == nil || !old.At.Equal(j.At.Time)) {
+		m.noteStep()
+	}
+}
+
+// noteStep tells the watchdog a member's clock stepped.
+func (m *clockMonitor) noteStep() {
+	select {
+	case m.stepped <- struct{}{}:
+	default:
+	}
 }
 
 // answer records that a member answered at t (raw clock), whatever its
@@ -299,9 +312,11 @@ func (m *clockMonitor) decide(peers []clockPeer) clockView {
 			others++
 		}
 	}
-	// A step of this node's clock is held for a verdict only where other
-	// voters can give one.
-	m.clock.peered.Store(voters > 1)
+	// A step of this node's clock held for a verdict: none can come
+	// where no other voter can give one.
+	if voters <= 1 {
+		m.clock.alone()
+	}
 	// A majority decides, unless it splits evenly between clocks further
 	// apart than the bound: then nobody can tell whose is off.
 	median, split := medianTowardZero(offsets, m.maxSkew)

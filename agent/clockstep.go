@@ -22,15 +22,15 @@ import (
 // this way; the clock monitor (clockmon.go) could not.
 //
 // The node's time base (what it stamps and fires by) does not follow a
-// step blindly:
+// step blindly. A step of either sign is held at once (the time base goes
+// on as if the wall clock had not moved) and the clock monitor compares
+// clocks at once:
 //
-//   - With other voters in the cluster, a step of either sign is held (the
-//     time base goes on as if the wall clock had not moved) until the
-//     clock monitor has compared clocks again: its verdict replaces the
-//     hold (a node now off from the cluster's clock keeps to the
-//     cluster's, and a leader hands over; a node now within the bound
-//     follows its clock). With no verdict within a monitor's stale period
-//     the hold ends as it would on a single node.
+//   - With other voters in the cluster, its verdict replaces the hold (a
+//     node now off from the cluster's clock keeps to the cluster's, and a
+//     leader hands over; a node now within the bound follows its clock).
+//     With no verdict within a monitor's stale period (no member answers)
+//     the hold ends as on a single node.
 //   - On a single node a forward step moves the time base with the clock:
 //     the fire times it skipped follow each task's catch-up policy. A
 //     backward step is held, then absorbed at half speed: the time base
@@ -93,9 +93,10 @@ const (
 type stepKind int
 
 const (
-	stepSeen     stepKind = iota // the wall clock stepped
-	stepVerified                 // the clock monitor's verdict replaced a hold
-	stepTimedOut                 // no verdict came: the hold ends as on a single node
+	stepSeen     stepKind = iota // the wall clock stepped: held
+	stepVerified                 // the clock monitor's verdict replaced the hold
+	stepAlone                    // no other voter: the hold ends as on a single node
+	stepTimedOut                 // no verdict came in time: likewise
 	stepAbsorbed                 // a held backward step is absorbed
 )
 
@@ -106,7 +107,6 @@ type stepEvent struct {
 	wall    time.Time     // the wall clock then
 	hold    time.Duration // the hold after the event
 	dropped time.Duration // the part of the hold the event gave up (the time base moved by -dropped)
-	waiting bool          // stepSeen: held until the clock monitor's verdict
 }
 
 // stepState watches a wall clock against a monotonic clock and keeps the
@@ -126,19 +126,18 @@ type stepState struct {
 	hold   time.Duration
 	slewAt time.Duration
 	// verifyBy (monotonic time), when not zero, is when a hold waiting
-	// for the clock monitor's verdict ends without one.
+	// for the clock monitor ends without its verdict.
 	verifyBy time.Duration
 
 	last     stepEvent     // the latest step seen (kind stepSeen), once gen > 0
 	lastMono time.Duration // monotonic time of the latest step
-	compared bool          // the clock monitor's verdict ended the latest step's hold
+	outcome  stepEvent     // how the latest step's hold ended (kind stepSeen: not yet)
 }
 
 // stepParams are the bounds a stepState works with.
 type stepParams struct {
 	bound      time.Duration // a larger move of the wall clock against the monotonic one is a step
-	peered     bool          // other voters can give a verdict
-	verifyWait time.Duration // how long a hold waits for one
+	verifyWait time.Duration // how long a hold waits for the clock monitor
 }
 
 // holdAt returns the hold at monotonic time mono.
@@ -165,11 +164,8 @@ func (s *stepState) observe(wall time.Time, mono time.Duration, p stepParams) (t
 	h := s.holdAt(mono)
 	switch {
 	case s.verifyBy != 0 && mono >= s.verifyBy:
-		s.verifyBy = 0
-		kept := keepable(s.hold)
-		ev := &stepEvent{kind: stepTimedOut, wall: wall, hold: kept, dropped: s.hold - kept}
-		s.hold, s.slewAt = kept, mono
-		return kept, ev
+		ev := s.unverified(stepTimedOut, wall, mono)
+		return s.hold, &ev
 	case s.hold > 0 && h == 0 && s.verifyBy == 0:
 		s.hold = 0
 		return 0, &stepEvent{kind: stepAbsorbed, wall: wall}
@@ -178,8 +174,8 @@ func (s *stepState) observe(wall time.Time, mono time.Duration, p stepParams) (t
 }
 
 // step handles a step of drift seen at (wall, mono): the time base keeps
-// where it was (the hold takes the step), and either waits for a verdict
-// or keeps what a single node keeps.
+// where it was (the hold takes the step) and waits for the clock
+// monitor.
 func (s *stepState) step(wall time.Time, mono, drift time.Duration, p stepParams) (time.Duration, *stepEvent) {
 	h := s.holdAt(mono) - drift
 	s.wall0, s.mono0 = wall, mono
@@ -189,18 +185,30 @@ func (s *stepState) step(wall time.Time, mono, drift time.Duration, p stepParams
 	} else {
 		s.backward++
 	}
-	ev := stepEvent{kind: stepSeen, step: drift, wall: wall}
-	if p.peered {
-		s.hold, s.slewAt, s.verifyBy = h, mono+p.verifyWait, mono+p.verifyWait
-		ev.waiting = true
-	} else {
-		kept := keepable(h)
-		s.hold, s.slewAt, s.verifyBy = kept, mono, 0
-		ev.dropped = h - kept
-	}
-	ev.hold = s.hold
-	s.last, s.lastMono, s.compared = ev, mono, false
+	s.hold, s.slewAt, s.verifyBy = h, mono+p.verifyWait, mono+p.verifyWait
+	ev := stepEvent{kind: stepSeen, step: drift, wall: wall, hold: h}
+	s.last, s.lastMono, s.outcome = ev, mono, stepEvent{}
 	return s.hold, &ev
+}
+
+// unverified ends a hold waiting for the clock monitor as a single node
+// does (kind says why: stepAlone or stepTimedOut): it keeps a step back
+// up to maxHold, absorbing it from mono on, and takes a forward step.
+func (s *stepState) unverified(kind stepKind, wall time.Time, mono time.Duration) stepEvent {
+	kept := keepable(s.hold)
+	ev := stepEvent{kind: kind, wall: wall, hold: kept, dropped: s.hold - kept}
+	s.hold, s.slewAt, s.verifyBy = kept, mono, 0
+	s.outcome = ev
+	return ev
+}
+
+// alone ends a hold waiting for the clock monitor when there is no other
+// voter to compare clocks with, reporting whether one was waiting.
+func (s *stepState) alone(wall time.Time, mono time.Duration) (stepEvent, bool) {
+	if s.verifyBy == 0 {
+		return stepEvent{}, false
+	}
+	return s.unverified(stepAlone, wall, mono), true
 }
 
 // keepable is the part of hold h a node keeps without a verdict: a
@@ -219,7 +227,8 @@ func (s *stepState) verdict() (waiting bool, dropped time.Duration) {
 		return false, 0
 	}
 	dropped = s.hold
-	s.hold, s.verifyBy, s.compared = 0, 0, true
+	s.hold, s.verifyBy = 0, 0
+	s.outcome = stepEvent{kind: stepVerified, dropped: dropped}
 	return true, dropped
 }
 
@@ -270,47 +279,52 @@ func (s *stepState) report(mono time.Duration) *model.ClockJump {
 		dir = "back"
 	}
 	j.Reason = fmt.Sprintf("this node's wall clock stepped %s by %s %s ago", dir, abs(step), ago.Round(time.Second))
-	switch {
+	switch o := s.outcome; {
 	case s.verifyBy != 0:
-		j.Reason += fmt.Sprintf("; its time base holds %s until the members' clocks are compared again", h)
-	case s.compared:
+		j.Reason += fmt.Sprintf("; its time base holds %s until the members' clocks are compared", h.Round(time.Millisecond))
+	case o.kind == stepVerified:
 		j.Reason += "; the members' clocks were compared since: this node keeps to the cluster's time"
 	case h > 0:
 		j.Reason += fmt.Sprintf("; its time base, which never moves back, holds %s of it and absorbs it at 1/%d speed (by %s)",
 			h.Round(time.Millisecond), absorbDiv, s.last.wall.Add(ago+h*absorbDiv).UTC().Format(time.RFC3339))
-	case s.last.step > 0 && s.last.dropped != 0:
-		j.Reason += "; its time base moved with it: the fire times it skipped follow each task's catch-up policy"
-	case s.last.step < 0 && s.last.dropped != 0:
+	case o.dropped < 0:
+		j.Reason += "; its time base moved forward with it: the fire times it skipped follow each task's catch-up policy"
+	case o.dropped > maxHold:
 		j.Reason += fmt.Sprintf("; more than %s: its time base followed it back", maxHold)
 	}
 	return j
 }
 
 // logStep logs a change of the time base: a step at once (warn, with its
-// size and direction), the end of a hold when it ends.
+// size and direction), then how its hold ended.
 func logStep(log hclog.Logger, ev stepEvent, bound time.Duration) {
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 	switch ev.kind {
 	case stepSeen:
 		dir := "forward"
 		if ev.step < 0 {
 			dir = "backward"
 		}
-		args := []any{"step", ev.step.Round(time.Millisecond), "direction", dir, "max_clock_skew", bound, "held", ev.hold.Round(time.Millisecond)}
-		switch {
-		case ev.waiting:
-			log.Warn("clock step: this node's wall clock jumped; its time base holds the step until the members' clocks are compared again", args...)
-		case ev.step < 0 && ev.dropped != 0:
-			log.Error(fmt.Sprintf("clock step: this node's wall clock stepped back by more than %s; its time base follows it back: nothing fires until the clock is past the times already fired", maxHold), args...)
-		case ev.hold > 0:
-			log.Warn(fmt.Sprintf("clock step: this node's wall clock stepped; its time base never moves back: it holds the difference and absorbs it at 1/%d speed", absorbDiv),
-				append(args, "absorbed_in", (ev.hold * absorbDiv).Round(time.Millisecond))...)
-		default:
-			log.Warn("clock step: this node's wall clock stepped forward; its time base moves with it: the fire times it skipped follow each task's catch-up policy", args...)
-		}
+		log.Warn("clock step: this node's wall clock jumped; its time base holds the step until the members' clocks are compared",
+			"step", ms(ev.step), "direction", dir, "max_clock_skew", bound, "held", ms(ev.hold))
 	case stepVerified:
-		log.Info("clock step: the members' clocks were compared; this node keeps to the cluster's time", "hold_dropped", ev.dropped)
-	case stepTimedOut:
-		log.Warn("clock step: no member's clock could be compared in time; keeping what a single node keeps", "held", ev.hold, "hold_dropped", ev.dropped)
+		log.Info("clock step: the members' clocks were compared; this node keeps to the cluster's time", "hold_dropped", ms(ev.dropped))
+	case stepAlone, stepTimedOut:
+		why := "no other voter to compare clocks with"
+		if ev.kind == stepTimedOut {
+			why = "no member's clock could be compared in time"
+		}
+		switch {
+		case ev.dropped < 0:
+			log.Warn("clock step: "+why+"; the time base moves forward with the wall clock: the fire times it skipped follow each task's catch-up policy",
+				"moved", ms(-ev.dropped), "held", ms(ev.hold))
+		case ev.dropped > 0:
+			log.Error(fmt.Sprintf("clock step: %s; the step back is more than %s: the time base follows it back, and nothing fires until the clock is past the times already fired", why, maxHold),
+				"moved", ms(-ev.dropped))
+		case ev.hold > 0:
+			log.Warn(fmt.Sprintf("clock step: %s; the time base never moves back: it holds the step and absorbs it at 1/%d speed", why, absorbDiv),
+				"held", ms(ev.hold), "absorbed_in", ms(ev.hold*absorbDiv))
+		}
 	case stepAbsorbed:
 		log.Info("clock step absorbed: this node's time base is back on its wall clock")
 	}

@@ -32,67 +32,86 @@ func (c *steppingClock) Monotonic() time.Duration { return c.FakeClock.Now().Sub
 func (c *steppingClock) Step(d time.Duration)     { c.off.Add(int64(d)) }
 
 // TestStepState: how the time base (wall clock + hold) goes through steps
-// of the wall clock, on a single node and where other voters can give a
-// verdict.
+// of the wall clock: held at once; then, with no other voter (alone), a
+// forward step is taken and a step back absorbed at half speed (one of
+// more than maxHold is followed back); with other voters the hold waits
+// for the clock monitor's verdict, and without one by verifyWait ends as
+// alone.
 func TestStepState(t *testing.T) {
-	const bound = time.Second
-	single := stepParams{bound: bound}
-	peered := stepParams{bound: bound, peered: true, verifyWait: 10 * time.Second}
+	p := stepParams{bound: time.Second, verifyWait: 10 * time.Second}
+	const (
+		observe = iota
+		alone
+		verdict
+	)
 	type reading struct {
+		op         int
 		mono, step time.Duration // monotonic time; the wall clock's total step so far
-		p          stepParams
 		wantHold   time.Duration
 		wantKind   stepKind // -1: no event
 	}
 	none := stepKind(-1)
-	t0 := clockT0
 	cases := []struct {
 		name  string
 		reads []reading
 	}{
 		{"drift within the bound is no step", []reading{
-			{0, 0, single, 0, none},
-			{time.Second, 900 * time.Millisecond, single, 0, none},
-			{2 * time.Second, -900 * time.Millisecond, single, 0, none},
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, 900 * time.Millisecond, 0, none},
+			{observe, 2 * time.Second, -900 * time.Millisecond, 0, none},
+			{alone, 2 * time.Second, -900 * time.Millisecond, 0, none},
 		}},
-		{"single node, back 3m: held, absorbed at half speed", []reading{
-			{0, 0, single, 0, none},
-			{time.Second, -3 * time.Minute, single, 3 * time.Minute, stepSeen},
-			{time.Second + time.Minute, -3 * time.Minute, single, 150 * time.Second, none},
-			{time.Second + 6*time.Minute - time.Millisecond, -3 * time.Minute, single, time.Millisecond / 2, none},
-			{time.Second + 6*time.Minute, -3 * time.Minute, single, 0, stepAbsorbed},
-			{time.Second + 7*time.Minute, -3 * time.Minute, single, 0, none},
+		{"alone, back 3m: held, absorbed at half speed", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, -3 * time.Minute, 3 * time.Minute, stepSeen},
+			{alone, time.Second, -3 * time.Minute, 3 * time.Minute, stepAlone},
+			{observe, time.Second + time.Minute, -3 * time.Minute, 150 * time.Second, none},
+			{observe, time.Second + 6*time.Minute - time.Millisecond, -3 * time.Minute, time.Millisecond / 2, none},
+			{observe, time.Second + 6*time.Minute, -3 * time.Minute, 0, stepAbsorbed},
+			{observe, time.Second + 7*time.Minute, -3 * time.Minute, 0, none},
 		}},
-		{"single node, forward 10m: the time base moves with it", []reading{
-			{0, 0, single, 0, none},
-			{time.Second, 10 * time.Minute, single, 0, stepSeen},
+		{"alone, forward 10m: the time base moves with it", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, 10 * time.Minute, -10 * time.Minute, stepSeen},
+			{alone, time.Second, 10 * time.Minute, 0, stepAlone},
 		}},
-		{"single node, back 3m then forward 13m: the forward step takes up the hold", []reading{
-			{0, 0, single, 0, none},
-			{time.Second, -3 * time.Minute, single, 3 * time.Minute, stepSeen},
-			{time.Second + time.Minute, 10 * time.Minute, single, 0, stepSeen},
+		{"alone, back 3m then forward 13m: the forward step takes up the hold", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, -3 * time.Minute, 3 * time.Minute, stepSeen},
+			{alone, time.Second, -3 * time.Minute, 3 * time.Minute, stepAlone},
+			{observe, time.Second + time.Minute, 10 * time.Minute, 150*time.Second - 13*time.Minute, stepSeen},
+			{alone, time.Second + time.Minute, 10 * time.Minute, 0, stepAlone},
 		}},
-		{"single node, back 3m then forward 1m: the rest stays held", []reading{
-			{0, 0, single, 0, none},
-			{time.Second, -3 * time.Minute, single, 3 * time.Minute, stepSeen},
-			{time.Second + time.Minute, -2 * time.Minute, single, 90 * time.Second, stepSeen},
+		{"alone, back 3m then forward 1m: the rest stays held", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, -3 * time.Minute, 3 * time.Minute, stepSeen},
+			{alone, time.Second, -3 * time.Minute, 3 * time.Minute, stepAlone},
+			{observe, time.Second + time.Minute, -2 * time.Minute, 90 * time.Second, stepSeen},
+			{alone, time.Second + time.Minute, -2 * time.Minute, 90 * time.Second, stepAlone},
 		}},
-		{"single node, back 2h: more than maxHold is not held", []reading{
-			{0, 0, single, 0, none},
-			{time.Second, -2 * time.Hour, single, 0, stepSeen},
+		{"alone, back 2h: more than maxHold is not held", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, -2 * time.Hour, 2 * time.Hour, stepSeen},
+			{alone, time.Second, -2 * time.Hour, 0, stepAlone},
 		}},
-		{"peered, forward 10m: held until the wait ends, then taken", []reading{
-			{0, 0, peered, 0, none},
-			{time.Second, 10 * time.Minute, peered, -10 * time.Minute, stepSeen},
-			{10 * time.Second, 10 * time.Minute, peered, -10 * time.Minute, none},
-			{11 * time.Second, 10 * time.Minute, peered, 0, stepTimedOut},
+		{"forward 10m, no verdict: held until the wait ends, then taken", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, 10 * time.Minute, -10 * time.Minute, stepSeen},
+			{observe, 10 * time.Second, 10 * time.Minute, -10 * time.Minute, none},
+			{observe, 11 * time.Second, 10 * time.Minute, 0, stepTimedOut},
 		}},
-		{"peered, back 3m: held whole while it waits, then absorbed", []reading{
-			{0, 0, peered, 0, none},
-			{time.Second, -3 * time.Minute, peered, 3 * time.Minute, stepSeen},
-			{10 * time.Second, -3 * time.Minute, peered, 3 * time.Minute, none},
-			{11 * time.Second, -3 * time.Minute, peered, 3 * time.Minute, stepTimedOut},
-			{11*time.Second + time.Minute, -3 * time.Minute, peered, 150 * time.Second, none},
+		{"back 3m, no verdict: held whole while it waits, then absorbed", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, -3 * time.Minute, 3 * time.Minute, stepSeen},
+			{observe, 10 * time.Second, -3 * time.Minute, 3 * time.Minute, none},
+			{observe, 11 * time.Second, -3 * time.Minute, 3 * time.Minute, stepTimedOut},
+			{observe, 11*time.Second + time.Minute, -3 * time.Minute, 150 * time.Second, none},
+		}},
+		{"forward 10m, verdict: the hold ends (the correction replaces it)", []reading{
+			{observe, 0, 0, 0, none},
+			{observe, time.Second, 10 * time.Minute, -10 * time.Minute, stepSeen},
+			{verdict, 2 * time.Second, 10 * time.Minute, 0, stepVerified},
+			{observe, 20 * time.Second, 10 * time.Minute, 0, none},
 		}},
 	}
 	for _, tc := range cases {
@@ -101,8 +120,23 @@ func TestStepState(t *testing.T) {
 			var base time.Time // the time base at the previous reading
 			var prevMono time.Duration
 			for i, r := range tc.reads {
-				wall := t0.Add(r.mono + r.step)
-				hold, ev := s.observe(wall, r.mono, r.p)
+				wall := clockT0.Add(r.mono + r.step)
+				var hold time.Duration
+				var ev *stepEvent
+				switch r.op {
+				case observe:
+					hold, ev = s.observe(wall, r.mono, p)
+				case alone:
+					if e, ok := s.alone(wall, r.mono); ok {
+						ev = &e
+					}
+					hold = s.holdAt(r.mono)
+				case verdict:
+					if ok, dropped := s.verdict(); ok {
+						ev = &stepEvent{kind: stepVerified, dropped: dropped}
+					}
+					hold = s.holdAt(r.mono)
+				}
 				if hold != r.wantHold {
 					t.Fatalf("reading %d: hold %s, want %s", i, hold, r.wantHold)
 				}
@@ -113,14 +147,14 @@ func TestStepState(t *testing.T) {
 				if kind != r.wantKind {
 					t.Fatalf("reading %d: event %v, want %v", i, kind, r.wantKind)
 				}
-				now := wall.Add(hold)
 				// The time base never moves back, nor faster than the
 				// wall clock, but by a drift within the bound, or where
 				// the event gives up a hold (a forward step taken, a step
-				// back too large to hold).
+				// back too large to hold, a verdict).
+				now := wall.Add(hold)
 				moved, elapsed := now.Sub(base), r.mono-prevMono
 				gaveUp := ev != nil && ev.dropped != 0
-				if i > 0 && !gaveUp && (moved < -r.p.bound || moved > elapsed+r.p.bound) {
+				if i > 0 && !gaveUp && (moved < -p.bound || moved > elapsed+p.bound) {
 					t.Fatalf("reading %d: the time base moved %s in %s", i, moved, elapsed)
 				}
 				base, prevMono = now, r.mono
@@ -132,7 +166,7 @@ func TestStepState(t *testing.T) {
 // TestStepState_verdict: the clock monitor's verdict ends a hold at
 // once; without a hold waiting, it changes nothing.
 func TestStepState_verdict(t *testing.T) {
-	p := stepParams{bound: time.Second, peered: true, verifyWait: 10 * time.Second}
+	p := stepParams{bound: time.Second, verifyWait: 10 * time.Second}
 	var s stepState
 	s.observe(clockT0, 0, p)
 	if waiting, _ := s.verdict(); waiting {
@@ -155,13 +189,14 @@ func TestStepState_verdict(t *testing.T) {
 // long as the time base takes to get there: twice as long while a step
 // back is absorbed, as long as the wall clock otherwise.
 func TestStepState_wait(t *testing.T) {
-	single := stepParams{bound: time.Second}
+	p := stepParams{bound: time.Second, verifyWait: 10 * time.Second}
 	var s stepState
-	s.observe(clockT0, 0, single)
+	s.observe(clockT0, 0, p)
 	if got := s.wait(time.Second, 0); got != time.Second {
 		t.Errorf("no hold: wait(1s) = %s, want 1s", got)
 	}
-	s.observe(clockT0.Add(time.Second-time.Minute), time.Second, single) // back 1m, held
+	s.observe(clockT0.Add(time.Second-time.Minute), time.Second, p) // back 1m, held
+	s.alone(clockT0.Add(time.Second-time.Minute), time.Second)     // and absorbed from now on
 	for _, c := range []struct{ gap, want time.Duration }{
 		{0, 0}, {-time.Second, 0}, {time.Second, 2 * time.Second}, {time.Minute, 2 * time.Minute},
 		{2 * time.Minute, 3 * time.Minute}, // 1m of time base in 2m absorbing the hold, then 1m
@@ -170,22 +205,21 @@ func TestStepState_wait(t *testing.T) {
 			t.Errorf("hold 1m: wait(%s) = %s, want %s", c.gap, got, c.want)
 		}
 	}
-	peered := stepParams{bound: time.Second, peered: true, verifyWait: 10 * time.Second}
-	var p stepState
-	p.observe(clockT0, 0, peered)
-	p.observe(clockT0.Add(time.Second-time.Minute), time.Second, peered) // held whole for 10s, then absorbed
-	if got := p.wait(5*time.Second, time.Second); got != 5*time.Second {
+	var w stepState
+	w.observe(clockT0, 0, p)
+	w.observe(clockT0.Add(time.Second-time.Minute), time.Second, p) // held whole for 10s, then absorbed
+	if got := w.wait(5*time.Second, time.Second); got != 5*time.Second {
 		t.Errorf("waiting for a verdict: wait(5s) = %s, want 5s", got)
 	}
-	if got := p.wait(12*time.Second, time.Second); got != 10*time.Second+4*time.Second {
+	if got := w.wait(12*time.Second, time.Second); got != 10*time.Second+4*time.Second {
 		t.Errorf("waiting for a verdict: wait(12s) = %s, want 10s then 2s at half speed", got)
 	}
 }
 
-// TestSkewClock_steps: the time base over a stepping clock does not
-// follow a step back (it holds it and absorbs it), follows a forward step
-// on a single node, reports the step and hands each change to the step
-// watcher once.
+// TestSkewClock_steps: the time base over a stepping clock holds a step
+// at once; with no other voter (the clock monitor says so) it absorbs a
+// step back and follows a forward step; it reports the step and hands
+// each change to the step watcher once.
 func TestSkewClock_steps(t *testing.T) {
 	sc := newSteppingClock(clockT0)
 	c := newSkewClock(sc, time.Second, 10*time.Second)
@@ -201,8 +235,16 @@ func TestSkewClock_steps(t *testing.T) {
 	if ev.kind != stepSeen || ev.step != -3*time.Minute || ev.hold != 3*time.Minute {
 		t.Fatalf("event %+v, want a step of -3m held", ev)
 	}
+	if j := c.jump(); j == nil || !strings.Contains(j.Reason, "until the members' clocks are compared") {
+		t.Fatalf("jump %+v, want the step held for the clock monitor", j)
+	}
+	c.alone()
+	if ev := <-c.events; ev.kind != stepAlone || ev.hold != 3*time.Minute {
+		t.Fatalf("event %+v, want the step kept alone", ev)
+	}
 	j := c.jump()
-	if j == nil || j.Step.Std() != -3*time.Minute || j.Held.Std() != 3*time.Minute || !strings.Contains(j.Reason, "stepped back by 3m0s") {
+	if j == nil || j.Step.Std() != -3*time.Minute || j.Held.Std() != 3*time.Minute || !strings.Contains(j.Reason, "stepped back by 3m0s") ||
+		!strings.Contains(j.Reason, "absorbs it at 1/2 speed") {
 		t.Fatalf("jump %+v, want the step back reported, 3m held", j)
 	}
 	// A timer for 1s of the time base takes 2s while the hold shrinks.
@@ -219,12 +261,20 @@ func TestSkewClock_steps(t *testing.T) {
 	default:
 		t.Fatal("a timer 1s ahead on the time base did not fire after 2s while absorbing")
 	}
+	before := c.Now()
 	sc.Step(10 * time.Minute)
-	if got, want := c.Now(), clockT0.Add(3*time.Second-3*time.Minute+10*time.Minute); !got.Equal(want) {
-		t.Fatalf("after a forward step: Now() = %s, want %s (the wall clock)", got, want)
+	if got := c.Now(); !got.Equal(before) {
+		t.Fatalf("after a forward step: Now() = %s, want %s (held)", got, before)
 	}
-	if ev := <-c.events; ev.kind != stepSeen || ev.step != 10*time.Minute || ev.hold != 0 {
-		t.Fatalf("event %+v, want a forward step taken", ev)
+	c.alone()
+	if got, want := c.Now(), clockT0.Add(3*time.Second-3*time.Minute+10*time.Minute); !got.Equal(want) {
+		t.Fatalf("after a forward step alone: Now() = %s, want %s (the wall clock)", got, want)
+	}
+	if ev := <-c.events; ev.kind != stepSeen || ev.step != 10*time.Minute {
+		t.Fatalf("event %+v, want a forward step", ev)
+	}
+	if ev := <-c.events; ev.kind != stepAlone || ev.dropped >= 0 {
+		t.Fatalf("event %+v, want the forward step taken alone", ev)
 	}
 	select {
 	case ev := <-c.events:
@@ -323,6 +373,16 @@ func TestWatchdog_ClockJump(t *testing.T) {
 	if !ok || al.Subject.Node != "n1" || al.Severity != model.SeverityWarning || !strings.Contains(al.Summary, "stepped back by 3m0s") ||
 		al.Details["step"] != "-3m0s" {
 		t.Fatalf("alert %+v (firing %v), want clock_jump for n1, back 3m", al, ok)
+	}
+	// It steps again while the alert fires: refreshed at once to show
+	// the latest step, with no second notification.
+	sc.Advance(time.Second)
+	sc.Step(-2 * time.Second)
+	m.clock.Now()
+	answer(map[string]*model.ClockJump{"n2": nil, "n3": nil})
+	rs.step(now())
+	if al, _ := rs.f.FiringAlert("clock_jump:n1"); al.Details["step"] != "-2s" || al.Count != 2 {
+		t.Fatalf("after a second step: alert %+v, want it refreshed with the -2s step", al)
 	}
 	// n2 reports a forward step.
 	j := &model.ClockJump{At: model.Time{Time: sc.Now()}, Step: model.Duration(10 * time.Minute), Reason: "r"}
