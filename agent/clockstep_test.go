@@ -196,7 +196,7 @@ func TestStepState_wait(t *testing.T) {
 		t.Errorf("no hold: wait(1s) = %s, want 1s", got)
 	}
 	s.observe(clockT0.Add(time.Second-time.Minute), time.Second, p) // back 1m, held
-	s.alone(clockT0.Add(time.Second-time.Minute), time.Second)     // and absorbed from now on
+	s.alone(clockT0.Add(time.Second-time.Minute), time.Second)      // and absorbed from now on
 	for _, c := range []struct{ gap, want time.Duration }{
 		{0, 0}, {-time.Second, 0}, {time.Second, 2 * time.Second}, {time.Minute, 2 * time.Minute},
 		{2 * time.Minute, 3 * time.Minute}, // 1m of time base in 2m absorbing the hold, then 1m
