@@ -230,3 +230,91 @@ func mustDuration(t *testing.T, s string) time.Duration {
 	}
 	return d
 }
+
+// TestClockStep_Leader (real processes, -tags faults): in a three-node
+// cluster the leader's wall clock jumps 10 min forward while it runs,
+// then back; then the next leader's jumps 3 min back. Each step is
+// reported for its node within 10 s (the clock_jump alert, its log line,
+// its /healthz), each stepped leader hands leadership over, and a
+// per-second task (catch-up all) fires every second once, none before it
+// is due by the real clock the other members keep, with no misfire.
+func TestClockStep_Leader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test skipped in -short mode")
+	}
+	clocks := map[string]*stepClock{}
+	opts := []clusterOption{withBinary(faultsBinary(t))}
+	for _, id := range []string{"n1", "n2", "n3"} {
+		clocks[id] = newStepClock(t)
+		opts = append(opts, withNodeEnv(id, clocks[id].env()))
+	}
+	c := startCluster(t, 3, opts...)
+	ctx := ctxT(t, 4*time.Minute)
+	cl := c.Client()
+	hook := newWebhook(t)
+	testkit.Eventually(t, 30*time.Second, func() error {
+		_, err := cl.PutChannel(ctx, &model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: hook.srv.URL})
+		return err
+	})
+	tick := perSecondTask("tick", "all")
+	tick.Policy.MaxConcurrency = 1000
+	if _, err := cl.PutTask(ctx, tick); err != nil {
+		t.Fatal(err)
+	}
+	rec := watchFires(ctx, cl, "tick")
+	waitFires := func(n int) {
+		t.Helper()
+		from := rec.count()
+		testkit.Eventually(t, 15*time.Second, func() error {
+			if got := rec.count() - from; got < n {
+				return fmt.Errorf("%d more fires", got)
+			}
+			return nil
+		})
+	}
+	waitFires(3)
+	stepLeader := func(step time.Duration) *localcluster.Node {
+		t.Helper()
+		l, err := c.Leader(ctx, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stepped := time.Now()
+		clocks[l.ID].set(clocks[l.ID].off + step)
+		dir := "direction=forward"
+		if step < 0 {
+			dir = "direction=backward"
+		}
+		checkClockJump(ctx, t, l, cl, hook, stepped, step, dir)
+		notSkewedLeader(ctx, t, c, l, 10*time.Second-time.Since(stepped))
+		t.Logf("%s stepped %s: handed leadership over within %s", l.ID, step, time.Since(stepped).Round(time.Millisecond))
+		waitFires(3)
+		return l
+	}
+	first := stepLeader(10 * time.Minute)
+	// Put right again (a follower now): reported too.
+	stepped := time.Now()
+	clocks[first.ID].set(0)
+	checkClockJump(ctx, t, first, cl, hook, stepped, -10*time.Minute, "direction=backward")
+	stepLeader(-3 * time.Minute)
+	waitFires(3)
+
+	if _, err := cl.PauseTask(ctx, "tick"); err != nil {
+		t.Fatal(err)
+	}
+	rec.stop()
+	times, misfires := fireStats(ctx, t, cl, "tick")
+	for i := 1; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-1]); gap != time.Second {
+			t.Errorf("fire times %s and %s are %s apart, want every second", times[i-1].Format(model.TimeLayout), times[i].Format(model.TimeLayout), gap)
+		}
+	}
+	if rec.early() > 0 {
+		t.Errorf("%d fire times existed before they were due: %v", rec.early(), rec.earlyTimes())
+	}
+	if misfires != 0 {
+		t.Errorf("%d misfire events, want none", misfires)
+	}
+	t.Logf("%d fire times from %s to %s: %d early, %d misfire events", len(times), times[0].Format(model.TimeLayout),
+		times[len(times)-1].Format(model.TimeLayout), rec.early(), misfires)
+}
