@@ -97,7 +97,9 @@ type Config struct {
 	// clock is ever stamped into commands or drives the timing wheel, and
 	// only as held to the cluster's: a node whose clock is off from the
 	// median of the members' by more than MaxClockSkew takes the
-	// difference off (see clockmon.go).
+	// difference off (see clockmon.go), and a step of the wall clock is
+	// held (clockstep.go) where the clock is wheel.RealClock or a
+	// MonotonicClock.
 	Clock wheel.Clock
 	// MaxClockSkew is how far a node's clock may be from the cluster's
 	// before it is reported, corrected and made to hand leadership over
