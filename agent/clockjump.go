@@ -58,15 +58,17 @@ func (a *Agent) clockStepped() <-chan struct{} {
 }
 
 // clockProblem is why /healthz answers 503 for this node's clock, or "":
-// its time base is behind the latest leader time the state machine
-// applied by more than twice -max-clock-skew (two members' clocks may
-// differ by the bound each way), which a node's own time never is unless
-// its clock went back further than it could hold (or before it
-// restarted): as leader it would fire nothing until its clock passed the
-// times already fired.
+// on a node with no other voter, its time base is behind the latest
+// leader time the state machine applied (which it stamped itself) by more
+// than twice -max-clock-skew, which it never is unless its clock went back
+// further than it could hold (or before it restarted): it fires nothing
+// until its clock passes the times already fired. With other voters the
+// clock monitor keeps each node to the cluster's clock; a cluster behind
+// the mark was led by a node whose clock was ahead, and its stamper says
+// so.
 func (a *Agent) clockProblem() string {
 	hwm := a.fsm.TimeHWM()
-	if hwm == 0 {
+	if hwm == 0 || a.clockMon == nil || !a.clockMon.solo.Load() {
 		return ""
 	}
 	now := a.now()
@@ -75,7 +77,7 @@ func (a *Agent) clockProblem() string {
 		return ""
 	}
 	return fmt.Sprintf("this node's time %s is %s behind the latest leader time applied, %s (its clock went back: see clock.jump); "+
-		"leading, it would fire nothing until its clock is past the times already fired",
+		"it fires nothing until its clock is past the times already fired",
 		now.UTC().Format(model.TimeLayout), behind.Round(time.Millisecond), time.UnixMilli(hwm).UTC().Format(model.TimeLayout))
 }
 

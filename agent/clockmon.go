@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -75,6 +76,7 @@ type clockMonitor struct {
 	ask      func(ctx context.Context, addr string) (time.Time, *model.ClockJump, error)
 	kick     chan struct{} // measure now (this node's clock stepped)
 	stepped  chan struct{} // a member's clock stepped (this node's included): the watchdog evaluates now
+	solo     atomic.Bool   // the latest round found no other voter
 
 	mu        sync.Mutex
 	samples   map[string]clockSample
@@ -314,6 +316,7 @@ func (m *clockMonitor) decide(peers []clockPeer) clockView {
 	}
 	// A step of this node's clock held for a verdict: none can come
 	// where no other voter can give one.
+	m.solo.Store(voters <= 1)
 	if voters <= 1 {
 		m.clock.alone()
 	}

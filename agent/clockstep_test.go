@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
@@ -420,4 +421,34 @@ func TestWatchdog_ClockJump(t *testing.T) {
 		t.Fatal("not resolved 10 min after the step")
 	}
 	rs.wantEvents("clock_jump:n1", model.AlertFiring, model.AlertResolved)
+}
+
+// TestAgent_clockProblem: /healthz answers 503 for a node with no other
+// voter whose time is behind the latest leader time applied (its clock
+// went back further than it held); not within twice the bound, and not
+// with other voters (the cluster's clock is the members', and a mark
+// ahead of it was left by a leader whose clock was ahead).
+func TestAgent_clockProblem(t *testing.T) {
+	rs := newRuleState(t)
+	rs.apply(t0ms+10*60_000, fsm.CmdNoop, struct{}{}) // the mark: t0+10m
+	fc := wheel.NewFakeClock(time.UnixMilli(t0ms))
+	rs.a.now, rs.a.cfg.MaxClockSkew = fc.Now, time.Second
+	rs.a.clockMon = newClockMonitor("n1", fc, &skewClock{raw: fc}, time.Second, time.Second, hclog.NewNullLogger())
+	for _, c := range []struct {
+		solo   bool
+		now    time.Duration // from t0
+		behind bool
+	}{
+		{true, 0, true},
+		{false, 0, false},
+		{true, 10*time.Minute - 2*time.Second, false},
+		{true, 10*time.Minute - 2*time.Second - time.Millisecond, true},
+	} {
+		rs.a.clockMon.solo.Store(c.solo)
+		fc.Set(time.UnixMilli(t0ms).Add(c.now))
+		got := rs.a.clockProblem()
+		if (got != "") != c.behind || c.behind && !strings.Contains(got, "behind the latest leader time applied") {
+			t.Errorf("solo %v, t0+%s: problem %q, want one: %v", c.solo, c.now, got, c.behind)
+		}
+	}
 }
