@@ -10,7 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/wheel"
 )
 
-// Clock steps (docs/operations.md, Clocks). Every node compares its wall
+// Clock steps (docs/operations.md, Clock steps). Every node compares its wall
 // clock with its monotonic clock at each reading of its time base
 // (skewClock.Now) and at least once a second: the two advance at the same
 // rate (NTP's slewing changes both), so a difference between them of more

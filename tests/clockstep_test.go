@@ -119,6 +119,12 @@ func TestClockStep_SingleNode(t *testing.T) {
 	stepped := time.Now() // the hook takes it within 100 ms
 	clock.set(-3 * time.Minute)
 	checkClockJump(ctx, t, n, cl, hook, stepped, -3*time.Minute, "direction=backward")
+	if got := metric(ctx, t, n, `ax_clock_steps_total{direction="backward"}`); got != 1 {
+		t.Errorf(`ax_clock_steps_total{direction="backward"} = %v, want 1`, got)
+	}
+	if got := metric(ctx, t, n, "ax_clock_step_held_seconds"); got <= 0 || got > 180 {
+		t.Errorf("ax_clock_step_held_seconds = %v, want the step back being absorbed", got)
+	}
 	testkit.Eventually(t, 10*time.Second, func() error {
 		if times, _ := fireStats(ctx, t, cl, "tick"); countAfter(times, last) < 3 {
 			return fmt.Errorf("%d fire times after %s", countAfter(times, last), last.Format(model.TimeLayout))
