@@ -104,7 +104,9 @@ type Config struct {
 	// clock is ever stamped into commands or drives the timing wheel, and
 	// only as held to the cluster's: a node whose clock is off from the
 	// median of the members' by more than MaxClockSkew takes the
-	// difference off (see clockmon.go).
+	// difference off (see clockmon.go), and a step of the wall clock is
+	// held (clockstep.go) where the clock is wheel.RealClock or a
+	// MonotonicClock.
 	Clock wheel.Clock
 	// MaxClockSkew is how far a node's clock may be from the cluster's
 	// before it is reported, corrected and made to hand leadership over
@@ -247,7 +249,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.ClockInterval = time.Second
 	}
 	raw := cfg.Clock
-	clock := &skewClock{raw: raw}
+	clock := newSkewClock(raw, cfg.MaxClockSkew, staleAfter(cfg.ClockInterval))
 	cfg.Clock = clock
 	if cfg.Horizon == 0 {
 		cfg.Horizon = time.Hour
@@ -379,7 +381,7 @@ func New(cfg Config) (*Agent, error) {
 		public = ui.Mount(a.api)
 	}
 	// The node-to-node endpoints have their own handler, for members only.
-	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now}).Mount(public)
+	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer a.conns.serving(r)()
@@ -553,7 +555,11 @@ func (a *Agent) monitorClocks() {
 		<-a.stopCh
 		cancel()
 	}()
+	steps := make(chan struct{})
+	go func() { defer close(steps); a.watchSteps(ctx) }()
 	a.clockMon.run(ctx)
+	cancel()
+	<-steps
 }
 
 func (a *Agent) stopping() bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -32,13 +33,13 @@ func (c *fakeCluster) list(context.Context) ([]clockPeer, error) {
 	return append([]clockPeer(nil), c.peers...), nil
 }
 
-func (c *fakeCluster) ask(_ context.Context, addr string) (time.Time, error) {
+func (c *fakeCluster) ask(_ context.Context, addr string) (time.Time, *model.ClockJump, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.down[addr] {
-		return time.Time{}, errors.New("connection refused")
+		return time.Time{}, nil, errors.New("connection refused")
 	}
-	return c.clock.Now().Add(c.offsets[addr]), nil
+	return c.clock.Now().Add(c.offsets[addr]), nil, nil
 }
 
 // newFakeMonitor returns a monitor of node n1 in a cluster of voters
@@ -213,12 +214,12 @@ func TestClockMonitor_correction(t *testing.T) {
 // not kept.
 func TestClockMonitor_roundTrip(t *testing.T) {
 	m, fc := newFakeMonitor(t, 3, nil)
-	slow := func(rtt time.Duration) func(context.Context, string) (time.Time, error) {
-		return func(_ context.Context, addr string) (time.Time, error) {
+	slow := func(rtt time.Duration) func(context.Context, string) (time.Time, *model.ClockJump, error) {
+		return func(_ context.Context, addr string) (time.Time, *model.ClockJump, error) {
 			fc.clock.Advance(rtt / 2)
 			now := fc.clock.Now().Add(fc.offsets[addr])
 			fc.clock.Advance(rtt / 2)
-			return now, nil
+			return now, nil, nil
 		}
 	}
 	fc.peers = fc.peers[:2]

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -37,6 +38,7 @@ type clockSample struct {
 	offset time.Duration // its clock minus this node's (uncorrected)
 	rtt    time.Duration
 	at     time.Time // when taken, on the raw clock
+	gen    uint64    // this node's clock steps seen before it was taken
 }
 
 // memberClock is a member's clock in a clockView.
@@ -71,20 +73,25 @@ type clockMonitor struct {
 	interval time.Duration
 	log      hclog.Logger
 	peers    func(ctx context.Context) ([]clockPeer, error)
-	ask      func(ctx context.Context, addr string) (time.Time, error)
+	ask      func(ctx context.Context, addr string) (time.Time, *model.ClockJump, error)
+	kick     chan struct{} // measure now (this node's clock stepped)
+	stepped  chan struct{} // a member's clock stepped (this node's included): the watchdog evaluates now
+	solo     atomic.Bool   // the latest round found no other voter
 
 	mu        sync.Mutex
 	samples   map[string]clockSample
 	view      clockView
-	warned    map[string]warning   // last warning per member
-	answered  map[string]time.Time // raw clock: each member's last answer
-	listed    map[string]time.Time // raw clock: since when each member is in the configuration
-	transfers int                  // leadership handed over for this node's clock
+	warned    map[string]warning          // last warning per member
+	answered  map[string]time.Time        // raw clock: each member's last answer
+	listed    map[string]time.Time        // raw clock: since when each member is in the configuration
+	transfers int                         // leadership handed over for this node's clock
+	jumps     map[string]*model.ClockJump // each member's latest step, as it last answered
 }
 
 func newClockMonitor(self string, raw wheel.Clock, clock *skewClock, maxSkew, interval time.Duration, log hclog.Logger) *clockMonitor {
 	return &clockMonitor{self: self, raw: raw, clock: clock, maxSkew: maxSkew, interval: interval, log: log.Named("clock"),
-		samples: map[string]clockSample{}, warned: map[string]warning{}, answered: map[string]time.Time{}, listed: map[string]time.Time{}}
+		samples: map[string]clockSample{}, warned: map[string]warning{}, answered: map[string]time.Time{}, listed: map[string]time.Time{},
+		jumps: map[string]*model.ClockJump{}, kick: make(chan struct{}, 1), stepped: make(chan struct{}, 1)}
 }
 
 // warning is the last warning logged about a member: when (raw clock) and
@@ -95,7 +102,11 @@ type warning struct {
 }
 
 // staleAfter is how long a sample counts.
-func (m *clockMonitor) staleAfter() time.Duration { return max(10*m.interval, 10*time.Second) }
+func (m *clockMonitor) staleAfter() time.Duration { return staleAfter(m.interval) }
+
+// staleAfter is how long a sample taken every interval counts: ten rounds,
+// at least 10s.
+func staleAfter(interval time.Duration) time.Duration { return max(10*interval, 10*time.Second) }
 
 // recent is how long ago a member must have answered to be trusted as
 // alive (to take leadership over): two rounds and the longest answer.
@@ -104,7 +115,8 @@ func (m *clockMonitor) recent() time.Duration { return 2*m.interval + m.timeout(
 // timeout bounds one measurement.
 func (m *clockMonitor) timeout() time.Duration { return max(m.interval, m.maxSkew) }
 
-// run measures once per interval until ctx ends.
+// run measures once per interval, and at once when kicked, until ctx
+// ends.
 func (m *clockMonitor) run(ctx context.Context) {
 	for {
 		m.measure(ctx)
@@ -112,7 +124,17 @@ func (m *clockMonitor) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(m.interval):
+		case <-m.kick:
 		}
+	}
+}
+
+// measureSoon has run measure at once (this node's clock stepped: the
+// samples taken before no longer count).
+func (m *clockMonitor) measureSoon() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -135,14 +157,20 @@ func (m *clockMonitor) measure(ctx context.Context) clockView {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			gen := m.clock.stepGen()
 			t0 := m.raw.Now()
-			remote, err := m.ask(ctx, p.HTTP)
+			remote, jump, err := m.ask(ctx, p.HTTP)
 			t1 := m.raw.Now()
 			if err != nil {
 				m.log.Debug("reading a member's clock failed", "member", p.ID, "error", err)
 				return
 			}
 			m.answer(p.ID, t1)
+			m.noteJump(p.ID, jump)
+			if m.clock.stepGen() != gen {
+				m.log.Debug("clock reading discarded: this node's clock stepped meanwhile", "member", p.ID)
+				return
+			}
 			m.record(p.ID, t0, t1, remote)
 		}()
 	}
@@ -158,9 +186,29 @@ func (m *clockMonitor) record(id string, t0, t1, remote time.Time) {
 		m.log.Debug("clock reading discarded: round trip too long", "member", id, "rtt", rtt)
 		return
 	}
+	gen := m.clock.stepGen()
 	m.mu.Lock()
-	m.samples[id] = clockSample{offset: remote.Sub(t0.Add(rtt / 2)), rtt: rtt, at: t1}
+	m.samples[id] = clockSample{offset: remote.Sub(t0.Add(rtt / 2)), rtt: rtt, at: t1, gen: gen}
 	m.mu.Unlock()
+}
+
+// noteJump keeps what a member said of its latest clock step.
+func (m *clockMonitor) noteJump(id string, j *model.ClockJump) {
+	m.mu.Lock()
+	old := m.jumps[id]
+	m.jumps[id] = j
+	m.mu.Unlock()
+	if j != nil && (old == nil || !old.At.Equal(j.At.Time)) {
+		m.noteStep()
+	}
+}
+
+// noteStep tells the watchdog a member's clock stepped.
+func (m *clockMonitor) noteStep() {
+	select {
+	case m.stepped <- struct{}{}:
+	default:
+	}
 }
 
 // answer records that a member answered at t (raw clock), whatever its
@@ -213,6 +261,7 @@ func (m *clockMonitor) current() clockView {
 // decide computes the view from the fresh samples of peers, sets this
 // node's correction and logs what changed.
 func (m *clockMonitor) decide(peers []clockPeer) clockView {
+	gen := m.clock.stepGen()
 	now := m.raw.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -234,6 +283,7 @@ func (m *clockMonitor) decide(peers []clockPeer) clockView {
 		if !known[id] {
 			delete(m.listed, id)
 			delete(m.answered, id)
+			delete(m.jumps, id)
 		}
 	}
 	for _, p := range peers {
@@ -251,16 +301,24 @@ func (m *clockMonitor) decide(peers []clockPeer) clockView {
 	}
 	offsets := []time.Duration{0}
 	v := clockView{at: now, members: []memberClock{{id: m.self, self: true, voter: selfVoter}}}
+	others := 0 // other voters measured since this node's clock last stepped
 	for _, p := range peers {
 		s, ok := m.samples[p.ID]
-		if p.ID == m.self || !ok || now.Sub(s.at) > m.staleAfter() {
+		if p.ID == m.self || !ok || now.Sub(s.at) > m.staleAfter() || s.gen != gen {
 			continue
 		}
 		v.members = append(v.members, memberClock{id: p.ID, voter: p.Voter, offset: s.offset, rtt: s.rtt, age: now.Sub(s.at)})
 		if p.Voter {
 			offsets = append(offsets, s.offset)
 			counted++
+			others++
 		}
+	}
+	// A step of this node's clock held for a verdict: none can come
+	// where no other voter can give one.
+	m.solo.Store(voters <= 1)
+	if voters <= 1 {
+		m.clock.alone()
 	}
 	// A majority decides, unless it splits evenly between clocks further
 	// apart than the bound: then nobody can tell whose is off.
@@ -276,7 +334,7 @@ func (m *clockMonitor) decide(peers []clockPeer) clockView {
 	sort.Slice(v.members, func(i, j int) bool { return v.members[i].id < v.members[j].id })
 	m.view = v
 	if v.quorum {
-		m.correct(v.self)
+		m.correct(v.self, others > 0)
 	}
 	m.report(v, now)
 	return v
@@ -310,14 +368,20 @@ func abs(d time.Duration) time.Duration {
 
 // correct sets how much this node takes off its clock: its offset once it
 // exceeds the bound, until it is back within half of it (so that an offset
-// near the bound does not flap). Called with m.mu held.
-func (m *clockMonitor) correct(self time.Duration) {
+// near the bound does not flap). A verdict (other voters were measured
+// since this node's clock last stepped) also ends a hold of the step.
+// Called with m.mu held.
+func (m *clockMonitor) correct(self time.Duration, verdict bool) {
 	was := m.clock.correction()
 	var corr time.Duration
 	if abs(self) > m.maxSkew || (was != 0 && abs(self) > m.maxSkew/2) {
 		corr = self
 	}
-	m.clock.setCorrection(corr)
+	if verdict {
+		m.clock.verdict(corr)
+	} else {
+		m.clock.setCorrection(corr)
+	}
 	switch {
 	case was == 0 && corr != 0:
 		m.log.Info("correcting this node's clock: keeping to the cluster's time", "offset", self, "max_clock_skew", m.maxSkew)
@@ -366,14 +430,18 @@ func (m *clockMonitor) handedOver() {
 }
 
 // health is this node's part of /healthz: its own offset (once a quorum
-// was measured) and every member's.
+// was measured), every member's, and its latest clock step.
 func (m *clockMonitor) health() (*model.Duration, *model.ClockHealth) {
 	v := m.current()
+	jump := m.clock.jump()
 	if v.at.IsZero() {
-		return nil, nil
+		if jump == nil {
+			return nil, nil
+		}
+		return nil, &model.ClockHealth{MaxSkew: model.Duration(m.maxSkew), Members: []model.ClockOffset{}, Jump: jump}
 	}
 	h := &model.ClockHealth{MaxSkew: model.Duration(m.maxSkew), Quorum: v.quorum, Corrected: model.Duration(m.clock.correction()),
-		Members: []model.ClockOffset{}}
+		Members: []model.ClockOffset{}, Jump: jump}
 	for _, mc := range v.members {
 		o := model.ClockOffset{Node: mc.id, Offset: model.Duration(mc.offset), RTT: model.Duration(mc.rtt), Age: model.Duration(mc.age)}
 		h.Members = append(h.Members, o)
@@ -397,6 +465,9 @@ type withClockHealth struct{ *Agent }
 func (a withClockHealth) Health(ctx context.Context) *model.Health {
 	h := a.Agent.Health(ctx)
 	h.ClockOffset, h.Clock = a.clockMon.health()
+	if h.Problem == "" {
+		h.Problem = a.clockProblem()
+	}
 	return h
 }
 
@@ -415,6 +486,8 @@ func (m *clockMonitor) Describe(ch chan<- *prometheus.Desc) {
 	ch <- clockOffsetDesc
 	ch <- clockCorrectionDesc
 	ch <- clockTransfersDesc
+	ch <- clockStepsDesc
+	ch <- clockHeldDesc
 }
 
 // Collect implements prometheus.Collector.
@@ -428,6 +501,7 @@ func (m *clockMonitor) Collect(ch chan<- prometheus.Metric) {
 	n := m.transfers
 	m.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(clockTransfersDesc, prometheus.CounterValue, float64(n))
+	collectSteps(m.clock, ch)
 }
 
 // clockPeers lists the Raft configuration with the members' HTTP
@@ -448,9 +522,9 @@ func (a *Agent) clockPeers(ctx context.Context) ([]clockPeer, error) {
 	return out, nil
 }
 
-// askClock reads a member's wall clock.
-func (a *Agent) askClock(ctx context.Context, addr string) (time.Time, error) {
+// askClock reads a member's wall clock and its latest clock step.
+func (a *Agent) askClock(ctx context.Context, addr string) (time.Time, *model.ClockJump, error) {
 	var r model.ClockReading
 	err := a.clientFor(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/time", NoRetry: true}, &r)
-	return time.UnixMilli(r.UnixMs), err
+	return time.UnixMilli(r.UnixMs), r.Jump, err
 }

@@ -39,7 +39,7 @@ const misfireQuiet = 10 * time.Minute
 var watchedRules = map[string]bool{
 	model.RuleStuckReady: true, model.RuleStuckBlocked: true, model.RuleStuckApproval: true,
 	model.RuleRunningOvertime: true, model.RuleTaskSilence: true, model.RuleMisfire: true,
-	model.RuleMemberUnreachable: true, model.RuleClockSkew: true, model.RuleExecutorLost: true,
+	model.RuleMemberUnreachable: true, model.RuleClockSkew: true, model.RuleClockJump: true, model.RuleExecutorLost: true,
 	model.RuleQueueFull: true, model.RuleFrequencyAnomaly: true, model.RuleClusterSilence: true,
 }
 
@@ -90,7 +90,8 @@ func (a *Agent) watchedTasks() (map[string]*watchedTask, error) {
 	return next, nil
 }
 
-// runWatchdog evaluates the rules every WatchInterval until ctx ends.
+// runWatchdog evaluates the rules every WatchInterval, and at once when a
+// member's clock stepped (clock_jump), until ctx ends.
 func (a *Agent) runWatchdog(ctx context.Context) error {
 	timer := a.cfg.Clock.NewTimer(a.cfg.WatchInterval)
 	defer timer.Stop()
@@ -99,6 +100,8 @@ func (a *Agent) runWatchdog(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C():
+		case <-a.clockStepped():
+			timer.Stop()
 		}
 		if a.alertsOn() {
 			items, err := a.evaluate(a.now())
@@ -260,7 +263,7 @@ func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding, firing []mod
 		case seen[al.ID] == nil && hold(al):
 		case seen[al.ID] == nil:
 			out = append(out, fsm.AlertChange{Op: fsm.AlertResolve, ID: al.ID})
-		case now.Sub(al.LastSeen.Time) >= alertRefresh:
+		case now.Sub(al.LastSeen.Time) >= alertRefresh || anotherStep(al, seen[al.ID]):
 			out = append(out, a.withCount(seen[al.ID]))
 		}
 	}

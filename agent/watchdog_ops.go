@@ -11,7 +11,7 @@ import (
 
 // The watchdog's cluster and frequency rules (docs/alerts.md): members
 // the clock monitor no longer hears (member_unreachable) or finds off
-// (clock_skew), executors the dispatcher counts as lost (executor_lost),
+// (clock_skew), members whose wall clock stepped (clock_jump), executors the dispatcher counts as lost (executor_lost),
 // maxQueued overflows (queue_full), tasks firing more often than their
 // schedule allows (frequency_anomaly) and a cluster where nothing fires
 // while fires are due (cluster_silence). None of them scans the tasks'
@@ -35,8 +35,9 @@ func (a *Agent) opsFindings(now time.Time, tasks map[string]*watchedTask, firing
 		seen[id] = &finding{change: changeRaise(id, rule, severity, subject, summary, details), since: now, n: 1}
 	}
 	// member_unreachable and clock_skew: the clock monitor's rounds.
+	var jumpUnknown map[string]bool
 	if m := a.clockMon; m == nil {
-		held[model.RuleMemberUnreachable], held[model.RuleClockSkew] = true, true
+		held[model.RuleMemberUnreachable], held[model.RuleClockSkew], held[model.RuleClockJump] = true, true, true
 	} else {
 		silent, ok := m.silent(a.cfg.MemberGrace)
 		held[model.RuleMemberUnreachable] = !ok
@@ -62,6 +63,15 @@ func (a *Agent) opsFindings(now time.Time, tasks map[string]*watchedTask, firing
 					map[string]string{"offset": mc.offset.String(), "maxClockSkew": m.maxSkew.String()})
 			}
 		}
+		// clock_jump: the steps each member reports (clockjump.go).
+		var jumps map[string]*model.ClockJump
+		jumps, jumpUnknown = m.memberJumps()
+		for id, j := range jumps {
+			if j != nil {
+				aid, summary, details := clockJumpAlert(id, j)
+				add(aid, model.RuleClockJump, model.SeverityWarning, model.AlertSubject{Node: id}, summary, details)
+			}
+		}
 	}
 	// executor_lost: the dispatcher's leases and sightings.
 	d := a.watchDispatcher()
@@ -79,7 +89,7 @@ func (a *Agent) opsFindings(now time.Time, tasks map[string]*watchedTask, firing
 		}
 	}
 	hold = func(al model.Alert) bool {
-		if held[al.Rule] {
+		if held[al.Rule] || al.Rule == model.RuleClockJump && jumpUnknown[al.Subject.Node] {
 			return true
 		}
 		// A lost executor resolves when it is heard from again; a new

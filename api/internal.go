@@ -46,6 +46,10 @@ type InternalConfig struct {
 	// /v1/internal/time answers so that other members can measure its
 	// offset from theirs; default time.Now.
 	WallClock func() time.Time
+	// ClockJump, when set, is the node's latest clock step while it
+	// reports one (nil: none), which GET /v1/internal/time adds so that
+	// the leader's watchdog sees every member's steps.
+	ClockJump func() *model.ClockJump
 }
 
 // Internal serves the node-to-node endpoints under InternalPrefix: its own
@@ -157,7 +161,11 @@ func (in *Internal) applied(w http.ResponseWriter, r *http.Request) {
 
 // clockTime answers a member's reading of this node's wall clock: the
 // cluster's members compare clocks with it (NTP style, from the round
-// trip).
+// trip), with its latest clock step while it reports one.
 func (in *Internal) clockTime(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, model.ClockReading{UnixMs: in.cfg.WallClock().UnixMilli()})
+	out := model.ClockReading{UnixMs: in.cfg.WallClock().UnixMilli()}
+	if in.cfg.ClockJump != nil {
+		out.Jump = in.cfg.ClockJump()
+	}
+	writeJSON(w, http.StatusOK, out)
 }

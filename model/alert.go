@@ -13,6 +13,7 @@ const (
 	RuleMisfire           = "misfire"
 	RuleQueueFull         = "queue_full"
 	RuleClockSkew         = "clock_skew"
+	RuleClockJump         = "clock_jump" // a member's wall clock stepped
 	RuleMemberUnreachable = "member_unreachable"
 	RuleExecutorLost      = "executor_lost"
 	RuleQuorumLost        = "quorum_lost" // raised by a node that sees it; not a state-machine record

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,4 +161,51 @@ func firstThreeTicks(t *testing.T) *harness {
 	h.settle(at(secs(4)))
 	stop()
 	return h
+}
+
+// TestScheduler_ClockStepped: the leader's wall clock jumps 10m30s
+// forward mid-term (the agent's time base takes a forward step on a node
+// with no member to compare clocks with, or after a suspend). Told so,
+// the wheel reads the clock at once, though its timer is a minute away,
+// and each per-minute task's skipped fire times follow its catch-up
+// policy: all (window 5m) fires the 5 within the window, latest the
+// newest, none nothing, the rest recorded as misfires, none lost
+// silently and none fired twice.
+func TestScheduler_ClockStepped(t *testing.T) {
+	h := newHarness(t)
+	tasks := map[string]struct {
+		fired  []time.Duration
+		missed int64
+	}{
+		"all":    {[]time.Duration{6 * time.Minute, 7 * time.Minute, 8 * time.Minute, 9 * time.Minute, 10 * time.Minute}, 5},
+		"latest": {[]time.Duration{10 * time.Minute}, 9},
+		"none":   {nil, 10},
+	}
+	for name := range tasks {
+		task := cronTask(name, "0 * * * * *", name)
+		task.Policy.CatchupWindow = model.Duration(5 * time.Minute)
+		h.putTask(task)
+	}
+	var step atomic.Int64
+	s, _ := h.startAs(Config{}, leaderView{step: &step})
+	h.settle(at(time.Minute)) // asleep until the first minute
+	step.Store(int64(10*time.Minute + 30*time.Second))
+	s.ClockStepped()
+	h.waitFor("the catch-up after the step", func() bool {
+		return len(h.instances("all")) == 5 && len(h.instances("latest")) == 1 && len(h.misfires("none")) == 1
+	})
+	for name, want := range tasks {
+		got := h.instances(name)
+		checkFired(t, got)
+		if !slices.Equal(offsets(got), want.fired) {
+			t.Errorf("%s: instances at %v, want %v", name, offsets(got), want.fired)
+		}
+		var missed int64
+		for _, e := range h.misfires(name) {
+			missed += misfireCount(t, e)
+		}
+		if missed != want.missed {
+			t.Errorf("%s: %d fire times recorded missed, want %d", name, missed, want.missed)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,11 +145,22 @@ func (h *harness) apply(c *fsm.Command) (*fsm.Result, error) { return h.applyAs(
 type leaderView struct {
 	skew     time.Duration
 	clampHWM bool
+	// step, if set, is added to the skew while the leader runs: a step
+	// of its wall clock, which its timers do not see.
+	step *atomic.Int64
+}
+
+// skewNow is lv's clock minus the fake clock now.
+func (lv leaderView) skewNow() time.Duration {
+	if lv.step == nil {
+		return lv.skew
+	}
+	return lv.skew + time.Duration(lv.step.Load())
 }
 
 // stamp is the time lv's leader stamps into a command now.
 func (h *harness) stamp(lv leaderView) int64 {
-	now := h.clock.Now().Add(lv.skew).UnixMilli()
+	now := h.clock.Now().Add(lv.skewNow()).UnixMilli()
 	if lv.clampHWM {
 		now = max(now, h.fsm.TimeHWM())
 	}
@@ -246,7 +258,7 @@ func (h *harness) start(cfg Config) (*Scheduler, func()) {
 // startAs is start for a leader that reads and stamps time as lv says.
 func (h *harness) startAs(cfg Config, lv leaderView) (*Scheduler, func()) {
 	h.t.Helper()
-	cfg.Clock, cfg.Logger = &anchoredClock{h: h, skew: lv.skew}, h.log
+	cfg.Clock, cfg.Logger = &anchoredClock{h: h, lv: lv}, h.log
 	s := New(cfg, h.fsm, h.proposer(lv))
 	h.obs.add(s)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -340,7 +352,7 @@ func (h *harness) advance(d time.Duration) {
 // it last read, as if no time had passed.
 type anchoredClock struct {
 	h    *harness
-	skew time.Duration // this leader's clock minus the fake clock
+	lv   leaderView // its skew: this leader's clock minus the fake clock
 	mu   sync.Mutex
 	read time.Time // the fake clock at the driver's last Now
 }
@@ -370,7 +382,7 @@ func (c *anchoredClock) Now() time.Time {
 		c.read = now
 		c.mu.Unlock()
 	}
-	return now.Add(c.skew)
+	return now.Add(c.lv.skewNow())
 }
 
 // arm calls arm with d, anchored at the driver's last read if the driver

@@ -165,6 +165,13 @@ func (s *Scheduler) Scheduled(id uint64, dueMs int64) {
 	}
 }
 
+// ClockStepped tells the scheduler its clock's time jumped (a step of
+// the wall clock the time base followed): the wheel reads the clock at
+// once, and what came due fires now, each task by its catch-up policy,
+// instead of at the wheel's next wake-up (up to a minute later). Safe from
+// any goroutine.
+func (s *Scheduler) ClockStepped() { s.driver.Wake() }
+
 // Stats returns a snapshot of the scheduler's counters.
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()

@@ -70,6 +70,17 @@ func (d *Driver) Add(id uint64, due time.Time) Handle {
 	return h
 }
 
+// Wake has Run read the clock again at once, as if a timer had come due:
+// the clock's time moved in a way its timers cannot follow (a step of
+// the wall clock), and the timers due by it fire now rather than when
+// the armed timer says.
+func (d *Driver) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Remove cancels a timer (see Wheel.Remove). It does not wake Run: a wake-up
 // for a removed timer just finds nothing to fire.
 func (d *Driver) Remove(h Handle) bool {
