@@ -23,9 +23,10 @@ Usage: ax task apply -f FILE|DIR|- [-f ...] [-dry-run] [-prune -l k=v[,k=v]] [-c
 Creates or updates tasks from definition files, as kubectl apply does, and
 prints one line per task: NAME created|configured|unchanged (version N).
 
-	-f FILE    a JSON file (an object, or an array of them) or a YAML file
-	           (one or more documents separated by ---, each a mapping or a
-	           list of them); the extension decides, else the first character
+	-f FILE    a JSON file (an object or an array of them, or several
+	           one after another) or a YAML file (one or more documents
+	           separated by ---, each a mapping or a list of them); the
+	           extension decides, else the first character
 	-f DIR     the directory's *.json, *.yaml and *.yml files, in name order
 	           (not its subdirectories: give them with another -f)
 	-f -       stdin, JSON or YAML

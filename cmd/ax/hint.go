@@ -5,7 +5,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ax-scheduler/ax/client"
@@ -31,7 +33,7 @@ func hint(err error) string {
 	case errors.Is(err, model.ErrUnavailable) && strings.Contains(err.Error(), "?stale=true"):
 		return "a read without a leader: -stale reads the node's own state, which may be out of date (ax status -stale, ax cluster status -stale)"
 	case errors.Is(err, client.ErrNotSent):
-		addrs := dialedAddrs(err)
+		addrs := givenAddrs(err)
 		where := "there"
 		if len(addrs) > 0 {
 			where = "at " + strings.Join(addrs, ", ")
@@ -43,6 +45,29 @@ func hint(err error) string {
 
 // neededRole finds the role a 403 names ("... it needs role writer").
 var neededRole = regexp.MustCompile(`needs role (\w+)`)
+
+// failedURL finds the base of each URL a failed request names
+// ("GET http://localhost:7999/v1/tasks: cannot connect: ...").
+var failedURL = regexp.MustCompile(`\b(?:GET|HEAD|POST|PUT|PATCH|DELETE) (https?://[^/?#\s]+)`)
+
+// givenAddrs are the addresses of the requests that could not be sent as
+// the user gave them (-addr, AX_ADDR: localhost:7999, not the
+// 127.0.0.1:7999 it resolved to), from the URLs the error names; else
+// the addresses dialed.
+func givenAddrs(err error) []string {
+	var out []string
+	for _, m := range failedURL.FindAllStringSubmatch(err.Error(), -1) {
+		u, perr := url.Parse(m[1])
+		if perr != nil || u.Host == "" || slices.Contains(out, u.Host) {
+			continue
+		}
+		out = append(out, u.Host)
+	}
+	if len(out) == 0 {
+		return dialedAddrs(err)
+	}
+	return out
+}
 
 // dialedAddrs are the addresses of the failed connections in err's tree.
 func dialedAddrs(err error) []string {

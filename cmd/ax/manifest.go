@@ -250,67 +250,73 @@ func lineAt(data []byte, off int64) int {
 	return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n"))
 }
 
-// parseJSONDocs reads a JSON object or an array of them. Each definition
-// is sent as written (less the server fields), so the server judges its
-// unknown fields.
+// parseJSONDocs reads a JSON object or an array of them, or several such
+// values one after another (a JSON stream, as jq -c writes it: the JSON
+// counterpart of YAML's --- documents). Each definition is sent as
+// written (less the server fields), so the server judges its unknown
+// fields. With more than one value, positions name the document.
 func parseJSONDocs(file string, data []byte) ([]taskDoc, error) {
-	jsonErr := func(err error) error {
+	jsonErr := func(err error, start int64) error {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			return fmt.Errorf("%s:%d: %v", file, lineAt(data, se.Offset), err)
 		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("%s:%d: %v", file, lineAt(data, te.Offset), err)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%s:%d: the JSON value that starts here is not closed before the end of the file", file, lineAt(data, start))
 		}
-		return fmt.Errorf("%s: %v", file, err)
+		return fmt.Errorf("%s:%d: %v", file, lineAt(data, start), err)
 	}
-	start := int64(len(data) - len(bytes.TrimLeft(data, " \t\r\n")))
-	if start == int64(len(data)) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var out []taskDoc
+	docs := 0
+	for {
+		// The next value starts at its first character after blanks.
+		off := dec.InputOffset()
+		rest := bytes.TrimLeft(data[off:], " \t\r\n")
+		if len(rest) == 0 {
+			break
+		}
+		start := int64(len(data) - len(rest))
+		docs++
+		if rest[0] != '[' {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, jsonErr(err, start)
+			}
+			d := jsonDoc(file, data, start, 0, raw)
+			d.doc = docs
+			out = append(out, d)
+			continue
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, jsonErr(err, start)
+		}
+		for item := 1; dec.More(); item++ {
+			off := dec.InputOffset()
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, jsonErr(err, start)
+			}
+			// The item starts at its first character after the separator.
+			rest := data[off:]
+			off += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n,")))
+			d := jsonDoc(file, data, off, item, raw)
+			d.doc = docs
+			out = append(out, d)
+		}
+		if _, err := dec.Token(); err != nil { // the closing ]
+			return nil, jsonErr(err, start)
+		}
+	}
+	if docs == 0 {
 		return nil, fmt.Errorf("%s: empty", file)
 	}
-	if data[start] != '[' {
-		var raw json.RawMessage
-		if err := strictJSON(data, &raw); err != nil {
-			return nil, jsonErr(err)
+	if docs == 1 { // one value: its position needs no document number
+		for i := range out {
+			out[i].doc = 0
 		}
-		return []taskDoc{jsonDoc(file, data, start, 0, raw)}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
-		return nil, jsonErr(err)
-	}
-	var out []taskDoc
-	for dec.More() {
-		off := dec.InputOffset()
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, jsonErr(err)
-		}
-		// The item starts at its first character after the separator.
-		rest := data[off:]
-		off += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n,")))
-		out = append(out, jsonDoc(file, data, off, len(out)+1, raw))
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, jsonErr(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s:%d: data after the array", file, lineAt(data, dec.InputOffset()))
 	}
 	return out, nil
-}
-
-// strictJSON decodes one JSON value that must be all of data.
-func strictJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &json.SyntaxError{Offset: dec.InputOffset()}
-	}
-	return nil
 }
 
 // jsonDoc is the definition raw at offset off of data. JSON is YAML, so

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -128,6 +129,7 @@ func TestLoadTaskDocs_StdinAndVersion(t *testing.T) {
 		{"JSON object", `  {"name": "x", "version": 3}`, false, []string{"x"}, false},
 		{"JSON object, -check-version", `{"name": "x", "version": 3}`, true, []string{"x"}, true},
 		{"JSON array", "[{\"name\": \"x\"},\n{\"name\": \"y\"}]", false, []string{"x", "y"}, false},
+		{"JSON stream", "{\"name\": \"x\", \"version\": 3}\n{\"name\": \"y\"} [{\"name\": \"z\"}]", false, []string{"x", "y", "z"}, false},
 		{"YAML", "name: x\nversion: 3\n---\nname: y\n", false, []string{"x", "y"}, false},
 		{"YAML, -check-version", "name: x\nversion: 3\n", true, []string{"x"}, true},
 	}
@@ -173,8 +175,12 @@ func TestLoadTaskDocs_Errors(t *testing.T) {
 			nil, []string{"DIR/a.yaml:2 (document 1, item 2): task x is defined twice: first at DIR/a.yaml:1 (document 1, item 1)"}},
 		{"JSON syntax", map[string]string{"a.json": "{\"name\": \"x\",\n \"trigger\": {\"type\": \"event\"\n \"action\": {}}"},
 			nil, []string{"DIR/a.json:3: invalid character"}},
-		{"JSON after the array", map[string]string{"a.json": "[{\"name\": \"x\"}]\n{}"},
-			nil, []string{"DIR/a.json:2: data after the array"}},
+		{"JSON after the array is a second document", map[string]string{"a.json": "[{\"name\": \"x\"}]\n{}"},
+			nil, []string{"DIR/a.json:2 (document 2): name is required"}},
+		{"JSON documents separated by a comma", map[string]string{"a.json": "{\"name\": \"x\"},\n{\"name\": \"y\"}"},
+			nil, []string{"DIR/a.json:1: invalid character ',' looking for beginning of value"}},
+		{"JSON not closed", map[string]string{"a.json": "{\"name\": \"x\"}\n\n{\"name\": \"y\",\n"},
+			nil, []string{"DIR/a.json:3: the JSON value that starts here is not closed before the end of the file"}},
 		{"YAML syntax in a later document", map[string]string{"a.yaml": "name: a\n---\nname: b\ntrigger: [\n"},
 			nil, []string{"DIR/a.yaml:4 (document 2): did not find expected node content"}},
 		{"YAML duplicate key", map[string]string{"a.yaml": "name: a\nlabels:\n  k: 1\n  k: 2\n"},
@@ -265,5 +271,66 @@ func TestFindField_Alias(t *testing.T) {
 	}
 	if got := findField(n.Content[0], "trigger.type"); got == nil || got.Line != 2 {
 		t.Fatalf("got %+v, want the aliased key on line 2", got)
+	}
+}
+
+// TestLoadTaskDocs_JSONStream: a JSON file may hold several values one
+// after another (docs/tasks.md's example: two objects), each an object or
+// an array, as a YAML file holds several documents; positions then name
+// the document. It was refused with a blank message ("two.json:6: ").
+func TestLoadTaskDocs_JSONStream(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"two.json": `{"name": "extract",
+ "trigger": {"type": "cron", "expression": "0 1 * * *"}}
+{"name": "report",
+ "trigger": {"type": "cron", "expression": "0 2 * * *"}}
+
+[{"name": "a"},
+ {"name": "b"}]
+`})
+	docs, err := loadTaskDocs([]string{filepath.Join(dir, "two.json")}, nil, loadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range docs {
+		got = append(got, d.name+" "+strings.TrimPrefix(d.pos(), dir+"/"))
+	}
+	want := []string{"extract two.json:1 (document 1)", "report two.json:3 (document 2)",
+		"a two.json:6 (document 3, item 1)", "b two.json:7 (document 3, item 2)"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if f := docs[1].fieldPos("trigger.expression"); f != filepath.Join(dir, "two.json")+":4 (document 2)" {
+		t.Errorf("report's trigger.expression at %s, want two.json:4 (document 2)", f)
+	}
+}
+
+// TestLoadTaskDocs_NoBlankErrors: whatever a file holds, every problem
+// is reported as "file:line...: message" with a message.
+func TestLoadTaskDocs_NoBlankErrors(t *testing.T) {
+	for i, content := range []string{
+		"{} x", "{}}", "{} ]", "[{}] ]", "[{} {}]", "[{},]", "[", "{", `{"name": "x"`, `{"name": "x",}`,
+		"\"text\"", "42 43", "null", "[1, {}]", "{}\n{\n", "{\"name\": \"x\"} // comment", "\ufeff{}",
+		"{\"name\": \"x\"}\x00", "[{\"name\": \"x\"}]]", "{\"name\": 1e999}",
+	} {
+		for _, ext := range []string{".json", ".yaml", ""} {
+			dir := t.TempDir()
+			f := filepath.Join(dir, fmt.Sprintf("f%d%s", i, ext))
+			writeFiles(t, dir, map[string]string{filepath.Base(f): content})
+			_, err := loadTaskDocs([]string{f}, nil, loadOptions{})
+			if err == nil {
+				continue // some are definitions without a name: they fail elsewhere, or load
+			}
+			for _, line := range strings.Split(err.Error(), "\n") {
+				msg, ok := line, true
+				if strings.HasPrefix(line, f) { // file:line (document N): message
+					_, msg, ok = strings.Cut(strings.TrimPrefix(line, f), ": ")
+				}
+				if !ok || strings.TrimSpace(msg) == "" {
+					t.Errorf("%q as %q: an error line without a message: %q", content, ext, line)
+				}
+			}
+		}
 	}
 }
