@@ -140,7 +140,7 @@ func (a *Agent) runTerm(t *term) {
 	if t.guard = a.guardClock(t.ctx); t.ctx.Err() != nil {
 		return
 	}
-	t.disp = dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Logger: a.log, Prepare: a.prepareJob,
+	t.disp = dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Mono: time.Now, Logger: a.log, Prepare: a.prepareJob,
 		Started: a.metrics.started, MaxSkew: a.cfg.MaxClockSkew, Overlapped: a.metrics.overlapped}, a.fsm, a.termProposer(t))
 	t.sched = sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm, a.proposeAsync)
 	close(t.ready)

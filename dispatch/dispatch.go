@@ -28,6 +28,9 @@ type Store interface {
 	Jobs(refs []fsm.AttemptRef) ([]model.Job, error)
 	// Proto is the protocol the cluster has reached.
 	Proto() int
+	// Running says which attempt of instance id runs (RUNNING or in a
+	// mid-run approval), ok false if none does.
+	Running(id uint64) (attempt int, ok bool)
 	// Overlap says whether attempt of instance id, reported to have run
 	// for ranMs after it was fenced, outlived the start of the next
 	// attempt: how (detail, "" if it did not), and the instance's task.
@@ -48,8 +51,13 @@ type Proposer func(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error)
 type Config struct {
 	// Lease is how long an attempt stays RUNNING without a heartbeat.
 	// Default 10s; executors heartbeat every Lease/4.
-	Lease  time.Duration
-	Now    func() time.Time
+	Lease time.Duration
+	// Now is the cluster's time base (the leader's wall clock): what the
+	// dispatcher stamps and reads committed times against.
+	Now func() time.Time
+	// Mono is a monotonic clock (time.Now; default Now): leases are
+	// expired on it, so a step of the wall clock never expires one early.
+	Mono   func() time.Time
 	Logger hclog.Logger
 	// Prepare, when set, completes each leased job before it is handed
 	// out (the agent adds the values of the secrets it references).
@@ -116,6 +124,12 @@ type lease struct {
 	// session is the executor process the lease went to (its poll's
 	// Session), "" when not known.
 	session string
+	// deadline is when this leader may expire the lease, on its
+	// monotonic clock (Config.Mono): a lease length plus the expiry grace
+	// after this node applied the lease or its last renewal (a moment
+	// after the stamp), or for one an earlier leader stamped, what was
+	// left of it when the term began plus the grace and MaxSkew.
+	deadline time.Time
 }
 
 type liveLog struct {
@@ -133,6 +147,9 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Mono == nil {
+		cfg.Mono = cfg.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
@@ -184,7 +201,12 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 			d.cfg.Started(c.Task, time.Duration(c.At-e.since)*time.Millisecond)
 		}
 		if c.LeaseUntil != 0 {
-			l := lease{attempt: c.Attempt, until: c.LeaseUntil, executor: c.Executor}
+			length := d.cfg.Lease.Milliseconds()
+			if c.At > 0 && c.LeaseUntil > c.At {
+				length = c.LeaseUntil - c.At
+			}
+			l := lease{attempt: c.Attempt, until: c.LeaseUntil, executor: c.Executor,
+				deadline: d.cfg.Mono().Add(time.Duration(length)*time.Millisecond + d.cfg.ExpireGrace)}
 			if old, ok := d.leases[c.ID]; ok && old.attempt == c.Attempt {
 				l.session = old.session
 			}
@@ -212,13 +234,16 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 func (d *Dispatcher) Run(ctx context.Context) error {
 	defer close(d.done)
 	d.started = d.cfg.Now()
+	wall, mono := d.started.UnixMilli(), d.cfg.Mono()
 	n := 0
 	err := d.store.ActiveInstances(func(a fsm.Active) {
 		n++
 		d.InstanceChanged(fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt, LeaseUntil: a.LeaseUntil, Executor: a.Executor})
 		d.mu.Lock()
-		if l, ok := d.leases[a.ID]; ok {
+		if l, ok := d.leases[a.ID]; ok && l.until == a.LeaseUntil {
 			l.inherited = true
+			left := time.Duration(a.LeaseUntil-wall) * time.Millisecond
+			l.deadline = mono.Add(left + d.cfg.ExpireGrace + d.cfg.MaxSkew)
 			d.leases[a.ID] = l
 		}
 		d.mu.Unlock()
@@ -304,14 +329,13 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 // marked Restarted: if the executor never confirmed it, the attempt may
 // have crashed it, and the state machine charges it.
 func (d *Dispatcher) reap(ctx context.Context) {
-	now := d.cfg.Now().UnixMilli() - d.cfg.ExpireGrace.Milliseconds()
-	skew := d.cfg.MaxSkew.Milliseconds()
+	now := d.cfg.Mono()
 	interrupts := d.store.Proto() >= 6
 	var items []fsm.ExpireItem
 	var proposed []lease
 	d.mu.Lock()
 	for id, l := range d.leases {
-		if l.inherited && l.until+skew <= now || !l.inherited && l.until <= now {
+		if !now.Before(l.deadline) {
 			cur := d.sessions[l.executor]
 			restarted := l.session != "" && cur != "" && cur != l.session
 			items = append(items, fsm.ExpireItem{ID: id, Attempt: l.attempt, Interrupted: interrupts && l.inherited,
@@ -348,6 +372,14 @@ func (d *Dispatcher) reap(ctx context.Context) {
 	d.noteLost(proposed, d.cfg.Now())
 	for i, it := range items {
 		if l, ok := d.leases[it.ID]; ok && l == proposed[i] {
+			if attempt, running := d.store.Running(it.ID); running && attempt == it.Attempt {
+				// Left alone, still running: the stamp of this term's
+				// clock is not past the replicated deadline yet (the
+				// clock stepped back, or an earlier leader's ran ahead).
+				l.deadline = now.Add(time.Second)
+				d.leases[it.ID] = l
+				continue
+			}
 			delete(d.leases, it.ID)
 		}
 	}

@@ -62,9 +62,11 @@ func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
 	}
 	// Leases are expired ExpireGrace (5s, half the default lease) late.
 	d := New(Config{Now: func() time.Time { return now.Add(5 * time.Second) }}, &fakeStore{}, propose)
-	d.leases[7] = lease{attempt: 1, until: now.Add(-time.Second).UnixMilli(), executor: "a"}
-	d.leases[3] = lease{attempt: 2, until: now.UnixMilli(), executor: "a"}
-	d.leases[9] = lease{attempt: 1, until: now.Add(time.Second).UnixMilli(), executor: "a"} // not due
+	// Leases seen applied at their stamp: due ExpireGrace after until.
+	seen := func(attempt int, until time.Time) lease {
+		return lease{attempt: attempt, until: until.UnixMilli(), executor: "a", deadline: until.Add(d.cfg.ExpireGrace)}
+	}
+	d.leases[7], d.leases[3], d.leases[9] = seen(1, now.Add(-time.Second)), seen(2, now), seen(1, now.Add(time.Second)) // 9 not due
 	want := []fsm.ExpireItem{{ID: 3, Attempt: 2}, {ID: 7, Attempt: 1}}
 	ctx := context.Background()
 	d.reap(ctx)

@@ -34,6 +34,9 @@ type machine struct {
 	stop      []model.StopAttempt // the answer to heartbeats
 	outcomes  []model.CompleteOutcome
 	overlap   func(id uint64, attempt int, ranMs int64) string // Store.Overlap's answer
+	// ignoreExpire: expiries change nothing (the state machine's stamp
+	// is not past the deadline).
+	ignoreExpire bool
 }
 
 // newMachine returns a dispatcher (10s leases, the machine's clock) over a
@@ -104,6 +107,15 @@ func (m *machine) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
 
 func (m *machine) Proto() int { return fsm.ProtoVersion }
 
+func (m *machine) Running(id uint64) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a := m.inst[id]; a != nil && a.State == model.StateRunning {
+		return a.Attempt, true
+	}
+	return 0, false
+}
+
 func (m *machine) Overlap(id uint64, attempt int, ranMs int64) (string, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -162,7 +174,7 @@ func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, err
 		}
 		n := 0
 		for _, it := range e.Items {
-			if a := m.inst[it.ID]; a != nil && a.State == model.StateRunning && a.Attempt == it.Attempt {
+			if a := m.inst[it.ID]; !m.ignoreExpire && a != nil && a.State == model.StateRunning && a.Attempt == it.Attempt {
 				a.State, a.Executor, a.LeaseUntil = model.StateReady, "", 0
 				changes = append(changes, fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt})
 				n++
@@ -614,5 +626,60 @@ func TestDispatcher_ReapMarksRestartedExecutors(t *testing.T) {
 				t.Fatalf("expired %+v, want restarted %v", e.Items[0], tc.want)
 			}
 		})
+	}
+}
+
+// TestDispatcher_ReapIsMonotonic: leases expire on the monotonic clock,
+// so a forward step of the wall clock (the time base) expires none early.
+func TestDispatcher_ReapIsMonotonic(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	wall := m.now
+	m.d = New(Config{Lease: 10 * time.Second, Now: func() time.Time { return wall }, Mono: m.clock}, m, m.propose)
+	ctx := context.Background()
+	m.ready(1, "sh")
+	if resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1}); err != nil || len(resp.Jobs) != 1 {
+		t.Fatalf("poll: %+v, %v", resp, err)
+	}
+	wall = wall.Add(10 * time.Minute) // the wall clock steps
+	m.d.reap(ctx)
+	if n := len(m.of(fsm.CmdExpire)); n != 0 {
+		t.Fatalf("%d expiries after a wall-clock step, want none", n)
+	}
+	m.advance(10*time.Second + m.d.cfg.ExpireGrace)
+	m.d.reap(ctx)
+	if n := len(m.of(fsm.CmdExpire)); n != 1 {
+		t.Fatalf("%d expiries a lease and its grace later on the monotonic clock, want 1", n)
+	}
+}
+
+// TestDispatcher_ReapRetriesWhatWasLeftAlone: an Expire the state machine
+// left alone while the attempt still runs (its stamp not past the
+// replicated deadline) keeps the lease, proposed again a second later.
+func TestDispatcher_ReapRetriesWhatWasLeftAlone(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	ctx := context.Background()
+	m.ready(1, "sh")
+	if resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1}); err != nil || len(resp.Jobs) != 1 {
+		t.Fatalf("poll: %+v, %v", resp, err)
+	}
+	m.mu.Lock()
+	m.ignoreExpire = true
+	m.mu.Unlock()
+	m.advance(10*time.Second + m.d.cfg.ExpireGrace)
+	m.d.reap(ctx)
+	m.d.reap(ctx)
+	if n := len(m.of(fsm.CmdExpire)); n != 1 {
+		t.Fatalf("%d expiries, want 1 (the next one a second later)", n)
+	}
+	m.mu.Lock()
+	m.ignoreExpire = false
+	m.mu.Unlock()
+	m.advance(time.Second)
+	m.d.reap(ctx)
+	if n := len(m.of(fsm.CmdExpire)); n != 2 {
+		t.Fatalf("%d expiries a second later, want 2", n)
+	}
+	if a := m.inst[1]; a.State != model.StateReady {
+		t.Fatalf("instance %+v, want READY after the second expiry", a)
 	}
 }

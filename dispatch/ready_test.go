@@ -32,6 +32,8 @@ func (s *fakeStore) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
 
 func (s *fakeStore) Proto() int { return fsm.ProtoVersion }
 
+func (s *fakeStore) Running(uint64) (int, bool) { return 0, false }
+
 func (s *fakeStore) Overlap(uint64, int, int64) (string, string) { return "", "" }
 
 func (s *fakeStore) GetTask(name string) (*model.Task, error) {
@@ -243,11 +245,12 @@ func TestDispatcher_notesUnrunnableOnce(t *testing.T) {
 }
 
 // TestDispatcher_reapWaitsExpireGrace: a lease is expired only once its
-// deadline plus ExpireGrace has passed.
+// length plus ExpireGrace has passed since the dispatcher saw it applied.
 func TestDispatcher_reapWaitsExpireGrace(t *testing.T) {
 	td := newTestDispatcher(t)
-	until := td.now.UnixMilli()
-	td.InstanceChanged(fsm.InstanceChange{ID: 7, Task: "x", State: model.StateRunning, Attempt: 1, LeaseUntil: until, Executor: "e"})
+	stamp := td.now.UnixMilli()
+	until := stamp + 10_000
+	td.InstanceChanged(fsm.InstanceChange{ID: 7, Task: "x", State: model.StateRunning, Attempt: 1, LeaseUntil: until, Executor: "e", At: stamp})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		at   time.Duration

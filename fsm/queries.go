@@ -406,6 +406,19 @@ func (f *FSM) Overlap(id uint64, attempt int, ranMs int64) (task, detail string)
 	return task, detail
 }
 
+// Running says which attempt of instance id runs: RUNNING, or waiting
+// for a mid-run approval (its lease still held); ok is false otherwise.
+func (f *FSM) Running(id uint64) (attempt int, ok bool) {
+	_ = f.view(func(tx *bolt.Tx) error {
+		r, err := readRecord(tx, id)
+		if err == nil && (r.State == stRunning || r.State == stApproval && r.Flags&flagMidRunApproval != 0) {
+			attempt, ok = int(r.Attempts), true
+		}
+		return nil
+	})
+	return attempt, ok
+}
+
 // Refs pairs the instances a lease leased with their attempts.
 func (l *LeaseResult) Refs() []AttemptRef {
 	out := make([]AttemptRef, 0, len(l.IDs))
