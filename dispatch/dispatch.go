@@ -492,6 +492,13 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 			if err != nil {
 				return nil, err
 			}
+			if len(jobs) > 0 && ctx.Err() != nil {
+				// The poll's caller went away while its lease committed
+				// (the executor shut down, or gave up on this server):
+				// the answer cannot reach it, so the jobs go back at once.
+				d.giveBack(req.Executor, jobs)
+				return resp, nil
+			}
 			if len(jobs) > 0 {
 				resp.Jobs, resp.HeldMs = jobs, held
 				return resp, nil
@@ -557,6 +564,37 @@ func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uin
 		}
 	}
 	return jobs, nil
+}
+
+// giveBack ends the just-leased attempts of jobs, which never reached
+// executor, as interrupted (the instances are READY again, no retry
+// used). Before protocol 6 they are left to lapse.
+func (d *Dispatcher) giveBack(executor string, jobs []model.Job) {
+	if d.store.Proto() < 6 {
+		return
+	}
+	items := make([]fsm.Complete, 0, len(jobs))
+	for _, j := range jobs {
+		id, err := model.ParseID(j.InstanceID)
+		if err != nil {
+			continue
+		}
+		items = append(items, fsm.Complete{ID: id, Attempt: j.Attempt, Report: model.CompleteRequest{
+			Executor: executor, Canceled: true, Retryable: true, Interrupted: true, ExitCode: -1,
+			Error: "not delivered: the poll that leased it ended before its answer (the executor stopped or moved to another server)"}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := &fsm.Command{Type: fsm.CmdCompleteBatch, Actor: "dispatcher", Body: fsm.EncodeCompleteBatch(items)}
+	res, err := d.propose(ctx, cmd)
+	if err == nil && res.Err != nil {
+		err = res.Err
+	}
+	if err != nil {
+		d.log.Warn("giving back attempts whose poll went away failed; they lapse instead", "executor", executor, "count", len(items), "error", err)
+		return
+	}
+	d.log.Info("gave back attempts whose poll went away before its answer", "executor", executor, "count", len(items))
 }
 
 // Heartbeat renews the executor's leases and records streamed output.

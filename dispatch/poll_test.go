@@ -37,6 +37,7 @@ type machine struct {
 	// ignoreExpire: expiries change nothing (the state machine's stamp
 	// is not past the deadline).
 	ignoreExpire bool
+	onLease      func() // called as a lease applies
 }
 
 // newMachine returns a dispatcher (10s leases, the machine's clock) over a
@@ -151,6 +152,9 @@ func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, err
 		if err := json.Unmarshal(c.Body, &l); err != nil {
 			m.mu.Unlock()
 			return nil, err
+		}
+		if m.onLease != nil {
+			m.onLease()
 		}
 		var res fsm.LeaseResult
 		for _, id := range l.IDs {
@@ -681,5 +685,28 @@ func TestDispatcher_ReapRetriesWhatWasLeftAlone(t *testing.T) {
 	}
 	if a := m.inst[1]; a.State != model.StateReady {
 		t.Fatalf("instance %+v, want READY after the second expiry", a)
+	}
+}
+
+// TestDispatcher_GivesBackLeasesOfAGonePoll: a lease that commits after
+// its poll's caller went away is given back at once, interrupted (the
+// answer cannot reach the executor), instead of lapsing.
+func TestDispatcher_GivesBackLeasesOfAGonePoll(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	m.ready(1, "sh")
+	ctx, cancel := context.WithCancel(context.Background())
+	m.onLease = cancel // the executor hangs up while the lease commits
+	m.outcomes = []model.CompleteOutcome{{ExecutionID: model.FormatID(1) + "-1", State: model.StateReady}}
+	resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1000})
+	if err != nil || len(resp.Jobs) != 0 {
+		t.Fatalf("poll: %+v, %v; want no jobs", resp, err)
+	}
+	bs := m.of(fsm.CmdCompleteBatch)
+	if len(bs) != 1 {
+		t.Fatalf("%d complete batches, want one giving the attempt back", len(bs))
+	}
+	items, err := fsm.DecodeCompleteBatch(bs[0].Body)
+	if err != nil || len(items) != 1 || items[0].ID != 1 || items[0].Attempt != 1 || !items[0].Report.Interrupted || items[0].Report.Executor != "e1" {
+		t.Fatalf("given back %+v, %v; want attempt 1 of instance 1, interrupted, from e1", items, err)
 	}
 }

@@ -47,6 +47,9 @@ func EncodeCompleteBatch(cs []Complete) []byte {
 	return b
 }
 
+// DecodeCompleteBatch decodes the body of a CmdCompleteBatch command.
+func DecodeCompleteBatch(b []byte) ([]Complete, error) { return decodeCompleteBatch(b) }
+
 func decodeCompleteBatch(b []byte) ([]Complete, error) {
 	if len(b) > 0 && b[0] == '[' {
 		var cs []Complete

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
@@ -138,7 +139,7 @@ func TestDisk_FollowerRaftLogFull(t *testing.T) {
 	if h.Leader != leader.ID {
 		t.Fatalf("n3's leader %q, want %s: heartbeats go on", h.Leader, leader.ID)
 	}
-	stale, err := countTasks(ctx, n3.Client())
+	stale, err := countTasks(ctx, n3.Client(), client.Stale())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestDisk_FollowerRaftLogFull(t *testing.T) {
 	})
 	healthy := time.Since(start)
 	testkit.Eventually(t, 30*time.Second, func() error {
-		got, err := countTasks(ctx, n3.Client())
+		got, err := countTasks(ctx, n3.Client(), client.Stale())
 		if err != nil || len(got) != wrote {
 			return fmt.Errorf("n3 serves %d tasks (%v) once healthy, want %d", len(got), err, wrote)
 		}

@@ -313,10 +313,11 @@ func TestExec_KilledExecutorTakesItsProcesses(t *testing.T) {
 // and runs to its end on the next executor.
 func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
 	c := startCluster(t, 3, withArgs("-lease", "2s"))
+	started := filepath.Join(t.TempDir(), "short-started")
 	cl := c.Client()
 	ctx := ctxT(t, 60*time.Second)
 	for _, task := range []*model.Task{
-		shellTask("short", "sleep 1; echo finished", model.Policy{}),
+		shellTask("short", "touch "+started+"; sleep 1; echo finished", model.Policy{}),
 		shellTask("long", "if [ $AX_EXECUTOR = leaving ]; then sleep 60; fi; echo done on $AX_EXECUTOR", model.Policy{}),
 	} {
 		if _, err := cl.PutTask(ctx, task); err != nil {
@@ -330,7 +331,12 @@ func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
 	long := trigger(t, cl, "long")
 	agenttest.WaitState(t, cl, long, 20*time.Second, model.StateRunning)
 	short := trigger(t, cl, "short")
-	agenttest.WaitState(t, cl, short, 20*time.Second, model.StateRunning)
+	// Running on the executor, not only leased to it (a poll answer
+	// still on its way when SIGTERM comes is given back).
+	testkit.Eventually(t, 20*time.Second, func() error {
+		_, err := os.Stat(started)
+		return err
+	})
 	start := time.Now()
 	e.Stop() // SIGTERM, waits for the exit
 	took := time.Since(start)
