@@ -606,7 +606,7 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, req model.HeartbeatRequest) 
 		if err != nil {
 			return nil, err
 		}
-		h.Items = append(h.Items, fsm.AttemptRef{ID: id, Attempt: r.Attempt})
+		h.Items = append(h.Items, fsm.AttemptRef{ID: id, Attempt: r.Attempt, Unstarted: r.NotStarted})
 		if r.Output != "" {
 			d.appendLive(id, r.Attempt, r.Output)
 		}

@@ -41,6 +41,9 @@ type Heartbeat struct {
 type AttemptRef struct {
 	ID      uint64 `json:"i"`
 	Attempt int    `json:"a"`
+	// Unstarted, in a heartbeat, renews the lease without confirming the
+	// attempt: its executor has not started it yet (protocol 6).
+	Unstarted bool `json:"u,omitempty"`
 }
 
 // HeartbeatResult lists attempts the executor must stop, with why.
@@ -425,8 +428,8 @@ func (w *writer) heartbeat() *Result {
 			continue
 		}
 		r.LeaseUntil = w.cmd.Now + h.LeaseMs
-		if w.protoAt() >= protoLeases {
-			// The executor has the attempt: a lapse of its lease is a
+		if w.protoAt() >= protoLeases && !it.Unstarted {
+			// The executor runs the attempt: a lapse of its lease is a
 			// lost attempt from now on.
 			r.Flags |= flagConfirmed
 		}

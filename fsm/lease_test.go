@@ -39,6 +39,9 @@ func TestFSM_LeaseHandOff(t *testing.T) {
 			[]string{model.OutcomeInterrupted}},
 		{"given back, then leased as attempt 2 and it succeeds", 0, []step{lease, lapse, lease, beat, func(fx *execFixture, id uint64) { fx.complete(id, true, false) }},
 			model.StateSuccess, 2, []string{model.OutcomeInterrupted, model.OutcomeSuccess}},
+		{"a renewal before the start does not confirm", 0, []step{lease, func(fx *execFixture, id uint64) {
+			writeResult(fx.t, fx.do(CmdHeartbeat, Heartbeat{Executor: "e1", Items: []AttemptRef{{ID: id, Attempt: 1, Unstarted: true}}, LeaseMs: 10_000}))
+		}, lapse}, model.StateReady, 1, []string{model.OutcomeInterrupted}},
 		{"confirmed lapse is lost and charged", 0, []step{lease, beat, lapse}, model.StateFailed, 1,
 			[]string{model.OutcomeLost}},
 		{"confirmed lapse across a leader change is interrupted", 0, []step{lease, beat, lapseInterrupted}, model.StateReady, 1,

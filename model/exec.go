@@ -143,6 +143,10 @@ type RunningAttempt struct {
 	Attempt    int    `json:"attempt"`
 	// Output is new output since the previous heartbeat (for live logs).
 	Output string `json:"output,omitempty"`
+	// NotStarted renews a lease the executor has not acted on yet (a job
+	// that arrived late is renewed before it starts): it does not confirm
+	// the attempt (protocol 6; sent only to a cluster that reached it).
+	NotStarted bool `json:"notStarted,omitempty"`
 }
 
 // HeartbeatRequest renews the leases of an executor's running attempts.

@@ -282,12 +282,14 @@ func TestWorker_renewsLateLeasesBeforeStarting(t *testing.T) {
 	t.Run("renewed", func(t *testing.T) {
 		f := newFakeCluster(t, 2*time.Second, "echo ran")
 		f.delay = 1200 * time.Millisecond // 0.8s of the 2s lease left
+		f.protocol = 6
 		_, _, _ = startWorker(t, Config{Servers: []string{f.srv.URL}})
 		rep, _ := f.report(10 * time.Second)
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if !rep.Success || len(f.beatReqs) == 0 || len(f.beatReqs[0].Running) != 1 || f.beatReqs[0].Running[0].InstanceID != f.jobs[0].InstanceID {
-			t.Fatalf("report %+v after heartbeats %+v; want a heartbeat renewing the job, then success", rep, f.beatReqs)
+		if !rep.Success || len(f.beatReqs) == 0 || len(f.beatReqs[0].Running) != 1 || f.beatReqs[0].Running[0].InstanceID != f.jobs[0].InstanceID ||
+			!f.beatReqs[0].Running[0].NotStarted {
+			t.Fatalf("report %+v after heartbeats %+v; want a heartbeat renewing the job (not started), then success", rep, f.beatReqs)
 		}
 	})
 	t.Run("not renewed", func(t *testing.T) {

@@ -358,7 +358,10 @@ func (e *Worker) accept(jobs []model.Job) []model.Job {
 func (e *Worker) confirm(jobs []model.Job, lease time.Duration, start time.Time) ([]model.Job, time.Time) {
 	req := model.HeartbeatRequest{Executor: e.cfg.Name}
 	for _, j := range jobs {
-		req.Running = append(req.Running, model.RunningAttempt{InstanceID: j.InstanceID, Attempt: j.Attempt})
+		// Not started yet: renewed, not confirmed (a heartbeat whose
+		// answer is lost must not make a job that never ran count).
+		req.Running = append(req.Running, model.RunningAttempt{InstanceID: j.InstanceID, Attempt: j.Attempt,
+			NotStarted: e.proto.Load() >= 6})
 	}
 	sent := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), max(lease-time.Since(start), lease/4))
