@@ -77,14 +77,26 @@ func tokenHash(tok string) string {
 // returns its health.
 func settled(ctx context.Context, t *testing.T, n *localcluster.Node) *model.Health {
 	t.Helper()
+	return settledAt(ctx, t, n, 0)
+}
+
+// settledAt is settled once n has applied at least index.
+func settledAt(ctx context.Context, t *testing.T, n *localcluster.Node, index uint64) *model.Health {
+	t.Helper()
 	var h *model.Health
 	waitHealth(ctx, t, n, 15*time.Second, func(got *model.Health) error {
 		if got.Protocol != fsm.ProtoVersion || got.Leader == "" {
 			return fmt.Errorf("cluster protocol %d (want %d), leader %q", got.Protocol, fsm.ProtoVersion, got.Leader)
 		}
-		if h == nil || got.AppliedIndex != h.AppliedIndex || got.CommitIndex != got.AppliedIndex {
+		if got.AppliedIndex < index {
+			return fmt.Errorf("applied index %d, want at least %d", got.AppliedIndex, index)
+		}
+		// Both indexes unchanged since the last probe: the commit index
+		// may stay above the applied one (a barrier or a new leader's
+		// no-op is committed, never applied to the state machine).
+		if h == nil || got.AppliedIndex != h.AppliedIndex || got.CommitIndex != h.CommitIndex {
 			h = got
-			return fmt.Errorf("applied index %d, waiting for it to settle", got.AppliedIndex)
+			return fmt.Errorf("applied index %d, commit index %d, waiting for them to settle", got.AppliedIndex, got.CommitIndex)
 		}
 		return nil
 	})
@@ -156,8 +168,9 @@ func TestRaftAuth_ForgedEntriesGetNowhere(t *testing.T) {
 	}
 	before := map[string]clusterState{}
 	health := map[string]*model.Health{}
+	lead := settled(ctx, t, leader)
 	for _, n := range c.Nodes {
-		health[n.ID] = settled(ctx, t, n)
+		health[n.ID] = settledAt(ctx, t, n, lead.AppliedIndex)
 		before[n.ID] = stateOf(ctx, t, n)
 	}
 	st, err := leader.Client().Cluster(ctx)
