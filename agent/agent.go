@@ -429,20 +429,18 @@ func New(cfg Config) (*Agent, error) {
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
-	a.wg.Add(7)
-	go a.cutRevoked()
-	go a.watchPeerAuth()
-	go a.watchQuorum()
-	go a.batchLoop()
-	go a.monitorClocks()
+	// Each of these loops calls a.wg.Done when it returns.
+	loops := []func(){a.cutRevoked, a.watchPeerAuth, a.watchQuorum, a.batchLoop, a.monitorClocks, a.leaderLoop, a.register}
+	a.wg.Add(len(loops) + 1)
+	for _, loop := range loops {
+		go loop()
+	}
 	go func() {
 		defer a.wg.Done()
 		if err := a.http.Serve(a.conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "error", err)
 		}
 	}()
-	go a.leaderLoop()
-	go a.register()
 	a.log.Info("agent started", "http", a.HTTPAddr(), "raft", node.Addr(), "data", cfg.DataDir, "join", strings.Join(cfg.Join, ","))
 	return a, nil
 }
