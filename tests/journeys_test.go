@@ -611,16 +611,16 @@ func journeySIGTERMExecutor(c *cell) {
 	leaving, next := c.n("leaving"), c.n("next")
 	labels := map[string]string{"pool": c.n("drain")}
 	short, long := c.n("drain-short"), c.n("drain-long")
+	dir := c.t.TempDir()
 	var e *localcluster.Node
 	var lid, sid string
 	c.step("start-attempts", func(t *testing.T) {
-		c.put(t, runner{labels: labels}.route(shellTask(short, "sleep 1; echo finished", model.Policy{})),
-			runner{labels: labels}.route(shellTask(long, "if [ $AX_EXECUTOR = "+leaving+" ]; then sleep 60; fi; echo done on $AX_EXECUTOR", model.Policy{})))
+		c.put(t, runner{labels: labels}.route(shellTask(short, "touch "+dir+"/short; sleep 1; echo finished", model.Policy{})),
+			runner{labels: labels}.route(shellTask(long, "touch "+dir+"/long; if [ $AX_EXECUTOR = "+leaving+" ]; then sleep 60; fi; echo done on $AX_EXECUTOR", model.Policy{})))
 		e = d.StartExecutor(t, leaving, labels, "-shutdown-grace", "2s")
-		lid = trigger(t, user, long)
-		agenttest.WaitState(t, user, lid, 30*time.Second, model.StateRunning)
-		sid = trigger(t, user, short)
-		if in := agenttest.WaitState(t, user, sid, 30*time.Second, model.StateRunning); in.Executor != leaving {
+		lid, sid = trigger(t, user, long), trigger(t, user, short)
+		waitStarted(t, dir, "long", "short")
+		if in := agenttest.WaitState(t, user, sid, 10*time.Second, model.StateRunning); in.Executor != leaving {
 			t.Fatalf("%s runs on %q, want %s", short, in.Executor, leaving)
 		}
 	})
@@ -654,6 +654,22 @@ func journeySIGTERMExecutor(c *cell) {
 	})
 }
 
+// waitStarted waits until the shell of each attempt named has started,
+// which it says by creating dir/NAME: RUNNING says only that its lease was
+// granted, and a signal sent before the executor got the lease finds
+// nothing running.
+func waitStarted(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, func() error {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+				return fmt.Errorf("the %s attempt has not started", n)
+			}
+		}
+		return nil
+	})
+}
+
 // journeySIGTERMAgent stops an agent with SIGTERM while attempts run. An
 // agent whose embedded executor runs them lets the short one finish
 // within -executor-shutdown-grace and stops the long one, recorded
@@ -666,26 +682,24 @@ func journeySIGTERMAgent(c *cell) {
 	for _, r := range d.runners {
 		if r.host != nil {
 			sigtermHost(c, r)
+			c.step("healed-after-"+r.host.ID, func(t *testing.T) { d.heal(t) })
 		} else if len(d.c.Nodes) > 1 {
 			sigtermLeader(c, r)
 		}
 	}
-	c.step("heal", func(t *testing.T) { d.heal(t) })
 }
 
 // sigtermHost stops the agent that runs r (an embedded executor).
 func sigtermHost(c *cell, r runner) {
 	user := c.d.User()
-	marker := filepath.Join(c.t.TempDir(), "first")
+	dir := c.t.TempDir()
 	short, long := c.n("drain-short-"+r.executor), c.n("drain-long-"+r.executor)
 	var sid, lid string
 	c.step("start-attempts-on-"+r.executor, func(t *testing.T) {
-		c.put(t, r.route(shellTask(short, "sleep 1; echo finished", model.Policy{})),
-			r.route(shellTask(long, "if [ -e "+marker+" ]; then echo again; else touch "+marker+"; sleep 60; fi", model.Policy{})))
-		lid = trigger(t, user, long)
-		agenttest.WaitState(t, user, lid, 30*time.Second, model.StateRunning)
-		sid = trigger(t, user, short)
-		agenttest.WaitState(t, user, sid, 30*time.Second, model.StateRunning)
+		c.put(t, r.route(shellTask(short, "touch "+dir+"/short; sleep 1; echo finished", model.Policy{})),
+			r.route(shellTask(long, "if [ -e "+dir+"/long ]; then echo again; else touch "+dir+"/long; sleep 60; fi", model.Policy{})))
+		lid, sid = trigger(t, user, long), trigger(t, user, short)
+		waitStarted(t, dir, "long", "short")
 	})
 	c.step("sigterm-"+r.host.ID, func(t *testing.T) {
 		start := time.Now()
@@ -713,11 +727,12 @@ func sigtermHost(c *cell, r runner) {
 func sigtermLeader(c *cell, r runner) {
 	d, user := c.d, c.d.User()
 	task := c.n("through-leader-change-" + r.executor)
+	dir := c.t.TempDir()
 	var id string
 	c.step("start-attempt-on-"+r.executor, func(t *testing.T) {
-		c.put(t, r.route(shellTask(task, "sleep 4; echo done once", model.Policy{MaxRetries: 1})))
+		c.put(t, r.route(shellTask(task, "touch "+dir+"/once; sleep 4; echo done once", model.Policy{MaxRetries: 1})))
 		id = trigger(t, user, task)
-		agenttest.WaitState(t, user, id, 30*time.Second, model.StateRunning)
+		waitStarted(t, dir, "once")
 	})
 	c.step("sigterm-leader", func(t *testing.T) {
 		leader, err := d.c.Leader(c.ctx, 15*time.Second)
@@ -735,4 +750,5 @@ func sigtermLeader(c *cell, r runner) {
 			t.Fatalf("attempts %+v, want the one attempt on %s, renewed through the leader change", in.AttemptList, r.executor)
 		}
 	})
+	c.step("old-leader-rejoins", func(t *testing.T) { c.d.heal(t) })
 }
