@@ -438,16 +438,9 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 			// The lease starts after this moment (it is stamped when
 			// committed): the executor counts from here.
 			held := max(time.Since(arrived).Milliseconds(), 1)
-			// Once proposed, the lease's outcome must be known even if
-			// the executor gives up its poll meanwhile: what it gave up
-			// is handed back below.
-			jobs, err := d.lease(context.WithoutCancel(ctx), req, ids)
+			jobs, err := d.lease(ctx, req, ids)
 			if err != nil {
 				return nil, err
-			}
-			if len(jobs) > 0 && ctx.Err() != nil {
-				d.giveBack(ctx, req.Executor, jobs)
-				return resp, nil
 			}
 			if len(jobs) > 0 {
 				resp.Jobs, resp.HeldMs = jobs, held
@@ -466,28 +459,6 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 			return resp, nil
 		}
 	}
-}
-
-// abandonedLease is why an attempt given back by giveBack ended.
-const abandonedLease = "its executor gave up the poll that leased it before the lease reached it (the executor is shutting down or went away)"
-
-// giveBack ends the attempts of jobs interrupted: the executor that
-// polled for them gave up its poll (SIGTERM, say) while their lease was
-// being committed, so they would reach nobody and stay RUNNING until the
-// lease ran out. Interrupted, they are READY again at once and use no
-// retry. Before protocol 6 (no interrupted outcome) they wait out their
-// lease, as they did.
-func (d *Dispatcher) giveBack(ctx context.Context, executor string, jobs []model.Job) {
-	if d.store.Proto() < 6 {
-		return
-	}
-	items := make([]model.CompleteItem, len(jobs))
-	for i, j := range jobs {
-		items[i] = model.CompleteItem{ExecutionID: j.ExecutionID,
-			Report: model.CompleteRequest{Executor: executor, Interrupted: true, Error: abandonedLease}}
-	}
-	_, err := d.CompleteBatch(context.WithoutCancel(ctx), "", items)
-	d.log.Info("gave back attempts whose executor gave up its poll", "executor", executor, "attempts", len(jobs), "error", err)
 }
 
 func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uint64) ([]model.Job, error) {

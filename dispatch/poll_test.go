@@ -34,7 +34,6 @@ type machine struct {
 	stop      []model.StopAttempt // the answer to heartbeats
 	outcomes  []model.CompleteOutcome
 	overlap   func(id uint64, attempt int, ranMs int64) string // Store.Overlap's answer
-	onLease   func()                                           // called as a lease is applied
 }
 
 // newMachine returns a dispatcher (10s leases, the machine's clock) over a
@@ -140,9 +139,6 @@ func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, err
 		if err := json.Unmarshal(c.Body, &l); err != nil {
 			m.mu.Unlock()
 			return nil, err
-		}
-		if m.onLease != nil {
-			m.onLease()
 		}
 		var res fsm.LeaseResult
 		for _, id := range l.IDs {
@@ -360,37 +356,6 @@ func TestDispatcher_LeaseNotApplied(t *testing.T) {
 	resp, err = m.d.Poll(ctx, model.PollRequest{Executor: "e2", Free: 2, WaitMs: 1})
 	if err != nil || !slices.Equal(instanceIDs(resp.Jobs), []string{model.FormatID(3)}) {
 		t.Fatalf("a partly applied lease: %+v, %v; want only instance 3", resp, err)
-	}
-}
-
-// TestDispatcher_PollGivesBackAbandonedLease: an executor that gives up
-// its poll while the lease it asked for is being committed (it got
-// SIGTERM) never receives the jobs: the dispatcher ends their attempts
-// interrupted at once, so that they run again elsewhere without using a
-// retry (before, they stayed RUNNING on the gone executor until the lease
-// ran out, then ran again).
-func TestDispatcher_PollGivesBackAbandonedLease(t *testing.T) {
-	m := newMachine(t, task("sh", shellAct, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	m.onLease = cancel
-	m.ready(1, "sh")
-	resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1})
-	if err != nil || len(resp.Jobs) != 0 {
-		t.Fatalf("a poll given up during its lease: %+v, %v; want no jobs", resp, err)
-	}
-	want := fsm.EncodeCompleteBatch([]fsm.Complete{{ID: 1, Attempt: 1,
-		Report: model.CompleteRequest{Executor: "e1", Interrupted: true, Error: abandonedLease}}})
-	if bs := m.of(fsm.CmdCompleteBatch); len(bs) != 1 || !slices.Equal(bs[0].Body, want) || bs[0].Actor != "executor:e1" {
-		t.Fatalf("complete commands %+v, want attempt 1 of instance 1 given back interrupted", bs)
-	}
-	// A poll that is still there gets its jobs.
-	m.onLease = nil
-	m.ready(2, "sh")
-	if resp, err := m.d.Poll(context.Background(), model.PollRequest{Executor: "e1", Free: 1, WaitMs: 1}); err != nil || len(resp.Jobs) != 1 {
-		t.Fatalf("poll: %+v, %v; want instance 2", resp, err)
-	}
-	if n := len(m.of(fsm.CmdCompleteBatch)); n != 1 {
-		t.Fatalf("%d complete commands, want still 1", n)
 	}
 }
 
