@@ -55,9 +55,10 @@ type deployment struct {
 	// the credential), nil without TLS; caFile is that CA's file.
 	clientTLS *tls.Config
 	caFile    string
-	// admin and user are tokens ("" without ACLs): admin makes tokens,
-	// the user (a writer) does everything a journey does.
-	admin, user string
+	// admin, user and operator are tokens ("" without ACLs): admin makes
+	// tokens, the user (a writer) does what a journey does but decide,
+	// which the operator (an operator, the on-call) does.
+	admin, user, operator string
 	// runners run the journeys' work; runners[0] unless a journey
 	// tries each.
 	runners []runner
@@ -136,6 +137,7 @@ func startTLSACL(t *testing.T) *deployment {
 	}
 	d.admin = boot.Secret
 	d.user = createToken(t, ctx, d.Admin(), model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
+	d.operator = createToken(t, ctx, d.Admin(), model.ACLTokenRequest{Name: "oncall", Role: model.RoleOperator})
 	d.settle(t)
 	d.runners = []runner{d.startRunner(t, "w1"),
 		{executor: "n3", labels: map[string]string{"runner": "embedded"}, host: c.Nodes[2]}}
@@ -209,12 +211,17 @@ func (d *deployment) User() *client.Client { return d.nodeClient(d.entry, d.user
 // Admin is a client of the entry with the admin token.
 func (d *deployment) Admin() *client.Client { return d.nodeClient(d.entry, d.admin) }
 
+// Operator is the operator's client: the entry, the operator's token.
+func (d *deployment) Operator() *client.Client { return d.nodeClient(d.entry, d.operator) }
+
 // CLIEnv is the environment of the user's ax commands: the entry, the
 // user's token, the CA.
-func (d *deployment) CLIEnv() []string {
+func (d *deployment) CLIEnv() []string { return d.cliEnv(d.user) }
+
+func (d *deployment) cliEnv(token string) []string {
 	env := []string{"AX_ADDR=" + d.entry.HTTPAddr}
-	if d.user != "" {
-		env = append(env, "AX_TOKEN="+d.user)
+	if token != "" {
+		env = append(env, "AX_TOKEN="+token)
 	}
 	if d.caFile != "" {
 		env = append(env, "AX_CACERT="+d.caFile)
@@ -226,6 +233,12 @@ func (d *deployment) CLIEnv() []string {
 func (d *deployment) ax(t *testing.T, code int, args ...string) cliRun {
 	t.Helper()
 	return axExec(t, d.CLIEnv(), args...).want(t, code, args...)
+}
+
+// axOperator runs the operator's ax command, like ax.
+func (d *deployment) axOperator(t *testing.T, code int, args ...string) cliRun {
+	t.Helper()
+	return axExec(t, d.cliEnv(d.operator), args...).want(t, code, args...)
 }
 
 // get is the user's curl: GET path on the entry with the user's token.

@@ -169,8 +169,8 @@ func journeyTour(c *cell) {
 // waitCanceledAttempt waits until instance id is CANCELED and the report
 // of its one attempt, stopped while it waited for a mid-run approval, is
 // in: the attempt is canceled with its script's exit 7 (its rejection
-// path ran) and output holding each of outputs.
-func (c *cell) waitCanceledAttempt(t *testing.T, id string, outputs ...string) {
+// path ran) and output holding each of outputs, on executor.
+func (c *cell) waitCanceledAttempt(t *testing.T, id, executor string, outputs ...string) {
 	t.Helper()
 	agenttest.WaitState(t, c.d.User(), id, 10*time.Second, model.StateCanceled)
 	testkit.Eventually(t, 20*time.Second, func() error {
@@ -182,8 +182,8 @@ func (c *cell) waitCanceledAttempt(t *testing.T, id string, outputs ...string) {
 			return fmt.Errorf("attempts %+v, want the canceled one", in.AttemptList)
 		}
 		a := in.AttemptList[0]
-		if a.Outcome != model.OutcomeCanceled || a.ExitCode == nil || *a.ExitCode != 7 {
-			return fmt.Errorf("attempt %+v, want canceled with the script's exit 7", a)
+		if a.Outcome != model.OutcomeCanceled || a.ExitCode == nil || *a.ExitCode != 7 || a.Executor != executor {
+			return fmt.Errorf("attempt %+v, want canceled on %s with the script's exit 7", a, executor)
 		}
 		for _, o := range outputs {
 			if !strings.Contains(a.Output, o) {
@@ -207,7 +207,7 @@ func midRunScript() string {
 // executor token reads the decision on its own attempts only, and no
 // instance.
 func journeyApproval(c *cell) {
-	d, user := c.d, c.d.User()
+	d, user, ops := c.d, c.d.User(), c.d.Operator()
 	mids := map[string]string{} // an instance of the mid-run task, by runner
 	for _, r := range d.runners {
 		on := "-on-" + r.executor
@@ -220,7 +220,7 @@ func journeyApproval(c *cell) {
 		c.step("approve-before-run"+on, func(t *testing.T) {
 			id := trigger(t, user, gated)
 			agenttest.WaitState(t, user, id, 20*time.Second, model.StateWaitingApproval)
-			if _, err := user.Decide(c.ctx, id, client.Approve, "looks fine"); err != nil {
+			if _, err := ops.Decide(c.ctx, id, client.Approve, "looks fine"); err != nil {
 				t.Fatal(err)
 			}
 			if in := agenttest.WaitState(t, user, id, 30*time.Second, model.StateSuccess); in.Executor != r.executor || !strings.Contains(in.AttemptList[0].Output, "ran") {
@@ -230,7 +230,7 @@ func journeyApproval(c *cell) {
 		c.step("reject-before-run"+on, func(t *testing.T) {
 			id := trigger(t, user, gated)
 			agenttest.WaitState(t, user, id, 20*time.Second, model.StateWaitingApproval)
-			if _, err := user.Decide(c.ctx, id, client.Reject, "no"); err != nil {
+			if _, err := ops.Decide(c.ctx, id, client.Reject, "no"); err != nil {
 				t.Fatal(err)
 			}
 			if in := agenttest.WaitState(t, user, id, 10*time.Second, model.StateCanceled); in.Attempts != 0 {
@@ -240,7 +240,7 @@ func journeyApproval(c *cell) {
 		c.step("approve-mid-run"+on, func(t *testing.T) {
 			id := trigger(t, user, mid)
 			agenttest.WaitState(t, user, id, 30*time.Second, model.StateWaitingApproval)
-			if r := d.ax(t, 0, "instance", "approve", id, "-comment", "go ahead"); !strings.Contains(r.stdout, id+" RUNNING") {
+			if r := d.axOperator(t, 0, "instance", "approve", id, "-comment", "go ahead"); !strings.Contains(r.stdout, id+" RUNNING") {
 				t.Fatalf("ax instance approve printed %q", r.stdout)
 			}
 			in := agenttest.WaitState(t, user, id, 30*time.Second, model.StateSuccess)
@@ -254,8 +254,8 @@ func journeyApproval(c *cell) {
 			// instance is CANCELED and keeps that output.
 			id := trigger(t, user, mid)
 			agenttest.WaitState(t, user, id, 30*time.Second, model.StateWaitingApproval)
-			d.ax(t, 0, "instance", "reject", id, "-comment", "not today")
-			c.waitCanceledAttempt(t, id, "rejected by ", "rejected-path")
+			d.axOperator(t, 0, "instance", "reject", id, "-comment", "not today")
+			c.waitCanceledAttempt(t, id, r.executor, "rejected by ", "rejected-path")
 		})
 		c.step("ends-while-waiting"+on, func(t *testing.T) {
 			// A script that ends while it waits frees the task's only
@@ -525,11 +525,12 @@ func journeyFailureAlert(c *cell) {
 	})
 }
 
-// journeyTerminateCancel: `ax instance terminate` kills a running attempt
-// that keeps the lines it printed; `ax instance cancel` refuses a RUNNING
-// instance (terminate is for that), cancels an attempt waiting for a
-// mid-run approval, which keeps its output and runs its cancel path, and
-// cancels a SCHEDULED instance before it runs.
+// journeyTerminateCancel, the operator's decisions: `ax instance
+// terminate` kills a running attempt that keeps the lines it printed; `ax
+// instance cancel` refuses a RUNNING instance (terminate is for that),
+// cancels an attempt waiting for a mid-run approval, which keeps its
+// output and runs its cancel path, and cancels a SCHEDULED instance
+// before it runs.
 func journeyTerminateCancel(c *cell) {
 	d, user, r := c.d, c.d.User(), c.d.runners[0]
 	sixty, asks := c.n("sixty"), c.n("asks-then-waits")
@@ -549,7 +550,7 @@ func journeyTerminateCancel(c *cell) {
 			}
 			return nil
 		})
-		if out := d.ax(t, 0, "instance", "terminate", id, "-comment", "enough").stdout; !strings.Contains(out, id+" TERMINATED") {
+		if out := d.axOperator(t, 0, "instance", "terminate", id, "-comment", "enough").stdout; !strings.Contains(out, id+" TERMINATED") {
 			t.Fatalf("ax instance terminate printed %q", out)
 		}
 		var l *model.InstanceLog
@@ -576,28 +577,28 @@ func journeyTerminateCancel(c *cell) {
 	c.step("cancel-running-refused", func(t *testing.T) {
 		id := trigger(t, user, sixty)
 		agenttest.WaitState(t, user, id, 20*time.Second, model.StateRunning)
-		if r := d.ax(t, 1, "instance", "cancel", id); !strings.Contains(r.stderr, "use terminate for RUNNING") {
+		if r := d.axOperator(t, 1, "instance", "cancel", id); !strings.Contains(r.stderr, "use terminate for RUNNING") {
 			t.Fatalf("ax instance cancel of a RUNNING instance: stderr %q", r.stderr)
 		}
-		d.ax(t, 0, "instance", "terminate", id)
+		d.axOperator(t, 0, "instance", "terminate", id)
 		agenttest.WaitState(t, user, id, 10*time.Second, model.StateTerminated)
 	})
 	c.step("cancel-waiting-keeps-output", func(t *testing.T) {
 		id := trigger(t, user, asks)
 		agenttest.WaitState(t, user, id, 30*time.Second, model.StateWaitingApproval)
-		d.ax(t, 0, "instance", "cancel", id, "-comment", "not now")
-		c.waitCanceledAttempt(t, id, "step 2", "cancel-path")
+		d.axOperator(t, 0, "instance", "cancel", id, "-comment", "not now")
+		c.waitCanceledAttempt(t, id, r.executor, "step 2", "cancel-path")
 	})
 	c.step("cancel-scheduled", func(t *testing.T) {
 		s, err := user.Submit(c.ctx, sixty, model.SubmitRequest{Delay: model.Duration(time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.ax(t, 0, "instance", "cancel", s.ID)
+		d.axOperator(t, 0, "instance", "cancel", s.ID)
 		if in := agenttest.WaitState(t, user, s.ID, 10*time.Second, model.StateCanceled); in.Attempts != 0 {
 			t.Fatalf("a canceled SCHEDULED instance ran: %+v", in.AttemptList)
 		}
-		d.ax(t, 1, "instance", "cancel", s.ID)
+		d.axOperator(t, 1, "instance", "cancel", s.ID)
 	})
 }
 
