@@ -58,7 +58,10 @@ func errUnauthorized(msg string) error {
 //     token (looked up by its SHA-256);
 //   - no token, or any token: allowed as admin only while the cluster has
 //     no auth at all (no -token and no ACL bootstrap) — and then, on a TLS
-//     node, only with a client certificate of the cluster CA.
+//     node, only with a client certificate of the cluster CA. A follower
+//     given a token first catches up with the leader, so a bootstrap
+//     committed a moment ago counts (before, a token made right after it
+//     acted as the anonymous admin there).
 //
 // ACL tokens count once ACLs are bootstrapped, and on a node with -token
 // from the moment they exist.
@@ -98,6 +101,14 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	case equal(tok, a.localExecToken):
 		return api.Identity{Principal: &model.Principal{Name: "node:" + a.cfg.NodeID + ":executor", Role: model.RoleExecutor,
 			Executor: a.cfg.NodeID, Labels: a.cfg.ExecutorLabels}}, nil
+	}
+	if !boot && a.cfg.Token == "" && !a.node.IsLeader() {
+		// A token says its client expects ACLs: a bootstrap committed a
+		// moment ago may not have reached this node yet.
+		a.catchUp(r.Context())
+		if boot, _, err = a.fsm.AuthState(); err != nil {
+			return api.Identity{}, authUnavailable(err)
+		}
 	}
 	if !boot && a.cfg.Token == "" {
 		return a.openIdentity(r)

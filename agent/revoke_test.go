@@ -138,3 +138,31 @@ func TestAgent_RevokeEndsRunningStreams(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// TestAgent_TokenRightAfterBootstrap: a token used on a follower right
+// after ACLs were bootstrapped elsewhere is taken for what it is once the
+// follower has caught up, not as the anonymous admin of a cluster without
+// auth (before, a reader token made a moment after the bootstrap acted as
+// admin on a follower that had not applied it yet, and a TLS follower
+// refused the bootstrap token itself, asking for a client certificate).
+func TestAgent_TokenRightAfterBootstrap(t *testing.T) {
+	tc := startCluster(t, 3, nil)
+	tc.waitMemberKey(t)
+	ctx := context.Background()
+	l := tc.leader()
+	f := tc.follower(l)
+	admin := api.Caller{Actor: "tester"}
+	if _, err := l.ACLBootstrap(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := l.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := http.NewRequest(http.MethodGet, "/v1/tasks", nil)
+	r.Header.Set("Authorization", "Bearer "+tok.Secret)
+	id, err := f.Authenticate(r)
+	if err != nil || id.Principal.Name != "viewer" || id.Principal.Role != model.RoleReader {
+		t.Fatalf("a reader token on %s right after the bootstrap: %+v, %v; want reader viewer", f.cfg.NodeID, id.Principal, err)
+	}
+}

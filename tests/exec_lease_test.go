@@ -306,61 +306,6 @@ func TestExec_KilledExecutorTakesItsProcesses(t *testing.T) {
 	t.Logf("sleep gone %s after kill -9 of its executor", time.Since(start))
 }
 
-// TestExec_SIGTERMStopsExecutorCleanly: SIGTERM makes an executor take no
-// new work, let a short attempt finish, stop a long one after
-// -shutdown-grace and exit. The stopped attempt is interrupted, not
-// failed: with maxRetries 0 its instance is READY again, uses no retry,
-// and runs to its end on the next executor.
-func TestExec_SIGTERMStopsExecutorCleanly(t *testing.T) {
-	c := startCluster(t, 3, withArgs("-lease", "2s"))
-	started := filepath.Join(t.TempDir(), "short-started")
-	cl := c.Client()
-	ctx := ctxT(t, 60*time.Second)
-	for _, task := range []*model.Task{
-		shellTask("short", "touch "+started+"; sleep 1; echo finished", model.Policy{}),
-		shellTask("long", "if [ $AX_EXECUTOR = leaving ]; then sleep 60; fi; echo done on $AX_EXECUTOR", model.Policy{}),
-	} {
-		if _, err := cl.PutTask(ctx, task); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, err := c.StartExecutor("leaving", "-shutdown-grace", "2s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := trigger(t, cl, "long")
-	agenttest.WaitState(t, cl, long, 20*time.Second, model.StateRunning)
-	short := trigger(t, cl, "short")
-	// Running on the executor, not only leased to it (a poll answer
-	// still on its way when SIGTERM comes is given back).
-	testkit.Eventually(t, 20*time.Second, func() error {
-		_, err := os.Stat(started)
-		return err
-	})
-	start := time.Now()
-	e.Stop() // SIGTERM, waits for the exit
-	took := time.Since(start)
-	if took > 2*time.Second+10*time.Second {
-		t.Fatalf("executor took %s to exit after SIGTERM, want at most grace + 10s", took)
-	}
-	if in := agenttest.WaitState(t, cl, short, 10*time.Second, model.StateSuccess); in.Attempts != 1 {
-		t.Fatalf("short: %+v, want it finished within the grace", in.AttemptList)
-	}
-	in := agenttest.WaitState(t, cl, long, 10*time.Second, model.StateReady)
-	a := in.AttemptList[0]
-	if a.Outcome != model.OutcomeInterrupted || !strings.Contains(a.Error, "stopped: executor shutting down") {
-		t.Fatalf("long: attempt %+v, want interrupted by the shutdown", a)
-	}
-	if _, err := c.StartExecutor("next"); err != nil {
-		t.Fatal(err)
-	}
-	in = agenttest.WaitState(t, cl, long, 20*time.Second, model.StateSuccess)
-	if in.Attempts != 2 || in.AttemptList[1].Executor != "next" {
-		t.Fatalf("long: attempts %+v, want attempt 2 on the next executor", in.AttemptList)
-	}
-	t.Logf("executor exited %s after SIGTERM (grace 2s)", took)
-}
-
 // TestExec_CapabilitiesRouteWork: an sdk worker gets only its handlers'
 // instances; a shell task nobody can run waits READY with an event
 // saying why (never FAILED), and runs once a shell executor comes.
@@ -418,43 +363,4 @@ func TestExec_CapabilitiesRouteWork(t *testing.T) {
 	if in.Executor != "shell-box" || n != 1 {
 		t.Fatalf("hello ran on %q with %d no_executor events, want shell-box and one", in.Executor, n)
 	}
-}
-
-// TestExec_SIGTERMDrainsAgent: SIGTERM to a single-node agent lets its
-// embedded executor's attempts finish within -executor-shutdown-grace;
-// one still running then is stopped and recorded interrupted, not
-// failed: with maxRetries 0 it runs again once the agent is back, and
-// the one that finished is recorded once.
-func TestExec_SIGTERMDrainsAgent(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "first")
-	c := startCluster(t, 1, withArgs("-executor", "true", "-executor-shutdown-grace", "2s", "-lease", "3s"))
-	cl := c.Client()
-	ctx := ctxT(t, 90*time.Second)
-	for _, task := range []*model.Task{
-		shellTask("short", "sleep 1; echo finished", model.Policy{}),
-		shellTask("long", "if [ -e "+marker+" ]; then echo again; else touch "+marker+"; sleep 60; fi", model.Policy{}),
-	} {
-		if _, err := cl.PutTask(ctx, task); err != nil {
-			t.Fatal(err)
-		}
-	}
-	long := trigger(t, cl, "long")
-	agenttest.WaitState(t, cl, long, 20*time.Second, model.StateRunning)
-	short := trigger(t, cl, "short")
-	agenttest.WaitState(t, cl, short, 20*time.Second, model.StateRunning)
-	n := c.Nodes[0]
-	start := time.Now()
-	n.Stop() // SIGTERM, waits for the exit
-	took := time.Since(start)
-	if err := n.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if in := agenttest.WaitState(t, cl, short, 30*time.Second, model.StateSuccess); in.Attempts != 1 {
-		t.Fatalf("short: %+v, want it finished within the grace, once", in.AttemptList)
-	}
-	in := agenttest.WaitState(t, cl, long, 30*time.Second, model.StateSuccess)
-	if in.Attempts != 2 || in.AttemptList[0].Outcome != model.OutcomeInterrupted || !strings.Contains(in.AttemptList[0].Error, "executor shutting down") {
-		t.Fatalf("long: attempts %+v, want attempt 1 interrupted by the shutdown, attempt 2 a success", in.AttemptList)
-	}
-	t.Logf("agent exited %s after SIGTERM (grace 2s)", took)
 }

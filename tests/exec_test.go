@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -233,47 +231,6 @@ func TestExec_HTTPActionRetriesAndClassifies(t *testing.T) {
 	}
 }
 
-func TestExec_ApprovalBeforeAndMidRun(t *testing.T) {
-	c, _ := execCluster(t)
-	cl := c.Client()
-	ctx := ctxT(t, 60*time.Second)
-	before := shellTask("gated", "echo ran", model.Policy{Approval: "before_run"})
-	mid := shellTask("midrun", axBinary+` approval request -summary "drop table?" && echo approved-path || echo rejected-path`, model.Policy{MaxConcurrency: 5})
-	for _, task := range []*model.Task{before, mid} {
-		if _, err := cl.PutTask(ctx, task); err != nil {
-			t.Fatal(err)
-		}
-	}
-	id := trigger(t, cl, "gated")
-	agenttest.WaitState(t, cl, id, 10*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id, client.Approve, "looks fine"); err != nil {
-		t.Fatal(err)
-	}
-	agenttest.WaitState(t, cl, id, 20*time.Second, model.StateSuccess)
-	id2 := trigger(t, cl, "gated")
-	agenttest.WaitState(t, cl, id2, 10*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id2, client.Reject, "no"); err != nil {
-		t.Fatal(err)
-	}
-	agenttest.WaitState(t, cl, id2, 10*time.Second, model.StateCanceled)
-
-	id3 := trigger(t, cl, "midrun")
-	agenttest.WaitState(t, cl, id3, 20*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id3, client.Approve, ""); err != nil {
-		t.Fatal(err)
-	}
-	in := agenttest.WaitState(t, cl, id3, 20*time.Second, model.StateSuccess)
-	if !strings.Contains(in.AttemptList[0].Output, "approved-path") {
-		t.Fatalf("mid-run approved output %q", in.AttemptList[0].Output)
-	}
-	id4 := trigger(t, cl, "midrun")
-	agenttest.WaitState(t, cl, id4, 20*time.Second, model.StateWaitingApproval)
-	if _, err := cl.Decide(ctx, id4, client.Reject, ""); err != nil {
-		t.Fatal(err)
-	}
-	agenttest.WaitState(t, cl, id4, 20*time.Second, model.StateCanceled)
-}
-
 func TestExec_OverlapSkipAndQueueAndTerminate(t *testing.T) {
 	c, _ := execCluster(t)
 	cl := c.Client()
@@ -424,96 +381,6 @@ func TestExec_LabelRouting(t *testing.T) {
 	})
 }
 
-// TestExec_ExecutorOnFollower: an executor that knows only a follower gets
-// work through it (polls, heartbeats and reports are forwarded).
-func TestExec_ExecutorOnFollower(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 60*time.Second)
-	_, follower := leaderAndFollower(ctx, t, c)
-	cl := c.Client()
-	if _, err := cl.PutTask(ctx, shellTask("via-follower", "sleep 1; echo ok", model.Policy{})); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.StartExecutorAt("lonely", []string{follower.HTTPAddr}); err != nil {
-		t.Fatal(err)
-	}
-	in := agenttest.WaitState(t, cl, trigger(t, cl, "via-follower"), 30*time.Second, model.StateSuccess)
-	if in.Executor != "lonely" {
-		t.Fatalf("ran on %q", in.Executor)
-	}
-}
-
-// TestExec_FailureAlerts: a FAILED instance raises its task's
-// instance_failed alert, notified once to the task's notify webhook,
-// triggers its onFailure task once, and says so in its events.
-func TestExec_FailureAlerts(t *testing.T) {
-	c, _ := execCluster(t)
-	cl := c.Client()
-	ctx := ctxT(t, 60*time.Second)
-	var mu sync.Mutex
-	var alerts []map[string]any
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var a map[string]any
-		json.NewDecoder(r.Body).Decode(&a)
-		mu.Lock()
-		alerts = append(alerts, a)
-		mu.Unlock()
-	}))
-	defer hook.Close()
-	cleanup := shellTask("cleanup", "echo cleaning up after $AX_PARAM_FAILED_INSTANCE", model.Policy{MaxConcurrency: 5})
-	broken := shellTask("broken", "echo boom; exit 1", model.Policy{Notify: []string{hook.URL}, OnFailure: []string{"cleanup"}})
-	for _, task := range []*model.Task{cleanup, broken} {
-		if _, err := cl.PutTask(ctx, task); err != nil {
-			t.Fatal(err)
-		}
-	}
-	id := trigger(t, cl, "broken")
-	agenttest.WaitState(t, cl, id, 30*time.Second, model.StateFailed)
-	testkit.Eventually(t, 20*time.Second, func() error {
-		in, err := cl.GetInstance(ctx, id, client.Consistent())
-		if err != nil {
-			return err
-		}
-		for _, e := range in.Events {
-			if e.Type == "alerted" {
-				return nil
-			}
-		}
-		return fmt.Errorf("no alerted event yet")
-	})
-	// The webhook gets the task's instance_failed alert from the
-	// notification loop (at protocol 4), once.
-	testkit.Eventually(t, 20*time.Second, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(alerts) == 0 {
-			return fmt.Errorf("no notification yet")
-		}
-		return nil
-	})
-	time.Sleep(time.Second)
-	mu.Lock()
-	got := len(alerts)
-	first := alerts[0]
-	mu.Unlock()
-	alert, _ := first["alert"].(map[string]any)
-	subject, _ := alert["subject"].(map[string]any)
-	if got != 1 || first["event"] != "firing" || alert["rule"] != model.RuleInstanceFailed || subject["instance"] != id || subject["task"] != "broken" {
-		t.Fatalf("webhook got %d notifications (%v), want one firing instance_failed for %s", got, first, id)
-	}
-	runs, err := allInstances(ctx, cl, "cleanup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 1 || runs[0].Source != model.SourceOnFailure || runs[0].Params["failed_instance"] != id {
-		t.Fatalf("cleanup instances %+v, want one on_failure run for %s", runs, id)
-	}
-	in := agenttest.WaitState(t, cl, runs[0].ID, 30*time.Second, model.StateSuccess)
-	if !strings.Contains(in.AttemptList[0].Output, id) {
-		t.Fatalf("cleanup output %q lacks the failed instance id", in.AttemptList[0].Output)
-	}
-}
-
 // TestExec_Retention: finished instances are deleted once past their
 // task's retention; running work is untouched.
 func TestExec_Retention(t *testing.T) {
@@ -535,49 +402,4 @@ func TestExec_Retention(t *testing.T) {
 		}
 		return fmt.Errorf("instance still there (%v)", err)
 	})
-}
-
-// TestExec_DependsOnWithBackfill: yesterday's report, backfilled first,
-// waits until yesterday's sync has succeeded, then runs.
-func TestExec_DependsOnWithBackfill(t *testing.T) {
-	c := startCluster(t, 3)
-	if _, err := c.StartExecutor("worker"); err != nil {
-		t.Fatal(err)
-	}
-	cl := c.Client()
-	ctx := ctxT(t, 60*time.Second)
-	daily := func(name string, deps ...string) *model.Task {
-		return &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 0 * * *"},
-			Action: model.Action{Type: model.ActionShell, Command: "echo " + name}, Policy: model.Policy{DependsOn: deps}}
-	}
-	for _, task := range []*model.Task{daily("sync"), daily("report", "sync")} {
-		if _, err := cl.PutTask(ctx, task); err != nil {
-			t.Fatal(err)
-		}
-	}
-	midnight := time.Now().UTC().Truncate(24 * time.Hour)
-	yesterday := model.BackfillRequest{From: model.Time{Time: midnight.Add(-24 * time.Hour)}, To: model.Time{Time: midnight.Add(-24 * time.Hour)}}
-	rep, err := cl.Backfill(ctx, "report", yesterday)
-	if err != nil || len(rep.Created) != 1 {
-		t.Fatalf("backfill report: %+v %v", rep, err)
-	}
-	agenttest.WaitState(t, cl, rep.Created[0], 10*time.Second, model.StateBlocked)
-	if _, err := cl.Backfill(ctx, "sync", yesterday); err != nil {
-		t.Fatal(err)
-	}
-	agenttest.WaitState(t, cl, rep.Created[0], 30*time.Second, model.StateSuccess)
-}
-
-// TestExec_SingleNodeDefault: a lone agent (the try-it-out mode) runs work
-// with its embedded executor.
-func TestExec_SingleNodeDefault(t *testing.T) {
-	c := startCluster(t, 1, withArgs("-executor", "auto"))
-	cl := c.Client()
-	if _, err := cl.PutTask(ctxT(t, 10*time.Second), shellTask("hello", "echo hello from {{.Task}}", model.Policy{})); err != nil {
-		t.Fatal(err)
-	}
-	in := agenttest.WaitState(t, cl, trigger(t, cl, "hello"), 20*time.Second, model.StateSuccess)
-	if in.Executor != "n1" || !strings.Contains(in.AttemptList[0].Output, "hello from hello") {
-		t.Fatalf("ran on %q with output %q", in.Executor, in.AttemptList[0].Output)
-	}
 }

@@ -111,32 +111,6 @@ func TestReads_YourWritesThroughAnyNode(t *testing.T) {
 	}
 }
 
-// TestReads_TriggerWaitLogThroughFollower runs `ax trigger -wait -log`
-// addressed to a follower: it follows the new instance's output to its
-// end (it answered "instance … not found" in 4 of 4 tries before reads
-// were linearizable by default).
-func TestReads_TriggerWaitLogThroughFollower(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 120*time.Second)
-	_, fs := leaderAndFollowers(ctx, t, c)
-	task := eventTask("wait-log")
-	task.Action.Command = "echo line-from-$AX_INSTANCE_ID"
-	if _, err := c.Client().PutTask(ctx, task); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.StartExecutor("w1"); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"AX_ADDR=" + fs[0].HTTPAddr}
-	for i := 0; i < 4; i++ {
-		args := []string{"trigger", "wait-log", "-wait", "-log"}
-		r := axExec(t, env, args...).want(t, 0, args...)
-		if !strings.Contains(r.stdout, "line-from-") || !strings.Contains(r.stdout, "SUCCESS") {
-			t.Fatalf("try %d: ax trigger -wait -log through %s printed:\n%s\nstderr:\n%s", i, fs[0].ID, r.stdout, r.stderr)
-		}
-	}
-}
-
 // TestReads_NoLeader cuts a node off (the two others stop): a default read
 // answers 503 quickly, naming ?stale=true; a stale read answers the
 // node's own state, through curl and the CLI's -stale.
