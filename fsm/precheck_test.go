@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -91,6 +92,7 @@ func TestFSM_Precheck(t *testing.T) {
 		{"a node record", c(CmdSetNode, NodeInfo{ID: "n2", RaftAddr: "h:1", Proto: ProtoVersion}), ""},
 		{"a secret without a name", c(CmdPutSecret, struct{}{}), model.CodeInvalid},
 		{"a type this version does not know", raw(CommandType(99), now, "{}"), model.CodeInvalid},
+		{"an ignorable type this version does not know", raw(command.Ignorable|99, now, "{}"), model.CodeInvalid},
 		{"a batch", EncodeBatch(now, "n1", []*Command{{Type: CmdNoop}}), model.CodeInvalid},
 		{"a retry of a known request", retry, ""},
 	}
@@ -107,8 +109,8 @@ func TestFSM_Precheck(t *testing.T) {
 			case tc.want == "data" && got.Err != nil, tc.want != "data" && (got.Err == nil || got.Err.Code != tc.want):
 				t.Fatalf("got %+v (data %s), want %s", got.Err, got.Data, tc.want)
 			}
-			if tc.c.Type == CmdBatch {
-				return
+			if tc.c.Type == CmdBatch || !tc.c.Type.Known() && !tc.c.Type.Ignorable() {
+				return // applying an unknown type stops the node (TestFSM_UnknownTypeStops)
 			}
 			before := dump(t, fx.f)
 			applied := fx.a.apply(tc.c)
