@@ -143,6 +143,9 @@ type batch struct {
 	last     *raft.Log
 	notes    notes
 	hwm      int64 // the latest leader time applied (clock.go)
+	// w is the writer of the command being applied: kept here, handing it
+	// to its type's handler allocates nothing per command.
+	w writer
 }
 
 // run applies logs in a new transaction and commits it, or rolls it back
@@ -394,7 +397,8 @@ func (b *batch) command(index uint64, c *command.Command, es *entryState) *Resul
 		if f.applyHook != nil {
 			f.applyHook(tx, c)
 		}
-		w := &writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: &b.notes}
+		b.w = writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: &b.notes}
+		w := &b.w
 		res = w.apply()
 		w.flushStates()
 		if w.err != nil {

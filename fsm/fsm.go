@@ -530,6 +530,9 @@ type writer struct {
 	err    error
 	proto  int // the state's protocol as this command began (0: not read yet)
 	ended  *endedAttempt
+	// dry marks a Precheck: the transaction is read-only, and what a
+	// check finds is not used, only its answer.
+	dry bool
 }
 
 func (w *writer) put(bkt, k, v []byte) {

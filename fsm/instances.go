@@ -352,7 +352,7 @@ func (w *writer) submit(s *command.Submit, ts taskState) *Result {
 
 // triggerCheck is trigger's check: the task must exist.
 func (w *writer) triggerCheck(tr *command.Trigger) (*storedTask, *Result) {
-	return w.existingTask(tr.Task)
+	return w.taskCheck(tr.Task)
 }
 
 func (w *writer) trigger(tr *command.Trigger, t *storedTask) *Result {

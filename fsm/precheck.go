@@ -63,7 +63,7 @@ func precheckIn(tx *bolt.Tx, c *command.Command) *Result {
 	case h == nil:
 		return errResult(unknownType(c.Type))
 	}
-	w := &writer{tx: tx, cmd: c}
+	w := &writer{tx: tx, cmd: c, dry: true}
 	res := h.precheck(w)
 	if w.err != nil {
 		return nil // a stored record that does not decode: the apply decides

@@ -287,7 +287,18 @@ func sameSpec(a, b *model.Task) bool {
 }
 
 // namedTask is the check of the commands on a named task: it must exist.
-func (w *writer) namedTask(r *command.TaskRef) (*storedTask, *Result) { return w.existingTask(r.Name) }
+func (w *writer) namedTask(r *command.TaskRef) (*storedTask, *Result) { return w.taskCheck(r.Name) }
+
+// taskCheck is existingTask for a check whose apply needs the task but
+// whose answer depends only on whether it exists: in a Precheck (w.dry),
+// a record that is there is not decoded (a decoding error would leave
+// the decision to the apply all the same).
+func (w *writer) taskCheck(name string) (*storedTask, *Result) {
+	if w.dry && w.tx.Bucket(bktTasks).Get([]byte(name)) != nil {
+		return nil, nil
+	}
+	return w.existingTask(name)
+}
 
 // existingTask returns the stored task, or the not_found answer.
 func (w *writer) existingTask(name string) (*storedTask, *Result) {
