@@ -1,11 +1,11 @@
 package fsm
 
 import (
-	"encoding/hex"
 	"encoding/json"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -15,117 +15,42 @@ import (
 // cluster's member key, set once by the first leader that can: nodes of a
 // cluster without TLS present it to each other on /v1/internal routes).
 
-// TokenRecord is an ACL token as the state machine stores it: never the
-// token itself, only its SHA-256 (hex).
-type TokenRecord struct {
-	Name      string            `json:"name"`
-	Role      string            `json:"role"`
-	Executor  string            `json:"executor,omitempty"`
-	Labels    map[string]string `json:"labels,omitempty"`
-	Hash      string            `json:"hash"`
-	CreatedAt int64             `json:"createdAt"`
-	CreatedBy string            `json:"createdBy,omitempty"`
-	// ExpiresAt is Unix ms of leader time; 0 never.
-	ExpiresAt int64 `json:"expiresAt,omitempty"`
+// bootstrapCheck is acl_bootstrap's check: ACLs not bootstrapped yet,
+// and the token's name and hash free.
+func (w *writer) bootstrapCheck(b *command.ACLBootstrap) (none, *Result) {
+	e := bootstrapRefusal(w.tx)
+	if e == nil {
+		e = putTokenRefusal(w.tx, &b.Token)
+	}
+	return none{}, refusal(e)
 }
 
-// ACLPutToken is the body of CmdACLPutToken: the token to create, with its
-// lifetime (the state machine stamps CreatedAt and ExpiresAt from the
-// command's leader time).
-type ACLPutToken struct {
-	Token TokenRecord `json:"token"`
-	TTLms int64       `json:"ttlMs,omitempty"`
-}
-
-// ACLBootstrap is the body of CmdACLBootstrap: the first admin token.
-type ACLBootstrap struct {
-	Token TokenRecord `json:"token"`
-}
-
-// SetMemberKey is the body of CmdSetMemberKey: 32 random bytes chosen by
-// the leader that proposes it. The first one wins; later ones are no-ops.
-type SetMemberKey struct {
-	Key []byte `json:"key"`
-}
-
-// Model returns the token as the API shows it (without its secret).
-func (t *TokenRecord) Model() model.ACLToken {
-	out := model.ACLToken{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels,
-		CreatedAt: model.UnixMilli(t.CreatedAt), CreatedBy: t.CreatedBy}
-	if t.ExpiresAt != 0 {
-		e := model.UnixMilli(t.ExpiresAt)
-		out.ExpiresAt = &e
-	}
-	return out
-}
-
-// Expired reports whether the token has expired at nowMs.
-func (t *TokenRecord) Expired(nowMs int64) bool { return t.ExpiresAt != 0 && nowMs >= t.ExpiresAt }
-
-// validate checks a token record the way the API does.
-func (t *TokenRecord) validate() *model.Error {
-	req := model.ACLTokenRequest{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels}
-	if err := req.Validate(); err != nil {
-		return asModelError(err)
-	}
-	if b, err := hex.DecodeString(t.Hash); err != nil || len(b) != 32 {
-		return model.FieldErrorf("hash", "want the token's SHA-256 in hex")
-	}
-	return nil
-}
-
-func (w *writer) aclBootstrap() *Result {
-	var b ACLBootstrap
-	if e := w.decode(&b); e != nil {
-		return errResult(e)
-	}
-	if b.Token.Role != model.RoleAdmin {
-		return errResult(model.FieldErrorf("role", "the bootstrap token is an admin token"))
-	}
-	if e := bootstrapRefusal(w.tx); e != nil {
-		return errResult(e)
-	}
+func (w *writer) aclBootstrap(b *command.ACLBootstrap) *Result {
 	res := w.putToken(b.Token, 0)
-	if res == nil || res.Err != nil {
-		return res
+	if res == nil {
+		return nil
 	}
 	w.put(bktMeta, keyACLBootstrapped, u64key(uint64(w.cmd.Now)))
 	return res
 }
 
-func (w *writer) setMemberKey() *Result {
-	var m SetMemberKey
-	if e := w.decode(&m); e != nil {
-		return errResult(e)
-	}
-	if len(m.Key) != 32 {
-		return errResult(model.FieldErrorf("key", "want 32 bytes"))
-	}
+func (w *writer) setMemberKey(m *command.SetMemberKey) *Result {
 	if w.tx.Bucket(bktMeta).Get(keyMemberKey) == nil {
 		w.put(bktMeta, keyMemberKey, m.Key)
 	}
 	return okResult(struct{}{})
 }
 
-func (w *writer) aclPutToken() *Result {
-	var p ACLPutToken
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
-	}
-	if p.TTLms < 0 {
-		return errResult(model.FieldErrorf("ttl", "must not be negative"))
-	}
-	return w.putToken(p.Token, p.TTLms)
+// putTokenCheck is acl_put_token's check: the token's name and hash must
+// be free.
+func (w *writer) putTokenCheck(p *command.ACLPutToken) (none, *Result) {
+	return none{}, refusal(putTokenRefusal(w.tx, &p.Token))
 }
 
-// putToken stores a new token; a name or hash in use is a conflict.
-func (w *writer) putToken(t TokenRecord, ttlMs int64) *Result {
-	if e := t.validate(); e != nil {
-		return errResult(e)
-	}
-	if e := putTokenRefusal(w.tx, &t); e != nil {
-		return errResult(e)
-	}
+func (w *writer) aclPutToken(p *command.ACLPutToken) *Result { return w.putToken(p.Token, p.TTLms) }
+
+// putToken stores a new token (its check passed).
+func (w *writer) putToken(t command.TokenRecord, ttlMs int64) *Result {
 	t.CreatedAt, t.CreatedBy, t.ExpiresAt = w.cmd.Now, w.cmd.Actor, 0
 	if ttlMs > 0 {
 		t.ExpiresAt = w.cmd.Now + ttlMs
@@ -142,16 +67,18 @@ func (w *writer) putToken(t TokenRecord, ttlMs int64) *Result {
 	return okResult(&t)
 }
 
-func (w *writer) aclDeleteToken() *Result {
-	var ref TaskRef
-	if e := w.decode(&ref); e != nil {
-		return errResult(e)
+// namedToken is acl_delete_token's check: the token must exist. The
+// last-admin rule depends on the command's time: apply checks it.
+func (w *writer) namedToken(ref *command.TaskRef) (*command.TokenRecord, *Result) {
+	t, ok := readToken(w.tx, ref.Name)
+	if !ok {
+		return nil, errResult(tokenNotFound(ref.Name))
 	}
-	if err := model.ValidateName("name", ref.Name); err != nil {
-		return errResult(asModelError(err))
-	}
-	t, e := deleteTokenRefusal(w.tx, ref.Name, w.cmd.Now)
-	if e != nil {
+	return t, nil
+}
+
+func (w *writer) aclDeleteToken(ref *command.TaskRef, t *command.TokenRecord) *Result {
+	if e := lastAdminRefusal(w.tx, t, w.cmd.Now); e != nil {
 		return errResult(e)
 	}
 	w.del(bktACLTokens, []byte(t.Name))
@@ -160,7 +87,7 @@ func (w *writer) aclDeleteToken() *Result {
 	return okResult(t.Model())
 }
 
-// The refusals of the ACL commands, shared by apply and Precheck.
+// The refusals of the ACL commands.
 
 func bootstrapRefusal(tx *bolt.Tx) *model.Error {
 	if tx.Bucket(bktMeta).Get(keyACLBootstrapped) != nil {
@@ -169,7 +96,7 @@ func bootstrapRefusal(tx *bolt.Tx) *model.Error {
 	return nil
 }
 
-func putTokenRefusal(tx *bolt.Tx, t *TokenRecord) *model.Error {
+func putTokenRefusal(tx *bolt.Tx, t *command.TokenRecord) *model.Error {
 	if tx.Bucket(bktACLTokens).Get([]byte(t.Name)) != nil {
 		return &model.Error{Code: model.CodeConflict, Field: "name", Message: "a token named " + t.Name + " exists; revoke it first"}
 	}
@@ -179,30 +106,26 @@ func putTokenRefusal(tx *bolt.Tx, t *TokenRecord) *model.Error {
 	return nil
 }
 
-// deleteTokenRefusal returns the token a revoke deletes, or why it may
-// not: it does not exist, or it is the last admin token alive at nowMs.
-func deleteTokenRefusal(tx *bolt.Tx, name string, nowMs int64) (*TokenRecord, *model.Error) {
-	t, ok := readToken(tx, name)
-	if !ok {
-		return nil, tokenNotFound(name)
-	}
+// lastAdminRefusal refuses to revoke t if it is the last admin token
+// alive at nowMs.
+func lastAdminRefusal(tx *bolt.Tx, t *command.TokenRecord, nowMs int64) *model.Error {
 	if t.Role == model.RoleAdmin && !t.Expired(nowMs) && liveAdmins(tx, nowMs) == 1 {
-		return nil, &model.Error{Code: model.CodePrecondition, Field: "name",
-			Message: name + " is the last admin token; create another admin token before revoking it"}
+		return &model.Error{Code: model.CodePrecondition, Field: "name",
+			Message: t.Name + " is the last admin token; create another admin token before revoking it"}
 	}
-	return t, nil
+	return nil
 }
 
 func tokenNotFound(name string) *model.Error {
 	return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no token named " + name}
 }
 
-func readToken(tx *bolt.Tx, name string) (*TokenRecord, bool) {
+func readToken(tx *bolt.Tx, name string) (*command.TokenRecord, bool) {
 	v := tx.Bucket(bktACLTokens).Get([]byte(name))
 	if v == nil {
 		return nil, false
 	}
-	var t TokenRecord
+	var t command.TokenRecord
 	if json.Unmarshal(v, &t) != nil {
 		return nil, false
 	}
@@ -212,7 +135,7 @@ func readToken(tx *bolt.Tx, name string) (*TokenRecord, bool) {
 func liveAdmins(tx *bolt.Tx, nowMs int64) int {
 	n := 0
 	_ = tx.Bucket(bktACLTokens).ForEach(func(_, v []byte) error {
-		var t TokenRecord
+		var t command.TokenRecord
 		if json.Unmarshal(v, &t) == nil && t.Role == model.RoleAdmin && !t.Expired(nowMs) {
 			n++
 		}
@@ -288,8 +211,8 @@ func (f *FSM) MemberKey() []byte {
 
 // TokenByHash returns the token whose SHA-256 (hex) is hash; an error
 // when the state cannot be read.
-func (f *FSM) TokenByHash(hash string) (*TokenRecord, bool, error) {
-	var t *TokenRecord
+func (f *FSM) TokenByHash(hash string) (*command.TokenRecord, bool, error) {
+	var t *command.TokenRecord
 	err := f.view(func(tx *bolt.Tx) error {
 		if name := tx.Bucket(bktACLHashes).Get([]byte(hash)); name != nil {
 			t, _ = readToken(tx, string(name))
@@ -304,8 +227,8 @@ func (f *FSM) TokenByHash(hash string) (*TokenRecord, bool, error) {
 func (f *FSM) TokensRevoked() uint64 { return f.revokes.Load() }
 
 // Token returns a token by name.
-func (f *FSM) Token(name string) (*TokenRecord, bool) {
-	var t *TokenRecord
+func (f *FSM) Token(name string) (*command.TokenRecord, bool) {
+	var t *command.TokenRecord
 	_ = f.view(func(tx *bolt.Tx) error {
 		t, _ = readToken(tx, name)
 		return nil
@@ -318,7 +241,7 @@ func (f *FSM) Tokens() ([]model.ACLToken, error) {
 	out := []model.ACLToken{}
 	err := f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktACLTokens).ForEach(func(_, v []byte) error {
-			var t TokenRecord
+			var t command.TokenRecord
 			if err := json.Unmarshal(v, &t); err != nil {
 				return err
 			}

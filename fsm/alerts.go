@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -42,56 +45,7 @@ const (
 	alertHistoryCap = 10_000
 	alertPendingCap = 1_000
 	maxSilences     = 10_000
-	maxAlertItems   = 4096
-	maxAlertText    = 4096
-	maxAlertDetails = 32
-	maxAlertID      = 1024
 )
-
-// Alert update operations.
-const (
-	AlertRaise   = "raise"   // the condition holds: raise, or refresh a firing alert
-	AlertResolve = "resolve" // the condition cleared
-)
-
-// AlertChange is one rule's finding for one alert id.
-type AlertChange struct {
-	Op       string             `json:"op"`
-	ID       string             `json:"id"`
-	Rule     string             `json:"rule,omitempty"`
-	Severity string             `json:"severity,omitempty"`
-	Subject  model.AlertSubject `json:"subject,omitempty"`
-	Summary  string             `json:"summary,omitempty"`
-	Details  map[string]string  `json:"details,omitempty"`
-	// Key names what was seen (e.g. a failed instance's id): a raise whose
-	// key equals the firing alert's latest changes nothing, so a new
-	// leader proposing a finding again does not count it twice. Empty
-	// keys always refresh.
-	Key string `json:"key,omitempty"`
-}
-
-// AlertUpdate is the body of CmdAlertUpdate: the watchdog's findings.
-type AlertUpdate struct {
-	Items []AlertChange `json:"items"`
-}
-
-// AlertNotified is the body of CmdAlertNotified: the notification of
-// transition Seq of alert ID was sent.
-type AlertNotified struct {
-	ID  string `json:"id"`
-	Seq uint64 `json:"seq"`
-}
-
-// PutSilence is the body of CmdPutSilence. Created and By come from the
-// command (leader time, actor).
-type PutSilence struct {
-	Silence model.Silence `json:"silence"`
-}
-
-// SilenceRef is the body of CmdDeleteSilence.
-type SilenceRef struct {
-	ID string `json:"id"`
-}
 
 // alertRecord is a stored current alert.
 type alertRecord struct {
@@ -108,108 +62,8 @@ type AlertTransition struct {
 	Alert model.Alert `json:"alert"`
 }
 
-func (u *AlertUpdate) validate(*Command) *model.Error {
-	if len(u.Items) == 0 || len(u.Items) > maxAlertItems {
-		return model.FieldErrorf("items", "%d items, want 1 to %d", len(u.Items), maxAlertItems)
-	}
-	for i, it := range u.Items {
-		if it.Op != AlertRaise && it.Op != AlertResolve {
-			return model.FieldErrorf(item("items", i, "op").String(), "unknown op %q", it.Op)
-		}
-		if it.ID == "" || len(it.ID) > maxAlertID {
-			return model.FieldErrorf(item("items", i, "id").String(), "want 1 to %d bytes", maxAlertID)
-		}
-		if it.Op == AlertRaise && (it.Rule == "" || len(it.Rule) > 64) {
-			return model.FieldErrorf(item("items", i, "rule").String(), "want 1 to 64 bytes")
-		}
-		for _, s := range []struct {
-			f string
-			v string
-		}{{"severity", it.Severity}, {"summary", it.Summary}, {"key", it.Key}, {"subject.task", it.Subject.Task},
-			{"subject.instance", it.Subject.Instance}, {"subject.node", it.Subject.Node}, {"subject.executor", it.Subject.Executor}} {
-			if len(s.v) > maxAlertText {
-				return model.FieldErrorf(item("items", i, s.f).String(), "longer than %d bytes", maxAlertText)
-			}
-		}
-		if len(it.Details) > maxAlertDetails {
-			return model.FieldErrorf(item("items", i, "details").String(), "more than %d entries", maxAlertDetails)
-		}
-		for _, k := range sortedKeys(it.Details) {
-			if len(k) > 256 || len(it.Details[k]) > maxAlertText {
-				return model.FieldErrorf(item("items", i, "details").String(), "entry %q too long", k)
-			}
-		}
-	}
-	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-func (n *AlertNotified) validate(*Command) *model.Error {
-	if n.ID == "" || len(n.ID) > maxAlertID {
-		return model.FieldErrorf("id", "want 1 to %d bytes", maxAlertID)
-	}
-	if n.Seq == 0 {
-		return model.FieldErrorf("seq", "transition 0")
-	}
-	return nil
-}
-
-func checkSilenceID(id string) *model.Error {
-	if id == "" || len(id) > 64 {
-		return model.FieldErrorf("id", "want 1 to 64 bytes")
-	}
-	return nil
-}
-
-func (p *PutSilence) validate(*Command) *model.Error {
-	s := &p.Silence
-	if e := checkSilenceID(s.ID); e != nil {
-		return e
-	}
-	if s.Task == "" && s.Rule == "" && len(s.Labels) == 0 {
-		return model.FieldErrorf("silence", "name a task, a rule or labels")
-	}
-	if s.Task != "" {
-		if e := checkName(field("task"), s.Task); e != nil {
-			return e
-		}
-	}
-	if len(s.Rule) > 64 {
-		return model.FieldErrorf("rule", "longer than 64 bytes")
-	}
-	if len(s.Labels) > maxAlertDetails {
-		return model.FieldErrorf("labels", "more than %d labels", maxAlertDetails)
-	}
-	for _, k := range sortedKeys(s.Labels) {
-		if k == "" || len(k) > 256 || len(s.Labels[k]) > 1024 {
-			return model.FieldErrorf("labels", "label %q invalid", k)
-		}
-	}
-	if s.Until.IsZero() {
-		return model.FieldErrorf("until", "required")
-	}
-	if e := checkTime(field("until"), s.Until.Millis()); e != nil {
-		return e
-	}
-	return checkLen(field("comment"), s.Comment, maxAlertText)
-}
-
-func (r *SilenceRef) validate(*Command) *model.Error { return checkSilenceID(r.ID) }
-
 // alertUpdate applies the watchdog's findings in order.
-func (w *writer) alertUpdate() *Result {
-	var u AlertUpdate
-	if e := w.decode(&u); e != nil {
-		return errResult(e)
-	}
+func (w *writer) alertUpdate(u *command.AlertUpdate) *Result {
 	now := model.UnixMilli(w.cmd.Now)
 	var out struct {
 		Raised    int `json:"raised"`
@@ -223,14 +77,14 @@ func (w *writer) alertUpdate() *Result {
 			return nil
 		}
 		switch {
-		case it.Op == AlertResolve && ok:
+		case it.Op == command.AlertResolve && ok:
 			cur.State = model.AlertResolved
 			cur.ResolvedAt = &now
 			w.del(bktAlertsCur, []byte(it.ID))
 			// A resolution is announced only if its firing was.
 			w.transition(model.AlertResolved, cur.Alert, !cur.Silenced && !w.silenced(silences, &cur.Alert))
 			out.Resolved++
-		case it.Op == AlertResolve:
+		case it.Op == command.AlertResolve:
 		case ok:
 			if it.Key != "" && it.Key == cur.Key {
 				continue
@@ -348,7 +202,7 @@ func (w *writer) silenced(ss []model.Silence, a *model.Alert) bool {
 				}
 			}
 			match := true
-			for _, k := range sortedKeys(s.Labels) {
+			for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
 				if v, ok := labels[k]; !ok || v != s.Labels[k] {
 					match = false
 					break
@@ -364,11 +218,7 @@ func (w *writer) silenced(ss []model.Silence, a *model.Alert) bool {
 }
 
 // alertNotified records that a transition's notification was sent.
-func (w *writer) alertNotified() *Result {
-	var n AlertNotified
-	if e := w.decode(&n); e != nil {
-		return errResult(e)
-	}
+func (w *writer) alertNotified(n *command.AlertNotified) *Result {
 	b := w.tx.Bucket(bktAlertPending)
 	v := b.Get(u64key(n.Seq))
 	recorded := false
@@ -387,11 +237,7 @@ func (w *writer) alertNotified() *Result {
 
 // putSilence stores a silence (replacing one of the same id) and drops
 // those expired by the command's time.
-func (w *writer) putSilence() *Result {
-	var p PutSilence
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
-	}
+func (w *writer) putSilence(p *command.PutSilence) *Result {
 	b := w.tx.Bucket(bktSilences)
 	var expired [][]byte
 	n := 0
@@ -422,14 +268,15 @@ func (w *writer) putSilence() *Result {
 	return okResult(s)
 }
 
-func (w *writer) deleteSilence() *Result {
-	var r SilenceRef
-	if e := w.decode(&r); e != nil {
-		return errResult(e)
-	}
+// silenceCheck is delete_silence's check: the silence must exist.
+func (w *writer) silenceCheck(r *command.SilenceRef) (none, *Result) {
 	if w.tx.Bucket(bktSilences).Get([]byte(r.ID)) == nil {
-		return errResult(model.Errorf(model.CodeNotFound, "silence %q not found", r.ID))
+		return none{}, errResult(model.Errorf(model.CodeNotFound, "silence %q not found", r.ID))
 	}
+	return none{}, nil
+}
+
+func (w *writer) deleteSilence(r *command.SilenceRef) *Result {
 	w.del(bktSilences, []byte(r.ID))
 	return okResult(struct{}{})
 }

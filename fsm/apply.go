@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -32,8 +33,11 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // the batch applied again with that command answered as an error. Every
 // replica reaches the same decision, whatever its batch boundaries,
 // because the state before the command is the same. Only a storage
-// failure (an I/O error, a full disk, a closed or damaged database) stops
-// the node. See DESIGN.md, "Failed applies".
+// failure (an I/O error, a full disk, a closed or damaged database) and a
+// command type this version does not know (and may not skip) stop the
+// node, with a panic: nothing of the batch is committed, and a restart
+// meets the same entry again. See DESIGN.md, "Failed applies" and
+// "Command types".
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -48,8 +52,11 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		if fail.fatal {
 			// A replica that cannot apply an entry must stop rather than
 			// diverge from its peers.
-			f.logger.Error("apply failed on a storage error; stopping to avoid divergence",
-				"index", fail.pos.index, "command", fail.typ, "error", fail.err)
+			msg := "apply failed on a storage error; stopping to avoid divergence"
+			if errors.Is(fail.err, errUnknownType) {
+				msg = "a log entry holds a command type this version does not know; stopping to avoid divergence: upgrade this node"
+			}
+			f.logger.Error(msg, "index", fail.pos.index, "command", fail.typ, "error", fail.err)
 			panic(fmt.Sprintf("fsm: apply batch: %v", fail.err))
 		}
 		rejected = f.reject(rejected, fail)
@@ -81,9 +88,9 @@ type rejection struct {
 // failure is why one attempt at a batch stopped.
 type failure struct {
 	pos   cmdPos
-	typ   CommandType
+	typ   command.Type
 	err   error
-	fatal bool // a storage failure: the node must stop
+	fatal bool // a storage failure or an unknown type: the node must stop
 	stack []byte
 }
 
@@ -131,11 +138,14 @@ type batch struct {
 	f        *FSM
 	tx       *bolt.Tx
 	rejected map[cmdPos]rejection
-	pos      cmdPos      // what is being applied
-	typ      CommandType // its type, once decoded
+	pos      cmdPos       // what is being applied
+	typ      command.Type // its type, once decoded
 	last     *raft.Log
 	notes    notes
 	hwm      int64 // the latest leader time applied (clock.go)
+	// w is the writer of the command being applied: kept here, handing it
+	// to its type's handler allocates nothing per command.
+	w writer
 }
 
 // run applies logs in a new transaction and commits it, or rolls it back
@@ -228,7 +238,7 @@ func (b *batch) done() {
 func (b *batch) recovered(r any) *failure {
 	fl := &failure{pos: b.pos, typ: b.typ}
 	if ab, ok := r.(abort); ok {
-		fl.err, fl.fatal = ab.err, storageFailure(ab.err)
+		fl.err, fl.fatal = ab.err, storageFailure(ab.err) || errors.Is(ab.err, errUnknownType)
 		return fl
 	}
 	fl.err, fl.stack = fmt.Errorf("panic: %v", r), debug.Stack()
@@ -307,7 +317,7 @@ func (b *batch) entry(l *raft.Log) interface{} {
 		return errResult(r.err)
 	}
 	var es entryState
-	c, err := DecodeCommand(l.Data)
+	c, err := command.Decode(l.Data)
 	if err != nil {
 		b.f.logger.Warn("undecodable log entry", "index", l.Index, "error", err)
 		return errResult(model.Errorf(model.CodeInvalid, "undecodable command: %v", err))
@@ -315,8 +325,8 @@ func (b *batch) entry(l *raft.Log) interface{} {
 	b.typ = c.Type
 	es.now = c.Now
 	b.clockEntry(l, c.Now, &es)
-	if c.Type == CmdBatch {
-		cmds, err := decodeBatch(c.Body)
+	if c.Type == command.TypeBatch {
+		cmds, err := command.DecodeBatch(c.Body)
 		if err != nil {
 			b.f.logger.Warn("undecodable batch", "index", l.Index, "error", err)
 			return errResult(model.Errorf(model.CodeInvalid, "undecodable batch: %v", err))
@@ -326,7 +336,7 @@ func (b *batch) entry(l *raft.Log) interface{} {
 			b.pos, b.typ = cmdPos{index: l.Index, sub: i}, sub.Type
 			res.Results[i] = b.command(l.Index, sub, &es)
 		}
-		b.pos, b.typ = cmdPos{index: l.Index, sub: entryLevel}, CmdBatch
+		b.pos, b.typ = cmdPos{index: l.Index, sub: entryLevel}, command.TypeBatch
 		es.flush(b.tx)
 		return res
 	}
@@ -356,13 +366,13 @@ func addMeta(tx *bolt.Tx, key []byte, delta int64) {
 // command validates its body and checks every precondition before its
 // first write, so a rejected command writes nothing but its request-id
 // record.
-func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
+func (b *batch) command(index uint64, c *command.Command, es *entryState) *Result {
 	rej, rejected := b.rejected[b.pos]
 	if rejected && rej.bare {
 		return errResult(rej.err)
 	}
 	f, tx := b.f, b.tx
-	if e := c.validateHeader(); e != nil {
+	if e := c.ValidateHeader(); e != nil {
 		// Not remembered: the request id may be what is wrong.
 		f.logger.Warn("invalid command rejected", "index", index, "command", c.Type, "error", e)
 		return errResult(e)
@@ -387,13 +397,14 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 		if f.applyHook != nil {
 			f.applyHook(tx, c)
 		}
-		w := &writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: &b.notes}
+		b.w = writer{f: f, tx: tx, cmd: c, index: index, es: es, notes: &b.notes}
+		w := &b.w
 		res = w.apply()
 		w.flushStates()
 		if w.err != nil {
 			panic(abort{w.err})
 		}
-		if res.Err != nil && res.Err.Code == model.CodeInvalid {
+		if res.Err != nil && res.Err.Code == model.CodeInvalid && c.Type.Known() {
 			f.logger.Warn("invalid command rejected", "index", index, "command", c.Type, "error", res.Err)
 		}
 	}
@@ -409,7 +420,7 @@ func (b *batch) command(index uint64, c *Command, es *entryState) *Result {
 // command was applied once already, and applying it again would break the
 // promise that a retry changes nothing. Every replica holds the same record,
 // so every replica answers the same.
-func (f *FSM) rememberedResult(index uint64, c *Command, v []byte) *Result {
+func (f *FSM) rememberedResult(index uint64, c *command.Command, v []byte) *Result {
 	if len(v) >= 8 {
 		if r, err := decodeStoredResult(v[8:]); err == nil {
 			return r
@@ -421,85 +432,36 @@ func (f *FSM) rememberedResult(index uint64, c *Command, v []byte) *Result {
 		Message: "request " + c.ReqID + " was applied before, but its first outcome cannot be read; it was not applied again"})
 }
 
-// apply dispatches a command to its type's apply.
+// apply dispatches a command to its type's handler. A type this version
+// does not know stops the node (w.err wraps errUnknownType), unless it is
+// flagged ignorable: then it is answered as releases before the flag
+// answered every unknown type, and the entry goes on. See DESIGN.md,
+// "Command types".
 func (w *writer) apply() *Result {
-	switch w.cmd.Type {
-	case CmdPutTask:
-		return w.putTask()
-	case CmdDeleteTask:
-		return w.deleteTask()
-	case CmdPauseTask:
-		return w.setPaused(true)
-	case CmdResumeTask:
-		return w.setPaused(false)
-	case CmdSetNode:
-		return w.setNode()
-	case CmdRemoveNode:
-		return w.removeNode()
-	case CmdNoop:
-		return okResult(struct{}{})
-	case CmdSubmit:
-		return w.submit()
-	case CmdTrigger:
-		return w.trigger()
-	case CmdFire:
-		return w.fire()
-	case CmdLease:
-		return w.lease()
-	case CmdHeartbeat:
-		return w.heartbeat()
-	case CmdComplete:
-		return w.complete()
-	case CmdExpire:
-		return w.expire()
-	case CmdDecide:
-		return w.decide()
-	case CmdCompleteBatch:
-		return w.completeBatch()
-	case CmdBackfill:
-		return w.backfill()
-	case CmdAlerted:
-		return w.alerted()
-	case CmdPrune:
-		return w.prune()
-	case CmdACLBootstrap:
-		return w.aclBootstrap()
-	case CmdACLPutToken:
-		return w.aclPutToken()
-	case CmdACLDeleteToken:
-		return w.aclDeleteToken()
-	case CmdPutSecret:
-		return w.putSecret()
-	case CmdDeleteSecret:
-		return w.deleteSecret()
-	case CmdSetMemberKey:
-		return w.setMemberKey()
-	case CmdSetProto:
-		return w.setProto()
-	case CmdNote:
-		return w.note()
-	case CmdAlertUpdate:
-		return w.alertUpdate()
-	case CmdAlertNotified:
-		return w.alertNotified()
-	case CmdPutSilence:
-		return w.putSilence()
-	case CmdDeleteSilence:
-		return w.deleteSilence()
-	case CmdPutChannel:
-		return w.putChannel()
-	case CmdDeleteChannel:
-		return w.deleteChannel()
-	case CmdBatch:
-		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
+	t := w.cmd.Type
+	if h := handlerOf(t); h != nil {
+		return h.apply(w)
 	}
-	return errResult(unknownType(w.cmd.Type))
+	switch {
+	case t == command.TypeBatch:
+		return errResult(model.Errorf(model.CodeInvalid, "a batch cannot hold a batch"))
+	case t.Ignorable():
+		w.f.logger.Warn("skipped a command of a type this version does not know (flagged ignorable); upgrade this node",
+			"index", w.index, "command", t)
+		return errResult(unknownType(t))
+	}
+	w.err = fmt.Errorf("%w %d: skipping what the other replicas applied would make this one diverge", errUnknownType, uint8(t))
+	return nil
 }
+
+// errUnknownType stops an apply that meets a command type this version
+// does not know and may not skip.
+var errUnknownType = errors.New("this version cannot apply command type")
 
 // unknownType is the answer to a command of a type this version cannot
 // apply.
-func unknownType(t CommandType) *model.Error {
-	if MinProto(t) <= ProtoVersion {
+func unknownType(t command.Type) *model.Error {
+	if t.Known() {
 		return model.Errorf(model.CodeInvalid, "command type %s is not implemented by this version", t)
 	}
 	return model.Errorf(model.CodeInvalid, "unknown command type %d", uint8(t))

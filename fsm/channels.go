@@ -5,6 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -20,81 +21,11 @@ import (
 // ChannelRecord is a stored channel: the put that made it (Channel with
 // its Name, without Version or times; the values it kept) and when.
 type ChannelRecord struct {
-	PutChannel
+	command.PutChannel
 	Version   uint64 `json:"version"`
 	CreatedAt int64  `json:"createdAt"`
 	UpdatedAt int64  `json:"updatedAt"`
 	UpdatedBy string `json:"updatedBy,omitempty"`
-}
-
-// PutChannel is the body of CmdPutChannel: a channel definition whose
-// write-only values travel in Secret and Password (sealed by the
-// proposing node when it has a key). An empty one keeps the stored value
-// if the channel's type still uses it.
-type PutChannel struct {
-	Channel           model.Channel `json:"channel"`
-	Secret            []byte        `json:"secret,omitempty"`
-	SecretEncrypted   bool          `json:"secretEncrypted,omitempty"`
-	Password          []byte        `json:"password,omitempty"`
-	PasswordEncrypted bool          `json:"passwordEncrypted,omitempty"`
-	// SealedURL, from protocol 6, is a webhook or slack channel's URL
-	// sealed by the proposing node (Channel.URL then holds its redacted
-	// form). Before protocol 6 it is ignored, as a replica of an older
-	// release, which does not know it, ignores it.
-	SealedURL []byte `json:"sealedUrl,omitempty"`
-	// IfVersion, from protocol 6, makes the put a compare-and-set: it is
-	// refused (conflict) unless the stored channel is at this version.
-	// The leader seals the values of channels stored before it had a key
-	// so, without undoing a change made meanwhile.
-	IfVersion uint64 `json:"ifVersion,omitempty"`
-}
-
-// ProtoSealedChannels is the protocol from which put_channel honors
-// PutChannel.SealedURL and IfVersion.
-const ProtoSealedChannels = 6
-
-// Sealed reports whether every value of the put that can be sealed is:
-// the write-only values and, for webhook and slack channels, the URL.
-func (p *PutChannel) Sealed() bool {
-	urlSealed := len(p.SealedURL) > 0 || (p.Channel.Type != model.ChannelWebhook && p.Channel.Type != model.ChannelSlack)
-	return urlSealed && (len(p.Secret) == 0 || p.SecretEncrypted) && (len(p.Password) == 0 || p.PasswordEncrypted)
-}
-
-// maxStoredChannelSecret bounds a stored write-only value: the API's
-// limit plus the encryption's overhead.
-const maxStoredChannelSecret = model.MaxChannelSecret + 64
-
-func (p *PutChannel) validate(*Command) *model.Error {
-	c := &p.Channel
-	if e := checkName(field("name"), c.Name); e != nil {
-		return e
-	}
-	if c.Secret != "" || (c.Email != nil && c.Email.Password != "") {
-		return model.Errorf(model.CodeInvalid, "write-only values travel outside the definition")
-	}
-	c.Normalize()
-	if err := c.Validate(); err != nil {
-		return asModelError(err)
-	}
-	if len(p.Secret) > maxStoredChannelSecret {
-		return model.FieldErrorf("secret", "too large")
-	}
-	if len(p.Password) > maxStoredChannelSecret {
-		return model.FieldErrorf("email.password", "too large")
-	}
-	if len(p.SealedURL) > model.MaxChannelURL+64 {
-		return model.FieldErrorf("url", "too large")
-	}
-	if len(p.SealedURL) > 0 && c.Type != model.ChannelWebhook && c.Type != model.ChannelSlack {
-		return model.FieldErrorf("url", "only for types webhook and slack")
-	}
-	if len(p.Secret) > 0 && c.Type != model.ChannelWebhook {
-		return model.FieldErrorf("secret", "only for type webhook")
-	}
-	if len(p.Password) > 0 && c.Type != model.ChannelEmail {
-		return model.FieldErrorf("email.password", "only for type email")
-	}
-	return nil
 }
 
 // Model describes the channel as the API answers it: write-only values
@@ -121,11 +52,18 @@ func (r *ChannelRecord) Model() model.Channel {
 	return c
 }
 
-func (w *writer) putChannel() *Result {
-	var p PutChannel
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
+// putChannelCheck is put_channel's check: from protocol 6 a put with
+// IfVersion is refused unless the stored channel is at that version.
+// Else it finds the stored channel, if any.
+func (w *writer) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result) {
+	cur, exists := readChannel(w.tx, p.Channel.Name)
+	if p.IfVersion != 0 && w.protoAt() >= command.ProtoSealedChannels && (!exists || cur.Version != p.IfVersion) {
+		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "channel " + p.Channel.Name + " changed since"})
 	}
+	return cur, nil
+}
+
+func (w *writer) putChannel(p *command.PutChannel, cur *ChannelRecord) *Result {
 	def := p.Channel
 	def.Version, def.CreatedAt, def.UpdatedAt, def.UpdatedBy, def.SecretSet = 0, nil, nil, "", false
 	if def.Email != nil {
@@ -134,16 +72,12 @@ func (w *writer) putChannel() *Result {
 		def.Email = &e
 	}
 	p.Channel = def
-	if w.protoAt() < ProtoSealedChannels {
-		p.SealedURL, p.IfVersion = nil, 0
-	}
-	cur, exists := readChannel(w.tx, def.Name)
-	if p.IfVersion != 0 && (!exists || cur.Version != p.IfVersion) {
-		return errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "channel " + def.Name + " changed since"})
+	if w.protoAt() < command.ProtoSealedChannels {
+		p.SealedURL = nil
 	}
 	p.IfVersion = 0
-	rec := ChannelRecord{PutChannel: p, Version: 1, CreatedAt: w.cmd.Now}
-	if exists {
+	rec := ChannelRecord{PutChannel: *p, Version: 1, CreatedAt: w.cmd.Now}
+	if cur != nil {
 		rec.Version, rec.CreatedAt = cur.Version+1, cur.CreatedAt
 		if len(rec.Secret) == 0 && def.Type == model.ChannelWebhook {
 			rec.Secret, rec.SecretEncrypted = cur.Secret, cur.SecretEncrypted
@@ -168,27 +102,18 @@ func (w *writer) putChannel() *Result {
 	return okResult(rec.Model())
 }
 
-func (w *writer) deleteChannel() *Result {
-	var ref TaskRef
-	if e := w.decode(&ref); e != nil {
-		return errResult(e)
-	}
-	cur, e := deleteChannelRefusal(w.tx, ref.Name)
-	if e != nil {
-		return errResult(e)
-	}
-	w.del(bktChannels, []byte(ref.Name))
-	return okResult(cur.Model())
-}
-
-// deleteChannelRefusal returns the channel a delete removes, or not_found
-// (shared by apply and Precheck).
-func deleteChannelRefusal(tx *bolt.Tx, name string) (*ChannelRecord, *model.Error) {
-	c, ok := readChannel(tx, name)
+// namedChannel is delete_channel's check: the channel must exist.
+func (w *writer) namedChannel(ref *command.TaskRef) (*ChannelRecord, *Result) {
+	c, ok := readChannel(w.tx, ref.Name)
 	if !ok {
-		return nil, &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no channel named " + name}
+		return nil, errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no channel named " + ref.Name})
 	}
 	return c, nil
+}
+
+func (w *writer) deleteChannel(ref *command.TaskRef, cur *ChannelRecord) *Result {
+	w.del(bktChannels, []byte(ref.Name))
+	return okResult(cur.Model())
 }
 
 func readChannel(tx *bolt.Tx, name string) (*ChannelRecord, bool) {

@@ -8,20 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
 // Execution commands: every transition of an instance after it fires is
 // one of these, checked against the instance's current state (the
 // compare-and-set of DESIGN §5).
-
-// Lease hands READY instances to an executor: READY -> RUNNING.
-type Lease struct {
-	Executor string   `json:"e"`
-	Host     string   `json:"h,omitempty"`
-	IDs      []uint64 `json:"i"`
-	LeaseMs  int64    `json:"l"`
-}
 
 // LeaseResult lists the instances actually leased (others were no longer
 // READY) with their attempt numbers.
@@ -30,80 +23,15 @@ type LeaseResult struct {
 	Attempts []int    `json:"a"`
 }
 
-// Heartbeat renews an executor's leases.
-type Heartbeat struct {
-	Executor string       `json:"e"`
-	Items    []AttemptRef `json:"i"`
-	LeaseMs  int64        `json:"l"`
-}
-
-// AttemptRef names one attempt of an instance.
-type AttemptRef struct {
-	ID      uint64 `json:"i"`
-	Attempt int    `json:"a"`
-	// Unstarted, in a heartbeat, renews the lease without confirming the
-	// attempt: its executor has not started it yet (protocol 6).
-	Unstarted bool `json:"u,omitempty"`
-}
-
 // HeartbeatResult lists attempts the executor must stop, with why.
 type HeartbeatResult struct {
 	Stop []model.StopAttempt `json:"stop,omitempty"`
 }
 
-// Complete ends an attempt.
-type Complete struct {
-	ID      uint64                `json:"i"`
-	Attempt int                   `json:"a"`
-	Report  model.CompleteRequest `json:"r"`
-}
-
-// Expire ends attempts whose lease ran out (the executor died or was cut
-// off). Before protocol 6 each is "lost" and the retry policy decides.
-// From protocol 6 a lapse is charged to maxRetries only when the attempt
-// surely started: its executor confirmed it (a heartbeat for it was
-// applied) in this leader's term, or restarted since it was leased
-// without confirming it (the attempt may have crashed it). Any other
-// lapse ends the attempt interrupted: the instance is READY again and no
-// retry is used.
-type Expire struct {
-	Items []ExpireItem `json:"i"`
-}
-
-// ExpireItem names one attempt whose lease ran out, with what only the
-// leader knows of it.
-type ExpireItem struct {
-	ID      uint64 `json:"i"`
-	Attempt int    `json:"a"`
-	// Interrupted: the lease was last renewed under an earlier leader;
-	// its executor may have been unable to reach this one (protocol 6).
-	Interrupted bool `json:"n,omitempty"`
-	// Restarted: the executor it was leased to has polled or heartbeat
-	// as a new process (another session) since, without confirming it
-	// (protocol 6).
-	Restarted bool `json:"r,omitempty"`
-}
-
 // protoLeases is the protocol from which leases are confirmed and
-// attempts that may not have started are not charged (see Expire).
+// attempts that may not have started are not charged (see
+// command.Expire).
 const protoLeases = 6
-
-// Decide is an operator's decision on an instance.
-type Decide struct {
-	ID      uint64 `json:"i"`
-	Action  string `json:"a"` // approve, reject, cancel, terminate, request_approval
-	Attempt int    `json:"n,omitempty"`
-	Comment string `json:"c,omitempty"`
-}
-
-// Decision actions.
-const (
-	DecideApprove         = "approve"
-	DecideReject          = "reject"
-	DecideCancel          = "cancel"
-	DecideTerminate       = "terminate"
-	DecideRequestApproval = "request_approval"
-)
 
 var (
 	stScheduled = code(stateNames, model.StateScheduled)
@@ -354,17 +282,7 @@ func (w *writer) finish(r *record, st uint8) {
 	}
 }
 
-// Alerted records that the leader handled a failure's alerts.
-type Alerted struct {
-	ID      uint64 `json:"i"`
-	Message string `json:"m"`
-}
-
-func (w *writer) alerted() *Result {
-	var a Alerted
-	if e := w.decode(&a); e != nil {
-		return errResult(e)
-	}
+func (w *writer) alerted(a *command.Alerted) *Result {
 	if w.tx.Bucket(bktAlerts).Get(u64key(a.ID)) == nil {
 		return okResult(struct{}{}) // already recorded
 	}
@@ -373,11 +291,7 @@ func (w *writer) alerted() *Result {
 	return okResult(struct{}{})
 }
 
-func (w *writer) lease() *Result {
-	var l Lease
-	if e := w.decode(&l); e != nil {
-		return errResult(e)
-	}
+func (w *writer) lease(l *command.Lease) *Result {
 	var out LeaseResult
 	for _, id := range l.IDs {
 		r, ok := w.loadRecord(id)
@@ -412,11 +326,25 @@ func (w *writer) saveAttempt(id uint64, a model.Attempt) {
 	w.put(bktAttempts, attemptKey(id, a.Number), encodeAttempt(&a))
 }
 
-func (w *writer) heartbeat() *Result {
-	var h Heartbeat
-	if e := w.decode(&h); e != nil {
-		return errResult(e)
+// heartbeatCheck is heartbeat's check: a heartbeat none of whose
+// attempts may renew its lease is answered with why each must stop.
+func (w *writer) heartbeatCheck(h *command.Heartbeat) (none, *Result) {
+	var out HeartbeatResult
+	for _, it := range h.Items {
+		r, ok := w.loadRecord(it.ID)
+		if w.err != nil {
+			return none{}, nil
+		}
+		reason := heartbeatStop(r, ok, it, h.Executor)
+		if reason == "" {
+			return none{}, nil // at least one lease is renewed
+		}
+		out.Stop = append(out.Stop, model.StopAttempt{InstanceID: model.FormatID(it.ID), Attempt: it.Attempt, Reason: reason})
 	}
+	return none{}, okResult(out)
+}
+
+func (w *writer) heartbeat(h *command.Heartbeat) *Result {
 	var out HeartbeatResult
 	for _, it := range h.Items {
 		r, ok := w.loadRecord(it.ID)
@@ -445,7 +373,7 @@ func (w *writer) heartbeat() *Result {
 // heartbeatStop returns why the executor must stop the attempt it ran
 // its heartbeat for ("" to renew its lease): the instance (r, found by
 // ok) is unknown, runs a newer attempt or elsewhere, or no longer runs.
-func heartbeatStop(r *record, ok bool, it AttemptRef, executor string) string {
+func heartbeatStop(r *record, ok bool, it command.AttemptRef, executor string) string {
 	switch {
 	case !ok:
 		return "unknown instance"
@@ -534,36 +462,75 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 	w.instanceEvent(r.ID, "failed", fmt.Sprintf("attempt %d %s: %s; %s", a.Number, outcome, rep.Error, why))
 }
 
-func (w *writer) complete() *Result {
-	var c Complete
-	if e := w.decode(&c); e != nil {
-		return errResult(e)
+// report is what a report of an attempt's end finds: the instance, and
+// whether the report only brings the output of an attempt an operator
+// stopped (late, from protocol 6: see lateOutput).
+type report struct {
+	r    *record
+	late *model.Attempt
+}
+
+// findReport returns what the report c finds, or why it is refused.
+func (w *writer) findReport(c *command.Complete) (report, *model.Error) {
+	r, ok := w.loadRecord(c.ID)
+	if w.err != nil {
+		return report{}, nil
 	}
-	state, e := w.completeOne(c)
+	if e := completeRefusal(r, ok, c); e != nil {
+		if a, late := lateOutput(w.tx, r, ok, c); late && w.protoAt() >= protoSlots {
+			return report{r: r, late: &a}, nil
+		}
+		return report{}, e
+	}
+	return report{r: r}, nil
+}
+
+// completeCheck is complete's check: the report's refusal.
+func (w *writer) completeCheck(c *command.Complete) (report, *Result) {
+	rp, e := w.findReport(c)
+	if e != nil {
+		return rp, errResult(e)
+	}
+	return rp, nil
+}
+
+func (w *writer) complete(c *command.Complete, rp report) *Result {
+	state := w.endReported(c, rp)
 	if w.err != nil {
 		return nil
-	}
-	if e != nil {
-		return errResult(e)
 	}
 	return okResult(struct {
 		State string `json:"state"`
 	}{state})
 }
 
+// completeBatchCheck is complete_batch's check: a batch every report of
+// which is refused is answered with the refusals.
+func (w *writer) completeBatchCheck(cs []command.Complete) (none, *Result) {
+	var out []model.CompleteOutcome
+	for i := range cs {
+		_, e := w.findReport(&cs[i])
+		if e == nil || w.err != nil {
+			return none{}, nil // at least one report applies
+		}
+		if out == nil {
+			out = make([]model.CompleteOutcome, 0, len(cs))
+		}
+		out = append(out, completeOutcome(&cs[i], "", e))
+	}
+	return none{}, okResult(out)
+}
+
 // completeBatch applies several attempt reports; each gets its own
 // outcome, so one fenced report does not refuse the others.
-func (w *writer) completeBatch() *Result {
-	cs, err := decodeCompleteBatch(w.cmd.Body)
-	if err != nil {
-		return errResult(model.Errorf(model.CodeInvalid, "undecodable %s body: %v", w.cmd.Type, err))
-	}
-	if e := validateCompleteBatch(w.cmd, cs); e != nil {
-		return errResult(e)
-	}
+func (w *writer) completeBatch(cs []command.Complete) *Result {
 	out := make([]model.CompleteOutcome, len(cs))
 	for i := range cs {
-		state, e := w.completeOne(cs[i])
+		rp, e := w.findReport(&cs[i])
+		state := ""
+		if e == nil && w.err == nil {
+			state = w.endReported(&cs[i], rp)
+		}
 		if w.err != nil {
 			return nil
 		}
@@ -572,17 +539,13 @@ func (w *writer) completeBatch() *Result {
 	return okResult(out)
 }
 
-func (w *writer) completeOne(c Complete) (string, *model.Error) {
-	r, ok := w.loadRecord(c.ID)
-	if w.err != nil {
-		return "", nil
-	}
-	if e := completeRefusal(r, ok, &c); e != nil {
-		if a, late := lateOutput(w.tx, r, ok, &c); late && w.protoAt() >= protoSlots {
-			w.attachOutput(r.ID, a, &c.Report)
-			return name(stateNames, r.State), nil
-		}
-		return "", e
+// endReported ends the attempt c reports (found by findReport), or
+// attaches its late output, and returns the instance's state.
+func (w *writer) endReported(c *command.Complete, rp report) string {
+	r := rp.r
+	if rp.late != nil {
+		w.attachOutput(r.ID, *rp.late, &c.Report)
+		return name(stateNames, r.State)
 	}
 	outcome := model.OutcomeFailed
 	switch {
@@ -601,14 +564,14 @@ func (w *writer) completeOne(c Complete) (string, *model.Error) {
 		r.Flags &^= flagMidRunApproval
 	}
 	w.endAttempt(r, c.Report, outcome)
-	return name(stateNames, r.State), nil
+	return name(stateNames, r.State)
 }
 
 // completeRefusal returns why the report c cannot end an attempt of the
 // instance r (found by ok), nil if it can. Fencing: a report from an older
 // attempt (or after a terminate or a lost lease) must not change the
 // instance.
-func completeRefusal(r *record, ok bool, c *Complete) *model.Error {
+func completeRefusal(r *record, ok bool, c *command.Complete) *model.Error {
 	if !ok {
 		return instanceNotFound(c.ID)
 	}
@@ -621,7 +584,7 @@ func completeRefusal(r *record, ok bool, c *Complete) *model.Error {
 }
 
 // completeOutcome is one report's answer in a complete_batch result.
-func completeOutcome(c *Complete, state string, e *model.Error) model.CompleteOutcome {
+func completeOutcome(c *command.Complete, state string, e *model.Error) model.CompleteOutcome {
 	o := model.CompleteOutcome{ExecutionID: model.FormatID(c.ID) + "-" + strconv.Itoa(c.Attempt), State: state}
 	if e != nil {
 		o.Code, o.Error = e.Code, e.Message
@@ -629,11 +592,7 @@ func completeOutcome(c *Complete, state string, e *model.Error) model.CompleteOu
 	return o
 }
 
-func (w *writer) expire() *Result {
-	var e Expire
-	if err := w.decode(&e); err != nil {
-		return errResult(err)
-	}
+func (w *writer) expire(e *command.Expire) *Result {
 	n := 0
 	for _, it := range e.Items {
 		r, ok := w.loadRecord(it.ID)
@@ -668,7 +627,7 @@ func (w *writer) expire() *Result {
 // lapse says why the lapsed lease of r (item it) ends its attempt, and
 // whether it is charged (lost) or not (interrupted): charged when the
 // attempt surely started, see Expire.
-func lapse(r *record, it ExpireItem) (why string, charged bool) {
+func lapse(r *record, it command.ExpireItem) (why string, charged bool) {
 	confirmed := r.Flags&flagConfirmed != 0
 	switch {
 	case confirmed && !it.Interrupted:
@@ -697,22 +656,24 @@ func (w *writer) interrupted(r *record, why string) {
 	w.instanceEvent(r.ID, "requeued", fmt.Sprintf("attempt %d interrupted; it runs again, not counted against maxRetries", r.Attempts))
 }
 
-func (w *writer) decide() *Result {
-	var d Decide
-	if e := w.decode(&d); e != nil {
-		return errResult(e)
-	}
+// decideCheck is decide's check: the decision's refusal, or the
+// instance it applies to.
+func (w *writer) decideCheck(d *command.Decide) (*record, *Result) {
 	r, ok := w.loadRecord(d.ID)
 	if w.err != nil {
-		return nil
+		return nil, nil
 	}
-	if e := decideRefusal(r, ok, &d); e != nil {
-		return errResult(e)
+	if e := decideRefusal(r, ok, d); e != nil {
+		return nil, errResult(e)
 	}
+	return r, nil
+}
+
+func (w *writer) decide(d *command.Decide, r *record) *Result {
 	msg := d.Comment
 	midRun := r.Flags&flagMidRunApproval != 0
 	switch d.Action {
-	case DecideApprove:
+	case command.DecideApprove:
 		w.instanceEvent(r.ID, "approved", msg)
 		if midRun {
 			r.Flags &^= flagMidRunApproval
@@ -721,18 +682,18 @@ func (w *writer) decide() *Result {
 			r.Flags |= flagApproved
 			w.admit(r)
 		}
-	case DecideReject, DecideCancel:
-		verb := map[string]string{DecideReject: "rejected", DecideCancel: "canceled"}[d.Action]
+	case command.DecideReject, command.DecideCancel:
+		verb := map[string]string{command.DecideReject: "rejected", command.DecideCancel: "canceled"}[d.Action]
 		if midRun && w.protoAt() >= protoSlots {
 			w.stopAttempt(r, model.OutcomeCanceled, verb+" by "+w.cmd.Actor)
 		}
 		w.instanceEvent(r.ID, verb, msg)
 		w.finish(r, stCanceled)
-	case DecideTerminate:
+	case command.DecideTerminate:
 		w.stopAttempt(r, model.OutcomeTerminated, "terminated by "+w.cmd.Actor)
 		w.instanceEvent(r.ID, "terminated", msg)
 		w.finish(r, stTerm)
-	case DecideRequestApproval:
+	case command.DecideRequestApproval:
 		r.Flags |= flagMidRunApproval
 		w.setState(r, stApproval)
 		w.instanceEvent(r.ID, "approval_requested", msg)
@@ -744,7 +705,7 @@ func (w *writer) decide() *Result {
 
 // decideRefusal returns why the decision d cannot apply to the instance r
 // (found by ok), nil if it can.
-func decideRefusal(r *record, ok bool, d *Decide) *model.Error {
+func decideRefusal(r *record, ok bool, d *command.Decide) *model.Error {
 	if !ok {
 		return instanceNotFound(d.ID)
 	}
@@ -754,25 +715,25 @@ func decideRefusal(r *record, ok bool, d *Decide) *model.Error {
 	}
 	midRun := r.Flags&flagMidRunApproval != 0
 	switch d.Action {
-	case DecideApprove:
+	case command.DecideApprove:
 		if r.State != stApproval {
 			return bad("only WAITING_APPROVAL can be approved")
 		}
-	case DecideReject:
+	case command.DecideReject:
 		if r.State != stApproval {
 			return bad("only WAITING_APPROVAL can be rejected")
 		}
-	case DecideCancel:
+	case command.DecideCancel:
 		switch r.State {
 		case stScheduled, stReady, stBlocked, stApproval, stRetrying:
 		default:
 			return bad("cancel applies to SCHEDULED, READY, BLOCKED, WAITING_APPROVAL and RETRYING; use terminate for RUNNING")
 		}
-	case DecideTerminate:
+	case command.DecideTerminate:
 		if r.State != stRunning && !(r.State == stApproval && midRun) {
 			return bad("only RUNNING can be terminated")
 		}
-	case DecideRequestApproval:
+	case command.DecideRequestApproval:
 		if r.State != stRunning || int(r.Attempts) != d.Attempt {
 			return bad("approval can be requested by the running attempt only")
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -146,7 +147,7 @@ type FSM struct {
 	// applyHook, set by tests only, runs before each command's apply
 	// (to make one fail). It does not take the writer: handing the writer
 	// to a function value would move it to the heap for every command.
-	applyHook func(tx *bolt.Tx, c *Command)
+	applyHook func(tx *bolt.Tx, c *command.Command)
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -308,7 +309,7 @@ func (f *FSM) Close() error {
 // rememberRequest stores a command's result under its request id, indexed
 // for pruning by the request clock and log index (protocol 3) or, before,
 // by leader time.
-func (f *FSM) rememberRequest(tx *bolt.Tx, c *Command, index uint64, es *entryState, res *Result) {
+func (f *FSM) rememberRequest(tx *bolt.Tx, c *command.Command, index uint64, es *entryState, res *Result) {
 	v := make([]byte, 8, 9+len(res.Data))
 	binary.BigEndian.PutUint64(v, uint64(c.Now))
 	v = appendStoredResult(v, res)
@@ -521,7 +522,7 @@ func (f *FSM) Dump(w io.Writer) error {
 type writer struct {
 	f      *FSM
 	tx     *bolt.Tx
-	cmd    *Command
+	cmd    *command.Command
 	index  uint64
 	es     *entryState // what the commands of the entry share
 	notes  *notes
@@ -529,6 +530,9 @@ type writer struct {
 	err    error
 	proto  int // the state's protocol as this command began (0: not read yet)
 	ended  *endedAttempt
+	// dry marks a Precheck: the transaction is read-only, and what a
+	// check finds is not used, only its answer.
+	dry bool
 }
 
 func (w *writer) put(bkt, k, v []byte) {
@@ -542,6 +546,3 @@ func (w *writer) del(bkt, k []byte) {
 		w.err = w.tx.Bucket(bkt).Delete(k)
 	}
 }
-
-// decode decodes the command's JSON body into v and validates it.
-func (w *writer) decode(v body) *model.Error { return decodeJSON(w.cmd, v) }

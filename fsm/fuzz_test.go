@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -201,10 +202,11 @@ func (st *fuzzState) open(t *testing.T) *FSM {
 
 // FuzzApply applies arbitrary bytes as a log entry's data, or as the body
 // of a CmdBatch entry (inBatch), to a state machine holding tasks and
-// instances. The apply must never panic; an answer that is only errors
-// must leave the state as it was (but for the applied index and request
-// bookkeeping); after a change every query must still answer and its
-// answer encode.
+// instances. The apply must never panic, but to stop the node on a
+// command type it does not know (and may not skip), which commits nothing
+// of the entry; an answer that is only errors must leave the state as it
+// was (but for the applied index and request bookkeeping); after a change
+// every query must still answer and its answer encode.
 func FuzzApply(f *testing.F) {
 	st := buildFuzzState(f, f.TempDir())
 	st.work = filepath.Join(scratchDir(f), "fsm.db")
@@ -215,7 +217,16 @@ func FuzzApply(f *testing.F) {
 		}
 		fm := st.open(t)
 		defer fm.Close()
-		out := fm.ApplyBatch([]*raft.Log{{Index: st.applied + 1, Term: 2, Type: raft.LogCommand, Data: entry}})
+		out, stop := raftApply(fm, []*raft.Log{{Index: st.applied + 1, Term: 2, Type: raft.LogCommand, Data: entry}})
+		if stop != "" {
+			switch {
+			case !strings.Contains(stop, errUnknownType.Error()) || !holdsUnknownType(entry):
+				t.Fatalf("apply panicked: %s", stop)
+			case fm.AppliedIndex() != st.applied || stateDigest(t, fm) != st.digest:
+				t.Fatalf("a stopped apply committed: applied %d, want %d", fm.AppliedIndex(), st.applied)
+			}
+			return
+		}
 		if fm.AppliedIndex() != st.applied+1 {
 			t.Fatalf("applied %d, want %d", fm.AppliedIndex(), st.applied+1)
 		}
@@ -318,33 +329,34 @@ func fuzzSeeds(t testing.TB, st *fuzzState) map[string][]byte {
 	task.Trigger.Timezone = "Europe/Berlin"
 	task.Policy.IdempotencyKey = "{{.Task}}-{{.Date}}"
 	seeds := map[string][]byte{
-		"put_task":       enc(CmdPutTask, "r1", PutTask{Task: task}),
-		"delete_task":    enc(CmdDeleteTask, "", TaskRef{Name: "job"}),
-		"pause_task":     enc(CmdPauseTask, "", TaskRef{Name: "a"}),
-		"resume_task":    enc(CmdResumeTask, "", TaskRef{Name: "a"}),
-		"set_node":       enc(CmdSetNode, "", NodeInfo{ID: "n2", RaftAddr: "h:1", HTTPAddr: "h:2", Proto: 2}),
-		"remove_node":    enc(CmdRemoveNode, "", TaskRef{Name: "n1"}),
-		"noop":           enc(CmdNoop, "", nil),
-		"submit":         binCmd(CmdSubmit, EncodeSubmit(&Submit{Task: "job", Items: []SubmitItem{{DelayMs: 1000, Payload: []byte(`[1,{"a":"b"}]`)}, {AtMs: now - 1, Key: "s1"}}})),
-		"trigger":        enc(CmdTrigger, "req-1", Trigger{Task: "job", Params: map[string]string{"x": "y"}, Key: "k2", Source: model.SourceOnFailure}),
-		"fire":           enc(CmdFire, "", Fire{Tasks: []TaskFire{{Task: "a", Version: 1, At: now, Key: "a@x", Date: "2026-11-30", Missed: 2, MissedFirst: now - 2000, MissedLast: now - 1000}}, Instances: []uint64{st.sched}}),
-		"lease":          enc(CmdLease, "", Lease{Executor: "e2", Host: "h2", IDs: []uint64{st.ready, st.running}, LeaseMs: 5000}),
-		"heartbeat":      enc(CmdHeartbeat, "", Heartbeat{Executor: "e1", Items: []AttemptRef{{ID: st.running, Attempt: 1}, {ID: st.ready, Attempt: 1}}, LeaseMs: 5000}),
-		"complete":       enc(CmdComplete, "", Complete{ID: st.running, Attempt: 1, Report: report}),
-		"expire":         enc(CmdExpire, "", Expire{Items: []ExpireItem{{ID: st.running, Attempt: 1}}}),
-		"decide":         enc(CmdDecide, "", Decide{ID: st.waiting, Action: DecideApprove, Comment: "ok"}),
-		"complete_batch": binCmd(CmdCompleteBatch, EncodeCompleteBatch([]Complete{{ID: st.running, Attempt: 1, Report: report}, {ID: st.ready, Attempt: 1, Report: report}})),
-		"backfill":       enc(CmdBackfill, "", Backfill{Task: "a", Version: 1, At: []int64{t0, t0 + 300_000}, Keys: []string{"a@1", "a@2"}, Dates: []string{"2026-11-30", "2026-11-30"}}),
-		"alerted":        enc(CmdAlerted, "", Alerted{ID: st.failed, Message: "notified"}),
-		"prune":          enc(CmdPrune, "", Prune{IDs: []uint64{st.failed, st.ready}}),
-		"acl_put_token":  enc(CmdACLPutToken, "", ACLPutToken{Token: TokenRecord{Name: "worker", Role: model.RoleExecutor, Executor: "e1", Labels: map[string]string{"pool": "a"}, Hash: strings.Repeat("0f", 32)}, TTLms: 60_000}),
-		"acl_bootstrap":  enc(CmdACLBootstrap, "", ACLBootstrap{Token: TokenRecord{Name: "root", Role: model.RoleAdmin, Hash: strings.Repeat("1e", 32)}}),
-		"acl_delete":     enc(CmdACLDeleteToken, "", TaskRef{Name: "ops"}),
-		"put_secret":     enc(CmdPutSecret, "", PutSecret{Name: "db", Value: []byte("hunter2")}),
-		"delete_secret":  enc(CmdDeleteSecret, "", TaskRef{Name: "db"}),
-		"set_member_key": enc(CmdSetMemberKey, "", SetMemberKey{Key: make([]byte, 32)}),
-		"note":           enc(CmdNote, "", Note{IDs: []uint64{st.ready, st.running}, Type: NoteNoExecutor, Message: "no executor"}),
-		"unknown_type":   enc(CommandType(99), "", nil),
+		"put_task":               enc(CmdPutTask, "r1", PutTask{Task: task}),
+		"delete_task":            enc(CmdDeleteTask, "", TaskRef{Name: "job"}),
+		"pause_task":             enc(CmdPauseTask, "", TaskRef{Name: "a"}),
+		"resume_task":            enc(CmdResumeTask, "", TaskRef{Name: "a"}),
+		"set_node":               enc(CmdSetNode, "", NodeInfo{ID: "n2", RaftAddr: "h:1", HTTPAddr: "h:2", Proto: 2}),
+		"remove_node":            enc(CmdRemoveNode, "", TaskRef{Name: "n1"}),
+		"noop":                   enc(CmdNoop, "", nil),
+		"submit":                 binCmd(CmdSubmit, EncodeSubmit(&Submit{Task: "job", Items: []SubmitItem{{DelayMs: 1000, Payload: []byte(`[1,{"a":"b"}]`)}, {AtMs: now - 1, Key: "s1"}}})),
+		"trigger":                enc(CmdTrigger, "req-1", Trigger{Task: "job", Params: map[string]string{"x": "y"}, Key: "k2", Source: model.SourceOnFailure}),
+		"fire":                   enc(CmdFire, "", Fire{Tasks: []TaskFire{{Task: "a", Version: 1, At: now, Key: "a@x", Date: "2026-11-30", Missed: 2, MissedFirst: now - 2000, MissedLast: now - 1000}}, Instances: []uint64{st.sched}}),
+		"lease":                  enc(CmdLease, "", Lease{Executor: "e2", Host: "h2", IDs: []uint64{st.ready, st.running}, LeaseMs: 5000}),
+		"heartbeat":              enc(CmdHeartbeat, "", Heartbeat{Executor: "e1", Items: []AttemptRef{{ID: st.running, Attempt: 1}, {ID: st.ready, Attempt: 1}}, LeaseMs: 5000}),
+		"complete":               enc(CmdComplete, "", Complete{ID: st.running, Attempt: 1, Report: report}),
+		"expire":                 enc(CmdExpire, "", Expire{Items: []ExpireItem{{ID: st.running, Attempt: 1}}}),
+		"decide":                 enc(CmdDecide, "", Decide{ID: st.waiting, Action: DecideApprove, Comment: "ok"}),
+		"complete_batch":         binCmd(CmdCompleteBatch, EncodeCompleteBatch([]Complete{{ID: st.running, Attempt: 1, Report: report}, {ID: st.ready, Attempt: 1, Report: report}})),
+		"backfill":               enc(CmdBackfill, "", Backfill{Task: "a", Version: 1, At: []int64{t0, t0 + 300_000}, Keys: []string{"a@1", "a@2"}, Dates: []string{"2026-11-30", "2026-11-30"}}),
+		"alerted":                enc(CmdAlerted, "", Alerted{ID: st.failed, Message: "notified"}),
+		"prune":                  enc(CmdPrune, "", Prune{IDs: []uint64{st.failed, st.ready}}),
+		"acl_put_token":          enc(CmdACLPutToken, "", ACLPutToken{Token: TokenRecord{Name: "worker", Role: model.RoleExecutor, Executor: "e1", Labels: map[string]string{"pool": "a"}, Hash: strings.Repeat("0f", 32)}, TTLms: 60_000}),
+		"acl_bootstrap":          enc(CmdACLBootstrap, "", ACLBootstrap{Token: TokenRecord{Name: "root", Role: model.RoleAdmin, Hash: strings.Repeat("1e", 32)}}),
+		"acl_delete":             enc(CmdACLDeleteToken, "", TaskRef{Name: "ops"}),
+		"put_secret":             enc(CmdPutSecret, "", PutSecret{Name: "db", Value: []byte("hunter2")}),
+		"delete_secret":          enc(CmdDeleteSecret, "", TaskRef{Name: "db"}),
+		"set_member_key":         enc(CmdSetMemberKey, "", SetMemberKey{Key: make([]byte, 32)}),
+		"note":                   enc(CmdNote, "", Note{IDs: []uint64{st.ready, st.running}, Type: NoteNoExecutor, Message: "no executor"}),
+		"unknown_type":           enc(CommandType(99), "", nil),
+		"unknown_ignorable_type": enc(command.Ignorable|99, "r9", nil),
 
 		"put_task_empty_name":    enc(CmdPutTask, "", json.RawMessage(`{"task":{"name":"","trigger":{"type":"cron","expression":"* * * * *"},"action":{"type":"shell","command":"id"}}}`)),
 		"put_task_year_10000":    enc(CmdPutTask, "", json.RawMessage(`{"task":{"name":"late","trigger":{"type":"once","at":"9999-12-31T23:59:59-23:59"},"action":{"type":"shell","command":"id"}}}`)),
@@ -367,6 +379,12 @@ func fuzzSeeds(t testing.TB, st *fuzzState) map[string][]byte {
 	seeds["batch_truncated"] = binCmd(CmdBatch, batch[:len(batch)-7])
 	seeds["batch_in_batch"] = binCmd(CmdBatch, append(binary.AppendUvarint(nil, uint64(len(seeds["batch"]))), seeds["batch"]...))
 	seeds["batch_body"] = batch // with inBatch
+	var unknown []byte
+	for _, name := range []string{"trigger", "unknown_type"} {
+		unknown = binary.AppendUvarint(unknown, uint64(len(seeds[name])))
+		unknown = append(unknown, seeds[name]...)
+	}
+	seeds["batch_unknown_type"] = binCmd(CmdBatch, unknown)
 	return seeds
 }
 

@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -17,6 +18,12 @@ import (
 // so a batch of submissions appends at the end of a few minute ranges
 // instead of dirtying one random leaf page per instance.
 const dueBucketMs = 60_000
+
+// maxTimeMs is the latest time a command may name: the due index keeps
+// minutes in 32 bits.
+const maxTimeMs = command.MaxTimeMs
+
+var _ [0]struct{} = [maxTimeMs - (1<<32*dueBucketMs - 1)]struct{}{}
 
 func dueKey(dueMs int64, id uint64) []byte {
 	k := make([]byte, 12)
@@ -143,51 +150,16 @@ func (w *writer) instanceEvent(id uint64, typ, msg string) {
 }
 
 // maxEntryInstances is how many instances one log entry can create: an
-// instance id is the entry's index << 20 | a sequence number.
-var maxEntryInstances = 1 << 20
+// instance id is the entry's index << 20 | a sequence number. A variable
+// for the tests.
+var maxEntryInstances = command.MaxEntryInstances
+
+// command.MaxEntryInstances is this id layout's: 20 bits of sequence.
+var _ [0]struct{} = [command.MaxEntryInstances - 1<<20]struct{}{}
 
 // MaxEntryInstances is how many instances the commands of one log entry
 // may create together; the leader's group commit packs no more.
 func MaxEntryInstances() int { return maxEntryInstances }
-
-// Instances returns how many instances c may create at most (0 for
-// commands that create none, or whose body does not decode).
-func (c *Command) Instances() int {
-	switch c.Type {
-	case CmdSubmit:
-		_, rest, err := readBytes(c.Body)
-		if err != nil {
-			return 0
-		}
-		n, k := binary.Uvarint(rest)
-		if k <= 0 || n > uint64(maxEntryInstances) {
-			return maxEntryInstances
-		}
-		return int(n)
-	case CmdTrigger:
-		return 1
-	case CmdComplete:
-		// A success creates its task's onSuccess instances (policy.go).
-		return model.MaxOnSuccess
-	case CmdCompleteBatch:
-		n := 0
-		if len(c.Body) > 1 && c.Body[0] == completeVersion {
-			if v, k := binary.Uvarint(c.Body[1:]); k > 0 && v <= uint64(model.MaxReports) {
-				n = int(v)
-			}
-		} else if cs, err := decodeCompleteBatch(c.Body); err == nil {
-			n = len(cs)
-		}
-		return n * model.MaxOnSuccess
-	case CmdBackfill:
-		var b Backfill
-		if json.Unmarshal(c.Body, &b) != nil {
-			return 0
-		}
-		return len(b.At)
-	}
-	return 0
-}
 
 // reserve answers an error, before the command writes anything, when the
 // entry has no ids left for n more instances. The leader's group commit
@@ -294,21 +266,6 @@ func (w *writer) existing(task, key string) (uint64, bool) {
 	return binary.BigEndian.Uint64(v), true
 }
 
-// Submit creates delayed instances of a task.
-type Submit struct {
-	Task  string       `json:"t"`
-	Items []SubmitItem `json:"i"`
-}
-
-// SubmitItem is one delayed submission; exactly one of DelayMs and AtMs
-// applies (AtMs when non-zero).
-type SubmitItem struct {
-	Payload json.RawMessage `json:"p,omitempty"`
-	DelayMs int64           `json:"d,omitempty"`
-	AtMs    int64           `json:"a,omitempty"`
-	Key     string          `json:"k,omitempty"`
-}
-
 func notFoundTask(name string) *Result { return errResult(taskNotFound(name)) }
 
 // taskNotFound and instanceNotFound are the not_found errors naming the
@@ -330,20 +287,18 @@ func readRecord(tx *bolt.Tx, id uint64) (*record, error) {
 	return decodeRecord(id, v)
 }
 
-func (w *writer) submit() *Result {
-	s, err := decodeSubmit(w.cmd.Body)
-	if err != nil {
-		return errResult(model.Errorf(model.CodeInvalid, "undecodable submit body: %v", err))
-	}
-	if e := s.validate(w.cmd); e != nil {
-		return errResult(e)
-	}
-	// The binary task state carries the version, so the hot path does not
-	// decode the task's JSON definition.
+// submitCheck is submit's check: the task must exist. Its binary state
+// carries the version, so the hot path does not decode the task's JSON
+// definition.
+func (w *writer) submitCheck(s *command.Submit) (taskState, *Result) {
 	ts := w.loadState(s.Task)
 	if ts.Version == 0 {
-		return notFoundTask(s.Task)
+		return ts, notFoundTask(s.Task)
 	}
+	return ts, nil
+}
+
+func (w *writer) submit(s *command.Submit, ts taskState) *Result {
 	if e := w.reserve(len(s.Items)); e != nil {
 		return e
 	}
@@ -395,27 +350,12 @@ func (w *writer) submit() *Result {
 	return &Result{Data: encodeSubmitResult(out)}
 }
 
-// Trigger creates a READY instance of a task now (source api).
-type Trigger struct {
-	Task   string            `json:"t"`
-	Params map[string]string `json:"p,omitempty"`
-	Key    string            `json:"k,omitempty"`
-	Source string            `json:"s,omitempty"` // default api
-	Date   string            `json:"d,omitempty"` // today in the task's timezone
+// triggerCheck is trigger's check: the task must exist.
+func (w *writer) triggerCheck(tr *command.Trigger) (*storedTask, *Result) {
+	return w.taskCheck(tr.Task)
 }
 
-func (w *writer) trigger() *Result {
-	var tr Trigger
-	if e := w.decode(&tr); e != nil {
-		return errResult(e)
-	}
-	t, ok := w.loadTask(tr.Task)
-	if w.err != nil {
-		return nil
-	}
-	if !ok {
-		return notFoundTask(tr.Task)
-	}
+func (w *writer) trigger(tr *command.Trigger, t *storedTask) *Result {
 	if id, ok := w.existing(tr.Task, tr.Key); ok {
 		r, _ := w.loadRecord(id)
 		if w.err != nil {
@@ -445,31 +385,6 @@ func (w *writer) trigger() *Result {
 	return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(w.cmd.Now), State: name(stateNames, r.State)})
 }
 
-// Fire is the leader's firing of due work: task fire times from the timing
-// wheel (with the misfires it decided on) and due delayed instances.
-type Fire struct {
-	Tasks     []TaskFire `json:"t,omitempty"`
-	Instances []uint64   `json:"i,omitempty"`
-}
-
-// TaskFire fires one task at one scheduled time (At, Unix ms; 0 for no
-// fire) and may record fire times missed beyond the catch-up window.
-type TaskFire struct {
-	Task    string `json:"n"`
-	Version uint64 `json:"v"`
-	At      int64  `json:"s,omitempty"`
-	Key     string `json:"k,omitempty"`
-	Date    string `json:"d,omitempty"` // scheduled date in the task's timezone (dependsOn)
-	// Missed fire times not fired: count, first and last (Unix ms). The
-	// watermark advances past them.
-	Missed      int64 `json:"mc,omitempty"`
-	MissedFirst int64 `json:"mf,omitempty"`
-	MissedLast  int64 `json:"ml,omitempty"`
-	// MissedMore says more times than Missed were missed (the leader stops
-	// counting after an outage of over a million fire times).
-	MissedMore bool `json:"mm,omitempty"`
-}
-
 // FireResult counts what a Fire did; duplicates and stale fires are
 // ignored by design (exactly once per fire time).
 type FireResult struct {
@@ -492,11 +407,7 @@ func sourceOf(triggerType string) string {
 	}
 }
 
-func (w *writer) fire() *Result {
-	var f Fire
-	if e := w.decode(&f); e != nil {
-		return errResult(e)
-	}
+func (w *writer) fire(f *command.Fire) *Result {
 	var res FireResult
 	for _, tf := range f.Tasks {
 		t, ok := w.loadTask(tf.Task)
@@ -609,19 +520,6 @@ func (w *writer) cancelScheduled(task string) int {
 	return n
 }
 
-// Backfill creates one instance per given past fire time of a task (source
-// backfill), skipping times that already have an instance: every fire and
-// backfill carries the idempotency key of its time, so a backfill never
-// duplicates a regular fire, and a second backfill of the same range
-// creates nothing.
-type Backfill struct {
-	Task    string   `json:"t"`
-	Version uint64   `json:"v"`
-	At      []int64  `json:"a"`
-	Keys    []string `json:"k"`
-	Dates   []string `json:"d,omitempty"`
-}
-
 // BackfillResult lists the created instances and counts the skipped times.
 type BackfillResult struct {
 	Created  []string `json:"created"`
@@ -635,21 +533,17 @@ func backfillConflict(have, planned uint64) *model.Error {
 		Message: fmt.Sprintf("task changed while the backfill was planned (version %d, planned for %d); retry", have, planned)}
 }
 
-func (w *writer) backfill() *Result {
-	var b Backfill
-	if e := w.decode(&b); e != nil {
-		return errResult(e)
+// backfillCheck is backfill's check: the task must exist, at the
+// version the backfill was planned for.
+func (w *writer) backfillCheck(b *command.Backfill) (*storedTask, *Result) {
+	t, res := w.existingTask(b.Task)
+	if t != nil && t.Version != b.Version {
+		return nil, errResult(backfillConflict(t.Version, b.Version))
 	}
-	t, ok := w.loadTask(b.Task)
-	if w.err != nil {
-		return nil
-	}
-	if !ok {
-		return notFoundTask(b.Task)
-	}
-	if t.Version != b.Version {
-		return errResult(backfillConflict(t.Version, b.Version))
-	}
+	return t, res
+}
+
+func (w *writer) backfill(b *command.Backfill, t *storedTask) *Result {
 	if e := w.reserve(len(b.At)); e != nil {
 		return e
 	}

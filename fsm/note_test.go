@@ -69,7 +69,7 @@ func TestNote_validate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := tt.note.validate(nil)
+			e := tt.note.Validate(nil)
 			switch {
 			case tt.wantField == "" && e != nil:
 				t.Errorf("refused: %v", e)

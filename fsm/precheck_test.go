@@ -3,8 +3,10 @@ package fsm
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -90,7 +92,11 @@ func TestFSM_Precheck(t *testing.T) {
 		{"a lease", c(CmdLease, Lease{Executor: "e1", IDs: []uint64{ready}, LeaseMs: 1000}), ""},
 		{"a node record", c(CmdSetNode, NodeInfo{ID: "n2", RaftAddr: "h:1", Proto: ProtoVersion}), ""},
 		{"a secret without a name", c(CmdPutSecret, struct{}{}), model.CodeInvalid},
+		{"delete a missing silence", c(CmdDeleteSilence, SilenceRef{ID: "nope"}), model.CodeNotFound},
+		{"bootstrap with a reader token", c(CmdACLBootstrap, ACLBootstrap{Token: TokenRecord{Name: "r", Role: model.RoleReader,
+			Hash: strings.Repeat("ab", 32)}}), model.CodeInvalid},
 		{"a type this version does not know", raw(CommandType(99), now, "{}"), model.CodeInvalid},
+		{"an ignorable type this version does not know", raw(command.Ignorable|99, now, "{}"), model.CodeInvalid},
 		{"a batch", EncodeBatch(now, "n1", []*Command{{Type: CmdNoop}}), model.CodeInvalid},
 		{"a retry of a known request", retry, ""},
 	}
@@ -107,8 +113,8 @@ func TestFSM_Precheck(t *testing.T) {
 			case tc.want == "data" && got.Err != nil, tc.want != "data" && (got.Err == nil || got.Err.Code != tc.want):
 				t.Fatalf("got %+v (data %s), want %s", got.Err, got.Data, tc.want)
 			}
-			if tc.c.Type == CmdBatch {
-				return
+			if tc.c.Type == CmdBatch || !tc.c.Type.Known() && !tc.c.Type.Ignorable() {
+				return // applying an unknown type stops the node (TestFSM_UnknownTypeStops)
 			}
 			before := dump(t, fx.f)
 			applied := fx.a.apply(tc.c)

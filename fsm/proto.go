@@ -5,28 +5,10 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/fsm/command"
 )
 
-// SetProto is the body of CmdSetProto: the protocol every member speaks,
-// which a leader proposes once they all do. The state machine's protocol
-// only rises.
-type SetProto struct {
-	Proto int `json:"proto"`
-}
-
-func (p *SetProto) validate(*Command) *model.Error {
-	if p.Proto < 1 || p.Proto > ProtoVersion {
-		return model.FieldErrorf("proto", "protocol %d: this version speaks 1 to %d", p.Proto, ProtoVersion)
-	}
-	return nil
-}
-
-func (w *writer) setProto() *Result {
-	var p SetProto
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
-	}
+func (w *writer) setProto(p *command.SetProto) *Result {
 	if p.Proto > stateProto(w.tx) {
 		w.put(bktMeta, keyProto, u64key(uint64(p.Proto)))
 		w.proto = 0

@@ -11,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -330,7 +331,7 @@ func (f *FSM) ActiveInstances(fn func(Active)) error {
 // (refs, from a LeaseResult), never what the record says later: an
 // instance that no longer runs that attempt (it ended, or was leased
 // again) or whose task is gone gets no job.
-func (f *FSM) Jobs(refs []AttemptRef) ([]model.Job, error) {
+func (f *FSM) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 	out := make([]model.Job, 0, len(refs))
 	err := f.view(func(tx *bolt.Tx) error {
 		tasks := map[string]*storedTask{}
@@ -420,11 +421,11 @@ func (f *FSM) Running(id uint64) (attempt int, ok bool) {
 }
 
 // Refs pairs the instances a lease leased with their attempts.
-func (l *LeaseResult) Refs() []AttemptRef {
-	out := make([]AttemptRef, 0, len(l.IDs))
+func (l *LeaseResult) Refs() []command.AttemptRef {
+	out := make([]command.AttemptRef, 0, len(l.IDs))
 	for i, id := range l.IDs {
 		if i < len(l.Attempts) {
-			out = append(out, AttemptRef{ID: id, Attempt: l.Attempts[i]})
+			out = append(out, command.AttemptRef{ID: id, Attempt: l.Attempts[i]})
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -16,8 +17,8 @@ var stateNames = []string{"", model.StateScheduled, model.StateReady, model.Stat
 	model.StateRetrying, model.StateFailed, model.StateWaitingApproval, model.StateTerminated,
 	model.StateBlocked, model.StateSkipped, model.StateCanceled}
 
-var sourceNames = []string{"", model.SourceCron, model.SourceInterval, model.SourceOnce, model.SourceDelay,
-	model.SourceAPI, model.SourceRetry, model.SourceBackfill, model.SourceDependency, model.SourceOnFailure}
+// sourceNames are the instance sources by stored code (0: none).
+var sourceNames = append([]string{""}, command.Sources()...)
 
 func code(names []string, s string) uint8 {
 	for i, n := range names {
@@ -120,6 +121,19 @@ func (r *record) encode() []byte {
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
+
+// errField is a length-prefixed field longer than what holds it.
+var errField = errors.New("fsm: truncated field")
+
+// readBytes reads a uvarint-prefixed byte string: a field of the stored
+// records (instances, attempts, recent failures).
+func readBytes(b []byte) ([]byte, []byte, error) {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < l {
+		return nil, nil, errField
+	}
+	return b[n : n+int(l)], b[n+int(l):], nil
+}
 
 func decodeRecord(id uint64, b []byte) (*record, error) {
 	if len(b) < 3 || b[0] != recordVersion {

@@ -8,14 +8,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-)
 
-// Prune deletes finished instances the leader found past their retention.
-// The state machine deletes only instances in a terminal state, with their
-// attempts, logs, events and idempotency key.
-type Prune struct {
-	IDs []uint64 `json:"i"`
-}
+	"github.com/ax-scheduler/ax/fsm/command"
+)
 
 func isTerminal(st uint8) bool {
 	switch st {
@@ -25,11 +20,7 @@ func isTerminal(st uint8) bool {
 	return false
 }
 
-func (w *writer) prune() *Result {
-	var p Prune
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
-	}
+func (w *writer) prune(p *command.Prune) *Result {
 	n := 0
 	for _, id := range p.IDs {
 		r, ok := w.loadRecord(id)

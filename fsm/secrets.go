@@ -5,6 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -24,34 +25,13 @@ type SecretRecord struct {
 	UpdatedBy string `json:"updatedBy,omitempty"`
 }
 
-// PutSecret is the body of CmdPutSecret.
-type PutSecret struct {
-	Name      string `json:"name"`
-	Value     []byte `json:"value"`
-	Encrypted bool   `json:"encrypted,omitempty"`
-}
-
-// maxStoredSecret bounds a stored value: the API's limit plus the
-// encryption's overhead (version byte, nonce, tag).
-const maxStoredSecret = model.MaxSecretSize + 64
-
 // Model describes the secret without its value.
 func (s *SecretRecord) Model() model.Secret {
 	return model.Secret{Name: s.Name, Version: s.Version, Encrypted: s.Encrypted,
 		CreatedAt: model.UnixMilli(s.CreatedAt), UpdatedAt: model.UnixMilli(s.UpdatedAt), UpdatedBy: s.UpdatedBy}
 }
 
-func (w *writer) putSecret() *Result {
-	var p PutSecret
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
-	}
-	if err := model.ValidateName("name", p.Name); err != nil {
-		return errResult(asModelError(err))
-	}
-	if len(p.Value) > maxStoredSecret {
-		return errResult(&model.Error{Code: model.CodeTooLarge, Field: "value", Message: "secret value too large"})
-	}
+func (w *writer) putSecret(p *command.PutSecret) *Result {
 	rec := SecretRecord{Name: p.Name, Version: 1, CreatedAt: w.cmd.Now}
 	if cur, ok := readSecret(w.tx, p.Name); ok {
 		rec.Version, rec.CreatedAt = cur.Version+1, cur.CreatedAt
@@ -66,30 +46,18 @@ func (w *writer) putSecret() *Result {
 	return okResult(rec.Model())
 }
 
-func (w *writer) deleteSecret() *Result {
-	var ref TaskRef
-	if e := w.decode(&ref); e != nil {
-		return errResult(e)
-	}
-	if err := model.ValidateName("name", ref.Name); err != nil {
-		return errResult(asModelError(err))
-	}
-	cur, e := deleteSecretRefusal(w.tx, ref.Name)
-	if e != nil {
-		return errResult(e)
-	}
-	w.del(bktSecrets, []byte(ref.Name))
-	return okResult(cur.Model())
-}
-
-// deleteSecretRefusal returns the secret a delete removes, or not_found
-// (shared by apply and Precheck).
-func deleteSecretRefusal(tx *bolt.Tx, name string) (*SecretRecord, *model.Error) {
-	s, ok := readSecret(tx, name)
+// namedSecret is delete_secret's check: the secret must exist.
+func (w *writer) namedSecret(ref *command.TaskRef) (*SecretRecord, *Result) {
+	s, ok := readSecret(w.tx, ref.Name)
 	if !ok {
-		return nil, &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no secret named " + name}
+		return nil, errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no secret named " + ref.Name})
 	}
 	return s, nil
+}
+
+func (w *writer) deleteSecret(ref *command.TaskRef, cur *SecretRecord) *Result {
+	w.del(bktSecrets, []byte(ref.Name))
+	return okResult(cur.Model())
 }
 
 func readSecret(tx *bolt.Tx, name string) (*SecretRecord, bool) {

@@ -8,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -59,7 +60,7 @@ func (w *writer) stopAttempt(r *record, outcome, why string) {
 // ended TERMINATED, or CANCELED by a reject or cancel of its mid-run
 // approval) and its record has no output yet, and the report comes from
 // the executor that ran it and carries output.
-func lateOutput(tx *bolt.Tx, r *record, ok bool, c *Complete) (model.Attempt, bool) {
+func lateOutput(tx *bolt.Tx, r *record, ok bool, c *command.Complete) (model.Attempt, bool) {
 	if !ok || c.Report.Output == "" || (r.State != stTerm && r.State != stCanceled) ||
 		int(r.Attempts) != c.Attempt || r.Executor != c.Report.Executor {
 		return model.Attempt{}, false

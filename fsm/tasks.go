@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -104,10 +105,10 @@ type putPlan struct {
 // relative one-shot to the command's time, paused kept when asked (from
 // protocol 5), and whether anything changes. A nil error with w.err set
 // is a storage failure.
-func (w *writer) planPut(p *PutTask) (*putPlan, *model.Error) {
-	check := p.storable
+func (w *writer) planPut(p *command.PutTask) (*putPlan, *model.Error) {
+	check := p.Storable
 	if stateProto(w.tx) >= 2 {
-		check = p.strictStatic
+		check = p.StrictStatic
 	}
 	if e := check(); e != nil {
 		return nil, e
@@ -155,26 +156,46 @@ func (w *writer) planPut(p *PutTask) (*putPlan, *model.Error) {
 	return &putPlan{next: in, cur: cur, changed: !sameSpec(&cur.Task, &in)}, nil
 }
 
-// putTask creates or updates a task. The body was validated by the API
-// before it was proposed; the state machine checks only what depends on
-// state (the version precondition) so that replays stay deterministic.
-func (w *writer) putTask() *Result {
-	var p PutTask
-	if e := w.decode(&p); e != nil {
-		return errResult(e)
+// proposePut holds a new put_task to this version's rules whatever the
+// state's protocol (apply holds an entry to its protocol's: planPut): the
+// static checks; channel names in policy.notify and the protocol 4
+// fields only once the cluster is at protocol 4, saying why; no dependsOn
+// or onSuccess cycle.
+func (w *writer) proposePut(p *command.PutTask) *model.Error {
+	if e := p.StrictStatic(); e != nil {
+		return e
 	}
-	pl, e := w.planPut(&p)
-	if e != nil {
-		return errResult(e)
+	proto := stateProto(w.tx)
+	if proto < protoPolicies {
+		if e := notifyNamesRefusal(&p.Task, false); e != nil {
+			return e
+		}
+		if e := policyRefusal(w.tx, proto, &p.Task); e != nil {
+			return e
+		}
 	}
-	if w.err != nil {
-		return nil
+	return policyRefusal(w.tx, protoPolicies, &p.Task)
+}
+
+// putCheck is put_task's check: planPut's refusal, or the answer to a
+// definition equal to the stored one (unchanged: nothing to write).
+func (w *writer) putCheck(p *command.PutTask) (*putPlan, *Result) {
+	pl, e := w.planPut(p)
+	switch {
+	case e != nil:
+		return nil, errResult(e)
+	case w.err != nil:
+		return nil, nil
+	case pl.cur != nil && !pl.changed:
+		return nil, okResult(model.WriteResult{Name: pl.next.Name, Version: pl.cur.Version, Changed: false})
 	}
+	return pl, nil
+}
+
+// putTask creates or updates a task as planned (putCheck).
+func (w *writer) putTask(_ *command.PutTask, pl *putPlan) *Result {
 	in := pl.next
 	if cur := pl.cur; cur != nil {
-		if !pl.changed {
-			return okResult(model.WriteResult{Name: in.Name, Version: cur.Version, Changed: false})
-		}
 		in.Version = cur.Version + 1
 		in.CreatedAt = cur.CreatedAt
 		w.saveTask(&in, OpUpdate)
@@ -202,29 +223,35 @@ func (w *writer) putTask() *Result {
 	return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true, Created: created})
 }
 
+// versionConflict is the error of a put whose version precondition fails.
+func versionConflict(have, want uint64) *model.Error {
+	return &model.Error{Code: model.CodeConflict, Field: "version",
+		Message: "version precondition failed: task is at version " + uitoa(have) + ", request expected " + uitoa(want)}
+}
+
 // PlanPutTask answers what applying c, a put_task command stamped with a
 // time, would do now, writing nothing: the refusal a proposal of it would
 // get (as Precheck, then apply, decide), or the plan. It is the dry run of
 // PUT /v1/tasks/{name}: the definition is normalized and judged exactly as
 // the write would be, so "unchanged" means the write would change nothing.
-func (f *FSM) PlanPutTask(c *Command) (*model.TaskPlan, error) {
-	if c.Type != CmdPutTask {
+func (f *FSM) PlanPutTask(c *command.Command) (*model.TaskPlan, error) {
+	if c.Type != command.TypePutTask {
 		return nil, model.Errorf(model.CodeInvalid, "plan of a %s command: only put_task has one", c.Type)
 	}
-	if e := c.validateHeader(); e != nil {
+	if e := c.ValidateHeader(); e != nil {
 		return nil, e
 	}
 	var out *model.TaskPlan
 	err := f.view(func(tx *bolt.Tx) error {
-		if r := precheckIn(tx, c); r != nil && r.Err != nil {
-			return r.Err
-		}
 		w := &writer{f: f, tx: tx, cmd: c}
-		var p PutTask
-		if e := w.decode(&p); e != nil {
+		p, e := command.JSONBody[command.PutTask](c)
+		if e == nil {
+			e = w.proposePut(p)
+		}
+		if e != nil {
 			return e
 		}
-		pl, e := w.planPut(&p)
+		pl, e := w.planPut(p)
 		switch {
 		case e != nil:
 			return e
@@ -259,18 +286,30 @@ func sameSpec(a, b *model.Task) bool {
 	return bytes.Equal(ja, jb)
 }
 
-func (w *writer) deleteTask() *Result {
-	var r TaskRef
-	if e := w.decode(&r); e != nil {
-		return errResult(e)
+// namedTask is the check of the commands on a named task: it must exist.
+func (w *writer) namedTask(r *command.TaskRef) (*storedTask, *Result) { return w.taskCheck(r.Name) }
+
+// taskCheck is existingTask for a check whose apply needs the task but
+// whose answer depends only on whether it exists: in a Precheck (w.dry),
+// a record that is there is not decoded (a decoding error would leave
+// the decision to the apply all the same).
+func (w *writer) taskCheck(name string) (*storedTask, *Result) {
+	if w.dry && w.tx.Bucket(bktTasks).Get([]byte(name)) != nil {
+		return nil, nil
 	}
-	cur, ok := w.loadTask(r.Name)
-	if w.err != nil {
-		return nil
+	return w.existingTask(name)
+}
+
+// existingTask returns the stored task, or the not_found answer.
+func (w *writer) existingTask(name string) (*storedTask, *Result) {
+	t, ok := w.loadTask(name)
+	if ok || w.err != nil {
+		return t, nil
 	}
-	if !ok {
-		return errResult(taskNotFound(r.Name))
-	}
+	return nil, notFoundTask(name)
+}
+
+func (w *writer) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
 	cur.Version++
 	h, err := json.Marshal(model.TaskVersion{Version: cur.Version, Op: OpDelete, Actor: w.cmd.Actor, Time: model.UnixMilli(w.cmd.Now)})
 	if err != nil {
@@ -290,18 +329,12 @@ func (w *writer) deleteTask() *Result {
 	return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: true})
 }
 
-func (w *writer) setPaused(paused bool) *Result {
-	var r TaskRef
-	if e := w.decode(&r); e != nil {
-		return errResult(e)
-	}
-	cur, ok := w.loadTask(r.Name)
-	if w.err != nil {
-		return nil
-	}
-	if !ok {
-		return errResult(taskNotFound(r.Name))
-	}
+// setPaused is the apply of pause_task (paused) and resume_task.
+func setPaused(paused bool) func(w *writer, r *command.TaskRef, cur *storedTask) *Result {
+	return func(w *writer, r *command.TaskRef, cur *storedTask) *Result { return w.setPaused(paused, r, cur) }
+}
+
+func (w *writer) setPaused(paused bool, r *command.TaskRef, cur *storedTask) *Result {
 	if cur.Paused == paused {
 		return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: false})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -114,7 +115,7 @@ func TestFSM_RejectsInvalidCommands(t *testing.T) {
 		{"header: request id too long", &Command{Type: CmdNoop, ReqID: strings.Repeat("r", 40000), Now: now}, model.CodeInvalid},
 		{"header: negative time", &Command{Type: CmdNoop, Now: -1}, model.CodeInvalid},
 		{"header: actor too long", &Command{Type: CmdNoop, Now: now, Actor: strings.Repeat("a", 300)}, model.CodeInvalid},
-		{"unknown type", raw(CommandType(99), now, "{}"), model.CodeInvalid},
+		{"unknown ignorable type", raw(command.Ignorable|99, now, "{}"), model.CodeInvalid},
 		{"acl_put_token: no token", raw(CmdACLPutToken, now, "{}"), model.CodeInvalid},
 		{"acl_put_token: ttl overflows", jsonCmd(t, CmdACLPutToken, now, ACLPutToken{Token: TokenRecord{Name: "t", Role: model.RoleReader,
 			Hash: strings.Repeat("ab", 32)}, TTLms: 1 << 62}), model.CodeInvalid},

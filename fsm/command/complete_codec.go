@@ -1,9 +1,12 @@
-package fsm
+package command
 
 import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"strconv"
+
+	"github.com/ax-scheduler/ax/model"
 )
 
 // CompleteBatch bodies, one per batch of executor reports, are written on
@@ -11,11 +14,14 @@ import (
 // compact binary form. A body that starts with '[' is the JSON form of
 // earlier versions, still accepted when a log is replayed.
 
-const completeVersion = 1
+// CompleteBatchVersion is the first byte of a binary complete_batch body.
+const CompleteBatchVersion = 1
 
+// errComplete's words are those of the release that had the codec in
+// package fsm: they reach results.
 var errComplete = errors.New("fsm: corrupt complete_batch body")
 
-// EncodeCompleteBatch encodes the body of a CmdCompleteBatch command.
+// EncodeCompleteBatch encodes the body of a TypeCompleteBatch command.
 func EncodeCompleteBatch(cs []Complete) []byte {
 	size := 8
 	for i := range cs {
@@ -23,7 +29,7 @@ func EncodeCompleteBatch(cs []Complete) []byte {
 		size += 32 + len(r.Executor) + len(r.Host) + len(r.Error) + len(r.Output)
 	}
 	b := make([]byte, 0, size)
-	b = append(b, completeVersion)
+	b = append(b, CompleteBatchVersion)
 	b = binary.AppendUvarint(b, uint64(len(cs)))
 	for i := range cs {
 		c := &cs[i]
@@ -47,16 +53,15 @@ func EncodeCompleteBatch(cs []Complete) []byte {
 	return b
 }
 
-// DecodeCompleteBatch decodes the body of a CmdCompleteBatch command.
-func DecodeCompleteBatch(b []byte) ([]Complete, error) { return decodeCompleteBatch(b) }
-
-func decodeCompleteBatch(b []byte) ([]Complete, error) {
+// DecodeCompleteBatch parses the body of a TypeCompleteBatch command,
+// binary or (as earlier versions wrote it) JSON.
+func DecodeCompleteBatch(b []byte) ([]Complete, error) {
 	if len(b) > 0 && b[0] == '[' {
 		var cs []Complete
 		err := json.Unmarshal(b, &cs)
-		return cs, err
+		return cs, legacyJSONError(err)
 	}
-	if len(b) < 2 || b[0] != completeVersion {
+	if len(b) < 2 || b[0] != CompleteBatchVersion {
 		return nil, errComplete
 	}
 	b = b[1:]
@@ -104,4 +109,32 @@ func decodeCompleteBatch(b []byte) ([]Complete, error) {
 		return nil, errComplete
 	}
 	return cs, nil
+}
+
+// CompleteBatchBody decodes and validates the body of a complete_batch
+// command.
+func CompleteBatchBody(c *Command) ([]Complete, *model.Error) {
+	cs, err := DecodeCompleteBatch(c.Body)
+	if err != nil {
+		return nil, model.Errorf(model.CodeInvalid, "undecodable %s body: %v", c.Type, err)
+	}
+	return cs, ValidateCompleteBatch(c, cs)
+}
+
+// ValidateCompleteBatch checks a batch of reports as the API does: 1 to
+// model.MaxReports reports, all from one executor.
+func ValidateCompleteBatch(c *Command, cs []Complete) *model.Error {
+	if len(cs) == 0 || len(cs) > model.MaxReports {
+		return model.FieldErrorf("", "%d reports, want 1 to %d", len(cs), model.MaxReports)
+	}
+	for i := range cs {
+		if e := cs[i].Validate(c); e != nil {
+			e.Field = "[" + strconv.Itoa(i) + "]." + e.Field
+			return e
+		}
+		if cs[i].Report.Executor != cs[0].Report.Executor {
+			return model.FieldErrorf(item("", i, "report.executor").String(), "all reports of a batch come from one executor")
+		}
+	}
+	return nil
 }

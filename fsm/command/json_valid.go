@@ -1,4 +1,4 @@
-package fsm
+package command
 
 // validJSON reports whether b is one JSON value with optional surrounding
 // whitespace, exactly as encoding/json's Valid does (FuzzValidJSON checks

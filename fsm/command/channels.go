@@ -1,0 +1,76 @@
+package command
+
+import "github.com/ax-scheduler/ax/model"
+
+// PutChannel is the body of TypePutChannel: a channel definition whose
+// write-only values travel in Secret and Password (sealed by the
+// proposing node when it has a key). An empty one keeps the stored value
+// if the channel's type still uses it.
+type PutChannel struct {
+	Channel           model.Channel `json:"channel"`
+	Secret            []byte        `json:"secret,omitempty"`
+	SecretEncrypted   bool          `json:"secretEncrypted,omitempty"`
+	Password          []byte        `json:"password,omitempty"`
+	PasswordEncrypted bool          `json:"passwordEncrypted,omitempty"`
+	// SealedURL, from protocol 6, is a webhook or slack channel's URL
+	// sealed by the proposing node (Channel.URL then holds its redacted
+	// form). Before protocol 6 it is ignored, as a replica of an older
+	// release, which does not know it, ignores it.
+	SealedURL []byte `json:"sealedUrl,omitempty"`
+	// IfVersion, from protocol 6, makes the put a compare-and-set: it is
+	// refused (conflict) unless the stored channel is at this version.
+	// The leader seals the values of channels stored before it had a key
+	// so, without undoing a change made meanwhile.
+	IfVersion uint64 `json:"ifVersion,omitempty"`
+}
+
+// ProtoSealedChannels is the protocol from which put_channel honors
+// PutChannel.SealedURL and IfVersion.
+const ProtoSealedChannels = 6
+
+// Sealed reports whether every value of the put that can be sealed is:
+// the write-only values and, for webhook and slack channels, the URL.
+func (p *PutChannel) Sealed() bool {
+	urlSealed := len(p.SealedURL) > 0 || (p.Channel.Type != model.ChannelWebhook && p.Channel.Type != model.ChannelSlack)
+	return urlSealed && (len(p.Secret) == 0 || p.SecretEncrypted) && (len(p.Password) == 0 || p.PasswordEncrypted)
+}
+
+// maxStoredChannelSecret bounds a stored write-only value: the API's
+// limit plus the encryption's overhead.
+const maxStoredChannelSecret = model.MaxChannelSecret + 64
+
+// Validate normalizes and checks the definition, and checks that each
+// write-only value and the sealed URL fit and belong to the channel's
+// type.
+func (p *PutChannel) Validate(*Command) *model.Error {
+	c := &p.Channel
+	if e := checkName(field("name"), c.Name); e != nil {
+		return e
+	}
+	if c.Secret != "" || (c.Email != nil && c.Email.Password != "") {
+		return model.Errorf(model.CodeInvalid, "write-only values travel outside the definition")
+	}
+	c.Normalize()
+	if err := c.Validate(); err != nil {
+		return asModelError(err)
+	}
+	if len(p.Secret) > maxStoredChannelSecret {
+		return model.FieldErrorf("secret", "too large")
+	}
+	if len(p.Password) > maxStoredChannelSecret {
+		return model.FieldErrorf("email.password", "too large")
+	}
+	if len(p.SealedURL) > model.MaxChannelURL+64 {
+		return model.FieldErrorf("url", "too large")
+	}
+	if len(p.SealedURL) > 0 && c.Type != model.ChannelWebhook && c.Type != model.ChannelSlack {
+		return model.FieldErrorf("url", "only for types webhook and slack")
+	}
+	if len(p.Secret) > 0 && c.Type != model.ChannelWebhook {
+		return model.FieldErrorf("secret", "only for type webhook")
+	}
+	if len(p.Password) > 0 && c.Type != model.ChannelEmail {
+		return model.FieldErrorf("email.password", "only for type email")
+	}
+	return nil
+}
