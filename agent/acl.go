@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -17,8 +17,8 @@ func (a *Agent) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken
 	if a.fsm.ACLBootstrapped() {
 		return nil, &model.Error{Code: model.CodeConflict, Message: "ACLs are already bootstrapped; ask an admin for a token"}
 	}
-	rec := fsm.TokenRecord{Name: bootstrapTokenName, Role: model.RoleAdmin}
-	return a.putToken(ctx, c, fsm.CmdACLBootstrap, &rec, func() any { return fsm.ACLBootstrap{Token: rec} })
+	rec := command.TokenRecord{Name: bootstrapTokenName, Role: model.RoleAdmin}
+	return a.putToken(ctx, c, command.TypeACLBootstrap, &rec, func() any { return command.ACLBootstrap{Token: rec} })
 }
 
 // CreateToken implements api.ACLBackend. On a node without -token whose
@@ -32,9 +32,9 @@ func (a *Agent) CreateToken(ctx context.Context, c api.Caller, req model.ACLToke
 		return nil, &model.Error{Code: model.CodePrecondition,
 			Message: "ACLs are not bootstrapped, so this cluster admits every request as admin and a token would change nothing: run `ax acl bootstrap` first (it prints an admin token), then create tokens with it"}
 	}
-	rec := fsm.TokenRecord{Name: req.Name, Role: req.Role, Executor: req.Executor, Labels: req.Labels}
-	return a.putToken(ctx, c, fsm.CmdACLPutToken, &rec, func() any {
-		return fsm.ACLPutToken{Token: rec, TTLms: req.TTL.Std().Milliseconds()}
+	rec := command.TokenRecord{Name: req.Name, Role: req.Role, Executor: req.Executor, Labels: req.Labels}
+	return a.putToken(ctx, c, command.TypeACLPutToken, &rec, func() any {
+		return command.ACLPutToken{Token: rec, TTLms: req.TTL.Std().Milliseconds()}
 	})
 }
 
@@ -43,10 +43,10 @@ func (a *Agent) CreateToken(ctx context.Context, c api.Caller, req model.ACLToke
 // exists only in this answer: a retried request whose first answer was
 // lost gets the first try's result, whose hash is not this secret's, and
 // is told so rather than handed a secret that opens nothing.
-func (a *Agent) putToken(ctx context.Context, c api.Caller, t fsm.CommandType, rec *fsm.TokenRecord, body func() any) (*model.ACLToken, error) {
+func (a *Agent) putToken(ctx context.Context, c api.Caller, t command.Type, rec *command.TokenRecord, body func() any) (*model.ACLToken, error) {
 	secret := NewToken()
 	rec.Hash = TokenHash(secret)
-	var out fsm.TokenRecord
+	var out command.TokenRecord
 	if err := a.command(ctx, c, t, body(), &out); err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (a *Agent) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
 // RevokeToken implements api.ACLBackend.
 func (a *Agent) RevokeToken(ctx context.Context, c api.Caller, name string) (*model.ACLToken, error) {
 	var out model.ACLToken
-	if err := a.command(ctx, c, fsm.CmdACLDeleteToken, fsm.TaskRef{Name: name}, &out); err != nil {
+	if err := a.command(ctx, c, command.TypeACLDeleteToken, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
 	}
 	// Answered only once no node accepts the token (revoke.go).

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	axmetrics "github.com/ax-scheduler/ax/metrics"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -125,7 +125,7 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 	t, err := a.fsm.GetTask(in.Task)
 	if err == nil {
 		for _, name := range t.Policy.OnFailure {
-			cmd, err := fsm.NewCommand(fsm.CmdTrigger, "", "alerts", fsm.Trigger{Task: name, Key: "on_failure:" + in.ID,
+			cmd, err := command.New(command.TypeTrigger, "", "alerts", command.Trigger{Task: name, Key: "on_failure:" + in.ID,
 				Source: model.SourceOnFailure, Params: map[string]string{"failed_task": in.Task, "failed_instance": in.ID}})
 			if err != nil {
 				continue
@@ -144,7 +144,7 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 		if a.alertsOn() {
 			// Protocol 4: the task's instance_failed alert, which the
 			// notification loop sends (to policy.notify among others).
-			if err := a.proposeAlerts(ctx, []fsm.AlertChange{failedAlert(in, t)}); err != nil {
+			if err := a.proposeAlerts(ctx, []command.AlertChange{failedAlert(in, t)}); err != nil {
 				a.log.Warn("raising an instance_failed alert failed", "instance", in.ID, "error", err)
 				return
 			}
@@ -166,7 +166,7 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 		notes = append(notes, "task no longer exists")
 	}
 	a.metrics.notify.Alerted(axmetrics.EventInstanceFailed)
-	cmd, err := fsm.NewCommand(fsm.CmdAlerted, "", "alerts", fsm.Alerted{ID: id, Message: strings.Join(notes, "; ")})
+	cmd, err := command.New(command.TypeAlerted, "", "alerts", command.Alerted{ID: id, Message: strings.Join(notes, "; ")})
 	if err != nil {
 		return
 	}

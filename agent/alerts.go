@@ -10,6 +10,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -64,7 +65,7 @@ func (a *Agent) PutSilence(ctx context.Context, c api.Caller, req model.SilenceR
 	if req.For > 0 {
 		s.Until = model.Time{Time: a.now().Add(req.For.Std()).UTC()}
 	}
-	cmd, err := fsm.NewCommand(fsm.CmdPutSilence, c.RequestID, c.Actor, fsm.PutSilence{Silence: s})
+	cmd, err := command.New(command.TypePutSilence, c.RequestID, c.Actor, command.PutSilence{Silence: s})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (a *Agent) DeleteSilence(ctx context.Context, c api.Caller, id string) erro
 	if !a.alertsOn() {
 		return model.Errorf(model.CodeNotFound, "silence %q not found", id)
 	}
-	cmd, err := fsm.NewCommand(fsm.CmdDeleteSilence, c.RequestID, c.Actor, fsm.SilenceRef{ID: id})
+	cmd, err := command.New(command.TypeDeleteSilence, c.RequestID, c.Actor, command.SilenceRef{ID: id})
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func (a *Agent) notifyOne(ctx context.Context, tr fsm.AlertTransition) error {
 	if err != nil {
 		return err
 	}
-	cmd, err := fsm.NewCommand(fsm.CmdAlertNotified, "", "alerts", fsm.AlertNotified{ID: tr.Alert.ID, Seq: tr.Seq})
+	cmd, err := command.New(command.TypeAlertNotified, "", "alerts", command.AlertNotified{ID: tr.Alert.ID, Seq: tr.Seq})
 	if err != nil {
 		return err
 	}
@@ -181,10 +182,10 @@ func (a *Agent) notifyOne(ctx context.Context, tr fsm.AlertTransition) error {
 
 // proposeAlerts proposes the watchdog's findings, a bounded number per
 // command.
-func (a *Agent) proposeAlerts(ctx context.Context, items []fsm.AlertChange) error {
+func (a *Agent) proposeAlerts(ctx context.Context, items []command.AlertChange) error {
 	for len(items) > 0 {
 		n := min(len(items), 1024)
-		cmd, err := fsm.NewCommand(fsm.CmdAlertUpdate, "", "watchdog", fsm.AlertUpdate{Items: items[:n]})
+		cmd, err := command.New(command.TypeAlertUpdate, "", "watchdog", command.AlertUpdate{Items: items[:n]})
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/sched"
@@ -28,7 +29,7 @@ func errNoLeader(wait time.Duration) error {
 // lost mid-commit) never turns into a double write; once the leader wait
 // has passed it answers unavailable, naming the request id and whether
 // the outcome is unknown.
-func (a *Agent) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+func (a *Agent) propose(ctx context.Context, c *command.Command) (*fsm.Result, error) {
 	if c.ReqID == "" {
 		c.ReqID = client.NewRequestID()
 	}
@@ -53,7 +54,7 @@ func unavailable(err error) error {
 // (checkProto); a command that the state machine would refuse (invalid,
 // or rejected by the current state, and not a retry of an earlier request)
 // is answered without a log entry.
-func (a *Agent) applyLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+func (a *Agent) applyLocal(ctx context.Context, c *command.Command) (*fsm.Result, error) {
 	a.stamp(c)
 	if err := a.checkProto(ctx, c); err != nil {
 		var me *model.Error
@@ -113,11 +114,11 @@ func (a *Agent) leaderHTTP(ctx context.Context, deadline time.Time) (string, err
 // (today in the task's timezone, by the leader's clock; it lets a manual
 // run of an upstream task satisfy the dependsOn of that day's downstream
 // fires). Triggers of other sources keep what their proposer set.
-func (a *Agent) stamp(c *fsm.Command) {
-	if c.Type != fsm.CmdTrigger {
+func (a *Agent) stamp(c *command.Command) {
+	if c.Type != command.TypeTrigger {
 		return
 	}
-	var tr fsm.Trigger
+	var tr command.Trigger
 	if json.Unmarshal(c.Body, &tr) != nil || (tr.Source != "" && tr.Source != model.SourceAPI) {
 		return // the state machine refuses a bad body
 	}
@@ -132,7 +133,7 @@ func (a *Agent) stamp(c *fsm.Command) {
 }
 
 // forward sends c to the leader's internal apply endpoint.
-func (a *Agent) forward(ctx context.Context, cl *client.Client, c *fsm.Command) (*fsm.Result, error) {
+func (a *Agent) forward(ctx context.Context, cl *client.Client, c *command.Command) (*fsm.Result, error) {
 	var raw []byte
 	err := cl.Do(ctx, client.Request{Method: http.MethodPost, Path: api.InternalPrefix + "apply", Body: c.Encode(), NoRetry: true}, &raw)
 	if err != nil {
@@ -149,11 +150,11 @@ func (a *Agent) forward(ctx context.Context, cl *client.Client, c *fsm.Command) 
 // follower forwarded, once its term's barrier is done (waiting for it
 // within the leader wait).
 func (a *Agent) ApplyForwarded(ctx context.Context, data []byte) ([]byte, error) {
-	c, err := fsm.DecodeCommand(data)
+	c, err := command.Decode(data)
 	if err != nil {
 		return nil, model.Errorf(model.CodeInvalid, "bad forwarded command: %v", err)
 	}
-	if c.Type == fsm.CmdBatch {
+	if c.Type == command.TypeBatch {
 		return nil, model.Errorf(model.CodeInvalid, "batches cannot be forwarded")
 	}
 	if !a.node.IsLeader() {
@@ -193,7 +194,7 @@ func (s schedFuture) Wait() (*fsm.Result, error) {
 // proposeAsync stamps the leader's time into c and proposes it without
 // waiting; the scheduler uses it to keep fires in log order while several
 // are in flight.
-func (a *Agent) proposeAsync(c *fsm.Command) sched.Future {
+func (a *Agent) proposeAsync(c *command.Command) sched.Future {
 	c.Now, c.Node = a.stamper.stamp(), a.cfg.NodeID
 	return schedFuture{a.node.ApplyAsync(c.Encode())}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -25,7 +25,7 @@ func startAgent(t *testing.T, tweaks ...func(*Config)) *Agent {
 	a := newAgent(t, cfg)
 	testkit.Until(t, 20*time.Second, "leadership", func() bool {
 		nodes, err := a.fsm.Nodes()
-		return err == nil && a.dispatcher() != nil && nodes["n1"].Proto == fsm.ProtoVersion
+		return err == nil && a.dispatcher() != nil && nodes["n1"].Proto == command.ProtoVersion
 	})
 	return a
 }
@@ -52,10 +52,10 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 	beforeLog, beforeApplied := lastIndex(), a.fsm.AppliedIndex()
 	report := model.CompleteRequest{Executor: "e1", Success: true}
 	for i := 0; i < 100; i++ {
-		if _, err := a.Decide(ctx, c, missing, fsm.DecideApprove, 0, ""); !errors.Is(err, model.ErrNotFound) {
+		if _, err := a.Decide(ctx, c, missing, command.DecideApprove, 0, ""); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("approve a missing instance: %v, want not found", err)
 		}
-		if _, err := a.Decide(ctx, c, in.ID, fsm.DecideApprove, 0, ""); !errors.Is(err, model.ErrPrecondition) {
+		if _, err := a.Decide(ctx, c, in.ID, command.DecideApprove, 0, ""); !errors.Is(err, model.ErrPrecondition) {
 			t.Fatalf("approve a READY instance: %v, want failed precondition", err)
 		}
 		if _, err := a.Complete(ctx, c, in.ID+"-1", report); !errors.Is(err, model.ErrConflict) {
@@ -79,7 +79,7 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 		t.Fatalf("last log index %s -> %s, applied %d -> %d: rejected writes wrote entries", beforeLog, got, beforeApplied, gotApplied)
 	}
 	// A write that applies still does.
-	if _, err := a.Decide(ctx, c, in.ID, fsm.DecideCancel, 0, ""); err != nil {
+	if _, err := a.Decide(ctx, c, in.ID, command.DecideCancel, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	if a.fsm.AppliedIndex() == beforeApplied {
@@ -95,11 +95,11 @@ func TestAgent_RecordsProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Nodes) != 1 || st.Nodes[0].Proto != fsm.ProtoVersion {
-		t.Fatalf("cluster status %+v, want n1 at protocol %d", st.Nodes, fsm.ProtoVersion)
+	if len(st.Nodes) != 1 || st.Nodes[0].Proto != command.ProtoVersion {
+		t.Fatalf("cluster status %+v, want n1 at protocol %d", st.Nodes, command.ProtoVersion)
 	}
 	// A command of a protocol every member speaks passes the gate.
-	cmd, err := fsm.NewCommand(fsm.CmdPutSecret, "", "tester", fsm.PutSecret{Name: "s", Value: []byte("v")})
+	cmd, err := command.New(command.TypePutSecret, "", "tester", command.PutSecret{Name: "s", Value: []byte("v")})
 	if err != nil {
 		t.Fatal(err)
 	}

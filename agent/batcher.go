@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
@@ -27,8 +28,8 @@ const (
 )
 
 type pendingCmd struct {
-	cmd  *fsm.Command
-	ids  int // instances the command may create (fsm.Command.Instances)
+	cmd  *command.Command
+	ids  int // instances the command may create (command.Command.Instances)
 	done chan cmdOutcome
 }
 
@@ -124,11 +125,11 @@ func (a *Agent) batchLoop() {
 			c.Now, c.Node = now, a.cfg.NodeID
 			data = c.Encode()
 		} else {
-			cmds := make([]*fsm.Command, len(g.cmds))
+			cmds := make([]*command.Command, len(g.cmds))
 			for i, p := range g.cmds {
 				cmds[i] = p.cmd
 			}
-			data = fsm.EncodeBatch(now, a.cfg.NodeID, cmds).Encode()
+			data = command.EncodeBatch(now, a.cfg.NodeID, cmds).Encode()
 		}
 		a.metrics.entries.Inc()
 		a.metrics.commands.Add(float64(len(g.cmds)))
@@ -154,7 +155,7 @@ func outcomeOf(resp any, err error, i int) cmdOutcome {
 }
 
 // submitLocal hands c to the group-commit loop and waits for its result.
-func (a *Agent) submitLocal(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+func (a *Agent) submitLocal(ctx context.Context, c *command.Command) (*fsm.Result, error) {
 	p := &pendingCmd{cmd: c, ids: c.Instances(), done: make(chan cmdOutcome, 1)}
 	select {
 	case a.batchCh <- p:

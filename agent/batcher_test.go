@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 )
 
 func TestGroupFits(t *testing.T) {
 	cmd := func(body, ids int) *pendingCmd {
-		return &pendingCmd{cmd: &fsm.Command{Body: make([]byte, body)}, ids: ids}
+		return &pendingCmd{cmd: &command.Command{Body: make([]byte, body)}, ids: ids}
 	}
 	maxIDs := fsm.MaxEntryInstances()
 	cases := []struct {

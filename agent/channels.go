@@ -8,6 +8,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/notify"
 )
@@ -23,7 +24,7 @@ func channelSealName(channel, field string) string { return "channel/" + channel
 func (a *Agent) PutChannel(ctx context.Context, c api.Caller, name string, ch *model.Channel) (*model.Channel, error) {
 	def := *ch
 	def.Name = name
-	body := fsm.PutChannel{}
+	body := command.PutChannel{}
 	if def.Secret != "" {
 		body.Secret, body.SecretEncrypted = a.sealValue(channelSealName(name, "secret"), def.Secret)
 	}
@@ -36,7 +37,7 @@ func (a *Agent) PutChannel(ctx context.Context, c api.Caller, name string, ch *m
 		def.Email = &e
 	}
 	def.Secret = ""
-	if a.sealer != nil && (def.Type == model.ChannelWebhook || def.Type == model.ChannelSlack) && a.fsm.Proto() >= fsm.ProtoSealedChannels {
+	if a.sealer != nil && (def.Type == model.ChannelWebhook || def.Type == model.ChannelSlack) && a.fsm.Proto() >= command.ProtoSealedChannels {
 		// The URL is often the credential (a Slack webhook's is): the
 		// state machine keeps only its scheme and host in the clear.
 		body.SealedURL, _ = a.sealValue(channelSealName(name, "url"), def.URL)
@@ -44,7 +45,7 @@ func (a *Agent) PutChannel(ctx context.Context, c api.Caller, name string, ch *m
 	}
 	body.Channel = def
 	var out model.Channel
-	if err := a.command(ctx, c, fsm.CmdPutChannel, body, &out); err != nil {
+	if err := a.command(ctx, c, command.TypePutChannel, body, &out); err != nil {
 		return nil, err
 	}
 	if body.SealedURL != nil {
@@ -76,7 +77,7 @@ func (a *Agent) runSealChannels(ctx context.Context) error {
 	tick := time.NewTicker(sealChannelsEvery)
 	defer tick.Stop()
 	for {
-		if a.fsm.Proto() >= fsm.ProtoSealedChannels {
+		if a.fsm.Proto() >= command.ProtoSealedChannels {
 			a.sealChannels(ctx)
 		}
 		select {
@@ -110,7 +111,7 @@ func (a *Agent) sealChannels(ctx context.Context) {
 			body.Channel.URL = model.RedactURL(body.Channel.URL)
 		}
 		body.IfVersion = r.Version
-		if err := a.proposeOwn(ctx, fsm.CmdPutChannel, body); err != nil {
+		if err := a.proposeOwn(ctx, command.TypePutChannel, body); err != nil {
 			a.log.Debug("sealing a channel's values failed; trying again later", "channel", name, "error", err)
 			continue
 		}
@@ -157,7 +158,7 @@ func (a *Agent) channelModel(rec *fsm.ChannelRecord) model.Channel {
 // DeleteChannel implements api.ChannelBackend.
 func (a *Agent) DeleteChannel(ctx context.Context, c api.Caller, name string) (*model.Channel, error) {
 	var out model.Channel
-	if err := a.command(ctx, c, fsm.CmdDeleteChannel, fsm.TaskRef{Name: name}, &out); err != nil {
+	if err := a.command(ctx, c, command.TypeDeleteChannel, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

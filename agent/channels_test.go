@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/notify"
@@ -212,7 +212,7 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 	key := make([]byte, EncryptKeySize)
 	_, _ = rand.Read(key)
 	a := startAgent(t, func(c *Config) { c.EncryptKey = key })
-	testkit.Until(t, 10*time.Second, "protocol 6", func() bool { return a.fsm.Proto() >= fsm.ProtoSealedChannels })
+	testkit.Until(t, 10*time.Second, "protocol 6", func() bool { return a.fsm.Proto() >= command.ProtoSealedChannels })
 	const slackURL = "https://hooks.slack.com/services/T000/B000/SLACKSECRET"
 	if code := apiCall(t, a, http.MethodPut, "/v1/channels/chat", `{"type":"slack","url":"`+slackURL+`"}`, nil); code != 200 {
 		t.Fatalf("put slack channel: %d", code)
@@ -228,10 +228,10 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 
 	// Stored in the clear, as before the key or the upgrade: the leader
 	// seals it, keeping its definition.
-	plain := fsm.PutChannel{Channel: model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: "https://user:pass@hooks.example/ax?key=KEYSECRET",
+	plain := command.PutChannel{Channel: model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: "https://user:pass@hooks.example/ax?key=KEYSECRET",
 		Match: map[string]string{"team": "data"}}, Secret: []byte("SIGNSECRET")}
 	ctx := context.Background()
-	if err := a.proposeOwn(ctx, fsm.CmdPutChannel, plain); err != nil {
+	if err := a.proposeOwn(ctx, command.TypePutChannel, plain); err != nil {
 		t.Fatal(err)
 	}
 	a.sealChannels(ctx)

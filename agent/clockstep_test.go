@@ -8,7 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
@@ -430,7 +430,7 @@ func TestWatchdog_ClockJump(t *testing.T) {
 // ahead of it was left by a leader whose clock was ahead).
 func TestAgent_clockProblem(t *testing.T) {
 	rs := newRuleState(t)
-	rs.apply(t0ms+10*60_000, fsm.CmdNoop, struct{}{}) // the mark: t0+10m
+	rs.apply(t0ms+10*60_000, command.TypeNoop, struct{}{}) // the mark: t0+10m
 	fc := wheel.NewFakeClock(time.UnixMilli(t0ms))
 	rs.a.now, rs.a.cfg.MaxClockSkew = fc.Now, time.Second
 	rs.a.clockMon = newClockMonitor("n1", fc, &skewClock{raw: fc}, time.Second, time.Second, hclog.NewNullLogger())

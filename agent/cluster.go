@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )
@@ -16,7 +16,7 @@ import (
 // proposeSelf writes this node's record (through the leader when this
 // node follows).
 func (a *Agent) proposeSelf(ctx context.Context) error {
-	return a.proposeOwn(ctx, fsm.CmdSetNode, a.selfInfo())
+	return a.proposeOwn(ctx, command.TypeSetNode, a.selfInfo())
 }
 
 // register makes sure this node is a member with an up-to-date record: a
@@ -139,7 +139,7 @@ func (a *Agent) registerOnce() (done bool, err error) {
 
 // peerTargets lists the HTTP addresses to ask: the known leader's, then
 // the -join list, then (all) every other member's.
-func (a *Agent) peerTargets(nodes map[string]fsm.NodeInfo, all bool) []string {
+func (a *Agent) peerTargets(nodes map[string]command.NodeInfo, all bool) []string {
 	var targets []string
 	seen := map[string]bool{}
 	add := func(addr string) {
@@ -166,7 +166,7 @@ func (a *Agent) peerTargets(nodes map[string]fsm.NodeInfo, all bool) []string {
 
 // isMember reports whether the Raft configuration holds this node at its
 // current Raft address.
-func (a *Agent) isMember(ctx context.Context, self fsm.NodeInfo) bool {
+func (a *Agent) isMember(ctx context.Context, self command.NodeInfo) bool {
 	servers, err := a.node.Servers(ctx)
 	if err != nil {
 		return false
@@ -200,8 +200,8 @@ func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
 	if err := a.node.AddVoter(ctx, req.ID, req.RaftAddr); err != nil {
 		return err
 	}
-	info := fsm.NodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr, Proto: req.Proto}
-	c, err := fsm.NewCommand(fsm.CmdSetNode, "", "node:"+req.ID, info)
+	info := command.NodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr, Proto: req.Proto}
+	c, err := command.New(command.TypeSetNode, "", "node:"+req.ID, info)
 	if err != nil {
 		return err
 	}
@@ -240,7 +240,7 @@ func (a *Agent) removeNode(ctx context.Context, id string) error {
 	if err := a.node.RemoveServer(ctx, id); err != nil {
 		return unavailable(err)
 	}
-	c, err := fsm.NewCommand(fsm.CmdRemoveNode, "", "", fsm.TaskRef{Name: id})
+	c, err := command.New(command.TypeRemoveNode, "", "", command.TaskRef{Name: id})
 	if err != nil {
 		return err
 	}
@@ -322,9 +322,9 @@ func (a *Agent) ensureClusterState(ctx context.Context) {
 				key = make([]byte, 32)
 				_, _ = rand.Read(key)
 			}
-			err = a.proposeOwn(ctx, fsm.CmdSetMemberKey, fsm.SetMemberKey{Key: key})
+			err = a.proposeOwn(ctx, command.TypeSetMemberKey, command.SetMemberKey{Key: key})
 		}
-		if err == nil && a.fsm.Proto() >= fsm.ProtoVersion && a.fsm.MemberKey() != nil || ctx.Err() != nil {
+		if err == nil && a.fsm.Proto() >= command.ProtoVersion && a.fsm.MemberKey() != nil || ctx.Err() != nil {
 			return
 		}
 		if err != nil {
@@ -349,13 +349,13 @@ func (a *Agent) raiseProto(ctx context.Context) error {
 	if low <= a.fsm.Proto() {
 		return nil
 	}
-	return a.proposeOwn(ctx, fsm.CmdSetProto, fsm.SetProto{Proto: low})
+	return a.proposeOwn(ctx, command.TypeSetProto, command.SetProto{Proto: low})
 }
 
 // proposeOwn proposes a command of this node's own (not a client's) and
 // returns its result's error.
-func (a *Agent) proposeOwn(ctx context.Context, t fsm.CommandType, body any) error {
-	c, err := fsm.NewCommand(t, "", "node:"+a.cfg.NodeID, body)
+func (a *Agent) proposeOwn(ctx context.Context, t command.Type, body any) error {
+	c, err := command.New(t, "", "node:"+a.cfg.NodeID, body)
 	if err != nil {
 		return err
 	}

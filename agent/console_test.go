@@ -9,6 +9,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -100,7 +101,7 @@ func TestAgent_ConsoleReads(t *testing.T) {
 		}
 		ids = append(ids, in.ID)
 	}
-	if _, err := a.Decide(ctx, c, ids[0], fsm.DecideCancel, 0, ""); err != nil {
+	if _, err := a.Decide(ctx, c, ids[0], command.DecideCancel, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 

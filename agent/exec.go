@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/worker"
@@ -61,7 +62,7 @@ func (a *Agent) logAttempt(c fsm.InstanceChange) {
 // was applied by this node's state machine, whose state its jobs are
 // built from.
 func (a *Agent) termProposer(t *term) dispatch.Proposer {
-	return func(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+	return func(ctx context.Context, c *command.Command) (*fsm.Result, error) {
 		if c.ReqID == "" {
 			c.ReqID = client.NewRequestID()
 		}
@@ -197,7 +198,7 @@ func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, att
 	if err != nil {
 		return "", err
 	}
-	if action == fsm.DecideRequestApproval {
+	if action == command.DecideRequestApproval {
 		// Only the executor running the attempt may ask. The command is
 		// forwarded without its principal, so this node checks, once its
 		// state is current.
@@ -213,7 +214,7 @@ func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, att
 	var out struct {
 		State string `json:"state"`
 	}
-	if err := a.command(ctx, c, fsm.CmdDecide, fsm.Decide{ID: n, Action: action, Attempt: attempt, Comment: comment}, &out); err != nil {
+	if err := a.command(ctx, c, command.TypeDecide, command.Decide{ID: n, Action: action, Attempt: attempt, Comment: comment}, &out); err != nil {
 		return "", err
 	}
 	return out.State, nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
@@ -356,7 +356,7 @@ func TestAwaitMemberKey(t *testing.T) {
 	}
 	done := make(chan bool)
 	go func() { done <- a.awaitMemberKey(ctx, forbidden, time.Now().Add(30*time.Second)) }()
-	rs.apply(t0ms, fsm.CmdSetMemberKey, fsm.SetMemberKey{Key: []byte(strings.Repeat("k", 32))})
+	rs.apply(t0ms, command.TypeSetMemberKey, command.SetMemberKey{Key: []byte(strings.Repeat("k", 32))})
 	select {
 	case retry := <-done:
 		if !retry {

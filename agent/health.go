@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )
@@ -39,7 +39,7 @@ func (a *Agent) Health(ctx context.Context) *model.Health {
 		Time: model.Time{Time: a.now().UTC()}, AppliedIndex: a.fsm.AppliedIndex(),
 		CommitIndex: a.node.KnownCommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
 		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
-		Version: a.cfg.Version, Proto: fsm.ProtoVersion, Protocol: a.fsm.Proto(),
+		Version: a.cfg.Version, Proto: command.ProtoVersion, Protocol: a.fsm.Proto(),
 		Alerts: a.quorum.alerts(),
 	}
 	if s := a.scheduler(); s != nil {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -34,7 +34,7 @@ func healthz(t *testing.T, a *Agent) (int, *model.Health) {
 // not grouped), a few at a time.
 func applyNoops(t *testing.T, l *Agent, n int) {
 	t.Helper()
-	c, err := fsm.NewCommand(fsm.CmdNoop, "", "test", nil)
+	c, err := command.New(command.TypeNoop, "", "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,13 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
-func (a *Agent) command(ctx context.Context, c api.Caller, t fsm.CommandType, body any, out any) error {
-	cmd, err := fsm.NewCommand(t, c.RequestID, c.Actor, body)
+func (a *Agent) command(ctx context.Context, c api.Caller, t command.Type, body any, out any) error {
+	cmd, err := command.New(t, c.RequestID, c.Actor, body)
 	if err != nil {
 		return err
 	}
@@ -25,15 +26,15 @@ func (a *Agent) command(ctx context.Context, c api.Caller, t fsm.CommandType, bo
 
 // Submit implements api.InstanceBackend.
 func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error) {
-	s := fsm.Submit{Task: task, Items: make([]fsm.SubmitItem, len(reqs))}
+	s := command.Submit{Task: task, Items: make([]command.SubmitItem, len(reqs))}
 	for i, r := range reqs {
-		it := fsm.SubmitItem{Payload: r.Payload, DelayMs: r.Delay.Std().Milliseconds(), Key: r.IdempotencyKey}
+		it := command.SubmitItem{Payload: r.Payload, DelayMs: r.Delay.Std().Milliseconds(), Key: r.IdempotencyKey}
 		if r.At != nil {
 			it.AtMs = r.At.Millis()
 		}
 		s.Items[i] = it
 	}
-	cmd := &fsm.Command{Type: fsm.CmdSubmit, ReqID: c.RequestID, Actor: c.Actor, Body: fsm.EncodeSubmit(&s)}
+	cmd := &command.Command{Type: command.TypeSubmit, ReqID: c.RequestID, Actor: c.Actor, Body: command.EncodeSubmit(&s)}
 	res, err := a.propose(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -44,9 +45,9 @@ func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []mo
 // Trigger implements api.InstanceBackend.
 func (a *Agent) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
 	// The leader stamps its business date (see stamp).
-	tr := fsm.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey}
+	tr := command.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey}
 	var out model.Submitted
-	if err := a.command(ctx, c, fsm.CmdTrigger, tr, &out); err != nil {
+	if err := a.command(ctx, c, command.TypeTrigger, tr, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -117,14 +118,14 @@ func (a *Agent) backfill(ctx context.Context, c api.Caller, task string, req mod
 		return nil, model.FieldErrorf("to", "the range holds more than %d fire times; split it", model.MaxBackfill)
 	}
 	keys := t.FireKeys()
-	b := fsm.Backfill{Task: task, Version: t.Version}
+	b := command.Backfill{Task: task, Version: t.Version}
 	for _, at := range times {
 		b.At = append(b.At, at.UnixMilli())
 		b.Keys = append(b.Keys, keys.Key(at))
 		b.Dates = append(b.Dates, keys.Date(at))
 	}
 	var out model.BackfillResult
-	if err := a.command(ctx, c, fsm.CmdBackfill, b, &out); err != nil {
+	if err := a.command(ctx, c, command.TypeBackfill, b, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -273,12 +273,12 @@ func TestAgent_LeaderStampsTriggerDate(t *testing.T) {
 		{model.SourceAPI, a.now().In(loc).Format("2006-01-02")},
 		{model.SourceOnFailure, "1999-01-01"},
 	} {
-		c, err := fsm.NewCommand(fsm.CmdTrigger, "", "tester", fsm.Trigger{Task: "job", Source: tt.source, Date: "1999-01-01"})
+		c, err := command.New(command.TypeTrigger, "", "tester", command.Trigger{Task: "job", Source: tt.source, Date: "1999-01-01"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		a.stamp(c)
-		var got fsm.Trigger
+		var got command.Trigger
 		if err := json.Unmarshal(c.Body, &got); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -20,10 +20,10 @@ import (
 // then waited for it to commit anything.
 func TestAgent_JoinRefusesAnOlderProtocol(t *testing.T) {
 	a := startAgent(t)
-	testkit.Until(t, 10*time.Second, "the cluster at this protocol", func() bool { return a.fsm.Proto() == fsm.ProtoVersion })
+	testkit.Until(t, 10*time.Second, "the cluster at this protocol", func() bool { return a.fsm.Proto() == command.ProtoVersion })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := a.Join(ctx, model.JoinRequest{ID: "old", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2", Proto: fsm.ProtoVersion - 1})
+	err := a.Join(ctx, model.JoinRequest{ID: "old", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2", Proto: command.ProtoVersion - 1})
 	var me *model.Error
 	if !errors.As(err, &me) || me.Code != model.CodePrecondition {
 		t.Fatalf("got %v, want failed_precondition", err)

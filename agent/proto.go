@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
 // checkProto refuses a command that needs a newer protocol than a member
 // of the Raft configuration speaks (commandProto against the
-// fsm.NodeInfo.Proto the member recorded), so that no replica meets a
+// command.NodeInfo.Proto the member recorded), so that no replica meets a
 // command type it does not know, and the cluster's protocol is raised only
 // to what every member speaks. Non-voters count too: they apply the log
-// as well. This node counts with its own fsm.ProtoVersion.
-func (a *Agent) checkProto(ctx context.Context, c *fsm.Command) error {
+// as well. This node counts with its own command.ProtoVersion.
+func (a *Agent) checkProto(ctx context.Context, c *command.Command) error {
 	need := commandProto(c)
 	if need <= 1 {
 		return nil
@@ -30,7 +30,7 @@ func (a *Agent) checkProto(ctx context.Context, c *fsm.Command) error {
 }
 
 // memberRecords returns the Raft configuration and the members' records.
-func (a *Agent) memberRecords(ctx context.Context) ([]raftnode.Server, map[string]fsm.NodeInfo, error) {
+func (a *Agent) memberRecords(ctx context.Context) ([]raftnode.Server, map[string]command.NodeInfo, error) {
 	servers, err := a.node.Servers(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -43,12 +43,12 @@ func (a *Agent) memberRecords(ctx context.Context) ([]raftnode.Server, map[strin
 }
 
 // commandProto is the protocol every member must speak before c is
-// proposed: its type's (fsm.MinProto), and for set_proto the protocol it
+// proposed: its type's (command.MinProto), and for set_proto the protocol it
 // raises the cluster to.
-func commandProto(c *fsm.Command) int {
-	need := fsm.MinProto(c.Type)
-	if c.Type == fsm.CmdSetProto {
-		var p fsm.SetProto
+func commandProto(c *command.Command) int {
+	need := command.MinProto(c.Type)
+	if c.Type == command.TypeSetProto {
+		var p command.SetProto
 		if json.Unmarshal(c.Body, &p) == nil {
 			need = max(need, p.Proto)
 		}
@@ -59,13 +59,13 @@ func commandProto(c *fsm.Command) int {
 // protoGate is checkProto's decision: a failed_precondition error naming
 // the member with the lowest protocol (the first by id among equals) if
 // it is below need, the protocol command type t needs.
-func protoGate(need int, t fsm.CommandType, self string, servers []raftnode.Server, nodes map[string]fsm.NodeInfo) error {
+func protoGate(need int, t command.Type, self string, servers []raftnode.Server, nodes map[string]command.NodeInfo) error {
 	low, lowID := lowestProto(self, servers, nodes)
 	if low >= need {
 		return nil
 	}
 	what := "using " + t.String()
-	if t == fsm.CmdSetProto {
+	if t == command.TypeSetProto {
 		what = fmt.Sprintf("the cluster moves to protocol %d", need)
 	}
 	return &model.Error{Code: model.CodePrecondition,
@@ -74,18 +74,18 @@ func protoGate(need int, t fsm.CommandType, self string, servers []raftnode.Serv
 
 // lowestProto returns the lowest protocol a member of the configuration
 // speaks and that member (the first by id among equals). A member without
-// a recorded protocol runs protocol 1; self runs fsm.ProtoVersion.
-func lowestProto(self string, servers []raftnode.Server, nodes map[string]fsm.NodeInfo) (int, string) {
+// a recorded protocol runs protocol 1; self runs command.ProtoVersion.
+func lowestProto(self string, servers []raftnode.Server, nodes map[string]command.NodeInfo) (int, string) {
 	ids := make([]string, 0, len(servers))
 	for _, s := range servers {
 		ids = append(ids, s.ID)
 	}
 	sort.Strings(ids)
-	low, lowID := fsm.ProtoVersion, self
+	low, lowID := command.ProtoVersion, self
 	for _, id := range ids {
 		p := max(nodes[id].Proto, 1)
 		if id == self {
-			p = fsm.ProtoVersion
+			p = command.ProtoVersion
 		}
 		if p < low {
 			low, lowID = p, id

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 )
 
 // pruneBatch is how many instances one prune command (one Raft entry)
@@ -57,7 +57,7 @@ func (a *Agent) pruneDue(ctx context.Context) {
 		if len(ids) == 0 {
 			return
 		}
-		cmd, err := fsm.NewCommand(fsm.CmdPrune, "", "retention", fsm.Prune{IDs: ids})
+		cmd, err := command.New(command.TypePrune, "", "retention", command.Prune{IDs: ids})
 		if err != nil {
 			a.log.Error("encoding a prune failed", "error", err)
 			return

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -100,12 +100,12 @@ func (s *sealer) open(name string, sealed []byte) ([]byte, error) {
 // is sealed here, before it is proposed: the Raft log, the state machine
 // and snapshots hold only ciphertext.
 func (a *Agent) PutSecret(ctx context.Context, c api.Caller, name, value string) (*model.Secret, error) {
-	body := fsm.PutSecret{Name: name, Value: []byte(value)}
+	body := command.PutSecret{Name: name, Value: []byte(value)}
 	if a.sealer != nil {
 		body.Value, body.Encrypted = a.sealer.seal(name, []byte(value)), true
 	}
 	var out model.Secret
-	if err := a.command(ctx, c, fsm.CmdPutSecret, body, &out); err != nil {
+	if err := a.command(ctx, c, command.TypePutSecret, body, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -123,7 +123,7 @@ func (a *Agent) ListSecrets(ctx context.Context) (*model.SecretList, error) {
 // DeleteSecret implements api.SecretBackend.
 func (a *Agent) DeleteSecret(ctx context.Context, c api.Caller, name string) (*model.Secret, error) {
 	var out model.Secret
-	if err := a.command(ctx, c, fsm.CmdDeleteSecret, fsm.TaskRef{Name: name}, &out); err != nil {
+	if err := a.command(ctx, c, command.TypeDeleteSecret, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

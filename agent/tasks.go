@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
 // write proposes a command built from a caller's request and decodes its
 // result.
-func (a *Agent) write(ctx context.Context, c api.Caller, t fsm.CommandType, body any) (*model.WriteResult, error) {
-	cmd, err := fsm.NewCommand(t, c.RequestID, c.Actor, body)
+func (a *Agent) write(ctx context.Context, c api.Caller, t command.Type, body any) (*model.WriteResult, error) {
+	cmd, err := command.New(t, c.RequestID, c.Actor, body)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (a *Agent) write(ctx context.Context, c api.Caller, t fsm.CommandType, body
 
 // PutTask implements api.TaskBackend.
 func (a *Agent) PutTask(ctx context.Context, c api.Caller, t *model.Task, o api.PutOptions) (*model.WriteResult, error) {
-	return a.write(ctx, c, fsm.CmdPutTask, fsm.PutTask{Task: *t, KeepPaused: o.KeepPaused})
+	return a.write(ctx, c, command.TypePutTask, command.PutTask{Task: *t, KeepPaused: o.KeepPaused})
 }
 
 // PlanTask implements api.TaskBackend: the put_task command PutTask would
@@ -36,7 +36,7 @@ func (a *Agent) PutTask(ctx context.Context, c api.Caller, t *model.Task, o api.
 // against this node's state (the caller asks for a read barrier first
 // when it must see every acknowledged write).
 func (a *Agent) PlanTask(ctx context.Context, t *model.Task, o api.PutOptions) (*model.TaskPlan, error) {
-	cmd, err := fsm.NewCommand(fsm.CmdPutTask, "", "", fsm.PutTask{Task: *t, KeepPaused: o.KeepPaused})
+	cmd, err := command.New(command.TypePutTask, "", "", command.PutTask{Task: *t, KeepPaused: o.KeepPaused})
 	if err != nil {
 		return nil, err
 	}
@@ -46,17 +46,17 @@ func (a *Agent) PlanTask(ctx context.Context, t *model.Task, o api.PutOptions) (
 
 // DeleteTask implements api.TaskBackend.
 func (a *Agent) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
-	return a.write(ctx, c, fsm.CmdDeleteTask, fsm.TaskRef{Name: name})
+	return a.write(ctx, c, command.TypeDeleteTask, command.TaskRef{Name: name})
 }
 
 // PauseTask implements api.TaskBackend.
 func (a *Agent) PauseTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
-	return a.write(ctx, c, fsm.CmdPauseTask, fsm.TaskRef{Name: name})
+	return a.write(ctx, c, command.TypePauseTask, command.TaskRef{Name: name})
 }
 
 // ResumeTask implements api.TaskBackend.
 func (a *Agent) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
-	return a.write(ctx, c, fsm.CmdResumeTask, fsm.TaskRef{Name: name})
+	return a.write(ctx, c, command.TypeResumeTask, command.TaskRef{Name: name})
 }
 
 // GetTask implements api.TaskBackend. The next fire times are computed from

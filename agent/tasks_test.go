@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -16,7 +16,7 @@ import (
 // plan answers what a put would do without adding a log entry.
 func TestAgent_PutTaskKeepPausedAndPlan(t *testing.T) {
 	a := startAgent(t)
-	testkit.Until(t, 20*time.Second, "protocol 5", func() bool { return a.fsm.Proto() == fsm.ProtoVersion })
+	testkit.Until(t, 20*time.Second, "protocol 5", func() bool { return a.fsm.Proto() == command.ProtoVersion })
 	ctx := context.Background()
 	c := api.Caller{Actor: "tester"}
 	keep := api.PutOptions{KeepPaused: true}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/sched"
@@ -323,8 +324,8 @@ const maxNodeID = 128
 
 // selfInfo is this node's record: its addresses and the protocol its
 // binary speaks.
-func (a *Agent) selfInfo() fsm.NodeInfo {
-	return fsm.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP(), Proto: fsm.ProtoVersion}
+func (a *Agent) selfInfo() command.NodeInfo {
+	return command.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP(), Proto: command.ProtoVersion}
 }
 
 // recordSelf stores this node's record in the state machine if it is

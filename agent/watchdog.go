@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/trigger"
 )
@@ -118,14 +119,14 @@ func (a *Agent) runWatchdog(ctx context.Context) error {
 
 // finding is a rule's condition seen for one alert id in an evaluation.
 type finding struct {
-	change fsm.AlertChange
+	change command.AlertChange
 	since  time.Time // the oldest subject's start (for grouping)
 	n      int
 }
 
 // evaluate runs every rule once against the state machine at now and
 // returns the changes to propose.
-func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
+func (a *Agent) evaluate(now time.Time) ([]command.AlertChange, error) {
 	tasks, err := a.watchedTasks()
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
 		id := rule + ":" + task
 		f := seen[id]
 		if f == nil {
-			f = &finding{change: fsm.AlertChange{Op: fsm.AlertRaise, ID: id, Rule: rule, Severity: severity}}
+			f = &finding{change: command.AlertChange{Op: command.AlertRaise, ID: id, Rule: rule, Severity: severity}}
 			seen[id] = f
 		}
 		f.n++
@@ -249,20 +250,20 @@ func (a *Agent) evaluate(now time.Time) ([]fsm.AlertChange, error) {
 // and resolves instance_failed alerts whose task has succeeded since.
 // A firing alert not seen that hold keeps is neither resolved nor
 // refreshed (its rule's source could not tell).
-func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding, firing []model.Alert, hold func(model.Alert) bool) []fsm.AlertChange {
-	var out []fsm.AlertChange
+func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding, firing []model.Alert, hold func(model.Alert) bool) []command.AlertChange {
+	var out []command.AlertChange
 	isFiring := make(map[string]bool, len(firing))
 	for _, al := range firing {
 		isFiring[al.ID] = true
 		switch {
 		case al.Rule == model.RuleInstanceFailed:
 			if a.succeededSince(al) {
-				out = append(out, fsm.AlertChange{Op: fsm.AlertResolve, ID: al.ID})
+				out = append(out, command.AlertChange{Op: command.AlertResolve, ID: al.ID})
 			}
 		case !watchedRules[al.Rule]:
 		case seen[al.ID] == nil && hold(al):
 		case seen[al.ID] == nil:
-			out = append(out, fsm.AlertChange{Op: fsm.AlertResolve, ID: al.ID})
+			out = append(out, command.AlertChange{Op: command.AlertResolve, ID: al.ID})
 		case now.Sub(al.LastSeen.Time) >= alertRefresh || anotherStep(al, seen[al.ID]):
 			out = append(out, a.withCount(seen[al.ID]))
 		}
@@ -282,11 +283,11 @@ func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding, firing []mod
 }
 
 // changeRaise is a raise of alert id.
-func changeRaise(id, rule, severity string, subject model.AlertSubject, summary string, details map[string]string) fsm.AlertChange {
-	return fsm.AlertChange{Op: fsm.AlertRaise, ID: id, Rule: rule, Severity: severity, Subject: subject, Summary: summary, Details: details}
+func changeRaise(id, rule, severity string, subject model.AlertSubject, summary string, details map[string]string) command.AlertChange {
+	return command.AlertChange{Op: command.AlertRaise, ID: id, Rule: rule, Severity: severity, Subject: subject, Summary: summary, Details: details}
 }
 
-func (a *Agent) withCount(f *finding) fsm.AlertChange {
+func (a *Agent) withCount(f *finding) command.AlertChange {
 	c := f.change
 	if f.n > 1 {
 		d := make(map[string]string, len(c.Details)+1)
@@ -320,13 +321,13 @@ func (a *Agent) succeededSince(al model.Alert) bool {
 // failedAlert is the instance_failed finding for a FAILED instance:
 // grouped per task (one incident; Count grows with each failure), keyed by
 // the instance so that a repeated proposal counts once.
-func failedAlert(in *model.Instance, t *model.Task) fsm.AlertChange {
+func failedAlert(in *model.Instance, t *model.Task) command.AlertChange {
 	maxAttempts := 1
 	if t != nil {
 		maxAttempts = t.Policy.MaxRetries + 1
 	}
 	failedAt := in.FinishedAt
-	return fsm.AlertChange{Op: fsm.AlertRaise, ID: model.RuleInstanceFailed + ":" + in.Task, Rule: model.RuleInstanceFailed,
+	return command.AlertChange{Op: command.AlertRaise, ID: model.RuleInstanceFailed + ":" + in.Task, Rule: model.RuleInstanceFailed,
 		Severity: model.SeverityCritical, Subject: model.AlertSubject{Task: in.Task, Instance: in.ID},
 		Summary: fmt.Sprintf("task %s: instance %s failed after %d attempt(s): %s", in.Task, in.ID, in.Attempts, truncate(in.LastError, 200)),
 		Details: map[string]string{"attempt": strconv.Itoa(in.Attempts), "maxAttempts": strconv.Itoa(maxAttempts),

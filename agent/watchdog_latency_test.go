@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -50,7 +50,7 @@ func TestWatchdog_NotifyLatency(t *testing.T) {
 	tc := startCluster(t, 1, func(c *Config) {
 		c.testNotifier, c.StuckAfter, c.WatchInterval = rec, stuck, time.Second
 	})
-	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == fsm.ProtoVersion })
+	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == command.ProtoVersion })
 	l := tc.leader()
 	ctx := context.Background()
 	var lat []time.Duration

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/dispatch"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
@@ -162,10 +162,10 @@ func TestWatchdog_ClusterRules(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *eventTask("job")})
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *eventTask("job")})
 		id := rs.trigger(t0ms, "job")
 		beat()
-		rs.apply(t0ms, fsm.CmdLease, fsm.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 3_600_000})
+		rs.apply(t0ms, command.TypeLease, command.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 3_600_000})
 		fc.Set(time.UnixMilli(t0ms + 10*sec))
 		if rs.step(t0ms + 10*sec); rs.firing("executor_lost:e1") {
 			t.Fatal("raised within a lease of its last heartbeat")
@@ -200,9 +200,9 @@ func TestWatchdog_TaskRules(t *testing.T) {
 		rs := newRuleState(t)
 		tk := eventTask("job")
 		tk.Policy.MaxQueued = 1
-		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *tk})
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *tk})
 		first := rs.trigger(t0ms, "job")
-		rs.apply(t0ms, fsm.CmdLease, fsm.Lease{Executor: "e1", IDs: []uint64{first}, LeaseMs: 3_600_000})
+		rs.apply(t0ms, command.TypeLease, command.Lease{Executor: "e1", IDs: []uint64{first}, LeaseMs: 3_600_000})
 		rs.trigger(t0ms, "job") // queued
 		if rs.step(t0ms + 1000); rs.firing("queue_full:job") {
 			t.Fatal("raised without an overflow")
@@ -232,9 +232,9 @@ func TestWatchdog_TaskRules(t *testing.T) {
 		rs := newRuleState(t)
 		tk := &model.Task{Name: "hourly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}}
-		rs.apply(t0ms-min, fsm.CmdPutTask, fsm.PutTask{Task: *tk}) // its first fire is t0
+		rs.apply(t0ms-min, command.TypePutTask, command.PutTask{Task: *tk}) // its first fire is t0
 		fire := func(at int64) {
-			rs.apply(at, fsm.CmdFire, fsm.Fire{Tasks: []fsm.TaskFire{{Task: "hourly", Version: 1, At: at}}})
+			rs.apply(at, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "hourly", Version: 1, At: at}}})
 		}
 		fire(t0ms)
 		fire(t0ms + min) // one more than the schedule: within the slack
@@ -265,8 +265,8 @@ func TestWatchdog_TaskRules(t *testing.T) {
 		rs := newRuleState(t)
 		tk := &model.Task{Name: "cron", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/15 * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}}
-		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *tk})
-		rs.apply(t0ms, fsm.CmdFire, fsm.Fire{Tasks: []fsm.TaskFire{{Task: "cron", Version: 1, At: t0ms}}})
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *tk})
+		rs.apply(t0ms, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "cron", Version: 1, At: t0ms}}})
 		// Silent for 14 min, but nothing was due (next at t0+15m).
 		if rs.step(t0ms + 14*min); rs.firing(clusterSilenceID) {
 			t.Fatal("raised while nothing was due")
@@ -282,7 +282,7 @@ func TestWatchdog_TaskRules(t *testing.T) {
 		if items := rs.step(t0ms + 16*min + 2000); len(items) != 0 {
 			t.Errorf("re-proposed within the refresh period: %+v", items)
 		}
-		rs.apply(t0ms+17*min, fsm.CmdFire, fsm.Fire{Tasks: []fsm.TaskFire{{Task: "cron", Version: 1, At: t0ms + 15*min}}})
+		rs.apply(t0ms+17*min, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "cron", Version: 1, At: t0ms + 15*min}}})
 		rs.step(t0ms + 17*min)
 		if rs.firing(clusterSilenceID) {
 			t.Error("not resolved on the next fire")

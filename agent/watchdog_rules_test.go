@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -34,7 +35,7 @@ func newRuleState(t testing.TB) *ruleState {
 	rs.a = &Agent{fsm: f, log: hclog.NewNullLogger(), cfg: Config{StuckAfter: 30 * time.Minute, SilenceGrace: time.Minute, OvertimeGrace: time.Minute,
 		MemberGrace: 30 * time.Second, AnomalyWindow: time.Hour, Silence: 10 * time.Minute}}
 	rs.a.feed = newWatchFeed(time.UnixMilli(t0ms), time.Hour)
-	rs.apply(t0ms, fsm.CmdSetProto, fsm.SetProto{Proto: fsm.ProtoVersion})
+	rs.apply(t0ms, command.TypeSetProto, command.SetProto{Proto: command.ProtoVersion})
 	return rs
 }
 
@@ -54,9 +55,9 @@ func (o ruleObserver) InstanceChanged(c fsm.InstanceChange) {
 var t0ms = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC).UnixMilli()
 
 // apply applies one command at leader time ms and returns its result.
-func (rs *ruleState) apply(ms int64, typ fsm.CommandType, body any) *fsm.Result {
+func (rs *ruleState) apply(ms int64, typ command.Type, body any) *fsm.Result {
 	rs.t.Helper()
-	c, err := fsm.NewCommand(typ, "", "test", body)
+	c, err := command.New(typ, "", "test", body)
 	if err != nil {
 		rs.t.Fatal(err)
 	}
@@ -70,14 +71,14 @@ func (rs *ruleState) apply(ms int64, typ fsm.CommandType, body any) *fsm.Result 
 }
 
 // step evaluates at ms, applies the findings and returns them.
-func (rs *ruleState) step(ms int64) []fsm.AlertChange {
+func (rs *ruleState) step(ms int64) []command.AlertChange {
 	rs.t.Helper()
 	items, err := rs.a.evaluate(time.UnixMilli(ms))
 	if err != nil {
 		rs.t.Fatal(err)
 	}
 	if len(items) > 0 {
-		rs.apply(ms, fsm.CmdAlertUpdate, fsm.AlertUpdate{Items: items})
+		rs.apply(ms, command.TypeAlertUpdate, command.AlertUpdate{Items: items})
 	}
 	return items
 }
@@ -89,7 +90,7 @@ func (rs *ruleState) firing(id string) bool {
 
 func (rs *ruleState) trigger(ms int64, task string) uint64 {
 	var s model.Submitted
-	if err := rs.apply(ms, fsm.CmdTrigger, fsm.Trigger{Task: task}).Decode(&s); err != nil {
+	if err := rs.apply(ms, command.TypeTrigger, command.Trigger{Task: task}).Decode(&s); err != nil {
 		rs.t.Fatal(err)
 	}
 	id, _ := model.ParseID(s.ID)
@@ -102,7 +103,7 @@ func TestWatchdog_Rules(t *testing.T) {
 	min := int64(60_000)
 	t.Run("stuck_ready", func(t *testing.T) {
 		rs := newRuleState(t)
-		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *eventTask("job")})
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *eventTask("job")})
 		id := rs.trigger(t0ms, "job")
 		if items := rs.step(t0ms + 29*min); len(items) != 0 {
 			t.Fatalf("raised early: %+v", items)
@@ -114,7 +115,7 @@ func TestWatchdog_Rules(t *testing.T) {
 		if items := rs.step(t0ms + 31*min + 5000); len(items) != 0 {
 			t.Errorf("re-proposed within the refresh period: %+v", items)
 		}
-		rs.apply(t0ms+32*min, fsm.CmdDecide, fsm.Decide{ID: id, Action: fsm.DecideCancel})
+		rs.apply(t0ms+32*min, command.TypeDecide, command.Decide{ID: id, Action: command.DecideCancel})
 		rs.step(t0ms + 33*min)
 		if rs.firing("stuck_ready:job") {
 			t.Error("stuck_ready not resolved")
@@ -124,9 +125,9 @@ func TestWatchdog_Rules(t *testing.T) {
 		rs := newRuleState(t)
 		tk := eventTask("job")
 		tk.Policy.Timeout = model.Timeout(time.Minute)
-		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *tk})
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *tk})
 		id := rs.trigger(t0ms, "job")
-		rs.apply(t0ms, fsm.CmdLease, fsm.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 3_600_000})
+		rs.apply(t0ms, command.TypeLease, command.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 3_600_000})
 		rs.step(t0ms + 2*min - 1000)
 		if rs.firing("running_overtime:job") {
 			t.Fatal("raised within timeout + grace")
@@ -136,7 +137,7 @@ func TestWatchdog_Rules(t *testing.T) {
 		if !ok || a.Subject.Instance != model.FormatID(id) || a.Details["executor"] != "e1" {
 			t.Fatalf("alert %+v", a)
 		}
-		rs.apply(t0ms+3*min, fsm.CmdComplete, fsm.Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: true}})
+		rs.apply(t0ms+3*min, command.TypeComplete, command.Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: true}})
 		rs.step(t0ms + 3*min)
 		if rs.firing("running_overtime:job") {
 			t.Error("not resolved after the attempt ended")
@@ -146,8 +147,8 @@ func TestWatchdog_Rules(t *testing.T) {
 		rs := newRuleState(t)
 		tk := &model.Task{Name: "cron", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}}
-		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *tk})
-		rs.apply(t0ms, fsm.CmdFire, fsm.Fire{Tasks: []fsm.TaskFire{{Task: "cron", Version: 1, At: t0ms}}})
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *tk})
+		rs.apply(t0ms, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "cron", Version: 1, At: t0ms}}})
 		// Next fire t0+1m; window 1m, grace 1m: silent from t0+3m.
 		rs.step(t0ms + 3*min - 1000)
 		if rs.firing("task_silence:cron") {
@@ -158,7 +159,7 @@ func TestWatchdog_Rules(t *testing.T) {
 			t.Fatal("task_silence not raised")
 		}
 		// The scheduler comes back: it misses t0+1m..t0+2m and fires t0+3m.
-		rs.apply(t0ms+3*min+2000, fsm.CmdFire, fsm.Fire{Tasks: []fsm.TaskFire{{Task: "cron", Version: 1, At: t0ms + 3*min,
+		rs.apply(t0ms+3*min+2000, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "cron", Version: 1, At: t0ms + 3*min,
 			Missed: 2, MissedFirst: t0ms + min, MissedLast: t0ms + 2*min}}})
 		rs.step(t0ms + 3*min + 3000)
 		if rs.firing("task_silence:cron") {
@@ -167,7 +168,7 @@ func TestWatchdog_Rules(t *testing.T) {
 		if !rs.firing("misfire:cron") {
 			t.Error("misfire not raised")
 		}
-		rs.apply(t0ms+13*min+4000, fsm.CmdFire, fsm.Fire{Tasks: []fsm.TaskFire{{Task: "cron", Version: 1, At: t0ms + 13*min}}})
+		rs.apply(t0ms+13*min+4000, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "cron", Version: 1, At: t0ms + 13*min}}})
 		rs.step(t0ms + 13*min + 5000)
 		if rs.firing("misfire:cron") {
 			t.Error("misfire not resolved after the quiet period")
@@ -175,12 +176,12 @@ func TestWatchdog_Rules(t *testing.T) {
 	})
 	t.Run("instance_failed resolves on a later success", func(t *testing.T) {
 		rs := newRuleState(t)
-		rs.apply(t0ms, fsm.CmdPutTask, fsm.PutTask{Task: *eventTask("job")})
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *eventTask("job")})
 		id := rs.trigger(t0ms, "job")
-		rs.apply(t0ms, fsm.CmdLease, fsm.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 60_000})
-		rs.apply(t0ms+1000, fsm.CmdComplete, fsm.Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Error: "boom", ExitCode: 1}})
+		rs.apply(t0ms, command.TypeLease, command.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 60_000})
+		rs.apply(t0ms+1000, command.TypeComplete, command.Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Error: "boom", ExitCode: 1}})
 		in, _ := rs.f.GetInstance(id)
-		rs.apply(t0ms+2000, fsm.CmdAlertUpdate, fsm.AlertUpdate{Items: []fsm.AlertChange{failedAlert(in, eventTask("job"))}})
+		rs.apply(t0ms+2000, command.TypeAlertUpdate, command.AlertUpdate{Items: []command.AlertChange{failedAlert(in, eventTask("job"))}})
 		a, ok := rs.f.FiringAlert("instance_failed:job")
 		if !ok || a.Details["error"] != "boom" || a.Details["attempt"] != "1" || a.Details["maxAttempts"] != "1" {
 			t.Fatalf("alert %+v", a)
@@ -190,8 +191,8 @@ func TestWatchdog_Rules(t *testing.T) {
 			t.Fatal("resolved without a success")
 		}
 		ok2 := rs.trigger(t0ms+4000, "job")
-		rs.apply(t0ms+4000, fsm.CmdLease, fsm.Lease{Executor: "e1", IDs: []uint64{ok2}, LeaseMs: 60_000})
-		rs.apply(t0ms+5000, fsm.CmdComplete, fsm.Complete{ID: ok2, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: true}})
+		rs.apply(t0ms+4000, command.TypeLease, command.Lease{Executor: "e1", IDs: []uint64{ok2}, LeaseMs: 60_000})
+		rs.apply(t0ms+5000, command.TypeComplete, command.Complete{ID: ok2, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: true}})
 		rs.step(t0ms + 6000)
 		if rs.firing("instance_failed:job") {
 			t.Error("not resolved after a later success")
@@ -205,18 +206,18 @@ func TestWatchdog_Rules(t *testing.T) {
 func BenchmarkWatchdog_Evaluate(b *testing.B) {
 	rs := newRuleState(b)
 	const n = 10_000
-	var batch []*fsm.Command
+	var batch []*command.Command
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
-		c := fsm.EncodeBatch(t0ms, "n1", batch)
+		c := command.EncodeBatch(t0ms, "n1", batch)
 		rs.index++
 		rs.f.Apply(&raft.Log{Index: rs.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()})
 		batch = nil
 	}
-	add := func(typ fsm.CommandType, body any) {
-		c, err := fsm.NewCommand(typ, "", "bench", body)
+	add := func(typ command.Type, body any) {
+		c, err := command.New(typ, "", "bench", body)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -226,12 +227,12 @@ func BenchmarkWatchdog_Evaluate(b *testing.B) {
 		}
 	}
 	for i := 0; i < n; i++ {
-		add(fsm.CmdPutTask, fsm.PutTask{Task: model.Task{Name: fmt.Sprintf("task-%05d", i), Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *"},
+		add(command.TypePutTask, command.PutTask{Task: model.Task{Name: fmt.Sprintf("task-%05d", i), Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}}})
 	}
 	flush()
 	for i := 0; i < n; i++ {
-		add(fsm.CmdFire, fsm.Fire{Tasks: []fsm.TaskFire{{Task: fmt.Sprintf("task-%05d", i), Version: 1, At: t0ms}}})
+		add(command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: fmt.Sprintf("task-%05d", i), Version: 1, At: t0ms}}})
 	}
 	flush()
 	now := time.UnixMilli(t0ms + 60_000)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
@@ -48,7 +49,7 @@ func alertCluster(t *testing.T) (*testCluster, *wheel.FakeClock, *recordingNotif
 	tc := startCluster(t, 3, func(c *Config) {
 		c.Clock, c.testNotifier, c.NotifyInterval = clock, rec, 50*time.Millisecond
 	})
-	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == fsm.ProtoVersion })
+	testkit.Until(t, 20*time.Second, "protocol 4", func() bool { return tc.leader() != nil && tc.leader().fsm.Proto() == command.ProtoVersion })
 	return tc, clock, rec
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -25,7 +26,7 @@ import (
 type Store interface {
 	ActiveInstances(fn func(fsm.Active)) error
 	// Jobs builds the jobs of the attempts a lease committed.
-	Jobs(refs []fsm.AttemptRef) ([]model.Job, error)
+	Jobs(refs []command.AttemptRef) ([]model.Job, error)
 	// Proto is the protocol the cluster has reached.
 	Proto() int
 	// Running says which attempt of instance id runs (RUNNING or in a
@@ -45,7 +46,7 @@ type Store interface {
 // forwards: a node that no longer leads fails the proposal, so it never
 // hands out work, and a result is always one this node's state machine
 // applied.
-type Proposer func(ctx context.Context, cmd *fsm.Command) (*fsm.Result, error)
+type Proposer func(ctx context.Context, cmd *command.Command) (*fsm.Result, error)
 
 // Config configures a Dispatcher.
 type Config struct {
@@ -331,14 +332,14 @@ func (d *Dispatcher) Executors() []model.ExecutorStatus {
 func (d *Dispatcher) reap(ctx context.Context) {
 	now := d.cfg.Mono()
 	interrupts := d.store.Proto() >= 6
-	var items []fsm.ExpireItem
+	var items []command.ExpireItem
 	var proposed []lease
 	d.mu.Lock()
 	for id, l := range d.leases {
 		if !now.Before(l.deadline) {
 			cur := d.sessions[l.executor]
 			restarted := l.session != "" && cur != "" && cur != l.session
-			items = append(items, fsm.ExpireItem{ID: id, Attempt: l.attempt, Interrupted: interrupts && l.inherited,
+			items = append(items, command.ExpireItem{ID: id, Attempt: l.attempt, Interrupted: interrupts && l.inherited,
 				Restarted: interrupts && !l.inherited && restarted})
 		}
 	}
@@ -350,7 +351,7 @@ func (d *Dispatcher) reap(ctx context.Context) {
 	if len(items) == 0 {
 		return
 	}
-	cmd, err := fsm.NewCommand(fsm.CmdExpire, "", "dispatcher", fsm.Expire{Items: items})
+	cmd, err := command.New(command.TypeExpire, "", "dispatcher", command.Expire{Items: items})
 	if err != nil {
 		return
 	}
@@ -526,8 +527,8 @@ func (d *Dispatcher) lease(ctx context.Context, req model.PollRequest, ids []uin
 		}
 		d.mu.Unlock()
 	}()
-	cmd, err := fsm.NewCommand(fsm.CmdLease, "", "executor:"+req.Executor,
-		fsm.Lease{Executor: req.Executor, Host: req.Host, IDs: ids, LeaseMs: d.cfg.Lease.Milliseconds()})
+	cmd, err := command.New(command.TypeLease, "", "executor:"+req.Executor,
+		command.Lease{Executor: req.Executor, Host: req.Host, IDs: ids, LeaseMs: d.cfg.Lease.Milliseconds()})
 	if err != nil {
 		return nil, err
 	}
@@ -573,19 +574,19 @@ func (d *Dispatcher) giveBack(executor string, jobs []model.Job) {
 	if d.store.Proto() < 6 {
 		return
 	}
-	items := make([]fsm.Complete, 0, len(jobs))
+	items := make([]command.Complete, 0, len(jobs))
 	for _, j := range jobs {
 		id, err := model.ParseID(j.InstanceID)
 		if err != nil {
 			continue
 		}
-		items = append(items, fsm.Complete{ID: id, Attempt: j.Attempt, Report: model.CompleteRequest{
+		items = append(items, command.Complete{ID: id, Attempt: j.Attempt, Report: model.CompleteRequest{
 			Executor: executor, Canceled: true, Retryable: true, Interrupted: true, ExitCode: -1,
 			Error: "not delivered: the poll that leased it ended before its answer (the executor stopped or moved to another server)"}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := &fsm.Command{Type: fsm.CmdCompleteBatch, Actor: "dispatcher", Body: fsm.EncodeCompleteBatch(items)}
+	cmd := &command.Command{Type: command.TypeCompleteBatch, Actor: "dispatcher", Body: command.EncodeCompleteBatch(items)}
 	res, err := d.propose(ctx, cmd)
 	if err == nil && res.Err != nil {
 		err = res.Err
@@ -600,13 +601,13 @@ func (d *Dispatcher) giveBack(executor string, jobs []model.Job) {
 // Heartbeat renews the executor's leases and records streamed output.
 func (d *Dispatcher) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
 	d.saw(req.Executor, nil)
-	h := fsm.Heartbeat{Executor: req.Executor, LeaseMs: d.cfg.Lease.Milliseconds()}
+	h := command.Heartbeat{Executor: req.Executor, LeaseMs: d.cfg.Lease.Milliseconds()}
 	for _, r := range req.Running {
 		id, err := model.ParseID(r.InstanceID)
 		if err != nil {
 			return nil, err
 		}
-		h.Items = append(h.Items, fsm.AttemptRef{ID: id, Attempt: r.Attempt, Unstarted: r.NotStarted})
+		h.Items = append(h.Items, command.AttemptRef{ID: id, Attempt: r.Attempt, Unstarted: r.NotStarted})
 		if r.Output != "" {
 			d.appendLive(id, r.Attempt, r.Output)
 		}
@@ -615,7 +616,7 @@ func (d *Dispatcher) Heartbeat(ctx context.Context, req model.HeartbeatRequest) 
 	if len(h.Items) == 0 {
 		return out, nil
 	}
-	cmd, err := fsm.NewCommand(fsm.CmdHeartbeat, "", "executor:"+req.Executor, h)
+	cmd, err := command.New(command.TypeHeartbeat, "", "executor:"+req.Executor, h)
 	if err != nil {
 		return nil, err
 	}
@@ -683,7 +684,7 @@ func ParseExecutionID(s string) (uint64, int, error) {
 
 // CompleteBatch records the ends of several attempts in one command.
 func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []model.CompleteItem) ([]model.CompleteOutcome, error) {
-	var items []fsm.Complete
+	var items []command.Complete
 	out := make([]model.CompleteOutcome, len(reports))
 	idx := make([]int, 0, len(reports))
 	proto := d.store.Proto()
@@ -694,14 +695,14 @@ func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []
 			out[i].Error = err.Error()
 			continue
 		}
-		items = append(items, fsm.Complete{ID: id, Attempt: attempt, Report: logged(r.Report, proto)})
+		items = append(items, command.Complete{ID: id, Attempt: attempt, Report: logged(r.Report, proto)})
 		idx = append(idx, i)
 	}
 	if len(items) == 0 {
 		return out, nil
 	}
 	executor := reports[0].Report.Executor
-	cmd := &fsm.Command{Type: fsm.CmdCompleteBatch, ReqID: reqID, Actor: "executor:" + executor, Body: fsm.EncodeCompleteBatch(items)}
+	cmd := &command.Command{Type: command.TypeCompleteBatch, ReqID: reqID, Actor: "executor:" + executor, Body: command.EncodeCompleteBatch(items)}
 	res, err := d.propose(ctx, cmd)
 	if err != nil {
 		return nil, err
@@ -746,7 +747,7 @@ func (d *Dispatcher) checkOverlap(ctx context.Context, id uint64, attempt int, r
 		return
 	}
 	d.log.Error("two attempts of an instance ran at once", "instance", model.FormatID(id), "detail", msg)
-	cmd, err := fsm.NewCommand(fsm.CmdNote, "", "dispatcher", fsm.Note{IDs: []uint64{id}, Type: fsm.NoteOverlap, Message: msg})
+	cmd, err := command.New(command.TypeNote, "", "dispatcher", command.Note{IDs: []uint64{id}, Type: command.NoteOverlap, Message: msg})
 	if err != nil {
 		return
 	}
@@ -769,7 +770,7 @@ func (d *Dispatcher) Complete(ctx context.Context, reqID, executionID string, re
 	if err != nil {
 		return "", err
 	}
-	cmd, err := fsm.NewCommand(fsm.CmdComplete, reqID, "executor:"+req.Executor, fsm.Complete{ID: id, Attempt: attempt, Report: logged(req, d.store.Proto())})
+	cmd, err := command.New(command.TypeComplete, reqID, "executor:"+req.Executor, command.Complete{ID: id, Attempt: attempt, Report: logged(req, d.store.Proto())})
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -47,10 +48,10 @@ func TestDispatcher_Executors(t *testing.T) {
 // is dropped only once an Expire applied.
 func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	var proposed [][]fsm.ExpireItem
+	var proposed [][]command.ExpireItem
 	fail := true
-	propose := func(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
-		var e fsm.Expire
+	propose := func(ctx context.Context, c *command.Command) (*fsm.Result, error) {
+		var e command.Expire
 		if err := json.Unmarshal(c.Body, &e); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +68,7 @@ func TestDispatcher_ReapKeepsLeaseUntilExpired(t *testing.T) {
 		return lease{attempt: attempt, until: until.UnixMilli(), executor: "a", deadline: until.Add(d.cfg.ExpireGrace)}
 	}
 	d.leases[7], d.leases[3], d.leases[9] = seen(1, now.Add(-time.Second)), seen(2, now), seen(1, now.Add(time.Second)) // 9 not due
-	want := []fsm.ExpireItem{{ID: 3, Attempt: 2}, {ID: 7, Attempt: 1}}
+	want := []command.ExpireItem{{ID: 3, Attempt: 2}, {ID: 7, Attempt: 1}}
 	ctx := context.Background()
 	d.reap(ctx)
 	if len(proposed) != 1 || !reflect.DeepEqual(proposed[0], want) {

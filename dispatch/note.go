@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -13,7 +13,7 @@ import (
 // executor can run.
 const noteEvery = 5 // reaper ticks (1s)
 
-// note records a no_executor event (fsm.Note) on every instance that has
+// note records a no_executor event (command.Note) on every instance that has
 // waited READY for NoteAfter while no executor heard from within
 // executorTTL could run it (its action, or its executorLabels), once per
 // wait; the instance stays READY and is leased as soon as a capable
@@ -64,7 +64,7 @@ func (d *Dispatcher) note(ctx context.Context) {
 // the note command (failed_precondition) gets no events: the leader's log
 // says it, and the instances are not tried again.
 func (d *Dispatcher) proposeNote(ctx context.Context, ids []uint64, msg string) error {
-	cmd, err := fsm.NewCommand(fsm.CmdNote, "", "dispatcher", fsm.Note{IDs: ids, Type: fsm.NoteNoExecutor, Message: msg})
+	cmd, err := command.New(command.TypeNote, "", "dispatcher", command.Note{IDs: ids, Type: command.NoteNoExecutor, Message: msg})
 	if err != nil {
 		return err
 	}

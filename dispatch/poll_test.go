@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -26,7 +27,7 @@ type machine struct {
 	now time.Time
 
 	mu        sync.Mutex
-	cmds      []*fsm.Command
+	cmds      []*command.Command
 	tasks     map[string]*model.Task
 	inst      map[uint64]*fsm.Active
 	failLease int                 // refuse the next n leases
@@ -91,7 +92,7 @@ func (m *machine) ActiveInstances(fn func(fsm.Active)) error {
 	return nil
 }
 
-func (m *machine) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
+func (m *machine) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []model.Job
@@ -106,7 +107,7 @@ func (m *machine) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
 	return out, nil
 }
 
-func (m *machine) Proto() int { return fsm.ProtoVersion }
+func (m *machine) Proto() int { return command.ProtoVersion }
 
 func (m *machine) Running(id uint64) (int, bool) {
 	m.mu.Lock()
@@ -136,19 +137,19 @@ func (m *machine) GetTask(name string) (*model.Task, error) {
 	return nil, model.ErrNotFound
 }
 
-func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+func (m *machine) propose(ctx context.Context, c *command.Command) (*fsm.Result, error) {
 	m.mu.Lock()
 	m.cmds = append(m.cmds, c)
 	var changes []fsm.InstanceChange
 	var out any = struct{}{}
 	switch c.Type {
-	case fsm.CmdLease:
+	case command.TypeLease:
 		if m.failLease > 0 {
 			m.failLease--
 			m.mu.Unlock()
 			return nil, errors.New("leadership lost")
 		}
-		var l fsm.Lease
+		var l command.Lease
 		if err := json.Unmarshal(c.Body, &l); err != nil {
 			m.mu.Unlock()
 			return nil, err
@@ -169,9 +170,9 @@ func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, err
 				LeaseUntil: a.LeaseUntil, Executor: a.Executor})
 		}
 		out = res
-	case fsm.CmdExpire:
+	case command.TypeExpire:
 		// Every lost attempt is retried at once.
-		var e fsm.Expire
+		var e command.Expire
 		if err := json.Unmarshal(c.Body, &e); err != nil {
 			m.mu.Unlock()
 			return nil, err
@@ -185,11 +186,11 @@ func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, err
 			}
 		}
 		out = map[string]int{"expired": n}
-	case fsm.CmdHeartbeat:
+	case command.TypeHeartbeat:
 		out = fsm.HeartbeatResult{Stop: m.stop}
-	case fsm.CmdComplete:
+	case command.TypeComplete:
 		out = map[string]string{"state": model.StateSuccess}
-	case fsm.CmdCompleteBatch:
+	case command.TypeCompleteBatch:
 		out = m.outcomes
 	}
 	m.mu.Unlock()
@@ -201,16 +202,16 @@ func (m *machine) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, err
 }
 
 // of returns the proposed commands of type t.
-func (m *machine) of(t fsm.CommandType) []*fsm.Command {
+func (m *machine) of(t command.Type) []*command.Command {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return ofType(m.cmds, t)
 }
 
 // leased decodes a lease command.
-func leased(t *testing.T, c *fsm.Command) fsm.Lease {
+func leased(t *testing.T, c *command.Command) command.Lease {
 	t.Helper()
-	var l fsm.Lease
+	var l command.Lease
 	if err := json.Unmarshal(c.Body, &l); err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +248,11 @@ func TestDispatcher_PollLeasesReadyInstances(t *testing.T) {
 	if resp.LeaseMs != 10_000 || resp.HeartbeatMs != 2_500 || resp.HeldMs < 1 || resp.Released || prepared != 2 || resp.Jobs[0].Secrets["k"] != "v" {
 		t.Fatalf("response %+v (prepared %d), want 10s leases, 2.5s heartbeats, HeldMs, prepared jobs", resp, prepared)
 	}
-	leases := m.of(fsm.CmdLease)
+	leases := m.of(command.TypeLease)
 	if len(leases) != 1 {
 		t.Fatalf("%d lease commands, want 1", len(leases))
 	}
-	if l := leased(t, leases[0]); !reflect.DeepEqual(l, fsm.Lease{Executor: "e1", Host: "h1", IDs: []uint64{1, 2}, LeaseMs: 10_000}) || leases[0].Actor != "executor:e1" {
+	if l := leased(t, leases[0]); !reflect.DeepEqual(l, command.Lease{Executor: "e1", Host: "h1", IDs: []uint64{1, 2}, LeaseMs: 10_000}) || leases[0].Actor != "executor:e1" {
 		t.Fatalf("lease %+v by %q", l, leases[0].Actor)
 	}
 	if ex := m.d.Executors(); len(ex) != 1 || ex[0].Name != "e1" || ex[0].Running != 2 || ex[0].Free != 2 || ex[0].Host != "h1" {
@@ -265,7 +266,7 @@ func TestDispatcher_PollLeasesReadyInstances(t *testing.T) {
 	if err != nil || len(resp.Jobs) != 0 || resp.Jobs == nil || resp.Released {
 		t.Fatalf("a poll with nothing READY: %+v, %v; want an empty job list", resp, err)
 	}
-	if n := len(m.of(fsm.CmdLease)); n != 2 {
+	if n := len(m.of(command.TypeLease)); n != 2 {
 		t.Fatalf("%d lease commands, want 2 (none for an empty poll)", n)
 	}
 }
@@ -341,7 +342,7 @@ func TestDispatcher_PollsNeverShareAnInstance(t *testing.T) {
 		}
 	}
 	seen := map[uint64]bool{}
-	for _, c := range m.of(fsm.CmdLease) {
+	for _, c := range m.of(command.TypeLease) {
 		for _, id := range leased(t, c).IDs {
 			if seen[id] {
 				t.Errorf("instance %d proposed in two leases", id)
@@ -388,17 +389,17 @@ func TestDispatcher_ExpiredLeaseRequeues(t *testing.T) {
 	}
 	m.advance(10*time.Second + m.d.cfg.ExpireGrace - time.Millisecond)
 	m.d.reap(ctx)
-	if n := len(m.of(fsm.CmdExpire)); n != 0 {
+	if n := len(m.of(command.TypeExpire)); n != 0 {
 		t.Fatalf("%d expiries within the grace, want none", n)
 	}
 	m.advance(time.Millisecond)
 	m.d.reap(ctx)
-	expires := m.of(fsm.CmdExpire)
+	expires := m.of(command.TypeExpire)
 	if len(expires) != 1 {
 		t.Fatalf("%d expiries, want 1", len(expires))
 	}
-	var e fsm.Expire
-	if err := json.Unmarshal(expires[0].Body, &e); err != nil || !reflect.DeepEqual(e.Items, []fsm.ExpireItem{{ID: 1, Attempt: 1}}) {
+	var e command.Expire
+	if err := json.Unmarshal(expires[0].Body, &e); err != nil || !reflect.DeepEqual(e.Items, []command.ExpireItem{{ID: 1, Attempt: 1}}) {
 		t.Fatalf("expired %+v, %v; want attempt 1 of instance 1", e.Items, err)
 	}
 	resp, err := m.d.Poll(ctx, model.PollRequest{Executor: "e2", Free: 1, WaitMs: 1})
@@ -406,7 +407,7 @@ func TestDispatcher_ExpiredLeaseRequeues(t *testing.T) {
 		t.Fatalf("poll after the expiry: %+v, %v; want attempt 2 of instance 1", resp, err)
 	}
 	m.d.reap(ctx)
-	if n := len(m.of(fsm.CmdExpire)); n != 1 {
+	if n := len(m.of(command.TypeExpire)); n != 1 {
 		t.Fatalf("%d expiries after the retry leased, want still 1", n)
 	}
 	for _, ex := range m.d.Executors() {
@@ -428,10 +429,10 @@ func TestDispatcher_Heartbeat(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(resp.Stop, m.stop) {
 		t.Fatalf("heartbeat: %+v, %v; want stop %+v", resp, err, m.stop)
 	}
-	hbs := m.of(fsm.CmdHeartbeat)
-	var h fsm.Heartbeat
+	hbs := m.of(command.TypeHeartbeat)
+	var h command.Heartbeat
 	if len(hbs) != 1 || json.Unmarshal(hbs[0].Body, &h) != nil ||
-		!reflect.DeepEqual(h, fsm.Heartbeat{Executor: "e1", Items: []fsm.AttemptRef{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 1}}, LeaseMs: 10_000}) {
+		!reflect.DeepEqual(h, command.Heartbeat{Executor: "e1", Items: []command.AttemptRef{{ID: 1, Attempt: 1}, {ID: 2, Attempt: 1}}, LeaseMs: 10_000}) {
 		t.Fatalf("heartbeat commands %d: %+v", len(hbs), h)
 	}
 	if _, err := m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: model.FormatID(1), Attempt: 1, Output: "def"}}}); err != nil {
@@ -454,7 +455,7 @@ func TestDispatcher_Heartbeat(t *testing.T) {
 		t.Errorf("after %d more bytes: output from %d, %d bytes; want the newest %d from 6", liveMax, start, len(out), liveMax)
 	}
 	resp, err = m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e2"})
-	if err != nil || resp.Stop == nil || len(resp.Stop) != 0 || len(m.of(fsm.CmdHeartbeat)) != 3 {
+	if err != nil || resp.Stop == nil || len(resp.Stop) != 0 || len(m.of(command.TypeHeartbeat)) != 3 {
 		t.Fatalf("a heartbeat with nothing running: %+v, %v; want an empty stop list and no command", resp, err)
 	}
 	if _, err := m.d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: "nope", Attempt: 1}}}); err == nil {
@@ -509,7 +510,7 @@ func TestDispatcher_Complete(t *testing.T) {
 	if err != nil || state != model.StateSuccess {
 		t.Fatalf("complete: %q, %v", state, err)
 	}
-	if cs := m.of(fsm.CmdComplete); len(cs) != 1 || cs[0].ReqID != "r1" || cs[0].Actor != "executor:e1" {
+	if cs := m.of(command.TypeComplete); len(cs) != 1 || cs[0].ReqID != "r1" || cs[0].Actor != "executor:e1" {
 		t.Fatalf("complete commands: %+v, want one with request id r1", cs)
 	}
 	m.outcomes = []model.CompleteOutcome{{State: model.StateSuccess}, {Code: model.CodeConflict, Error: "not current"}}
@@ -525,10 +526,10 @@ func TestDispatcher_Complete(t *testing.T) {
 		out[2].Code != model.CodeConflict || out[2].ExecutionID != "0000000000000003-1" {
 		t.Fatalf("batch outcomes %+v", out)
 	}
-	if bs := m.of(fsm.CmdCompleteBatch); len(bs) != 1 || bs[0].ReqID != "r2" {
+	if bs := m.of(command.TypeCompleteBatch); len(bs) != 1 || bs[0].ReqID != "r2" {
 		t.Fatalf("batch commands: %+v, want one with request id r2", bs)
 	}
-	if out, err := m.d.CompleteBatch(ctx, "r3", []model.CompleteItem{{ExecutionID: "bad"}}); err != nil || out[0].Error == "" || len(m.of(fsm.CmdCompleteBatch)) != 1 {
+	if out, err := m.d.CompleteBatch(ctx, "r3", []model.CompleteItem{{ExecutionID: "bad"}}); err != nil || out[0].Error == "" || len(m.of(command.TypeCompleteBatch)) != 1 {
 		t.Fatalf("a batch of bad ids: %+v, %v; want its errors and no command", out, err)
 	}
 }
@@ -563,10 +564,10 @@ func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
 	if want := m.now.Add(-time.Minute).UnixMilli(); l.until != want || !l.inherited {
 		t.Fatalf("running attempt's lease %+v, want the replicated deadline, inherited", l)
 	}
-	expired := func() []fsm.ExpireItem {
-		var out []fsm.ExpireItem
-		for _, c := range m.of(fsm.CmdExpire) {
-			var e fsm.Expire
+	expired := func() []command.ExpireItem {
+		var out []command.ExpireItem
+		for _, c := range m.of(command.TypeExpire) {
+			var e command.Expire
 			if err := json.Unmarshal(c.Body, &e); err != nil {
 				t.Fatal(err)
 			}
@@ -575,7 +576,7 @@ func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
 		return out
 	}
 	m.d.reap(context.Background())
-	if got, want := expired(), []fsm.ExpireItem{{ID: 2, Attempt: 1, Interrupted: true}}; !reflect.DeepEqual(got, want) {
+	if got, want := expired(), []command.ExpireItem{{ID: 2, Attempt: 1, Interrupted: true}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("first reap of the term expired %+v, want %+v", got, want)
 	}
 	// Lease 3: until + grace (5s) + MaxSkew (1s) = 9s from now.
@@ -586,7 +587,7 @@ func TestDispatcher_RunLoadsActiveInstances(t *testing.T) {
 	}
 	m.advance(time.Millisecond)
 	m.d.reap(context.Background())
-	if got := expired(); len(got) != 2 || got[1] != (fsm.ExpireItem{ID: 3, Attempt: 2, Interrupted: true}) {
+	if got := expired(); len(got) != 2 || got[1] != (command.ExpireItem{ID: 3, Attempt: 2, Interrupted: true}) {
 		t.Fatalf("expired %+v, want lease 3 interrupted after its grace and skew", got)
 	}
 	cancel()
@@ -622,8 +623,8 @@ func TestDispatcher_ReapMarksRestartedExecutors(t *testing.T) {
 			}
 			m.advance(10*time.Second + m.d.cfg.ExpireGrace)
 			m.d.reap(ctx)
-			var e fsm.Expire
-			if cs := m.of(fsm.CmdExpire); len(cs) != 1 || json.Unmarshal(cs[0].Body, &e) != nil || len(e.Items) != 1 {
+			var e command.Expire
+			if cs := m.of(command.TypeExpire); len(cs) != 1 || json.Unmarshal(cs[0].Body, &e) != nil || len(e.Items) != 1 {
 				t.Fatalf("expiries %+v, want one of attempt 1", cs)
 			}
 			if e.Items[0].Restarted != tc.want {
@@ -646,12 +647,12 @@ func TestDispatcher_ReapIsMonotonic(t *testing.T) {
 	}
 	wall = wall.Add(10 * time.Minute) // the wall clock steps
 	m.d.reap(ctx)
-	if n := len(m.of(fsm.CmdExpire)); n != 0 {
+	if n := len(m.of(command.TypeExpire)); n != 0 {
 		t.Fatalf("%d expiries after a wall-clock step, want none", n)
 	}
 	m.advance(10*time.Second + m.d.cfg.ExpireGrace)
 	m.d.reap(ctx)
-	if n := len(m.of(fsm.CmdExpire)); n != 1 {
+	if n := len(m.of(command.TypeExpire)); n != 1 {
 		t.Fatalf("%d expiries a lease and its grace later on the monotonic clock, want 1", n)
 	}
 }
@@ -672,7 +673,7 @@ func TestDispatcher_ReapRetriesWhatWasLeftAlone(t *testing.T) {
 	m.advance(10*time.Second + m.d.cfg.ExpireGrace)
 	m.d.reap(ctx)
 	m.d.reap(ctx)
-	if n := len(m.of(fsm.CmdExpire)); n != 1 {
+	if n := len(m.of(command.TypeExpire)); n != 1 {
 		t.Fatalf("%d expiries, want 1 (the next one a second later)", n)
 	}
 	m.mu.Lock()
@@ -680,7 +681,7 @@ func TestDispatcher_ReapRetriesWhatWasLeftAlone(t *testing.T) {
 	m.mu.Unlock()
 	m.advance(time.Second)
 	m.d.reap(ctx)
-	if n := len(m.of(fsm.CmdExpire)); n != 2 {
+	if n := len(m.of(command.TypeExpire)); n != 2 {
 		t.Fatalf("%d expiries a second later, want 2", n)
 	}
 	if a := m.inst[1]; a.State != model.StateReady {
@@ -701,11 +702,11 @@ func TestDispatcher_GivesBackLeasesOfAGonePoll(t *testing.T) {
 	if err != nil || len(resp.Jobs) != 0 {
 		t.Fatalf("poll: %+v, %v; want no jobs", resp, err)
 	}
-	bs := m.of(fsm.CmdCompleteBatch)
+	bs := m.of(command.TypeCompleteBatch)
 	if len(bs) != 1 {
 		t.Fatalf("%d complete batches, want one giving the attempt back", len(bs))
 	}
-	items, err := fsm.DecodeCompleteBatch(bs[0].Body)
+	items, err := command.DecodeCompleteBatch(bs[0].Body)
 	if err != nil || len(items) != 1 || items[0].ID != 1 || items[0].Attempt != 1 || !items[0].Report.Interrupted || items[0].Report.Executor != "e1" {
 		t.Fatalf("given back %+v, %v; want attempt 1 of instance 1, interrupted, from e1", items, err)
 	}

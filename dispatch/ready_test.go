@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -22,7 +23,7 @@ type fakeStore struct {
 
 func (s *fakeStore) ActiveInstances(func(fsm.Active)) error { return nil }
 
-func (s *fakeStore) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
+func (s *fakeStore) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 	var out []model.Job
 	for _, r := range refs {
 		out = append(out, model.Job{InstanceID: model.FormatID(r.ID), ExecutionID: model.FormatID(r.ID) + "-" + strconv.Itoa(r.Attempt), Attempt: r.Attempt})
@@ -30,7 +31,7 @@ func (s *fakeStore) Jobs(refs []fsm.AttemptRef) ([]model.Job, error) {
 	return out, nil
 }
 
-func (s *fakeStore) Proto() int { return fsm.ProtoVersion }
+func (s *fakeStore) Proto() int { return command.ProtoVersion }
 
 func (s *fakeStore) Running(uint64) (int, bool) { return 0, false }
 
@@ -67,16 +68,16 @@ var (
 // as the state machine would for lease, note and expire.
 type proposals struct {
 	mu   sync.Mutex
-	cmds []*fsm.Command
+	cmds []*command.Command
 }
 
-func (p *proposals) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, error) {
+func (p *proposals) propose(ctx context.Context, c *command.Command) (*fsm.Result, error) {
 	p.mu.Lock()
 	p.cmds = append(p.cmds, c)
 	p.mu.Unlock()
 	var data any = struct{}{}
-	if c.Type == fsm.CmdLease {
-		var l fsm.Lease
+	if c.Type == command.TypeLease {
+		var l command.Lease
 		if err := json.Unmarshal(c.Body, &l); err != nil {
 			return nil, err
 		}
@@ -90,15 +91,15 @@ func (p *proposals) propose(ctx context.Context, c *fsm.Command) (*fsm.Result, e
 	return &fsm.Result{Data: b}, nil
 }
 
-func (p *proposals) of(t fsm.CommandType) []*fsm.Command {
+func (p *proposals) of(t command.Type) []*command.Command {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return ofType(p.cmds, t)
 }
 
 // ofType returns the commands of type t.
-func ofType(cmds []*fsm.Command, t fsm.CommandType) []*fsm.Command {
-	var out []*fsm.Command
+func ofType(cmds []*command.Command, t command.Type) []*command.Command {
+	var out []*command.Command
 	for _, c := range cmds {
 		if c.Type == t {
 			out = append(out, c)
@@ -215,22 +216,22 @@ func TestDispatcher_notesUnrunnableOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	td.note(ctx)
-	if n := len(td.props.of(fsm.CmdNote)); n != 0 {
+	if n := len(td.props.of(command.TypeNote)); n != 0 {
 		t.Fatalf("%d notes before NoteAfter, want none", n)
 	}
 	td.now = td.now.Add(td.cfg.NoteAfter)
 	for i := 0; i < 3; i++ {
 		td.note(ctx)
 	}
-	notes := td.props.of(fsm.CmdNote)
+	notes := td.props.of(command.TypeNote)
 	if len(notes) != 1 {
 		t.Fatalf("%d notes, want 1", len(notes))
 	}
-	var n fsm.Note
+	var n command.Note
 	if err := json.Unmarshal(notes[0].Body, &n); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(n.IDs, []uint64{1}) || n.Type != fsm.NoteNoExecutor ||
+	if !slices.Equal(n.IDs, []uint64{1}) || n.Type != command.NoteNoExecutor ||
 		!strings.Contains(n.Message, `the sdk handler "greet" and the labels zone=a`) || !strings.Contains(n.Message, "none of the 1 executor(s)") {
 		t.Fatalf("note %+v, want instance 1 and why", n)
 	}
@@ -258,7 +259,7 @@ func TestDispatcher_reapWaitsExpireGrace(t *testing.T) {
 	}{{0, 0}, {td.cfg.ExpireGrace - time.Millisecond, 0}, {td.cfg.ExpireGrace, 1}} {
 		td.now = time.UnixMilli(until).Add(tc.at)
 		td.reap(ctx)
-		if got := len(td.props.of(fsm.CmdExpire)); got != tc.want {
+		if got := len(td.props.of(command.TypeExpire)); got != tc.want {
 			t.Fatalf("%s past the lease: %d expire commands, want %d", tc.at, got, tc.want)
 		}
 	}

@@ -4,10 +4,10 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 )
 
-// The names below are for the migration: the command types moved to
-// package fsm/command, and these let the packages that still spell them
-// fsm.X build unchanged until their import sites are swept. New code uses
-// package command.
+// The names below are the state machine's own shorthand for the command
+// types, which live in package fsm/command: fsm and its tests spell them
+// unqualified. Every other package uses package command; none spells
+// them fsm.X any more.
 
 // CommandType is command.Type (for the migration).
 type CommandType = command.Type

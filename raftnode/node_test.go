@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -106,7 +107,7 @@ func failover(leader *testNode, nodes []*testNode) []*testNode {
 
 func putTask(t *testing.T, n *testNode, name string) error {
 	t.Helper()
-	c, err := fsm.NewCommand(fsm.CmdPutTask, "", "test", fsm.PutTask{Task: model.Task{
+	c, err := command.New(command.TypePutTask, "", "test", command.PutTask{Task: model.Task{
 		Name: name, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"},
 	}})
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -14,7 +14,7 @@ import (
 // proposes through group commit: it moves the high-water mark).
 func (h *harness) noop(lv leaderView) {
 	h.t.Helper()
-	c, err := fsm.NewCommand(fsm.CmdNoop, "", "tester", struct{}{})
+	c, err := command.New(command.TypeNoop, "", "tester", struct{}{})
 	if err != nil {
 		h.t.Fatal(err)
 	}

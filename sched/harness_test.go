@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
@@ -137,7 +138,7 @@ func testLogger(t *testing.T) hclog.Logger {
 
 // apply stamps c with the fake clock's time and node n1, as a leader
 // does, and applies it as the next log entry.
-func (h *harness) apply(c *fsm.Command) (*fsm.Result, error) { return h.applyAs(c, leaderView{}) }
+func (h *harness) apply(c *command.Command) (*fsm.Result, error) { return h.applyAs(c, leaderView{}) }
 
 // leaderView is how a leader reads and stamps time: its clock's offset
 // from the fake clock, and whether it stamps no lower than the state
@@ -168,7 +169,7 @@ func (h *harness) stamp(lv leaderView) int64 {
 }
 
 // applyAs applies c as the next log entry, stamped by lv's leader.
-func (h *harness) applyAs(c *fsm.Command, lv leaderView) (*fsm.Result, error) {
+func (h *harness) applyAs(c *command.Command, lv leaderView) (*fsm.Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c.Now, c.Node = h.stamp(lv), "n1"
@@ -182,11 +183,11 @@ func (h *harness) applyAs(c *fsm.Command, lv leaderView) (*fsm.Result, error) {
 }
 
 // propose is the schedulers' Proposer.
-func (h *harness) propose(c *fsm.Command) Future { return h.proposer(leaderView{})(c) }
+func (h *harness) propose(c *command.Command) Future { return h.proposer(leaderView{})(c) }
 
 // proposer is the Proposer of lv's leader.
 func (h *harness) proposer(lv leaderView) Proposer {
-	return func(c *fsm.Command) Future {
+	return func(c *command.Command) Future {
 		r, err := h.applyAs(c, lv)
 		if err == nil && r.Err != nil {
 			h.t.Errorf("%s rejected: %v", c.Type, r.Err)
@@ -197,9 +198,9 @@ func (h *harness) proposer(lv leaderView) Proposer {
 
 // do applies a command the way the API would, and fails the test if the
 // state machine rejects it.
-func (h *harness) do(typ fsm.CommandType, body any) *fsm.Result {
+func (h *harness) do(typ command.Type, body any) *fsm.Result {
 	h.t.Helper()
-	c, err := fsm.NewCommand(typ, "", "tester", body)
+	c, err := command.New(typ, "", "tester", body)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -213,23 +214,32 @@ func (h *harness) do(typ fsm.CommandType, body any) *fsm.Result {
 	return r
 }
 
-func (h *harness) putTask(t model.Task) { h.t.Helper(); h.do(fsm.CmdPutTask, fsm.PutTask{Task: t}) }
-func (h *harness) pause(name string)    { h.t.Helper(); h.do(fsm.CmdPauseTask, fsm.TaskRef{Name: name}) }
-func (h *harness) resume(name string)   { h.t.Helper(); h.do(fsm.CmdResumeTask, fsm.TaskRef{Name: name}) }
+func (h *harness) putTask(t model.Task) {
+	h.t.Helper()
+	h.do(command.TypePutTask, command.PutTask{Task: t})
+}
+func (h *harness) pause(name string) {
+	h.t.Helper()
+	h.do(command.TypePauseTask, command.TaskRef{Name: name})
+}
+func (h *harness) resume(name string) {
+	h.t.Helper()
+	h.do(command.TypeResumeTask, command.TaskRef{Name: name})
+}
 func (h *harness) deleteTask(name string) {
 	h.t.Helper()
-	h.do(fsm.CmdDeleteTask, fsm.TaskRef{Name: name})
+	h.do(command.TypeDeleteTask, command.TaskRef{Name: name})
 }
 
 // submit creates delayed instances of task, due after each delay, and
 // returns their ids.
 func (h *harness) submit(task string, delays ...time.Duration) []uint64 {
 	h.t.Helper()
-	sub := fsm.Submit{Task: task}
+	sub := command.Submit{Task: task}
 	for _, d := range delays {
-		sub.Items = append(sub.Items, fsm.SubmitItem{DelayMs: d.Milliseconds()})
+		sub.Items = append(sub.Items, command.SubmitItem{DelayMs: d.Milliseconds()})
 	}
-	r, err := h.apply(&fsm.Command{Type: fsm.CmdSubmit, Actor: "tester", Body: fsm.EncodeSubmit(&sub)})
+	r, err := h.apply(&command.Command{Type: command.TypeSubmit, Actor: "tester", Body: command.EncodeSubmit(&sub)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

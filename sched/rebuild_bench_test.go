@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
@@ -19,7 +20,7 @@ import (
 func populate(b *testing.B, f *fsm.FSM, n int, now time.Time) {
 	b.Helper()
 	index := f.AppliedIndex()
-	apply := func(c *fsm.Command) {
+	apply := func(c *command.Command) {
 		index++
 		c.Now, c.Node = now.UnixMilli(), "n1"
 		out := f.ApplyBatch([]*raft.Log{{Index: index, Term: 1, Type: raft.LogCommand, Data: c.Encode()}})
@@ -27,18 +28,18 @@ func populate(b *testing.B, f *fsm.FSM, n int, now time.Time) {
 			b.Fatal(r.Err)
 		}
 	}
-	c, err := fsm.NewCommand(fsm.CmdPutTask, "", "bench", fsm.PutTask{Task: model.Task{Name: "t",
+	c, err := command.New(command.TypePutTask, "", "bench", command.PutTask{Task: model.Task{Name: "t",
 		Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"}}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	apply(c)
 	for done := 0; done < n; {
-		s := fsm.Submit{Task: "t"}
+		s := command.Submit{Task: "t"}
 		for i := 0; i < 10000 && done < n; i, done = i+1, done+1 {
-			s.Items = append(s.Items, fsm.SubmitItem{DelayMs: int64(time.Minute/time.Millisecond) + int64(done%(49*60_000)), Payload: []byte(`{"order":1}`)})
+			s.Items = append(s.Items, command.SubmitItem{DelayMs: int64(time.Minute/time.Millisecond) + int64(done%(49*60_000)), Payload: []byte(`{"order":1}`)})
 		}
-		apply(&fsm.Command{Type: fsm.CmdSubmit, Body: fsm.EncodeSubmit(&s)})
+		apply(&command.Command{Type: command.TypeSubmit, Body: command.EncodeSubmit(&s)})
 	}
 }
 
@@ -69,7 +70,7 @@ func BenchmarkScheduler_Rebuild1M(b *testing.B) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		s := New(Config{Clock: wheel.NewFakeClock(now)}, f, func(*fsm.Command) Future { return nopFuture{} })
+		s := New(Config{Clock: wheel.NewFakeClock(now)}, f, func(*command.Command) Future { return nopFuture{} })
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -155,8 +156,8 @@ func TestScheduler_proposeLoop_MaxBatch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			proposed := make(chan []uint64, 100)
-			propose := func(c *fsm.Command) Future {
-				var f fsm.Fire
+			propose := func(c *command.Command) Future {
+				var f command.Fire
 				if err := json.Unmarshal(c.Body, &f); err != nil {
 					t.Errorf("undecodable fire: %v", err)
 				}
@@ -166,7 +167,7 @@ func TestScheduler_proposeLoop_MaxBatch(t *testing.T) {
 			s := New(Config{Clock: wheel.NewFakeClock(t0), MaxBatch: 4}, nil, propose)
 			var all []uint64
 			for _, n := range tc.queued {
-				f := &fsm.Fire{}
+				f := &command.Fire{}
 				for range n {
 					all = append(all, uint64(len(all)+1))
 					f.Instances = append(f.Instances, all[len(all)-1])

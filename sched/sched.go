@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/trigger"
 	"github.com/ax-scheduler/ax/wheel"
@@ -30,7 +31,7 @@ type Future interface {
 
 // Proposer proposes a command through Raft without waiting; calls are
 // appended to the log in call order. It stamps the leader's time.
-type Proposer func(cmd *fsm.Command) Future
+type Proposer func(cmd *command.Command) Future
 
 // Config configures a Scheduler.
 type Config struct {
@@ -67,7 +68,7 @@ type Scheduler struct {
 	stopped     chan struct{} // closed when Run ends (the term is over)
 	stopOnce    sync.Once
 	changed     chan string
-	fires       chan *fsm.Fire
+	fires       chan *command.Fire
 
 	mu    sync.Mutex
 	tasks map[string]*taskTimer
@@ -125,7 +126,7 @@ func New(cfg Config, store Store, propose Proposer) *Scheduler {
 	s := &Scheduler{
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("sched"),
 		expired: make(chan []wheel.Expired, 64), changed: make(chan string, 1024),
-		fires: make(chan *fsm.Fire, 256), tasks: map[string]*taskTimer{},
+		fires: make(chan *command.Fire, 256), tasks: map[string]*taskTimer{},
 		stopped: make(chan struct{}),
 	}
 	s.loadedUntil.Store(-1 << 62)
@@ -208,7 +209,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return fmt.Errorf("sched: load tasks: %w", err)
 	}
 	now := s.cfg.Clock.Now()
-	var out []fsm.TaskFire
+	var out []command.TaskFire
 	for i := range schedules {
 		out = s.reschedule(&schedules[i], now, out)
 	}
@@ -271,7 +272,7 @@ func (s *Scheduler) loadHorizon(ctx context.Context) error {
 }
 
 func (s *Scheduler) onExpired(ctx context.Context, batch []wheel.Expired) {
-	var tasks []fsm.TaskFire
+	var tasks []command.TaskFire
 	var ids []uint64
 	now := s.cfg.Clock.Now()
 	for _, e := range batch {
@@ -330,7 +331,7 @@ func (s *Scheduler) drop(name string) {
 // reschedule (re)loads a task from its state-machine record: its timer is
 // rebuilt from the watermark, so fire times missed while no leader
 // watched are handled by the catch-up policy.
-func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []fsm.TaskFire) []fsm.TaskFire {
+func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []command.TaskFire) []command.TaskFire {
 	t := &ts.Task
 	sc, err := t.Schedule()
 	if err != nil || sc == nil || t.Paused {
@@ -362,7 +363,7 @@ func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []fsm.Ta
 
 // catchUp fires the task's times in (watermark, now] according to its
 // catch-up policy, then arms the timer for the next time after now.
-func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []fsm.TaskFire {
+func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire) []command.TaskFire {
 	window := tt.policy.CatchupWindow.Std()
 	if window == 0 {
 		window = time.Minute
@@ -418,12 +419,12 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []fsm.TaskFire) []
 		due = nil
 	}
 	if missed > 0 {
-		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, Missed: missed, MissedMore: more,
+		out = append(out, command.TaskFire{Task: tt.name, Version: tt.version, Missed: missed, MissedMore: more,
 			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli()})
 		tt.wm = max(tt.wm, missedLast.UnixMilli())
 	}
 	for _, d := range due {
-		out = append(out, fsm.TaskFire{Task: tt.name, Version: tt.version, At: d.UnixMilli(), Key: tt.key(d), Date: tt.keys.Date(d)})
+		out = append(out, command.TaskFire{Task: tt.name, Version: tt.version, At: d.UnixMilli(), Key: tt.key(d), Date: tt.keys.Date(d)})
 		tt.wm = max(tt.wm, d.UnixMilli())
 	}
 	if tt.armed {
@@ -452,9 +453,9 @@ const firingSlack = time.Second
 func (tt *taskTimer) key(at time.Time) string { return tt.keys.Key(at) }
 
 // emit queues fires for proposal, split into commands of MaxBatch.
-func (s *Scheduler) emit(ctx context.Context, tasks []fsm.TaskFire, ids []uint64) {
+func (s *Scheduler) emit(ctx context.Context, tasks []command.TaskFire, ids []uint64) {
 	for len(tasks) > 0 || len(ids) > 0 {
-		f := &fsm.Fire{}
+		f := &command.Fire{}
 		n := min(len(tasks), s.cfg.MaxBatch)
 		f.Tasks, tasks = tasks[:n], tasks[n:]
 		m := min(len(ids), s.cfg.MaxBatch-n)
@@ -494,8 +495,8 @@ func (s *Scheduler) proposeLoop(ctx context.Context) {
 		}
 	}()
 	defer func() { close(inflight); <-done }()
-	size := func(f *fsm.Fire) int { return len(f.Tasks) + len(f.Instances) }
-	var held *fsm.Fire // taken from the queue but too big to merge
+	size := func(f *command.Fire) int { return len(f.Tasks) + len(f.Instances) }
+	var held *command.Fire // taken from the queue but too big to merge
 	for {
 		if ctx.Err() != nil {
 			return
@@ -524,7 +525,7 @@ func (s *Scheduler) proposeLoop(ctx context.Context) {
 				break drain
 			}
 		}
-		cmd, err := fsm.NewCommand(fsm.CmdFire, "", "scheduler", f)
+		cmd, err := command.New(command.TypeFire, "", "scheduler", f)
 		if err != nil {
 			s.log.Error("encode fire", "error", err)
 			continue

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
@@ -84,8 +84,8 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 	// the cluster's.
 	testkit.Eventually(t, 10*time.Second, func() error {
 		st, err := follower.Client().Cluster(ctx)
-		if err == nil && st.Protocol != fsm.ProtoVersion {
-			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, fsm.ProtoVersion)
+		if err == nil && st.Protocol != command.ProtoVersion {
+			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, command.ProtoVersion)
 		}
 		return err
 	})

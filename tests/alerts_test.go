@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/notify"
@@ -77,8 +77,8 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 	cl := c.Client()
 	testkit.Eventually(t, 30*time.Second, func() error {
 		st, err := cl.Cluster(ctx)
-		if err == nil && st.Protocol != fsm.ProtoVersion {
-			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, fsm.ProtoVersion)
+		if err == nil && st.Protocol != command.ProtoVersion {
+			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, command.ProtoVersion)
 		}
 		return err
 	})

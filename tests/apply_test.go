@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -64,8 +64,8 @@ func TestApply_GitOps(t *testing.T) {
 	// leader has raised the cluster to it.
 	testkit.Eventually(t, 15*time.Second, func() error {
 		st, err := cl.Cluster(ctx)
-		if err == nil && st.Protocol != fsm.ProtoVersion {
-			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, fsm.ProtoVersion)
+		if err == nil && st.Protocol != command.ProtoVersion {
+			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, command.ProtoVersion)
 		}
 		return err
 	})

@@ -21,7 +21,7 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
@@ -53,9 +53,9 @@ func forgeAppend(t *testing.T, term, prev, prevTerm uint64, entries ...*raft.Log
 }
 
 // forgedCommand is the data of a log entry carrying an ax command.
-func forgedCommand(t *testing.T, typ fsm.CommandType, body any) []byte {
+func forgedCommand(t *testing.T, typ command.Type, body any) []byte {
 	t.Helper()
-	c, err := fsm.NewCommand(typ, "forged", "attacker", body)
+	c, err := command.New(typ, "forged", "attacker", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,8 @@ func settledAt(ctx context.Context, t *testing.T, n *localcluster.Node, index ui
 	t.Helper()
 	var h *model.Health
 	waitHealth(ctx, t, n, 15*time.Second, func(got *model.Health) error {
-		if got.Protocol != fsm.ProtoVersion || got.Leader == "" {
-			return fmt.Errorf("cluster protocol %d (want %d), leader %q", got.Protocol, fsm.ProtoVersion, got.Leader)
+		if got.Protocol != command.ProtoVersion || got.Leader == "" {
+			return fmt.Errorf("cluster protocol %d (want %d), leader %q", got.Protocol, command.ProtoVersion, got.Leader)
 		}
 		if got.AppliedIndex < index {
 			return fmt.Errorf("applied index %d, want at least %d", got.AppliedIndex, index)
@@ -177,7 +177,7 @@ func TestRaftAuth_ForgedEntriesGetNowhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mint := forgedCommand(t, fsm.CmdACLPutToken, fsm.ACLPutToken{Token: fsm.TokenRecord{Name: "evil", Role: model.RoleAdmin,
+	mint := forgedCommand(t, command.TypeACLPutToken, command.ACLPutToken{Token: command.TokenRecord{Name: "evil", Role: model.RoleAdmin,
 		Hash: tokenHash(evilToken)}})
 	for _, n := range c.Nodes {
 		h := health[n.ID]
@@ -213,7 +213,7 @@ type rogue struct {
 	// rpcs counts the RPCs received by type; cmds the command types in
 	// the entries; secret whether the secret's value went by.
 	rpcs   map[byte]int
-	cmds   map[fsm.CommandType]int
+	cmds   map[command.Type]int
 	secret bool
 	want   [][]byte // the secret's value as commands carry it
 }
@@ -224,7 +224,7 @@ func newRogue(t *testing.T, secret string) *rogue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rogue{ln: ln, rpcs: map[byte]int{}, cmds: map[fsm.CommandType]int{},
+	r := &rogue{ln: ln, rpcs: map[byte]int{}, cmds: map[command.Type]int{},
 		want: [][]byte{[]byte(secret), []byte(base64.StdEncoding.EncodeToString([]byte(secret)))}}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
@@ -325,7 +325,7 @@ func (r *rogue) see(e *raft.Log) {
 	defer r.mu.Unlock()
 	r.secret = r.secret || r.carries(e.Data)
 	if e.Type == raft.LogCommand {
-		if c, err := fsm.DecodeCommand(e.Data); err == nil {
+		if c, err := command.Decode(e.Data); err == nil {
 			r.cmds[c.Type]++
 		}
 	}

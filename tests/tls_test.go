@@ -23,7 +23,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
@@ -97,7 +97,7 @@ func forgedRPCs(t *testing.T, h *model.Health, members []model.Node) map[string]
 	term, last := h.Term, h.CommitIndex
 	task := model.Task{Name: "pwned", Trigger: model.Trigger{Type: model.TriggerEvent},
 		Action: model.Action{Type: model.ActionShell, Command: "echo forged"}}
-	cmd, err := fsm.NewCommand(fsm.CmdPutTask, "forged", "attacker", fsm.PutTask{Task: task})
+	cmd, err := command.New(command.TypePutTask, "forged", "attacker", command.PutTask{Task: task})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
@@ -119,7 +119,7 @@ func TestUpgrade_RollingFromProtocol5(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitHealth(ctx, t, n, 30*time.Second, func(h *model.Health) error {
-			if h.Leader == "" || h.Proto != fsm.ProtoVersion {
+			if h.Leader == "" || h.Proto != command.ProtoVersion {
 				return fmt.Errorf("%s: leader %q, binary protocol %d", n.ID, h.Leader, h.Proto)
 			}
 			return nil
@@ -151,7 +151,7 @@ func TestUpgrade_RollingFromProtocol5(t *testing.T) {
 			}
 		}
 	}
-	waitProtocol(fsm.ProtoVersion)
+	waitProtocol(command.ProtoVersion)
 	for _, n := range c.Nodes {
 		testkit.Eventually(t, 10*time.Second, func() error {
 			if _, required, err := raftnode.ReadMemberKey(n.DataDir); err != nil || !required {
