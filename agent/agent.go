@@ -10,17 +10,16 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/action"
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/tlsutil"
 	"github.com/ax-scheduler/ax/ui"
 	"github.com/ax-scheduler/ax/wheel"
@@ -172,8 +171,8 @@ type Config struct {
 	AnomalyWindow time.Duration
 	Silence       time.Duration
 
-	// testServices are per-term services tests add (see termServices).
-	testServices []service
+	// testServices are per-term services tests add (see establish).
+	testServices []replica.Service
 	// testNotifier replaces the notifier (tests only).
 	testNotifier notifier
 	// testDispatcher is the dispatcher the watchdog asks in rule tests.
@@ -187,8 +186,9 @@ type Config struct {
 type Agent struct {
 	cfg    Config
 	log    hclog.Logger
-	fsm    *fsm.FSM
-	node   *raftnode.Node
+	rep    *replica.Replica
+	fsm    *fsm.FSM       // rep.State()
+	node   *raftnode.Node // rep.Raft()
 	http   *http.Server
 	ln     net.Listener
 	now    func() time.Time
@@ -196,20 +196,11 @@ type Agent struct {
 	stopCh chan struct{}
 	wg     sync.WaitGroup
 
-	clientsMu sync.Mutex
-	clients   map[string]*client.Client
-
-	term   atomic.Pointer[term] // the current leadership term, nil while following
-	termMu sync.Mutex
-	termCh chan struct{} // closed and replaced when the term changes or becomes ready
-
 	stopExec context.CancelFunc
 	metrics  *metrics
 	clock    *skewClock    // cfg.Clock, held to the cluster's
 	clockMon *clockMonitor // compares this node's clock with the members'
-	stamper  *stamper      // the leader time put into commands
 	alertCh  chan uint64   // FAILED instances for the alerter
-	batchCh  chan *pendingCmd
 
 	conns          *connLimiter
 	pprof          *http.Server            // nil without -pprof
@@ -224,12 +215,11 @@ type Agent struct {
 	channels *channelNotifier
 	uses     tokenUses // running requests by ACL token (revoke.go)
 	catchUpState
-	readRounds // batched read indexes (reads.go)
 }
 
 var (
 	_ api.Backend         = (*Agent)(nil)
-	_ api.InternalBackend = (*Agent)(nil)
+	_ api.InternalBackend = (*replica.Replica)(nil)
 )
 
 // New opens the node's state, starts Raft and the HTTP API. It returns
@@ -296,8 +286,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, clock: clock,
-		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
-		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024), live: newLiveHub(),
+		stopCh: make(chan struct{}), alertCh: make(chan uint64, 1024), live: newLiveHub(),
 	}
 	a.quorum = &quorumWatch{}
 	a.feed = newWatchFeed(a.now(), cfg.AnomalyWindow)
@@ -322,53 +311,37 @@ func New(cfg Config) (*Agent, error) {
 	}
 	ln = tlsListener(ln, cfg.TLS)
 	a.ln = ln
-	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Logger: a.log, Observer: a})
+	if cfg.Restore != "" && len(cfg.Join) > 0 {
+		ln.Close()
+		return nil, fmt.Errorf("agent: -restore starts a new cluster; it cannot be combined with -join")
+	}
+	rep, err := replica.Open(replica.Config{NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, AdvertiseRaft: cfg.AdvertiseRaft,
+		AdvertiseHTTP: a.advertisedHTTP(), Bootstrap: len(cfg.Join) == 0, Restore: cfg.Restore, Token: cfg.Token, TLS: cfg.TLS,
+		FSMSync: cfg.FSMSync, Observer: a, Logger: a.log, Now: a.now, MaxClockSkew: cfg.MaxClockSkew, LeaderWait: cfg.LeaderWait,
+		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
+		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout, LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
+		AppendFault: cfg.testAppendFault, Establish: a.establish})
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	a.fsm = f
-	a.stamper = &stamper{now: a.now, hwm: f.TimeHWM, max: cfg.MaxClockSkew, log: a.log}
+	a.rep, a.fsm = rep, rep.State()
+	a.metrics.reg.MustRegister(rep.Collectors()...)
+	f := a.fsm
 	if cfg.ExecutorToken != "" && cfg.Token == "" && !f.ACLBootstrapped() {
-		f.Close()
+		rep.Close()
 		ln.Close()
 		return nil, errors.New("agent: -executor-token without API auth would leave every other route open: set -token too, or bootstrap ACLs (ax acl bootstrap) and create executor tokens (ax acl token create -role executor)")
 	}
-	var restore *raftnode.Restore
-	if cfg.Restore != "" {
-		if len(cfg.Join) > 0 {
-			f.Close()
-			ln.Close()
-			return nil, fmt.Errorf("agent: -restore starts a new cluster; it cannot be combined with -join")
-		}
-		index, err := fsm.SnapshotIndex(cfg.Restore)
-		if err == nil && f.AppliedIndex() != 0 {
-			err = fmt.Errorf("the data dir %s already holds a state machine; use an empty one", cfg.DataDir)
-		}
-		if err != nil {
-			f.Close()
-			ln.Close()
-			return nil, fmt.Errorf("agent: restore: %w", err)
-		}
-		restore = &raftnode.Restore{Path: cfg.Restore, Index: index}
-	}
-	var peerAuth *raftnode.PeerAuthConfig
-	if cfg.TLS == nil {
-		peerAuth = peerAuthConfig(f) // peerauth.go
-	}
-	node, err := raftnode.New(raftnode.Config{
-		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, DataDir: cfg.DataDir, Restore: restore,
-		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS), PeerAuth: peerAuth,
-		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
-		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
-		LeaderLeaseTimeout: cfg.LeaderLeaseTimeout, AppendFault: cfg.testAppendFault,
-	})
-	if err != nil {
-		f.Close()
+	if err := rep.Start(); err != nil {
+		rep.Close()
 		ln.Close()
+		if cfg.Restore != "" && strings.HasPrefix(err.Error(), "restore: ") {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
 		return nil, err
 	}
-	a.node = node
+	a.node = rep.Raft()
 	a.channels = newChannelNotifier(a, nil)
 	if cfg.testNotifier == nil {
 		a.notifier = a.channels // channels and policy.notify URLs (channels.go)
@@ -381,7 +354,7 @@ func New(cfg Config) (*Agent, error) {
 		public = ui.Mount(a.api)
 	}
 	// The node-to-node endpoints have their own handler, for members only.
-	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
+	handler := api.NewInternal(api.InternalConfig{Backend: rep, Auth: a, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer a.conns.serving(r)()
@@ -401,13 +374,12 @@ func New(cfg Config) (*Agent, error) {
 		ErrorLog:          newServerLog(a.log),
 	}
 	if err := a.servePprof(); err != nil {
-		node.Close()
-		f.Close()
+		rep.Close()
 		ln.Close()
 		return nil, err
 	}
 	if cfg.Executor {
-		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
+		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.rep.PeerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
 			// The node is going away: its attempts may finish within the
 			// grace; those still running then are stopped and reported
@@ -417,8 +389,7 @@ func New(cfg Config) (*Agent, error) {
 			if a.pprof != nil {
 				a.pprof.Close()
 			}
-			node.Close()
-			f.Close()
+			rep.Close()
 			ln.Close()
 			return nil, err
 		}
@@ -435,7 +406,7 @@ func New(cfg Config) (*Agent, error) {
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
 	// Each of these loops calls a.wg.Done when it returns.
-	loops := []func(){a.cutRevoked, a.watchPeerAuth, a.watchQuorum, a.batchLoop, a.monitorClocks, a.leaderLoop, a.register}
+	loops := []func(){a.cutRevoked, a.watchQuorum, a.monitorClocks, a.register}
 	a.wg.Add(len(loops) + 1)
 	for _, loop := range loops {
 		go loop()
@@ -446,7 +417,7 @@ func New(cfg Config) (*Agent, error) {
 			a.log.Error("http server stopped", "error", err)
 		}
 	}()
-	a.log.Info("agent started", "http", a.HTTPAddr(), "raft", node.Addr(), "data", cfg.DataDir, "join", strings.Join(cfg.Join, ","))
+	a.log.Info("agent started", "http", a.HTTPAddr(), "raft", a.node.Addr(), "data", cfg.DataDir, "join", strings.Join(cfg.Join, ","))
 	return a, nil
 }
 
@@ -510,9 +481,9 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	if a.pprof != nil {
 		_ = a.pprof.Close()
 	}
-	err := a.node.Close()
+	err := a.rep.Stop()
 	a.wg.Wait()
-	if ferr := a.fsm.Close(); err == nil {
+	if ferr := a.rep.Close(); err == nil {
 		err = ferr
 	}
 	a.log.Info("agent stopped")
@@ -526,24 +497,6 @@ func execShutdownGrace(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
-}
-
-// peerDialTimeout bounds connecting to a peer: a leader that does not
-// accept a connection within it is tried again after resolving the leader
-// again (a dial that failed sent nothing).
-const peerDialTimeout = 2 * time.Second
-
-// clientFor returns a client for one peer's HTTP address.
-func (a *Agent) clientFor(addr string) *client.Client {
-	a.clientsMu.Lock()
-	defer a.clientsMu.Unlock()
-	c, ok := a.clients[addr]
-	if !ok {
-		c = client.New(client.Config{Addrs: []string{addr}, TLS: a.peerTLS(), Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID,
-			Header: a.memberHeaders, Once: true, DialTimeout: peerDialTimeout})
-		a.clients[addr] = c
-	}
-	return c
 }
 
 // monitorClocks runs the clock monitor until the agent stops.

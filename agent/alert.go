@@ -130,7 +130,7 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 			if err != nil {
 				continue
 			}
-			res, err := a.propose(ctx, cmd)
+			res, err := a.rep.Propose(ctx, cmd)
 			var s model.Submitted
 			if err == nil {
 				err = res.Decode(&s)
@@ -170,7 +170,7 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 	if err != nil {
 		return
 	}
-	if _, err := a.propose(ctx, cmd); err != nil {
+	if _, err := a.rep.Propose(ctx, cmd); err != nil {
 		a.log.Warn("recording an alert failed", "instance", in.ID, "error", err)
 		return
 	}

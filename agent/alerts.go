@@ -69,7 +69,7 @@ func (a *Agent) PutSilence(ctx context.Context, c api.Caller, req model.SilenceR
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.propose(ctx, cmd)
+	res, err := a.rep.Propose(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (a *Agent) DeleteSilence(ctx context.Context, c api.Caller, id string) erro
 	if err != nil {
 		return err
 	}
-	res, err := a.propose(ctx, cmd)
+	res, err := a.rep.Propose(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (a *Agent) notifyOne(ctx context.Context, tr fsm.AlertTransition) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.propose(ctx, cmd)
+	res, err := a.rep.Propose(ctx, cmd)
 	if err == nil {
 		err = res.Decode(nil)
 	}
@@ -189,7 +189,7 @@ func (a *Agent) proposeAlerts(ctx context.Context, items []command.AlertChange) 
 		if err != nil {
 			return err
 		}
-		res, err := a.propose(ctx, cmd)
+		res, err := a.rep.Propose(ctx, cmd)
 		if err == nil {
 			err = res.Decode(nil)
 		}

@@ -103,7 +103,7 @@ func TestAgent_RecordsProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.propose(context.Background(), cmd)
+	res, err := a.rep.Propose(context.Background(), cmd)
 	if err != nil || res.Err != nil {
 		t.Fatalf("a protocol 2 command: %+v, %v; want it applied", res, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,13 +17,10 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// Headers between cluster nodes. A node forwarding a request on behalf of a
-// client names the principal it verified in HeaderPrincipal; the receiver
-// honours it only from a member. Without TLS, members prove membership
-// with the cluster's member key in HeaderMember.
+// Headers between cluster nodes (api.HeaderPrincipal, api.HeaderMember).
 const (
-	HeaderPrincipal = "X-AX-Principal"
-	HeaderMember    = "X-AX-Member"
+	HeaderPrincipal = api.HeaderPrincipal
+	HeaderMember    = api.HeaderMember
 )
 
 // tokenPrefix starts every token ax makes, so that a leaked one is easy to
@@ -76,7 +72,7 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	if node, ok := a.member(r, boot, key); ok {
 		p := &model.Principal{Name: "node:" + node, Role: model.RoleAdmin}
 		if h := r.Header.Get(HeaderPrincipal); h != "" {
-			fp, err := decodePrincipal(h)
+			fp, err := api.DecodePrincipal(h)
 			if err != nil {
 				return api.Identity{}, errUnauthorized("bad " + HeaderPrincipal + " header: " + err.Error())
 			}
@@ -171,7 +167,7 @@ func (a *Agent) member(r *http.Request, bootstrapped bool, key []byte) (string, 
 	}
 	if key != nil {
 		got := r.Header.Get(HeaderMember)
-		if got == "" || !equal(got, base64.RawURLEncoding.EncodeToString(key)) {
+		if got == "" || !equal(got, api.MemberKeyHeader(key)) {
 			return "", false
 		}
 		return memberName(r), true
@@ -192,49 +188,6 @@ func memberName(r *http.Request) string {
 		return n
 	}
 	return "peer"
-}
-
-// memberHeaders are the headers this node adds to every request to a
-// peer: its member key (without TLS; with TLS its certificate speaks), the
-// principal of the request it acts for, if any, and for a forwarded
-// request the forwarded mark and its request id.
-func (a *Agent) memberHeaders(ctx context.Context) http.Header {
-	h := http.Header{}
-	if !a.tlsOn() {
-		if key := a.fsm.MemberKey(); key != nil {
-			h.Set(HeaderMember, base64.RawURLEncoding.EncodeToString(key))
-		}
-	}
-	if p := api.PrincipalFrom(ctx); p != nil {
-		if enc, err := encodePrincipal(p); err == nil {
-			h.Set(HeaderPrincipal, enc)
-		}
-	}
-	forwardHeaders(ctx, h)
-	return h
-}
-
-func encodePrincipal(p *model.Principal) (string, error) {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-func decodePrincipal(s string) (*model.Principal, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, err
-	}
-	var p model.Principal
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, err
-	}
-	if p.Name == "" || !model.ValidRole(p.Role) {
-		return nil, errUnauthorized("no name or role")
-	}
-	return &p, nil
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -271,7 +224,7 @@ func (a *Agent) startCatchUp() <-chan struct{} {
 	go func() {
 		start := time.Now()
 		bctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := a.ReadBarrier(bctx)
+		err := a.rep.ReadBarrier(bctx)
 		cancel()
 		if err == nil {
 			a.renewACLLease(start)

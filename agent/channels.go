@@ -111,7 +111,7 @@ func (a *Agent) sealChannels(ctx context.Context) {
 			body.Channel.URL = model.RedactURL(body.Channel.URL)
 		}
 		body.IfVersion = r.Version
-		if err := a.proposeOwn(ctx, command.TypePutChannel, body); err != nil {
+		if err := a.rep.ProposeOwn(ctx, command.TypePutChannel, body); err != nil {
 			a.log.Debug("sealing a channel's values failed; trying again later", "channel", name, "error", err)
 			continue
 		}

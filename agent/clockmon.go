@@ -525,6 +525,6 @@ func (a *Agent) clockPeers(ctx context.Context) ([]clockPeer, error) {
 // askClock reads a member's wall clock and its latest clock step.
 func (a *Agent) askClock(ctx context.Context, addr string) (time.Time, *model.ClockJump, error) {
 	var r model.ClockReading
-	err := a.clientFor(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/time", NoRetry: true}, &r)
+	err := a.rep.Peer(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/time", NoRetry: true}, &r)
 	return time.UnixMilli(r.UnixMs), r.Jump, err
 }

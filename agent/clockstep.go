@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -83,8 +84,8 @@ const (
 	absorbDiv = 2
 	// maxHold bounds the backward step a node holds without a verdict:
 	// beyond it the node's earlier clock was badly wrong (as for the
-	// stamper's maxHWMLead), and holding it would fire early for longer.
-	maxHold = maxHWMLead
+	// stamper's replica.MaxHWMLead), and holding it would fire early for longer.
+	maxHold = replica.MaxHWMLead
 	// stepQuiet is how long a step is reported after it happened.
 	stepQuiet = 10 * time.Minute
 )

@@ -11,12 +11,13 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/replica"
 )
 
 // proposeSelf writes this node's record (through the leader when this
 // node follows).
 func (a *Agent) proposeSelf(ctx context.Context) error {
-	return a.proposeOwn(ctx, command.TypeSetNode, a.selfInfo())
+	return a.rep.ProposeOwn(ctx, command.TypeSetNode, a.selfInfo())
 }
 
 // register makes sure this node is a member with an up-to-date record: a
@@ -66,11 +67,10 @@ func (a *Agent) verifyRecord() {
 	if id == "" || id == a.cfg.NodeID {
 		return // this node's state is the leader's
 	}
-	st, err := onLeader(ctx, a, leaderCall[*model.ClusterStatus]{once: true,
+	st, err := replica.Ask(ctx, a.rep, replica.Call{Once: true},
 		// A node that became leader meanwhile holds the leader's copy.
-		local:  func(context.Context, *term) (*model.ClusterStatus, error) { return nil, nil },
-		remote: func(ctx context.Context, c *client.Client) (*model.ClusterStatus, error) { return c.Cluster(ctx) },
-	})
+		func(context.Context, *replica.Term) (*model.ClusterStatus, error) { return nil, nil },
+		func(ctx context.Context, c *client.Client) (*model.ClusterStatus, error) { return c.Cluster(ctx) })
 	if err != nil || st == nil {
 		if err != nil {
 			a.log.Debug("reading the leader's member records failed", "error", err)
@@ -120,14 +120,14 @@ func (a *Agent) registerOnce() (done bool, err error) {
 		return false, nil // wait until a leader appears
 	}
 	for _, t := range targets {
-		err = a.clientFor(t).Join(ctx, req)
+		err = a.rep.Peer(t).Join(ctx, req)
 		var me *model.Error
 		if errors.As(err, &me) && me.Field == "proto" {
 			// A leader of an older version refuses the field: join
 			// without it; registration then writes the whole record.
 			noProto := req
 			noProto.Proto = 0
-			err = a.clientFor(t).Join(ctx, noProto)
+			err = a.rep.Peer(t).Join(ctx, noProto)
 		}
 		if err == nil {
 			a.log.Info("joined the cluster", "via", t)
@@ -183,10 +183,9 @@ func (a *Agent) isMember(ctx context.Context, self command.NodeInfo) bool {
 // known id at a new address replaces its old entry) and records its
 // addresses; a follower forwards the request to the leader.
 func (a *Agent) Join(ctx context.Context, req model.JoinRequest) error {
-	_, err := onLeader(ctx, a, leaderCall[struct{}]{
-		local:  func(ctx context.Context, _ *term) (struct{}, error) { return struct{}{}, a.join(ctx, req) },
-		remote: func(ctx context.Context, c *client.Client) (struct{}, error) { return struct{}{}, c.Join(ctx, req) },
-	})
+	_, err := replica.Ask[struct{}](ctx, a.rep, replica.Call{},
+		func(ctx context.Context, _ *replica.Term) (struct{}, error) { return struct{}{}, a.join(ctx, req) },
+		func(ctx context.Context, c *client.Client) (struct{}, error) { return struct{}{}, c.Join(ctx, req) })
 	return err
 }
 
@@ -205,7 +204,7 @@ func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.propose(ctx, c)
+	res, err := a.rep.Propose(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -216,12 +215,11 @@ func (a *Agent) join(ctx context.Context, req model.JoinRequest) error {
 // RemoveNode implements api.ClusterBackend. It is not repeated once it may have
 // reached the leader: a second removal would answer "no member".
 func (a *Agent) RemoveNode(ctx context.Context, id string) error {
-	_, err := onLeader(ctx, a, leaderCall[struct{}]{once: true,
-		local: func(ctx context.Context, _ *term) (struct{}, error) { return struct{}{}, a.removeNode(ctx, id) },
-		remote: func(ctx context.Context, c *client.Client) (struct{}, error) {
+	_, err := replica.Ask[struct{}](ctx, a.rep, replica.Call{Once: true},
+		func(ctx context.Context, _ *replica.Term) (struct{}, error) { return struct{}{}, a.removeNode(ctx, id) },
+		func(ctx context.Context, c *client.Client) (struct{}, error) {
 			return struct{}{}, c.RemoveNode(ctx, id)
-		},
-	})
+		})
 	return err
 }
 
@@ -238,13 +236,13 @@ func (a *Agent) removeNode(ctx context.Context, id string) error {
 		return &model.Error{Code: model.CodeNotFound, Field: "node", Message: "no member " + id}
 	}
 	if err := a.node.RemoveServer(ctx, id); err != nil {
-		return unavailable(err)
+		return replica.Unavailable(err)
 	}
 	c, err := command.New(command.TypeRemoveNode, "", "", command.TaskRef{Name: id})
 	if err != nil {
 		return err
 	}
-	res, err := a.propose(ctx, c)
+	res, err := a.rep.Propose(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -255,10 +253,9 @@ func (a *Agent) removeNode(ctx context.Context, id string) error {
 // Transfer implements api.ClusterBackend. It is never repeated: a second
 // transfer would move leadership on again.
 func (a *Agent) Transfer(ctx context.Context, id string) error {
-	_, err := onLeader(ctx, a, leaderCall[struct{}]{once: true, movesLeader: true,
-		local:  func(ctx context.Context, _ *term) (struct{}, error) { return struct{}{}, a.transfer(ctx, id) },
-		remote: func(ctx context.Context, c *client.Client) (struct{}, error) { return struct{}{}, c.Transfer(ctx, id) },
-	})
+	_, err := replica.Ask[struct{}](ctx, a.rep, replica.Call{Once: true, MovesLeader: true},
+		func(ctx context.Context, _ *replica.Term) (struct{}, error) { return struct{}{}, a.transfer(ctx, id) },
+		func(ctx context.Context, c *client.Client) (struct{}, error) { return struct{}{}, c.Transfer(ctx, id) })
 	return err
 }
 
@@ -268,7 +265,7 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 	}
 	servers, err := a.node.Servers(ctx)
 	if err != nil {
-		return unavailable(err)
+		return replica.Unavailable(err)
 	}
 	voters := 0
 	for _, s := range servers {
@@ -286,7 +283,7 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 		return &model.Error{Code: model.CodeNotFound, Field: "id", Message: "no member " + id}
 	}
 	if err != nil {
-		return unavailable(err)
+		return replica.Unavailable(err)
 	}
 	return nil
 }
@@ -294,14 +291,11 @@ func (a *Agent) transfer(ctx context.Context, id string) error {
 // Executors implements api.ExecutorBackend: the leader's dispatcher knows them; a
 // follower asks the leader.
 func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
-	return onLeader(ctx, a, leaderCall[*model.ExecutorList]{
-		findWithin: readLeaderWait,
-		noLeader:   a.noLeaderRead("it cannot list the executors: only the leader hears from them"),
-		local: func(ctx context.Context, t *term) (*model.ExecutorList, error) {
-			return &model.ExecutorList{Executors: t.disp.Executors()}, nil
+	return replica.Ask[*model.ExecutorList](ctx, a.rep, replica.Call{FindWithin: replica.ReadLeaderWait, NoLeader: a.rep.NoLeaderRead("it cannot list the executors: only the leader hears from them")},
+		func(ctx context.Context, t *replica.Term) (*model.ExecutorList, error) {
+			return &model.ExecutorList{Executors: a.enginesOf(t).disp.Executors()}, nil
 		},
-		remote: func(ctx context.Context, c *client.Client) (*model.ExecutorList, error) { return c.Executors(ctx) },
-	})
+		func(ctx context.Context, c *client.Client) (*model.ExecutorList, error) { return c.Executors(ctx) })
 }
 
 // ensureClusterState raises what the cluster as a whole has reached, as
@@ -322,7 +316,7 @@ func (a *Agent) ensureClusterState(ctx context.Context) {
 				key = make([]byte, 32)
 				_, _ = rand.Read(key)
 			}
-			err = a.proposeOwn(ctx, command.TypeSetMemberKey, command.SetMemberKey{Key: key})
+			err = a.rep.ProposeOwn(ctx, command.TypeSetMemberKey, command.SetMemberKey{Key: key})
 		}
 		if err == nil && a.fsm.Proto() >= command.ProtoVersion && a.fsm.MemberKey() != nil || ctx.Err() != nil {
 			return
@@ -341,15 +335,19 @@ func (a *Agent) ensureClusterState(ctx context.Context) {
 // raiseProto raises the cluster's protocol to the lowest its members
 // speak, if that is higher.
 func (a *Agent) raiseProto(ctx context.Context) error {
-	servers, nodes, err := a.memberRecords(ctx)
+	servers, err := a.node.Servers(ctx)
 	if err != nil {
 		return err
 	}
-	low, _ := lowestProto(a.cfg.NodeID, servers, nodes)
+	nodes, err := a.fsm.Nodes()
+	if err != nil {
+		return err
+	}
+	low, _ := replica.LowestProto(a.cfg.NodeID, servers, nodes)
 	if low <= a.fsm.Proto() {
 		return nil
 	}
-	return a.proposeOwn(ctx, command.TypeSetProto, command.SetProto{Proto: low})
+	return a.rep.ProposeOwn(ctx, command.TypeSetProto, command.SetProto{Proto: low})
 }
 
 // proposeOwn proposes a command of this node's own (not a client's) and
@@ -359,7 +357,7 @@ func (a *Agent) proposeOwn(ctx context.Context, t command.Type, body any) error 
 	if err != nil {
 		return err
 	}
-	res, err := a.propose(ctx, c)
+	res, err := a.rep.Propose(ctx, c)
 	if err != nil {
 		return err
 	}

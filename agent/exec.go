@@ -12,7 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
-	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -55,26 +55,6 @@ func (a *Agent) logAttempt(c fsm.InstanceChange) {
 	a.log.Info("attempt finished", args...)
 }
 
-// termProposer is the dispatcher's proposer for term t: it proposes on
-// this node while it leads t, and never forwards. A dispatcher whose
-// node lost leadership gets raftnode.ErrNotLeader, so it hands out no
-// work (onLeader then asks the new leader), and every lease it answers
-// was applied by this node's state machine, whose state its jobs are
-// built from.
-func (a *Agent) termProposer(t *term) dispatch.Proposer {
-	return func(ctx context.Context, c *command.Command) (*fsm.Result, error) {
-		if c.ReqID == "" {
-			c.ReqID = client.NewRequestID()
-		}
-		if a.currentTerm() != t {
-			return nil, raftnode.ErrNotLeader
-		}
-		ctx, cancel := context.WithTimeout(ctx, a.cfg.LeaderWait)
-		defer cancel()
-		return a.applyLocal(ctx, c)
-	}
-}
-
 // Poll implements api.ExecutorBackend: the leader's dispatcher answers; another
 // node forwards the poll to the leader. Within the poll's wait it follows
 // leadership: a poll released by a term that ended, or parked on a leader
@@ -89,28 +69,25 @@ func (a *Agent) Poll(ctx context.Context, req model.PollRequest) (*model.PollRes
 	for {
 		try := req
 		try.WaitMs = max(time.Until(end).Milliseconds(), 1)
-		out, err := onLeader(ctx, a, leaderCall[*model.PollResponse]{
-			// A forwarded long poll may wait its whole wait at the leader.
-			deadline:   end.Add(pollSlack),
-			findWithin: a.execFindWithin(),
-			local: func(ctx context.Context, t *term) (*model.PollResponse, error) {
-				out, err := t.disp.Poll(ctx, try)
-				if err == nil && out.Released {
-					// The term is ending: wait for it before asking again.
-					left := time.NewTimer(time.Until(end))
-					defer left.Stop()
-					select {
-					case <-t.ctx.Done():
-					case <-ctx.Done():
-					case <-left.C:
+		out, err := // A forwarded long poll may wait its whole wait at the leader.
+			replica.Ask[*model.PollResponse](ctx, a.rep, replica.Call{Deadline: end.Add(pollSlack), FindWithin: a.execFindWithin()},
+				func(ctx context.Context, t *replica.Term) (*model.PollResponse, error) {
+					out, err := a.enginesOf(t).disp.Poll(ctx, try)
+					if err == nil && out.Released {
+						// The term is ending: wait for it before asking again.
+						left := time.NewTimer(time.Until(end))
+						defer left.Stop()
+						select {
+						case <-t.Context().Done():
+						case <-ctx.Done():
+						case <-left.C:
+						}
 					}
-				}
-				return out, err
-			},
-			remote: func(ctx context.Context, c *client.Client) (*model.PollResponse, error) {
-				return worker.NewProtocol(c).Poll(ctx, try)
-			},
-		})
+					return out, err
+				},
+				func(ctx context.Context, c *client.Client) (*model.PollResponse, error) {
+					return worker.NewProtocol(c).Poll(ctx, try)
+				})
 		// A forwarded poll goes back released: the node that forwarded it
 		// finds the new leader.
 		if err != nil || !out.Released || api.IsForwarded(ctx) || time.Until(end) < pollSlack/10 || ctx.Err() != nil {
@@ -124,15 +101,13 @@ const pollSlack = 2 * time.Second
 
 // Heartbeat implements api.ExecutorBackend.
 func (a *Agent) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
-	return onLeader(ctx, a, leaderCall[*model.HeartbeatResponse]{
-		findWithin: a.execFindWithin(),
-		local: func(ctx context.Context, t *term) (*model.HeartbeatResponse, error) {
-			return t.disp.Heartbeat(ctx, req)
+	return replica.Ask[*model.HeartbeatResponse](ctx, a.rep, replica.Call{FindWithin: a.execFindWithin()},
+		func(ctx context.Context, t *replica.Term) (*model.HeartbeatResponse, error) {
+			return a.enginesOf(t).disp.Heartbeat(ctx, req)
 		},
-		remote: func(ctx context.Context, c *client.Client) (*model.HeartbeatResponse, error) {
+		func(ctx context.Context, c *client.Client) (*model.HeartbeatResponse, error) {
 			return worker.NewProtocol(c).Heartbeat(ctx, req)
-		},
-	})
+		})
 }
 
 // ownAttempt checks, on the leader (whose state is current), that an
@@ -152,10 +127,8 @@ func (a *Agent) ownAttempt(ctx context.Context, field string, id uint64) error {
 
 // Complete implements api.ExecutorBackend.
 func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
-	return onLeader(ctx, a, leaderCall[string]{
-		findWithin: a.execFindWithin(),
-		reqID:      c.RequestID,
-		local: func(ctx context.Context, t *term) (string, error) {
+	return replica.Ask[string](ctx, a.rep, replica.Call{FindWithin: a.execFindWithin(), ReqID: c.RequestID},
+		func(ctx context.Context, t *replica.Term) (string, error) {
 			id, _, err := dispatch.ParseExecutionID(executionID)
 			if err != nil {
 				return "", err
@@ -163,20 +136,17 @@ func (a *Agent) Complete(ctx context.Context, c api.Caller, executionID string, 
 			if err := a.ownAttempt(ctx, "executionId", id); err != nil {
 				return "", err
 			}
-			return t.disp.Complete(ctx, c.RequestID, executionID, req)
+			return a.enginesOf(t).disp.Complete(ctx, c.RequestID, executionID, req)
 		},
-		remote: func(ctx context.Context, cl *client.Client) (string, error) {
+		func(ctx context.Context, cl *client.Client) (string, error) {
 			return worker.NewProtocol(cl).Complete(ctx, executionID, req)
-		},
-	})
+		})
 }
 
 // CompleteBatch implements api.ExecutorBackend.
 func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
-	return onLeader(ctx, a, leaderCall[[]model.CompleteOutcome]{
-		findWithin: a.execFindWithin(),
-		reqID:      c.RequestID,
-		local: func(ctx context.Context, t *term) ([]model.CompleteOutcome, error) {
+	return replica.Ask[[]model.CompleteOutcome](ctx, a.rep, replica.Call{FindWithin: a.execFindWithin(), ReqID: c.RequestID},
+		func(ctx context.Context, t *replica.Term) ([]model.CompleteOutcome, error) {
 			for i, it := range items {
 				if id, _, err := dispatch.ParseExecutionID(it.ExecutionID); err == nil {
 					if err := a.ownAttempt(ctx, "["+strconv.Itoa(i)+"].executionId", id); err != nil {
@@ -184,12 +154,11 @@ func (a *Agent) CompleteBatch(ctx context.Context, c api.Caller, items []model.C
 					}
 				}
 			}
-			return t.disp.CompleteBatch(ctx, c.RequestID, items)
+			return a.enginesOf(t).disp.CompleteBatch(ctx, c.RequestID, items)
 		},
-		remote: func(ctx context.Context, cl *client.Client) ([]model.CompleteOutcome, error) {
+		func(ctx context.Context, cl *client.Client) ([]model.CompleteOutcome, error) {
 			return worker.NewProtocol(cl).CompleteBatch(ctx, items)
-		},
-	})
+		})
 }
 
 // Decide implements api.InstanceBackend.
@@ -203,7 +172,7 @@ func (a *Agent) Decide(ctx context.Context, c api.Caller, id, action string, att
 		// forwarded without its principal, so this node checks, once its
 		// state is current.
 		if !a.node.IsLeader() {
-			if err := a.ReadBarrier(ctx); err != nil {
+			if err := a.rep.ReadBarrier(ctx); err != nil {
 				return "", err
 			}
 		}
@@ -239,19 +208,18 @@ func (a *Agent) InstanceLog(ctx context.Context, id string, offset int64) (*mode
 		}
 		return l, nil
 	}
-	return onLeader(ctx, a, leaderCall[*model.InstanceLog]{
-		local: func(ctx context.Context, t *term) (*model.InstanceLog, error) {
-			if att, start, live, ok := t.disp.Live(n, offset); ok && att == l.Attempt {
+	return replica.Ask[*model.InstanceLog](ctx, a.rep, replica.Call{},
+		func(ctx context.Context, t *replica.Term) (*model.InstanceLog, error) {
+			if att, start, live, ok := a.enginesOf(t).disp.Live(n, offset); ok && att == l.Attempt {
 				l.Live, l.Offset, l.Output = true, start, live
 			} else {
 				l.Live, l.Offset = true, offset
 			}
 			return l, nil
 		},
-		remote: func(ctx context.Context, c *client.Client) (*model.InstanceLog, error) {
+		func(ctx context.Context, c *client.Client) (*model.InstanceLog, error) {
 			return c.InstanceLog(ctx, id, offset)
-		},
-	})
+		})
 }
 
 // execFindWithin is how long an executor-protocol call waits to learn a

@@ -12,10 +12,10 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/replica"
 )
 
 // bearerOf is the Authorization header of a token.
@@ -211,9 +211,8 @@ func TestOnLeader_RetryPolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
 			start := time.Now()
-			v, err := onLeader(context.Background(), a, leaderCall[string]{
-				reqID: "req-x", once: tt.once, deadline: time.Now().Add(500 * time.Millisecond),
-				local: func(context.Context, *term) (string, error) {
+			v, err := replica.Ask[string](context.Background(), a.rep, replica.Call{ReqID: "req-x", Once: tt.once, Deadline: time.Now().Add(500 * time.Millisecond)},
+				func(context.Context, *replica.Term) (string, error) {
 					n := int(calls.Add(1))
 					if tt.always != nil {
 						return "", tt.always
@@ -223,11 +222,10 @@ func TestOnLeader_RetryPolicy(t *testing.T) {
 					}
 					return "ok", nil
 				},
-				remote: func(context.Context, *client.Client) (string, error) {
+				func(context.Context, *client.Client) (string, error) {
 					t.Error("a one-node cluster's leader called remote")
 					return "", nil
-				},
-			})
+				})
 			switch n := int(calls.Load()); {
 			case tt.wantCalls == 0 && n < 2, tt.wantCalls > 0 && n != tt.wantCalls:
 				t.Errorf("local calls: %d, want %d (0: several)", n, tt.wantCalls)
@@ -267,8 +265,8 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 		l := tc.leader()
 		next := tc.follower(l)
 		var locals, remotes atomic.Int32
-		got, err := onLeader(ctx, l, leaderCall[string]{
-			local: func(ctx context.Context, _ *term) (string, error) {
+		got, err := replica.Ask[string](ctx, l.rep, replica.Call{},
+			func(ctx context.Context, _ *replica.Term) (string, error) {
 				if locals.Add(1) == 1 {
 					if err := l.node.TransferLeadership(ctx, next.cfg.NodeID); err != nil {
 						return "", err
@@ -276,15 +274,14 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 				}
 				return "", raftnode.ErrNotLeader // until Raft says so too
 			},
-			remote: func(ctx context.Context, c *client.Client) (string, error) {
+			func(ctx context.Context, c *client.Client) (string, error) {
 				remotes.Add(1)
 				h, err := c.Health(ctx)
 				if h != nil && h.Node != "" {
 					return h.Node, nil
 				}
 				return "", err
-			},
-		})
+			})
 		if err != nil || got != next.cfg.NodeID {
 			t.Fatalf("answered by %q, %v; want the new leader %s", got, err, next.cfg.NodeID)
 		}
@@ -332,39 +329,6 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 			t.Fatalf("on the new leader: %+v, %v", task, err)
 		}
 	})
-}
-
-// TestAwaitMemberKey: a 403 from the leader to a request sent before this
-// node applied the member key waits for the key and asks for a retry; any
-// other answer, and a key that does not come by the deadline, are left
-// alone.
-func TestAwaitMemberKey(t *testing.T) {
-	forbidden := &model.Error{Code: model.CodeForbidden, Message: "/v1/internal/apply is for cluster members only"}
-	rs := newRuleState(t)
-	a := rs.a
-	ctx := context.Background()
-	if a.awaitMemberKey(ctx, forbidden, time.Now().Add(50*time.Millisecond)) {
-		t.Fatal("no key came, but awaitMemberKey asked for a retry")
-	}
-	for _, other := range []error{
-		&model.Error{Code: model.CodeInvalid, Message: "bad"},
-		&model.Error{Code: model.CodeForbidden, Message: "token w1 (role executor) may not POST /v1/x: it needs role admin"},
-	} {
-		if a.awaitMemberKey(ctx, other, time.Now().Add(time.Second)) {
-			t.Fatalf("%v is the leader's answer, not a missing key", other)
-		}
-	}
-	done := make(chan bool)
-	go func() { done <- a.awaitMemberKey(ctx, forbidden, time.Now().Add(30*time.Second)) }()
-	rs.apply(t0ms, command.TypeSetMemberKey, command.SetMemberKey{Key: []byte(strings.Repeat("k", 32))})
-	select {
-	case retry := <-done:
-		if !retry {
-			t.Fatal("the key applied, but awaitMemberKey did not ask for a retry")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("awaitMemberKey did not see the key apply")
-	}
 }
 
 // TestAgent_ReadBarrierAfterLeaderChange: right after a leader change with

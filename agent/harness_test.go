@@ -171,7 +171,7 @@ func newAgent(t *testing.T, cfg Config) *Agent {
 // leader returns the agent that leads a ready term, or nil.
 func (tc *testCluster) leader() *Agent {
 	for _, a := range tc.agents {
-		if a.currentTerm() != nil {
+		if a.rep.Current() != nil {
 			return a
 		}
 	}

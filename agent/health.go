@@ -13,6 +13,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/replica"
 )
 
 // A node is healthy (GET /healthz answers 200) when its latest append to
@@ -99,7 +100,7 @@ func lagProblem(applied, commit uint64, lag int64) string {
 func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 	servers, err := a.node.Servers(ctx)
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, replica.Unavailable(err)
 	}
 	nodes, err := a.fsm.Nodes()
 	if err != nil {
@@ -145,7 +146,7 @@ func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 			defer wg.Done()
 			pctx, cancel := context.WithTimeout(ctx, memberProbeTimeout)
 			defer cancel()
-			h, err := a.clientFor(n.HTTPAddr).Health(pctx)
+			h, err := a.rep.Peer(n.HTTPAddr).Health(pctx)
 			if h != nil && h.Node == n.ID {
 				healths[i] = h // a 503 still says what is wrong
 				return

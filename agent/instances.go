@@ -9,6 +9,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -17,7 +18,7 @@ func (a *Agent) command(ctx context.Context, c api.Caller, t command.Type, body 
 	if err != nil {
 		return err
 	}
-	res, err := a.propose(ctx, cmd)
+	res, err := a.rep.Propose(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (a *Agent) Submit(ctx context.Context, c api.Caller, task string, reqs []mo
 		s.Items[i] = it
 	}
 	cmd := &command.Command{Type: command.TypeSubmit, ReqID: c.RequestID, Actor: c.Actor, Body: command.EncodeSubmit(&s)}
-	res, err := a.propose(ctx, cmd)
+	res, err := a.rep.Propose(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -86,15 +87,13 @@ func (a *Agent) TaskEvents(ctx context.Context, name string) (*model.TaskEvents,
 // times in the range and their idempotency keys) and the state machine
 // creates only the times that have no instance yet.
 func (a *Agent) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
-	return onLeader(ctx, a, leaderCall[*model.BackfillResult]{
-		reqID: c.RequestID,
-		local: func(ctx context.Context, _ *term) (*model.BackfillResult, error) {
+	return replica.Ask[*model.BackfillResult](ctx, a.rep, replica.Call{ReqID: c.RequestID},
+		func(ctx context.Context, _ *replica.Term) (*model.BackfillResult, error) {
 			return a.backfill(ctx, c, task, req)
 		},
-		remote: func(ctx context.Context, cl *client.Client) (*model.BackfillResult, error) {
+		func(ctx context.Context, cl *client.Client) (*model.BackfillResult, error) {
 			return cl.Backfill(ctx, task, req)
-		},
-	})
+		})
 }
 
 // backfill plans a backfill on the leader.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,9 +10,9 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/replica"
 )
 
 func eventTask(name string) *model.Task {
@@ -120,7 +119,7 @@ func TestAgent_TermsHaveOneOwner(t *testing.T) {
 	var problems []string
 	tc := startCluster(t, 3, func(cfg *Config) {
 		node := cfg.NodeID
-		cfg.testServices = []service{{"slow-stop", func(ctx context.Context) error {
+		cfg.testServices = []replica.Service{{Name: "slow-stop", Run: func(ctx context.Context) error {
 			mu.Lock()
 			active[node]++
 			if active[node] > 1 {
@@ -230,7 +229,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 			if err := l.Transfer(ctx, next.cfg.NodeID); err != nil {
 				t.Fatal(err)
 			}
-			testkit.Until(t, 10*time.Second, "the new leader's term", func() bool { return next.currentTerm() != nil })
+			testkit.Until(t, 10*time.Second, "the new leader's term", func() bool { return next.rep.Current() != nil })
 			in, err := next.Trigger(ctx, c, task, model.TriggerRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -248,42 +247,5 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 				t.Fatal("the parked poll was not served by the new leader")
 			}
 		})
-	}
-}
-
-// TestAgent_LeaderStampsTriggerDate: a manual trigger's business date is
-// the leader's (from its clock and task), whatever the node that received
-// it put there; triggers of other sources keep theirs.
-func TestAgent_LeaderStampsTriggerDate(t *testing.T) {
-	a := startAgent(t)
-	ctx := context.Background()
-	task := eventTask("job")
-	task.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Asia/Shanghai"}
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	loc, err := time.LoadLocation("Asia/Shanghai")
-	if err != nil {
-		t.Skip("no tz database:", err)
-	}
-	for _, tt := range []struct {
-		source, want string
-	}{
-		{"", a.now().In(loc).Format("2006-01-02")},
-		{model.SourceAPI, a.now().In(loc).Format("2006-01-02")},
-		{model.SourceOnFailure, "1999-01-01"},
-	} {
-		c, err := command.New(command.TypeTrigger, "", "tester", command.Trigger{Task: "job", Source: tt.source, Date: "1999-01-01"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.stamp(c)
-		var got command.Trigger
-		if err := json.Unmarshal(c.Body, &got); err != nil {
-			t.Fatal(err)
-		}
-		if got.Date != tt.want {
-			t.Errorf("source %q: date %q, want %q", tt.source, got.Date, tt.want)
-		}
 	}
 }

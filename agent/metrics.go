@@ -21,8 +21,6 @@ type metrics struct {
 	misfires    prometheus.Counter
 	attempts    *prometheus.CounterVec // attempts ended, by outcome
 	overlaps    prometheus.Counter     // fenced attempts found to outlive their successor's start
-	entries     prometheus.Counter     // Raft entries proposed by group commit
-	commands    prometheus.Counter     // commands those entries carried
 
 	tasks  *taskHistograms // fire lateness, dispatch latency, attempt duration by task
 	health *taskHealth     // last success and expected interval by task
@@ -51,12 +49,6 @@ func newMetrics(a *Agent) *metrics {
 		misfires: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ax_misfires_total", Help: "Fire times recorded as missed (beyond the catch-up window or skipped by policy) while this node led.",
 		}),
-		entries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ax_group_commit_entries_total", Help: "Raft entries this node proposed as leader through group commit.",
-		}),
-		commands: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ax_group_commit_commands_total", Help: "Commands carried by those entries (divided by the entries: the mean group size).",
-		}),
 		tasks:  newTaskHistograms(a.cfg.MetricsMaxTasks),
 		health: newTaskHealth(a),
 		notify: axmetrics.NewNotifications(),
@@ -64,35 +56,17 @@ func newMetrics(a *Agent) *metrics {
 	m.reg.MustRegister(m.tasks.collectors()...)
 	m.reg.MustRegister(m.health, &leaderState{a: a})
 	m.notify.Register(m.reg)
-	m.reg.MustRegister(a.readCollectors()...)
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
 	m.reg.MustRegister(
-		m.transitions, m.attempts, m.overlaps, m.fired, m.misfires, m.entries, m.commands,
+		m.transitions, m.attempts, m.overlaps, m.fired, m.misfires,
 		prometheus.NewGoCollector(),
-		gauge("ax_is_leader", "1 if this node is the Raft leader.", func() float64 {
-			if a.node.IsLeader() {
-				return 1
-			}
-			return 0
-		}),
 		gauge("ax_http_connections", "Open connections of the API listener.", func() float64 { return float64(a.conns.open()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_evicted_total",
 			Help: "Idle API connections closed to admit new ones at the connection cap."}, func() float64 { return float64(a.conns.evicted.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_refused_total",
 			Help: "API connections closed at once because every connection at the cap was busy."}, func() float64 { return float64(a.conns.refused.Load()) }),
-		gauge("ax_raft_applied_index", "Last log index applied to the state machine.", func() float64 { return float64(a.fsm.AppliedIndex()) }),
-		gauge("ax_raft_commit_index", "Latest committed log index known to this node: its own Raft's, or the highest the leader sent it.", func() float64 { return float64(a.node.KnownCommitIndex()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_raft_log_append_failures_total",
-			Help: "Appends to this node's Raft log that failed (a full disk, an I/O error)."}, func() float64 { return float64(a.node.AppendFailures()) }),
-		gauge("ax_raft_log_append_failing", "1 while this node's latest append to its Raft log failed (its /healthz answers 503); 0 once one succeeds.", func() float64 {
-			if a.node.AppendFailure() != nil {
-				return 1
-			}
-			return 0
-		}),
-		gauge("ax_raft_term", "Current Raft term.", func() float64 { return float64(a.node.Term()) }),
 		gauge("ax_tasks", "Tasks defined.", func() float64 { return float64(a.fsm.CountTasks()) }),
 		gauge("ax_pending_instances", "SCHEDULED (delayed) instances.", func() float64 { return float64(a.fsm.Pending()) }),
 		gauge("ax_active_instances", "READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL instances.", func() float64 { return float64(a.fsm.ActiveCount()) }),

@@ -62,7 +62,7 @@ func (a *Agent) pruneDue(ctx context.Context) {
 			a.log.Error("encoding a prune failed", "error", err)
 			return
 		}
-		res, err := a.propose(ctx, cmd)
+		res, err := a.rep.Propose(ctx, cmd)
 		if err != nil {
 			if ctx.Err() == nil {
 				a.log.Warn("pruning instances failed; retrying next round", "error", err)

@@ -135,7 +135,7 @@ func (a *Agent) waitRevoked(ctx context.Context, committed time.Time) {
 // current commit index, in parallel, and returns those that did not
 // within ctx.
 func (a *Agent) confirmApplied(ctx context.Context) ([]string, error) {
-	idx, err := a.leaderIndex(ctx)
+	idx, err := a.rep.LeaderIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +153,11 @@ func (a *Agent) confirmApplied(ctx context.Context) ([]string, error) {
 			var err error
 			switch addr := s.HTTP; {
 			case s.ID == a.cfg.NodeID:
-				err = a.waitApplied(ctx, idx)
+				err = a.rep.WaitApplied(ctx, idx)
 			case addr == "":
 				err = fmt.Errorf("no HTTP address recorded")
 			default:
-				err = a.clientFor(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: api.InternalPrefix + "applied",
+				err = a.rep.Peer(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: api.InternalPrefix + "applied",
 					Query: map[string][]string{"index": {strconv.FormatUint(idx, 10)}}, NoRetry: true}, nil)
 			}
 			if err != nil {
@@ -169,18 +169,6 @@ func (a *Agent) confirmApplied(ctx context.Context) ([]string, error) {
 	}
 	wg.Wait()
 	return failed, nil
-}
-
-// maxAppliedWait bounds how long GET /v1/internal/applied waits.
-const maxAppliedWait = 5 * time.Second
-
-// WaitApplied implements api.InternalBackend: it returns once this node
-// has applied index, or unavailable after the request's context or
-// maxAppliedWait.
-func (a *Agent) WaitApplied(ctx context.Context, index uint64) error {
-	ctx, cancel := context.WithTimeout(ctx, maxAppliedWait)
-	defer cancel()
-	return a.waitApplied(ctx, index)
 }
 
 // Requests still running when their token is revoked — event streams, log

@@ -34,7 +34,7 @@ func TestAgent_ForwardedPrincipalRechecked(t *testing.T) {
 	var key []byte
 	testkit.Until(t, 10*time.Second, "a member key", func() bool { key = a.fsm.MemberKey(); return key != nil })
 	forwarded := func() (api.Identity, error) {
-		enc, err := encodePrincipal(&model.Principal{Name: "deployer", Role: model.RoleWriter, TokenHash: TokenHash(w.Secret)})
+		enc, err := api.EncodePrincipal(&model.Principal{Name: "deployer", Role: model.RoleWriter, TokenHash: TokenHash(w.Secret)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ func (a *Agent) write(ctx context.Context, c api.Caller, t command.Type, body an
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.propose(ctx, cmd)
+	res, err := a.rep.Propose(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}

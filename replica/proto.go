@@ -1,4 +1,4 @@
-package agent
+package replica
 
 import (
 	"context"
@@ -17,25 +17,25 @@ import (
 // command type it does not know, and the cluster's protocol is raised only
 // to what every member speaks. Non-voters count too: they apply the log
 // as well. This node counts with its own command.ProtoVersion.
-func (a *Agent) checkProto(ctx context.Context, c *command.Command) error {
+func (r *Replica) checkProto(ctx context.Context, c *command.Command) error {
 	need := commandProto(c)
 	if need <= 1 {
 		return nil
 	}
-	servers, nodes, err := a.memberRecords(ctx)
+	servers, nodes, err := r.memberRecords(ctx)
 	if err != nil {
 		return err
 	}
-	return protoGate(need, c.Type, a.cfg.NodeID, servers, nodes)
+	return protoGate(need, c.Type, r.cfg.NodeID, servers, nodes)
 }
 
 // memberRecords returns the Raft configuration and the members' records.
-func (a *Agent) memberRecords(ctx context.Context) ([]raftnode.Server, map[string]command.NodeInfo, error) {
-	servers, err := a.node.Servers(ctx)
+func (r *Replica) memberRecords(ctx context.Context) ([]raftnode.Server, map[string]command.NodeInfo, error) {
+	servers, err := r.node.Servers(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	nodes, err := a.fsm.Nodes()
+	nodes, err := r.fsm.Nodes()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,7 +60,7 @@ func commandProto(c *command.Command) int {
 // the member with the lowest protocol (the first by id among equals) if
 // it is below need, the protocol command type t needs.
 func protoGate(need int, t command.Type, self string, servers []raftnode.Server, nodes map[string]command.NodeInfo) error {
-	low, lowID := lowestProto(self, servers, nodes)
+	low, lowID := LowestProto(self, servers, nodes)
 	if low >= need {
 		return nil
 	}
@@ -72,10 +72,10 @@ func protoGate(need int, t command.Type, self string, servers []raftnode.Server,
 		Message: fmt.Sprintf("member %s runs protocol %d; upgrade every member before %s", lowID, low, what)}
 }
 
-// lowestProto returns the lowest protocol a member of the configuration
+// LowestProto returns the lowest protocol a member of the configuration
 // speaks and that member (the first by id among equals). A member without
 // a recorded protocol runs protocol 1; self runs command.ProtoVersion.
-func lowestProto(self string, servers []raftnode.Server, nodes map[string]command.NodeInfo) (int, string) {
+func LowestProto(self string, servers []raftnode.Server, nodes map[string]command.NodeInfo) (int, string) {
 	ids := make([]string, 0, len(servers))
 	for _, s := range servers {
 		ids = append(ids, s.ID)

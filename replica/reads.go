@@ -1,4 +1,4 @@
-package agent
+package replica
 
 import (
 	"context"
@@ -35,13 +35,13 @@ import (
 // gets was taken after it arrived, so it reflects every write
 // acknowledged before that.
 
-// readLeaderWait bounds how long a linearizable read waits to learn a
+// ReadLeaderWait bounds how long a linearizable read waits to learn a
 // leader: about an election on the default Raft timing (raftnode), after
 // which a node that knows none answers 503 at once rather than hold the
 // reader for the whole leader wait.
-const readLeaderWait = time.Second
+const ReadLeaderWait = time.Second
 
-// readRounds are the agent's two batched read-index fetches.
+// readRounds are the replica's two batched read-index fetches.
 type readRounds struct {
 	leaderReads rounds // the leader's confirmations (readIndex)
 	reads       rounds // this node's read barriers (ReadBarrier)
@@ -125,25 +125,25 @@ func (rs *rounds) loop(fetch func() (uint64, error)) {
 }
 
 // readCollectors are the read metrics: reads per round is the batching.
-func (a *Agent) readCollectors() []prometheus.Collector {
+func (r *Replica) readCollectors() []prometheus.Collector {
 	counter := func(name, help string, v *atomic.Uint64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) })
 	}
 	return []prometheus.Collector{
-		counter("ax_read_barriers_total", "Linearizable reads this node served (each waited for a read index).", &a.reads.asked),
-		counter("ax_read_barrier_rounds_total", "Read indexes those reads fetched, batched (from this node when it led, else from the leader).", &a.reads.made),
-		counter("ax_read_index_requests_total", "Read indexes asked of this node as leader: its own reads' rounds, its followers' and its write prechecks.", &a.leaderReads.asked),
-		counter("ax_read_index_rounds_total", "Leadership confirmations (a quorum round trip each) that answered them, batched.", &a.leaderReads.made),
-		counter("ax_read_commit_sends_total", "Commit indexes this node as leader sent its followers at once (a Raft barrier entry), for a follower's read that had not learned its read index as committed.", &a.commitSends),
+		counter("ax_read_barriers_total", "Linearizable reads this node served (each waited for a read index).", &r.reads.reads.asked),
+		counter("ax_read_barrier_rounds_total", "Read indexes those reads fetched, batched (from this node when it led, else from the leader).", &r.reads.reads.made),
+		counter("ax_read_index_requests_total", "Read indexes asked of this node as leader: its own reads' rounds, its followers' and its write prechecks.", &r.reads.leaderReads.asked),
+		counter("ax_read_index_rounds_total", "Leadership confirmations (a quorum round trip each) that answered them, batched.", &r.reads.leaderReads.made),
+		counter("ax_read_commit_sends_total", "Commit indexes this node as leader sent its followers at once (a Raft barrier entry), for a follower's read that had not learned its read index as committed.", &r.reads.commitSends),
 	}
 }
 
-// roundContext bounds one round: the leader wait, and the agent's stop.
-func (a *Agent) roundContext() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.LeaderWait)
+// roundContext bounds one round: the leader wait, and the replica's stop.
+func (r *Replica) roundContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.LeaderWait)
 	go func() {
 		select {
-		case <-a.stopCh:
+		case <-r.stopCh:
 			cancel()
 		case <-ctx.Done():
 		}
@@ -155,25 +155,25 @@ func (a *Agent) roundContext() (context.Context, context.CancelFunc) {
 // and returns the index a reader must see applied: the last state-machine
 // entry at or below the commit index as of the confirmation; errors are
 // raftnode's. Concurrent callers share one confirmation (a round).
-func (a *Agent) readIndex(ctx context.Context) (uint64, error) {
-	return a.leaderReads.get(ctx, a.confirmReadIndex)
+func (r *Replica) readIndex(ctx context.Context) (uint64, error) {
+	return r.reads.leaderReads.get(ctx, r.confirmReadIndex)
 }
 
 // confirmReadIndex is one round of readIndex.
-func (a *Agent) confirmReadIndex() (uint64, error) {
-	ctx, cancel := a.roundContext()
+func (r *Replica) confirmReadIndex() (uint64, error) {
+	ctx, cancel := r.roundContext()
 	defer cancel()
-	if _, err := a.readyTerm(ctx, time.Now().Add(a.cfg.LeaderWait)); err != nil {
+	if _, err := r.readyTerm(ctx, time.Now().Add(r.cfg.LeaderWait)); err != nil {
 		return 0, err
 	}
-	idx := a.node.CommitIndex()
-	if err := a.node.VerifyLeader(ctx); err != nil {
+	idx := r.node.CommitIndex()
+	if err := r.node.VerifyLeader(ctx); err != nil {
 		return 0, err
 	}
 	// The commit index is often an entry the state machine never applies
 	// (this term's no-op, the leader-services barrier); a reader waiting
 	// for it would wait for the next write.
-	return a.node.StateIndex(idx), nil
+	return r.node.StateIndex(idx), nil
 }
 
 // ReadIndex implements api.InternalBackend: a follower's read barrier
@@ -182,16 +182,16 @@ func (a *Agent) confirmReadIndex() (uint64, error) {
 // (sendCommit): else the follower would wait for Raft's next append, up
 // to twice its commit timeout (100 ms) on an idle cluster, which every
 // read right after a write through another node would pay.
-func (a *Agent) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
-	if !a.node.IsLeader() {
+func (r *Replica) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
+	if !r.node.IsLeader() {
 		return 0, errNotLeader()
 	}
-	idx, err := a.readIndex(ctx)
+	idx, err := r.readIndex(ctx)
 	if err != nil {
-		return 0, unavailable(err)
+		return 0, Unavailable(err)
 	}
 	if known < idx {
-		a.sendCommit(idx)
+		r.sendCommit(idx)
 	}
 	return idx, nil
 }
@@ -201,73 +201,92 @@ func (a *Agent) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
 // costs never outnumber the state entries), one at a time, and only when
 // nothing is waiting to commit (entries in flight are followed by an
 // append that carries the commit index anyway, as writes go on).
-func (a *Agent) sendCommit(idx uint64) {
-	if idx <= a.commitSentFor.Load() || a.node.LastIndex() != a.node.CommitIndex() ||
-		!a.sendingCommit.CompareAndSwap(false, true) {
+func (r *Replica) sendCommit(idx uint64) {
+	if idx <= r.reads.commitSentFor.Load() || r.node.LastIndex() != r.node.CommitIndex() ||
+		!r.reads.sendingCommit.CompareAndSwap(false, true) {
 		return
 	}
-	a.commitSentFor.Store(idx)
-	a.commitSends.Add(1)
-	done := a.node.SendCommitIndex()
+	r.reads.commitSentFor.Store(idx)
+	r.reads.commitSends.Add(1)
+	done := r.node.SendCommitIndex()
 	go func() {
 		<-done
-		a.sendingCommit.Store(false)
+		r.reads.sendingCommit.Store(false)
 	}()
 }
 
 // ReadBarrier implements api.BarrierBackend: once it returns, local reads
 // reflect every write acknowledged before it was called. A node that
-// knows no leader for readLeaderWait answers unavailable, naming
+// knows no leader for ReadLeaderWait answers unavailable, naming
 // ?stale=true.
-func (a *Agent) ReadBarrier(ctx context.Context) error {
-	idx, err := a.reads.get(ctx, a.fetchReadIndex)
+func (r *Replica) ReadBarrier(ctx context.Context) error {
+	idx, err := r.reads.reads.get(ctx, r.fetchReadIndex)
 	if err != nil {
-		return unavailable(err)
+		return Unavailable(err)
 	}
-	return a.waitApplied(ctx, idx)
+	return r.waitApplied(ctx, idx)
 }
 
 // fetchReadIndex is one round of ReadBarrier: the read index, from this
 // node when it leads, else from the leader.
-func (a *Agent) fetchReadIndex() (uint64, error) {
-	ctx, cancel := a.roundContext()
+func (r *Replica) fetchReadIndex() (uint64, error) {
+	ctx, cancel := r.roundContext()
 	defer cancel()
-	return onLeader(ctx, a, leaderCall[uint64]{
-		findWithin: readLeaderWait,
-		noLeader:   a.noLeaderRead("it cannot answer a linearizable read; add ?stale=true to read this node's own state, which may be out of date"),
-		local:      func(ctx context.Context, _ *term) (uint64, error) { return a.readIndex(ctx) },
-		remote: func(ctx context.Context, cl *client.Client) (uint64, error) {
+	return Ask(ctx, r, Call{
+		FindWithin: ReadLeaderWait,
+		NoLeader:   r.NoLeaderRead("it cannot answer a linearizable read; add ?stale=true to read this node's own state, which may be out of date"),
+	},
+		func(ctx context.Context, _ *Term) (uint64, error) { return r.readIndex(ctx) },
+		func(ctx context.Context, cl *client.Client) (uint64, error) {
 			var out struct {
 				Index uint64 `json:"index"`
 			}
 			// The commit index this node knows, taken after the round
 			// began: the leader sends it the commit index at once if
 			// it lags the read index.
-			q := url.Values{"commit": {strconv.FormatUint(a.node.CommitIndex(), 10)}}
+			q := url.Values{"commit": {strconv.FormatUint(r.node.CommitIndex(), 10)}}
 			err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: api.InternalPrefix + "readindex", Query: q, NoRetry: true}, &out)
 			return out.Index, err
-		},
-	})
+		})
 }
 
-// noLeaderRead is the answer of a read that needs a leader when this node
-// has known none for readLeaderWait; why says what it cannot do.
-func (a *Agent) noLeaderRead(why string) error {
+// NoLeaderRead is the answer of a read that needs a leader when this node
+// has known none for ReadLeaderWait; why says what it cannot do.
+func (r *Replica) NoLeaderRead(why string) error {
 	return &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf(
-		"no leader: node %s knows no cluster leader (it waited %s for one), so %s", a.cfg.NodeID, readLeaderWait, why)}
+		"no leader: node %s knows no cluster leader (it waited %s for one), so %s", r.cfg.NodeID, ReadLeaderWait, why)}
 }
 
 // waitApplied waits until this node's state machine has applied idx.
-func (a *Agent) waitApplied(ctx context.Context, idx uint64) error {
+func (r *Replica) waitApplied(ctx context.Context, idx uint64) error {
 	for {
-		ch := a.fsm.Changed()
-		if a.fsm.AppliedIndex() >= idx {
+		ch := r.fsm.Changed()
+		if r.fsm.AppliedIndex() >= idx {
 			return nil
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return unavailable(fmt.Errorf("waiting for index %d to apply: %w", idx, ctx.Err()))
+			return Unavailable(fmt.Errorf("waiting for index %d to apply: %w", idx, ctx.Err()))
 		}
 	}
+}
+
+// LeaderIndex is the index a read must see applied to reflect every
+// write acknowledged before the call: the leader's read index, in a
+// round shared with concurrent reads.
+func (r *Replica) LeaderIndex(ctx context.Context) (uint64, error) {
+	return r.reads.reads.get(ctx, r.fetchReadIndex)
+}
+
+// maxAppliedWait bounds how long GET /v1/internal/applied waits.
+const maxAppliedWait = 5 * time.Second
+
+// WaitApplied implements api.InternalBackend: it returns once this node
+// has applied index, or unavailable after the request's context or
+// maxAppliedWait.
+func (r *Replica) WaitApplied(ctx context.Context, index uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, maxAppliedWait)
+	defer cancel()
+	return r.waitApplied(ctx, index)
 }

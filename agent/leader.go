@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/ax-scheduler/ax/dispatch"
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/sched"
+)
+
+// engines are what a term of this node leads with: its dispatcher,
+// scheduler and clock guard, made when the term's barrier is done and
+// attached to the term.
+type engines struct {
+	disp  *dispatch.Dispatcher
+	sched *sched.Scheduler
+	guard *clockGuard
+}
+
+type enginesKey struct{}
+
+// establish makes a term's engines and lists its services (see
+// replica.Config.Establish). A leader whose clock is off hands
+// leadership over before any service starts.
+func (a *Agent) establish(t *replica.Term) []replica.Service {
+	guard := a.guardClock(t.Context())
+	if t.Context().Err() != nil {
+		return nil
+	}
+	e := &engines{guard: guard}
+	e.disp = dispatch.New(dispatch.Config{Lease: a.cfg.Lease, Now: a.cfg.Clock.Now, Mono: time.Now, Logger: a.log, Prepare: a.prepareJob,
+		Started: a.metrics.started, MaxSkew: a.cfg.MaxClockSkew, Overlapped: a.metrics.overlapped}, a.fsm, t.Propose)
+	e.sched = sched.New(sched.Config{Clock: a.cfg.Clock, Horizon: a.cfg.Horizon, Logger: a.log, OnFired: a.metrics.onFired}, a.fsm,
+		func(c *command.Command) sched.Future { return a.rep.ProposeAsync(c) })
+	t.Attach(enginesKey{}, e)
+	return append([]replica.Service{
+		{Name: "record-self", Run: a.recordSelf},
+		{Name: "dispatcher", Run: e.disp.Run},
+		{Name: "scheduler", Run: e.sched.Run},
+		{Name: "alerts", Run: func(ctx context.Context) error { a.runAlerts(ctx); return nil }},
+		{Name: "watchdog", Run: a.runWatchdog},
+		{Name: "alert-notify", Run: a.runNotify},
+		{Name: "retention", Run: func(ctx context.Context) error { a.runRetention(ctx); return nil }},
+		{Name: "cluster-state", Run: func(ctx context.Context) error { a.ensureClusterState(ctx); return nil }},
+		{Name: "seal-channels", Run: a.runSealChannels},
+		{Name: "clock-guard", Run: guard.Run},
+	}, a.cfg.testServices...)
+}
+
+// enginesOf returns the engines of term t, nil if t is nil.
+func (a *Agent) enginesOf(t *replica.Term) *engines {
+	if t == nil {
+		return nil
+	}
+	e, _ := t.Attached(enginesKey{}).(*engines)
+	return e
+}
+
+// dispatcher returns this term's dispatcher, or nil unless this node leads
+// a term whose barrier is done.
+func (a *Agent) dispatcher() *dispatch.Dispatcher {
+	if e := a.enginesOf(a.rep.Current()); e != nil {
+		return e.disp
+	}
+	return nil
+}
+
+// scheduler returns this term's scheduler, or nil.
+func (a *Agent) scheduler() *sched.Scheduler {
+	if e := a.enginesOf(a.rep.Current()); e != nil {
+		return e.sched
+	}
+	return nil
+}
+
+// observed returns the engines the state machine's changes feed: the
+// observed term's (see replica.Replica.Observed).
+func (a *Agent) observed() *engines {
+	if a.rep == nil {
+		return nil
+	}
+	return a.enginesOf(a.rep.Observed())
+}
+
+// TaskChanged implements fsm.Observer.
+func (a *Agent) TaskChanged(name string) {
+	a.liveTask(name)
+	if a.metrics != nil {
+		a.metrics.health.taskChanged(name)
+	}
+	if e := a.observed(); e != nil {
+		e.sched.TaskChanged(name)
+		e.disp.TaskChanged(name)
+	}
+}
+
+// Restored implements fsm.RestoreObserver: a snapshot replaced the state,
+// so the metrics derived from earlier changes are read again.
+func (a *Agent) Restored() {
+	if a.metrics != nil {
+		a.metrics.health.restored()
+	}
+}
+
+var _ fsm.RestoreObserver = (*Agent)(nil)
+
+// Scheduled implements fsm.Observer.
+func (a *Agent) Scheduled(id uint64, dueMs int64) {
+	if e := a.observed(); e != nil {
+		e.sched.Scheduled(id, dueMs)
+	}
+}
+
+// maxNodeID bounds a node id (a joining node's id is a valid name, at most
+// 128 bytes).
+const maxNodeID = 128
+
+// selfInfo is this node's record: its addresses and the protocol its
+// binary speaks.
+func (a *Agent) selfInfo() command.NodeInfo {
+	return command.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP(), Proto: command.ProtoVersion}
+}
+
+// recordSelf stores this node's record in the state machine if it is
+// missing or stale (other addresses, or an older protocol: the node was
+// upgraded).
+func (a *Agent) recordSelf(ctx context.Context) error {
+	nodes, err := a.fsm.Nodes()
+	if err != nil {
+		return err
+	}
+	if nodes[a.cfg.NodeID] == a.selfInfo() {
+		return nil
+	}
+	if err := a.proposeSelf(ctx); err != nil {
+		a.log.Warn("recording own address failed", "error", err)
+	}
+	return nil
+}
+
+// ReadBarrier implements api.BarrierBackend (replica.Replica.ReadBarrier).
+func (a *Agent) ReadBarrier(ctx context.Context) error { return a.rep.ReadBarrier(ctx) }
