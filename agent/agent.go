@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ax-scheduler/ax/access"
 	"github.com/ax-scheduler/ax/action"
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/dispatch"
@@ -202,25 +203,21 @@ type Agent struct {
 	clockMon *clockMonitor // compares this node's clock with the members'
 	alertCh  chan uint64   // FAILED instances for the alerter
 
-	conns          *connLimiter
-	pprof          *http.Server            // nil without -pprof
-	sealer         *sealer                 // nil without an encrypt key
-	localExecToken string                  // the embedded executor's credential, in memory only
-	live           *liveHub                // event-stream subscribers (live.go)
-	notifier       notifier                // delivers alert notifications (notify.go)
-	quorum         *quorumWatch            // this node's quorum_lost (alerts.go)
-	watchCache     map[string]*watchedTask // the watchdog's tasks (watchdog.go)
-	feed           *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
+	conns      *connLimiter
+	pprof      *http.Server            // nil without -pprof
+	acc        *access.Access          // authentication, ACLs, secrets, sealing
+	live       *liveHub                // event-stream subscribers (live.go)
+	notifier   notifier                // delivers alert notifications (notify.go)
+	quorum     *quorumWatch            // this node's quorum_lost (alerts.go)
+	watchCache map[string]*watchedTask // the watchdog's tasks (watchdog.go)
+	feed       *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
 	// channels delivers alert notifications to the channels (channels.go).
 	channels *channelNotifier
-	uses     tokenUses // running requests by ACL token (revoke.go)
-	catchUpState
+	ctx      context.Context // ends when the agent stops: its loops' context
+	cancel   context.CancelFunc
 }
 
-var (
-	_ api.Backend         = (*Agent)(nil)
-	_ api.InternalBackend = (*replica.Replica)(nil)
-)
+var _ api.InternalBackend = (*replica.Replica)(nil)
 
 // New opens the node's state, starts Raft and the HTTP API. It returns
 // once the node is serving; joining an existing cluster continues in the
@@ -297,13 +294,10 @@ func New(cfg Config) (*Agent, error) {
 	a.clockMon.peers, a.clockMon.ask = a.clockPeers, a.askClock
 	a.metrics = newMetrics(a) // before the state machine starts applying
 	a.metrics.reg.MustRegister(a.clockMon)
-	sl, err := newSealer(cfg.EncryptKey)
-	if err != nil {
-		return nil, fmt.Errorf("agent: encrypt key: %w", err)
-	}
-	a.sealer = sl
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	var localExecToken string // the embedded executor's credential, in memory only
 	if cfg.Executor {
-		a.localExecToken = NewToken()
+		localExecToken = access.NewToken()
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -333,6 +327,14 @@ func New(cfg Config) (*Agent, error) {
 		ln.Close()
 		return nil, errors.New("agent: -executor-token without API auth would leave every other route open: set -token too, or bootstrap ACLs (ax acl bootstrap) and create executor tokens (ax acl token create -role executor)")
 	}
+	acc, err := access.New(access.Config{NodeID: cfg.NodeID, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, LocalExecToken: localExecToken,
+		ExecutorLabels: cfg.ExecutorLabels, TLS: cfg.TLS != nil, EncryptKey: cfg.EncryptKey, Now: a.now, Logger: a.log}, f, rep)
+	if err != nil {
+		rep.Close()
+		ln.Close()
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	a.acc = acc
 	if err := rep.Start(); err != nil {
 		rep.Close()
 		ln.Close()
@@ -346,22 +348,23 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.testNotifier == nil {
 		a.notifier = a.channels // channels and policy.notify URLs (channels.go)
 	}
-	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now,
-		Metrics: a.metrics.handler(), CheckAction: action.Check})
+	a.api = api.New(api.Config{Barrier: rep, Tasks: a, Instances: a, Executors: a, Cluster: withClockHealth{a}, ACL: acc, Secrets: acc,
+		Channels: a, Live: a, Console: a, Alerts: a, NodeID: cfg.NodeID, Stopping: a.stopCh,
+		Auth: acc, Logger: a.log, Now: cfg.Clock.Now, Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)
 	var public http.Handler = a.api
 	if !cfg.NoUI {
 		public = ui.Mount(a.api)
 	}
 	// The node-to-node endpoints have their own handler, for members only.
-	handler := api.NewInternal(api.InternalConfig{Backend: rep, Auth: a, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
+	handler := api.NewInternal(api.InternalConfig{Backend: rep, Auth: acc, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer a.conns.serving(r)()
 			if a.refuseUnusable(w, r) {
 				return
 			}
-			r, done := a.trackRequest(r)
+			r, done := acc.TrackRequest(r)
 			defer done()
 			limitBody(w, r)
 			handler.ServeHTTP(w, r)
@@ -379,7 +382,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	if cfg.Executor {
-		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.rep.PeerTLS(),
+		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: localExecToken, TLS: a.rep.PeerTLS(),
 			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
 			// The node is going away: its attempts may finish within the
 			// grace; those still running then are stopped and reported
@@ -406,7 +409,7 @@ func New(cfg Config) (*Agent, error) {
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
 	// Each of these loops calls a.wg.Done when it returns.
-	loops := []func(){a.cutRevoked, a.watchQuorum, a.monitorClocks, a.register}
+	loops := []func(){func() { defer a.wg.Done(); acc.Run(a.ctx) }, a.watchQuorum, a.monitorClocks, a.register}
 	a.wg.Add(len(loops) + 1)
 	for _, loop := range loops {
 		go loop()
@@ -475,6 +478,7 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 		}
 	}
 	close(a.stopCh)
+	a.cancel()
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_ = a.http.Shutdown(hctx)

@@ -37,7 +37,7 @@ func (a *Agent) PutChannel(ctx context.Context, c api.Caller, name string, ch *m
 		def.Email = &e
 	}
 	def.Secret = ""
-	if a.sealer != nil && (def.Type == model.ChannelWebhook || def.Type == model.ChannelSlack) && a.fsm.Proto() >= command.ProtoSealedChannels {
+	if a.acc.Sealer() != nil && (def.Type == model.ChannelWebhook || def.Type == model.ChannelSlack) && a.fsm.Proto() >= command.ProtoSealedChannels {
 		// The URL is often the credential (a Slack webhook's is): the
 		// state machine keeps only its scheme and host in the clear.
 		body.SealedURL, _ = a.sealValue(channelSealName(name, "url"), def.URL)
@@ -55,10 +55,11 @@ func (a *Agent) PutChannel(ctx context.Context, c api.Caller, name string, ch *m
 }
 
 func (a *Agent) sealValue(name, v string) ([]byte, bool) {
-	if a.sealer == nil {
+	sl := a.acc.Sealer()
+	if sl == nil {
 		return []byte(v), false
 	}
-	return a.sealer.seal(name, []byte(v)), true
+	return sl.Seal(name, []byte(v)), true
 }
 
 // sealChannelsEvery is how often a leader with -encrypt-key-file looks
@@ -71,7 +72,7 @@ const sealChannelsEvery = 30 * time.Second
 // 6. Each is put again with its values sealed, a compare-and-set on its
 // version (a change made meanwhile is kept, and sealed when it is put).
 func (a *Agent) runSealChannels(ctx context.Context) error {
-	if a.sealer == nil {
+	if a.acc.Sealer() == nil {
 		return nil
 	}
 	tick := time.NewTicker(sealChannelsEvery)
@@ -148,7 +149,7 @@ func (a *Agent) GetChannel(ctx context.Context, name string) (*model.Channel, er
 func (a *Agent) channelModel(rec *fsm.ChannelRecord) model.Channel {
 	c := rec.Model()
 	if len(rec.SealedURL) > 0 {
-		if u, err := a.sealer.open(channelSealName(rec.Channel.Name, "url"), rec.SealedURL); err == nil {
+		if u, err := a.acc.Sealer().Open(channelSealName(rec.Channel.Name, "url"), rec.SealedURL); err == nil {
 			c.URL = string(u)
 		}
 	}
@@ -222,7 +223,7 @@ func (cn *channelNotifier) open(channel, field string, v []byte, sealed bool) (s
 	if !sealed {
 		return string(v), nil
 	}
-	plain, err := cn.a.sealer.open(channelSealName(channel, field), v)
+	plain, err := cn.a.acc.Sealer().Open(channelSealName(channel, field), v)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", field, err)
 	}

@@ -40,11 +40,11 @@ func httpStatus(t *testing.T, a *Agent, path string) int {
 func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 	a := startAgent(t, func(c *Config) { c.WatchInterval = time.Hour })
 	ctx := context.Background()
-	if _, err := a.ACLBootstrap(ctx, api.Caller{Actor: "tester"}); err != nil {
+	if _, err := a.acc.ACLBootstrap(ctx, api.Caller{Actor: "tester"}); err != nil {
 		t.Fatal(err)
 	}
 	anon, _ := http.NewRequest(http.MethodGet, "/v1/tasks", nil)
-	if _, err := a.Authenticate(anon); !errors.Is(err, model.ErrUnauthorized) {
+	if _, err := a.acc.Authenticate(anon); !errors.Is(err, model.ErrUnauthorized) {
 		t.Fatalf("no token after the bootstrap: got %v, want unauthorized", err)
 	}
 	// A write after that check: the auth state cached for it is stale, so
@@ -72,7 +72,7 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 	if err := a.fsm.Restore(io.NopCloser(strings.NewReader("not a state machine"))); err == nil {
 		t.Fatal("restoring garbage succeeded")
 	}
-	id, err := a.Authenticate(anon)
+	id, err := a.acc.Authenticate(anon)
 	if !errors.Is(err, model.ErrUnavailable) || id.Principal != nil {
 		t.Fatalf("no token while the state is unreadable: got %+v, %v; want unavailable and no identity", id.Principal, err)
 	}

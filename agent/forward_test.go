@@ -51,7 +51,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 	tc.waitMemberKey(t)
 	l := tc.leader()
 	f, f2 := tc.follower(l), tc.follower2(l, tc.follower(l))
-	boot, err := l.ACLBootstrap(ctx, api.Caller{Actor: "tester"})
+	boot, err := l.acc.ACLBootstrap(ctx, api.Caller{Actor: "tester"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		{Name: "exec-w1", Role: model.RoleExecutor, Executor: "w1"},
 		{Name: "exec-w2", Role: model.RoleExecutor, Executor: "w2"},
 	} {
-		tok, err := l.CreateToken(ctx, api.Caller{Actor: "tester"}, req)
+		tok, err := l.acc.CreateToken(ctx, api.Caller{Actor: "tester"}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 	})
 
 	t.Run("node-to-node endpoints answer members only", func(t *testing.T) {
-		member := map[string]string{HeaderMember: base64.RawURLEncoding.EncodeToString(l.fsm.MemberKey())}
+		member := map[string]string{api.HeaderMember: base64.RawURLEncoding.EncodeToString(l.fsm.MemberKey())}
 		for _, tt := range []struct {
 			name   string
 			a      *Agent
@@ -170,7 +170,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 			{"a writer's forged apply", l, "POST", "/v1/internal/apply", tokens["ci"], 403},
 			{"an admin asking the time", f, "GET", "/v1/internal/time", admin, 403},
 			{"an admin on a path that does not exist", l, "GET", "/v1/internal/nothing", admin, 403},
-			{"a wrong member key", l, "GET", "/v1/internal/readindex", map[string]string{HeaderMember: "x"}, 401},
+			{"a wrong member key", l, "GET", "/v1/internal/readindex", map[string]string{api.HeaderMember: "x"}, 401},
 			{"a member on the leader", l, "GET", "/v1/internal/readindex", member, 200},
 			{"a member on a follower", f, "GET", "/v1/internal/readindex", member, 503},
 			{"a member asking the time", f, "GET", "/v1/internal/time", member, 200},

@@ -122,16 +122,6 @@ func (a *Agent) Subscribe(ctx context.Context, f model.LiveFilter) (api.Subscrip
 	return a.live.subscribe(f)
 }
 
-// Stopping implements api.LiveBackend.
-func (a *Agent) Stopping() <-chan struct{} { return a.stopCh }
-
-// NodeID implements api.LiveBackend.
-func (a *Agent) NodeID() string { return a.cfg.NodeID }
-
-// ACLEnabled implements api.LiveBackend: credentials are asked for once
-// ACLs are bootstrapped or a management token is set.
-func (a *Agent) ACLEnabled() bool { return a.cfg.Token != "" || a.fsm.ACLBootstrapped() }
-
 // Upcoming implements api.LiveBackend from this node's state: the fire
 // times are computed from the task definitions (trigger package), for
 // display only; firing uses the leader's clock.

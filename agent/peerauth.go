@@ -50,7 +50,7 @@ func (a *Agent) fetchMemberKey(ctx context.Context, targets []string) error {
 func (a *Agent) MemberKey(ctx context.Context) (*model.MemberKey, error) {
 	st := a.node.PeerAuth()
 	switch {
-	case a.tlsOn():
+	case a.cfg.TLS != nil:
 		return nil, &model.Error{Code: model.CodeNotFound, Message: "this cluster authenticates Raft connections with TLS: a joining node presents its certificate, and there is no member key to hand out"}
 	case st.Key != nil:
 		who := "anonymous"

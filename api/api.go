@@ -27,7 +27,25 @@ const (
 
 // Config configures the public API's handler.
 type Config struct {
-	Backend Backend
+	// The backend by role: each handler file calls only the role it
+	// serves (tasks.go the tasks, exec.go the executors, ...), and the
+	// read routes call Barrier first. Every role is required.
+	Barrier   BarrierBackend
+	Tasks     TaskBackend
+	Instances InstanceBackend
+	Executors ExecutorBackend
+	Cluster   ClusterBackend
+	ACL       ACLBackend
+	Secrets   SecretBackend
+	Channels  ChannelBackend
+	Live      LiveBackend
+	Console   ConsoleBackend
+	Alerts    AlertsBackend
+	// NodeID is this node's id (GET /v1/acl/whoami).
+	NodeID string
+	// Stopping is closed when the node shuts down: event streams and
+	// followed logs end.
+	Stopping <-chan struct{}
 	// Auth verifies credentials; every route but /healthz and /livez needs
 	// a principal with the route's role (see Routes). Default: everyone is
 	// an admin (no authentication).
@@ -70,9 +88,7 @@ type Server struct {
 	keepalive, logPoll, liveFlush time.Duration
 }
 
-// backends is the Backend by role: each handler file calls only the role
-// it serves (tasks.go the tasks, exec.go the executors, ...), and the
-// shared read barrier.
+// backends are Config's roles.
 type backends struct {
 	barrier   BarrierBackend
 	tasks     TaskBackend
@@ -87,9 +103,9 @@ type backends struct {
 	alerts    AlertsBackend
 }
 
-func byRole(b Backend) backends {
-	return backends{barrier: b, tasks: b, instances: b, executors: b, cluster: b, acl: b, secrets: b,
-		channels: b, live: b, console: b, alerts: b}
+func byRole(c *Config) backends {
+	return backends{barrier: c.Barrier, tasks: c.Tasks, instances: c.Instances, executors: c.Executors, cluster: c.Cluster,
+		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, live: c.Live, console: c.Console, alerts: c.Alerts}
 }
 
 // New returns the public API's handler.
@@ -112,7 +128,7 @@ func New(cfg Config) *Server {
 	if cfg.Auth == nil {
 		cfg.Auth = openAuth{}
 	}
-	s := &Server{cfg: cfg, b: byRole(cfg.Backend), auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
+	s := &Server{cfg: cfg, b: byRole(&cfg), auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
 		keepalive: defaultKeepalive, logPoll: defaultLogPoll, liveFlush: defaultLiveFlush}
 	s.table = s.routes()
 	for _, r := range s.table {

@@ -21,7 +21,7 @@ const (
 // principal, executor tokens included.
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	p := PrincipalFrom(r.Context())
-	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.live.ACLEnabled(), Node: s.b.live.NodeID()})
+	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.acl.ACLEnabled(), Node: s.cfg.NodeID})
 }
 
 // events streams this node's applied changes as Server-Sent Events until
@@ -72,7 +72,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-s.b.live.Stopping():
+		case <-s.cfg.Stopping:
 			return
 		case <-keep.C:
 			err = st.comment("keepalive")
@@ -201,7 +201,7 @@ func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, of
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.b.live.Stopping():
+		case <-s.cfg.Stopping:
 			return
 		case <-keep.C:
 			if st.comment("keepalive") != nil {

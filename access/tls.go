@@ -1,13 +1,10 @@
-package agent
+package access
 
 import (
 	"net/http"
 
 	"github.com/ax-scheduler/ax/tlsutil"
 )
-
-// tlsOn reports whether this node serves its API over TLS.
-func (a *Agent) tlsOn() bool { return a.cfg.TLS != nil }
 
 // peerNode reports whether r carries a verified cluster node certificate,
 // and which node's.

@@ -1,4 +1,4 @@
-package agent
+package access
 
 import (
 	"context"
@@ -7,14 +7,15 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/replica"
 )
 
 // bootstrapTokenName names the token acl bootstrap creates.
 const bootstrapTokenName = "bootstrap"
 
 // ACLBootstrap implements api.ACLBackend.
-func (a *Agent) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken, error) {
-	if a.fsm.ACLBootstrapped() {
+func (a *Access) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken, error) {
+	if a.state.ACLBootstrapped() {
 		return nil, &model.Error{Code: model.CodeConflict, Message: "ACLs are already bootstrapped; ask an admin for a token"}
 	}
 	rec := command.TokenRecord{Name: bootstrapTokenName, Role: model.RoleAdmin}
@@ -24,11 +25,11 @@ func (a *Agent) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken
 // CreateToken implements api.ACLBackend. On a node without -token whose
 // cluster has not bootstrapped ACLs, every request is admitted as admin,
 // so a token would change nothing: it is refused with the next step.
-func (a *Agent) CreateToken(ctx context.Context, c api.Caller, req model.ACLTokenRequest) (*model.ACLToken, error) {
-	if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+func (a *Access) CreateToken(ctx context.Context, c api.Caller, req model.ACLTokenRequest) (*model.ACLToken, error) {
+	if a.cfg.Token == "" && !a.state.ACLBootstrapped() {
 		a.catchUp(ctx) // a bootstrap through another node a moment ago
 	}
-	if a.cfg.Token == "" && !a.fsm.ACLBootstrapped() {
+	if a.cfg.Token == "" && !a.state.ACLBootstrapped() {
 		return nil, &model.Error{Code: model.CodePrecondition,
 			Message: "ACLs are not bootstrapped, so this cluster admits every request as admin and a token would change nothing: run `ax acl bootstrap` first (it prints an admin token), then create tokens with it"}
 	}
@@ -43,11 +44,11 @@ func (a *Agent) CreateToken(ctx context.Context, c api.Caller, req model.ACLToke
 // exists only in this answer: a retried request whose first answer was
 // lost gets the first try's result, whose hash is not this secret's, and
 // is told so rather than handed a secret that opens nothing.
-func (a *Agent) putToken(ctx context.Context, c api.Caller, t command.Type, rec *command.TokenRecord, body func() any) (*model.ACLToken, error) {
+func (a *Access) putToken(ctx context.Context, c api.Caller, t command.Type, rec *command.TokenRecord, body func() any) (*model.ACLToken, error) {
 	secret := NewToken()
 	rec.Hash = TokenHash(secret)
 	var out command.TokenRecord
-	if err := a.command(ctx, c, t, body(), &out); err != nil {
+	if err := replica.Write(ctx, a.rep, c, t, body(), &out); err != nil {
 		return nil, err
 	}
 	if out.Hash != rec.Hash {
@@ -60,8 +61,8 @@ func (a *Agent) putToken(ctx context.Context, c api.Caller, t command.Type, rec 
 }
 
 // ListTokens implements api.ACLBackend.
-func (a *Agent) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
-	ts, err := a.fsm.Tokens()
+func (a *Access) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
+	ts, err := a.state.Tokens()
 	if err != nil {
 		return nil, err
 	}
@@ -69,9 +70,9 @@ func (a *Agent) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
 }
 
 // RevokeToken implements api.ACLBackend.
-func (a *Agent) RevokeToken(ctx context.Context, c api.Caller, name string) (*model.ACLToken, error) {
+func (a *Access) RevokeToken(ctx context.Context, c api.Caller, name string) (*model.ACLToken, error) {
 	var out model.ACLToken
-	if err := a.command(ctx, c, command.TypeACLDeleteToken, command.TaskRef{Name: name}, &out); err != nil {
+	if err := replica.Write(ctx, a.rep, c, command.TypeACLDeleteToken, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
 	}
 	// Answered only once no node accepts the token (revoke.go).

@@ -1,4 +1,4 @@
-package agent
+package access
 
 import (
 	"context"
@@ -9,18 +9,11 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
-)
-
-// Headers between cluster nodes (api.HeaderPrincipal, api.HeaderMember).
-const (
-	HeaderPrincipal = api.HeaderPrincipal
-	HeaderMember    = api.HeaderMember
 )
 
 // tokenPrefix starts every token ax makes, so that a leaked one is easy to
@@ -64,17 +57,17 @@ func errUnauthorized(msg string) error {
 //
 // When this node cannot read its auth state (a state machine whose
 // restore failed), it admits nobody: 503, no identity.
-func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
-	boot, key, err := a.fsm.AuthState()
+func (a *Access) Authenticate(r *http.Request) (api.Identity, error) {
+	boot, key, err := a.state.AuthState()
 	if err != nil {
 		return api.Identity{}, authUnavailable(err)
 	}
 	if node, ok := a.member(r, boot, key); ok {
 		p := &model.Principal{Name: "node:" + node, Role: model.RoleAdmin}
-		if h := r.Header.Get(HeaderPrincipal); h != "" {
+		if h := r.Header.Get(api.HeaderPrincipal); h != "" {
 			fp, err := api.DecodePrincipal(h)
 			if err != nil {
-				return api.Identity{}, errUnauthorized("bad " + HeaderPrincipal + " header: " + err.Error())
+				return api.Identity{}, errUnauthorized("bad " + api.HeaderPrincipal + " header: " + err.Error())
 			}
 			if err := a.recheckForwarded(r, fp); err != nil {
 				return api.Identity{}, err
@@ -94,15 +87,15 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 		return api.Identity{Principal: &model.Principal{Name: "management", Role: model.RoleAdmin}}, nil
 	case a.cfg.ExecutorToken != "" && equal(tok, a.cfg.ExecutorToken):
 		return api.Identity{Principal: &model.Principal{Name: "executor-token", Role: model.RoleExecutor, Unbound: true}}, nil
-	case equal(tok, a.localExecToken):
+	case equal(tok, a.cfg.LocalExecToken):
 		return api.Identity{Principal: &model.Principal{Name: "node:" + a.cfg.NodeID + ":executor", Role: model.RoleExecutor,
 			Executor: a.cfg.NodeID, Labels: a.cfg.ExecutorLabels}}, nil
 	}
-	if !boot && a.cfg.Token == "" && !a.node.IsLeader() {
+	if !boot && a.cfg.Token == "" && !a.rep.IsLeader() {
 		// A token says its client expects ACLs: a bootstrap committed a
 		// moment ago may not have reached this node yet.
 		a.catchUp(r.Context())
-		if boot, _, err = a.fsm.AuthState(); err != nil {
+		if boot, _, err = a.state.AuthState(); err != nil {
 			return api.Identity{}, authUnavailable(err)
 		}
 	}
@@ -118,11 +111,11 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	}
 	hash := TokenHash(tok)
 	a.usesToken(r, hash) // before the lookup: a revoke applied after it ends the request
-	t, ok, err := a.fsm.TokenByHash(hash)
-	if err == nil && !ok && !caughtUp && !a.node.IsLeader() {
+	t, ok, err := a.state.TokenByHash(hash)
+	if err == nil && !ok && !caughtUp && !a.rep.IsLeader() {
 		// A token created a moment ago may not have reached this node yet.
 		a.catchUp(r.Context())
-		t, ok, err = a.fsm.TokenByHash(hash)
+		t, ok, err = a.state.TokenByHash(hash)
 	}
 	if err != nil {
 		return api.Identity{}, authUnavailable(err)
@@ -130,7 +123,7 @@ func (a *Agent) Authenticate(r *http.Request) (api.Identity, error) {
 	if !ok {
 		return api.Identity{}, errUnauthorized("unknown or revoked token")
 	}
-	if t.Expired(a.now().UnixMilli()) {
+	if t.Expired(a.cfg.Now().UnixMilli()) {
 		return api.Identity{}, errUnauthorized("token " + t.Name + " expired at " + model.UnixMilli(t.ExpiresAt).Format(model.TimeLayout))
 	}
 	return api.Identity{Principal: &model.Principal{Name: t.Name, Role: t.Role, Executor: t.Executor, Labels: t.Labels, TokenHash: hash}}, nil
@@ -146,8 +139,8 @@ func authUnavailable(err error) error {
 // openIdentity admits a request on a cluster without auth: as admin, but a
 // TLS node requires a client certificate of its CA (with TLS on and no
 // tokens, the CA is the credential).
-func (a *Agent) openIdentity(r *http.Request) (api.Identity, error) {
-	if a.tlsOn() {
+func (a *Access) openIdentity(r *http.Request) (api.Identity, error) {
+	if a.cfg.TLS {
 		name, ok := clientCertName(r)
 		if !ok {
 			return api.Identity{}, errUnauthorized("this node has TLS and no tokens: " + model.NeedClientCert + " (-client-cert, -client-key)")
@@ -161,12 +154,12 @@ func (a *Agent) openIdentity(r *http.Request) (api.Identity, error) {
 // (whether ACLs are bootstrapped, the member key). With TLS only a node
 // certificate counts. Without TLS the member key counts; until a leader
 // has set one (a cluster being upgraded), the management token does.
-func (a *Agent) member(r *http.Request, bootstrapped bool, key []byte) (string, bool) {
-	if a.tlsOn() {
+func (a *Access) member(r *http.Request, bootstrapped bool, key []byte) (string, bool) {
+	if a.cfg.TLS {
 		return peerNode(r)
 	}
 	if key != nil {
-		got := r.Header.Get(HeaderMember)
+		got := r.Header.Get(api.HeaderMember)
 		if got == "" || !equal(got, api.MemberKeyHeader(key)) {
 			return "", false
 		}
@@ -204,7 +197,7 @@ func equal(a, b string) bool {
 // request that waits meanwhile, so unknown tokens cannot flood the leader.
 // A barrier that succeeds renews the freshness of this node's ACL state
 // (revoke.go).
-func (a *Agent) catchUp(ctx context.Context) {
+func (a *Access) catchUp(ctx context.Context) {
 	select {
 	case <-a.startCatchUp():
 	case <-ctx.Done():
@@ -213,7 +206,7 @@ func (a *Agent) catchUp(ctx context.Context) {
 
 // startCatchUp starts the shared read barrier of catchUp unless one runs,
 // and returns the channel closed when it ends.
-func (a *Agent) startCatchUp() <-chan struct{} {
+func (a *Access) startCatchUp() <-chan struct{} {
 	a.catchMu.Lock()
 	defer a.catchMu.Unlock()
 	if a.catchCh != nil {
@@ -235,12 +228,4 @@ func (a *Agent) startCatchUp() <-chan struct{} {
 		close(ch)
 	}()
 	return ch
-}
-
-// catchUpState is the shared read barrier of catchUp and the freshness of
-// the ACL state it gives.
-type catchUpState struct {
-	catchMu sync.Mutex
-	catchCh chan struct{}
-	lease   aclLease
 }

@@ -1,4 +1,4 @@
-package agent
+package access
 
 import (
 	"context"
@@ -43,7 +43,7 @@ const (
 )
 
 // aclLease is until when this node's ACL state counts as fresh (see
-// above); guarded by catchMu.
+// above); guarded by Access.catchMu.
 type aclLease struct {
 	until time.Time
 }
@@ -52,7 +52,7 @@ type aclLease struct {
 // with the leader if it is not, and reports whether it caught up. It
 // fails when the node cannot (no leader, cut off from it): then its state
 // may predate a revoke, and ACL tokens are refused.
-func (a *Agent) ensureACLFresh(ctx context.Context) (caughtUp bool, err error) {
+func (a *Access) ensureACLFresh(ctx context.Context) (caughtUp bool, err error) {
 	left := a.aclFreshLeft()
 	switch {
 	case left > aclFreshFor/2:
@@ -70,14 +70,14 @@ func (a *Agent) ensureACLFresh(ctx context.Context) (caughtUp bool, err error) {
 }
 
 // aclFreshLeft is how long this node's ACL state stays fresh (<= 0: not).
-func (a *Agent) aclFreshLeft() time.Duration {
+func (a *Access) aclFreshLeft() time.Duration {
 	a.catchMu.Lock()
 	defer a.catchMu.Unlock()
 	return time.Until(a.lease.until)
 }
 
 // renewACLLease records a read barrier that began at start and succeeded.
-func (a *Agent) renewACLLease(start time.Time) {
+func (a *Access) renewACLLease(start time.Time) {
 	a.catchMu.Lock()
 	defer a.catchMu.Unlock()
 	if u := start.Add(aclFreshFor); u.After(a.lease.until) {
@@ -88,24 +88,24 @@ func (a *Agent) renewACLLease(start time.Time) {
 // recheckForwarded checks the principal a member forwarded against this
 // node's own ACL state: an ACL token's principal (it carries the token's
 // hash) must name a token that still exists and has not expired here.
-func (a *Agent) recheckForwarded(r *http.Request, p *model.Principal) error {
+func (a *Access) recheckForwarded(r *http.Request, p *model.Principal) error {
 	if p.TokenHash == "" {
 		return nil // not an ACL token (management, certificate...), or from an older node
 	}
 	a.usesToken(r, p.TokenHash)
-	t, ok, err := a.fsm.TokenByHash(p.TokenHash)
+	t, ok, err := a.state.TokenByHash(p.TokenHash)
 	if err == nil && !ok {
 		// The forwarding node may have applied the token's creation
 		// before this one.
 		a.catchUp(r.Context())
-		t, ok, err = a.fsm.TokenByHash(p.TokenHash)
+		t, ok, err = a.state.TokenByHash(p.TokenHash)
 	}
 	switch {
 	case err != nil:
 		return authUnavailable(err)
 	case !ok:
 		return errUnauthorized("token " + p.Name + " was revoked")
-	case t.Expired(a.now().UnixMilli()):
+	case t.Expired(a.cfg.Now().UnixMilli()):
 		return errUnauthorized("token " + t.Name + " expired at " + model.UnixMilli(t.ExpiresAt).Format(model.TimeLayout))
 	}
 	return nil
@@ -115,7 +115,7 @@ func (a *Agent) recheckForwarded(r *http.Request, p *model.Principal) error {
 // that returned at committed: every member has applied the leader's
 // current commit index, or, for those that do not say so, their ACL
 // state can no longer predate the revoke (see aclFreshFor).
-func (a *Agent) waitRevoked(ctx context.Context, committed time.Time) {
+func (a *Access) waitRevoked(ctx context.Context, committed time.Time) {
 	deadline := committed.Add(aclFreshFor + revokeMargin)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -134,12 +134,12 @@ func (a *Agent) waitRevoked(ctx context.Context, committed time.Time) {
 // confirmApplied asks every member (this node too) to apply the leader's
 // current commit index, in parallel, and returns those that did not
 // within ctx.
-func (a *Agent) confirmApplied(ctx context.Context) ([]string, error) {
+func (a *Access) confirmApplied(ctx context.Context) ([]string, error) {
 	idx, err := a.rep.LeaderIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	members, err := a.clockPeers(ctx)
+	members, err := a.rep.Members(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +191,11 @@ type tokenUses struct {
 	reqs map[string]map[*tokenUse]struct{}
 }
 
-// trackRequest makes r's context cancellable on a revoke of the token it
+// TrackRequest makes r's context cancellable on a revoke of the token it
 // will authenticate with; done forgets it. A request without a token or a
 // forwarded principal is left as it is.
-func (a *Agent) trackRequest(r *http.Request) (_ *http.Request, done func()) {
-	if r.Header.Get("Authorization") == "" && r.Header.Get(HeaderPrincipal) == "" {
+func (a *Access) TrackRequest(r *http.Request) (_ *http.Request, done func()) {
+	if r.Header.Get("Authorization") == "" && r.Header.Get(api.HeaderPrincipal) == "" {
 		return r, func() {}
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -214,7 +214,7 @@ func (a *Agent) trackRequest(r *http.Request) (_ *http.Request, done func()) {
 }
 
 // usesToken records that r runs with the ACL token of hash.
-func (a *Agent) usesToken(r *http.Request, hash string) {
+func (a *Access) usesToken(r *http.Request, hash string) {
 	u, ok := r.Context().Value(tokenUseKey{}).(*tokenUse)
 	if !ok || u.hash != "" {
 		return
@@ -231,36 +231,36 @@ func (a *Agent) usesToken(r *http.Request, hash string) {
 	a.uses.reqs[hash][u] = struct{}{}
 }
 
-// cutRevoked runs until the agent stops: each time the state machine has
-// applied a revoke, it cancels the running requests of the tokens gone.
-func (a *Agent) cutRevoked() {
-	defer a.wg.Done()
-	seen := a.fsm.TokensRevoked()
+// Run ends the running requests of revoked tokens until ctx ends: each
+// time the state machine has applied a revoke, it cancels the running
+// requests of the tokens gone.
+func (a *Access) Run(ctx context.Context) {
+	seen := a.state.TokensRevoked()
 	for {
-		ch := a.fsm.Changed()
-		if n := a.fsm.TokensRevoked(); n != seen {
+		ch := a.state.Changed()
+		if n := a.state.TokensRevoked(); n != seen {
 			seen = n
 			a.cancelRevoked()
-			if a.node.IsLeader() {
+			if a.rep.IsLeader() {
 				// An entry now carries the revoke's commit to the followers
 				// at once, not at Raft's next idle round (50 ms), so the
 				// revoke's wait for their confirmations is short.
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 					defer cancel()
-					_ = a.node.Barrier(ctx)
+					_ = a.rep.Barrier(ctx)
 				}()
 			}
 		}
 		select {
 		case <-ch:
-		case <-a.stopCh:
+		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-func (a *Agent) cancelRevoked() {
+func (a *Access) cancelRevoked() {
 	a.uses.mu.Lock()
 	hashes := make([]string, 0, len(a.uses.reqs))
 	for h := range a.uses.reqs {
@@ -268,7 +268,7 @@ func (a *Agent) cancelRevoked() {
 	}
 	a.uses.mu.Unlock()
 	for _, h := range hashes {
-		if _, ok, err := a.fsm.TokenByHash(h); ok || err != nil {
+		if _, ok, err := a.state.TokenByHash(h); ok || err != nil {
 			continue
 		}
 		a.uses.mu.Lock()
