@@ -17,6 +17,8 @@ import (
 	"github.com/ax-scheduler/ax/access"
 	"github.com/ax-scheduler/ax/action"
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/clock"
+	"github.com/ax-scheduler/ax/cluster"
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/raftnode"
@@ -104,9 +106,8 @@ type Config struct {
 	// clock is ever stamped into commands or drives the timing wheel, and
 	// only as held to the cluster's: a node whose clock is off from the
 	// median of the members' by more than MaxClockSkew takes the
-	// difference off (see clockmon.go), and a step of the wall clock is
-	// held (clockstep.go) where the clock is wheel.RealClock or a
-	// MonotonicClock.
+	// difference off (see package clock), and a step of the wall clock is
+	// held where the clock is wheel.RealClock or a MonotonicClock.
 	Clock wheel.Clock
 	// MaxClockSkew is how far a node's clock may be from the cluster's
 	// before it is reported, corrected and made to hand leadership over
@@ -199,9 +200,9 @@ type Agent struct {
 
 	stopExec context.CancelFunc
 	metrics  *metrics
-	clock    *skewClock    // cfg.Clock, held to the cluster's
-	clockMon *clockMonitor // compares this node's clock with the members'
-	alertCh  chan uint64   // FAILED instances for the alerter
+	cl       *cluster.Cluster // membership, health, the clock monitor
+	clocks   Clocks           // the clock monitor, as the watchdog reads it
+	alertCh  chan uint64      // FAILED instances for the alerter
 
 	conns      *connLimiter
 	pprof      *http.Server            // nil without -pprof
@@ -236,8 +237,8 @@ func New(cfg Config) (*Agent, error) {
 		cfg.ClockInterval = time.Second
 	}
 	raw := cfg.Clock
-	clock := newSkewClock(raw, cfg.MaxClockSkew, staleAfter(cfg.ClockInterval))
-	cfg.Clock = clock
+	base := clock.NewBase(raw, cfg.MaxClockSkew, clock.StaleAfter(cfg.ClockInterval))
+	cfg.Clock = base
 	if cfg.Horizon == 0 {
 		cfg.Horizon = time.Hour
 	}
@@ -282,7 +283,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, clock: clock,
+		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now,
 		stopCh: make(chan struct{}), alertCh: make(chan uint64, 1024), live: newLiveHub(),
 	}
 	a.quorum = &quorumWatch{}
@@ -290,10 +291,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.testNotifier != nil {
 		a.notifier = cfg.testNotifier
 	}
-	a.clockMon = newClockMonitor(cfg.NodeID, raw, clock, cfg.MaxClockSkew, cfg.ClockInterval, a.log)
-	a.clockMon.peers, a.clockMon.ask = a.clockPeers, a.askClock
 	a.metrics = newMetrics(a) // before the state machine starts applying
-	a.metrics.reg.MustRegister(a.clockMon)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	var localExecToken string // the embedded executor's credential, in memory only
 	if cfg.Executor {
@@ -335,6 +333,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	a.acc = acc
+	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), TLS: cfg.TLS != nil,
+		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
+		OnClockStep: a.clockStepped, Wheel: a.wheelStats, Executors: a.executorCount, QuorumAlerts: a.quorum.alerts}, rep, f)
+	a.metrics.reg.MustRegister(a.cl.Collectors()...)
+	a.clocks = a.cl.Clock()
 	if err := rep.Start(); err != nil {
 		rep.Close()
 		ln.Close()
@@ -348,7 +351,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.testNotifier == nil {
 		a.notifier = a.channels // channels and policy.notify URLs (channels.go)
 	}
-	a.api = api.New(api.Config{Barrier: rep, Tasks: a, Instances: a, Executors: a, Cluster: withClockHealth{a}, ACL: acc, Secrets: acc,
+	a.api = api.New(api.Config{Barrier: rep, Tasks: a, Instances: a, Executors: a, Cluster: a.cl, ACL: acc, Secrets: acc,
 		Channels: a, Live: a, Console: a, Alerts: a, NodeID: cfg.NodeID, Stopping: a.stopCh,
 		Auth: acc, Logger: a.log, Now: cfg.Clock.Now, Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)
@@ -357,7 +360,7 @@ func New(cfg Config) (*Agent, error) {
 		public = ui.Mount(a.api)
 	}
 	// The node-to-node endpoints have their own handler, for members only.
-	handler := api.NewInternal(api.InternalConfig{Backend: rep, Auth: acc, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
+	handler := api.NewInternal(api.InternalConfig{Backend: rep, Auth: acc, WallClock: raw.Now, ClockJump: base.Jump}).Mount(public)
 	a.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer a.conns.serving(r)()
@@ -409,7 +412,7 @@ func New(cfg Config) (*Agent, error) {
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
 	// Each of these loops calls a.wg.Done when it returns.
-	loops := []func(){func() { defer a.wg.Done(); acc.Run(a.ctx) }, a.watchQuorum, a.monitorClocks, a.register}
+	loops := []func(){func() { defer a.wg.Done(); acc.Run(a.ctx) }, a.watchQuorum, func() { defer a.wg.Done(); a.cl.Run(a.ctx) }}
 	a.wg.Add(len(loops) + 1)
 	for _, loop := range loops {
 		go loop()
@@ -501,22 +504,6 @@ func execShutdownGrace(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
-}
-
-// monitorClocks runs the clock monitor until the agent stops.
-func (a *Agent) monitorClocks() {
-	defer a.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-a.stopCh
-		cancel()
-	}()
-	steps := make(chan struct{})
-	go func() { defer close(steps); a.watchSteps(ctx) }()
-	a.clockMon.run(ctx)
-	cancel()
-	<-steps
 }
 
 func (a *Agent) stopping() bool {

@@ -91,7 +91,7 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 // its addresses, and the cluster status shows it.
 func TestAgent_RecordsProtocol(t *testing.T) {
 	a := startAgent(t)
-	st, err := a.Cluster(context.Background())
+	st, err := a.cl.Cluster(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

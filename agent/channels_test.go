@@ -231,7 +231,7 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 	plain := command.PutChannel{Channel: model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: "https://user:pass@hooks.example/ax?key=KEYSECRET",
 		Match: map[string]string{"team": "data"}}, Secret: []byte("SIGNSECRET")}
 	ctx := context.Background()
-	if err := a.proposeOwn(ctx, command.TypePutChannel, plain); err != nil {
+	if err := a.rep.ProposeOwn(ctx, command.TypePutChannel, plain); err != nil {
 		t.Fatal(err)
 	}
 	a.sealChannels(ctx)

@@ -53,7 +53,7 @@ func (a *Agent) Overview(ctx context.Context) (*model.Overview, error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if st, err := a.Cluster(ctx); err != nil {
+		if st, err := a.cl.Cluster(ctx); err != nil {
 			o.ClusterError = err.Error()
 		} else {
 			o.Cluster = st

@@ -246,3 +246,13 @@ func loopbackFor(addr string) string {
 	}
 	return addr
 }
+
+// Executors implements api.ExecutorBackend: the leader's dispatcher knows them; a
+// follower asks the leader.
+func (a *Agent) Executors(ctx context.Context) (*model.ExecutorList, error) {
+	return replica.Ask[*model.ExecutorList](ctx, a.rep, replica.Call{FindWithin: replica.ReadLeaderWait, NoLeader: a.rep.NoLeaderRead("it cannot list the executors: only the leader hears from them")},
+		func(ctx context.Context, t *replica.Term) (*model.ExecutorList, error) {
+			return &model.ExecutorList{Executors: a.enginesOf(t).disp.Executors()}, nil
+		},
+		func(ctx context.Context, c *client.Client) (*model.ExecutorList, error) { return c.Executors(ctx) })
+}

@@ -81,7 +81,7 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 			t.Errorf("GET %s on a node whose restore failed: HTTP %d, want %d", path, got, want)
 		}
 	}
-	if h := a.Health(ctx); !strings.Contains(h.Problem, "state machine") {
+	if h := a.cl.Health(ctx); !strings.Contains(h.Problem, "state machine") {
 		t.Errorf("health problem %q does not name the state machine", h.Problem)
 	}
 
@@ -91,7 +91,7 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 	if got := httpStatus(t, a, "/v1/tasks"); got != http.StatusUnauthorized {
 		t.Errorf("GET /v1/tasks without a token once restored: HTTP %d, want 401", got)
 	}
-	if h := a.Health(ctx); strings.Contains(h.Problem, "state machine") {
+	if h := a.cl.Health(ctx); strings.Contains(h.Problem, "state machine") {
 		t.Errorf("health problem once restored: %q", h.Problem)
 	}
 }

@@ -359,7 +359,7 @@ func TestAgent_ReadBarrierAfterLeaderChange(t *testing.T) {
 		// Nor does any node show as lagging (cluster status LAG).
 		var lags []uint64
 		testkit.Until(t, 5*time.Second, "no member lagging", func() bool {
-			st, err := tc.agents[0].Cluster(ctx)
+			st, err := tc.agents[0].cl.Cluster(ctx)
 			if err != nil {
 				return false
 			}

@@ -21,10 +21,10 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 	tc := startCluster(t, 3, func(cfg *Config) { cfg.Version = "v-test" })
 	ctx := context.Background()
 	l := tc.leader()
-	if h := l.Health(ctx); h.Problem != "" || h.Version != "v-test" || h.Proto == 0 || h.Protocol == 0 {
+	if h := l.cl.Health(ctx); h.Problem != "" || h.Version != "v-test" || h.Proto == 0 || h.Protocol == 0 {
 		t.Fatalf("leader health %+v, want healthy with version and protocols", h)
 	}
-	st, err := l.Cluster(ctx)
+	st, err := l.cl.Cluster(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Until(t, 10*time.Second, "the stopped member to show as unreachable", func() bool {
-		st, err := l.Cluster(ctx)
+		st, err := l.cl.Cluster(ctx)
 		if err != nil {
 			return false
 		}
@@ -56,7 +56,7 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Until(t, 10*time.Second, "the survivor to lose its leader", func() bool {
-		return strings.Contains(l.Health(ctx).Problem, "no leader")
+		return strings.Contains(l.cl.Health(ctx).Problem, "no leader")
 	})
 	rec := httptest.NewRecorder()
 	l.api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))

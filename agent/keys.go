@@ -1,6 +1,9 @@
 package agent
 
-import "github.com/ax-scheduler/ax/access"
+import (
+	"github.com/ax-scheduler/ax/access"
+	"github.com/ax-scheduler/ax/clock"
+)
 
 // EncryptKeySize is the size of the key -encrypt-key-file holds: AES-256.
 const EncryptKeySize = access.EncryptKeySize
@@ -13,3 +16,7 @@ func ReadEncryptKey(path string) (key []byte, warn string, err error) {
 
 // NewEncryptKey returns a fresh key as ax keygen prints it.
 func NewEncryptKey() string { return access.NewEncryptKey() }
+
+// MonotonicClock is a clock whose steps the time base can see (see
+// clock.MonotonicClock): the -tags faults binary's offset clock is one.
+type MonotonicClock = clock.MonotonicClock

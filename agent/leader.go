@@ -4,9 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/sched"
 )
@@ -17,7 +19,7 @@ import (
 type engines struct {
 	disp  *dispatch.Dispatcher
 	sched *sched.Scheduler
-	guard *clockGuard
+	guard *clock.Guard
 }
 
 type enginesKey struct{}
@@ -26,7 +28,7 @@ type enginesKey struct{}
 // replica.Config.Establish). A leader whose clock is off hands
 // leadership over before any service starts.
 func (a *Agent) establish(t *replica.Term) []replica.Service {
-	guard := a.guardClock(t.Context())
+	guard := a.cl.Guard(t.Context())
 	if t.Context().Err() != nil {
 		return nil
 	}
@@ -37,14 +39,14 @@ func (a *Agent) establish(t *replica.Term) []replica.Service {
 		func(c *command.Command) sched.Future { return a.rep.ProposeAsync(c) })
 	t.Attach(enginesKey{}, e)
 	return append([]replica.Service{
-		{Name: "record-self", Run: a.recordSelf},
+		{Name: "record-self", Run: a.cl.RecordSelf},
 		{Name: "dispatcher", Run: e.disp.Run},
 		{Name: "scheduler", Run: e.sched.Run},
 		{Name: "alerts", Run: func(ctx context.Context) error { a.runAlerts(ctx); return nil }},
 		{Name: "watchdog", Run: a.runWatchdog},
 		{Name: "alert-notify", Run: a.runNotify},
 		{Name: "retention", Run: func(ctx context.Context) error { a.runRetention(ctx); return nil }},
-		{Name: "cluster-state", Run: func(ctx context.Context) error { a.ensureClusterState(ctx); return nil }},
+		{Name: "cluster-state", Run: a.cl.EnsureClusterState},
 		{Name: "seal-channels", Run: a.runSealChannels},
 		{Name: "clock-guard", Run: guard.Run},
 	}, a.cfg.testServices...)
@@ -118,28 +120,33 @@ func (a *Agent) Scheduled(id uint64, dueMs int64) {
 // 128 bytes).
 const maxNodeID = 128
 
-// selfInfo is this node's record: its addresses and the protocol its
-// binary speaks.
-func (a *Agent) selfInfo() command.NodeInfo {
-	return command.NodeInfo{ID: a.cfg.NodeID, RaftAddr: a.node.Addr(), HTTPAddr: a.advertisedHTTP(), Proto: command.ProtoVersion}
+// clockStepped wakes this term's scheduler: the time base moved for a
+// step of the wall clock.
+func (a *Agent) clockStepped() {
+	if s := a.scheduler(); s != nil {
+		s.ClockStepped()
+	}
 }
 
-// recordSelf stores this node's record in the state machine if it is
-// missing or stale (other addresses, or an older protocol: the node was
-// upgraded).
-func (a *Agent) recordSelf(ctx context.Context) error {
-	nodes, err := a.fsm.Nodes()
-	if err != nil {
-		return err
+// wheelStats is the leader's timing wheel for /healthz.
+func (a *Agent) wheelStats() (int, time.Duration, bool) {
+	if s := a.scheduler(); s != nil {
+		st := s.Stats()
+		return st.WheelSize, st.Loaded, true
 	}
-	if nodes[a.cfg.NodeID] == a.selfInfo() {
-		return nil
+	return 0, 0, false
+}
+
+// executorCount is how many executors the leader hears from, for /healthz.
+func (a *Agent) executorCount() (int, bool) {
+	if d := a.dispatcher(); d != nil {
+		return len(d.Executors()), true
 	}
-	if err := a.proposeSelf(ctx); err != nil {
-		a.log.Warn("recording own address failed", "error", err)
-	}
-	return nil
+	return 0, false
 }
 
 // ReadBarrier implements api.BarrierBackend (replica.Replica.ReadBarrier).
 func (a *Agent) ReadBarrier(ctx context.Context) error { return a.rep.ReadBarrier(ctx) }
+
+// Health is this node's /healthz answer (cluster.Cluster.Health).
+func (a *Agent) Health(ctx context.Context) *model.Health { return a.cl.Health(ctx) }

@@ -100,7 +100,7 @@ func TestAgent_ReadYourWritesAcrossTransfer(t *testing.T) {
 		if _, err := l.PutTask(ctx, c, eventTask(name), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Transfer(ctx, ""); err != nil {
+		if err := l.cl.Transfer(ctx, ""); err != nil {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
 		if _, err := l.Trigger(ctx, c, name, model.TriggerRequest{}); err != nil {
@@ -143,7 +143,7 @@ func TestAgent_TermsHaveOneOwner(t *testing.T) {
 		if l == next {
 			next = tc.agents[1]
 		}
-		if err := l.Transfer(ctx, next.cfg.NodeID); err != nil {
+		if err := l.cl.Transfer(ctx, next.cfg.NodeID); err != nil {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
 		l = tc.waitLeader(t, l)
@@ -226,7 +226,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 				}
 				return false
 			})
-			if err := l.Transfer(ctx, next.cfg.NodeID); err != nil {
+			if err := l.cl.Transfer(ctx, next.cfg.NodeID); err != nil {
 				t.Fatal(err)
 			}
 			testkit.Until(t, 10*time.Second, "the new leader's term", func() bool { return next.rep.Current() != nil })

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
@@ -169,14 +168,10 @@ func (h *taskHealth) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// leaderState exposes what the leader's term knows: READY depth by route,
-// executor slots, and Raft contact with each member. Followers expose
-// only their own contact with the leader.
+// leaderState exposes what the leader's term knows: READY depth by route
+// and executor slots.
 type leaderState struct {
 	a *Agent
-
-	mu        sync.Mutex
-	failSince map[string]time.Time // members failing with no contact ever, since when
 }
 
 var (
@@ -186,71 +181,25 @@ var (
 	slotsDesc = prometheus.NewDesc("ax_executor_slots",
 		"Executor slots by executor heard from in the last minute: state=busy are attempts leased to it now, state=free the free slots it reported in its last poll. Leader only.",
 		[]string{"executor", "state"}, nil)
-	peerContactDesc = prometheus.NewDesc("ax_raft_peer_last_contact_seconds",
-		"Seconds since the leader last heard from each other member while its Raft heartbeats fail (since the failures began if it never answered); 0 while they succeed. Leader only.",
-		[]string{"peer"}, nil)
-	leaderContactDesc = prometheus.NewDesc("ax_raft_leader_last_contact_seconds",
-		"Seconds since this follower last heard from the leader (0 on the leader; -1 before it ever did).", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (s *leaderState) Describe(ch chan<- *prometheus.Desc) {
 	ch <- readyDesc
 	ch <- slotsDesc
-	ch <- peerContactDesc
-	ch <- leaderContactDesc
 }
 
 // Collect implements prometheus.Collector.
 func (s *leaderState) Collect(ch chan<- prometheus.Metric) {
-	a := s.a
-	if !a.node.IsLeader() {
-		contact := -1.0
-		if last := a.node.LastContact(); !last.IsZero() {
-			contact = time.Since(last).Seconds()
-		}
-		ch <- prometheus.MustNewConstMetric(leaderContactDesc, prometheus.GaugeValue, contact)
+	d := s.a.dispatcher()
+	if d == nil {
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(leaderContactDesc, prometheus.GaugeValue, 0)
-	if d := a.dispatcher(); d != nil {
-		for _, r := range d.ReadyDepth() {
-			ch <- prometheus.MustNewConstMetric(readyDesc, prometheus.GaugeValue, float64(r.Ready), r.Action, r.Handler, r.Labels)
-		}
-		for _, e := range d.Executors() {
-			ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Running), e.Name, "busy")
-			ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Free), e.Name, "free")
-		}
+	for _, r := range d.ReadyDepth() {
+		ch <- prometheus.MustNewConstMetric(readyDesc, prometheus.GaugeValue, float64(r.Ready), r.Action, r.Handler, r.Labels)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	servers, err := a.node.Servers(ctx)
-	if err != nil {
-		return
-	}
-	failing := a.node.FailingPeers()
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failSince == nil {
-		s.failSince = map[string]time.Time{}
-	}
-	for _, sv := range servers {
-		if sv.ID == a.cfg.NodeID {
-			continue
-		}
-		v := 0.0
-		if last, ok := failing[sv.ID]; ok {
-			if last.IsZero() {
-				if _, ok := s.failSince[sv.ID]; !ok {
-					s.failSince[sv.ID] = now
-				}
-				last = s.failSince[sv.ID]
-			}
-			v = now.Sub(last).Seconds()
-		} else {
-			delete(s.failSince, sv.ID)
-		}
-		ch <- prometheus.MustNewConstMetric(peerContactDesc, prometheus.GaugeValue, v, sv.ID)
+	for _, e := range d.Executors() {
+		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Running), e.Name, "busy")
+		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Free), e.Name, "free")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
@@ -101,7 +102,7 @@ func (a *Agent) runWatchdog(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C():
-		case <-a.clockStepped():
+		case <-a.clockSteps():
 			timer.Stop()
 		}
 		if a.alertsOn() {
@@ -340,4 +341,23 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// Clocks is what the watchdog's clock rules read of the clock monitor
+// (*clock.Monitor).
+type Clocks interface {
+	Silent(grace time.Duration) ([]clock.Silent, bool)
+	Off() ([]clock.Offset, bool)
+	MaxSkew() time.Duration
+	MemberJumps() (jumps map[string]*model.ClockJump, unknown map[string]bool)
+	Stepped() <-chan struct{}
+}
+
+// clockSteps is signalled when a member's clock stepped (nil without a
+// clock monitor: never).
+func (a *Agent) clockSteps() <-chan struct{} {
+	if a.clocks == nil {
+		return nil
+	}
+	return a.clocks.Stepped()
 }

@@ -36,36 +36,32 @@ func (a *Agent) opsFindings(now time.Time, tasks map[string]*watchedTask, firing
 	}
 	// member_unreachable and clock_skew: the clock monitor's rounds.
 	var jumpUnknown map[string]bool
-	if m := a.clockMon; m == nil {
+	if m := a.clocks; m == nil {
 		held[model.RuleMemberUnreachable], held[model.RuleClockSkew], held[model.RuleClockJump] = true, true, true
 	} else {
-		silent, ok := m.silent(a.cfg.MemberGrace)
+		silent, ok := m.Silent(a.cfg.MemberGrace)
 		held[model.RuleMemberUnreachable] = !ok
 		for _, s := range silent {
 			last := "never since this node listed it"
-			if !s.last.IsZero() {
-				last = s.last.UTC().Format(time.RFC3339)
+			if !s.Last.IsZero() {
+				last = s.Last.UTC().Format(time.RFC3339)
 			}
-			add(model.RuleMemberUnreachable+":"+s.id, model.RuleMemberUnreachable, model.SeverityWarning, model.AlertSubject{Node: s.id},
-				fmt.Sprintf("member %s has not answered the leader for %s (more than %s)", s.id, s.dur.Round(time.Second), a.cfg.MemberGrace),
-				map[string]string{"lastAnswer": last, "silentFor": s.dur.Round(time.Second).String()})
+			add(model.RuleMemberUnreachable+":"+s.ID, model.RuleMemberUnreachable, model.SeverityWarning, model.AlertSubject{Node: s.ID},
+				fmt.Sprintf("member %s has not answered the leader for %s (more than %s)", s.ID, s.Dur.Round(time.Second), a.cfg.MemberGrace),
+				map[string]string{"lastAnswer": last, "silentFor": s.Dur.Round(time.Second).String()})
 		}
-		v := m.current()
-		if !v.usable(m.raw.Now(), m.staleAfter()) {
+		if off, ok := m.Off(); !ok {
 			held[model.RuleClockSkew] = true
 		} else {
-			for _, mc := range v.members {
-				if abs(mc.offset) <= m.maxSkew {
-					continue
-				}
-				add(model.RuleClockSkew+":"+mc.id, model.RuleClockSkew, model.SeverityWarning, model.AlertSubject{Node: mc.id},
-					fmt.Sprintf("member %s's clock is %s off from the cluster's (more than %s)", mc.id, mc.offset.Round(time.Millisecond), m.maxSkew),
-					map[string]string{"offset": mc.offset.String(), "maxClockSkew": m.maxSkew.String()})
+			for _, mc := range off {
+				add(model.RuleClockSkew+":"+mc.ID, model.RuleClockSkew, model.SeverityWarning, model.AlertSubject{Node: mc.ID},
+					fmt.Sprintf("member %s's clock is %s off from the cluster's (more than %s)", mc.ID, mc.Offset.Round(time.Millisecond), m.MaxSkew()),
+					map[string]string{"offset": mc.Offset.String(), "maxClockSkew": m.MaxSkew().String()})
 			}
 		}
 		// clock_jump: the steps each member reports (clockjump.go).
 		var jumps map[string]*model.ClockJump
-		jumps, jumpUnknown = m.memberJumps()
+		jumps, jumpUnknown = m.MemberJumps()
 		for id, j := range jumps {
 			if j != nil {
 				aid, summary, details := clockJumpAlert(id, j)

@@ -2,11 +2,12 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
+	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
@@ -45,25 +46,75 @@ func (rs *ruleState) wantEvents(id string, want ...string) {
 	}
 }
 
-// newRuleClock gives rs a clock monitor on a fake clock, as the leader's.
-func newRuleClock(rs *ruleState) (*clockMonitor, *wheel.FakeClock) {
-	fc := wheel.NewFakeClock(time.UnixMilli(t0ms))
-	m := newClockMonitor("n1", fc, &skewClock{raw: fc}, time.Second, time.Second, hclog.NewNullLogger())
-	rs.a.clockMon = m
-	return m, fc
+// ruleMembers are the members a rule test's clock monitor asks: those
+// in answers answer (their clock's offset from the node's, their latest
+// step), the others do not.
+type ruleMembers struct {
+	mu      sync.Mutex
+	clock   wheel.Clock // the node's
+	answers map[string]memberAnswer
+	members []clock.Peer // the configuration (default rulePeers)
 }
 
-var rulePeers = []clockPeer{{ID: "n1", Voter: true}, {ID: "n2", Voter: true}, {ID: "n3", Voter: true}}
+type memberAnswer struct {
+	off  time.Duration
+	jump *model.ClockJump
+}
+
+func (rm *ruleMembers) peers(context.Context) ([]clock.Peer, error) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if rm.members != nil {
+		return rm.members, nil
+	}
+	return rulePeers, nil
+}
+
+func (rm *ruleMembers) ask(_ context.Context, addr string) (time.Time, *model.ClockJump, error) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	a, ok := rm.answers[addr]
+	if !ok {
+		return time.Time{}, nil, errors.New("no answer")
+	}
+	return rm.clock.Now().Add(a.off), a.jump, nil
+}
+
+// round is one clock-monitor round at the node's clock's time: the
+// members in answers answer.
+func (rm *ruleMembers) round(m *clock.Monitor, answers map[string]memberAnswer) {
+	rm.mu.Lock()
+	rm.answers = answers
+	rm.mu.Unlock()
+	m.Measure(context.Background())
+}
+
+// newRuleClock gives rs a clock monitor on a fake clock, as the leader's.
+func newRuleClock(rs *ruleState) (*ruleClock, *wheel.FakeClock) {
+	fc := wheel.NewFakeClock(time.UnixMilli(t0ms))
+	rm := &ruleMembers{clock: fc}
+	m := clock.NewMonitor(clock.MonitorConfig{Self: "n1", Raw: fc, Base: clock.NewBase(fc, time.Second, 10*time.Second),
+		MaxSkew: time.Second, Interval: time.Second, Peers: rm.peers, Ask: rm.ask})
+	rs.a.clocks = m
+	return &ruleClock{m: m, members: rm}, fc
+}
+
+// ruleClock is a rule test's clock monitor and the members it asks.
+type ruleClock struct {
+	m       *clock.Monitor
+	members *ruleMembers
+}
+
+var rulePeers = []clock.Peer{{ID: "n1", HTTP: "n1", Voter: true}, {ID: "n2", HTTP: "n2", Voter: true}, {ID: "n3", HTTP: "n3", Voter: true}}
 
 // round is one clock-monitor round at the fake clock's time: the members
 // in offsets answer with those offsets.
-func round(m *clockMonitor, fc *wheel.FakeClock, offsets map[string]time.Duration) {
-	now := fc.Now()
+func round(rc *ruleClock, _ *wheel.FakeClock, offsets map[string]time.Duration) {
+	answers := map[string]memberAnswer{}
 	for id, off := range offsets {
-		m.answer(id, now)
-		m.record(id, now, now, now.Add(off))
+		answers[id] = memberAnswer{off: off}
 	}
-	m.decide(rulePeers)
+	rc.members.round(rc.m, answers)
 }
 
 func TestWatchdog_ClusterRules(t *testing.T) {
@@ -108,7 +159,8 @@ func TestWatchdog_ClusterRules(t *testing.T) {
 		if !rs.firing("member_unreachable:n3") {
 			t.Fatal("a member that never answered was not raised")
 		}
-		m.decide(rulePeers[:2])
+		m.members.members = rulePeers[:2] // n3 is removed
+		m.members.round(m.m, m.members.answers)
 		rs.step(t0ms + 32*sec)
 		if rs.firing("member_unreachable:n3") {
 			t.Error("not resolved after its removal")

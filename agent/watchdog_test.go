@@ -88,7 +88,7 @@ func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
 		t.Fatalf("alert %+v, want firing for instance %s", a, sub.ID)
 	}
 
-	if err := l.Transfer(ctx, ""); err != nil {
+	if err := l.cl.Transfer(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
 	nl := tc.waitLeader(t, l)

@@ -1,4 +1,4 @@
-package agent
+package clock
 
 import (
 	"context"
@@ -22,15 +22,15 @@ var clockT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 type fakeCluster struct {
 	mu      sync.Mutex
 	clock   *wheel.FakeClock
-	peers   []clockPeer
+	peers   []Peer
 	offsets map[string]time.Duration // member's clock minus the node's
 	down    map[string]bool
 }
 
-func (c *fakeCluster) list(context.Context) ([]clockPeer, error) {
+func (c *fakeCluster) list(context.Context) ([]Peer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]clockPeer(nil), c.peers...), nil
+	return append([]Peer(nil), c.peers...), nil
 }
 
 func (c *fakeCluster) ask(_ context.Context, addr string) (time.Time, *model.ClockJump, error) {
@@ -44,20 +44,20 @@ func (c *fakeCluster) ask(_ context.Context, addr string) (time.Time, *model.Clo
 
 // newFakeMonitor returns a monitor of node n1 in a cluster of voters
 // n1..nN (HTTP address = id), bound 1s, with a log in buf.
-func newFakeMonitor(t *testing.T, voters int, buf *strings.Builder) (*clockMonitor, *fakeCluster) {
+func newFakeMonitor(t *testing.T, voters int, buf *strings.Builder) (*Monitor, *fakeCluster) {
 	t.Helper()
 	fc := &fakeCluster{clock: wheel.NewFakeClock(clockT0), offsets: map[string]time.Duration{}, down: map[string]bool{}}
 	for i := 1; i <= voters; i++ {
 		id := "n" + string(rune('0'+i))
-		fc.peers = append(fc.peers, clockPeer{ID: id, HTTP: id, Voter: true})
+		fc.peers = append(fc.peers, Peer{ID: id, HTTP: id, Voter: true})
 	}
 	var out strings.Builder
 	if buf == nil {
 		buf = &out
 	}
 	log := hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Info})
-	m := newClockMonitor("n1", fc.clock, &skewClock{raw: fc.clock}, time.Second, time.Second, log)
-	m.peers, m.ask = fc.list, fc.ask
+	m := NewMonitor(MonitorConfig{Self: "n1", Raw: fc.clock, Base: &Base{raw: fc.clock}, MaxSkew: time.Second, Interval: time.Second,
+		Logger: log, Peers: fc.list, Ask: fc.ask})
 	return m, fc
 }
 
@@ -127,7 +127,7 @@ func TestClockMonitor_measure(t *testing.T) {
 			var log strings.Builder
 			m, fc := newFakeMonitor(t, tc.voters, &log)
 			for _, id := range tc.nonVoters {
-				fc.peers = append(fc.peers, clockPeer{ID: id, HTTP: id})
+				fc.peers = append(fc.peers, Peer{ID: id, HTTP: id})
 			}
 			for id, off := range tc.offsets {
 				fc.offsets[id] = off
@@ -135,7 +135,7 @@ func TestClockMonitor_measure(t *testing.T) {
 			for _, id := range tc.down {
 				fc.down[id] = true
 			}
-			v := m.measure(context.Background())
+			v := m.Measure(context.Background())
 			if v.quorum != tc.wantQuorum || (v.quorum && v.self != tc.wantSelf) {
 				t.Fatalf("quorum %v, self %v; want %v, %v", v.quorum, v.self, tc.wantQuorum, tc.wantSelf)
 			}
@@ -159,7 +159,7 @@ func TestClockMonitor_measure(t *testing.T) {
 			if got := m.clock.correction(); got != tc.wantCorr {
 				t.Fatalf("correction %v, want %v", got, tc.wantCorr)
 			}
-			offset, h := m.health()
+			offset, h := m.Health()
 			if h == nil || h.Quorum != tc.wantQuorum || len(h.Skewed) != len(tc.wantOff) {
 				t.Fatalf("health %+v, want quorum %v and %d skewed", h, tc.wantQuorum, len(tc.wantOff))
 			}
@@ -199,7 +199,7 @@ func TestClockMonitor_correction(t *testing.T) {
 		if s.down {
 			fc.clock.Advance(m.staleAfter() + time.Second)
 		}
-		m.measure(context.Background())
+		m.Measure(context.Background())
 		if got := m.clock.correction(); got != s.want {
 			t.Fatalf("step %d (offset %v, down %v): correction %v, want %v", i, s.offset, s.down, got, s.want)
 		}
@@ -225,13 +225,13 @@ func TestClockMonitor_roundTrip(t *testing.T) {
 	fc.peers = fc.peers[:2]
 	fc.offsets["n2"] = 5 * time.Second
 	m.ask = slow(400 * time.Millisecond)
-	v := m.measure(context.Background())
+	v := m.Measure(context.Background())
 	if len(v.members) != 2 || v.members[1].offset != 5*time.Second || v.members[1].rtt != 400*time.Millisecond {
 		t.Fatalf("members %+v, want n2 at +5s with a 400ms round trip", v.members)
 	}
 	fc.offsets["n2"] = 0
 	m.ask = slow(3 * time.Second)
-	v = m.measure(context.Background())
+	v = m.Measure(context.Background())
 	if v.members[1].offset != 5*time.Second {
 		t.Fatalf("a reading with a 3s round trip replaced the sample: %+v", v.members)
 	}
@@ -245,24 +245,24 @@ func TestGuardDecision(t *testing.T) {
 		return memberClock{id: id, voter: voter, offset: off, age: age}
 	}
 	self := memberClock{id: "n1", self: true, voter: true}
-	view := func(quorum bool, off time.Duration, members ...memberClock) clockView {
-		return clockView{at: clockT0, quorum: quorum, self: off, members: append([]memberClock{self}, members...)}
+	mkView := func(quorum bool, off time.Duration, members ...memberClock) view {
+		return view{at: clockT0, quorum: quorum, self: off, members: append([]memberClock{self}, members...)}
 	}
 	cases := []struct {
 		name        string
-		view        clockView
+		view        view
 		wantOff     bool
 		wantTargets []string
 	}{
-		{"within the bound", view(true, s/2, member("n2", 0, true, 0)), false, nil},
-		{"off without a quorum", view(false, 10*s), false, nil},
-		{"off: the most recently heard first", view(true, 600*s,
+		{"within the bound", mkView(true, s/2, member("n2", 0, true, 0)), false, nil},
+		{"off without a quorum", mkView(false, 10*s), false, nil},
+		{"off: the most recently heard first", mkView(true, 600*s,
 			member("n2", 300*time.Millisecond, true, 200*time.Millisecond), member("n3", -100*time.Millisecond, true, 100*time.Millisecond)),
 			true, []string{"n3", "n2"}},
-		{"off: not to a skewed, silent or non-voting member", view(true, 600*s,
+		{"off: not to a skewed, silent or non-voting member", mkView(true, 600*s,
 			member("n2", 2*s, true, 0), member("n3", 0, true, recent-s/4), member("n4", 0, false, 0), member("n5", 0, true, s)),
 			true, []string{"n5"}},
-		{"off: nobody to hand over to", view(true, -600*s, member("n2", 2*s, true, 0)), true, nil},
+		{"off: nobody to hand over to", mkView(true, -600*s, member("n2", 2*s, true, 0)), true, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -283,14 +283,14 @@ func TestClockGuard_check(t *testing.T) {
 	fc.offsets["n2"], fc.offsets["n3"] = -10*time.Minute, -10*time.Minute-200*time.Millisecond
 	var calls []string
 	failing := map[string]bool{"n2": true, "n3": true}
-	g := newClockGuard(m, func(_ context.Context, id string) error {
+	g := newGuard(m, func(_ context.Context, id string) error {
 		calls = append(calls, id)
 		if failing[id] {
 			return errors.New("timed out")
 		}
 		return nil
 	}, hclog.New(&hclog.LoggerOptions{Output: &log}))
-	v := m.measure(context.Background())
+	v := m.Measure(context.Background())
 	if g.check(context.Background(), v) {
 		t.Fatal("check reported a hand-over that failed")
 	}
@@ -310,14 +310,14 @@ func TestClockGuard_check(t *testing.T) {
 	}
 	calls = nil
 	fc.offsets["n2"], fc.offsets["n3"] = 0, 0
-	if g.check(context.Background(), m.measure(context.Background())) || len(calls) != 0 {
+	if g.check(context.Background(), m.Measure(context.Background())) || len(calls) != 0 {
 		t.Fatalf("a leader with a good clock handed over (transfers %v)", calls)
 	}
 }
 
 func TestSkewClock(t *testing.T) {
 	fake := wheel.NewFakeClock(clockT0)
-	c := &skewClock{raw: fake}
+	c := &Base{raw: fake}
 	c.setCorrection(10 * time.Minute)
 	if got := c.Now(); !got.Equal(clockT0.Add(-10 * time.Minute)) {
 		t.Fatalf("Now() = %v, want the raw clock less the correction", got)
@@ -358,7 +358,7 @@ func TestClockMonitor_logs(t *testing.T) {
 	}
 	for i, s := range steps {
 		s.do()
-		m.measure(context.Background())
+		m.Measure(context.Background())
 		if count(cannot) != s.cannot || count(off) != s.off || count(back) != s.backOK {
 			t.Fatalf("step %d: logged %d/%d/%d (cannot tell/off/back), want %d/%d/%d:\n%s", i,
 				count(cannot), count(off), count(back), s.cannot, s.off, s.backOK, log.String())

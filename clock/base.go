@@ -1,4 +1,4 @@
-package agent
+package clock
 
 import (
 	"sync"
@@ -8,7 +8,7 @@ import (
 	"github.com/ax-scheduler/ax/wheel"
 )
 
-// skewClock is the node's clock as the agent uses it (stamping commands,
+// Base is the node's clock as the agent uses it (stamping commands,
 // the leader's wheel and dispatcher, token expiry, the API's checks): its
 // time base. That is the injected clock, less the correction the clock
 // monitor sets while this node's clock is off from the cluster's by more
@@ -16,7 +16,7 @@ import (
 // cluster's time, plus the hold that keeps a step of the wall clock from
 // moving the time base (clockstep.go). Timers are durations and need no
 // correction.
-type skewClock struct {
+type Base struct {
 	raw wheel.Clock
 	// read reads raw and the monotonic time at one instant; nil: raw's
 	// steps are not watched (a fake clock).
@@ -30,13 +30,13 @@ type skewClock struct {
 	st   stepState
 }
 
-var _ wheel.DeadlineClock = (*skewClock)(nil)
+var _ wheel.DeadlineClock = (*Base)(nil)
 
-// newSkewClock returns the time base over raw, watching raw for steps
+// NewBase returns the time base over raw, watching raw for steps
 // larger than bound if it can (see MonotonicClock). A hold waits
 // verifyWait for the clock monitor's verdict.
-func newSkewClock(raw wheel.Clock, bound, verifyWait time.Duration) *skewClock {
-	c := &skewClock{raw: raw, read: stepReader(raw), bound: bound, verifyWait: verifyWait}
+func NewBase(raw wheel.Clock, bound, verifyWait time.Duration) *Base {
+	c := &Base{raw: raw, read: stepReader(raw), bound: bound, verifyWait: verifyWait}
 	if c.read != nil {
 		c.events = make(chan stepEvent, 16)
 	}
@@ -44,7 +44,7 @@ func newSkewClock(raw wheel.Clock, bound, verifyWait time.Duration) *skewClock {
 }
 
 // Now returns the time base.
-func (c *skewClock) Now() time.Time {
+func (c *Base) Now() time.Time {
 	if c.read == nil {
 		return c.raw.Now().Add(-c.correction())
 	}
@@ -54,7 +54,7 @@ func (c *skewClock) Now() time.Time {
 
 // observe reads the raw clock, watching it for a step: it returns the
 // raw reading, the monotonic time, and the hold and correction in force.
-func (c *skewClock) observe() (raw time.Time, mono, hold, corr time.Duration) {
+func (c *Base) observe() (raw time.Time, mono, hold, corr time.Duration) {
 	t, mono := c.read()
 	c.mu.Lock()
 	hold, ev := c.st.observe(t.Round(0), mono, c.params())
@@ -66,13 +66,13 @@ func (c *skewClock) observe() (raw time.Time, mono, hold, corr time.Duration) {
 	return t, mono, hold, corr
 }
 
-func (c *skewClock) params() stepParams {
+func (c *Base) params() stepParams {
 	return stepParams{bound: c.bound, verifyWait: c.verifyWait}
 }
 
-// emit hands ev to the agent's step watcher (watchSteps); if it is
+// emit hands ev to the step watcher (watchSteps); if it is
 // behind, the event is only missing from the log.
-func (c *skewClock) emit(ev stepEvent) {
+func (c *Base) emit(ev stepEvent) {
 	select {
 	case c.events <- ev:
 	default:
@@ -80,12 +80,12 @@ func (c *skewClock) emit(ev stepEvent) {
 }
 
 // NewTimer returns the raw clock's timer.
-func (c *skewClock) NewTimer(d time.Duration) wheel.Timer { return c.raw.NewTimer(d) }
+func (c *Base) NewTimer(d time.Duration) wheel.Timer { return c.raw.NewTimer(d) }
 
 // NewTimerAt arms a timer for the instant t of the time base: after the
 // time the time base takes to reach it, longer while a held step is
 // absorbed.
-func (c *skewClock) NewTimerAt(t time.Time) wheel.Timer {
+func (c *Base) NewTimerAt(t time.Time) wheel.Timer {
 	if c.read == nil {
 		if dc, ok := c.raw.(wheel.DeadlineClock); ok {
 			return dc.NewTimerAt(t.Add(c.correction()))
@@ -103,13 +103,13 @@ func (c *skewClock) NewTimerAt(t time.Time) wheel.Timer {
 	return c.raw.NewTimer(d)
 }
 
-func (c *skewClock) correction() time.Duration {
+func (c *Base) correction() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.corr
 }
 
-func (c *skewClock) setCorrection(d time.Duration) {
+func (c *Base) setCorrection(d time.Duration) {
 	c.mu.Lock()
 	c.corr = d
 	c.mu.Unlock()
@@ -118,7 +118,7 @@ func (c *skewClock) setCorrection(d time.Duration) {
 // verdict sets the correction from a clock comparison made after the
 // latest step and ends the hold waiting for it, at once, so that no
 // reading sees one without the other.
-func (c *skewClock) verdict(d time.Duration) {
+func (c *Base) verdict(d time.Duration) {
 	c.mu.Lock()
 	c.corr = d
 	waiting, dropped := c.st.verdict()
@@ -130,7 +130,7 @@ func (c *skewClock) verdict(d time.Duration) {
 
 // alone ends a hold waiting for the clock monitor when the cluster has no
 // other voter to compare clocks with.
-func (c *skewClock) alone() {
+func (c *Base) alone() {
 	if c.read == nil {
 		return
 	}
@@ -145,7 +145,7 @@ func (c *skewClock) alone() {
 
 // stepGen reads the clock (so that a step up to now is seen) and returns
 // the number of steps seen.
-func (c *skewClock) stepGen() uint64 {
+func (c *Base) stepGen() uint64 {
 	if c.read == nil {
 		return 0
 	}
@@ -155,9 +155,9 @@ func (c *skewClock) stepGen() uint64 {
 	return c.st.gen
 }
 
-// jump is this node's latest step as /healthz and GET /v1/internal/time
+// Jump is this node's latest step as /healthz and GET /v1/internal/time
 // report it, or nil.
-func (c *skewClock) jump() *model.ClockJump {
+func (c *Base) Jump() *model.ClockJump {
 	if c.read == nil {
 		return nil
 	}

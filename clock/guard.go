@@ -1,4 +1,4 @@
-package agent
+package clock
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// clockGuard is a per-term leader service: a leader whose clock is off
+// Guard is a per-term leader service: a leader whose clock is off
 // from the cluster's by more than -max-clock-skew hands leadership to the
 // member whose clock is nearest the cluster's. It checks when the term
-// starts, before the other leader services (guardClock), and once
+// starts, before the other leader services (Monitor.Guard), and once
 // per interval while the term lasts. A leader that finds no member to
-// hand over to stays, keeping to the cluster's time (skewClock), so it
+// hand over to stays, keeping to the cluster's time (Base), so it
 // does not fire early either.
-type clockGuard struct {
-	mon      *clockMonitor
+type Guard struct {
+	mon      *Monitor
 	transfer func(ctx context.Context, id string) error
 	log      hclog.Logger
 
@@ -25,21 +25,22 @@ type clockGuard struct {
 	warned time.Time // last "no member to hand over to" (raw clock)
 }
 
-func newClockGuard(mon *clockMonitor, transfer func(ctx context.Context, id string) error, log hclog.Logger) *clockGuard {
-	return &clockGuard{mon: mon, transfer: transfer, log: log.Named("clock")}
+func newGuard(mon *Monitor, transfer func(ctx context.Context, id string) error, log hclog.Logger) *Guard {
+	return &Guard{mon: mon, transfer: transfer, log: log.Named("clock")}
 }
 
-// guardClock runs at the start of a term, after the barrier: it decides
+// Guard runs at the start of a term, after the barrier: it decides
 // on this node's clock (measuring at once if the monitor has no recent
 // verdict) and, if the clock is off, hands leadership over and waits (at
 // most 5s) for the term to end, so that no leader service starts on a
 // clock that is off. It returns the guard that keeps checking for the
-// rest of the term (a term service).
-func (a *Agent) guardClock(ctx context.Context) *clockGuard {
-	g := newClockGuard(a.clockMon, a.node.TransferLeadership, a.log)
-	v := a.clockMon.current()
-	if !v.usable(a.clockMon.raw.Now(), a.clockMon.staleAfter()) {
-		v = a.clockMon.measure(ctx)
+// rest of the term (a term service). The guard hands leadership over with
+// transfer.
+func (m *Monitor) Guard(ctx context.Context, transfer func(ctx context.Context, id string) error) *Guard {
+	g := newGuard(m, transfer, m.log)
+	v := m.current()
+	if !v.usable(m.raw.Now(), m.staleAfter()) {
+		v = m.Measure(ctx)
 	}
 	if g.check(ctx, v) {
 		select {
@@ -51,7 +52,7 @@ func (a *Agent) guardClock(ctx context.Context) *clockGuard {
 }
 
 // Run checks this node's clock once per interval until ctx ends.
-func (g *clockGuard) Run(ctx context.Context) error {
+func (g *Guard) Run(ctx context.Context) error {
 	t := time.NewTicker(g.mon.interval)
 	defer t.Stop()
 	for {
@@ -66,7 +67,7 @@ func (g *clockGuard) Run(ctx context.Context) error {
 
 // check hands leadership over if v finds this node's clock off, trying
 // the members guardDecision proposes in turn, and reports whether it did.
-func (g *clockGuard) check(ctx context.Context, v clockView) bool {
+func (g *Guard) check(ctx context.Context, v view) bool {
 	off, targets := guardDecision(v, g.mon.maxSkew, g.mon.recent(), g.mon.raw.Now())
 	if !off {
 		return false
@@ -114,7 +115,7 @@ const transferTimeout = 2 * time.Second
 // the voters to hand leadership to, best first: those that answered
 // within recent of now (a member that stopped answering may be gone) and
 // whose clock is within the bound, the most recently heard first.
-func guardDecision(v clockView, maxSkew, recent time.Duration, now time.Time) (off bool, targets []string) {
+func guardDecision(v view, maxSkew, recent time.Duration, now time.Time) (off bool, targets []string) {
 	if !v.quorum || abs(v.self) <= maxSkew {
 		return false, nil
 	}

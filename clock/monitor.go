@@ -1,8 +1,7 @@
-package agent
+package clock
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/wheel"
 )
@@ -24,10 +22,10 @@ import (
 // (this node's counts as offset 0); a member more than -max-clock-skew
 // from it is reported in /healthz, the ax_clock_offset_seconds metric and
 // the log. A node that finds its own clock off keeps to the cluster's time
-// (skewClock) and, while it leads, hands leadership over (clockGuard).
+// (Base) and, while it leads, hands leadership over (Guard).
 
-// clockPeer is a member of the Raft configuration.
-type clockPeer struct {
+// Peer is a member of the Raft configuration.
+type Peer struct {
 	ID    string
 	HTTP  string
 	Voter bool
@@ -41,7 +39,7 @@ type clockSample struct {
 	gen    uint64    // this node's clock steps seen before it was taken
 }
 
-// memberClock is a member's clock in a clockView.
+// memberClock is a member's clock in a view.
 type memberClock struct {
 	id     string
 	self   bool
@@ -51,8 +49,8 @@ type memberClock struct {
 	age    time.Duration
 }
 
-// clockView is what the monitor concluded from its latest samples.
-type clockView struct {
+// view is what the monitor concluded from its latest samples.
+type view struct {
 	at      time.Time // raw clock; zero before the first round
 	quorum  bool      // a majority of the voters measured, not split evenly: it can tell whose clock is off
 	self    time.Duration
@@ -60,27 +58,49 @@ type clockView struct {
 }
 
 // usable reports whether v can decide about this node's clock at now.
-func (v clockView) usable(now time.Time, stale time.Duration) bool {
+func (v view) usable(now time.Time, stale time.Duration) bool {
 	return v.quorum && !v.at.IsZero() && now.Sub(v.at) <= stale
 }
 
-// clockMonitor measures the members' clocks. It runs on every node.
-type clockMonitor struct {
+// MonitorConfig configures a Monitor.
+type MonitorConfig struct {
+	Self string // this node's id
+	// Raw is the node's clock, uncorrected (measurements and ages); Base
+	// the time base over it, which the monitor corrects.
+	Raw  wheel.Clock
+	Base *Base
+	// MaxSkew is how far a member's clock may be off from the cluster's;
+	// Interval how often the members are asked.
+	MaxSkew  time.Duration
+	Interval time.Duration
+	Logger   hclog.Logger
+	// Peers lists the members; Ask reads a member's wall clock and its
+	// latest clock step (GET /v1/internal/time).
+	Peers func(ctx context.Context) ([]Peer, error)
+	Ask   func(ctx context.Context, addr string) (time.Time, *model.ClockJump, error)
+	// OnStep is called when this node's time base changes for a step of
+	// its wall clock (the scheduler's time may have jumped); optional.
+	OnStep func()
+}
+
+// Monitor measures the members' clocks. It runs on every node.
+type Monitor struct {
 	self     string
 	raw      wheel.Clock // uncorrected: measurements and ages
-	clock    *skewClock  // corrected by the monitor
+	clock    *Base       // corrected by the monitor
 	maxSkew  time.Duration
 	interval time.Duration
 	log      hclog.Logger
-	peers    func(ctx context.Context) ([]clockPeer, error)
+	peers    func(ctx context.Context) ([]Peer, error)
 	ask      func(ctx context.Context, addr string) (time.Time, *model.ClockJump, error)
+	onStep   func()
 	kick     chan struct{} // measure now (this node's clock stepped)
 	stepped  chan struct{} // a member's clock stepped (this node's included): the watchdog evaluates now
 	solo     atomic.Bool   // the latest round found no other voter
 
 	mu        sync.Mutex
 	samples   map[string]clockSample
-	view      clockView
+	view      view
 	warned    map[string]warning          // last warning per member
 	answered  map[string]time.Time        // raw clock: each member's last answer
 	listed    map[string]time.Time        // raw clock: since when each member is in the configuration
@@ -88,8 +108,13 @@ type clockMonitor struct {
 	jumps     map[string]*model.ClockJump // each member's latest step, as it last answered
 }
 
-func newClockMonitor(self string, raw wheel.Clock, clock *skewClock, maxSkew, interval time.Duration, log hclog.Logger) *clockMonitor {
-	return &clockMonitor{self: self, raw: raw, clock: clock, maxSkew: maxSkew, interval: interval, log: log.Named("clock"),
+// NewMonitor returns a monitor; Run runs it.
+func NewMonitor(cfg MonitorConfig) *Monitor {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	return &Monitor{self: cfg.Self, raw: cfg.Raw, clock: cfg.Base, maxSkew: cfg.MaxSkew, interval: cfg.Interval, log: cfg.Logger.Named("clock"),
+		peers: cfg.Peers, ask: cfg.Ask, onStep: cfg.OnStep,
 		samples: map[string]clockSample{}, warned: map[string]warning{}, answered: map[string]time.Time{}, listed: map[string]time.Time{},
 		jumps: map[string]*model.ClockJump{}, kick: make(chan struct{}, 1), stepped: make(chan struct{}, 1)}
 }
@@ -102,24 +127,25 @@ type warning struct {
 }
 
 // staleAfter is how long a sample counts.
-func (m *clockMonitor) staleAfter() time.Duration { return staleAfter(m.interval) }
+func (m *Monitor) staleAfter() time.Duration { return StaleAfter(m.interval) }
 
-// staleAfter is how long a sample taken every interval counts: ten rounds,
-// at least 10s.
-func staleAfter(interval time.Duration) time.Duration { return max(10*interval, 10*time.Second) }
+// StaleAfter is how long a sample taken every interval counts: ten rounds,
+// at least 10s. (A step of the time base waits as long for the monitor's
+// verdict: NewBase's verifyWait.)
+func StaleAfter(interval time.Duration) time.Duration { return max(10*interval, 10*time.Second) }
 
 // recent is how long ago a member must have answered to be trusted as
 // alive (to take leadership over): two rounds and the longest answer.
-func (m *clockMonitor) recent() time.Duration { return 2*m.interval + m.timeout() }
+func (m *Monitor) recent() time.Duration { return 2*m.interval + m.timeout() }
 
 // timeout bounds one measurement.
-func (m *clockMonitor) timeout() time.Duration { return max(m.interval, m.maxSkew) }
+func (m *Monitor) timeout() time.Duration { return max(m.interval, m.maxSkew) }
 
-// run measures once per interval, and at once when kicked, until ctx
-// ends.
-func (m *clockMonitor) run(ctx context.Context) {
+// measureLoop measures once per interval, and at once when kicked, until
+// ctx ends.
+func (m *Monitor) measureLoop(ctx context.Context) {
 	for {
-		m.measure(ctx)
+		m.Measure(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -129,19 +155,20 @@ func (m *clockMonitor) run(ctx context.Context) {
 	}
 }
 
-// measureSoon has run measure at once (this node's clock stepped: the
+// measureSoon has measureLoop measure at once (this node's clock stepped: the
 // samples taken before no longer count).
-func (m *clockMonitor) measureSoon() {
+func (m *Monitor) measureSoon() {
 	select {
 	case m.kick <- struct{}{}:
 	default:
 	}
 }
 
-// measure asks every other member for its clock at once, records the
+// Measure asks every other member for its clock at once, records the
 // answers that came back within the bound on the round trip, and returns
-// the new view.
-func (m *clockMonitor) measure(ctx context.Context) clockView {
+// the new view (the guard measures at the start of a term when the last
+// view is stale; Run measures every interval).
+func (m *Monitor) Measure(ctx context.Context) view {
 	peers, err := m.peers(ctx)
 	if err != nil {
 		m.log.Debug("listing members failed", "error", err)
@@ -180,7 +207,7 @@ func (m *clockMonitor) measure(ctx context.Context) clockView {
 
 // record keeps a sample taken between t0 and t1 (this node's clock) that
 // read remote on the member, if its round trip is within the bound.
-func (m *clockMonitor) record(id string, t0, t1, remote time.Time) {
+func (m *Monitor) record(id string, t0, t1, remote time.Time) {
 	rtt := t1.Sub(t0)
 	if rtt > m.maxSkew {
 		m.log.Debug("clock reading discarded: round trip too long", "member", id, "rtt", rtt)
@@ -193,7 +220,7 @@ func (m *clockMonitor) record(id string, t0, t1, remote time.Time) {
 }
 
 // noteJump keeps what a member said of its latest clock step.
-func (m *clockMonitor) noteJump(id string, j *model.ClockJump) {
+func (m *Monitor) noteJump(id string, j *model.ClockJump) {
 	m.mu.Lock()
 	old := m.jumps[id]
 	m.jumps[id] = j
@@ -204,7 +231,7 @@ func (m *clockMonitor) noteJump(id string, j *model.ClockJump) {
 }
 
 // noteStep tells the watchdog a member's clock stepped.
-func (m *clockMonitor) noteStep() {
+func (m *Monitor) noteStep() {
 	select {
 	case m.stepped <- struct{}{}:
 	default:
@@ -213,30 +240,30 @@ func (m *clockMonitor) noteStep() {
 
 // answer records that a member answered at t (raw clock), whatever its
 // round trip.
-func (m *clockMonitor) answer(id string, t time.Time) {
+func (m *Monitor) answer(id string, t time.Time) {
 	m.mu.Lock()
 	m.answered[id] = t
 	m.mu.Unlock()
 }
 
-// silentMember is a member that has not answered the clock monitor.
-type silentMember struct {
-	id   string
-	last time.Time     // its last answer (zero: none since this node listed it)
-	dur  time.Duration // since its last answer, or since it was listed
+// Silent is a member that has not answered the clock monitor.
+type Silent struct {
+	ID   string
+	Last time.Time     // its last answer (zero: none since this node listed it)
+	Dur  time.Duration // since its last answer, or since it was listed
 }
 
-// silent returns the other members that have not answered for more than
+// Silent returns the other members that have not answered for more than
 // grace, by id, and whether the monitor is running (its latest round is
 // recent), without which it cannot tell.
-func (m *clockMonitor) silent(grace time.Duration) ([]silentMember, bool) {
+func (m *Monitor) Silent(grace time.Duration) ([]Silent, bool) {
 	now := m.raw.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.view.at.IsZero() || now.Sub(m.view.at) > m.staleAfter() {
 		return nil, false
 	}
-	var out []silentMember
+	var out []Silent
 	for id, since := range m.listed {
 		last := m.answered[id]
 		d := now.Sub(since)
@@ -244,15 +271,15 @@ func (m *clockMonitor) silent(grace time.Duration) ([]silentMember, bool) {
 			d = now.Sub(last)
 		}
 		if d > grace {
-			out = append(out, silentMember{id: id, last: last, dur: d})
+			out = append(out, Silent{ID: id, Last: last, Dur: d})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, true
 }
 
 // current returns the latest view.
-func (m *clockMonitor) current() clockView {
+func (m *Monitor) current() view {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.view
@@ -260,7 +287,7 @@ func (m *clockMonitor) current() clockView {
 
 // decide computes the view from the fresh samples of peers, sets this
 // node's correction and logs what changed.
-func (m *clockMonitor) decide(peers []clockPeer) clockView {
+func (m *Monitor) decide(peers []Peer) view {
 	gen := m.clock.stepGen()
 	now := m.raw.Now()
 	m.mu.Lock()
@@ -300,7 +327,7 @@ func (m *clockMonitor) decide(peers []clockPeer) clockView {
 		counted = 1
 	}
 	offsets := []time.Duration{0}
-	v := clockView{at: now, members: []memberClock{{id: m.self, self: true, voter: selfVoter}}}
+	v := view{at: now, members: []memberClock{{id: m.self, self: true, voter: selfVoter}}}
 	others := 0 // other voters measured since this node's clock last stepped
 	for _, p := range peers {
 		s, ok := m.samples[p.ID]
@@ -371,7 +398,7 @@ func abs(d time.Duration) time.Duration {
 // near the bound does not flap). A verdict (other voters were measured
 // since this node's clock last stepped) also ends a hold of the step.
 // Called with m.mu held.
-func (m *clockMonitor) correct(self time.Duration, verdict bool) {
+func (m *Monitor) correct(self time.Duration, verdict bool) {
 	was := m.clock.correction()
 	var corr time.Duration
 	if abs(self) > m.maxSkew || (was != 0 && abs(self) > m.maxSkew/2) {
@@ -393,7 +420,7 @@ func (m *clockMonitor) correct(self time.Duration, verdict bool) {
 // report logs the members whose clocks are off: at once when one is
 // found, then at most once a minute each; and when one is back. Called
 // with m.mu held.
-func (m *clockMonitor) report(v clockView, now time.Time) {
+func (m *Monitor) report(v view, now time.Time) {
 	off := map[string]bool{}
 	for _, mc := range v.members {
 		if abs(mc.offset) <= m.maxSkew {
@@ -423,17 +450,17 @@ func (m *clockMonitor) report(v clockView, now time.Time) {
 
 // handedOver counts a leadership transfer made because this node's clock
 // was off.
-func (m *clockMonitor) handedOver() {
+func (m *Monitor) handedOver() {
 	m.mu.Lock()
 	m.transfers++
 	m.mu.Unlock()
 }
 
-// health is this node's part of /healthz: its own offset (once a quorum
+// Health is this node's part of /healthz: its own offset (once a quorum
 // was measured), every member's, and its latest clock step.
-func (m *clockMonitor) health() (*model.Duration, *model.ClockHealth) {
+func (m *Monitor) Health() (*model.Duration, *model.ClockHealth) {
 	v := m.current()
-	jump := m.clock.jump()
+	jump := m.clock.Jump()
 	if v.at.IsZero() {
 		if jump == nil {
 			return nil, nil
@@ -457,20 +484,6 @@ func (m *clockMonitor) health() (*model.Duration, *model.ClockHealth) {
 	return &self, h
 }
 
-// withClockHealth is the agent as the API's backend, with the clock
-// comparison in its /healthz answer.
-type withClockHealth struct{ *Agent }
-
-// Health implements api.ClusterBackend.
-func (a withClockHealth) Health(ctx context.Context) *model.Health {
-	h := a.Agent.Health(ctx)
-	h.ClockOffset, h.Clock = a.clockMon.health()
-	if h.Problem == "" {
-		h.Problem = a.clockProblem()
-	}
-	return h
-}
-
 var (
 	clockOffsetDesc = prometheus.NewDesc("ax_clock_offset_seconds",
 		"Each member's clock minus the cluster's (the median of the members' clocks), as this node measured it; from this node's clock without a quorum of measurements.",
@@ -482,7 +495,7 @@ var (
 )
 
 // Describe implements prometheus.Collector.
-func (m *clockMonitor) Describe(ch chan<- *prometheus.Desc) {
+func (m *Monitor) Describe(ch chan<- *prometheus.Desc) {
 	ch <- clockOffsetDesc
 	ch <- clockCorrectionDesc
 	ch <- clockTransfersDesc
@@ -491,7 +504,7 @@ func (m *clockMonitor) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector.
-func (m *clockMonitor) Collect(ch chan<- prometheus.Metric) {
+func (m *Monitor) Collect(ch chan<- prometheus.Metric) {
 	v := m.current()
 	for _, mc := range v.members {
 		ch <- prometheus.MustNewConstMetric(clockOffsetDesc, prometheus.GaugeValue, mc.offset.Seconds(), mc.id)
@@ -504,27 +517,28 @@ func (m *clockMonitor) Collect(ch chan<- prometheus.Metric) {
 	collectSteps(m.clock, ch)
 }
 
-// clockPeers lists the Raft configuration with the members' HTTP
-// addresses.
-func (a *Agent) clockPeers(ctx context.Context) ([]clockPeer, error) {
-	servers, err := a.node.Servers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := a.fsm.Nodes()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]clockPeer, 0, len(servers))
-	for _, s := range servers {
-		out = append(out, clockPeer{ID: s.ID, HTTP: nodes[s.ID].HTTPAddr, Voter: s.Voter})
-	}
-	return out, nil
+// Offset is a member's clock's offset from the cluster's.
+type Offset struct {
+	ID     string
+	Offset time.Duration
 }
 
-// askClock reads a member's wall clock and its latest clock step.
-func (a *Agent) askClock(ctx context.Context, addr string) (time.Time, *model.ClockJump, error) {
-	var r model.ClockReading
-	err := a.rep.Peer(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/time", NoRetry: true}, &r)
-	return time.UnixMilli(r.UnixMs), r.Jump, err
+// Off returns the members (this node included) whose clocks are off from
+// the cluster's by more than MaxSkew, by id, and whether the monitor's
+// latest view can tell (a quorum measured, recently).
+func (m *Monitor) Off() ([]Offset, bool) {
+	v := m.current()
+	if !v.usable(m.raw.Now(), m.staleAfter()) {
+		return nil, false
+	}
+	var out []Offset
+	for _, mc := range v.members {
+		if abs(mc.offset) > m.maxSkew {
+			out = append(out, Offset{ID: mc.id, Offset: mc.offset})
+		}
+	}
+	return out, true
 }
+
+// MaxSkew is how far a member's clock may be off from the cluster's.
+func (m *Monitor) MaxSkew() time.Duration { return m.maxSkew }

@@ -1,15 +1,13 @@
-package agent
+package cluster
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
@@ -19,12 +17,14 @@ import (
 // A node is healthy (GET /healthz answers 200) when its latest append to
 // its Raft log succeeded, it knows a leader, has heard from it within
 // healthMaxContact (a follower) and has applied all but at most
-// healthMaxLag of the entries it knows are committed: by its own Raft, or
+// MaxLag of the entries it knows are committed: by its own Raft, or
 // by what the leader last sent it (raftnode.KnownCommitIndex), since a
 // follower whose log cannot keep up learns no further commit index from
 // its own Raft.
 const (
-	healthMaxLag     = 1000
+	// MaxLag bounds how many entries a healthy node's state machine is
+	// behind the commit index.
+	MaxLag           = 1000
 	healthMaxContact = 5 * time.Second
 )
 
@@ -32,50 +32,68 @@ const (
 // status.
 const memberProbeTimeout = time.Second
 
-// Health implements api.ClusterBackend.
-func (a *Agent) Health(ctx context.Context) *model.Health {
-	leaderID, _ := a.node.Leader()
+// Health implements api.ClusterBackend: this node's health, with the
+// clock comparison (its offset, the members', its latest step) and the
+// clock's problem, if it has no other.
+func (c *Cluster) Health(ctx context.Context) *model.Health {
+	h := c.health()
+	h.ClockOffset, h.Clock = c.clock.Health()
+	if h.Problem == "" {
+		h.Problem = c.clock.Problem(c.state.TimeHWM())
+	}
+	return h
+}
+
+// health is this node's health without the clock comparison, as the
+// cluster status shows it for this node.
+func (c *Cluster) health() *model.Health {
+	leaderID, _ := c.raft().Leader()
 	h := &model.Health{
-		Node: a.cfg.NodeID, Role: a.node.State(), Leader: leaderID,
-		Time: model.Time{Time: a.now().UTC()}, AppliedIndex: a.fsm.AppliedIndex(),
-		CommitIndex: a.node.KnownCommitIndex(), Term: a.node.Term(), Tasks: a.fsm.CountTasks(),
-		Pending: a.fsm.Pending(), Active: a.fsm.ActiveCount(), LastFired: a.fsm.LastFired(),
-		Version: a.cfg.Version, Proto: command.ProtoVersion, Protocol: a.fsm.Proto(),
-		Alerts: a.quorum.alerts(),
+		Node: c.cfg.NodeID, Role: c.raft().State(), Leader: leaderID,
+		Time: model.Time{Time: c.cfg.Base.Now().UTC()}, AppliedIndex: c.state.AppliedIndex(),
+		CommitIndex: c.raft().KnownCommitIndex(), Term: c.raft().Term(), Tasks: c.state.CountTasks(),
+		Pending: c.state.Pending(), Active: c.state.ActiveCount(), LastFired: c.state.LastFired(),
+		Version: c.cfg.Version, Proto: command.ProtoVersion, Protocol: c.state.Proto(),
 	}
-	if s := a.scheduler(); s != nil {
-		st := s.Stats()
-		h.WheelSize, h.WheelLoad = st.WheelSize, model.Duration(st.Loaded)
+	if c.cfg.QuorumAlerts != nil {
+		h.Alerts = c.cfg.QuorumAlerts()
 	}
-	if d := a.dispatcher(); d != nil {
-		h.Executors = len(d.Executors())
+	if c.cfg.Wheel != nil {
+		if size, load, ok := c.cfg.Wheel(); ok {
+			h.WheelSize, h.WheelLoad = size, model.Duration(load)
+		}
 	}
-	if leaderID == a.cfg.NodeID {
-		h.LeaderHTTP = a.advertisedHTTP()
-	} else if nodes, err := a.fsm.Nodes(); err == nil {
+	if c.cfg.Executors != nil {
+		if n, ok := c.cfg.Executors(); ok {
+			h.Executors = n
+		}
+	}
+	if leaderID == c.cfg.NodeID {
+		h.LeaderHTTP = c.cfg.AdvertiseHTTP
+	} else if nodes, err := c.state.Nodes(); err == nil {
 		h.LeaderHTTP = nodes[leaderID].HTTPAddr
 	}
 	var contact time.Duration
-	if leaderID != a.cfg.NodeID {
-		if last := a.node.LastContact(); !last.IsZero() {
+	if leaderID != c.cfg.NodeID {
+		if last := c.raft().LastContact(); !last.IsZero() {
 			contact = time.Since(last)
 			h.LastContact = model.Duration(contact.Round(time.Millisecond))
 		}
 	}
 	var problems []string
-	if f := a.node.AppendFailure(); f != nil {
+	if f := c.raft().AppendFailure(); f != nil {
 		problems = append(problems, appendProblem(f))
 	}
 	// The no-op and barriers Raft commits are never applied: counted to
 	// the last entry that is, an idle node lags nothing.
-	switch lag := int64(a.node.StateIndex(h.CommitIndex)) - int64(h.AppliedIndex); {
-	case a.fsm.Failed() != nil:
-		problems = append(problems, "state machine unusable until a snapshot restores: "+a.fsm.Failed().Error())
+	switch lag := int64(c.raft().StateIndex(h.CommitIndex)) - int64(h.AppliedIndex); {
+	case c.state.Failed() != nil:
+		problems = append(problems, "state machine unusable until a snapshot restores: "+c.state.Failed().Error())
 	case leaderID == "":
 		problems = append(problems, "no leader")
-	case leaderID != a.cfg.NodeID && contact > healthMaxContact:
+	case leaderID != c.cfg.NodeID && contact > healthMaxContact:
 		problems = append(problems, fmt.Sprintf("no contact with the leader for %s (bound %s)", contact.Round(time.Second), healthMaxContact))
-	case lag > healthMaxLag:
+	case lag > MaxLag:
 		problems = append(problems, lagProblem(h.AppliedIndex, h.CommitIndex, lag))
 	}
 	h.Problem = strings.Join(problems, "; ")
@@ -90,26 +108,26 @@ func appendProblem(f *raftnode.AppendFailure) string {
 
 // lagProblem says how far a node's state machine is behind.
 func lagProblem(applied, commit uint64, lag int64) string {
-	return fmt.Sprintf("applied index %d lags the commit index %d by %d entries (bound %d)", applied, commit, lag, healthMaxLag)
+	return fmt.Sprintf("applied index %d lags the commit index %d by %d entries (bound %d)", applied, commit, lag, MaxLag)
 }
 
 // Cluster implements api.ClusterBackend: the members (from the Raft
 // configuration and their records) and what each answered on /healthz
 // when this node asked it just now, so that a dead member shows as
 // unreachable.
-func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
-	servers, err := a.node.Servers(ctx)
+func (c *Cluster) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
+	servers, err := c.raft().Servers(ctx)
 	if err != nil {
 		return nil, replica.Unavailable(err)
 	}
-	nodes, err := a.fsm.Nodes()
+	nodes, err := c.state.Nodes()
 	if err != nil {
 		return nil, err
 	}
-	leaderID, _ := a.node.Leader()
+	leaderID, _ := c.raft().Leader()
 	st := &model.ClusterStatus{
-		Leader: leaderID, Term: a.node.Term(), CommitIndex: a.node.KnownCommitIndex(), AppliedIndex: a.fsm.AppliedIndex(),
-		Protocol: a.fsm.Proto(), Nodes: []model.Node{},
+		Leader: leaderID, Term: c.raft().Term(), CommitIndex: c.raft().KnownCommitIndex(), AppliedIndex: c.state.AppliedIndex(),
+		Protocol: c.state.Proto(), Nodes: []model.Node{},
 	}
 	if n, ok := nodes[leaderID]; ok {
 		st.LeaderHTTP = n.HTTPAddr
@@ -123,18 +141,18 @@ func (a *Agent) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 			Leader: s.ID == leaderID, Proto: nodes[s.ID].Proto})
 	}
 	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].ID < st.Nodes[j].ID })
-	a.probeMembers(ctx, st)
+	c.probeMembers(ctx, st)
 	return st, nil
 }
 
 // probeMembers fills in each member's health, asking all at once.
-func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
+func (c *Cluster) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 	healths := make([]*model.Health, len(st.Nodes))
 	errs := make([]error, len(st.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range st.Nodes {
-		if n.ID == a.cfg.NodeID {
-			healths[i] = a.Health(ctx)
+		if n.ID == c.cfg.NodeID {
+			healths[i] = c.health()
 			continue
 		}
 		if n.HTTPAddr == "" {
@@ -146,7 +164,7 @@ func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 			defer wg.Done()
 			pctx, cancel := context.WithTimeout(ctx, memberProbeTimeout)
 			defer cancel()
-			h, err := a.rep.Peer(n.HTTPAddr).Health(pctx)
+			h, err := c.rep.Peer(n.HTTPAddr).Health(pctx)
 			if h != nil && h.Node == n.ID {
 				healths[i] = h // a 503 still says what is wrong
 				return
@@ -164,8 +182,8 @@ func (a *Agent) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 			commit = max(commit, h.CommitIndex)
 		}
 	}
-	commit = a.node.StateIndex(commit)
-	failing := a.node.FailingPeers()
+	commit = c.raft().StateIndex(commit)
+	failing := c.raft().FailingPeers()
 	for i := range st.Nodes {
 		n, h := &st.Nodes[i], healths[i]
 		if last, ok := failing[n.ID]; ok && !last.IsZero() {
@@ -188,25 +206,10 @@ func memberHealth(n *model.Node, h *model.Health, commit uint64) {
 	n.AppliedIndex, n.LastContact = h.AppliedIndex, h.LastContact
 	lag := commit - min(commit, h.AppliedIndex)
 	n.Lag = &lag
-	if n.Problem == "" && lag > healthMaxLag {
+	if n.Problem == "" && lag > MaxLag {
 		n.Problem = lagProblem(h.AppliedIndex, commit, int64(lag))
 	}
 	if n.Problem != "" {
 		n.Status = "unhealthy"
 	}
-}
-
-// refuseUnusable answers every request but /livez and /healthz with a 503
-// while the state machine is unusable (a restore failed: see
-// fsm.FSM.Failed), and reports whether it did. Such a node knows no task,
-// token or member key, so it serves nothing until Raft has installed a
-// snapshot again; /healthz says why it is unhealthy.
-func (a *Agent) refuseUnusable(w http.ResponseWriter, r *http.Request) bool {
-	err := a.fsm.Failed()
-	if err == nil || r.URL.Path == "/livez" || r.URL.Path == "/healthz" {
-		return false
-	}
-	api.WriteError(w, &model.Error{Code: model.CodeUnavailable,
-		Message: "node " + a.cfg.NodeID + " serves nothing until its state machine has recovered (" + err.Error() + "); use another node"})
-	return true
 }

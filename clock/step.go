@@ -1,4 +1,4 @@
-package agent
+package clock
 
 import (
 	"fmt"
@@ -7,13 +7,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/model"
-	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
 // Clock steps (docs/operations.md, Clock steps). Every node compares its wall
 // clock with its monotonic clock at each reading of its time base
-// (skewClock.Now) and at least once a second: the two advance at the same
+// (Base.Now) and at least once a second: the two advance at the same
 // rate (NTP's slewing changes both), so a difference between them of more
 // than -max-clock-skew since the last step is a step of the wall clock: NTP
 // or an operator setting the time, a VM restored from a snapshot, or the
@@ -47,7 +46,7 @@ import (
 // leader's watchdog raises clock_jump for the node from that report.
 
 // MonotonicClock is a wheel.Clock that also tells how much time has
-// passed on a clock no step of the wall clock moves. The agent watches a
+// passed on a clock no step of the wall clock moves. The time base watches a
 // Clock that implements it, and wheel.RealClock (through time.Now's
 // monotonic reading), for steps; any other Clock (a test's fake clock) is
 // not watched.
@@ -77,6 +76,13 @@ func stepReader(c wheel.Clock) func() (time.Time, time.Duration) {
 	return nil
 }
 
+// MaxHWMLead bounds how far ahead of this leader's clock the high-water
+// mark of applied leader time may be for the leader to stamp it (the
+// replica's stamper): a mark further ahead was written by a clock that was
+// badly wrong, and following it would stop time in the state machine for
+// that long (leases would not expire, delays would count from it).
+const MaxHWMLead = time.Hour
+
 const (
 	// absorbDiv: a held backward step shrinks by one second every
 	// absorbDiv seconds (the time base runs at 1 - 1/absorbDiv of the wall
@@ -84,8 +90,8 @@ const (
 	absorbDiv = 2
 	// maxHold bounds the backward step a node holds without a verdict:
 	// beyond it the node's earlier clock was badly wrong (as for the
-	// stamper's replica.MaxHWMLead), and holding it would fire early for longer.
-	maxHold = replica.MaxHWMLead
+	// stamper's MaxHWMLead), and holding it would fire early for longer.
+	maxHold = MaxHWMLead
 	// stepQuiet is how long a step is reported after it happened.
 	stepQuiet = 10 * time.Minute
 )
