@@ -16,11 +16,12 @@ import (
 
 	"github.com/ax-scheduler/ax/access"
 	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/alerts"
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/cluster"
-	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/tlsutil"
@@ -175,10 +176,8 @@ type Config struct {
 
 	// testServices are per-term services tests add (see establish).
 	testServices []replica.Service
-	// testNotifier replaces the notifier (tests only).
-	testNotifier notifier
-	// testDispatcher is the dispatcher the watchdog asks in rule tests.
-	testDispatcher *dispatch.Dispatcher
+	// testNotifier replaces delivery to the channels (tests only).
+	testNotifier alerts.Notifier
 	// testAppendFault fails the node's Raft log appends while it returns
 	// an error (raftnode.Config.AppendFault; tests only).
 	testAppendFault func() error
@@ -201,21 +200,15 @@ type Agent struct {
 	stopExec context.CancelFunc
 	metrics  *metrics
 	cl       *cluster.Cluster // membership, health, the clock monitor
-	clocks   Clocks           // the clock monitor, as the watchdog reads it
-	alertCh  chan uint64      // FAILED instances for the alerter
+	al       *alerts.Alerts   // the watchdog, alert records, failures, quorum watch
+	chans    *alerts.Channels // notification channels and delivery
 
-	conns      *connLimiter
-	pprof      *http.Server            // nil without -pprof
-	acc        *access.Access          // authentication, ACLs, secrets, sealing
-	live       *liveHub                // event-stream subscribers (live.go)
-	notifier   notifier                // delivers alert notifications (notify.go)
-	quorum     *quorumWatch            // this node's quorum_lost (alerts.go)
-	watchCache map[string]*watchedTask // the watchdog's tasks (watchdog.go)
-	feed       *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
-	// channels delivers alert notifications to the channels (channels.go).
-	channels *channelNotifier
-	ctx      context.Context // ends when the agent stops: its loops' context
-	cancel   context.CancelFunc
+	conns  *connLimiter
+	pprof  *http.Server    // nil without -pprof
+	acc    *access.Access  // authentication, ACLs, secrets, sealing
+	live   *liveHub        // event-stream subscribers (live.go)
+	ctx    context.Context // ends when the agent stops: its loops' context
+	cancel context.CancelFunc
 }
 
 var _ api.InternalBackend = (*replica.Replica)(nil)
@@ -284,12 +277,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now,
-		stopCh: make(chan struct{}), alertCh: make(chan uint64, 1024), live: newLiveHub(),
-	}
-	a.quorum = &quorumWatch{}
-	a.feed = newWatchFeed(a.now(), cfg.AnomalyWindow)
-	if cfg.testNotifier != nil {
-		a.notifier = cfg.testNotifier
+		stopCh: make(chan struct{}), live: newLiveHub(),
 	}
 	a.metrics = newMetrics(a) // before the state machine starts applying
 	a.ctx, a.cancel = context.WithCancel(context.Background())
@@ -335,9 +323,18 @@ func New(cfg Config) (*Agent, error) {
 	a.acc = acc
 	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), TLS: cfg.TLS != nil,
 		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
-		OnClockStep: a.clockStepped, Wheel: a.wheelStats, Executors: a.executorCount, QuorumAlerts: a.quorum.alerts}, rep, f)
+		OnClockStep: a.clockStepped, Wheel: a.wheelStats, Executors: a.executorCount, QuorumAlerts: func() []model.Alert { return a.al.QuorumAlerts() }}, rep, f)
 	a.metrics.reg.MustRegister(a.cl.Collectors()...)
-	a.clocks = a.cl.Clock()
+	alertsCfg := alerts.Config{NodeID: cfg.NodeID, Logger: a.log, Clock: cfg.Clock, DefaultTimeout: cfg.DefaultTimeout,
+		WatchInterval: cfg.WatchInterval, StuckAfter: cfg.StuckAfter, SilenceGrace: cfg.SilenceGrace, OvertimeGrace: cfg.OvertimeGrace,
+		NotifyInterval: cfg.NotifyInterval, MemberGrace: cfg.MemberGrace, AnomalyWindow: cfg.AnomalyWindow, Silence: cfg.Silence,
+		ConsoleURL: a.consoleURL(), Notifier: cfg.testNotifier, Clocks: a.cl.Clock(), Executors: a.leaderExecutors}
+	if sl := acc.Sealer(); sl != nil {
+		alertsCfg.Sealer = sl
+	}
+	a.chans = alerts.NewChannels(alertsCfg, f, rep, nil)
+	a.chans.Register(a.metrics.reg)
+	a.al = alerts.New(alertsCfg, f, rep, a.chans)
 	if err := rep.Start(); err != nil {
 		rep.Close()
 		ln.Close()
@@ -347,12 +344,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = rep.Raft()
-	a.channels = newChannelNotifier(a, nil)
-	if cfg.testNotifier == nil {
-		a.notifier = a.channels // channels and policy.notify URLs (channels.go)
-	}
 	a.api = api.New(api.Config{Barrier: rep, Tasks: a, Instances: a, Executors: a, Cluster: a.cl, ACL: acc, Secrets: acc,
-		Channels: a, Live: a, Console: a, Alerts: a, NodeID: cfg.NodeID, Stopping: a.stopCh,
+		Channels: a.chans, Live: a, Console: a, Alerts: a.al, NodeID: cfg.NodeID, Stopping: a.stopCh,
 		Auth: acc, Logger: a.log, Now: cfg.Clock.Now, Metrics: a.metrics.handler(), CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)
 	var public http.Handler = a.api
@@ -412,7 +405,7 @@ func New(cfg Config) (*Agent, error) {
 		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	}
 	// Each of these loops calls a.wg.Done when it returns.
-	loops := []func(){func() { defer a.wg.Done(); acc.Run(a.ctx) }, a.watchQuorum, func() { defer a.wg.Done(); a.cl.Run(a.ctx) }}
+	loops := []func(){func() { defer a.wg.Done(); acc.Run(a.ctx) }, func() { defer a.wg.Done(); a.al.Run(a.ctx) }, func() { defer a.wg.Done(); a.cl.Run(a.ctx) }}
 	a.wg.Add(len(loops) + 1)
 	for _, loop := range loops {
 		go loop()
@@ -513,4 +506,17 @@ func (a *Agent) stopping() bool {
 	default:
 		return false
 	}
+}
+
+// consoleURL is the base of the console links in notifications:
+// -console-url, else this node's advertised HTTP address.
+func (a *Agent) consoleURL() string {
+	if a.cfg.ConsoleURL != "" {
+		return strings.TrimRight(a.cfg.ConsoleURL, "/")
+	}
+	scheme := "http://"
+	if a.cfg.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + a.advertisedHTTP()
 }

@@ -182,7 +182,7 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		Alert: model.Alert{ID: "instance_failed:nightly", Rule: model.RuleInstanceFailed, Severity: model.SeverityCritical,
 			Subject: model.AlertSubject{Task: "nightly", Instance: sub.ID}, Summary: "task nightly failing", State: model.AlertFiring,
 			FirstSeen: in.FinishedAt, LastSeen: in.FinishedAt, Count: 3}}
-	if err := a.channels.Notify(ctx, n); err != nil {
+	if err := a.chans.Notify(ctx, n); err != nil {
 		t.Fatal(err)
 	}
 	req, body, ok := hooks.get(1)
@@ -234,7 +234,7 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 	if err := a.rep.ProposeOwn(ctx, command.TypePutChannel, plain); err != nil {
 		t.Fatal(err)
 	}
-	a.sealChannels(ctx)
+	a.chans.Seal(ctx)
 	rec, _ = a.fsm.Channel("ops")
 	if !rec.Sealed() || !rec.SecretEncrypted || bytes.Contains(rec.Secret, []byte("SIGNSECRET")) || rec.Channel.URL != "https://hooks.example/(redacted)" ||
 		rec.Channel.Match["team"] != "data" || rec.Version != 2 {
@@ -243,7 +243,7 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 	if apiCall(t, a, http.MethodGet, "/v1/channels/ops", "", &got); got.URL != plain.Channel.URL || !got.SecretSet {
 		t.Errorf("an admin reads %+v, want the URL %q", got, plain.Channel.URL)
 	}
-	targets, err := a.channels.targets()
+	targets, err := a.chans.Targets()
 	if err != nil || len(targets) != 2 || targets[1].Channel.URL != plain.Channel.URL || targets[1].Secret != "SIGNSECRET" || targets[0].Channel.URL != slackURL {
 		t.Fatalf("the notifier's targets: %+v, %v", targets, err)
 	}

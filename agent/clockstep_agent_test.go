@@ -62,7 +62,7 @@ func fireTimes(t *testing.T, a *Agent, task string) []time.Time {
 
 // about reports whether a step measured between two readings of the
 // real clock is d, within 10ms.
-func about(got, d time.Duration) bool { return absDuration(got-d) <= 10*time.Millisecond }
+func about(got, d time.Duration) bool { return max(got-d, d-got) <= 10*time.Millisecond }
 
 // newest is the last of sorted times (zero if none).
 func newest(times []time.Time) time.Time {

@@ -31,7 +31,7 @@ func (a *Agent) Overview(ctx context.Context) (*model.Overview, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, al := range a.quorum.alerts() { // this node's quorum_lost
+	for _, al := range a.al.QuorumAlerts() { // this node's quorum_lost
 		if al.State == model.AlertFiring {
 			firing = append(firing, al)
 		}

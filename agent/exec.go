@@ -23,18 +23,12 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 		a.metrics.observe(&c, t != nil)
 	}
 	a.liveInstance(c)
-	a.feed.observe(&c)
+	a.al.InstanceChanged(&c, t != nil)
 	if t != nil {
 		if c.Ended != nil {
 			a.logAttempt(c)
 		}
 		t.disp.InstanceChanged(c)
-		if c.State == model.StateFailed {
-			select {
-			case a.alertCh <- c.ID:
-			default: // the alerter's periodic rescan will find it
-			}
-		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ax-scheduler/ax/alerts"
 	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
@@ -42,12 +43,12 @@ func (a *Agent) establish(t *replica.Term) []replica.Service {
 		{Name: "record-self", Run: a.cl.RecordSelf},
 		{Name: "dispatcher", Run: e.disp.Run},
 		{Name: "scheduler", Run: e.sched.Run},
-		{Name: "alerts", Run: func(ctx context.Context) error { a.runAlerts(ctx); return nil }},
-		{Name: "watchdog", Run: a.runWatchdog},
-		{Name: "alert-notify", Run: a.runNotify},
+		{Name: "alerts", Run: a.al.RunFailures},
+		{Name: "watchdog", Run: a.al.RunWatchdog},
+		{Name: "alert-notify", Run: a.al.RunNotify},
 		{Name: "retention", Run: func(ctx context.Context) error { a.runRetention(ctx); return nil }},
 		{Name: "cluster-state", Run: a.cl.EnsureClusterState},
-		{Name: "seal-channels", Run: a.runSealChannels},
+		{Name: "seal-channels", Run: a.chans.RunSealing},
 		{Name: "clock-guard", Run: guard.Run},
 	}, a.cfg.testServices...)
 }
@@ -150,3 +151,12 @@ func (a *Agent) ReadBarrier(ctx context.Context) error { return a.rep.ReadBarrie
 
 // Health is this node's /healthz answer (cluster.Cluster.Health).
 func (a *Agent) Health(ctx context.Context) *model.Health { return a.cl.Health(ctx) }
+
+// leaderExecutors is what this term's dispatcher knows of the executors,
+// for the watchdog's executor_lost; nil when this node does not lead.
+func (a *Agent) leaderExecutors() alerts.Executors {
+	if d := a.dispatcher(); d != nil {
+		return d
+	}
+	return nil
+}

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ax-scheduler/ax/fsm"
-	axmetrics "github.com/ax-scheduler/ax/metrics"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -24,8 +23,6 @@ type metrics struct {
 
 	tasks  *taskHistograms // fire lateness, dispatch latency, attempt duration by task
 	health *taskHealth     // last success and expected interval by task
-	// Notify counts alerts and notifications (see package ax/metrics).
-	notify *axmetrics.Notifications
 }
 
 func newMetrics(a *Agent) *metrics {
@@ -51,11 +48,9 @@ func newMetrics(a *Agent) *metrics {
 		}),
 		tasks:  newTaskHistograms(a.cfg.MetricsMaxTasks),
 		health: newTaskHealth(a),
-		notify: axmetrics.NewNotifications(),
 	}
 	m.reg.MustRegister(m.tasks.collectors()...)
 	m.reg.MustRegister(m.health, &leaderState{a: a})
-	m.notify.Register(m.reg)
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
@@ -120,10 +115,4 @@ func (m *metrics) overlapped(string) { m.overlaps.Inc() }
 func (m *metrics) onFired(r *fsm.FireResult) {
 	m.fired.Add(float64(r.Fired))
 	m.misfires.Add(float64(r.Misfires))
-}
-
-// countNotification counts a channel delivery (delivered, or given up
-// after its retries) in ax_notifications_total.
-func (m *metrics) countNotification(channelType string, delivered bool, took time.Duration) {
-	m.notify.Notified(channelType, delivered, took)
 }

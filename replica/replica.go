@@ -269,3 +269,9 @@ func (r *Replica) stopping() bool {
 		return false
 	}
 }
+
+// LeaderID is the leader's id as Raft knows it, "" while there is none.
+func (r *Replica) LeaderID() string {
+	id, _ := r.node.Leader()
+	return id
+}

@@ -1,4 +1,4 @@
-package agent
+package alerts
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
@@ -57,11 +56,11 @@ type watchedTask struct {
 
 // watchedTasks returns every task, decoding only new and changed ones.
 // Only the watchdog's goroutine calls it.
-func (a *Agent) watchedTasks() (map[string]*watchedTask, error) {
+func (a *Alerts) watchedTasks() (map[string]*watchedTask, error) {
 	prev := a.watchCache
 	next := make(map[string]*watchedTask, len(prev))
 	var changed []string
-	err := a.fsm.TaskVersions(func(name string, version uint64, wm int64) {
+	err := a.state.TaskVersions(func(name string, version uint64, wm int64) {
 		if wt := prev[name]; wt != nil && wt.version == version {
 			wt.watermark = wm
 			next[name] = wt
@@ -74,7 +73,7 @@ func (a *Agent) watchedTasks() (map[string]*watchedTask, error) {
 		return nil, err
 	}
 	for _, name := range changed {
-		t, err := a.fsm.GetTask(name)
+		t, err := a.state.GetTask(name)
 		if err != nil {
 			delete(next, name)
 			continue
@@ -92,9 +91,9 @@ func (a *Agent) watchedTasks() (map[string]*watchedTask, error) {
 	return next, nil
 }
 
-// runWatchdog evaluates the rules every WatchInterval, and at once when a
+// RunWatchdog, a leader's per-term service, evaluates the rules every WatchInterval, and at once when a
 // member's clock stepped (clock_jump), until ctx ends.
-func (a *Agent) runWatchdog(ctx context.Context) error {
+func (a *Alerts) RunWatchdog(ctx context.Context) error {
 	timer := a.cfg.Clock.NewTimer(a.cfg.WatchInterval)
 	defer timer.Stop()
 	for {
@@ -106,7 +105,7 @@ func (a *Agent) runWatchdog(ctx context.Context) error {
 			timer.Stop()
 		}
 		if a.alertsOn() {
-			items, err := a.evaluate(a.now())
+			items, err := a.evaluate(a.cfg.Clock.Now())
 			if err == nil && len(items) > 0 {
 				err = a.proposeAlerts(ctx, items)
 			}
@@ -127,7 +126,7 @@ type finding struct {
 
 // evaluate runs every rule once against the state machine at now and
 // returns the changes to propose.
-func (a *Agent) evaluate(now time.Time) ([]command.AlertChange, error) {
+func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 	tasks, err := a.watchedTasks()
 	if err != nil {
 		return nil, err
@@ -153,7 +152,7 @@ func (a *Agent) evaluate(now time.Time) ([]command.AlertChange, error) {
 		}
 	}
 	stuckAfter := a.cfg.StuckAfter
-	err = a.fsm.ActiveInstances(func(in fsm.Active) {
+	err = a.state.ActiveInstances(func(in fsm.Active) {
 		var rule string
 		var since time.Time
 		switch in.State {
@@ -228,7 +227,7 @@ func (a *Agent) evaluate(now time.Time) ([]command.AlertChange, error) {
 			map[string]string{"expectedAt": next.UTC().Format(time.RFC3339)})
 	}
 	// misfire: a misfire within the quiet period.
-	misfires, err := a.fsm.RecentMisfires(100)
+	misfires, err := a.state.RecentMisfires(100)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +237,7 @@ func (a *Agent) evaluate(now time.Time) ([]command.AlertChange, error) {
 				map[string]string{"at": m.Time.UTC().Format(time.RFC3339)})
 		}
 	}
-	firing, err := a.fsm.FiringAlerts()
+	firing, err := a.state.FiringAlerts()
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +250,7 @@ func (a *Agent) evaluate(now time.Time) ([]command.AlertChange, error) {
 // and resolves instance_failed alerts whose task has succeeded since.
 // A firing alert not seen that hold keeps is neither resolved nor
 // refreshed (its rule's source could not tell).
-func (a *Agent) diffAlerts(now time.Time, seen map[string]*finding, firing []model.Alert, hold func(model.Alert) bool) []command.AlertChange {
+func (a *Alerts) diffAlerts(now time.Time, seen map[string]*finding, firing []model.Alert, hold func(model.Alert) bool) []command.AlertChange {
 	var out []command.AlertChange
 	isFiring := make(map[string]bool, len(firing))
 	for _, al := range firing {
@@ -288,7 +287,7 @@ func changeRaise(id, rule, severity string, subject model.AlertSubject, summary 
 	return command.AlertChange{Op: command.AlertRaise, ID: id, Rule: rule, Severity: severity, Subject: subject, Summary: summary, Details: details}
 }
 
-func (a *Agent) withCount(f *finding) command.AlertChange {
+func (a *Alerts) withCount(f *finding) command.AlertChange {
 	c := f.change
 	if f.n > 1 {
 		d := make(map[string]string, len(c.Details)+1)
@@ -303,12 +302,12 @@ func (a *Agent) withCount(f *finding) command.AlertChange {
 
 // succeededSince reports whether the task of an instance_failed alert has
 // a SUCCESS newer than the failure (its newest SUCCESS, one read).
-func (a *Agent) succeededSince(al model.Alert) bool {
+func (a *Alerts) succeededSince(al model.Alert) bool {
 	failed, err := model.ParseID(al.Subject.Instance)
 	if err != nil || al.Subject.Task == "" {
 		return false
 	}
-	l, err := a.fsm.ListInstances(model.InstanceFilter{Task: al.Subject.Task, State: model.StateSuccess, Limit: 1})
+	l, err := a.state.ListInstances(model.InstanceFilter{Task: al.Subject.Task, State: model.StateSuccess, Limit: 1})
 	if err != nil {
 		return errors.Is(err, model.ErrNotFound) // the task is gone
 	}
@@ -343,21 +342,11 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// Clocks is what the watchdog's clock rules read of the clock monitor
-// (*clock.Monitor).
-type Clocks interface {
-	Silent(grace time.Duration) ([]clock.Silent, bool)
-	Off() ([]clock.Offset, bool)
-	MaxSkew() time.Duration
-	MemberJumps() (jumps map[string]*model.ClockJump, unknown map[string]bool)
-	Stepped() <-chan struct{}
-}
-
 // clockSteps is signalled when a member's clock stepped (nil without a
 // clock monitor: never).
-func (a *Agent) clockSteps() <-chan struct{} {
-	if a.clocks == nil {
+func (a *Alerts) clockSteps() <-chan struct{} {
+	if a.cfg.Clocks == nil {
 		return nil
 	}
-	return a.clocks.Stepped()
+	return a.cfg.Clocks.Stepped()
 }

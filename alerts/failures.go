@@ -1,9 +1,7 @@
-package agent
+package alerts
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -14,21 +12,10 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	axmetrics "github.com/ax-scheduler/ax/metrics"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/notify"
 )
 
-// Alert is the JSON body POSTed to a task's policy.notify URLs when one of
-// its instances ends FAILED.
-type Alert struct {
-	Event       string     `json:"event"` // "instance_failed"
-	Task        string     `json:"task"`
-	InstanceID  string     `json:"instanceId"`
-	ScheduledAt model.Time `json:"scheduledAt"`
-	Attempts    int        `json:"attempts"`
-	Error       string     `json:"error"`
-	Node        string     `json:"node"`
-}
-
-// runAlerts handles failures for one leadership term: it POSTs the alert
+// RunFailures, a leader's per-term service, handles failures: it POSTs the alert
 // to the task's notify URLs, triggers its onFailure tasks (idempotency key
 // "on_failure:<instanceId>", so a retry never triggers twice), and records
 // an "alerted" event, which also removes the failure from the state
@@ -38,10 +25,10 @@ type Alert struct {
 // shares Raft entries and a slow webhook holds up no other alert. Webhooks
 // are delivered at least once: a leader that dies between posting and
 // recording leaves the alert pending for the next one.
-func (a *Agent) runAlerts(ctx context.Context) {
+func (a *Alerts) RunFailures(ctx context.Context) error {
 	hc := &http.Client{Timeout: 5 * time.Second}
 	scan := func() {
-		ids, err := a.fsm.PendingAlerts()
+		ids, err := a.state.PendingAlerts()
 		if err != nil {
 			a.log.Warn("reading pending alerts failed", "error", err)
 			return
@@ -58,14 +45,14 @@ func (a *Agent) runAlerts(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case id := <-a.alertCh:
+			return nil
+		case id := <-a.failed:
 			// Whatever else has failed meanwhile goes with it.
 			ids := []uint64{id}
 		drain:
 			for len(ids) < alertBatch {
 				select {
-				case id := <-a.alertCh:
+				case id := <-a.failed:
 					ids = append(ids, id)
 				default:
 					break drain
@@ -90,7 +77,7 @@ const (
 // left pending for the next scan. The state machine's pending-alerts index
 // is what says a failure was handled (alert checks it first), so an id
 // seen twice, here or in a later scan, is handled once.
-func (a *Agent) alertAll(ctx context.Context, hc *http.Client, ids []uint64) {
+func (a *Alerts) alertAll(ctx context.Context, hc *http.Client, ids []uint64) {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	work := make(chan uint64)
@@ -113,16 +100,16 @@ func (a *Agent) alertAll(ctx context.Context, hc *http.Client, ids []uint64) {
 
 // alert handles one failure; one it could not record stays pending for
 // the next scan.
-func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
-	if !a.fsm.AlertPending(id) {
+func (a *Alerts) alert(ctx context.Context, hc *http.Client, id uint64) {
+	if !a.state.AlertPending(id) {
 		return // handled already (perhaps by an earlier leader)
 	}
-	in, err := a.fsm.GetInstance(id)
+	in, err := a.state.GetInstance(id)
 	if err != nil {
 		return
 	}
 	var notes []string
-	t, err := a.fsm.GetTask(in.Task)
+	t, err := a.state.GetTask(in.Task)
 	if err == nil {
 		for _, name := range t.Policy.OnFailure {
 			cmd, err := command.New(command.TypeTrigger, "", "alerts", command.Trigger{Task: name, Key: "on_failure:" + in.ID,
@@ -150,12 +137,14 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 			}
 			notes = append(notes, "alert "+model.RuleInstanceFailed+":"+in.Task)
 		} else {
-			body, _ := json.Marshal(Alert{Event: "instance_failed", Task: in.Task, InstanceID: in.ID, ScheduledAt: in.ScheduledAt,
-				Attempts: in.Attempts, Error: in.LastError, Node: a.cfg.NodeID})
+			// Below protocol 4 the task's policy.notify URLs take the
+			// first release's webhook (notify.LegacyFailure).
+			f := notify.LegacyFailure{Event: "instance_failed", Task: in.Task, InstanceID: in.ID, ScheduledAt: in.ScheduledAt,
+				Attempts: in.Attempts, Error: in.LastError, Node: a.cfg.NodeID}
 			for _, url := range t.Policy.Notify {
 				start := time.Now()
-				res, ok := a.post(ctx, hc, url, body)
-				a.metrics.notify.Notified(axmetrics.ChannelWebhook, ok, time.Since(start))
+				res, ok := notify.PostLegacy(ctx, hc, url, f)
+				a.notes.Notified(axmetrics.ChannelWebhook, ok, time.Since(start))
 				if !ok {
 					a.log.Warn("failure notification failed", "task", in.Task, "instance", in.ID, "url", url, "result", res)
 				}
@@ -165,7 +154,7 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 	} else {
 		notes = append(notes, "task no longer exists")
 	}
-	a.metrics.notify.Alerted(axmetrics.EventInstanceFailed)
+	a.notes.Alerted(axmetrics.EventInstanceFailed)
 	cmd, err := command.New(command.TypeAlerted, "", "alerts", command.Alerted{ID: id, Message: strings.Join(notes, "; ")})
 	if err != nil {
 		return
@@ -175,35 +164,4 @@ func (a *Agent) alert(ctx context.Context, hc *http.Client, id uint64) {
 		return
 	}
 	a.log.Info("failure alerted", "task", in.Task, "instance", in.ID, "what", strings.Join(notes, "; "))
-}
-
-// post delivers an alert with a few retries and says how it went and
-// whether it was delivered.
-func (a *Agent) post(ctx context.Context, hc *http.Client, url string, body []byte) (string, bool) {
-	var last string
-	for try := 0; try < 3; try++ {
-		if try > 0 {
-			select {
-			case <-ctx.Done():
-				return "canceled", false
-			case <-time.After(time.Duration(try) * time.Second):
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return err.Error(), false
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			last = err.Error()
-			continue
-		}
-		resp.Body.Close()
-		last = resp.Status
-		if resp.StatusCode/100 == 2 {
-			return last, true
-		}
-	}
-	return "failed: " + last, false
 }

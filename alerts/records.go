@@ -1,4 +1,4 @@
-package agent
+package alerts
 
 import (
 	"context"
@@ -25,12 +25,10 @@ const alertsProto = 4
 
 // alertsOn reports whether the cluster has reached the protocol of the
 // alert records: a leader proposes them only then.
-func (a *Agent) alertsOn() bool { return a.fsm.Proto() >= alertsProto }
-
-var _ api.AlertsBackend = (*Agent)(nil)
+func (a *Alerts) alertsOn() bool { return a.state.Proto() >= alertsProto }
 
 // ListAlerts implements api.AlertsBackend.
-func (a *Agent) ListAlerts(ctx context.Context, q model.AlertQuery) (*model.AlertList, error) {
+func (a *Alerts) ListAlerts(ctx context.Context, q model.AlertQuery) (*model.AlertList, error) {
 	f := fsm.AlertFilter{State: q.State, Task: q.Task, Rule: q.Rule, Limit: q.Limit}
 	if q.Cursor != "" {
 		n, err := strconv.ParseUint(q.Cursor, 10, 64)
@@ -39,7 +37,7 @@ func (a *Agent) ListAlerts(ctx context.Context, q model.AlertQuery) (*model.Aler
 		}
 		f.Before = n
 	}
-	l, err := a.fsm.ListAlerts(f)
+	l, err := a.state.ListAlerts(f)
 	if err != nil {
 		return nil, err
 	}
@@ -55,15 +53,15 @@ func (a *Agent) ListAlerts(ctx context.Context, q model.AlertQuery) (*model.Aler
 }
 
 // PutSilence implements api.AlertsBackend.
-func (a *Agent) PutSilence(ctx context.Context, c api.Caller, req model.SilenceRequest) (*model.Silence, error) {
+func (a *Alerts) PutSilence(ctx context.Context, c api.Caller, req model.SilenceRequest) (*model.Silence, error) {
 	if !a.alertsOn() {
-		return nil, model.Errorf(model.CodePrecondition, "silences need every member at protocol %d (the cluster is at %d)", alertsProto, a.fsm.Proto())
+		return nil, model.Errorf(model.CodePrecondition, "silences need every member at protocol %d (the cluster is at %d)", alertsProto, a.state.Proto())
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	s := model.Silence{ID: hex.EncodeToString(b[:]), Task: req.Task, Rule: req.Rule, Labels: req.Labels, Until: req.Until, Comment: req.Comment}
 	if req.For > 0 {
-		s.Until = model.Time{Time: a.now().Add(req.For.Std()).UTC()}
+		s.Until = model.Time{Time: a.cfg.Clock.Now().Add(req.For.Std()).UTC()}
 	}
 	cmd, err := command.New(command.TypePutSilence, c.RequestID, c.Actor, command.PutSilence{Silence: s})
 	if err != nil {
@@ -81,8 +79,8 @@ func (a *Agent) PutSilence(ctx context.Context, c api.Caller, req model.SilenceR
 }
 
 // ListSilences implements api.AlertsBackend.
-func (a *Agent) ListSilences(ctx context.Context) (*model.SilenceList, error) {
-	ss, err := a.fsm.Silences(a.now().UnixMilli())
+func (a *Alerts) ListSilences(ctx context.Context) (*model.SilenceList, error) {
+	ss, err := a.state.Silences(a.cfg.Clock.Now().UnixMilli())
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +88,7 @@ func (a *Agent) ListSilences(ctx context.Context) (*model.SilenceList, error) {
 }
 
 // DeleteSilence implements api.AlertsBackend.
-func (a *Agent) DeleteSilence(ctx context.Context, c api.Caller, id string) error {
+func (a *Alerts) DeleteSilence(ctx context.Context, c api.Caller, id string) error {
 	if !a.alertsOn() {
 		return model.Errorf(model.CodeNotFound, "silence %q not found", id)
 	}
@@ -105,12 +103,12 @@ func (a *Agent) DeleteSilence(ctx context.Context, c api.Caller, id string) erro
 	return res.Decode(nil)
 }
 
-// runNotify is the leader's notification loop: it sends every pending
+// RunNotify is the leader's notification loop (a per-term service): it sends every pending
 // transition (new firing, resolved) through the notifier and records it
 // sent with alert_notified, so a later leader neither loses nor repeats
 // it. A leader that dies between the two leaves it pending: delivery is
 // at least once. A failed delivery is tried again with a backoff.
-func (a *Agent) runNotify(ctx context.Context) error {
+func (a *Alerts) RunNotify(ctx context.Context) error {
 	type retry struct {
 		at    time.Time
 		tries int
@@ -120,7 +118,7 @@ func (a *Agent) runNotify(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		if a.alertsOn() {
-			pend, err := a.fsm.PendingNotifications(100)
+			pend, err := a.state.PendingNotifications(100)
 			if err != nil {
 				a.log.Warn("reading pending alert notifications failed", "error", err)
 			}
@@ -151,10 +149,10 @@ func (a *Agent) runNotify(ctx context.Context) error {
 }
 
 // notifyOne sends one transition and records it sent.
-func (a *Agent) notifyOne(ctx context.Context, tr fsm.AlertTransition) error {
+func (a *Alerts) notifyOne(ctx context.Context, tr fsm.AlertTransition) error {
 	n := model.AlertNotification{Event: tr.Event, Alert: tr.Alert}
 	if name := tr.Alert.Subject.Task; name != "" {
-		if t, err := a.fsm.GetTask(name); err == nil {
+		if t, err := a.state.GetTask(name); err == nil {
 			n.TaskLabels, n.Notify = t.Labels, t.Policy.Notify
 		}
 	}
@@ -182,7 +180,7 @@ func (a *Agent) notifyOne(ctx context.Context, tr fsm.AlertTransition) error {
 
 // proposeAlerts proposes the watchdog's findings, a bounded number per
 // command.
-func (a *Agent) proposeAlerts(ctx context.Context, items []command.AlertChange) error {
+func (a *Alerts) proposeAlerts(ctx context.Context, items []command.AlertChange) error {
 	for len(items) > 0 {
 		n := min(len(items), 1024)
 		cmd, err := command.New(command.TypeAlertUpdate, "", "watchdog", command.AlertUpdate{Items: items[:n]})
@@ -259,19 +257,17 @@ func (q *quorumWatch) step(node string, now time.Time, hasLeader bool) *model.Al
 	return nil
 }
 
-// watchQuorum runs the quorum watch until the agent stops.
-func (a *Agent) watchQuorum() {
-	defer a.wg.Done()
+// Run runs the quorum watch until ctx ends.
+func (a *Alerts) Run(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
-		case <-a.stopCh:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		id, _ := a.node.Leader()
-		if n := a.quorum.step(a.cfg.NodeID, a.now(), id != ""); n != nil {
+		if n := a.quorum.step(a.cfg.NodeID, a.cfg.Clock.Now(), a.rep.LeaderID() != ""); n != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			if err := a.notifier.Notify(ctx, *n); err != nil {
 				a.log.Warn("quorum alert notification failed", "event", n.Event, "error", err)

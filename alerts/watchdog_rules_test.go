@@ -1,4 +1,4 @@
-package agent
+package alerts
 
 import (
 	"fmt"
@@ -9,17 +9,19 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
-// ruleState is a state machine driven directly (no Raft) under an agent
-// that only evaluates the watchdog's rules.
+// ruleState is a state machine driven directly (no Raft) under the
+// watchdog's rules.
 type ruleState struct {
 	t     testing.TB
 	f     *fsm.FSM
-	a     *Agent
+	a     *Alerts
+	disp  *dispatch.Dispatcher // the leader's dispatcher, for executor_lost (nil: not leading)
 	index uint64
 }
 
@@ -32,8 +34,14 @@ func newRuleState(t testing.TB) *ruleState {
 	}
 	t.Cleanup(func() { f.Close() })
 	rs.f = f
-	rs.a = &Agent{fsm: f, log: hclog.NewNullLogger(), cfg: Config{StuckAfter: 30 * time.Minute, SilenceGrace: time.Minute, OvertimeGrace: time.Minute,
-		MemberGrace: 30 * time.Second, AnomalyWindow: time.Hour, Silence: 10 * time.Minute}}
+	rs.a = &Alerts{state: f, log: hclog.NewNullLogger(), quorum: &quorumWatch{}, cfg: Config{StuckAfter: 30 * time.Minute,
+		SilenceGrace: time.Minute, OvertimeGrace: time.Minute, MemberGrace: 30 * time.Second, AnomalyWindow: time.Hour, Silence: 10 * time.Minute,
+		Executors: func() Executors {
+			if rs.disp == nil {
+				return nil
+			}
+			return rs.disp
+		}}}
 	rs.a.feed = newWatchFeed(time.UnixMilli(t0ms), time.Hour)
 	rs.apply(t0ms, command.TypeSetProto, command.SetProto{Proto: command.ProtoVersion})
 	return rs
@@ -47,7 +55,7 @@ func (o ruleObserver) TaskChanged(string)      {}
 func (o ruleObserver) Scheduled(uint64, int64) {}
 func (o ruleObserver) InstanceChanged(c fsm.InstanceChange) {
 	o.rs.a.feed.observe(&c)
-	if d := o.rs.a.cfg.testDispatcher; d != nil {
+	if d := o.rs.disp; d != nil {
 		d.InstanceChanged(c)
 	}
 }
@@ -243,4 +251,8 @@ func BenchmarkWatchdog_Evaluate(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000/(n/1000), "ms/1000tasks")
+}
+
+func eventTask(name string) *model.Task {
+	return &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"}}
 }

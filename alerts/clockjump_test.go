@@ -1,4 +1,4 @@
-package agent
+package alerts
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestWatchdog_ClockJump(t *testing.T) {
 	rm := &ruleMembers{clock: sc}
 	m := clock.NewMonitor(clock.MonitorConfig{Self: "n1", Raw: sc, Base: base, MaxSkew: time.Second, Interval: time.Second,
 		Peers: rm.peers, Ask: rm.ask})
-	rs.a.clocks = m
+	rs.a.cfg.Clocks = m
 	now := func() int64 { return sc.Now().UnixMilli() }
 	answer := func(offsets map[string]*model.ClockJump) {
 		answers := map[string]memberAnswer{}

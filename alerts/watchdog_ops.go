@@ -1,11 +1,10 @@
-package agent
+package alerts
 
 import (
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -29,14 +28,14 @@ const clusterSilenceID = model.RuleClusterSilence + ":cluster"
 // seen. It returns the rules whose source could not answer (they are
 // neither refreshed nor resolved) and a hold for single alerts that must
 // not resolve yet.
-func (a *Agent) opsFindings(now time.Time, tasks map[string]*watchedTask, firing []model.Alert, seen map[string]*finding) (held map[string]bool, hold func(model.Alert) bool) {
+func (a *Alerts) opsFindings(now time.Time, tasks map[string]*watchedTask, firing []model.Alert, seen map[string]*finding) (held map[string]bool, hold func(model.Alert) bool) {
 	held = map[string]bool{}
 	add := func(id, rule, severity string, subject model.AlertSubject, summary string, details map[string]string) {
 		seen[id] = &finding{change: changeRaise(id, rule, severity, subject, summary, details), since: now, n: 1}
 	}
 	// member_unreachable and clock_skew: the clock monitor's rounds.
 	var jumpUnknown map[string]bool
-	if m := a.clocks; m == nil {
+	if m := a.cfg.Clocks; m == nil {
 		held[model.RuleMemberUnreachable], held[model.RuleClockSkew], held[model.RuleClockJump] = true, true, true
 	} else {
 		silent, ok := m.Silent(a.cfg.MemberGrace)
@@ -160,14 +159,11 @@ func (a *Agent) opsFindings(now time.Time, tasks map[string]*watchedTask, firing
 	return held, hold
 }
 
-// watchDispatcher returns the dispatcher of this term (a test's in a
-// rule test), or nil.
-func (a *Agent) watchDispatcher() *dispatch.Dispatcher {
-	if a.cfg.testDispatcher != nil {
-		return a.cfg.testDispatcher
-	}
-	if a.node == nil {
+// watchDispatcher returns what the current term's dispatcher knows of
+// the executors, or nil when this node does not lead.
+func (a *Alerts) watchDispatcher() Executors {
+	if a.cfg.Executors == nil {
 		return nil
 	}
-	return a.dispatcher()
+	return a.cfg.Executors()
 }

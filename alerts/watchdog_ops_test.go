@@ -1,4 +1,4 @@
-package agent
+package alerts
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func newRuleClock(rs *ruleState) (*ruleClock, *wheel.FakeClock) {
 	rm := &ruleMembers{clock: fc}
 	m := clock.NewMonitor(clock.MonitorConfig{Self: "n1", Raw: fc, Base: clock.NewBase(fc, time.Second, 10*time.Second),
 		MaxSkew: time.Second, Interval: time.Second, Peers: rm.peers, Ask: rm.ask})
-	rs.a.clocks = m
+	rs.a.cfg.Clocks = m
 	return &ruleClock{m: m, members: rm}, fc
 }
 
@@ -207,7 +207,7 @@ func TestWatchdog_ClusterRules(t *testing.T) {
 		rs := newRuleState(t)
 		fc := wheel.NewFakeClock(time.UnixMilli(t0ms))
 		d := dispatch.New(dispatch.Config{Lease: 10 * time.Second, Now: fc.Now}, rs.f, nil)
-		rs.a.cfg.testDispatcher = d
+		rs.disp = d
 		ctx := context.Background()
 		beat := func() {
 			if _, err := d.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1"}); err != nil {
@@ -232,11 +232,11 @@ func TestWatchdog_ClusterRules(t *testing.T) {
 			t.Errorf("re-proposed within the refresh period: %+v", items)
 		}
 		// A new leader's dispatcher, which has not heard from it, keeps it.
-		rs.a.cfg.testDispatcher = dispatch.New(dispatch.Config{Lease: 10 * time.Second, Now: fc.Now}, rs.f, nil)
+		rs.disp = dispatch.New(dispatch.Config{Lease: 10 * time.Second, Now: fc.Now}, rs.f, nil)
 		if rs.step(t0ms + 13*sec); !rs.firing("executor_lost:e1") {
 			t.Fatal("resolved by a dispatcher that has not heard from it")
 		}
-		rs.a.cfg.testDispatcher = d
+		rs.disp = d
 		beat()
 		rs.step(t0ms + 14*sec)
 		if rs.firing("executor_lost:e1") {
