@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ax-scheduler/ax/access"
 	"github.com/ax-scheduler/ax/action"
@@ -20,10 +21,12 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/cluster"
+	"github.com/ax-scheduler/ax/executors"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/tasks"
 	"github.com/ax-scheduler/ax/tlsutil"
 	"github.com/ax-scheduler/ax/ui"
 	"github.com/ax-scheduler/ax/wheel"
@@ -198,15 +201,17 @@ type Agent struct {
 	wg     sync.WaitGroup
 
 	stopExec context.CancelFunc
-	metrics  *metrics
-	cl       *cluster.Cluster // membership, health, the clock monitor
-	al       *alerts.Alerts   // the watchdog, alert records, failures, quorum watch
-	chans    *alerts.Channels // notification channels and delivery
+	cl       *cluster.Cluster     // membership, health, the clock monitor
+	tasks    *tasks.Tasks         // tasks and instances, the term's scheduler
+	console  *tasks.Console       // the console's reads and event streams
+	exec     *executors.Executors // the executor protocol, the term's dispatcher
+	reg      *prometheus.Registry // the node's metrics
+	al       *alerts.Alerts       // the watchdog, alert records, failures, quorum watch
+	chans    *alerts.Channels     // notification channels and delivery
 
 	conns  *connLimiter
 	pprof  *http.Server    // nil without -pprof
 	acc    *access.Access  // authentication, ACLs, secrets, sealing
-	live   *liveHub        // event-stream subscribers (live.go)
 	ctx    context.Context // ends when the agent stops: its loops' context
 	cancel context.CancelFunc
 }
@@ -277,9 +282,8 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now,
-		stopCh: make(chan struct{}), live: newLiveHub(),
+		stopCh: make(chan struct{}),
 	}
-	a.metrics = newMetrics(a) // before the state machine starts applying
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	var localExecToken string // the embedded executor's credential, in memory only
 	if cfg.Executor {
@@ -306,7 +310,6 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.rep, a.fsm = rep, rep.State()
-	a.metrics.reg.MustRegister(rep.Collectors()...)
 	f := a.fsm
 	if cfg.ExecutorToken != "" && cfg.Token == "" && !f.ACLBootstrapped() {
 		rep.Close()
@@ -323,8 +326,16 @@ func New(cfg Config) (*Agent, error) {
 	a.acc = acc
 	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), TLS: cfg.TLS != nil,
 		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
-		OnClockStep: a.clockStepped, Wheel: a.wheelStats, Executors: a.executorCount, QuorumAlerts: func() []model.Alert { return a.al.QuorumAlerts() }}, rep, f)
-	a.metrics.reg.MustRegister(a.cl.Collectors()...)
+		OnClockStep: func() { a.tasks.ClockStepped() }, Wheel: func() (int, time.Duration, bool) { return a.tasks.Wheel() },
+		Executors: a.executorCount, QuorumAlerts: func() []model.Alert { return a.al.QuorumAlerts() }}, rep, f)
+	a.exec = executors.New(executors.Config{Logger: a.log, Now: a.now, Lease: cfg.Lease, MaxClockSkew: cfg.MaxClockSkew,
+		LeaderWait: cfg.LeaderWait, DefaultTimeout: cfg.DefaultTimeout, Started: func(task string, d time.Duration) { a.tasks.Started(task, d) }},
+		rep, f, acc)
+	a.tasks = tasks.New(tasks.Config{Logger: a.log, Clock: cfg.Clock, Horizon: cfg.Horizon, Retention: cfg.Retention,
+		RetentionInterval: cfg.RetentionInterval, MetricsMaxTasks: cfg.MetricsMaxTasks, Executors: a.exec.Executors,
+		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live}, rep, f)
+	a.console = tasks.NewConsole(tasks.ConsoleConfig{Clock: cfg.Clock, Stopping: a.stopCh, Cluster: a.cl.Cluster,
+		Executors: a.exec.Executors, QuorumAlerts: func() []model.Alert { return a.al.QuorumAlerts() }}, f)
 	alertsCfg := alerts.Config{NodeID: cfg.NodeID, Logger: a.log, Clock: cfg.Clock, DefaultTimeout: cfg.DefaultTimeout,
 		WatchInterval: cfg.WatchInterval, StuckAfter: cfg.StuckAfter, SilenceGrace: cfg.SilenceGrace, OvertimeGrace: cfg.OvertimeGrace,
 		NotifyInterval: cfg.NotifyInterval, MemberGrace: cfg.MemberGrace, AnomalyWindow: cfg.AnomalyWindow, Silence: cfg.Silence,
@@ -333,7 +344,6 @@ func New(cfg Config) (*Agent, error) {
 		alertsCfg.Sealer = sl
 	}
 	a.chans = alerts.NewChannels(alertsCfg, f, rep, nil)
-	a.chans.Register(a.metrics.reg)
 	a.al = alerts.New(alertsCfg, f, rep, a.chans)
 	if err := rep.Start(); err != nil {
 		rep.Close()
@@ -344,9 +354,11 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node = rep.Raft()
-	a.api = api.New(api.Config{Barrier: rep, Tasks: a, Instances: a, Executors: a, Cluster: a.cl, ACL: acc, Secrets: acc,
-		Channels: a.chans, Live: a, Console: a, Alerts: a.al, NodeID: cfg.NodeID, Stopping: a.stopCh,
-		Auth: acc, Logger: a.log, Now: cfg.Clock.Now, Metrics: a.metrics.handler(), CheckAction: action.Check})
+	reg, metrics := a.metrics()
+	a.reg = reg
+	a.api = api.New(api.Config{Barrier: rep, Tasks: a.tasks, Instances: a.tasks, Executors: a.exec, Cluster: a.cl, ACL: acc, Secrets: acc,
+		Channels: a.chans, Live: a.console, Console: a.console, Alerts: a.al, NodeID: cfg.NodeID, Stopping: a.stopCh,
+		Auth: acc, Logger: a.log, Now: cfg.Clock.Now, Metrics: metrics, CheckAction: action.Check})
 	a.conns = newConnLimiter(ln, cfg.MaxConns)
 	var public http.Handler = a.api
 	if !cfg.NoUI {

@@ -115,16 +115,16 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		Action: model.Action{Type: model.ActionShell, Command: `for i in $(seq 1 30); do echo "line $i"; done; exit 3`},
 		Policy: model.Policy{MaxRetries: 1, RetryableExitCodes: []int{75}, Notify: []string{"ops"}}}
 	ctx := context.Background()
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := a.Trigger(ctx, api.Caller{Actor: "tester"}, "nightly", model.TriggerRequest{})
+	sub, err := a.tasks.Trigger(ctx, api.Caller{Actor: "tester"}, "nightly", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var in *model.Instance
 	testkit.Until(t, 20*time.Second, "the instance to fail", func() bool {
-		in, err = a.GetInstance(ctx, sub.ID)
+		in, err = a.tasks.GetInstance(ctx, sub.ID)
 		return err == nil && in.State == model.StateFailed
 	})
 	link := "http://" + tc.proxies[0].addr() + "/ui/#/instances/" + sub.ID

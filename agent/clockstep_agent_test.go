@@ -85,7 +85,7 @@ func after(times []time.Time, t time.Time) int {
 
 func misfires(t *testing.T, a *Agent, task string) int {
 	t.Helper()
-	ev, err := a.TaskEvents(context.Background(), task)
+	ev, err := a.tasks.TaskEvents(context.Background(), task)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestAgent_ClockStep_SingleNode(t *testing.T) {
 	a := tc.agents[0]
 	ctx := context.Background()
 	for _, task := range []*model.Task{tickTask("tick", "all"), tickTask("latest", "latest")} {
-		if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
+		if _, err := a.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,7 +195,7 @@ func TestAgent_ClockStep_LeaderForward(t *testing.T) {
 	})
 	l := tc.leader()
 	ctx := context.Background()
-	if _, err := l.PutTask(ctx, api.Caller{Actor: "tester"}, tickTask("tick", "all"), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, tickTask("tick", "all"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Until(t, 10*time.Second, "3 fires", func() bool { return len(fireTimes(t, l, "tick")) >= 3 })

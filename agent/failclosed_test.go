@@ -50,7 +50,7 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 	// A write after that check: the auth state cached for it is stale, so
 	// the next check reads the state machine.
 	task := &model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"}}
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var good snapSink

@@ -73,7 +73,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		if code := apiCallHeader(t, f, "PUT", "/v1/tasks/job", `{"trigger":{"type":"event"},"action":{"type":"shell","command":"true"}}`, tokens["ci"], nil); code != 200 {
 			t.Fatalf("PUT through the follower: %d", code)
 		}
-		h, err := l.TaskHistory(ctx, "job")
+		h, err := l.tasks.TaskHistory(ctx, "job")
 		if err != nil || len(h.Versions) != 1 || h.Versions[0].Actor != "ci" {
 			t.Fatalf("the leader's history: %+v, %v; want one version by ci", h, err)
 		}
@@ -95,7 +95,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 	})
 
 	t.Run("the leader enforces the principal the follower verified", func(t *testing.T) {
-		resp, err := l.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
+		resp, err := l.exec.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
 		if err != nil || len(resp.Jobs) != 1 || resp.Jobs[0].InstanceID != first.ID {
 			t.Fatalf("poll as w2: %+v, %v; want the job of %s", resp, err, first.ID)
 		}
@@ -118,18 +118,18 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		if code := apiCallHeader(t, f, "POST", "/v1/tasks/job/trigger", "", tokens["ci"], &in); code != 200 {
 			t.Fatalf("trigger: %d", code)
 		}
-		resp, err := l.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
+		resp, err := l.exec.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
 		if err != nil || len(resp.Jobs) != 1 {
 			t.Fatalf("poll: %+v, %v", resp, err)
 		}
 		// The output streams to the leader only.
-		if _, err := l.Heartbeat(ctx, model.HeartbeatRequest{Executor: "w2",
+		if _, err := l.exec.Heartbeat(ctx, model.HeartbeatRequest{Executor: "w2",
 			Running: []model.RunningAttempt{{InstanceID: in.ID, Attempt: 1, Output: "hello from w2\n"}}}); err != nil {
 			t.Fatal(err)
 		}
 		var lg model.InstanceLog
 		testkit.Until(t, 5*time.Second, "the follower to apply the lease", func() bool {
-			i, err := f.GetInstance(ctx, in.ID)
+			i, err := f.tasks.GetInstance(ctx, in.ID)
 			return err == nil && i.State == model.StateRunning
 		})
 		if code := apiCallHeader(t, f, "GET", "/v1/instances/"+in.ID+"/log", "", admin, &lg); code != 200 || !lg.Live || lg.Output != "hello from w2\n" {
@@ -150,7 +150,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		if code := apiCallHeader(t, f2, "POST", "/v1/tasks/job/pause", "", hdr, &refused); code != 503 || !strings.Contains(refused.Error.Message, "not the leader") {
 			t.Fatalf("a forwarded write on a follower: %d %+v, want 503 not the leader", code, refused.Error)
 		}
-		if task, err := l.GetTask(ctx, "job"); err != nil || task.Paused {
+		if task, err := l.tasks.GetTask(ctx, "job"); err != nil || task.Paused {
 			t.Fatalf("the task: %+v, %v; want it unpaused", task, err)
 		}
 	})
@@ -304,7 +304,7 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 		done := make(chan answer, 1)
 		start := time.Now()
 		go func() {
-			res, err := f.PutTask(ctx, api.Caller{Actor: "tester", RequestID: "put-moved"}, eventTask("moved"), api.PutOptions{})
+			res, err := f.tasks.PutTask(ctx, api.Caller{Actor: "tester", RequestID: "put-moved"}, eventTask("moved"), api.PutOptions{})
 			done <- answer{res, err}
 		}()
 		testkit.Until(t, 5*time.Second, "the forwarded write to hang on the former leader", func() bool {
@@ -325,7 +325,7 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 		if took := time.Since(start); took > 10*time.Second {
 			t.Fatalf("took %s: the hung try was not cut when the leader changed", took)
 		}
-		if task, err := next.GetTask(ctx, "moved"); err != nil || task.Version != 1 {
+		if task, err := next.tasks.GetTask(ctx, "moved"); err != nil || task.Version != 1 {
 			t.Fatalf("on the new leader: %+v, %v", task, err)
 		}
 	})
@@ -349,7 +349,7 @@ func TestAgent_ReadBarrierAfterLeaderChange(t *testing.T) {
 		for _, a := range tc.agents {
 			rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			start := time.Now()
-			err := a.ReadBarrier(rctx)
+			err := a.rep.ReadBarrier(rctx)
 			cancel()
 			if err != nil {
 				t.Fatalf("round %d: %s: read barrier after %s: %v (applied %d, commit %d)",

@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/ax-scheduler/ax/access"
 	"github.com/ax-scheduler/ax/clock"
+	"github.com/ax-scheduler/ax/tasks"
 )
 
 // EncryptKeySize is the size of the key -encrypt-key-file holds: AES-256.
@@ -20,3 +21,7 @@ func NewEncryptKey() string { return access.NewEncryptKey() }
 // MonotonicClock is a clock whose steps the time base can see (see
 // clock.MonotonicClock): the -tags faults binary's offset clock is one.
 type MonotonicClock = clock.MonotonicClock
+
+// DefaultMetricsMaxTasks is how many distinct task names get their own
+// task label on the per-task histograms by default (MetricsMaxTasks).
+const DefaultMetricsMaxTasks = tasks.DefaultMetricsMaxTasks

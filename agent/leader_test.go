@@ -37,7 +37,7 @@ func TestAgent_ForwardedWriteToUnreachableLeader(t *testing.T) {
 	ctx := context.Background()
 	l := tc.leader()
 	f := tc.follower(l)
-	if _, err := l.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask("job"), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask("job"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wait := f.cfg.LeaderWait
@@ -51,7 +51,7 @@ func TestAgent_ForwardedWriteToUnreachableLeader(t *testing.T) {
 	} {
 		tc.proxyOf(l).set(tt.mode)
 		start := time.Now()
-		_, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: tt.reqID}, "job", model.TriggerRequest{})
+		_, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: tt.reqID}, "job", model.TriggerRequest{})
 		took := time.Since(start)
 		var me *model.Error
 		if !errors.As(err, &me) || me.Code != model.CodeUnavailable || !strings.Contains(me.Message, tt.reqID) || !strings.Contains(me.Message, "outcome unknown") {
@@ -65,18 +65,18 @@ func TestAgent_ForwardedWriteToUnreachableLeader(t *testing.T) {
 		}
 	}
 	tc.proxyOf(l).set(proxyPass)
-	first, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
+	first, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
+	again, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
 	if err != nil || again.ID != first.ID {
 		t.Fatalf("a second retry: %+v, %v; want the first outcome %s", again, err, first.ID)
 	}
 	if got := countInstances(t, l, "job"); got != 1 {
 		t.Fatalf("after retrying the applied write: %d instances, want 1", got)
 	}
-	if _, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-blackhole"}, "job", model.TriggerRequest{}); err != nil {
+	if _, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-blackhole"}, "job", model.TriggerRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := countInstances(t, l, "job"); got != 2 {
@@ -97,13 +97,13 @@ func TestAgent_ReadYourWritesAcrossTransfer(t *testing.T) {
 			l = tc.waitLeader(t, nil)
 		}
 		name := fmt.Sprintf("quick-%d", i)
-		if _, err := l.PutTask(ctx, c, eventTask(name), api.PutOptions{}); err != nil {
+		if _, err := l.tasks.PutTask(ctx, c, eventTask(name), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.cl.Transfer(ctx, ""); err != nil {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
-		if _, err := l.Trigger(ctx, c, name, model.TriggerRequest{}); err != nil {
+		if _, err := l.tasks.Trigger(ctx, c, name, model.TriggerRequest{}); err != nil {
 			t.Fatalf("trigger on the former leader right after transfer %d: %v", i, err)
 		}
 		tc.waitLeader(t, l)
@@ -152,7 +152,7 @@ func TestAgent_TermsHaveOneOwner(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		l := tc.leader()
-		if l == nil || l.scheduler() == nil || l.dispatcher() == nil {
+		if l == nil || !hasScheduler(l) || l.exec.Dispatcher() == nil {
 			return false
 		}
 		for _, a := range tc.agents {
@@ -183,7 +183,7 @@ type pollResult struct {
 func startPoll(a *Agent, executor string) <-chan pollResult {
 	out := make(chan pollResult, 1)
 	go func() {
-		resp, err := a.Poll(context.Background(), model.PollRequest{Executor: executor, Free: 1, WaitMs: 20_000})
+		resp, err := a.exec.Poll(context.Background(), model.PollRequest{Executor: executor, Free: 1, WaitMs: 20_000})
 		out <- pollResult{resp, err, time.Now()}
 	}()
 	return out
@@ -210,7 +210,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := tc.waitLeader(t, nil)
 			task := fmt.Sprintf("job-%d", i) // one at a time: a task runs one instance at once
-			if _, err := l.PutTask(ctx, c, eventTask(task), api.PutOptions{}); err != nil {
+			if _, err := l.tasks.PutTask(ctx, c, eventTask(task), api.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			parked := tt.parked(l)
@@ -219,7 +219,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 			polled := startPoll(parked, executor)
 			// Let the poll park (at the leader, forwarded or not).
 			testkit.Until(t, 5*time.Second, "the poll to park", func() bool {
-				for _, e := range l.dispatcher().Executors() {
+				for _, e := range l.exec.Dispatcher().Executors() {
 					if e.Name == executor {
 						return true
 					}
@@ -230,7 +230,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 				t.Fatal(err)
 			}
 			testkit.Until(t, 10*time.Second, "the new leader's term", func() bool { return next.rep.Current() != nil })
-			in, err := next.Trigger(ctx, c, task, model.TriggerRequest{})
+			in, err := next.tasks.Trigger(ctx, c, task, model.TriggerRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,4 +248,10 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hasScheduler reports whether a leads a term with its scheduler made.
+func hasScheduler(a *Agent) bool {
+	_, _, ok := a.tasks.Wheel()
+	return ok
 }

@@ -25,15 +25,15 @@ func TestAgent_FollowerReadRightAfterWrite(t *testing.T) {
 	waits := make([]time.Duration, 0, tries)
 	for i := 0; i < tries; i++ {
 		name := fmt.Sprintf("ryw-%d", i)
-		if _, err := l.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask(name), api.PutOptions{}); err != nil {
+		if _, err := l.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask(name), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if err := f.ReadBarrier(ctx); err != nil {
+		if err := f.rep.ReadBarrier(ctx); err != nil {
 			t.Fatal(err)
 		}
 		waits = append(waits, time.Since(start))
-		if _, err := f.GetTask(ctx, name); err != nil {
+		if _, err := f.tasks.GetTask(ctx, name); err != nil {
 			t.Fatalf("read %d through %s after the barrier: %v", i, f.cfg.NodeID, err)
 		}
 	}

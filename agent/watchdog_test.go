@@ -73,10 +73,10 @@ func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
 	tc, clock, rec := alertCluster(t)
 	l := tc.leader()
 	ctx := context.Background()
-	if _, err := l.PutTask(ctx, api.Caller{Actor: "t"}, eventTask("job"), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, api.Caller{Actor: "t"}, eventTask("job"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := l.Trigger(ctx, api.Caller{Actor: "t"}, "job", model.TriggerRequest{})
+	sub, err := l.tasks.Trigger(ctx, api.Caller{Actor: "t"}, "job", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
 	if a2, _ := nl.fsm.FiringAlert(id); a2 == nil || !a2.FirstSeen.Equal(a.FirstSeen.Time) {
 		t.Errorf("after the change: %+v, want the same incident", a2)
 	}
-	if _, err := nl.Decide(ctx, api.Caller{Actor: "t"}, sub.ID, "cancel", 0, ""); err != nil {
+	if _, err := nl.tasks.Decide(ctx, api.Caller{Actor: "t"}, sub.ID, "cancel", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	advanceUntil(t, clock, "stuck_ready resolved", func() bool { return rec.count(id, model.AlertResolved) == 1 })

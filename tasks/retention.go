@@ -1,4 +1,4 @@
-package agent
+package tasks
 
 import (
 	"context"
@@ -15,11 +15,11 @@ const pruneBatch = 2000
 // runRetention deletes finished instances past their retention
 // (policy.retention, else the agent's -retention) for one leadership term:
 // every -retention-interval it deletes everything due.
-func (a *Agent) runRetention(ctx context.Context) {
-	if a.cfg.Retention <= 0 && a.cfg.RetentionInterval <= 0 {
+func (ts *Tasks) runRetention(ctx context.Context) {
+	if ts.cfg.Retention <= 0 && ts.cfg.RetentionInterval <= 0 {
 		return
 	}
-	every := a.cfg.RetentionInterval
+	every := ts.cfg.RetentionInterval
 	if every <= 0 {
 		every = time.Minute
 	}
@@ -31,7 +31,7 @@ func (a *Agent) runRetention(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		a.pruneDue(ctx)
+		ts.pruneDue(ctx)
 	}
 }
 
@@ -40,18 +40,18 @@ func (a *Agent) runRetention(ctx context.Context) {
 // machine's finished index makes each look-up cost what it returns, so a
 // backlog (of finished or of unfinished instances) only takes more
 // batches.
-func (a *Agent) pruneDue(ctx context.Context) {
+func (ts *Tasks) pruneDue(ctx context.Context) {
 	start, total, batches := time.Now(), 0, 0
 	defer func() {
 		if total > 0 {
-			a.log.Info("pruned instances past retention", "count", total, "batches", batches,
+			ts.log.Info("pruned instances past retention", "count", total, "batches", batches,
 				"took", time.Since(start).Round(time.Millisecond))
 		}
 	}()
 	for ctx.Err() == nil {
-		ids, err := a.fsm.Expired(a.now(), a.cfg.Retention, pruneBatch)
+		ids, err := ts.state.Expired(ts.cfg.Clock.Now(), ts.cfg.Retention, pruneBatch)
 		if err != nil {
-			a.log.Error("finding instances past retention failed", "error", err)
+			ts.log.Error("finding instances past retention failed", "error", err)
 			return
 		}
 		if len(ids) == 0 {
@@ -59,13 +59,13 @@ func (a *Agent) pruneDue(ctx context.Context) {
 		}
 		cmd, err := command.New(command.TypePrune, "", "retention", command.Prune{IDs: ids})
 		if err != nil {
-			a.log.Error("encoding a prune failed", "error", err)
+			ts.log.Error("encoding a prune failed", "error", err)
 			return
 		}
-		res, err := a.rep.Propose(ctx, cmd)
+		res, err := ts.rep.Propose(ctx, cmd)
 		if err != nil {
 			if ctx.Err() == nil {
-				a.log.Warn("pruning instances failed; retrying next round", "error", err)
+				ts.log.Warn("pruning instances failed; retrying next round", "error", err)
 			}
 			return
 		}
@@ -73,7 +73,7 @@ func (a *Agent) pruneDue(ctx context.Context) {
 			Pruned int `json:"pruned"`
 		}
 		if err := res.Decode(&out); err != nil {
-			a.log.Warn("pruning instances refused", "error", err)
+			ts.log.Warn("pruning instances refused", "error", err)
 			return
 		}
 		total += out.Pruned

@@ -1,4 +1,4 @@
-package agent
+package executors
 
 import (
 	"time"
@@ -8,9 +8,9 @@ import (
 
 // prepareJob completes a leased job before the dispatcher hands it out:
 // its effective timeout and the values of the secrets it references.
-func (a *Agent) prepareJob(job *model.Job) {
-	effectiveTimeout(job, a.cfg.DefaultTimeout)
-	a.addSecrets(job)
+func (e *Executors) prepareJob(job *model.Job) {
+	effectiveTimeout(job, e.cfg.DefaultTimeout)
+	e.addSecrets(job)
 }
 
 // effectiveTimeout sets the job's policy.timeout to the one its attempt
@@ -31,16 +31,16 @@ func effectiveTimeout(job *model.Job, def time.Duration) {
 // the job, as the lease hands it to its executor. One that cannot be read
 // is left out: the executor then fails the attempt, naming it, and this
 // node logs why (never a value).
-func (a *Agent) addSecrets(job *model.Job) {
+func (e *Executors) addSecrets(job *model.Job) {
 	names := model.SecretRefs(&job.Action)
 	if len(names) == 0 {
 		return
 	}
 	job.Secrets = make(map[string]string, len(names))
 	for _, n := range names {
-		v, err := a.acc.SecretValue(n)
+		v, err := e.acc.SecretValue(n)
 		if err != nil {
-			a.log.Warn("a secret of a leased job cannot be delivered", "task", job.Task, "execution", job.ExecutionID, "error", err)
+			e.log.Warn("a secret of a leased job cannot be delivered", "task", job.Task, "execution", job.ExecutionID, "error", err)
 			continue
 		}
 		job.Secrets[n] = v

@@ -1,4 +1,4 @@
-package agent
+package tasks
 
 import (
 	"errors"
@@ -30,7 +30,8 @@ const lastSuccessScan = 10_000
 // at again at the next scrape (deleted: dropped; the expected interval
 // recomputed). A scrape otherwise costs the number of tasks.
 type taskHealth struct {
-	a *Agent
+	state State
+	now   func() time.Time
 
 	mu        sync.Mutex
 	loaded    bool
@@ -48,8 +49,8 @@ var (
 		[]string{"task"}, nil)
 )
 
-func newTaskHealth(a *Agent) *taskHealth {
-	return &taskHealth{a: a, success: map[string]int64{}, intervals: map[string]float64{}, changed: map[string]bool{}}
+func newTaskHealth(state State, now func() time.Time) *taskHealth {
+	return &taskHealth{state: state, now: now, success: map[string]int64{}, intervals: map[string]float64{}, changed: map[string]bool{}}
 }
 
 // succeeded records a success observed at (Unix ms).
@@ -83,16 +84,16 @@ func (h *taskHealth) refresh() {
 	loaded, changed := h.loaded, h.changed
 	h.changed = map[string]bool{}
 	h.mu.Unlock()
-	now := h.a.now()
+	now := h.now()
 	if !loaded {
-		success, err := h.a.fsm.LastSuccesses(lastSuccessScan)
+		success, err := h.state.LastSuccesses(lastSuccessScan)
 		if err != nil {
 			return
 		}
 		intervals := map[string]float64{}
 		filter := model.TaskFilter{Limit: 1000}
 		for {
-			l, err := h.a.fsm.ListTasks(filter)
+			l, err := h.state.ListTasks(filter)
 			if err != nil {
 				return
 			}
@@ -117,7 +118,7 @@ func (h *taskHealth) refresh() {
 		return
 	}
 	for task := range changed {
-		t, err := h.a.fsm.GetTask(task)
+		t, err := h.state.GetTask(task)
 		var me *model.Error
 		gone := errors.As(err, &me) && me.Code == model.CodeNotFound
 		if err != nil && !gone {
@@ -165,41 +166,5 @@ func (h *taskHealth) Collect(ch chan<- prometheus.Metric) {
 	}
 	for task, iv := range h.intervals {
 		ch <- prometheus.MustNewConstMetric(expectedIntervalDesc, prometheus.GaugeValue, iv, task)
-	}
-}
-
-// leaderState exposes what the leader's term knows: READY depth by route
-// and executor slots.
-type leaderState struct {
-	a *Agent
-}
-
-var (
-	readyDesc = prometheus.NewDesc("ax_ready_instances",
-		"READY instances waiting for an executor on the leader, by route: action type, sdk handler and the task's executor labels (k=v,... sorted). Leader only.",
-		[]string{"action", "handler", "executor_labels"}, nil)
-	slotsDesc = prometheus.NewDesc("ax_executor_slots",
-		"Executor slots by executor heard from in the last minute: state=busy are attempts leased to it now, state=free the free slots it reported in its last poll. Leader only.",
-		[]string{"executor", "state"}, nil)
-)
-
-// Describe implements prometheus.Collector.
-func (s *leaderState) Describe(ch chan<- *prometheus.Desc) {
-	ch <- readyDesc
-	ch <- slotsDesc
-}
-
-// Collect implements prometheus.Collector.
-func (s *leaderState) Collect(ch chan<- prometheus.Metric) {
-	d := s.a.dispatcher()
-	if d == nil {
-		return
-	}
-	for _, r := range d.ReadyDepth() {
-		ch <- prometheus.MustNewConstMetric(readyDesc, prometheus.GaugeValue, float64(r.Ready), r.Action, r.Handler, r.Labels)
-	}
-	for _, e := range d.Executors() {
-		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Running), e.Name, "busy")
-		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(e.Free), e.Name, "free")
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package tasks
 
 import (
 	"context"
@@ -20,18 +20,18 @@ const overviewWait = 2 * time.Second
 // Overview implements api.ConsoleBackend: this node's state machine
 // aggregates, its clock, and the cluster's and executors' status asked
 // at the same time.
-func (a *Agent) Overview(ctx context.Context) (*model.Overview, error) {
-	now := a.now()
-	o, err := a.fsm.Overview(now.UnixMilli())
+func (c *Console) Overview(ctx context.Context) (*model.Overview, error) {
+	now := c.cfg.Clock.Now()
+	o, err := c.state.Overview(now.UnixMilli())
 	if err != nil {
 		return nil, err
 	}
 	o.Time = model.Time{Time: now.UTC()}
-	firing, err := a.fsm.FiringAlerts()
+	firing, err := c.state.FiringAlerts()
 	if err != nil {
 		return nil, err
 	}
-	for _, al := range a.al.QuorumAlerts() { // this node's quorum_lost
+	for _, al := range c.cfg.QuorumAlerts() { // this node's quorum_lost
 		if al.State == model.AlertFiring {
 			firing = append(firing, al)
 		}
@@ -46,14 +46,14 @@ func (a *Agent) Overview(ctx context.Context) (*model.Overview, error) {
 		return y.LastSeen.Compare(x.LastSeen.Time)
 	})
 	o.AlertsFiring, o.Alerts = len(firing), firing[:min(len(firing), 20)]
-	o.NotificationsPending = a.fsm.NotificationsPending()
+	o.NotificationsPending = c.state.NotificationsPending()
 	ctx, cancel := context.WithTimeout(ctx, overviewWait)
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if st, err := a.cl.Cluster(ctx); err != nil {
+		if st, err := c.cfg.Cluster(ctx); err != nil {
 			o.ClusterError = err.Error()
 		} else {
 			o.Cluster = st
@@ -61,7 +61,7 @@ func (a *Agent) Overview(ctx context.Context) (*model.Overview, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		if l, err := a.Executors(ctx); err != nil {
+		if l, err := c.cfg.Executors(ctx); err != nil {
 			o.ExecutorsError = err.Error()
 		} else {
 			o.Executors = l.Executors
@@ -73,12 +73,12 @@ func (a *Agent) Overview(ctx context.Context) (*model.Overview, error) {
 
 // TaskSummaries implements api.ConsoleBackend. The next fire time is
 // computed from this node's clock, as GetTask's are.
-func (a *Agent) TaskSummaries(ctx context.Context, f model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
-	l, err := a.fsm.TaskSummaries(f, runs)
+func (c *Console) TaskSummaries(ctx context.Context, f model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
+	l, err := c.state.TaskSummaries(f, runs)
 	if err != nil {
 		return nil, err
 	}
-	now := a.now()
+	now := c.cfg.Clock.Now()
 	for i := range l.Tasks {
 		t := &l.Tasks[i]
 		if next := t.NextFires(now, 1); !t.Paused && len(next) > 0 {
@@ -105,19 +105,19 @@ func taskZone(t *model.Task) (string, *time.Location) {
 // TaskCalendar implements api.ConsoleBackend: the task's instances by
 // scheduled date in its timezone, from days-1 days before today (this
 // node's clock) to today.
-func (a *Agent) TaskCalendar(ctx context.Context, name string, days int) (*model.TaskCalendar, error) {
-	t, err := a.fsm.GetTask(name)
+func (c *Console) TaskCalendar(ctx context.Context, name string, days int) (*model.TaskCalendar, error) {
+	t, err := c.state.GetTask(name)
 	if err != nil {
 		return nil, err
 	}
 	tz, loc := taskZone(t)
-	now := a.now().In(loc)
+	now := c.cfg.Clock.Now().In(loc)
 	y, m, d := now.Date()
 	lo := time.Date(y, m, d-days+1, 0, 0, 0, 0, loc).UnixMilli()
 	hi := time.Date(y, m, d+1, 0, 0, 0, 0, loc).UnixMilli()
 	byDate := map[string]map[string]int{}
 	var day dayCache
-	err = a.fsm.ScanTask(name, func(b fsm.Brief) {
+	err = c.state.ScanTask(name, func(b fsm.Brief) {
 		if b.ScheduledAt < lo || b.ScheduledAt >= hi {
 			return
 		}
@@ -162,8 +162,8 @@ func (c *dayCache) of(ms int64, loc *time.Location) string {
 // TaskFires implements api.ConsoleBackend: the next n fire times from
 // this node's clock, as the trigger package computes them (paused tasks
 // too; none for event triggers).
-func (a *Agent) TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error) {
-	t, err := a.fsm.GetTask(name)
+func (c *Console) TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error) {
+	t, err := c.state.GetTask(name)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (a *Agent) TaskFires(ctx context.Context, name string, n int) (*model.TaskF
 	if err != nil || sc == nil {
 		return out, nil // no fire times (an event trigger; a once trigger not resolved)
 	}
-	now := a.now()
+	now := c.cfg.Clock.Now()
 	_, prev := now.In(loc).Zone()
 	for _, ft := range trigger.NextN(sc, now, n) {
 		local := ft.In(loc)
@@ -186,10 +186,10 @@ func (a *Agent) TaskFires(ctx context.Context, name string, n int) (*model.TaskF
 }
 
 // TaskCounts implements api.ConsoleBackend.
-func (a *Agent) TaskCounts(ctx context.Context, name string, f model.CountFilter) (*model.InstanceCounts, error) {
+func (c *Console) TaskCounts(ctx context.Context, name string, f model.CountFilter) (*model.InstanceCounts, error) {
 	from, to := f.From.Millis(), f.To.Millis()
 	out := &model.InstanceCounts{Counts: map[string]int{}}
-	err := a.fsm.ScanTask(name, func(b fsm.Brief) {
+	err := c.state.ScanTask(name, func(b fsm.Brief) {
 		if f.Source != "" && b.Source != f.Source || !f.From.IsZero() && b.ScheduledAt < from || !f.To.IsZero() && b.ScheduledAt > to {
 			return
 		}
@@ -199,8 +199,8 @@ func (a *Agent) TaskCounts(ctx context.Context, name string, f model.CountFilter
 	if err != nil {
 		return nil, err
 	}
-	if t, err := a.fsm.GetTask(name); err == nil {
-		busy, err := a.fsm.SlotsBusy(name)
+	if t, err := c.state.GetTask(name); err == nil {
+		busy, err := c.state.SlotsBusy(name)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package agent
+package tasks
 
 import (
 	"context"
@@ -18,8 +18,8 @@ const whyWait = 2 * time.Second
 
 // why says in one sentence what the unfinished instance id waits for ("" for
 // a finished one, or when its facts cannot be read).
-func (a *Agent) why(ctx context.Context, id uint64) string {
-	f, err := a.fsm.InstanceWhy(id)
+func (ts *Tasks) why(ctx context.Context, id uint64) string {
+	f, err := ts.state.InstanceWhy(id)
 	if err != nil {
 		return ""
 	}
@@ -29,11 +29,11 @@ func (a *Agent) why(ctx context.Context, id uint64) string {
 		ctx, cancel := context.WithTimeout(ctx, whyWait)
 		defer cancel()
 		var l *model.ExecutorList
-		if l, execErr = a.Executors(ctx); execErr == nil {
+		if l, execErr = ts.cfg.Executors(ctx); execErr == nil {
 			execs = l.Executors
 		}
 	}
-	return whySentence(f, execs, execErr, a.now())
+	return whySentence(f, execs, execErr, ts.cfg.Clock.Now())
 }
 
 func at(ms int64) string { return model.UnixMilli(ms).Format(model.TimeLayout) }

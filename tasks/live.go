@@ -1,4 +1,4 @@
-package agent
+package tasks
 
 import (
 	"context"
@@ -92,49 +92,49 @@ func (h *liveHub) publish(ev model.LiveEvent) {
 	}
 }
 
-// liveInstance publishes an observed instance change. The event's index is
-// the state machine's applied index when the observer is called: the
-// index of the last entry of the batch that made the change (observer
-// calls run after the batch's index is published and before the next
-// batch applies). A lease renewal is not an event.
-func (a *Agent) liveInstance(c fsm.InstanceChange) {
-	if c.Renewed || !a.live.active() {
+// InstanceChanged publishes an observed instance change. The event's
+// index is the state machine's applied index when the observer is
+// called: the index of the last entry of the batch that made the change
+// (observer calls run after the batch's index is published and before
+// the next batch applies). A lease renewal is not an event.
+func (c *Console) InstanceChanged(ic *fsm.InstanceChange) {
+	if ic.Renewed || !c.live.active() {
 		return
 	}
-	a.live.publish(model.LiveEvent{Type: model.LiveTypeInstance, Instance: &model.LiveInstance{
-		ID: model.FormatID(c.ID), Task: c.Task, State: c.State, Attempt: c.Attempt, Executor: c.Executor,
-		Index: a.fsm.AppliedIndex()}})
+	c.live.publish(model.LiveEvent{Type: model.LiveTypeInstance, Instance: &model.LiveInstance{
+		ID: model.FormatID(ic.ID), Task: ic.Task, State: ic.State, Attempt: ic.Attempt, Executor: ic.Executor,
+		Index: c.state.AppliedIndex()}})
 }
 
-// liveTask publishes an observed task change (see liveInstance).
-func (a *Agent) liveTask(name string) {
-	if !a.live.active() {
+// TaskChanged publishes an observed task change (see InstanceChanged).
+func (c *Console) TaskChanged(name string) {
+	if !c.live.active() {
 		return
 	}
-	a.live.publish(model.LiveEvent{Type: model.LiveTypeTask, Task: &model.LiveTask{Name: name, Index: a.fsm.AppliedIndex()}})
+	c.live.publish(model.LiveEvent{Type: model.LiveTypeTask, Task: &model.LiveTask{Name: name, Index: c.state.AppliedIndex()}})
 }
 
 // Subscribe implements api.LiveBackend.
-func (a *Agent) Subscribe(ctx context.Context, f model.LiveFilter) (api.Subscription, error) {
-	if a.stopping() {
+func (c *Console) Subscribe(ctx context.Context, f model.LiveFilter) (api.Subscription, error) {
+	if c.stopping() {
 		return nil, &model.Error{Code: model.CodeUnavailable, Message: "the node is shutting down"}
 	}
-	return a.live.subscribe(f)
+	return c.live.subscribe(f)
 }
 
 // Upcoming implements api.LiveBackend from this node's state: the fire
 // times are computed from the task definitions (trigger package), for
 // display only; firing uses the leader's clock.
-func (a *Agent) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error) {
+func (c *Console) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error) {
 	var tasks []*model.Task
 	if q.Task != "" {
-		t, err := a.fsm.GetTask(q.Task)
+		t, err := c.state.GetTask(q.Task)
 		if err != nil {
 			return nil, err
 		}
 		tasks = append(tasks, t)
 	} else {
-		ts, err := a.fsm.TaskSchedules()
+		ts, err := c.state.TaskSchedules()
 		if err != nil {
 			return nil, err
 		}
@@ -145,3 +145,15 @@ func (a *Agent) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upc
 	}
 	return model.UpcomingFires(tasks, q), nil
 }
+
+func (c *Console) stopping() bool {
+	select {
+	case <-c.cfg.Stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// Subscribers is how many event streams this node serves.
+func (c *Console) Subscribers() int { return int(c.live.n.Load()) }
