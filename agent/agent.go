@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ax-scheduler/ax/access"
-	"github.com/ax-scheduler/ax/action"
 	"github.com/ax-scheduler/ax/alerts"
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/clock"
@@ -28,9 +25,7 @@ import (
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/tasks"
 	"github.com/ax-scheduler/ax/tlsutil"
-	"github.com/ax-scheduler/ax/ui"
 	"github.com/ax-scheduler/ax/wheel"
-	"github.com/ax-scheduler/ax/worker"
 )
 
 // Config configures an agent.
@@ -186,105 +181,60 @@ type Config struct {
 	testAppendFault func() error
 }
 
-// Agent is one running ax node.
+// Agent is one running ax node: its replica and the role services built
+// on it, behind one HTTP server.
 type Agent struct {
-	cfg    Config
-	log    hclog.Logger
-	rep    *replica.Replica
-	fsm    *fsm.FSM       // rep.State()
-	node   *raftnode.Node // rep.Raft()
-	http   *http.Server
-	ln     net.Listener
-	now    func() time.Time
-	api    *api.Server
-	stopCh chan struct{}
-	wg     sync.WaitGroup
+	cfg  Config
+	log  hclog.Logger
+	now  func() time.Time
+	rep  *replica.Replica
+	fsm  *fsm.FSM       // rep.State()
+	node *raftnode.Node // rep.Raft()
 
-	stopExec context.CancelFunc
-	cl       *cluster.Cluster     // membership, health, the clock monitor
-	tasks    *tasks.Tasks         // tasks and instances, the term's scheduler
-	console  *tasks.Console       // the console's reads and event streams
-	exec     *executors.Executors // the executor protocol, the term's dispatcher
+	acc     *access.Access       // authentication, ACLs, secrets, sealing
+	cl      *cluster.Cluster     // membership, health, the clock monitor
+	tasks   *tasks.Tasks         // tasks and instances, the term's scheduler
+	console *tasks.Console       // the console's reads and event streams
+	exec    *executors.Executors // the executor protocol, the term's dispatcher
+	al      *alerts.Alerts       // the watchdog, alert records, failures, quorum watch
+	chans   *alerts.Channels     // notification channels and delivery
+
+	ln       net.Listener
+	conns    *connLimiter
+	http     *http.Server
+	pprof    *http.Server         // nil without -pprof
 	reg      *prometheus.Registry // the node's metrics
-	al       *alerts.Alerts       // the watchdog, alert records, failures, quorum watch
-	chans    *alerts.Channels     // notification channels and delivery
+	stopExec func()               // drains the embedded executor; nil without one
 
-	conns  *connLimiter
-	pprof  *http.Server    // nil without -pprof
-	acc    *access.Access  // authentication, ACLs, secrets, sealing
-	ctx    context.Context // ends when the agent stops: its loops' context
+	stopCh chan struct{}   // closed when the agent stops
+	ctx    context.Context // the loops' context: ends when the agent stops
 	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 var _ api.InternalBackend = (*replica.Replica)(nil)
 
 // New opens the node's state, starts Raft and the HTTP API. It returns
 // once the node is serving; joining an existing cluster continues in the
-// background.
-func New(cfg Config) (*Agent, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.Info})
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = wheel.RealClock{}
-	}
-	if cfg.MaxClockSkew <= 0 {
-		cfg.MaxClockSkew = time.Second
-	}
-	if cfg.ClockInterval <= 0 {
-		cfg.ClockInterval = time.Second
-	}
-	raw := cfg.Clock
-	base := clock.NewBase(raw, cfg.MaxClockSkew, clock.StaleAfter(cfg.ClockInterval))
-	cfg.Clock = base
-	if cfg.Horizon == 0 {
-		cfg.Horizon = time.Hour
-	}
-	if cfg.LeaderWait == 0 {
-		cfg.LeaderWait = 5 * time.Second
-	}
-	if cfg.MaxConns == 0 {
-		cfg.MaxConns = 1024
-	}
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&cfg.WatchInterval, 5 * time.Second}, {&cfg.StuckAfter, 30 * time.Minute}, {&cfg.SilenceGrace, time.Minute},
-		{&cfg.OvertimeGrace, time.Minute}, {&cfg.NotifyInterval, time.Second}, {&cfg.MemberGrace, 30 * time.Second},
-		{&cfg.AnomalyWindow, time.Hour}, {&cfg.Silence, 10 * time.Minute}} {
-		if *d.v <= 0 {
-			*d.v = d.def
-		}
-	}
-	if cfg.DefaultTimeout < 0 {
-		return nil, errors.New("agent: the default timeout must not be negative (0: none)")
-	}
-	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
-		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
-	}
-	if len(cfg.NodeID) > maxNodeID {
-		// Every command carries it; the state machine refuses longer ones.
-		return nil, fmt.Errorf("agent: node id longer than %d bytes", maxNodeID)
-	}
-	// Security first: an open listener without TLS is refused for that
-	// reason before its address is looked at.
-	if err := checkTransportSecurity(cfg, cfg.Logger.With("node", cfg.NodeID)); err != nil {
+// background. It is the node's composition root: the replica, then each
+// role on it, then Raft, the HTTP server and the loops. Whatever it has
+// opened when it fails is closed again, in reverse order (one cleanup
+// stack, undo).
+func New(cfg Config) (_ *Agent, retErr error) {
+	cfg, raw, err := prepare(cfg)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkAdvertise(cfg); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("agent: data dir: %w", err)
-	}
-	if err := checkNodeID(cfg.DataDir, cfg.NodeID); err != nil {
-		return nil, err
-	}
-	a := &Agent{
-		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now,
-		stopCh: make(chan struct{}),
-	}
+	base := cfg.Clock.(*clock.Base)
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, stopCh: make(chan struct{})}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
+	var undo cleanup
+	defer func() {
+		if retErr != nil {
+			a.cancel()
+			undo.run()
+		}
+	}()
 	var localExecToken string // the embedded executor's credential, in memory only
 	if cfg.Executor {
 		localExecToken = access.NewToken()
@@ -293,10 +243,9 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	ln = tlsListener(ln, cfg.TLS)
-	a.ln = ln
+	a.ln = tlsListener(ln, cfg.TLS)
+	undo.push(a.ln.Close)
 	if cfg.Restore != "" && len(cfg.Join) > 0 {
-		ln.Close()
 		return nil, fmt.Errorf("agent: -restore starts a new cluster; it cannot be combined with -join")
 	}
 	rep, err := replica.Open(replica.Config{NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, AdvertiseRaft: cfg.AdvertiseRaft,
@@ -306,122 +255,41 @@ func New(cfg Config) (*Agent, error) {
 		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout, LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
 		AppendFault: cfg.testAppendFault, Establish: a.establish})
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
+	undo.push(rep.Close)
 	a.rep, a.fsm = rep, rep.State()
-	f := a.fsm
-	if cfg.ExecutorToken != "" && cfg.Token == "" && !f.ACLBootstrapped() {
-		rep.Close()
-		ln.Close()
+	if cfg.ExecutorToken != "" && cfg.Token == "" && !a.fsm.ACLBootstrapped() {
 		return nil, errors.New("agent: -executor-token without API auth would leave every other route open: set -token too, or bootstrap ACLs (ax acl bootstrap) and create executor tokens (ax acl token create -role executor)")
 	}
-	acc, err := access.New(access.Config{NodeID: cfg.NodeID, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, LocalExecToken: localExecToken,
-		ExecutorLabels: cfg.ExecutorLabels, TLS: cfg.TLS != nil, EncryptKey: cfg.EncryptKey, Now: a.now, Logger: a.log}, f, rep)
-	if err != nil {
-		rep.Close()
-		ln.Close()
-		return nil, fmt.Errorf("agent: %w", err)
+	if err := a.roles(raw, base, localExecToken); err != nil {
+		return nil, err
 	}
-	a.acc = acc
-	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), TLS: cfg.TLS != nil,
-		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
-		OnClockStep: func() { a.tasks.ClockStepped() }, Wheel: func() (int, time.Duration, bool) { return a.tasks.Wheel() },
-		Executors: a.executorCount, QuorumAlerts: func() []model.Alert { return a.al.QuorumAlerts() }}, rep, f)
-	a.exec = executors.New(executors.Config{Logger: a.log, Now: a.now, Lease: cfg.Lease, MaxClockSkew: cfg.MaxClockSkew,
-		LeaderWait: cfg.LeaderWait, DefaultTimeout: cfg.DefaultTimeout, Started: func(task string, d time.Duration) { a.tasks.Started(task, d) }},
-		rep, f, acc)
-	a.tasks = tasks.New(tasks.Config{Logger: a.log, Clock: cfg.Clock, Horizon: cfg.Horizon, Retention: cfg.Retention,
-		RetentionInterval: cfg.RetentionInterval, MetricsMaxTasks: cfg.MetricsMaxTasks, Executors: a.exec.Executors,
-		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live}, rep, f)
-	a.console = tasks.NewConsole(tasks.ConsoleConfig{Clock: cfg.Clock, Stopping: a.stopCh, Cluster: a.cl.Cluster,
-		Executors: a.exec.Executors, QuorumAlerts: func() []model.Alert { return a.al.QuorumAlerts() }}, f)
-	alertsCfg := alerts.Config{NodeID: cfg.NodeID, Logger: a.log, Clock: cfg.Clock, DefaultTimeout: cfg.DefaultTimeout,
-		WatchInterval: cfg.WatchInterval, StuckAfter: cfg.StuckAfter, SilenceGrace: cfg.SilenceGrace, OvertimeGrace: cfg.OvertimeGrace,
-		NotifyInterval: cfg.NotifyInterval, MemberGrace: cfg.MemberGrace, AnomalyWindow: cfg.AnomalyWindow, Silence: cfg.Silence,
-		ConsoleURL: a.consoleURL(), Notifier: cfg.testNotifier, Clocks: a.cl.Clock(), Executors: a.leaderExecutors}
-	if sl := acc.Sealer(); sl != nil {
-		alertsCfg.Sealer = sl
-	}
-	a.chans = alerts.NewChannels(alertsCfg, f, rep, nil)
-	a.al = alerts.New(alertsCfg, f, rep, a.chans)
 	if err := rep.Start(); err != nil {
-		rep.Close()
-		ln.Close()
 		if cfg.Restore != "" && strings.HasPrefix(err.Error(), "restore: ") {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		return nil, err
 	}
 	a.node = rep.Raft()
-	reg, metrics := a.metrics()
-	a.reg = reg
-	a.api = api.New(api.Config{Barrier: rep, Tasks: a.tasks, Instances: a.tasks, Executors: a.exec, Cluster: a.cl, ACL: acc, Secrets: acc,
-		Channels: a.chans, Live: a.console, Console: a.console, Alerts: a.al, NodeID: cfg.NodeID, Stopping: a.stopCh,
-		Auth: acc, Logger: a.log, Now: cfg.Clock.Now, Metrics: metrics, CheckAction: action.Check})
-	a.conns = newConnLimiter(ln, cfg.MaxConns)
-	var public http.Handler = a.api
-	if !cfg.NoUI {
-		public = ui.Mount(a.api)
-	}
-	// The node-to-node endpoints have their own handler, for members only.
-	handler := api.NewInternal(api.InternalConfig{Backend: rep, Auth: acc, WallClock: raw.Now, ClockJump: base.Jump}).Mount(public)
-	a.http = &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer a.conns.serving(r)()
-			if a.refuseUnusable(w, r) {
-				return
-			}
-			r, done := acc.TrackRequest(r)
-			defer done()
-			limitBody(w, r)
-			handler.ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ConnState:         a.conns.track,
-		ConnContext:       a.conns.connContext,
-		ErrorLog:          newServerLog(a.log),
-	}
+	a.serveHTTP(raw.Now, base.Jump)
 	if err := a.servePprof(); err != nil {
-		rep.Close()
-		ln.Close()
 		return nil, err
 	}
+	if a.pprof != nil {
+		undo.push(a.pprof.Close)
+	}
 	if cfg.Executor {
-		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: localExecToken, TLS: a.rep.PeerTLS(),
-			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
-			// The node is going away: its attempts may finish within the
-			// grace; those still running then are stopped and reported
-			// interrupted while the node can still take the reports.
-			ShutdownGrace: execShutdownGrace(cfg.ExecutorShutdownGrace)})
-		if err != nil {
-			if a.pprof != nil {
-				a.pprof.Close()
-			}
-			rep.Close()
-			ln.Close()
+		if err := a.startExecutor(localExecToken); err != nil {
 			return nil, err
 		}
-		ectx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		a.stopExec = func() {
-			cancel()
-			select { // its reports go through this node's API
-			case <-done:
-			case <-time.After(max(cfg.ExecutorShutdownGrace, 0) + 15*time.Second):
-			}
-		}
+	}
+	// The loops every node runs, until the agent stops.
+	for _, run := range []func(context.Context){a.acc.Run, a.al.Run, a.cl.Run} {
 		a.wg.Add(1)
-		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
+		go func() { defer a.wg.Done(); run(a.ctx) }()
 	}
-	// Each of these loops calls a.wg.Done when it returns.
-	loops := []func(){func() { defer a.wg.Done(); acc.Run(a.ctx) }, func() { defer a.wg.Done(); a.al.Run(a.ctx) }, func() { defer a.wg.Done(); a.cl.Run(a.ctx) }}
-	a.wg.Add(len(loops) + 1)
-	for _, loop := range loops {
-		go loop()
-	}
+	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		if err := a.http.Serve(a.conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -432,21 +300,51 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// checkNodeID pins a data dir to one node id so that a typo in -node cannot
-// make a node pretend to be a different member with another's log.
-func checkNodeID(dir, id string) error {
-	p := filepath.Join(dir, "node-id")
-	b, err := os.ReadFile(p)
-	switch {
-	case err == nil:
-		if got := strings.TrimSpace(string(b)); got != id {
-			return fmt.Errorf("agent: data dir %s belongs to node %q, not %q", dir, got, id)
-		}
-		return nil
-	case errors.Is(err, os.ErrNotExist):
-		return os.WriteFile(p, []byte(id+"\n"), 0o600)
-	default:
+// roles builds the role services on the replica (before Raft starts: the
+// state machine's observer feeds them from its first entry). The roles
+// do not know each other: what one needs of another is wired here, late
+// bound where they refer to each other.
+func (a *Agent) roles(raw wheel.Clock, base *clock.Base, localExecToken string) error {
+	cfg, rep, f := a.cfg, a.rep, a.fsm
+	acc, err := access.New(access.Config{NodeID: cfg.NodeID, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, LocalExecToken: localExecToken,
+		ExecutorLabels: cfg.ExecutorLabels, TLS: cfg.TLS != nil, EncryptKey: cfg.EncryptKey, Now: a.now, Logger: a.log}, f, rep)
+	if err != nil {
 		return fmt.Errorf("agent: %w", err)
+	}
+	a.acc = acc
+	quorum := func() []model.Alert { return a.al.QuorumAlerts() }
+	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), TLS: cfg.TLS != nil,
+		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
+		OnClockStep: func() { a.tasks.ClockStepped() }, Wheel: func() (int, time.Duration, bool) { return a.tasks.Wheel() },
+		Executors: a.executorCount, QuorumAlerts: quorum}, rep, f)
+	a.exec = executors.New(executors.Config{Logger: a.log, Now: a.now, Lease: cfg.Lease, MaxClockSkew: cfg.MaxClockSkew,
+		LeaderWait: cfg.LeaderWait, DefaultTimeout: cfg.DefaultTimeout, Started: func(task string, d time.Duration) { a.tasks.Started(task, d) }},
+		rep, f, acc)
+	a.tasks = tasks.New(tasks.Config{Logger: a.log, Clock: cfg.Clock, Horizon: cfg.Horizon, Retention: cfg.Retention,
+		RetentionInterval: cfg.RetentionInterval, MetricsMaxTasks: cfg.MetricsMaxTasks, Executors: a.exec.Executors,
+		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live}, rep, f)
+	a.console = tasks.NewConsole(tasks.ConsoleConfig{Clock: cfg.Clock, Stopping: a.stopCh, Cluster: a.cl.Cluster,
+		Executors: a.exec.Executors, QuorumAlerts: quorum}, f)
+	alertsCfg := alerts.Config{NodeID: cfg.NodeID, Logger: a.log, Clock: cfg.Clock, DefaultTimeout: cfg.DefaultTimeout,
+		WatchInterval: cfg.WatchInterval, StuckAfter: cfg.StuckAfter, SilenceGrace: cfg.SilenceGrace, OvertimeGrace: cfg.OvertimeGrace,
+		NotifyInterval: cfg.NotifyInterval, MemberGrace: cfg.MemberGrace, AnomalyWindow: cfg.AnomalyWindow, Silence: cfg.Silence,
+		ConsoleURL: a.consoleURL(), Notifier: cfg.testNotifier, Clocks: a.cl.Clock(), Executors: a.leaderExecutors}
+	if sl := acc.Sealer(); sl != nil {
+		alertsCfg.Sealer = sl
+	}
+	a.chans = alerts.NewChannels(alertsCfg, f, rep, nil)
+	a.al = alerts.New(alertsCfg, f, rep, a.chans)
+	return nil
+}
+
+// cleanup is a stack of closes, run in reverse order (New's undo).
+type cleanup []func() error
+
+func (c *cleanup) push(close func() error) { *c = append(*c, close) }
+
+func (c cleanup) run() {
+	for i := len(c) - 1; i >= 0; i-- {
+		_ = c[i]()
 	}
 }
 
@@ -459,6 +357,19 @@ func (a *Agent) advertisedHTTP() string {
 		return a.cfg.AdvertiseHTTP
 	}
 	return a.HTTPAddr()
+}
+
+// consoleURL is the base of the console links in notifications:
+// -console-url, else this node's advertised HTTP address.
+func (a *Agent) consoleURL() string {
+	if a.cfg.ConsoleURL != "" {
+		return strings.TrimRight(a.cfg.ConsoleURL, "/")
+	}
+	scheme := "http://"
+	if a.cfg.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + a.advertisedHTTP()
 }
 
 // Shutdown stops the agent. A leader first hands leadership to a follower
@@ -493,42 +404,11 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	if a.pprof != nil {
 		_ = a.pprof.Close()
 	}
-	err := a.rep.Stop()
+	err := a.rep.Stop() // the current term ends, its services return
 	a.wg.Wait()
 	if ferr := a.rep.Close(); err == nil {
 		err = ferr
 	}
 	a.log.Info("agent stopped")
 	return err
-}
-
-// execShutdownGrace is the embedded executor's worker.Config.ShutdownGrace
-// for the agent's setting: none (negative) for 0.
-func execShutdownGrace(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
-}
-
-func (a *Agent) stopping() bool {
-	select {
-	case <-a.stopCh:
-		return true
-	default:
-		return false
-	}
-}
-
-// consoleURL is the base of the console links in notifications:
-// -console-url, else this node's advertised HTTP address.
-func (a *Agent) consoleURL() string {
-	if a.cfg.ConsoleURL != "" {
-		return strings.TrimRight(a.cfg.ConsoleURL, "/")
-	}
-	scheme := "http://"
-	if a.cfg.TLS != nil {
-		scheme = "https://"
-	}
-	return scheme + a.advertisedHTTP()
 }

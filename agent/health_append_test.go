@@ -23,7 +23,7 @@ import (
 func healthz(t *testing.T, a *Agent) (int, *model.Health) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	a.api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	a.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var h model.Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
 		t.Fatalf("GET /healthz: %d %s: %v", rec.Code, rec.Body, err)

@@ -59,13 +59,13 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 		return strings.Contains(l.cl.Health(ctx).Problem, "no leader")
 	})
 	rec := httptest.NewRecorder()
-	l.api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	l.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var h model.Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil || rec.Code != http.StatusServiceUnavailable || h.Node != l.cfg.NodeID {
 		t.Fatalf("GET /healthz without a leader: %d %s, want 503 with the node's health", rec.Code, rec.Body)
 	}
 	rec = httptest.NewRecorder()
-	l.api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
+	l.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /livez: %d, want 200 (the process answers)", rec.Code)
 	}

@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"net"
-	"time"
 
 	"github.com/ax-scheduler/ax/alerts"
 	"github.com/ax-scheduler/ax/fsm"
@@ -61,10 +59,6 @@ func (a *Agent) Scheduled(id uint64, dueMs int64) { a.tasks.Scheduled(id, dueMs,
 // Restored implements fsm.RestoreObserver: a snapshot replaced the state.
 func (a *Agent) Restored() { a.tasks.Restored() }
 
-// maxNodeID bounds a node id (a joining node's id is a valid name, at most
-// 128 bytes).
-const maxNodeID = 128
-
 // executorCount is how many executors the leader hears from, for /healthz.
 func (a *Agent) executorCount() (int, bool) {
 	if d := a.exec.Dispatcher(); d != nil {
@@ -84,18 +78,3 @@ func (a *Agent) leaderExecutors() alerts.Executors {
 
 // Health is this node's /healthz answer (cluster.Cluster.Health).
 func (a *Agent) Health(ctx context.Context) *model.Health { return a.cl.Health(ctx) }
-
-// loopbackFor is a listen address as a process on this host dials it: a
-// wildcard IP (0.0.0.0, ::) becomes 127.0.0.1. The embedded executor
-// dials its node so, and hands the address to its shell tasks as AX_ADDR,
-// where `ax approval request` verifies the node's TLS certificate against
-// it: the certificate names 127.0.0.1, not a wildcard.
-func loopbackFor(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsUnspecified() {
-		return net.JoinHostPort("127.0.0.1", port)
-	}
-	return addr
-}
-
-var _ = time.Second
