@@ -85,13 +85,13 @@ func (r *Replica) ProposeOwn(ctx context.Context, t command.Type, body any) erro
 
 // applyLocal proposes c through t's group commit, which stamps the
 // leader's time into it; the caller has waited for t's barrier
-// (readyTerm). A command whose type a member does not know yet is refused
+// (terms.ready). A command whose type a member does not know yet is refused
 // (checkProto); a command that the state machine would refuse (invalid,
 // or rejected by the current state, and not a retry of an earlier
 // request) is answered without a log entry.
 func (r *Replica) applyLocal(ctx context.Context, t *Term, c *command.Command) (*fsm.Result, error) {
 	r.stamp(c)
-	if err := r.checkProto(ctx, c); err != nil {
+	if err := checkProto(ctx, r.node, r.fsm, r.cfg.NodeID, c); err != nil {
 		var me *model.Error
 		if errors.As(err, &me) {
 			return &fsm.Result{Err: me}, nil
@@ -105,7 +105,7 @@ func (r *Replica) applyLocal(ctx context.Context, t *Term, c *command.Command) (
 		// attempt). A confirmed leader's state holds every acknowledged
 		// write: those of earlier terms (its barrier) and its own (acked
 		// once applied here).
-		if _, err := r.readIndex(ctx); err != nil {
+		if _, err := r.reads.readIndex(ctx); err != nil {
 			return nil, err
 		}
 		if res = r.fsm.Precheck(c); res != nil {

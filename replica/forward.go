@@ -81,7 +81,7 @@ func Ask[T any](ctx context.Context, l Leader, c Call,
 // can answer goes through it.
 //
 // Each try resolves the leader anew. When this node leads, it waits for
-// its term's barrier (readyTerm) and runs c.Local. Otherwise it sends
+// its term's barrier (terms.ready) and runs c.Local. Otherwise it sends
 // c.Remote to the leader's HTTP address, one hop: the request carries
 // api.HeaderForwarded (and c.ReqID as its Idempotency-Key), and a node
 // that receives a forwarded request it cannot answer itself (it is not
@@ -150,7 +150,7 @@ type outcome struct {
 // try makes one try: locally when this node leads, else at the leader.
 func (r *Replica) try(ctx context.Context, c *Call, changed <-chan struct{}) outcome {
 	if r.node.IsLeader() {
-		t, err := r.readyTerm(ctx, c.Deadline)
+		t, err := r.terms.ready(ctx, c.Deadline)
 		if err == nil {
 			if err = c.Local(ctx, t); err == nil {
 				return outcome{final: true}

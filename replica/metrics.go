@@ -38,7 +38,7 @@ func (r *Replica) Collectors() []prometheus.Collector {
 		}),
 		gauge("ax_raft_term", "Current Raft term.", func() float64 { return float64(r.node.Term()) }),
 	}
-	return append(cs, r.readCollectors()...)
+	return append(cs, r.reads.collectors()...)
 }
 
 // Member is a member of the Raft configuration with its recorded HTTP

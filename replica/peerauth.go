@@ -3,6 +3,7 @@ package replica
 import (
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/hashicorp/go-hclog"
 )
 
 // Raft authentication without TLS (raftnode/peerauth.go): every Raft
@@ -34,15 +35,14 @@ func peerAuthConfig(f *fsm.FSM) *raftnode.PeerAuthConfig {
 // Raft authentication, until it requires the handshake with a key: the
 // member key arriving on a node upgraded from a release without it, and
 // the cluster reaching PeerAuthProto.
-func (r *Replica) watchPeerAuth() {
-	defer r.wg.Done()
+func watchPeerAuth(stop <-chan struct{}, f *fsm.FSM, n *raftnode.Node, log hclog.Logger) {
 	for {
-		changed := r.fsm.Changed()
-		if r.syncPeerAuth() {
+		changed := f.Changed()
+		if syncPeerAuth(f, n, log) {
 			return
 		}
 		select {
-		case <-r.stopCh:
+		case <-stop:
 			return
 		case <-changed:
 		}
@@ -51,8 +51,8 @@ func (r *Replica) watchPeerAuth() {
 
 // syncPeerAuth brings the node's Raft authentication up to its state
 // machine, and reports whether nothing is left to follow.
-func (r *Replica) syncPeerAuth() (done bool) {
-	st := r.node.PeerAuth()
+func syncPeerAuth(f *fsm.FSM, n *raftnode.Node, log hclog.Logger) (done bool) {
+	st := n.PeerAuth()
 	if !st.Enabled || st.Required && st.Key != nil {
 		return true
 	}
@@ -60,19 +60,19 @@ func (r *Replica) syncPeerAuth() (done bool) {
 		return false // the join asks the cluster (the cluster role's fetchMemberKey)
 	}
 	if st.Key == nil && !st.Required {
-		if key := r.fsm.MemberKey(); key != nil {
-			if err := r.node.SetMemberKey(key, false); err != nil {
-				r.log.Error("adopting the cluster's member key failed", "error", err)
+		if key := f.MemberKey(); key != nil {
+			if err := n.SetMemberKey(key, false); err != nil {
+				log.Error("adopting the cluster's member key failed", "error", err)
 			} else {
-				r.log.Info("adopted the cluster's member key: Raft connections to upgraded members authenticate with it")
+				log.Info("adopted the cluster's member key: Raft connections to upgraded members authenticate with it")
 			}
 		}
 	}
-	if !st.Required && r.fsm.Proto() >= PeerAuthProto {
-		if err := r.node.RequirePeerAuth(); err != nil {
-			r.log.Error("requiring authenticated Raft connections failed", "error", err)
+	if !st.Required && f.Proto() >= PeerAuthProto {
+		if err := n.RequirePeerAuth(); err != nil {
+			log.Error("requiring authenticated Raft connections failed", "error", err)
 		} else {
-			r.log.Info("every member authenticates Raft connections now: connections without the member-key handshake are refused")
+			log.Info("every member authenticates Raft connections now: connections without the member-key handshake are refused")
 		}
 	}
 	return false

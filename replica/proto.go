@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
@@ -17,29 +18,20 @@ import (
 // command type it does not know, and the cluster's protocol is raised only
 // to what every member speaks. Non-voters count too: they apply the log
 // as well. This node counts with its own command.ProtoVersion.
-func (r *Replica) checkProto(ctx context.Context, c *command.Command) error {
+func checkProto(ctx context.Context, n *raftnode.Node, f *fsm.FSM, self string, c *command.Command) error {
 	need := commandProto(c)
 	if need <= 1 {
 		return nil
 	}
-	servers, nodes, err := r.memberRecords(ctx)
+	servers, err := n.Servers(ctx)
 	if err != nil {
 		return err
 	}
-	return protoGate(need, c.Type, r.cfg.NodeID, servers, nodes)
-}
-
-// memberRecords returns the Raft configuration and the members' records.
-func (r *Replica) memberRecords(ctx context.Context) ([]raftnode.Server, map[string]command.NodeInfo, error) {
-	servers, err := r.node.Servers(ctx)
+	nodes, err := f.Nodes()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	nodes, err := r.fsm.Nodes()
-	if err != nil {
-		return nil, nil, err
-	}
-	return servers, nodes, nil
+	return protoGate(need, c.Type, self, servers, nodes)
 }
 
 // commandProto is the protocol every member must speak before c is

@@ -43,6 +43,7 @@ const ReadLeaderWait = time.Second
 
 // readRounds are the replica's two batched read-index fetches.
 type readRounds struct {
+	r           *Replica
 	leaderReads rounds // the leader's confirmations (readIndex)
 	reads       rounds // this node's read barriers (ReadBarrier)
 	// sendCommit's state: one is out, the read index the last was for,
@@ -125,21 +126,22 @@ func (rs *rounds) loop(fetch func() (uint64, error)) {
 }
 
 // readCollectors are the read metrics: reads per round is the batching.
-func (r *Replica) readCollectors() []prometheus.Collector {
+func (rr *readRounds) collectors() []prometheus.Collector {
 	counter := func(name, help string, v *atomic.Uint64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) })
 	}
 	return []prometheus.Collector{
-		counter("ax_read_barriers_total", "Linearizable reads this node served (each waited for a read index).", &r.reads.reads.asked),
-		counter("ax_read_barrier_rounds_total", "Read indexes those reads fetched, batched (from this node when it led, else from the leader).", &r.reads.reads.made),
-		counter("ax_read_index_requests_total", "Read indexes asked of this node as leader: its own reads' rounds, its followers' and its write prechecks.", &r.reads.leaderReads.asked),
-		counter("ax_read_index_rounds_total", "Leadership confirmations (a quorum round trip each) that answered them, batched.", &r.reads.leaderReads.made),
-		counter("ax_read_commit_sends_total", "Commit indexes this node as leader sent its followers at once (a Raft barrier entry), for a follower's read that had not learned its read index as committed.", &r.reads.commitSends),
+		counter("ax_read_barriers_total", "Linearizable reads this node served (each waited for a read index).", &rr.reads.asked),
+		counter("ax_read_barrier_rounds_total", "Read indexes those reads fetched, batched (from this node when it led, else from the leader).", &rr.reads.made),
+		counter("ax_read_index_requests_total", "Read indexes asked of this node as leader: its own reads' rounds, its followers' and its write prechecks.", &rr.leaderReads.asked),
+		counter("ax_read_index_rounds_total", "Leadership confirmations (a quorum round trip each) that answered them, batched.", &rr.leaderReads.made),
+		counter("ax_read_commit_sends_total", "Commit indexes this node as leader sent its followers at once (a Raft barrier entry), for a follower's read that had not learned its read index as committed.", &rr.commitSends),
 	}
 }
 
 // roundContext bounds one round: the leader wait, and the replica's stop.
-func (r *Replica) roundContext() (context.Context, context.CancelFunc) {
+func (rr *readRounds) roundContext() (context.Context, context.CancelFunc) {
+	r := rr.r
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.LeaderWait)
 	go func() {
 		select {
@@ -155,15 +157,16 @@ func (r *Replica) roundContext() (context.Context, context.CancelFunc) {
 // and returns the index a reader must see applied: the last state-machine
 // entry at or below the commit index as of the confirmation; errors are
 // raftnode's. Concurrent callers share one confirmation (a round).
-func (r *Replica) readIndex(ctx context.Context) (uint64, error) {
-	return r.reads.leaderReads.get(ctx, r.confirmReadIndex)
+func (rr *readRounds) readIndex(ctx context.Context) (uint64, error) {
+	return rr.leaderReads.get(ctx, rr.confirmReadIndex)
 }
 
 // confirmReadIndex is one round of readIndex.
-func (r *Replica) confirmReadIndex() (uint64, error) {
-	ctx, cancel := r.roundContext()
+func (rr *readRounds) confirmReadIndex() (uint64, error) {
+	r := rr.r
+	ctx, cancel := rr.roundContext()
 	defer cancel()
-	if _, err := r.readyTerm(ctx, time.Now().Add(r.cfg.LeaderWait)); err != nil {
+	if _, err := r.terms.ready(ctx, time.Now().Add(r.cfg.LeaderWait)); err != nil {
 		return 0, err
 	}
 	idx := r.node.CommitIndex()
@@ -186,12 +189,12 @@ func (r *Replica) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
 	if !r.node.IsLeader() {
 		return 0, errNotLeader()
 	}
-	idx, err := r.readIndex(ctx)
+	idx, err := r.reads.readIndex(ctx)
 	if err != nil {
 		return 0, Unavailable(err)
 	}
 	if known < idx {
-		r.sendCommit(idx)
+		r.reads.sendCommit(idx)
 	}
 	return idx, nil
 }
@@ -201,17 +204,18 @@ func (r *Replica) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
 // costs never outnumber the state entries), one at a time, and only when
 // nothing is waiting to commit (entries in flight are followed by an
 // append that carries the commit index anyway, as writes go on).
-func (r *Replica) sendCommit(idx uint64) {
-	if idx <= r.reads.commitSentFor.Load() || r.node.LastIndex() != r.node.CommitIndex() ||
-		!r.reads.sendingCommit.CompareAndSwap(false, true) {
+func (rr *readRounds) sendCommit(idx uint64) {
+	r := rr.r
+	if idx <= rr.commitSentFor.Load() || r.node.LastIndex() != r.node.CommitIndex() ||
+		!rr.sendingCommit.CompareAndSwap(false, true) {
 		return
 	}
-	r.reads.commitSentFor.Store(idx)
-	r.reads.commitSends.Add(1)
+	rr.commitSentFor.Store(idx)
+	rr.commitSends.Add(1)
 	done := r.node.SendCommitIndex()
 	go func() {
 		<-done
-		r.reads.sendingCommit.Store(false)
+		rr.sendingCommit.Store(false)
 	}()
 }
 
@@ -220,23 +224,24 @@ func (r *Replica) sendCommit(idx uint64) {
 // knows no leader for ReadLeaderWait answers unavailable, naming
 // ?stale=true.
 func (r *Replica) ReadBarrier(ctx context.Context) error {
-	idx, err := r.reads.reads.get(ctx, r.fetchReadIndex)
+	idx, err := r.reads.reads.get(ctx, r.reads.fetchReadIndex)
 	if err != nil {
 		return Unavailable(err)
 	}
-	return r.waitApplied(ctx, idx)
+	return r.reads.waitApplied(ctx, idx)
 }
 
 // fetchReadIndex is one round of ReadBarrier: the read index, from this
 // node when it leads, else from the leader.
-func (r *Replica) fetchReadIndex() (uint64, error) {
-	ctx, cancel := r.roundContext()
+func (rr *readRounds) fetchReadIndex() (uint64, error) {
+	r := rr.r
+	ctx, cancel := rr.roundContext()
 	defer cancel()
 	return Ask(ctx, r, Call{
 		FindWithin: ReadLeaderWait,
 		NoLeader:   r.NoLeaderRead("it cannot answer a linearizable read; add ?stale=true to read this node's own state, which may be out of date"),
 	},
-		func(ctx context.Context, _ *Term) (uint64, error) { return r.readIndex(ctx) },
+		func(ctx context.Context, _ *Term) (uint64, error) { return rr.readIndex(ctx) },
 		func(ctx context.Context, cl *client.Client) (uint64, error) {
 			var out struct {
 				Index uint64 `json:"index"`
@@ -258,7 +263,8 @@ func (r *Replica) NoLeaderRead(why string) error {
 }
 
 // waitApplied waits until this node's state machine has applied idx.
-func (r *Replica) waitApplied(ctx context.Context, idx uint64) error {
+func (rr *readRounds) waitApplied(ctx context.Context, idx uint64) error {
+	r := rr.r
 	for {
 		ch := r.fsm.Changed()
 		if r.fsm.AppliedIndex() >= idx {
@@ -276,7 +282,7 @@ func (r *Replica) waitApplied(ctx context.Context, idx uint64) error {
 // write acknowledged before the call: the leader's read index, in a
 // round shared with concurrent reads.
 func (r *Replica) LeaderIndex(ctx context.Context) (uint64, error) {
-	return r.reads.reads.get(ctx, r.fetchReadIndex)
+	return r.reads.reads.get(ctx, r.reads.fetchReadIndex)
 }
 
 // maxAppliedWait bounds how long GET /v1/internal/applied waits.
@@ -288,5 +294,5 @@ const maxAppliedWait = 5 * time.Second
 func (r *Replica) WaitApplied(ctx context.Context, index uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, maxAppliedWait)
 	defer cancel()
-	return r.waitApplied(ctx, index)
+	return r.reads.waitApplied(ctx, index)
 }

@@ -91,11 +91,8 @@ type Replica struct {
 	clientsMu sync.Mutex
 	clients   map[string]*client.Client
 
-	term   atomic.Pointer[Term] // the current leadership term, nil while following
-	termMu sync.Mutex
-	termCh chan struct{} // closed and replaced when the term changes or becomes ready
-
-	reads readRounds
+	terms terms      // the leader loop and the current term (term.go)
+	reads readRounds // batched read indexes (reads.go)
 	// Group commit counters (batcher.go).
 	entries, commands atomic.Uint64
 }
@@ -117,6 +114,7 @@ func Open(cfg Config) (*Replica, error) {
 		return nil, err
 	}
 	r := &Replica{cfg: cfg, log: cfg.Logger, fsm: f, stopCh: make(chan struct{}), clients: map[string]*client.Client{}}
+	r.terms.r, r.reads.r = r, r
 	r.stamper = &stamper{now: cfg.Now, hwm: f.TimeHWM, max: cfg.MaxClockSkew, log: r.log}
 	return r, nil
 }
@@ -152,8 +150,8 @@ func (r *Replica) Start() error {
 	}
 	r.node = node
 	r.wg.Add(2)
-	go r.leaderLoop()
-	go r.watchPeerAuth()
+	go func() { defer r.wg.Done(); r.terms.leaderLoop() }()
+	go func() { defer r.wg.Done(); watchPeerAuth(r.stopCh, r.fsm, r.node, r.log) }()
 	return nil
 }
 
@@ -191,12 +189,6 @@ func (r *Replica) State() *fsm.FSM { return r.fsm }
 // Raft is the Raft member, for membership and status (the cluster role):
 // its errors are raftnode's.
 func (r *Replica) Raft() *raftnode.Node { return r.node }
-
-// NodeID is this node's id.
-func (r *Replica) NodeID() string { return r.cfg.NodeID }
-
-// AdvertisedHTTP is the HTTP address the other nodes reach this one at.
-func (r *Replica) AdvertisedHTTP() string { return r.cfg.AdvertiseHTTP }
 
 // IsLeader reports whether this node is the Raft leader (its term may
 // not be ready yet: see Current).
@@ -259,15 +251,6 @@ func raftTLS(h *tlsutil.Holder) *raftnode.TLSConfig {
 		return nil
 	}
 	return &raftnode.TLSConfig{Server: h.RaftServerConfig(), Client: h.PeerClientConfig()}
-}
-
-func (r *Replica) stopping() bool {
-	select {
-	case <-r.stopCh:
-		return true
-	default:
-		return false
-	}
 }
 
 // LeaderID is the leader's id as Raft knows it, "" while there is none.

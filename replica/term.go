@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -25,7 +26,7 @@ import (
 // nothing of an old term (a deferred clean-up, a late proposal, a command
 // queued in its group commit) reaches the next one.
 //
-// Writes on a leader wait for its term's barrier (readyTerm): a new leader
+// Writes on a leader wait for its term's barrier (terms.ready): a new leader
 // checks and proposes a write only against a state holding every
 // committed write, whichever node led before.
 
@@ -105,25 +106,33 @@ type Service struct {
 	Run  func(ctx context.Context) error
 }
 
+// terms is the leader loop and the term it runs.
+type terms struct {
+	r   *Replica
+	cur atomic.Pointer[Term] // the current leadership term, nil while following
+	mu  sync.Mutex
+	ch  chan struct{} // closed and replaced when the term changes or becomes ready
+}
+
 // leaderLoop owns the terms: it establishes one when this node becomes
 // leader and revokes it (waiting for its services) when it stops being
 // leader or the replica stops.
-func (r *Replica) leaderLoop() {
-	defer r.wg.Done()
+func (ts *terms) leaderLoop() {
+	r := ts.r
 	changes := r.node.LeadershipChanges()
 	var cur *Term
 	for {
 		select {
 		case <-r.stopCh:
-			r.revoke(cur)
+			ts.revoke(cur)
 			return
 		case isLeader := <-changes:
 			// A repeated "leader" restarts the term too: the barrier of
 			// the running one may belong to an earlier Raft term.
-			r.revoke(cur)
+			ts.revoke(cur)
 			cur = nil
 			if isLeader {
-				cur = r.establish()
+				cur = ts.establish()
 			}
 		}
 	}
@@ -131,32 +140,33 @@ func (r *Replica) leaderLoop() {
 
 // establish starts a term: its barrier, then its services, in the
 // background.
-func (r *Replica) establish() *Term {
+func (ts *terms) establish() *Term {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &Term{r: r, ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{})}
-	r.setTerm(t)
-	go r.runTerm(t)
+	t := &Term{r: ts.r, ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{})}
+	ts.set(t)
+	go ts.run(t)
 	return t
 }
 
 // revoke ends a term and returns once every one of its services has
 // returned.
-func (r *Replica) revoke(t *Term) {
+func (ts *terms) revoke(t *Term) {
 	if t == nil {
 		return
 	}
 	start := time.Now()
 	t.cancel()
 	<-t.done
-	r.setTerm(nil)
-	r.log.Info("leader services stopped", "term", t.raftTerm, "took", time.Since(start).Round(time.Millisecond))
+	ts.set(nil)
+	ts.r.log.Info("leader services stopped", "term", t.raftTerm, "took", time.Since(start).Round(time.Millisecond))
 }
 
-// runTerm waits for the barrier, then runs the term's services until they
+// run waits for the barrier, then runs the term's services until they
 // have all returned.
-func (r *Replica) runTerm(t *Term) {
+func (ts *terms) run(t *Term) {
 	defer close(t.done)
-	raftTerm, err := r.barrier(t.ctx)
+	r := ts.r
+	raftTerm, err := ts.barrier(t.ctx)
 	if err != nil {
 		return
 	}
@@ -170,7 +180,7 @@ func (r *Replica) runTerm(t *Term) {
 		return
 	}
 	close(t.ready)
-	r.wakeTerm()
+	ts.wake()
 	r.log.Info("leader services started", "term", raftTerm, "applied", r.fsm.AppliedIndex())
 	var wg sync.WaitGroup
 	for _, s := range services {
@@ -188,7 +198,8 @@ func (r *Replica) runTerm(t *Term) {
 // barrier waits until the state machine holds every entry committed
 // before this term, retrying until it succeeds, this node stops leading
 // or ctx ends. It returns the Raft term it leads.
-func (r *Replica) barrier(ctx context.Context) (uint64, error) {
+func (ts *terms) barrier(ctx context.Context) (uint64, error) {
+	r := ts.r
 	for {
 		raftTerm := r.node.Term()
 		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -219,29 +230,29 @@ func (r *Replica) barrier(ctx context.Context) (uint64, error) {
 	}
 }
 
-// setTerm makes t the current term (nil: none) and wakes readyTerm.
-func (r *Replica) setTerm(t *Term) {
-	r.term.Store(t)
-	r.wakeTerm()
+// set makes t the current term (nil: none) and wakes ready.
+func (ts *terms) set(t *Term) {
+	ts.cur.Store(t)
+	ts.wake()
 }
 
-// wakeTerm wakes everything waiting in readyTerm.
-func (r *Replica) wakeTerm() {
-	r.termMu.Lock()
-	defer r.termMu.Unlock()
-	if r.termCh != nil {
-		close(r.termCh)
+// wake wakes everything waiting in ready.
+func (ts *terms) wake() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.ch != nil {
+		close(ts.ch)
 	}
-	r.termCh = make(chan struct{})
+	ts.ch = make(chan struct{})
 }
 
-func (r *Replica) termWake() <-chan struct{} {
-	r.termMu.Lock()
-	defer r.termMu.Unlock()
-	if r.termCh == nil {
-		r.termCh = make(chan struct{})
+func (ts *terms) wakeCh() <-chan struct{} {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.ch == nil {
+		ts.ch = make(chan struct{})
 	}
-	return r.termCh
+	return ts.ch
 }
 
 // Current returns the term this node leads now with its barrier done, or
@@ -252,7 +263,7 @@ func (r *Replica) Current() *Term {
 	if !r.node.IsLeader() {
 		return nil
 	}
-	if t := r.term.Load(); t != nil && t.isReady() && t.raftTerm == r.node.Term() {
+	if t := r.terms.cur.Load(); t != nil && t.isReady() && t.raftTerm == r.node.Term() {
 		return t
 	}
 	return nil
@@ -262,19 +273,20 @@ func (r *Replica) Current() *Term {
 // current one once its services exist, whether or not Raft still says
 // this node leads (a term ends when the leader loop revokes it).
 func (r *Replica) Observed() *Term {
-	if t := r.term.Load(); t != nil && t.isReady() {
+	if t := r.terms.cur.Load(); t != nil && t.isReady() {
 		return t
 	}
 	return nil
 }
 
-// readyTerm waits until this node leads a term whose barrier is done and
+// ready waits until this node leads a term whose barrier is done and
 // returns it. It fails with raftnode.ErrNotLeader as soon as this node
 // does not lead, and with an unavailable error if the barrier is not done
 // by deadline.
-func (r *Replica) readyTerm(ctx context.Context, deadline time.Time) (*Term, error) {
+func (ts *terms) ready(ctx context.Context, deadline time.Time) (*Term, error) {
+	r := ts.r
 	for {
-		wake, changed := r.termWake(), r.node.LeaderChanged()
+		wake, changed := ts.wakeCh(), r.node.LeaderChanged()
 		if !r.node.IsLeader() {
 			return nil, raftnode.ErrNotLeader
 		}
