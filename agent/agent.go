@@ -151,7 +151,7 @@ type Config struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 
-	// Alert rules (watchdog.go). WatchInterval is how often the leader
+	// Alert rules (package alerts). WatchInterval is how often the leader
 	// evaluates them (default 5s); StuckAfter how long an instance may
 	// wait READY, BLOCKED or WAITING_APPROVAL (default 30m);
 	// SilenceGrace how late an expected fire may be past its catch-up

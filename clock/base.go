@@ -14,7 +14,7 @@ import (
 // monitor sets while this node's clock is off from the cluster's by more
 // than -max-clock-skew, so that a node with a wrong clock keeps to the
 // cluster's time, plus the hold that keeps a step of the wall clock from
-// moving the time base (clockstep.go). Timers are durations and need no
+// moving the time base (step.go). Timers are durations and need no
 // correction.
 type Base struct {
 	raw wheel.Clock

@@ -19,7 +19,7 @@ import (
 // machine suspended (CLOCK_MONOTONIC, which Go's time.Now carries, stops
 // while the machine sleeps: a suspend looks like a forward step of its
 // length). A node with no peer to compare clocks with sees its own steps
-// this way; the clock monitor (clockmon.go) could not.
+// this way; the clock monitor (monitor.go) could not.
 //
 // The node's time base (what it stamps and fires by) does not follow a
 // step blindly. A step of either sign is held at once (the time base goes
