@@ -253,7 +253,7 @@ func New(cfg Config) (_ *Agent, retErr error) {
 		FSMSync: cfg.FSMSync, Observer: a, Logger: a.log, Now: a.now, MaxClockSkew: cfg.MaxClockSkew, LeaderWait: cfg.LeaderWait,
 		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
 		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout, LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
-		AppendFault: cfg.testAppendFault, Establish: a.establish})
+		AppendFault: cfg.testAppendFault, Stopping: a.stopCh, Establish: a.establish})
 	if err != nil {
 		return nil, err
 	}

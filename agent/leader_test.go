@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 func eventTask(name string) *model.Task {
@@ -254,4 +256,49 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 func hasScheduler(a *Agent) bool {
 	_, _, ok := a.tasks.Wheel()
 	return ok
+}
+
+// TestAgent_ShutdownEndsTheTermFirst: a node that shuts down ends its
+// term (its services stop: the dispatcher releases its parked polls, the
+// scheduler stops firing) as soon as it begins to, not once its HTTP
+// server has shut down, which waits for the requests in flight (here an
+// executor's long poll, parked for 8 s) up to 5 s.
+func TestAgent_ShutdownEndsTheTermFirst(t *testing.T) {
+	ended := make(chan time.Time, 1)
+	a := startAgent(t, func(c *Config) {
+		c.testServices = []replica.Service{{Name: "watch", Run: func(ctx context.Context) error {
+			<-ctx.Done()
+			ended <- time.Now()
+			return nil
+		}}}
+	})
+	cl := client.New(client.Config{Addrs: []string{a.HTTPAddr()}})
+	polled := make(chan error, 1)
+	go func() {
+		_, err := worker.NewProtocol(cl).Poll(context.Background(), model.PollRequest{Executor: "e1", Free: 1, WaitMs: 8_000})
+		polled <- err
+	}()
+	testkit.Until(t, 5*time.Second, "the poll to park", func() bool {
+		for _, e := range a.exec.Dispatcher().Executors() {
+			if e.Name == "e1" {
+				return true
+			}
+		}
+		return false
+	})
+	start := time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = a.Shutdown(ctx)
+	}()
+	select {
+	case at := <-ended:
+		if took := at.Sub(start); took > time.Second {
+			t.Fatalf("the term's services stopped %s after the shutdown began, want at once (before the HTTP server's shutdown)", took.Round(time.Millisecond))
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the term's services did not stop")
+	}
+	<-polled
 }

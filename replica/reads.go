@@ -147,6 +147,8 @@ func (rr *readRounds) roundContext() (context.Context, context.CancelFunc) {
 		select {
 		case <-r.stopCh:
 			cancel()
+		case <-r.cfg.Stopping:
+			cancel()
 		case <-ctx.Done():
 		}
 	}()

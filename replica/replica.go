@@ -67,6 +67,12 @@ type Config struct {
 	// AppendFault fails Raft log appends while it returns an error
 	// (raftnode.Config.AppendFault; tests only).
 	AppendFault func() error
+	// Stopping, when closed, says the node is shutting down: the current
+	// term ends at once (its services stop: the dispatcher releases its
+	// parked polls, the scheduler stops firing), no new term starts and
+	// read rounds in flight end, while Raft and the state machine go on
+	// serving until Stop. Nil: only Stop does that.
+	Stopping <-chan struct{}
 	// Establish makes a term's services once its barrier is done (see
 	// Term). It runs on the term's goroutine and may take its time (the
 	// clock guard hands leadership over there); services it returns are

@@ -126,6 +126,9 @@ func (ts *terms) leaderLoop() {
 		case <-r.stopCh:
 			ts.revoke(cur)
 			return
+		case <-r.cfg.Stopping:
+			ts.revoke(cur)
+			return
 		case isLeader := <-changes:
 			// A repeated "leader" restarts the term too: the barrier of
 			// the running one may belong to an earlier Raft term.
