@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -15,7 +16,7 @@ func (a *Agent) metrics() (*prometheus.Registry, http.Handler) {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
 	reg.MustRegister(
-		prometheus.NewGoCollector(),
+		collectors.NewGoCollector(),
 		gauge("ax_http_connections", "Open connections of the API listener.", func() float64 { return float64(a.conns.open()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_evicted_total",
 			Help: "Idle API connections closed to admit new ones at the connection cap."}, func() float64 { return float64(a.conns.evicted.Load()) }),

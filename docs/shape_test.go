@@ -122,7 +122,7 @@ func receiverName(e ast.Expr) string {
 }
 
 // layerRow is a row of design.md's layer table: "| N | `pkg`, `pkg/...` |".
-var layerRow = regexp.MustCompile("^\\| (\\d+) \\| (.*) \\|")
+var layerRow = regexp.MustCompile(`^\| (\d+) \| (.*) \|`)
 
 // designLayers reads the layer of every package from docs/design.md:
 // `dir` names a package, `dir/...` a package and those under it.
