@@ -19,8 +19,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/localcluster"
 )
 
 // TestDocs_ExamplesRun runs the examples of README.md and docs/*.md, so

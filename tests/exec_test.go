@@ -19,8 +19,8 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 

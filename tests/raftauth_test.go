@@ -22,8 +22,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )

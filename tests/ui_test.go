@@ -12,8 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 

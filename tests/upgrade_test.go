@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )

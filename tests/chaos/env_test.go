@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 )
 
 // lease is the agents' -lease in the chaos cluster: short, so that a cut
