@@ -216,8 +216,17 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 	c.mu.Lock()
 	c.Nodes = append(c.Nodes, n)
 	c.mu.Unlock()
-	err = WaitFor(ctx, 30*time.Second, func() error {
-		st, err := n.Client().Cluster(ctx)
+	if err := WaitMember(ctx, n.Client(), id, httpAddr); err != nil {
+		return nil, fmt.Errorf("localcluster: %s did not join: %w (log %s)", id, err, n.LogPath)
+	}
+	return n, nil
+}
+
+// WaitMember waits up to 30 s until the node c talks to sees a leader,
+// and node id as a member at httpAddr.
+func WaitMember(ctx context.Context, c *client.Client, id, httpAddr string) error {
+	return WaitFor(ctx, 30*time.Second, func() error {
+		st, err := c.Cluster(ctx)
 		if err != nil {
 			return err
 		}
@@ -231,10 +240,6 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 		}
 		return fmt.Errorf("%s not yet a member with its address", id)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("localcluster: %s did not join: %w (log %s)", id, err, n.LogPath)
-	}
-	return n, nil
 }
 
 // listen returns the addresses of agent id: Config.Listen's, or free
@@ -348,8 +353,23 @@ func (n *Node) Client() *client.Client {
 }
 
 // Client returns a client that fails over across every node.
-func (c *Cluster) Client() *client.Client {
-	return client.New(client.Config{Addrs: c.Addrs(), TLS: c.tls, Token: c.cfg.Token})
+func (c *Cluster) Client() *client.Client { return client.New(c.ClientConfig()) }
+
+// ClientConfig returns the configuration of a client of addrs (every
+// node's when none is given) with the cluster's TLS and token.
+func (c *Cluster) ClientConfig(addrs ...string) client.Config {
+	if len(addrs) == 0 {
+		addrs = c.Addrs()
+	}
+	return client.Config{Addrs: addrs, TLS: c.tls, Token: c.cfg.Token}
+}
+
+// Members returns the agents, in start order (Nodes, read under the
+// lock AddNode takes).
+func (c *Cluster) Members() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Node(nil), c.Nodes...)
 }
 
 // Addrs returns every node's HTTP address.
@@ -465,6 +485,14 @@ func Build(out string, tags ...string) error {
 // It runs go build, so it needs the Go toolchain and, outside the module's
 // tree, fails.
 func BuildCommand(out, pkg string, tags ...string) error {
+	if err := goBuild(out, pkg, tags); err != nil {
+		return err
+	}
+	return statSources(pkg, tags)
+}
+
+// goBuild runs go build for BuildCommand and Install.
+func goBuild(out, pkg string, tags []string) error {
 	args := []string{"build", "-o", out}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
@@ -476,7 +504,7 @@ func BuildCommand(out, pkg string, tags ...string) error {
 	if err != nil {
 		return fmt.Errorf("go %s %s: %v\n%s", strings.Join(args, " "), pkg, err, msg)
 	}
-	return statSources(pkg, tags)
+	return nil
 }
 
 // statSources looks at every source file of this module that pkg is built

@@ -56,7 +56,7 @@ func TestSourceFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Dir(filepath.Dir(mustAbs(t, "localcluster.go")))
+	root := mustAbs(t, "../..") // the module, from internal/localcluster
 	has := map[string]bool{}
 	for _, f := range files {
 		rel, err := filepath.Rel(root, f)
