@@ -15,7 +15,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
-	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 
