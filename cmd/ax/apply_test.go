@@ -57,7 +57,7 @@ func TestCheckDryRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkDryRun(context.Background(), &clientFlags{ClientFlags: cli.ClientFlags{Addr: strings.Join(tt.addrs, ",")}})
+			err := checkDryRun(context.Background(), &clientFlags{ClientFlags: cli.ClientFlags{Addr: strings.Join(tt.addrs, ","), Getenv: func(string) string { return "" }}})
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("got %v, want nil", err)

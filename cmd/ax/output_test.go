@@ -17,7 +17,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -302,123 +301,6 @@ func TestHint(t *testing.T) {
 	}
 }
 
-// TestRun_FlagErrorsAndExitCodes: an unknown flag or subcommand is one
-// line with where help is; -h exits 0; -wait outcomes map to their
-// exit codes.
-func TestRun_FlagErrorsAndExitCodes(t *testing.T) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"task", "list", "-nope"}, "flag provided but not defined: -nope (ax task list -h for help)"},
-		{[]string{"acl", "token", "create", "-nope"}, "(ax acl token create -h for help)"},
-		{[]string{"trigger", "-limit", "x"}, "(ax trigger -h for help)"},
-		{[]string{"task", "lst"}, `task: unknown subcommand "lst" (ax task -h lists them)`},
-		{[]string{"instance", "list", "-since", "yesterday"}, "want a duration ago (30m, 1h, 2d, 1d12h)"},
-		{[]string{"trigger", "x", "-log"}, "-log goes with -wait"},
-		// A subcommand takes only its own flags.
-		{[]string{"acl", "token", "list", "-role", "admin"}, "flag provided but not defined: -role (ax acl token list -h for help)"},
-		{[]string{"acl", "bootstrap", "-ttl", "1h"}, "flag provided but not defined: -ttl"},
-		{[]string{"secret", "list", "-value-file", "f"}, "flag provided but not defined: -value-file"},
-	} {
-		err := run(ctx, tc.args)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("ax %s: %v, want one line with %q", strings.Join(tc.args, " "), err, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		err  error
-		want int
-	}{
-		{&outcomeError{state: model.StateFailed}, 1},
-		{&outcomeError{state: model.StateTerminated}, 3},
-		{&outcomeError{state: model.StateCanceled}, 4},
-		{&outcomeError{state: model.StateSkipped}, 4},
-		{fmt.Errorf("wrapped: %w", &outcomeError{state: model.StateTerminated}), 3},
-	} {
-		if got := exitCode(tc.err, nil); got != tc.want {
-			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
-		}
-	}
-}
-
-// TestGroups_EverySubcommandRuns: every subcommand of the table is one
-// its command knows (its -h is answered with a usage, not refused).
-func TestGroups_EverySubcommandRuns(t *testing.T) {
-	for group, subs := range groups {
-		for _, sub := range subs {
-			args := append([]string{group}, strings.Fields(sub)...)
-			out, err := usageOf(t, args)
-			if err != nil {
-				t.Errorf("ax %s -h: %v", strings.Join(args, " "), err)
-			} else if !bytes.HasPrefix(out, []byte("Usage:")) {
-				t.Errorf("ax %s -h printed %q, want a usage", strings.Join(args, " "), out)
-			}
-		}
-	}
-}
-
-// usageOf runs ax args -h in this process and returns what it printed.
-func usageOf(t *testing.T, args []string) ([]byte, error) {
-	t.Helper()
-	out, err := testkit.Stdout(t, func() error { return run(context.Background(), append(slices.Clone(args), "-h")) })
-	return []byte(out), err
-}
-
-// TestComplete walks the real command table, with the flags each path's
-// own flag set prints for -h.
-func TestComplete(t *testing.T) {
-	cp := completer{
-		flagsOf: func(_ context.Context, path []string) ([]flagInfo, error) {
-			out, err := usageOf(t, path)
-			return parseFlagList(out), err
-		},
-		tasks: func(context.Context, []string) []string { return []string{"daily", "tick"} },
-	}
-	for _, tc := range []struct {
-		words []string
-		want  []string
-	}{
-		{[]string{"ta"}, []string{"task"}},
-		{[]string{"help", "cl"}, []string{"cluster"}},
-		{[]string{"task", "h"}, []string{"history"}},
-		{[]string{"acl", "token", ""}, []string{"create", "list", "revoke"}},
-		{[]string{"tls", ""}, []string{"ca", "cert"}},
-		{[]string{"task", "list", "-l"}, []string{"-label"}},
-		{[]string{"instance", "list", "-o", ""}, []string{"json", "table", "yaml"}},
-		{[]string{"instance", "list", "-task", "t"}, []string{"tick"}},
-		{[]string{"instance", "list", "-state", "FA"}, []string{"FAILED"}},
-		{[]string{"trigger", ""}, []string{"daily", "tick"}},
-		{[]string{"trigger", "-addr", "x", "d"}, []string{"daily"}},
-		{[]string{"trigger", "daily", ""}, nil},
-		{[]string{"trigger", "-w"}, []string{"-wait"}},
-		{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
-		{[]string{"nosuch", ""}, nil},
-	} {
-		got := cp.complete(context.Background(), tc.words)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("complete %q = %q, want %q", tc.words, got, tc.want)
-		}
-	}
-	// Every listed flag is one the flag set defines, with its kind.
-	out, _ := usageOf(t, []string{"instance", "list"})
-	flags := parseFlagList(out)
-	kinds := map[string]bool{}
-	for _, f := range flags {
-		kinds[f.name] = f.value
-	}
-	if v, ok := kinds["limit"]; !ok || !v {
-		t.Errorf("-limit: listed %v, takes a value %v", ok, v)
-	}
-	if v, ok := kinds["w"]; !ok || v {
-		t.Errorf("-w: listed %v, takes a value %v (a boolean)", ok, v)
-	}
-	if _, ok := kinds["token"]; !ok {
-		t.Errorf("client flags missing: %v", kinds)
-	}
-}
-
 // TestParseLogLevel: a level hclog does not know is refused, naming the
 // accepted ones.
 func TestParseLogLevel(t *testing.T) {
@@ -428,27 +310,5 @@ func TestParseLogLevel(t *testing.T) {
 	_, err := parseLogLevel("verbose")
 	if err == nil || !strings.Contains(err.Error(), "trace, debug, info, warn, error") {
 		t.Errorf("verbose: %v", err)
-	}
-}
-
-// TestHelp_KeepsSecretsOut: no command's -h prints the tokens of the
-// environment, which a flag default would.
-func TestHelp_KeepsSecretsOut(t *testing.T) {
-	t.Setenv("AX_TOKEN", "secret-api-token")
-	t.Setenv("AX_EXECUTOR_TOKEN", "secret-exec-token")
-	paths := [][]string{{"agent"}, {"executor"}, {"status"}, {"trigger"}}
-	for group, subs := range groups {
-		for _, sub := range subs {
-			paths = append(paths, append([]string{group}, strings.Fields(sub)...))
-		}
-	}
-	for _, args := range paths {
-		out, err := usageOf(t, args)
-		if err != nil {
-			t.Fatalf("ax %s -h: %v", strings.Join(args, " "), err)
-		}
-		if strings.Contains(string(out), "secret-") {
-			t.Errorf("ax %s -h prints a token from the environment:\n%s", strings.Join(args, " "), out)
-		}
 	}
 }
