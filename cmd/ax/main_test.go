@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,26 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // axRun is the outcome of one in-process run of ax.
 type axRun struct {
@@ -49,13 +31,13 @@ type axRun struct {
 
 // newTestMain is a Main on buffers whose environment is env only (what
 // it sets goes there too).
-func newTestMain(env map[string]string, stdin string) (*Main, *lockedBuffer, *lockedBuffer) {
+func newTestMain(env map[string]string, stdin string) (*Main, *testkit.Buffer, *testkit.Buffer) {
 	var mu sync.Mutex
 	vars := map[string]string{}
 	for k, v := range env {
 		vars[k] = v
 	}
-	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+	stdout, stderr := &testkit.Buffer{}, &testkit.Buffer{}
 	return &Main{
 		Stdin:  strings.NewReader(stdin),
 		Stdout: stdout,
