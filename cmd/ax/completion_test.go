@@ -114,3 +114,37 @@ func TestREADME_CLIReference(t *testing.T) {
 		}
 	}
 }
+
+// TestCommands_GroupUsageNamesEverySub: a group's help names each of its
+// subcommands, and each word of a subcommand's help line is one the
+// table has (the help's Subcommands section is prose, the table the
+// truth).
+func TestCommands_GroupUsageNamesEverySub(t *testing.T) {
+	t.Parallel()
+	for _, e := range commands() {
+		if e.subs == nil {
+			continue
+		}
+		_, section, _ := strings.Cut(e.usage, "Subcommands:\n")
+		section, _, _ = strings.Cut(section, "\n\n")
+		for _, s := range e.subs {
+			re := regexp.MustCompile(`(^|[\s|])` + regexp.QuoteMeta(s.name) + `($|[\s|])`)
+			if !re.MatchString(e.usage) {
+				t.Errorf("ax %s -h does not name its subcommand %q", e.name, s.name)
+			}
+		}
+		for _, l := range strings.Split(section, "\n") {
+			// A subcommand line starts with a tab and a word; a
+			// continuation line starts with spaces.
+			first, _, _ := strings.Cut(strings.TrimPrefix(l, "\t"), " ")
+			if !strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "\t ") || first == "" {
+				continue
+			}
+			for _, w := range strings.Split(first, "|") {
+				if sub, _ := e.sub(append(strings.Fields(w), "x")); sub == nil && !slices.ContainsFunc(e.subs, func(s entry) bool { return strings.HasPrefix(s.name, w+" ") }) {
+					t.Errorf("ax %s -h names %q, which the table does not have", e.name, w)
+				}
+			}
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 )
 
 func TestParseTime(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		in   string
@@ -52,6 +53,7 @@ func TestParseTime(t *testing.T) {
 }
 
 func TestHuman(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		350 * time.Millisecond:         "350ms",
 		1500 * time.Millisecond:        "1.5s",
@@ -77,6 +79,7 @@ func TestHuman(t *testing.T) {
 // the JSON field names and the wire forms of values (model.Time), -json
 // is -o json, and a bad or contradictory format is refused.
 func TestOutput_Print(t *testing.T) {
+	t.Parallel()
 	v := model.TaskHistory{Name: "x", Versions: []model.TaskVersion{{Version: 2, Op: "update", Time: model.Time{Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}}}
 	table := func(w io.Writer) error { _, err := io.WriteString(w, "TABLE\n"); return err }
 	for _, tc := range []struct {
@@ -111,6 +114,7 @@ func TestOutput_Print(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if err := tc.o.check(); err != nil {
 				t.Fatal(err)
 			}
@@ -132,6 +136,7 @@ func TestOutput_Print(t *testing.T) {
 // in the order of the API's JSON (a task: name, trigger, action, policy,
 // ...), and the YAML reads back as that JSON.
 func TestOutput_YAMLKeepsTheAPIOrder(t *testing.T) {
+	t.Parallel()
 	at := model.Time{Time: time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)}
 	task := model.Task{
 		Name:    "nightly",
@@ -161,6 +166,7 @@ func TestOutput_YAMLKeepsTheAPIOrder(t *testing.T) {
 		{"instance list", instances, []string{"instances", "nextCursor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := output{format: formatYAML}
 			if err := o.check(); err != nil {
 				t.Fatal(err)
@@ -272,6 +278,7 @@ func yamlKeys(n *yaml.Node, path string) []string {
 
 // TestHint: each kind of failure names its fix.
 func TestHint(t *testing.T) {
+	t.Parallel()
 	dial := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, Err: errors.New("connection refused")}
 	notSent := client.New(client.Config{Addrs: []string{"127.0.0.1:1"}, FailFast: true})
 	_, sendErr := notSent.ListTasks(context.Background(), model.TaskFilter{})
@@ -304,6 +311,7 @@ func TestHint(t *testing.T) {
 // TestParseLogLevel: a level hclog does not know is refused, naming the
 // accepted ones.
 func TestParseLogLevel(t *testing.T) {
+	t.Parallel()
 	if _, err := parseLogLevel("DEBUG"); err != nil {
 		t.Errorf("DEBUG: %v", err)
 	}
