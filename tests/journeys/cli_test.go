@@ -148,6 +148,7 @@ func golden(t *testing.T, name, got string) {
 // for); unknown commands, subcommands and flags are one line with where
 // help is.
 func TestCLI_Help(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args   []string
 		code   int
@@ -165,8 +166,11 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"status", "--help"}, 0, "status.txt"},
 		{[]string{"completion", "-h"}, 0, "completion.txt"},
 	} {
-		r := axExec(t, nil, tc.args...).want(t, tc.code, tc.args...)
-		golden(t, tc.golden, r.stdout)
+		t.Run(strings.Join(append([]string{"ax"}, tc.args...), " "), func(t *testing.T) {
+			t.Parallel()
+			r := axExec(t, nil, tc.args...).want(t, tc.code, tc.args...)
+			golden(t, tc.golden, r.stdout)
+		})
 	}
 	for _, tc := range []struct {
 		args []string
@@ -178,16 +182,20 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"instance", "list", "-since", "yesterday"}, `ax: invalid value "yesterday" for flag -since: not a time: want a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time (2006-01-02T15:04, 2006-01-02T15:04:05; UTC) or RFC 3339 (2006-01-02T15:04:05+08:00) (ax instance list -h for help)`},
 		{[]string{"agent", "-log-level", "verbose"}, `ax: agent: -log-level "verbose": want one of trace, debug, info, warn, error`},
 	} {
-		r := axExec(t, nil, tc.args...).want(t, 1, tc.args...)
-		if strings.TrimSpace(r.stderr) != tc.want || r.stdout != "" {
-			t.Errorf("ax %s:\nstderr %q\nwant   %q (one line, nothing on stdout: %q)", strings.Join(tc.args, " "), r.stderr, tc.want, r.stdout)
-		}
+		t.Run(strings.Join(append([]string{"ax"}, tc.args...), " "), func(t *testing.T) {
+			t.Parallel()
+			r := axExec(t, nil, tc.args...).want(t, 1, tc.args...)
+			if strings.TrimSpace(r.stderr) != tc.want || r.stdout != "" {
+				t.Errorf("ax %s:\nstderr %q\nwant   %q (one line, nothing on stdout: %q)", strings.Join(tc.args, " "), r.stderr, tc.want, r.stdout)
+			}
+		})
 	}
 }
 
 // TestCLI_Unreachable: an address nothing listens on fails at once,
 // naming the URL once and the fix.
 func TestCLI_Unreachable(t *testing.T) {
+	t.Parallel()
 	addr, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
