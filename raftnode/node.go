@@ -649,21 +649,44 @@ func translate(err error) error {
 }
 
 // ApplyFuture is a proposal in flight.
-type ApplyFuture struct{ f raft.ApplyFuture }
+type ApplyFuture struct {
+	f      raft.ApplyFuture
+	closed <-chan struct{} // the node's: closed by Close
+}
 
 // Wait blocks until the proposal is committed and applied (or fails) and
-// returns the state machine's response.
+// returns the state machine's response. Once the node is closed it
+// returns ErrShutdown: hashicorp/raft never answers a proposal still in
+// its apply queue at shutdown (hashicorp/raft#498).
 func (a *ApplyFuture) Wait() (any, error) {
-	if err := translate(a.f.Error()); err != nil {
-		return nil, err
+	done := make(chan error, 1)
+	go func() { done <- a.f.Error() }()
+	select {
+	case err := <-done:
+		if err := translate(err); err != nil {
+			return nil, err
+		}
+		return a.f.Response(), nil
+	case <-a.closed:
+		// An answer raft gave before it stopped is a moment away.
+		late := time.NewTimer(50 * time.Millisecond)
+		defer late.Stop()
+		select {
+		case err := <-done:
+			if err := translate(err); err != nil {
+				return nil, err
+			}
+			return a.f.Response(), nil
+		case <-late.C:
+			return nil, fmt.Errorf("%w: %v", ErrShutdown, raft.ErrRaftShutdown)
+		}
 	}
-	return a.f.Response(), nil
 }
 
 // ApplyAsync proposes data without waiting. Proposals made from one
 // goroutine are appended to the log in call order.
 func (n *Node) ApplyAsync(data []byte) *ApplyFuture {
-	return &ApplyFuture{f: n.raft.Apply(data, 10*time.Second)}
+	return &ApplyFuture{f: n.raft.Apply(data, 10*time.Second), closed: n.closed}
 }
 
 // restoreSnapshot stores the file cfg.Restore names as the first snapshot

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,206 +17,285 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 
+// TestCluster_ThreeNodesJoin (on both implementations): every node sees
+// three voters with their HTTP addresses and a leader, serves Prometheus
+// metrics, and exactly one says it leads.
 func TestCluster_ThreeNodesJoin(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 30*time.Second)
-	// Followers apply the membership records shortly after the leader.
-	for _, n := range c.Nodes {
-		testkit.Eventually(t, 5*time.Second, func() error {
-			st, err := n.Client().Cluster(ctx)
-			if err != nil {
-				return err
-			}
-			if len(st.Nodes) != 3 || st.Leader == "" {
-				return fmt.Errorf("%s sees %d nodes, leader %q; want 3 and a leader", n.ID, len(st.Nodes), st.Leader)
-			}
-			for _, m := range st.Nodes {
-				if m.Suffrage != "voter" || m.HTTPAddr == "" {
-					return fmt.Errorf("%s sees member %+v, want a voter with an HTTP address", n.ID, m)
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 30*time.Second)
+		// Followers apply the membership records shortly after the leader.
+		for _, n := range c.Nodes() {
+			testkit.Eventually(t, 5*time.Second, func() error {
+				st, err := n.Client().Cluster(ctx)
+				if err != nil {
+					return err
 				}
+				if len(st.Nodes) != 3 || st.Leader == "" {
+					return fmt.Errorf("%s sees %d nodes, leader %q; want 3 and a leader", n.ID(), len(st.Nodes), st.Leader)
+				}
+				for _, m := range st.Nodes {
+					if m.Suffrage != "voter" || m.HTTPAddr == "" {
+						return fmt.Errorf("%s sees member %+v, want a voter with an HTTP address", n.ID(), m)
+					}
+				}
+				return nil
+			})
+		}
+		// Every node serves Prometheus metrics; exactly one says it leads.
+		leaders := 0
+		for _, n := range c.Nodes() {
+			resp, err := http.Get("http://" + n.Addr() + "/metrics")
+			if err != nil {
+				t.Fatal(err)
 			}
-			return nil
-		})
-	}
-	// Every node serves Prometheus metrics; exactly one says it leads.
-	leaders := 0
-	for _, n := range c.Nodes {
-		resp, err := http.Get("http://" + n.HTTPAddr + "/metrics")
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), "ax_raft_applied_index") {
+				t.Fatalf("%s /metrics lacks ax_raft_applied_index", n.ID())
+			}
+			if strings.Contains(string(body), "\nax_is_leader 1\n") {
+				leaders++
+			}
+		}
+		if leaders != 1 {
+			t.Fatalf("%d nodes report ax_is_leader 1, want 1", leaders)
+		}
+	})
+}
+
+// TestCluster_WriteOnFollowerReadOnAll (on both implementations): a
+// write sent to a follower is acknowledged, a linearizable read on any
+// node sees it at once, and its history names when it was written.
+func TestCluster_WriteOnFollowerReadOnAll(t *testing.T) {
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 30*time.Second)
+		leader, err := c.Leader(ctx, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(body), "ax_raft_applied_index") {
-			t.Fatalf("%s /metrics lacks ax_raft_applied_index", n.ID)
-		}
-		if strings.Contains(string(body), "\nax_is_leader 1\n") {
-			leaders++
-		}
-	}
-	if leaders != 1 {
-		t.Fatalf("%d nodes report ax_is_leader 1, want 1", leaders)
-	}
-}
-
-func TestCluster_WriteOnFollowerReadOnAll(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 30*time.Second)
-	leader, err := c.Leader(ctx, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var follower *localcluster.Node
-	for _, n := range c.Nodes {
-		if n != leader {
-			follower = n
-			break
-		}
-	}
-	res, err := follower.Client().PutTask(ctx, eventTask("via-follower"))
-	if err != nil {
-		t.Fatalf("write on follower: %v", err)
-	}
-	if res.Version != 1 {
-		t.Fatalf("got version %d, want 1", res.Version)
-	}
-	// A linearizable read on any node sees the acknowledged write at once.
-	for _, n := range c.Nodes {
-		got, err := n.Client().GetTask(ctx, "via-follower", client.Consistent())
+		follower := clustertest.Others(c, leader)[0]
+		res, err := follower.Client().PutTask(ctx, eventTask("via-follower"))
 		if err != nil {
-			t.Fatalf("consistent read on %s: %v", n.ID, err)
+			t.Fatalf("write on follower: %v", err)
 		}
-		if got.Version != 1 || got.Action.Command != "echo via-follower" {
-			t.Fatalf("%s: got %+v", n.ID, got)
+		if res.Version != 1 {
+			t.Fatalf("got version %d, want 1", res.Version)
 		}
-	}
-	// Every history entry names who wrote it and when.
-	h, err := follower.Client().TaskHistory(ctx, "via-follower", client.Consistent())
-	if err != nil || len(h.Versions) != 1 || h.Versions[0].Time.IsZero() {
-		t.Fatalf("history: %+v %v", h, err)
-	}
+		// A linearizable read on any node sees the acknowledged write at once.
+		for _, n := range c.Nodes() {
+			got, err := n.Client().GetTask(ctx, "via-follower", client.Consistent())
+			if err != nil {
+				t.Fatalf("consistent read on %s: %v", n.ID(), err)
+			}
+			if got.Version != 1 || got.Action.Command != "echo via-follower" {
+				t.Fatalf("%s: got %+v", n.ID(), got)
+			}
+		}
+		// Every history entry names who wrote it and when.
+		h, err := follower.Client().TaskHistory(ctx, "via-follower", client.Consistent())
+		if err != nil || len(h.Versions) != 1 || h.Versions[0].Time.IsZero() {
+			t.Fatalf("history: %+v %v", h, err)
+		}
+	})
 }
 
-// TestCluster_KillLeader kills the leader with SIGKILL while clients write:
-// a survivor acknowledges a write within 5 s, no acknowledged write is
-// lost, and the killed node catches up after a restart.
+// TestCluster_KillLeader (on both implementations) kills the leader
+// while clients write: a survivor acknowledges a write within 5 s, no
+// acknowledged write is lost, and the killed node catches up after a
+// restart.
 func TestCluster_KillLeader(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 90*time.Second)
-	leader, err := c.Leader(ctx, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var survivors []string
-	for _, n := range c.Nodes {
-		if n != leader {
-			survivors = append(survivors, n.HTTPAddr)
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 90*time.Second)
+		leader, err := c.Leader(ctx, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	acked := map[string]bool{}
-	var mu sync.Mutex
-	write := func(cl *client.Client, name string) error {
-		_, err := cl.PutTask(ctx, eventTask(name))
-		if err == nil {
-			mu.Lock()
-			acked[name] = true
-			mu.Unlock()
+		survivors := clustertest.Others(c, leader)
+		// Writers keep going through the kill; failures there are allowed
+		// (outcome unknown), acknowledged ones must survive.
+		w, stop := killWhileWriting(ctx, t, c, leader, 50)
+		killed := time.Now()
+		cfg := c.ClientConfig(survivors...)
+		cfg.RetryFor = 10 * time.Second
+		if err := w.write(client.New(cfg), "after-kill"); err != nil {
+			t.Fatalf("no survivor acknowledged a write: %v", err)
 		}
-		return err
-	}
+		if d := time.Since(killed); d > 5*time.Second {
+			t.Fatalf("first write after the kill took %s, want <= 5s", d)
+		} else {
+			t.Logf("first write acknowledged %s after the kill of the leader", d.Round(time.Millisecond))
+		}
+		stop()
+		acked := w.acknowledged()
+		for _, n := range survivors {
+			cl := c.Client(n)
+			testkit.Eventually(t, 10*time.Second, func() error { return hasAll(ctx, cl, acked) })
+		}
+		if err := leader.Start(); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 30*time.Second, func() error { return hasAll(ctx, leader.Client(), acked) })
+		t.Logf("%d acknowledged writes, all present on every node", len(acked))
+	})
+}
+
+// TestCluster_KillFollowerAndRestart (on both implementations) kills a
+// follower while clients write: the two others go on acknowledging
+// writes, none is lost, and the follower, restarted with its data, holds
+// every acknowledged write and serves consistent reads again.
+func TestCluster_KillFollowerAndRestart(t *testing.T) {
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 90*time.Second)
+		leader, err := c.Leader(ctx, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		follower := clustertest.Others(c, leader)[0]
+		w, stop := killWhileWriting(ctx, t, c, follower, 20)
+		// The leader and the other follower are a majority: writes through
+		// them go on being acknowledged while the follower is down.
+		live := c.Client(clustertest.Others(c, follower)...)
+		for i := 0; i < 20; i++ {
+			if err := w.write(live, fmt.Sprintf("while-down-%d", i)); err != nil {
+				t.Fatalf("write with a follower down: %v", err)
+			}
+		}
+		stop()
+		acked := w.acknowledged()
+		if err := follower.Start(); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 30*time.Second, func() error { return hasAll(ctx, follower.Client(), acked) })
+		if _, err := follower.Client().GetTask(ctx, "while-down-19", client.Consistent()); err != nil {
+			t.Fatalf("consistent read on the restarted follower: %v", err)
+		}
+		for _, n := range clustertest.Others(c, follower) {
+			testkit.Eventually(t, 10*time.Second, func() error { return hasAll(ctx, n.Client(), acked) })
+		}
+		t.Logf("%d acknowledged writes, all present on every node", len(acked))
+	})
+}
+
+// killWhileWriting writes before tasks through c, has four writers go on
+// writing (failures allowed) and kills victim once they have started.
+// stop stops the writers.
+func killWhileWriting(ctx context.Context, t *testing.T, c clustertest.Cluster, victim clustertest.Node, before int) (w *ackedWriter, stop func()) {
+	t.Helper()
+	w = newAckedWriter(ctx)
 	all := c.Client()
-	for i := 0; i < 50; i++ {
-		if err := write(all, fmt.Sprintf("before-%d", i)); err != nil {
-			t.Fatalf("write before kill: %v", err)
+	for i := 0; i < before; i++ {
+		if err := w.write(all, fmt.Sprintf("before-%d", i)); err != nil {
+			t.Fatalf("write before the kill: %v", err)
 		}
 	}
-	// Writers keep going through the kill; failures there are allowed
-	// (outcome unknown), acknowledged ones must survive.
-	stop := make(chan struct{})
+	cfg := c.ClientConfig()
+	cfg.RetryFor = 3 * time.Second
+	stop = w.keepWriting(cfg, "during")
+	time.Sleep(200 * time.Millisecond) // let the writers get going; not a synchronisation
+	victim.Kill()
+	return w, stop
+}
+
+// ackedWriter writes event tasks and remembers those acknowledged.
+type ackedWriter struct {
+	ctx   context.Context
+	mu    sync.Mutex
+	acked map[string]bool
+}
+
+func newAckedWriter(ctx context.Context) *ackedWriter {
+	return &ackedWriter{ctx: ctx, acked: map[string]bool{}}
+}
+
+// write puts the task name through cl.
+func (w *ackedWriter) write(cl *client.Client, name string) error {
+	_, err := cl.PutTask(w.ctx, eventTask(name))
+	if err == nil {
+		w.mu.Lock()
+		w.acked[name] = true
+		w.mu.Unlock()
+	}
+	return err
+}
+
+// keepWriting has four writers put tasks prefix-W-I, each through a
+// client of cfg, ignoring failures, until stop is called; stop returns
+// once they have.
+func (w *ackedWriter) keepWriting(cfg client.Config, prefix string) (stop func()) {
+	done := make(chan struct{})
 	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
+	for n := 0; n < 4; n++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cl := client.New(client.Config{Addrs: c.Addrs(), RetryFor: 3 * time.Second})
+			cl := client.New(cfg)
 			for i := 0; ; i++ {
 				select {
-				case <-stop:
+				case <-done:
 					return
 				default:
 				}
-				_ = write(cl, fmt.Sprintf("during-%d-%d", w, i))
+				_ = w.write(cl, fmt.Sprintf("%s-%d-%d", prefix, n, i))
 			}
 		}()
 	}
-	time.Sleep(200 * time.Millisecond) // let the writers get going; not a synchronisation
-	leader.Kill()
-	killed := time.Now()
-	surv := client.New(client.Config{Addrs: survivors, RetryFor: 10 * time.Second})
-	if err := write(surv, "after-kill"); err != nil {
-		t.Fatalf("no survivor acknowledged a write: %v", err)
-	}
-	if d := time.Since(killed); d > 5*time.Second {
-		t.Fatalf("first write after the kill took %s, want <= 5s", d)
-	} else {
-		t.Logf("first write acknowledged %s after kill -9 of the leader", d.Round(time.Millisecond))
-	}
-	close(stop)
-	wg.Wait()
-	for _, addr := range survivors {
-		cl := client.New(client.Config{Addrs: []string{addr}})
-		testkit.Eventually(t, 10*time.Second, func() error { return hasAll(ctx, cl, acked) })
-	}
-	if err := leader.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, 30*time.Second, func() error { return hasAll(ctx, leader.Client(), acked) })
-	t.Logf("%d acknowledged writes, all present on every node", len(acked))
+	return func() { close(done); wg.Wait() }
 }
 
+// acknowledged returns the names acknowledged so far.
+func (w *ackedWriter) acknowledged() map[string]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.acked)
+}
+
+// TestCluster_FullRestartKeepsEverything (on both implementations):
+// after every node is killed and started again, each holds every task,
+// a pause is kept, and the cluster takes writes.
 func TestCluster_FullRestartKeepsEverything(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 90*time.Second)
-	cl := c.Client()
-	want := map[string]bool{}
-	for i := 0; i < 30; i++ {
-		name := fmt.Sprintf("keep-%d", i)
-		if _, err := cl.PutTask(ctx, eventTask(name)); err != nil {
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 90*time.Second)
+		cl := c.Client()
+		want := map[string]bool{}
+		for i := 0; i < 30; i++ {
+			name := fmt.Sprintf("keep-%d", i)
+			if _, err := cl.PutTask(ctx, eventTask(name)); err != nil {
+				t.Fatal(err)
+			}
+			want[name] = true
+		}
+		if _, err := cl.PauseTask(ctx, "keep-3"); err != nil {
 			t.Fatal(err)
 		}
-		want[name] = true
-	}
-	if _, err := cl.PauseTask(ctx, "keep-3"); err != nil {
-		t.Fatal(err)
-	}
-	// Crash every node, then restart each with its original command line.
-	for _, n := range c.Nodes {
-		n.Kill()
-	}
-	for _, n := range c.Nodes {
-		if err := n.Start(); err != nil {
+		// Crash every node, then restart each with its data and settings.
+		for _, n := range c.Nodes() {
+			n.Kill()
+		}
+		for _, n := range c.Nodes() {
+			if err := n.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := c.Leader(ctx, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := c.Leader(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range c.Nodes {
-		testkit.Eventually(t, 20*time.Second, func() error { return hasAll(ctx, n.Client(), want) })
-	}
-	got, err := cl.GetTask(ctx, "keep-3", client.Consistent())
-	if err != nil || !got.Paused || got.Version != 2 {
-		t.Fatalf("keep-3 after restart: %+v %v, want paused at version 2", got, err)
-	}
-	// And the cluster still takes writes.
-	if _, err := cl.PutTask(ctx, eventTask("after-restart")); err != nil {
-		t.Fatal(err)
-	}
+		for _, n := range c.Nodes() {
+			testkit.Eventually(t, 20*time.Second, func() error { return hasAll(ctx, n.Client(), want) })
+		}
+		got, err := cl.GetTask(ctx, "keep-3", client.Consistent())
+		if err != nil || !got.Paused || got.Version != 2 {
+			t.Fatalf("keep-3 after restart: %+v %v, want paused at version 2", got, err)
+		}
+		// And the cluster still takes writes.
+		if _, err := cl.PutTask(ctx, eventTask("after-restart")); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestCluster_NewNodeReceivesSnapshot(t *testing.T) {
@@ -254,28 +334,31 @@ func TestCluster_NewNodeReceivesSnapshot(t *testing.T) {
 	}
 }
 
+// TestCluster_SIGTERMOnLeaderTransfersLeadership (on both
+// implementations): a leader stopped gracefully (SIGTERM) hands
+// leadership over first, and the cluster takes writes from the next one.
 func TestCluster_SIGTERMOnLeaderTransfersLeadership(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader.Stop()
-	logText, _ := os.ReadFile(leader.LogPath)
-	if !strings.Contains(string(logText), "transferred leadership before shutdown") {
-		t.Fatalf("leader log has no transfer before shutdown")
-	}
-	next, err := c.Leader(ctx, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next == leader {
-		t.Fatalf("stopped node still leader")
-	}
-	if _, err := c.Client().PutTask(ctx, eventTask("after-transfer")); err != nil {
-		t.Fatal(err)
-	}
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 60*time.Second)
+		leader, err := c.Leader(ctx, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader.Stop()
+		if !strings.Contains(leader.Log(), "transferred leadership before shutdown") {
+			t.Fatalf("leader log has no transfer before shutdown")
+		}
+		next, err := c.Leader(ctx, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next == leader {
+			t.Fatalf("stopped node still leader")
+		}
+		if _, err := c.Client().PutTask(ctx, eventTask("after-transfer")); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestCluster_TokenRequired(t *testing.T) {
@@ -294,34 +377,36 @@ func TestCluster_TokenRequired(t *testing.T) {
 	}
 }
 
-// TestCluster_NoQuorumAnswers503 kills two of three nodes: a write to the
-// survivor must come back as 503 with Retry-After within a few seconds,
-// never hang and never 500.
+// TestCluster_NoQuorumAnswers503 (on both implementations) kills two of
+// three nodes: a write to the survivor must come back as 503 with
+// Retry-After within a few seconds, never hang and never 500.
 func TestCluster_NoQuorumAnswers503(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 60*time.Second)
-	c.Nodes[1].Kill()
-	c.Nodes[2].Kill()
-	survivor := c.Nodes[0]
-	body := strings.NewReader(`{"trigger":{"type":"event"},"action":{"type":"shell","command":"true"}}`)
-	req, err := http.NewRequestWithContext(ctx, "PUT", "http://"+survivor.HTTPAddr+"/v1/tasks/no-quorum", body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	took := time.Since(start)
-	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("got HTTP %d Retry-After %q, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
-	}
-	if took > 12*time.Second {
-		t.Fatalf("answer took %s, want about 5s", took)
-	}
-	t.Logf("503 after %s", took.Round(time.Millisecond))
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 60*time.Second)
+		nodes := c.Nodes()
+		nodes[1].Kill()
+		nodes[2].Kill()
+		survivor := nodes[0]
+		body := strings.NewReader(`{"trigger":{"type":"event"},"action":{"type":"shell","command":"true"}}`)
+		req, err := http.NewRequestWithContext(ctx, "PUT", "http://"+survivor.Addr()+"/v1/tasks/no-quorum", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		took := time.Since(start)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("got HTTP %d Retry-After %q, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		if took > 12*time.Second {
+			t.Fatalf("answer took %s, want about 5s", took)
+		}
+		t.Logf("503 after %s", took.Round(time.Millisecond))
+	})
 }
 
 // TestCluster_RestoreFromSnapshot: a snapshot's state.bin, copied off a
@@ -412,31 +497,36 @@ func TestCluster_RestoreFromSnapshot(t *testing.T) {
 	}
 }
 
-// TestCluster_ConsistentReadRightAfterLeaderKill: a consistent read sent to
-// a follower right after the leader was killed and a new one elected
-// answers within seconds. It used to wait 30-35 s on an idle cluster: the
-// read index was the new leader's no-op or barrier, which the state machine
-// never applies, so the follower waited for the next write
-// (raftnode.StateIndex).
+// TestCluster_ConsistentReadRightAfterLeaderKill (on both
+// implementations): a consistent read sent to a follower right after the
+// leader was killed and a new one elected answers within seconds. It
+// used to wait 30-35 s on an idle cluster: the read index was the new
+// leader's no-op or barrier, which the state machine never applies, so
+// the follower waited for the next write (raftnode.StateIndex).
 func TestCluster_ConsistentReadRightAfterLeaderKill(t *testing.T) {
-	for round := 0; round < 4; round++ {
-		c := startCluster(t, 3)
-		ctx := ctxT(t, 120*time.Second)
-		leader, err := c.Leader(ctx, 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl := c.Client()
-		leader.Kill()
-		if _, err := c.Leader(ctx, 20*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		_, err = cl.ListInstances(rctx, model.InstanceFilter{Limit: 10}, client.Consistent())
-		cancel()
-		if took := time.Since(start); err != nil || took > 10*time.Second {
-			t.Fatalf("round %d: consistent read after a leader kill: %v after %s", round, err, took)
-		}
+	for _, im := range both {
+		t.Run(im.Name, func(t *testing.T) {
+			for round := 0; round < 4; round++ {
+				c := im.Start(t, 3)
+				ctx := ctxT(t, 120*time.Second)
+				leader, err := c.Leader(ctx, 10*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cl := c.Client()
+				leader.Kill()
+				if _, err := c.Leader(ctx, 20*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+				_, err = cl.ListInstances(rctx, model.InstanceFilter{Limit: 10}, client.Consistent())
+				cancel()
+				if took := time.Since(start); err != nil || took > 10*time.Second {
+					t.Fatalf("round %d: consistent read after a leader kill: %v after %s", round, err, took)
+				}
+				c.Close()
+			}
+		})
 	}
 }

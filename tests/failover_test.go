@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -68,84 +69,77 @@ func benchFigure(t *testing.T, out, row string, tries int) time.Duration {
 	return 0
 }
 
-// TestFailover_DeadMembersAndNoLeader: `ax cluster status` shows a killed
-// member as unreachable; with two of three killed, the survivor's /healthz
-// answers 503 with its health saying there is no leader, /livez still
-// answers, and a write is refused 503 within the leader wait, naming its
-// request id.
+// TestFailover_DeadMembersAndNoLeader (on both implementations): `ax
+// cluster status` shows a killed member as unreachable; with two of three
+// killed, the survivor's /healthz answers 503 with its health saying
+// there is no leader, /livez still answers, and a write is refused 503
+// within the leader wait, naming its request id.
 func TestFailover_DeadMembersAndNoLeader(t *testing.T) {
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dead []string
-	for _, n := range c.Nodes {
-		if n != leader && len(dead) == 0 {
-			n.Kill()
-			dead = append(dead, n.ID)
-		}
-	}
-	testkit.Eventually(t, 10*time.Second, func() error {
-		out, err := exec.Command(axBinary, "cluster", "status", "-addr", leader.HTTPAddr).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("ax cluster status: %v\n%s", err, out)
-		}
-		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) > 5 && f[0] == dead[0] {
-				if f[5] != "unreachable" {
-					return fmt.Errorf("killed member shown as %q:\n%s", f[5], out)
-				}
-				return nil
-			}
-		}
-		return fmt.Errorf("no row for %s:\n%s", dead[0], out)
-	})
-	for _, n := range c.Nodes {
-		if n != leader && n.ID != dead[0] {
-			n.Kill()
-		}
-	}
-	get := func(path string) (int, []byte) {
-		resp, err := http.Get("http://" + leader.HTTPAddr + path)
+	clustertest.Each(t, both, 3, func(t *testing.T, c clustertest.Cluster) {
+		ctx := ctxT(t, 60*time.Second)
+		leader, err := c.Leader(ctx, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, b
-	}
-	testkit.Eventually(t, 10*time.Second, func() error {
-		code, body := get("/healthz")
-		var h model.Health
-		if err := json.Unmarshal(body, &h); err != nil {
-			return fmt.Errorf("/healthz: %v: %s", err, body)
+		others := clustertest.Others(c, leader)
+		dead := others[0]
+		dead.Kill()
+		testkit.Eventually(t, 10*time.Second, func() error {
+			out, err := exec.Command(axBinary, "cluster", "status", "-addr", leader.Addr()).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("ax cluster status: %v\n%s", err, out)
+			}
+			for _, line := range strings.Split(string(out), "\n") {
+				if f := strings.Fields(line); len(f) > 5 && f[0] == dead.ID() {
+					if f[5] != "unreachable" {
+						return fmt.Errorf("killed member shown as %q:\n%s", f[5], out)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("no row for %s:\n%s", dead.ID(), out)
+		})
+		others[1].Kill()
+		get := func(path string) (int, []byte) {
+			resp, err := http.Get("http://" + leader.Addr() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, b
 		}
-		if code != http.StatusServiceUnavailable || h.Node != leader.ID || !strings.Contains(h.Problem, "no leader") {
-			return fmt.Errorf("/healthz: %d %s, want 503 with the node's health and no leader", code, body)
+		testkit.Eventually(t, 10*time.Second, func() error {
+			code, body := get("/healthz")
+			var h model.Health
+			if err := json.Unmarshal(body, &h); err != nil {
+				return fmt.Errorf("/healthz: %v: %s", err, body)
+			}
+			if code != http.StatusServiceUnavailable || h.Node != leader.ID() || !strings.Contains(h.Problem, "no leader") {
+				return fmt.Errorf("/healthz: %d %s, want 503 with the node's health and no leader", code, body)
+			}
+			return nil
+		})
+		if code, _ := get("/livez"); code != http.StatusOK {
+			t.Fatalf("/livez: %d, want 200", code)
 		}
-		return nil
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+leader.Addr()+"/v1/tasks/x/trigger", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Idempotency-Key", "req-no-leader")
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "req-no-leader") {
+			t.Fatalf("write without a leader: %d %s, want 503 naming the request id", resp.StatusCode, body)
+		}
+		if took := time.Since(start); took > 8*time.Second {
+			t.Fatalf("write without a leader answered after %s, want about the 5s leader wait", took)
+		}
 	})
-	if code, _ := get("/livez"); code != http.StatusOK {
-		t.Fatalf("/livez: %d, want 200", code)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+leader.HTTPAddr+"/v1/tasks/x/trigger", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Idempotency-Key", "req-no-leader")
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "req-no-leader") {
-		t.Fatalf("write without a leader: %d %s, want 503 naming the request id", resp.StatusCode, body)
-	}
-	if took := time.Since(start); took > 8*time.Second {
-		t.Fatalf("write without a leader answered after %s, want about the 5s leader wait", took)
-	}
 }

@@ -34,6 +34,7 @@ func mustParse(t *testing.T, src, path string) *File {
 // TestParse_EveryKey sets every key to a value other than its default and
 // checks the value its flag gets.
 func TestParse_EveryKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		key, value, want string
@@ -104,6 +105,7 @@ func TestParse_EveryKey(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.key, func(t *testing.T) {
+			t.Parallel()
 			if !f.Set(c.key) {
 				t.Errorf("Set(%s) = false", c.key)
 			}
@@ -120,6 +122,7 @@ func TestParse_EveryKey(t *testing.T) {
 // TestParse_Problems checks that each mistake is refused with the file,
 // line, column and key.
 func TestParse_Problems(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, src string
 		line, col int
@@ -156,6 +159,7 @@ func TestParse_Problems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := Parse([]byte(c.src), "/etc/ax/agent.hcl")
 			var e *Error
 			if !errors.As(err, &e) {
@@ -179,6 +183,7 @@ func TestParse_Problems(t *testing.T) {
 // TestParse_EveryProblem checks that one load reports every problem, in
 // the file's order.
 func TestParse_EveryProblem(t *testing.T) {
+	t.Parallel()
 	src := "lease = \"x\"\nnode = \"n1\"\nui = 1\nporf = \"\"\n"
 	_, err := Parse([]byte(src), "a.hcl")
 	var e *Error
@@ -203,6 +208,7 @@ func TestParse_EveryProblem(t *testing.T) {
 // TestFile_Apply_Precedence checks defaults < file < environment (keep) <
 // command line, whatever the command line's value.
 func TestFile_Apply_Precedence(t *testing.T) {
+	t.Parallel()
 	f := mustParse(t, `
 node     = "from-file"
 http     = "10.0.0.1:7070"
@@ -228,6 +234,7 @@ pprof    = "127.0.0.1:6060"
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			fs := flagSet(t)
 			if err := fs.Parse(c.args); err != nil {
 				t.Fatal(err)
@@ -247,6 +254,7 @@ pprof    = "127.0.0.1:6060"
 // TestFile_Apply_Errors checks that a value a flag refuses, and a key
 // with no flag, name the file and line.
 func TestFile_Apply_Errors(t *testing.T) {
+	t.Parallel()
 	f := mustParse(t, "node = \"n1\"\nmax_conns = 10\n", "agent.hcl")
 	cases := []struct {
 		name string
@@ -267,6 +275,7 @@ func TestFile_Apply_Errors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			err := f.Apply(c.fs())
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Errorf("got %v, want an error starting %q", err, c.want)
@@ -278,6 +287,7 @@ func TestFile_Apply_Errors(t *testing.T) {
 // TestParse_Paths checks that relative paths in path keys are resolved
 // against the file's directory and nothing else is touched.
 func TestParse_Paths(t *testing.T) {
+	t.Parallel()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +304,7 @@ func TestParse_Paths(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := mustParse(t, c.key+" = \""+c.value+"\"\n", c.file)
 			fs := flagSet(t)
 			if err := f.Apply(fs); err != nil {
@@ -308,6 +319,7 @@ func TestParse_Paths(t *testing.T) {
 
 // TestParse_Null checks that a null value is as if the key were absent.
 func TestParse_Null(t *testing.T) {
+	t.Parallel()
 	f := mustParse(t, "node = null\njoin = null\n", "agent.hcl")
 	fs := flagSet(t)
 	if err := f.Apply(fs); err != nil {
@@ -321,6 +333,7 @@ func TestParse_Null(t *testing.T) {
 // TestLoad checks reading files: the sample in deploy/ sets every key,
 // and a missing file is an error naming it.
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	f, err := Load("../../deploy/ax-agent.hcl")
 	if err != nil {
 		t.Fatal(err)

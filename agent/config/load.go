@@ -2,15 +2,11 @@ package config
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
@@ -23,9 +19,10 @@ import (
 type File struct {
 	// Path is the file's path as given to Load.
 	Path string
-	// Agent holds the file's settings, relative paths resolved against
-	// the file's directory.
-	Agent Agent
+	// values holds each key the file sets, written as its flag takes it
+	// (lists a,b; maps k=v,k=v in key order), relative paths resolved
+	// against the file's directory.
+	values map[string]string
 	// lines maps each key the file sets to its line.
 	lines map[string]int
 }
@@ -90,15 +87,13 @@ func Parse(src []byte, path string) (*File, error) {
 		p.diags(diags, body)
 		return nil, p.err()
 	}
-	known := map[string]field{}
-	for _, f := range fields() {
-		known[f.key] = f
-	}
+	known := keyed()
 	for _, b := range body.Blocks {
 		p.add(b.TypeRange, b.Type, "a block; the file holds only key = value settings")
 	}
+	values := map[string]cty.Value{}
 	for name, attr := range body.Attributes {
-		f, ok := known[name]
+		st, ok := known[name]
 		if !ok {
 			p.add(attr.NameRange, name, "unknown key"+suggest(name, known))
 			continue
@@ -108,30 +103,32 @@ func Parse(src []byte, path string) (*File, error) {
 			p.diags(d, body)
 			continue
 		}
-		if msg := wrongType(v, f); msg != "" {
+		if msg := wrongType(v, st); msg != "" {
 			p.add(attr.Expr.Range(), name, msg)
+		}
+		if !v.IsNull() {
+			values[name] = v
 		}
 	}
 	if len(p.problems) > 0 {
 		return nil, p.err()
 	}
-	file := &File{Path: path, lines: map[string]int{}}
-	if d := gohcl.DecodeBody(body, nil, &file.Agent); d.HasErrors() {
-		p.diags(d, body)
-		return nil, p.err()
-	}
-	rv := reflect.ValueOf(&file.Agent).Elem()
-	for _, f := range fields() {
-		attr, ok := body.Attributes[f.key]
-		if !ok {
+	file := &File{Path: path, values: map[string]string{}, lines: map[string]int{}}
+	for name := range values {
+		attr, st := body.Attributes[name], known[name]
+		text, msg, d := decode(attr.Expr, st)
+		if d.HasErrors() {
+			p.diags(d, body)
 			continue
 		}
-		if _, set := flagValue(rv.Field(f.index)); set {
-			file.lines[f.key] = attr.SrcRange.Start.Line
+		if msg != "" {
+			p.add(attr.Expr.Range(), name, msg)
+			continue
 		}
-		if msg := check(rv.Field(f.index), f.check, dir); msg != "" {
-			p.add(attr.Expr.Range(), f.key, msg)
+		if st.check == "path" && text != "" && !filepath.IsAbs(text) {
+			text = filepath.Join(dir, text)
 		}
+		file.values[name], file.lines[name] = text, attr.SrcRange.Start.Line
 	}
 	if len(p.problems) > 0 {
 		return nil, p.err()
@@ -199,7 +196,7 @@ func (p *parser) err() error {
 }
 
 // suggest names the known key closest to an unknown one, if one is close.
-func suggest(name string, known map[string]field) string {
+func suggest(name string, known map[string]setting) string {
 	best, bestDist := "", 3
 	for k := range known {
 		if d := levenshtein.Distance(name, k, nil); d < bestDist || (d == bestDist && best != "" && k < best) {
@@ -212,34 +209,30 @@ func suggest(name string, known map[string]field) string {
 	return fmt.Sprintf("; did you mean %q?", best)
 }
 
-// wrongType says why v does not fit f, or returns "". Values are not
+// wrongType says why v does not fit st, or returns "". Values are not
 // converted: "7070" is not a number and 7070 is not an address. A null
 // value is as if the key were absent.
-func wrongType(v cty.Value, f field) string {
+func wrongType(v cty.Value, st setting) string {
 	if v.IsNull() {
 		return ""
 	}
-	t := f.typ
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
 	var want string
 	ok := false
-	switch t.Kind() {
-	case reflect.String:
+	switch {
+	case st.form == formList:
+		want, ok = `a list of strings (["a", "b"])`, allStrings(v, v.Type().IsTupleType() || v.Type().IsListType())
+	case st.form == formMap:
+		want, ok = `a map of strings ({ k = "v" })`, allStrings(v, v.Type().IsObjectType() || v.Type().IsMapType())
+	case st.kind == kindString || st.kind == kindDuration:
 		// An enumeration of true, false and more takes a bool too.
 		want, ok = "a string", v.Type() == cty.String
-		if strings.Contains("|"+strings.TrimPrefix(f.check, "oneof=")+"|", "|true|") {
+		if strings.Contains("|"+strings.TrimPrefix(st.check, "oneof=")+"|", "|true|") {
 			want, ok = "a string or a bool", ok || v.Type() == cty.Bool
 		}
-	case reflect.Bool:
+	case st.kind == kindBool:
 		want, ok = "a bool (true or false, unquoted)", v.Type() == cty.Bool
-	case reflect.Int, reflect.Uint64:
+	case st.kind == kindInt || st.kind == kindUint:
 		want, ok = "a number (unquoted)", v.Type() == cty.Number
-	case reflect.Slice:
-		want, ok = `a list of strings (["a", "b"])`, allStrings(v, v.Type().IsTupleType() || v.Type().IsListType())
-	case reflect.Map:
-		want, ok = `a map of strings ({ k = "v" })`, allStrings(v, v.Type().IsObjectType() || v.Type().IsMapType())
 	}
 	if ok {
 		return ""
@@ -277,96 +270,57 @@ func friendly(t cty.Type) string {
 	return t.FriendlyName()
 }
 
-// check validates a decoded value as its ax tag says and resolves a
-// relative path against dir; it returns what is wrong, or "".
-func check(v reflect.Value, tag, dir string) string {
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return ""
-		}
-		v = v.Elem()
-	}
-	switch v.Kind() {
-	case reflect.Int:
-		if v.Int() < 1 {
-			return fmt.Sprintf("wants at least 1, got %d", v.Int())
-		}
-	case reflect.Slice:
-		for i := range v.Len() {
-			if msg := checkString(v.Index(i).String(), tag); msg != "" {
-				return fmt.Sprintf("element %d: %s", i+1, msg)
-			}
-		}
-	case reflect.Map:
-		keys := v.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		for _, k := range keys {
-			key, val := k.String(), v.MapIndex(k).String()
-			if key == "" || strings.ContainsAny(key, ",=") || strings.Contains(val, ",") {
-				return fmt.Sprintf("label %q = %q: a key must be non-empty without , or =, a value without ,", key, val)
-			}
-		}
-	case reflect.String:
-		s := v.String()
-		if msg := checkString(s, tag); msg != "" {
-			return msg
-		}
-		if tag == "path" && s != "" && !filepath.IsAbs(s) {
-			v.SetString(filepath.Join(dir, s))
-		}
-	}
-	return ""
-}
-
-// checkString validates one string as tag says.
-func checkString(s, tag string) string {
+// decode reads the value of expr, of the type wrongType accepted, as
+// st's flag takes it, and says what is wrong with it ("" when nothing
+// is): each element of a list is checked, and each label of a map.
+func decode(expr hcl.Expression, st setting) (text, problem string, diags hcl.Diagnostics) {
 	switch {
-	case tag == "duration":
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Sprintf("%q is not a duration (write it as 30s, 5m, 1h30m)", s)
+	case st.form == formList:
+		var l []string
+		if diags = gohcl.DecodeExpression(expr, nil, &l); diags.HasErrors() {
+			return "", "", diags
 		}
-		if d < 0 {
-			return fmt.Sprintf("%q is negative", s)
-		}
-	case tag == "addr":
-		if s != "" {
-			return checkHostPort(s)
-		}
-	case tag == "member":
-		if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
-			if u, err := url.Parse(s); err != nil || u.Host == "" {
-				return fmt.Sprintf("%q is not an address (host:port or https://host:port)", s)
-			}
-			return ""
-		}
-		return checkHostPort(s)
-	case tag == "url":
-		if s == "" {
-			return ""
-		}
-		if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Sprintf("%q is not an http(s):// URL", s)
-		}
-	case strings.HasPrefix(tag, "oneof="):
-		opts := strings.Split(strings.TrimPrefix(tag, "oneof="), "|")
-		for _, o := range opts {
-			if s == o {
-				return ""
+		for i, e := range l {
+			if msg := checkString(e, st.check); msg != "" {
+				return "", fmt.Sprintf("element %d: %s", i+1, msg), nil
 			}
 		}
-		return fmt.Sprintf("%q is not one of %s", s, strings.Join(opts, ", "))
+		return strings.Join(l, ","), "", nil
+	case st.form == formMap:
+		var m map[string]string
+		if diags = gohcl.DecodeExpression(expr, nil, &m); diags.HasErrors() {
+			return "", "", diags
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			if k == "" || strings.ContainsAny(k, ",=") || strings.Contains(m[k], ",") {
+				return "", fmt.Sprintf("label %q = %q: a key must be non-empty without , or =, a value without ,", k, m[k]), nil
+			}
+			parts[i] = k + "=" + m[k]
+		}
+		return strings.Join(parts, ","), "", nil
+	case st.kind == kindBool:
+		var b bool
+		diags = gohcl.DecodeExpression(expr, nil, &b)
+		text = strconv.FormatBool(b)
+	case st.kind == kindInt:
+		var n int
+		diags = gohcl.DecodeExpression(expr, nil, &n)
+		text = strconv.Itoa(n)
+	case st.kind == kindUint:
+		var n uint64
+		diags = gohcl.DecodeExpression(expr, nil, &n)
+		text = strconv.FormatUint(n, 10)
+	default:
+		diags = gohcl.DecodeExpression(expr, nil, &text)
 	}
-	return ""
-}
-
-func checkHostPort(s string) string {
-	_, port, err := net.SplitHostPort(s)
-	if err == nil {
-		_, err = strconv.ParseUint(port, 10, 16)
+	if diags.HasErrors() {
+		return "", "", diags
 	}
-	if err != nil {
-		return fmt.Sprintf("%q is not host:port", s)
-	}
-	return ""
+	return text, st.problem(text), nil
 }

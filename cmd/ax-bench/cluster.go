@@ -15,7 +15,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
-	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -32,7 +32,7 @@ type benchFlags struct {
 }
 
 func newBenchFlags(name, usage string) *benchFlags {
-	b := &benchFlags{fs: cli.NewFlagSet("ax-bench "+name, usage)}
+	b := &benchFlags{fs: cli.NewFlagSet("ax-bench "+name, usage, os.Stdout)}
 	b.conn.Register(b.fs, "", "the cluster's HTTP address(es), comma-separated; without it a temporary loopback cluster is started")
 	b.fs.IntVar(&b.nodes, "nodes", 3, "nodes of the temporary cluster (without -addr)")
 	b.fs.BoolVar(&b.withTLS, "tls", false, "run the temporary cluster with TLS on HTTP and Raft, certificates made in its directory (compare with a run without)")

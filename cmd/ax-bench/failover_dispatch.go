@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 

@@ -4,16 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
 )
 
-type aclCommand struct{}
-
-func (*aclCommand) Usage() string {
-	return `
+// aclUsage is the help of ax acl and of its subcommands.
+const aclUsage = `
 Usage: ax acl <subcommand> [flags] [args]
 
 Subcommands:
@@ -38,105 +35,136 @@ Examples:
 	ax acl token list
 	ax acl token revoke ci
 `
+
+// aclBootstrapCmd is ax acl bootstrap.
+type aclBootstrapCmd struct {
+	clientBase
+	out output
 }
 
-func (c *aclCommand) Run(ctx context.Context, args []string) error {
-	if len(args) > 0 && args[0] == "token" {
-		args = args[1:]
-		if len(args) > 0 {
-			args[0] = "token " + args[0]
-		}
-	}
-	sub, args, fs, cf, err := subcommand("acl", c.Usage(), args)
+func newACLBootstrapCmd(m *Main) command {
+	c := &aclBootstrapCmd{}
+	c.init(m, "acl bootstrap", aclUsage)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *aclBootstrapCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
 	if err != nil {
 		return err
 	}
-	var (
-		req    model.ACLTokenRequest
-		labels string
-		ttl    time.Duration
-		out    output
-	)
-	switch sub {
-	case "token create":
-		fs.StringVar(&req.Name, "name", "", "token name: the audit actor of its writes")
-		fs.StringVar(&req.Role, "role", "", "reader, operator, writer, admin or executor")
-		fs.StringVar(&req.Executor, "executor", "", "executor name an executor token is bound to")
-		fs.StringVar(&labels, "labels", "", "labels k=v,... an executor token may claim")
-		fs.DurationVar(&ttl, "ttl", 0, "the token expires this long after it is created (0 never)")
-		out.register(fs)
-	case "bootstrap":
-		out.register(fs)
-	case "token list":
-		cf.registerStale(fs, false)
-		out.register(fs)
-	}
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("acl %s: %w", sub, err)
-	}
-	cl, err := cf.client()
+	t, err := cl.ACLBootstrap(ctx)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "bootstrap":
-		t, err := cl.ACLBootstrap(ctx)
-		if err != nil {
-			return err
-		}
-		return printToken(t, out)
-	case "token create":
-		if req.Labels, err = parseLabels(labels); err != nil {
-			return err
-		}
-		req.TTL = model.Duration(ttl)
-		t, err := cl.CreateToken(ctx, req)
-		if err != nil {
-			return err
-		}
-		return printToken(t, out)
-	case "token list":
-		l, err := cl.ListTokens(ctx)
-		if err != nil {
-			return err
-		}
-		return out.print(os.Stdout, l, func(w io.Writer) error {
-			tw := newTable(w)
-			row(tw, "NAME", "ROLE", "EXECUTOR", "LABELS", "CREATED", "BY", "EXPIRES")
-			for _, t := range l.Tokens {
-				exp := "never"
-				if t.ExpiresAt != nil {
-					exp = fmtTime(*t.ExpiresAt)
-					if t.ExpiresAt.Before(time.Now()) {
-						exp += " (expired)"
-					}
+	return c.m.printToken(t, c.out)
+}
+
+// aclTokenCreateCmd is ax acl token create.
+type aclTokenCreateCmd struct {
+	clientBase
+	req    model.ACLTokenRequest
+	labels string
+	ttl    time.Duration
+	out    output
+}
+
+func newACLTokenCreateCmd(m *Main) command {
+	c := &aclTokenCreateCmd{}
+	c.init(m, "acl token create", aclUsage)
+	c.fs.StringVar(&c.req.Name, "name", "", "token name: the audit actor of its writes")
+	c.fs.StringVar(&c.req.Role, "role", "", "reader, operator, writer, admin or executor")
+	c.fs.StringVar(&c.req.Executor, "executor", "", "executor name an executor token is bound to")
+	c.fs.StringVar(&c.labels, "labels", "", "labels k=v,... an executor token may claim")
+	c.fs.DurationVar(&c.ttl, "ttl", 0, "the token expires this long after it is created (0 never)")
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *aclTokenCreateCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
+	if err != nil {
+		return err
+	}
+	req := c.req
+	if req.Labels, err = parseLabels(c.labels); err != nil {
+		return err
+	}
+	req.TTL = model.Duration(c.ttl)
+	t, err := cl.CreateToken(ctx, req)
+	if err != nil {
+		return err
+	}
+	return c.m.printToken(t, c.out)
+}
+
+// aclTokenListCmd is ax acl token list.
+type aclTokenListCmd struct {
+	clientBase
+	out output
+}
+
+func newACLTokenListCmd(m *Main) command {
+	c := &aclTokenListCmd{}
+	c.init(m, "acl token list", aclUsage)
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *aclTokenListCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
+	if err != nil {
+		return err
+	}
+	l, err := cl.ListTokens(ctx)
+	if err != nil {
+		return err
+	}
+	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
+		tw := newTable(w)
+		row(tw, "NAME", "ROLE", "EXECUTOR", "LABELS", "CREATED", "BY", "EXPIRES")
+		for _, t := range l.Tokens {
+			exp := "never"
+			if t.ExpiresAt != nil {
+				exp = fmtTime(*t.ExpiresAt)
+				if t.ExpiresAt.Before(time.Now()) {
+					exp += " (expired)"
 				}
-				row(tw, t.Name, t.Role, orDash(t.Executor), orDash(joinLabels(t.Labels)), fmtTime(t.CreatedAt), orDash(t.CreatedBy), exp)
 			}
-			return tw.Flush()
-		})
-	case "token revoke":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("acl token revoke: want exactly one token name")
+			row(tw, t.Name, t.Role, orDash(t.Executor), orDash(joinLabels(t.Labels)), fmtTime(t.CreatedAt), orDash(t.CreatedBy), exp)
 		}
-		if _, err := cl.RevokeToken(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		fmt.Printf("revoked %s\n", fs.Arg(0))
-		return nil
-	default:
-		return unknownSub("acl", sub)
+		return tw.Flush()
+	})
+}
+
+// aclTokenRevokeCmd is ax acl token revoke.
+type aclTokenRevokeCmd struct{ clientBase }
+
+func newACLTokenRevokeCmd(m *Main) command {
+	c := &aclTokenRevokeCmd{}
+	c.init(m, "acl token revoke", aclUsage)
+	return c
+}
+
+func (c *aclTokenRevokeCmd) Run(ctx context.Context, args []string) error {
+	cl, name, err := c.connectOne(args, nil, "token name")
+	if err != nil {
+		return err
 	}
+	if _, err := cl.RevokeToken(ctx, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "revoked %s\n", name)
+	return nil
 }
 
 // printToken prints a new token: as a table, its secret alone on stdout
 // (so that it can be piped into a file) and what it is on stderr.
-func printToken(t *model.ACLToken, out output) error {
+func (m *Main) printToken(t *model.ACLToken, out output) error {
 	if out.format != formatTable {
-		return out.print(os.Stdout, t, nil)
+		return out.print(m.Stdout, t, nil)
 	}
 	desc := fmt.Sprintf("token %s, role %s", t.Name, t.Role)
 	if t.Executor != "" {
@@ -148,7 +176,7 @@ func printToken(t *model.ACLToken, out output) error {
 	if t.ExpiresAt != nil {
 		desc += ", expires " + t.ExpiresAt.Format(time.RFC3339)
 	}
-	fmt.Fprintln(os.Stderr, desc+" (the secret below is shown once; keep it)")
-	fmt.Println(t.Secret)
+	fmt.Fprintln(m.Stderr, desc+" (the secret below is shown once; keep it)")
+	fmt.Fprintln(m.Stdout, t.Secret)
 	return nil
 }

@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
 )
 
-type alertCommand struct{}
-
-func (*alertCommand) Usage() string {
-	return `
+// alertUsage is the help of ax alert and of its subcommands.
+const alertUsage = `
 Usage: ax alert <subcommand> [flags] [args]
 
 Subcommands:
@@ -33,118 +30,152 @@ Examples:
 	ax alert silence -rule misfire -label team=data -for 30m
 	ax alert unsilence 3f2a9c0d1e4b5a6f
 `
+
+// alertListCmd is ax alert list.
+type alertListCmd struct {
+	clientBase
+	q   model.AlertQuery
+	out output
 }
 
-func (c *alertCommand) Run(ctx context.Context, args []string) error {
-	sub, args, fs, cf, err := subcommand("alert", c.Usage(), args)
+func newAlertListCmd(m *Main) command {
+	c := &alertListCmd{}
+	c.init(m, "alert list", alertUsage)
+	c.fs.StringVar(&c.q.State, "state", "", "firing or resolved (default both)")
+	c.fs.StringVar(&c.q.Task, "task", "", "only alerts about this task")
+	c.fs.StringVar(&c.q.Rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
+	c.fs.IntVar(&c.q.Limit, "limit", 100, "at most this many")
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *alertListCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
 	if err != nil {
 		return err
 	}
-	var (
-		state, task, rule, comment, until string
-		labels                            multiFlag
-		limit                             int
-		forD                              time.Duration
-		out                               output
-	)
-	switch sub {
-	case "list":
-		fs.StringVar(&state, "state", "", "firing or resolved (default both)")
-		fs.StringVar(&task, "task", "", "only alerts about this task")
-		fs.StringVar(&rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
-		fs.IntVar(&limit, "limit", 100, "at most this many")
-		cf.registerStale(fs, false)
-		out.register(fs)
-	case "silence":
-		fs.StringVar(&task, "task", "", "silence alerts about this task")
-		fs.StringVar(&rule, "rule", "", "silence alerts of this rule")
-		fs.Var(&labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
-		fs.DurationVar(&forD, "for", 0, "for how long (e.g. 2h)")
-		fs.StringVar(&until, "until", "", "until this time, instead of -for: "+dateForms)
-		fs.StringVar(&comment, "comment", "", "why")
-	case "silences":
-		cf.registerStale(fs, false)
-		out.register(fs)
-	case "unsilence":
-	default:
-		return unknownSub("alert", sub)
-	}
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("alert %s: %w", sub, err)
-	}
-	cl, err := cf.client()
+	l, err := cl.ListAlerts(ctx, c.q)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "list":
-		l, err := cl.ListAlerts(ctx, model.AlertQuery{State: state, Task: task, Rule: rule, Limit: limit})
-		if err != nil {
-			return err
-		}
-		return out.print(os.Stdout, l, func(w io.Writer) error {
-			tw := newTable(w)
-			row(tw, "STATE", "RULE", "SEVERITY", "SUBJECT", "COUNT", "FIRST SEEN", "LAST SEEN", "SUMMARY")
-			for _, a := range l.Alerts {
-				st := a.State
-				if a.Silenced {
-					st += " (SILENCED)"
-				}
-				row(tw, st, a.Rule, a.Severity, subject(a.Subject), a.Count, fmtTime(a.FirstSeen), fmtTime(a.LastSeen), a.Summary)
+	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
+		tw := newTable(w)
+		row(tw, "STATE", "RULE", "SEVERITY", "SUBJECT", "COUNT", "FIRST SEEN", "LAST SEEN", "SUMMARY")
+		for _, a := range l.Alerts {
+			st := a.State
+			if a.Silenced {
+				st += " (SILENCED)"
 			}
-			return tw.Flush()
-		})
-	case "silence":
-		req := model.SilenceRequest{Task: task, Rule: rule, For: model.Duration(forD), Comment: comment}
-		for _, l := range labels {
-			k, v, ok := strings.Cut(l, "=")
-			if !ok {
-				return fmt.Errorf("alert silence: -label %q: want k=v", l)
-			}
-			if req.Labels == nil {
-				req.Labels = map[string]string{}
-			}
-			req.Labels[k] = v
+			row(tw, st, a.Rule, a.Severity, subject(a.Subject), a.Count, fmtTime(a.FirstSeen), fmtTime(a.LastSeen), a.Summary)
 		}
-		if until != "" {
-			t, err := parseDate(until)
-			if err != nil {
-				return fmt.Errorf("alert silence: -until: %w", err)
-			}
-			req.Until = model.Time{Time: t}
-		}
-		s, err := cl.PutSilence(ctx, req)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("silence %s until %s\n", s.ID, s.Until.Format(time.RFC3339))
-		return nil
-	case "silences":
-		l, err := cl.ListSilences(ctx)
-		if err != nil {
-			return err
-		}
-		return out.print(os.Stdout, l, func(w io.Writer) error {
-			tw := newTable(w)
-			row(tw, "ID", "TASK", "RULE", "LABELS", "UNTIL", "BY", "COMMENT")
-			for _, s := range l.Silences {
-				row(tw, s.ID, orDash(s.Task), orDash(s.Rule), orDash(joinLabels(s.Labels)), fmtTime(s.Until), orDash(s.By), s.Comment)
-			}
-			return tw.Flush()
-		})
-	default: // unsilence
-		if fs.NArg() != 1 {
-			return fmt.Errorf("alert unsilence: want exactly one silence id")
-		}
-		if err := cl.DeleteSilence(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		fmt.Printf("removed silence %s\n", fs.Arg(0))
-		return nil
+		return tw.Flush()
+	})
+}
+
+// alertSilenceCmd is ax alert silence.
+type alertSilenceCmd struct {
+	clientBase
+	task, rule, comment, until string
+	labels                     multiFlag
+	forD                       time.Duration
+}
+
+func newAlertSilenceCmd(m *Main) command {
+	c := &alertSilenceCmd{}
+	c.init(m, "alert silence", alertUsage)
+	c.fs.StringVar(&c.task, "task", "", "silence alerts about this task")
+	c.fs.StringVar(&c.rule, "rule", "", "silence alerts of this rule")
+	c.fs.Var(&c.labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
+	c.fs.DurationVar(&c.forD, "for", 0, "for how long (e.g. 2h)")
+	c.fs.StringVar(&c.until, "until", "", "until this time, instead of -for: "+dateForms)
+	c.fs.StringVar(&c.comment, "comment", "", "why")
+	return c
+}
+
+func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, nil)
+	if err != nil {
+		return err
 	}
+	req := model.SilenceRequest{Task: c.task, Rule: c.rule, For: model.Duration(c.forD), Comment: c.comment}
+	for _, l := range c.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return fmt.Errorf("alert silence: -label %q: want k=v", l)
+		}
+		if req.Labels == nil {
+			req.Labels = map[string]string{}
+		}
+		req.Labels[k] = v
+	}
+	if c.until != "" {
+		t, err := parseDate(c.until)
+		if err != nil {
+			return fmt.Errorf("alert silence: -until: %w", err)
+		}
+		req.Until = model.Time{Time: t}
+	}
+	s, err := cl.PutSilence(ctx, req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "silence %s until %s\n", s.ID, s.Until.Format(time.RFC3339))
+	return nil
+}
+
+// alertSilencesCmd is ax alert silences.
+type alertSilencesCmd struct {
+	clientBase
+	out output
+}
+
+func newAlertSilencesCmd(m *Main) command {
+	c := &alertSilencesCmd{}
+	c.init(m, "alert silences", alertUsage)
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *alertSilencesCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
+	if err != nil {
+		return err
+	}
+	l, err := cl.ListSilences(ctx)
+	if err != nil {
+		return err
+	}
+	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
+		tw := newTable(w)
+		row(tw, "ID", "TASK", "RULE", "LABELS", "UNTIL", "BY", "COMMENT")
+		for _, s := range l.Silences {
+			row(tw, s.ID, orDash(s.Task), orDash(s.Rule), orDash(joinLabels(s.Labels)), fmtTime(s.Until), orDash(s.By), s.Comment)
+		}
+		return tw.Flush()
+	})
+}
+
+// alertUnsilenceCmd is ax alert unsilence.
+type alertUnsilenceCmd struct{ clientBase }
+
+func newAlertUnsilenceCmd(m *Main) command {
+	c := &alertUnsilenceCmd{}
+	c.init(m, "alert unsilence", alertUsage)
+	return c
+}
+
+func (c *alertUnsilenceCmd) Run(ctx context.Context, args []string) error {
+	cl, id, err := c.connectOne(args, nil, "silence id")
+	if err != nil {
+		return err
+	}
+	if err := cl.DeleteSilence(ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "removed silence %s\n", id)
+	return nil
 }
 
 // subject words what an alert is about.

@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -66,8 +63,9 @@ Examples:
 	ax task export -l team=data | ax task apply -f - -dry-run
 `
 
-// applyFlags are task apply's options.
-type applyFlags struct {
+// taskApplyCmd is ax task apply.
+type taskApplyCmd struct {
+	clientBase
 	files        multiFlag
 	dryRun       bool
 	prune        bool
@@ -75,49 +73,52 @@ type applyFlags struct {
 	checkVersion bool
 }
 
-// runApply is ax task apply.
-func runApply(ctx context.Context, fs *flag.FlagSet, cf *clientFlags, args []string) error {
-	var af applyFlags
-	fs.Var(&af.files, "f", "definition file, directory, or - for stdin (repeatable)")
-	fs.BoolVar(&af.dryRun, "dry-run", false, "show what would change, with diffs, and write nothing")
-	fs.BoolVar(&af.prune, "prune", false, "delete the tasks with the -l labels that are not in the files")
-	fs.Var(&af.selector, "l", "labels k=v[,k=v] of the tasks -prune may delete (repeatable)")
-	fs.BoolVar(&af.checkVersion, "check-version", false, "treat a definition's version as a precondition")
-	setUsage(fs, applyUsage)
-	if err := parseInterspersed(fs, args); err != nil {
+func newTaskApplyCmd(m *Main) command {
+	c := &taskApplyCmd{}
+	c.init(m, "task apply", applyUsage)
+	c.fs.Var(&c.files, "f", "definition file, directory, or - for stdin (repeatable)")
+	c.fs.BoolVar(&c.dryRun, "dry-run", false, "show what would change, with diffs, and write nothing")
+	c.fs.BoolVar(&c.prune, "prune", false, "delete the tasks with the -l labels that are not in the files")
+	c.fs.Var(&c.selector, "l", "labels k=v[,k=v] of the tasks -prune may delete (repeatable)")
+	c.fs.BoolVar(&c.checkVersion, "check-version", false, "treat a definition's version as a precondition")
+	return c
+}
+
+func (c *taskApplyCmd) Run(ctx context.Context, args []string) error {
+	if err := c.parse(args); err != nil {
 		return err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return fmt.Errorf("task apply: unexpected argument %q (files are given with -f)", fs.Arg(0))
-	case len(af.files) == 0:
+	case c.fs.NArg() > 0:
+		return fmt.Errorf("task apply: unexpected argument %q (files are given with -f)", c.fs.Arg(0))
+	case len(c.files) == 0:
 		return errors.New("task apply: -f FILE|DIR|- is required")
 	}
-	labels, err := parseSelector(af.selector)
+	labels, err := parseSelector(c.selector)
 	if err != nil {
 		return fmt.Errorf("task apply: %w", err)
 	}
 	switch {
-	case af.prune && len(labels) == 0:
+	case c.prune && len(labels) == 0:
 		return errors.New("task apply: -prune needs -l k=v: the labels of the tasks these files own (deleting every task not in the files is never the default)")
-	case !af.prune && len(labels) > 0:
+	case !c.prune && len(labels) > 0:
 		return errors.New("task apply: -l selects the tasks -prune may delete; add -prune")
 	}
-	docs, err := loadTaskDocs(af.files, os.Stdin, loadOptions{keepVersion: af.checkVersion})
+	docs, err := loadTaskDocs(c.files, c.m.Stdin, loadOptions{keepVersion: c.checkVersion})
 	if err != nil {
 		return fmt.Errorf("task apply: nothing applied:\n%w", err)
 	}
-	if af.dryRun {
-		if err := checkDryRun(ctx, cf); err != nil {
+	if c.dryRun {
+		if err := checkDryRun(ctx, &c.cf); err != nil {
 			return err
 		}
 	}
-	cl, err := cf.client()
+	cl, err := c.cf.client()
 	if err != nil {
 		return err
 	}
-	a := &applier{cl: cl, out: os.Stdout, errOut: os.Stderr, dryRun: af.dryRun}
-	return a.run(ctx, docs, af.prune, labels)
+	a := &applier{cl: cl, out: c.m.Stdout, errOut: c.m.Stderr, dryRun: c.dryRun}
+	return a.run(ctx, docs, c.prune, labels)
 }
 
 // dryRunProto is the first protocol whose API knows PUT ?dryRun=true.
@@ -152,9 +153,6 @@ func checkDryRun(ctx context.Context, cf *clientFlags) error {
 	}
 	return nil
 }
-
-// setUsage makes -h print usage (a subcommand's own) and fs's flags.
-func setUsage(fs *flag.FlagSet, usage string) { cli.SetUsage(fs, usage) }
 
 // applier applies definitions and reports each task.
 type applier struct {

@@ -44,6 +44,7 @@ func closedAddr(t *testing.T) string {
 // TestCheckDryRun: a dry run is refused when a node it may reach is older
 // than protocol 5 (it would ignore ?dryRun and write) or when none answers.
 func TestCheckDryRun(t *testing.T) {
+	t.Parallel()
 	current, older, down := healthServer(t, "n1", dryRunProto), healthServer(t, "n2", dryRunProto-1), closedAddr(t)
 	tests := []struct {
 		name    string
@@ -57,7 +58,8 @@ func TestCheckDryRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkDryRun(context.Background(), &clientFlags{ClientFlags: cli.ClientFlags{Addr: strings.Join(tt.addrs, ",")}})
+			t.Parallel()
+			err := checkDryRun(context.Background(), &clientFlags{ClientFlags: cli.ClientFlags{Addr: strings.Join(tt.addrs, ","), Getenv: func(string) string { return "" }}})
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("got %v, want nil", err)

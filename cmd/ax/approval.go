@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -14,10 +13,8 @@ import (
 	"github.com/ax-scheduler/ax/worker"
 )
 
-type approvalCommand struct{}
-
-func (*approvalCommand) Usage() string {
-	return `
+// approvalUsage is the help of ax approval and of approval request.
+const approvalUsage = `
 Usage: ax approval request -summary TEXT
 
 Run from inside a task's shell command: asks an operator to approve the
@@ -34,21 +31,25 @@ enough, an executor token reading the decision on its own attempt only
 Example (in a task command):
 	./migrate --plan > plan.txt && ax approval request -summary "$(cat plan.txt)" && ./migrate --apply
 `
+
+// approvalRequestCmd is ax approval request.
+type approvalRequestCmd struct {
+	clientBase
+	summary string
 }
 
-func (c *approvalCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "request" {
-		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("approval: want the subcommand request")
-	}
-	fs := newFlagSet("approval request", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	summary := fs.String("summary", "", "what the operator approves")
-	if err := fs.Parse(args[1:]); err != nil {
+func newApprovalRequestCmd(m *Main) command {
+	c := &approvalRequestCmd{}
+	c.init(m, "approval request", approvalUsage)
+	c.fs.StringVar(&c.summary, "summary", "", "what the operator approves")
+	return c
+}
+
+func (c *approvalRequestCmd) Run(ctx context.Context, args []string) error {
+	if err := c.fs.Parse(args); err != nil {
 		return err
 	}
-	id, attempt := os.Getenv("AX_INSTANCE_ID"), os.Getenv("AX_ATTEMPT")
+	id, attempt := c.m.Getenv("AX_INSTANCE_ID"), c.m.Getenv("AX_ATTEMPT")
 	if id == "" || attempt == "" {
 		return fmt.Errorf("approval request: AX_INSTANCE_ID and AX_ATTEMPT are not set: run it from a task's command")
 	}
@@ -57,26 +58,26 @@ func (c *approvalCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("approval request: bad AX_ATTEMPT %q", attempt)
 	}
 	lease := 10 * time.Second
-	if ms, err := strconv.ParseInt(os.Getenv("AX_LEASE_MS"), 10, 64); err == nil && ms > 0 {
+	if ms, err := strconv.ParseInt(c.m.Getenv("AX_LEASE_MS"), 10, 64); err == nil && ms > 0 {
 		lease = time.Duration(ms) * time.Millisecond
 	}
-	cl, err := cf.client()
+	cl, err := c.cf.client()
 	if err != nil {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, lease)
-	_, err = worker.NewProtocol(cl).RequestApproval(rctx, id, n, *summary)
+	_, err = worker.NewProtocol(cl).RequestApproval(rctx, id, n, c.summary)
 	cancel()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "waiting for approval of %s (ax instance approve %s)\n", id, id)
-	approved, err := awaitDecision(ctx, cl, id, n, lease)
+	fmt.Fprintf(c.m.Stderr, "waiting for approval of %s (ax instance approve %s)\n", id, id)
+	approved, err := awaitDecision(ctx, cl, id, n, lease, c.m.Stderr)
 	if err != nil {
 		return err
 	}
 	if !approved {
-		os.Exit(1)
+		return exitStatus(1) // rejected: said on stderr
 	}
 	return nil
 }
@@ -86,8 +87,8 @@ func (c *approvalCommand) Run(ctx context.Context, args []string) error {
 // is over, at once when the cluster refuses the credentials, and once the
 // cluster has not answered for longer than lease. A cluster older than
 // the approval-status endpoint (405) is polled for the instance instead,
-// which needs a reader token.
-func awaitDecision(ctx context.Context, cl *client.Client, id string, n int, lease time.Duration) (bool, error) {
+// which needs a reader token. The decision is reported on w.
+func awaitDecision(ctx context.Context, cl *client.Client, id string, n int, lease time.Duration, w io.Writer) (bool, error) {
 	p := worker.NewProtocol(cl)
 	heard, legacy := time.Now(), false
 	for {
@@ -128,10 +129,10 @@ func awaitDecision(ctx context.Context, cl *client.Client, id string, n int, lea
 		switch st.Decision {
 		case model.ApprovalPending:
 		case model.ApprovalApproved:
-			fmt.Fprintf(os.Stderr, "approved%s\n", by)
+			fmt.Fprintf(w, "approved%s\n", by)
 			return true, nil
 		case model.ApprovalRejected:
-			fmt.Fprintf(os.Stderr, "rejected%s (instance is %s)\n", by, st.State)
+			fmt.Fprintf(w, "rejected%s (instance is %s)\n", by, st.State)
 			return false, nil
 		default:
 			return false, fmt.Errorf("approval request: attempt %d is over (instance %s is %s, attempt %d)", n, id, st.State, st.CurrentAttempt)

@@ -21,6 +21,7 @@ import (
 // token, or once the cluster has not answered for a lease. A node older
 // than the endpoint (405) is asked for the instance instead.
 func TestAwaitDecision(t *testing.T) {
+	t.Parallel()
 	status := func(decision, state string, current int) *model.ApprovalStatus {
 		return &model.ApprovalStatus{ID: "0000000000100000", Attempt: 1, Decision: decision, State: state, CurrentAttempt: current}
 	}
@@ -57,6 +58,7 @@ func TestAwaitDecision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var polls atomic.Int32
 			var paths []string
 			var mu sync.Mutex
@@ -78,9 +80,13 @@ func TestAwaitDecision(t *testing.T) {
 			cl := client.New(client.Config{Addrs: []string{srv.URL}})
 			lease := 400 * time.Millisecond
 			start := time.Now()
-			got, err := awaitDecision(context.Background(), cl, "0000000000100000", 1, lease)
+			var said strings.Builder
+			got, err := awaitDecision(context.Background(), cl, "0000000000100000", 1, lease, &said)
 			if got != tt.want || (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("got %v, %v; want %v, error %q", got, err, tt.want, tt.wantErr)
+			}
+			if (got && !strings.HasPrefix(said.String(), "approved")) || (!got && err == nil && !strings.HasPrefix(said.String(), "rejected")) {
+				t.Errorf("said %q", said.String())
 			}
 			if took := time.Since(start); took > 3*lease {
 				t.Errorf("took %s, want within a few leases (%s)", took, lease)

@@ -13,10 +13,8 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-type channelCommand struct{}
-
-func (*channelCommand) Usage() string {
-	return `
+// channelUsage is the help of ax channel and of its subcommands.
+const channelUsage = `
 Usage: ax channel <subcommand> [flags] [args]
 
 Subcommands:
@@ -40,89 +38,125 @@ Examples:
 	ax channel get ops
 	ax channel delete chat
 `
+
+// channelApplyCmd is ax channel apply.
+type channelApplyCmd struct {
+	clientBase
+	file string
 }
 
-func (c *channelCommand) Run(ctx context.Context, args []string) error {
-	sub, args, fs, cf, err := subcommand("channel", c.Usage(), args)
+func newChannelApplyCmd(m *Main) command {
+	c := &channelApplyCmd{}
+	c.init(m, "channel apply", channelUsage)
+	c.fs.StringVar(&c.file, "f", "", "channel JSON file, or - for stdin")
+	return c
+}
+
+func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, nil)
 	if err != nil {
 		return err
 	}
-	var file string
-	var out output
-	switch sub {
-	case "apply":
-		fs.StringVar(&file, "f", "", "channel JSON file, or - for stdin")
-	case "list", "get":
-		cf.registerStale(fs, false)
-		out.register(fs)
-	case "delete":
+	var data []byte
+	switch c.file {
+	case "":
+		return fmt.Errorf("channel apply: -f FILE (or - for stdin) is required")
+	case "-":
+		data, err = io.ReadAll(io.LimitReader(c.m.Stdin, 1<<20))
 	default:
-		return unknownSub("channel", sub)
+		data, err = os.ReadFile(c.file)
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("channel apply: %w", err)
 	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("channel %s: %w", sub, err)
+	var ch model.Channel
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ch); err != nil {
+		return fmt.Errorf("channel apply: %w", err)
 	}
-	cl, err := cf.client()
+	if ch.Name == "" {
+		return fmt.Errorf("channel apply: name is required in the file")
+	}
+	out, err := cl.PutChannel(ctx, &ch)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "apply":
-		var data []byte
-		switch file {
-		case "":
-			return fmt.Errorf("channel apply: -f FILE (or - for stdin) is required")
-		case "-":
-			data, err = io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
-		default:
-			data, err = os.ReadFile(file)
-		}
-		if err != nil {
-			return fmt.Errorf("channel apply: %w", err)
-		}
-		var ch model.Channel
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&ch); err != nil {
-			return fmt.Errorf("channel apply: %w", err)
-		}
-		if ch.Name == "" {
-			return fmt.Errorf("channel apply: name is required in the file")
-		}
-		out, err := cl.PutChannel(ctx, &ch)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("channel %s applied (version %d)\n", out.Name, out.Version)
-		return nil
-	case "list":
-		l, err := cl.ListChannels(ctx)
-		if err != nil {
-			return err
-		}
-		return out.print(os.Stdout, l, func(w io.Writer) error { return writeChannels(w, l.Channels) })
-	case "get":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("channel get: want exactly one channel name")
-		}
-		ch, err := cl.GetChannel(ctx, fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		return out.print(os.Stdout, ch, func(w io.Writer) error { return writeChannels(w, []model.Channel{*ch}) })
-	default: // delete
-		if fs.NArg() != 1 {
-			return fmt.Errorf("channel delete: want exactly one channel name")
-		}
-		if _, err := cl.DeleteChannel(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		fmt.Printf("deleted %s\n", fs.Arg(0))
-		return nil
+	fmt.Fprintf(c.m.Stdout, "channel %s applied (version %d)\n", out.Name, out.Version)
+	return nil
+}
+
+// channelListCmd is ax channel list.
+type channelListCmd struct {
+	clientBase
+	out output
+}
+
+func newChannelListCmd(m *Main) command {
+	c := &channelListCmd{}
+	c.init(m, "channel list", channelUsage)
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *channelListCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
+	if err != nil {
+		return err
 	}
+	l, err := cl.ListChannels(ctx)
+	if err != nil {
+		return err
+	}
+	return c.out.print(c.m.Stdout, l, func(w io.Writer) error { return writeChannels(w, l.Channels) })
+}
+
+// channelGetCmd is ax channel get.
+type channelGetCmd struct {
+	clientBase
+	out output
+}
+
+func newChannelGetCmd(m *Main) command {
+	c := &channelGetCmd{}
+	c.init(m, "channel get", channelUsage)
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *channelGetCmd) Run(ctx context.Context, args []string) error {
+	cl, name, err := c.connectOne(args, &c.out, "channel name")
+	if err != nil {
+		return err
+	}
+	ch, err := cl.GetChannel(ctx, name)
+	if err != nil {
+		return err
+	}
+	return c.out.print(c.m.Stdout, ch, func(w io.Writer) error { return writeChannels(w, []model.Channel{*ch}) })
+}
+
+// channelDeleteCmd is ax channel delete.
+type channelDeleteCmd struct{ clientBase }
+
+func newChannelDeleteCmd(m *Main) command {
+	c := &channelDeleteCmd{}
+	c.init(m, "channel delete", channelUsage)
+	return c
+}
+
+func (c *channelDeleteCmd) Run(ctx context.Context, args []string) error {
+	cl, name, err := c.connectOne(args, nil, "channel name")
+	if err != nil {
+		return err
+	}
+	if _, err := cl.DeleteChannel(ctx, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "deleted %s\n", name)
+	return nil
 }
 
 // writeChannels prints channels as a table (secrets only as set or not).

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -13,10 +11,8 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-type clusterCommand struct{}
-
-func (*clusterCommand) Usage() string {
-	return `
+// clusterUsage is the help of ax cluster and of its subcommands.
+const clusterUsage = `
 Usage: ax cluster <subcommand> [flags] [args]
 
 Subcommands:
@@ -36,59 +32,77 @@ Examples:
 	ax cluster remove n3
 	ax cluster transfer n2
 `
+
+// clusterStatusCmd is ax cluster status.
+type clusterStatusCmd struct {
+	clientBase
+	out   output
+	watch bool
 }
 
-func (c *clusterCommand) Run(ctx context.Context, args []string) error {
-	sub, args, fs, cf, err := subcommand("cluster", c.Usage(), args)
+func newClusterStatusCmd(m *Main) command {
+	c := &clusterStatusCmd{}
+	c.init(m, "cluster status", clusterUsage)
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw every 2s while it changes, until Ctrl-C")
+	return c
+}
+
+func (c *clusterStatusCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
 	if err != nil {
 		return err
 	}
-	var out output
-	var watch bool
-	switch sub {
-	case "status":
-		cf.registerStale(fs, false)
-		out.register(fs)
-		fs.BoolVar(&watch, "w", false, "watch: redraw every 2s while it changes, until Ctrl-C")
-	case "remove", "transfer":
-	default:
-		return unknownSub("cluster", sub)
+	if c.watch {
+		return c.m.watchPoll(ctx, c.out, 2*time.Second, func(ctx context.Context, w io.Writer) error { return clusterStatus(ctx, cl, c.out, w) })
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("cluster %s: %w", sub, err)
-	}
-	cl, err := cf.client()
+	return clusterStatus(ctx, cl, c.out, c.m.Stdout)
+}
+
+// clusterRemoveCmd is ax cluster remove.
+type clusterRemoveCmd struct{ clientBase }
+
+func newClusterRemoveCmd(m *Main) command {
+	c := &clusterRemoveCmd{}
+	c.init(m, "cluster remove", clusterUsage)
+	return c
+}
+
+func (c *clusterRemoveCmd) Run(ctx context.Context, args []string) error {
+	cl, id, err := c.connectOne(args, nil, "node id")
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "status":
-		if watch {
-			return watchPoll(ctx, out, 2*time.Second, func(ctx context.Context, w io.Writer) error { return clusterStatus(ctx, cl, out, w) })
-		}
-		return clusterStatus(ctx, cl, out, os.Stdout)
-	case "remove":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("cluster remove: want exactly one node id")
-		}
-		if err := cl.RemoveNode(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		fmt.Printf("removed %s\n", fs.Arg(0))
-		return nil
-	default: // transfer
-		if fs.NArg() > 1 {
-			return fmt.Errorf("cluster transfer: at most one node id")
-		}
-		if err := cl.Transfer(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		fmt.Println("leadership transferred")
-		return nil
+	if err := cl.RemoveNode(ctx, id); err != nil {
+		return err
 	}
+	fmt.Fprintf(c.m.Stdout, "removed %s\n", id)
+	return nil
+}
+
+// clusterTransferCmd is ax cluster transfer.
+type clusterTransferCmd struct{ clientBase }
+
+func newClusterTransferCmd(m *Main) command {
+	c := &clusterTransferCmd{}
+	c.init(m, "cluster transfer", clusterUsage)
+	return c
+}
+
+func (c *clusterTransferCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, nil)
+	if err != nil {
+		return err
+	}
+	if c.fs.NArg() > 1 {
+		return fmt.Errorf("cluster transfer: at most one node id")
+	}
+	if err := cl.Transfer(ctx, c.fs.Arg(0)); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.m.Stdout, "leadership transferred")
+	return nil
 }
 
 // clusterStatus prints the members, then the executors the leader knows.
@@ -128,24 +142,6 @@ func writeExecutors(w io.Writer, execs []model.ExecutorStatus, now time.Time) er
 		row(tw, e.Name, orDash(e.Host), orDash(joinLabels(e.Labels)), e.Running, e.Free, ago(e.LastSeen, now))
 	}
 	return tw.Flush()
-}
-
-// parseInterspersed parses flags that may come after positional arguments
-// ("ax task get foo -addr x").
-func parseInterspersed(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-	return fs.Parse(pos)
 }
 
 // writeMembers prints the members as a table, then what is wrong with any

@@ -1,25 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
 )
 
-type completionCommand struct{}
+// completionCmd is ax completion.
+type completionCmd struct{ base }
 
-func (*completionCommand) Usage() string {
-	return `
+func newCompletionCmd(m *Main) command {
+	c := &completionCmd{}
+	c.init(m, "completion", `
 Usage: ax completion bash|zsh|fish
 
 Prints a shell completion script: commands, subcommands, flags, some
@@ -33,22 +33,22 @@ Examples:
 	source <(ax completion bash)                          # in ~/.bashrc
 	ax completion zsh > "${fpath[1]}/_ax"                 # then restart zsh
 	ax completion fish > ~/.config/fish/completions/ax.fish
-`
+`)
+	return c
 }
 
-func (c *completionCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("completion", c.Usage())
-	if err := fs.Parse(args); err != nil {
+func (c *completionCmd) Run(ctx context.Context, args []string) error {
+	if err := c.fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if c.fs.NArg() != 1 {
 		return fmt.Errorf("completion: want one shell: bash, zsh or fish")
 	}
-	script, ok := completionScripts[fs.Arg(0)]
+	script, ok := completionScripts[c.fs.Arg(0)]
 	if !ok {
-		return fmt.Errorf("completion: unknown shell %q: want bash, zsh or fish", fs.Arg(0))
+		return fmt.Errorf("completion: unknown shell %q: want bash, zsh or fish", c.fs.Arg(0))
 	}
-	fmt.Print(script)
+	fmt.Fprint(c.m.Stdout, script)
 	return nil
 }
 
@@ -90,47 +90,41 @@ complete -c ax -f -a '(__ax_complete)'
 `,
 }
 
-type completeCommand struct{}
+// completeCmd is ax __complete, which the completion scripts call.
+type completeCmd struct{ base }
 
-func (*completeCommand) Usage() string {
-	return "Usage: ax __complete -- WORDS...\n\nPrints the completions of the last word (called by the completion scripts).\n"
+func newCompleteCmd(m *Main) command {
+	c := &completeCmd{}
+	c.init(m, "__complete", "Usage: ax __complete -- WORDS...\n\nPrints the completions of the last word (called by the completion scripts).\n")
+	return c
 }
 
-func (c *completeCommand) Run(ctx context.Context, args []string) error {
+// Run prints the candidates for the last of the words after "--", one
+// a line. The words are not parsed as its flags: they are a command line
+// being typed.
+func (c *completeCmd) Run(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
 	if len(args) == 0 {
 		args = []string{""}
 	}
-	cp := completer{flagsOf: helpFlags, tasks: clusterTasks}
+	cp := completer{m: c.m, tasks: c.m.clusterTasks}
 	for _, cand := range cp.complete(ctx, args) {
-		fmt.Println(cand)
+		fmt.Fprintln(c.m.Stdout, cand)
 	}
 	return nil
 }
 
-// flagInfo is a flag as completion needs it: its name and whether it
-// takes a value.
-type flagInfo struct {
-	name  string
-	value bool
-}
-
 // completer finds the candidates for the last of words (the words after
-// "ax"), walking the command table (commands, groups) and the flag set of
-// the command named.
+// "ax"): commands and subcommands from the command table, flags from the
+// named command's own flag set, and some flag and argument values.
 type completer struct {
-	// flagsOf lists the flags of a command path ("task", "list").
-	flagsOf func(ctx context.Context, path []string) ([]flagInfo, error)
+	m *Main
 	// tasks lists the cluster's task names; args are the command's
 	// arguments so far (their -addr, -token...).
 	tasks func(ctx context.Context, args []string) []string
 }
-
-// taskArg are the command paths whose first argument is a task name.
-var taskArg = map[string]bool{"trigger": true, "submit": true, "backfill": true, "task get": true, "task pause": true,
-	"task resume": true, "task delete": true, "task history": true, "task events": true}
 
 // flagValues are the values offered for flags that take one of a few.
 var flagValues = map[string][]string{
@@ -146,61 +140,64 @@ func (c completer) complete(ctx context.Context, words []string) []string {
 	if len(done) == 0 {
 		return matching(cur, append(visibleCommands(), "help"))
 	}
-	name := done[0]
-	switch {
-	case name == "help" && len(done) == 1:
-		return matching(cur, visibleCommands())
-	case name == "completion" && len(done) == 1:
-		return matching(cur, []string{"bash", "zsh", "fish"})
-	case hidden[name]:
+	if done[0] == "help" {
+		if len(done) == 1 {
+			return matching(cur, visibleCommands())
+		}
 		return nil
 	}
-	if _, ok := commands()[name]; !ok {
+	e := lookup(done[0])
+	if e == nil || e.hidden {
 		return nil
 	}
-	path, rest := done[:1], done[1:]
-	if _, ok := groups[name]; ok {
-		n := subPath(name, rest)
-		if n == 0 { // still in the subcommand's words
+	rest := done[1:]
+	if e.subs != nil {
+		sub, n := e.sub(rest)
+		if sub == nil { // still in the subcommand's words
 			var next []string
-			for _, sub := range groups[name] {
-				w := strings.Fields(sub)
+			for _, s := range e.subs {
+				w := strings.Fields(s.name)
 				if len(rest) < len(w) && slices.Equal(rest, w[:len(rest)]) && !slices.Contains(next, w[len(rest)]) {
 					next = append(next, w[len(rest)])
 				}
 			}
 			return matching(cur, next)
 		}
-		path, rest = done[:1+n], rest[n:]
+		e, rest = sub, rest[n:]
 	}
-	flags, err := c.flagsOf(ctx, path)
-	if err != nil {
-		return nil
-	}
-	byName := map[string]flagInfo{}
-	for _, f := range flags {
-		byName[f.name] = f
-	}
+	fs := e.new(c.m).Flags()
 	// The value of the flag before the cursor?
 	if len(rest) > 0 {
-		if f, ok := byName[flagName(rest[len(rest)-1])]; ok && f.value && !strings.Contains(rest[len(rest)-1], "=") {
-			if f.name == "task" {
+		last := rest[len(rest)-1]
+		if f := fs.Lookup(flagName(last)); f != nil && takesValue(f) && !strings.Contains(last, "=") {
+			if f.Name == "task" {
 				return matching(cur, c.tasks(ctx, rest))
 			}
-			return matching(cur, flagValues[f.name])
+			return matching(cur, flagValues[f.Name])
 		}
 	}
 	if strings.HasPrefix(cur, "-") {
-		names := make([]string, 0, len(flags))
-		for _, f := range flags {
-			names = append(names, "-"+f.name)
-		}
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
 		return matching(cur, names)
 	}
-	if taskArg[strings.Join(path, " ")] && positionals(rest, byName) == 0 {
+	if positionals(rest, fs) > 0 {
+		return nil
+	}
+	switch {
+	case e.taskArg:
 		return matching(cur, c.tasks(ctx, rest))
+	case e.choices != nil:
+		return matching(cur, e.choices)
 	}
 	return nil
+}
+
+// takesValue reports whether f takes a value (-o json), unlike a boolean
+// (-w).
+func takesValue(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // flagName is the name of a flag word ("-o", "--addr=x"), "" for an
@@ -213,16 +210,16 @@ func flagName(w string) string {
 	return name
 }
 
-// positionals counts the arguments among words that are not flags or
-// flag values.
-func positionals(words []string, flags map[string]flagInfo) int {
+// positionals counts the arguments among words that are not flags of fs
+// or their values.
+func positionals(words []string, fs *flag.FlagSet) int {
 	n := 0
 	for i := 0; i < len(words); i++ {
 		name := flagName(words[i])
-		switch {
+		switch f := fs.Lookup(name); {
 		case name == "":
 			n++
-		case flags[name].value && !strings.Contains(words[i], "="):
+		case f != nil && takesValue(f) && !strings.Contains(words[i], "="):
 			i++ // its value
 		}
 	}
@@ -241,66 +238,24 @@ func matching(prefix string, cands []string) []string {
 	return out
 }
 
-// visibleCommands are the command names the usage lists.
+// visibleCommands are the command names ax's usage lists.
 func visibleCommands() []string {
 	var names []string
-	for name := range commands() {
-		if !hidden[name] {
-			names = append(names, name)
+	for _, e := range commands() {
+		if !e.hidden {
+			names = append(names, e.name)
 		}
 	}
 	return names
 }
 
-// helpFlags lists the flags of a command path from its own flag set: it
-// runs "ax PATH -h" (this binary) and reads the flag list the flag set
-// prints.
-func helpFlags(ctx context.Context, path []string) ([]flagInfo, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	hctx, cancel := context.WithTimeout(ctx, completeWithin(2*time.Second))
-	defer cancel()
-	out, err := exec.CommandContext(hctx, self, append(slices.Clone(path), "-h")...).Output()
-	if err != nil {
-		return nil, fmt.Errorf("ax %s -h: %w", strings.Join(path, " "), err)
-	}
-	return parseFlagList(out), nil
-}
-
-// parseFlagList reads the flags in the "Flags:" section of a usage, as
-// flag.PrintDefaults writes them: "  -name type" for a flag that takes a
-// value, "  -name" or "  -x\tusage" for a boolean.
-func parseFlagList(usage []byte) []flagInfo {
-	_, list, ok := bytes.Cut(usage, []byte("\nFlags:\n"))
-	if !ok {
-		return nil
-	}
-	var out []flagInfo
-	for _, line := range strings.Split(string(list), "\n") {
-		rest, ok := strings.CutPrefix(line, "  -")
-		if !ok {
-			continue
-		}
-		end := strings.IndexAny(rest, " \t")
-		if end < 0 {
-			out = append(out, flagInfo{name: rest})
-			continue
-		}
-		out = append(out, flagInfo{name: rest[:end], value: rest[end] == ' '})
-	}
-	return out
-}
-
 // clusterTasks lists the task names of the cluster that args (-addr,
-// -token... or their environment variables) name, within a second; none
-// on any failure.
-func clusterTasks(ctx context.Context, args []string) []string {
-	fs := flag.NewFlagSet("complete", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+// -token... or their environment variables) name, within a second (or
+// AX_COMPLETE_TIMEOUT); none on any failure.
+func (m *Main) clusterTasks(ctx context.Context, args []string) []string {
+	fs := cli.NewFlagSet("complete", "", io.Discard)
 	var cf clientFlags
-	cf.register(fs)
+	cf.register(fs, m.Getenv)
 	// Only the client flags (and their values) of the line.
 	var mine []string
 	for i := 0; i < len(args); i++ {
@@ -321,7 +276,7 @@ func clusterTasks(ctx context.Context, args []string) []string {
 	if err != nil {
 		return nil
 	}
-	lctx, cancel := context.WithTimeout(ctx, completeWithin(time.Second))
+	lctx, cancel := context.WithTimeout(ctx, m.completeWithin(time.Second))
 	defer cancel()
 	l, err := cl.ListTasks(lctx, model.TaskFilter{Limit: 1000})
 	if err != nil {
@@ -334,11 +289,11 @@ func clusterTasks(ctx context.Context, args []string) []string {
 	return names
 }
 
-// completeWithin is how long a completion step may take: def, so that a
+// completeWithin is how long asking the cluster may take: def, so that a
 // Tab never hangs, unless AX_COMPLETE_TIMEOUT sets it (a slow or busy
 // machine; the tests set it so that CPU contention does not fail them).
-func completeWithin(def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("AX_COMPLETE_TIMEOUT")); err == nil && d > 0 {
+func (m *Main) completeWithin(def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(m.Getenv("AX_COMPLETE_TIMEOUT")); err == nil && d > 0 {
 		return d
 	}
 	return def

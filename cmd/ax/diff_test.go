@@ -9,6 +9,7 @@ import (
 )
 
 func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
 	num := func(from, to int) []string {
 		var out []string
 		for i := from; i <= to; i++ {
@@ -53,6 +54,7 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := unifiedDiff("old", "new", tt.a, tt.b)
 			if tt.want == "" {
 				if got != nil {
@@ -73,6 +75,7 @@ func TestUnifiedDiff(t *testing.T) {
 // TestUnifiedDiff_Applies checks on many edits that every hunk's counts
 // match its lines and that applying the diff to a gives b.
 func TestUnifiedDiff_Applies(t *testing.T) {
+	t.Parallel()
 	base := strings.Split("a b c d e f g h i j k l m n o p q r s t", " ")
 	for seed := 0; seed < 200; seed++ {
 		b := append([]string(nil), base...)

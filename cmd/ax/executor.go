@@ -9,14 +9,24 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ax-scheduler/ax/agent/config"
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/worker"
 )
 
-type executorCommand struct{}
+// executorCmd is ax executor.
+type executorCmd struct {
+	base
+	servers, name, labels, token, tokenFile, logLevel string
+	capacity                                          int
+	shell, http                                       bool
+	grace                                             time.Duration
+	tls                                               cli.TLSFlags
+}
 
-func (*executorCommand) Usage() string {
-	return `
+func newExecutorCmd(m *Main) command {
+	c := &executorCmd{}
+	c.init(m, "executor", `
 Usage: ax executor -server ADDR[,ADDR] [-name N] [-labels k=v,k=v] [-capacity 16]
                    [-shell=true] [-http=true] [-shutdown-grace 30s]
 
@@ -30,58 +40,63 @@ Examples:
 	ax executor -server 127.0.0.1:7070,127.0.0.1:7080 -name worker-1 -labels pool=batch -capacity 8
 	ax executor -server 10.0.0.1:7070 -ca-cert tls/ax-ca.pem -name worker-2
 	ax executor -server 10.0.0.1:7070 -name hooks -shell=false      # http actions only
-`
+`)
+	c.fs.StringVar(&c.servers, "server", cli.DefaultAddr(m.Getenv), "agent HTTP address(es), comma-separated")
+	c.fs.StringVar(&c.name, "name", "", "executor name, unique in the cluster (default: host name)")
+	c.fs.StringVar(&c.labels, "labels", "", "labels k=v,k=v that tasks can require (policy.executorLabels)")
+	c.fs.IntVar(&c.capacity, "capacity", 16, "attempts run at once")
+	c.fs.StringVar(&c.token, "token", "", "API or executor token (default env AX_TOKEN)")
+	c.fs.StringVar(&c.tokenFile, "token-file", "", "read the token from this file")
+	c.fs.StringVar(&c.logLevel, "log-level", "info", "log level: "+strings.Join(config.LogLevels, ", "))
+	c.fs.BoolVar(&c.shell, "shell", true, "run shell actions")
+	c.fs.BoolVar(&c.http, "http", true, "run http actions")
+	c.fs.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
+	c.tls.Register(c.fs, m.Getenv)
+	return c
 }
 
-func (c *executorCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("executor", c.Usage())
-	servers := fs.String("server", envOr("AX_ADDR", "127.0.0.1:7070"), "agent HTTP address(es), comma-separated")
-	host, _ := os.Hostname()
-	name := fs.String("name", "", "executor name, unique in the cluster (default: host name)")
-	labels := fs.String("labels", "", "labels k=v,k=v that tasks can require (policy.executorLabels)")
-	capacity := fs.Int("capacity", 16, "attempts run at once")
-	token := fs.String("token", "", "API or executor token (default env AX_TOKEN)")
-	tokenFile := fs.String("token-file", "", "read the token from this file")
-	logLevel := fs.String("log-level", "info", "log level: "+strings.Join(logLevels, ", "))
-	shell := fs.Bool("shell", true, "run shell actions")
-	httpActions := fs.Bool("http", true, "run http actions")
-	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
-	var tf cli.TLSFlags
-	tf.Register(fs)
-	if err := fs.Parse(args); err != nil {
+func (c *executorCmd) Run(ctx context.Context, args []string) error {
+	if err := c.fs.Parse(args); err != nil {
 		return err
 	}
-	tc, err := tf.Config()
+	tc, err := c.tls.Config()
 	if err != nil {
 		return err
 	}
-	exportTLS(tf)
-	if *token == "" && *tokenFile == "" {
-		*token = os.Getenv("AX_TOKEN") // not the flag's default: -h would print it
+	// Shell tasks that run ax (ax approval request) reach the cluster
+	// the same way.
+	if err := c.m.exportTLS(c.tls); err != nil {
+		return err
 	}
-	level, err := parseLogLevel(*logLevel)
+	token := c.token
+	if token == "" && c.tokenFile == "" {
+		token = c.m.Getenv("AX_TOKEN") // not the flag's default: -h would print it
+	}
+	level, err := parseLogLevel(c.logLevel)
 	if err != nil {
 		return fmt.Errorf("executor: %w", err)
 	}
-	tok, err := readToken(*token, *tokenFile)
+	tok, err := cli.ReadToken(token, c.tokenFile)
 	if err != nil {
 		return err
 	}
-	if *name == "" {
-		*name = strings.ToLower(host)
+	name := c.name
+	if name == "" {
+		host, _ := os.Hostname()
+		name = strings.ToLower(host)
 	}
-	lbl, err := parseLabels(*labels)
+	lbl, err := parseLabels(c.labels)
 	if err != nil {
 		return err
 	}
 	// The fault hook (-tags faults) offsets the executor's wall clock too:
 	// its log's times show it. The executor times leases and retries by
 	// intervals, never by the wall clock, so nothing else moves.
-	clock, offset, err := faultClock()
+	clock, offset, err := faultClock(c.m.Getenv, c.m.Stderr)
 	if err != nil {
 		return err
 	}
-	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, Output: os.Stderr}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, Output: c.m.Stderr}
 	if clock != nil {
 		logOpts.TimeFn = clock.Now
 	}
@@ -90,9 +105,9 @@ func (c *executorCommand) Run(ctx context.Context, args []string) error {
 		logger.Warn("fault hook: this executor's wall clock is offset (a binary built with -tags faults, for tests only)", "offset", offset)
 	}
 	ex, err := worker.New(worker.Config{
-		Servers: strings.Split(*servers, ","), Name: *name, Labels: lbl, Capacity: *capacity, Token: tok, TLS: tc,
+		Servers: strings.Split(c.servers, ","), Name: name, Labels: lbl, Capacity: c.capacity, Token: tok, TLS: tc,
 		Logger: logger,
-		Shell:  *shell, HTTP: *httpActions, ShutdownGrace: shutdownGrace(*grace), Reaper: reaperArgv(),
+		Shell:  c.shell, HTTP: c.http, ShutdownGrace: shutdownGrace(c.grace), Reaper: reaperArgv(),
 	})
 	if err != nil {
 		return err
@@ -122,11 +137,4 @@ func parseLabels(s string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -61,28 +60,38 @@ Examples:
 	ax task export -o json -l team=data,env=prod
 `
 
-// runExport is ax task export.
-func runExport(ctx context.Context, fs *flag.FlagSet, cf *clientFlags, args []string) error {
-	var sel multiFlag
-	var format, dir string
-	fs.Var(&sel, "l", "only tasks with these labels, k=v[,k=v] (repeatable)")
-	fs.StringVar(&format, "o", "yaml", "yaml or json")
-	fs.StringVar(&dir, "d", "", "write one file per task into this directory")
-	setUsage(fs, exportUsage)
-	if err := parseInterspersed(fs, args); err != nil {
+// taskExportCmd is ax task export.
+type taskExportCmd struct {
+	clientBase
+	sel         multiFlag
+	format, dir string
+}
+
+func newTaskExportCmd(m *Main) command {
+	c := &taskExportCmd{}
+	c.init(m, "task export", exportUsage)
+	c.fs.Var(&c.sel, "l", "only tasks with these labels, k=v[,k=v] (repeatable)")
+	c.fs.StringVar(&c.format, "o", "yaml", "yaml or json")
+	c.fs.StringVar(&c.dir, "d", "", "write one file per task into this directory")
+	return c
+}
+
+func (c *taskExportCmd) Run(ctx context.Context, args []string) error {
+	if err := c.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("task export: unexpected argument %q (select tasks with -l)", fs.Arg(0))
+	if c.fs.NArg() > 0 {
+		return fmt.Errorf("task export: unexpected argument %q (select tasks with -l)", c.fs.Arg(0))
 	}
+	format, dir := c.format, c.dir
 	if format != "yaml" && format != "json" {
 		return fmt.Errorf("task export: -o wants yaml or json, got %q", format)
 	}
-	labels, err := parseSelector(sel)
+	labels, err := parseSelector(c.sel)
 	if err != nil {
 		return fmt.Errorf("task export: %w", err)
 	}
-	cl, err := cf.client()
+	cl, err := c.cf.client()
 	if err != nil {
 		return err
 	}
@@ -99,7 +108,7 @@ func runExport(ctx context.Context, fs *flag.FlagSet, cf *clientFlags, args []st
 		specs = append(specs, specOf(&tasks[i]))
 	}
 	if dir == "" {
-		return writeSpecs(os.Stdout, specs, format)
+		return writeSpecs(c.m.Stdout, specs, format)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -113,7 +122,7 @@ func runExport(ctx context.Context, fs *flag.FlagSet, cf *clientFlags, args []st
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "exported %d tasks to %s\n", len(specs), dir)
+	fmt.Fprintf(c.m.Stderr, "exported %d tasks to %s\n", len(specs), dir)
 	return nil
 }
 

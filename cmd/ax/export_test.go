@@ -17,6 +17,7 @@ import (
 // exported (or knowingly left out here), or export would drop it and a
 // re-apply would reset it.
 func TestTaskSpec_Fields(t *testing.T) {
+	t.Parallel()
 	left := map[string]bool{"version": true, "createdAt": true, "updatedAt": true, "updatedBy": true, "nextFireTimes": true, "paused": true}
 	spec := map[string]bool{}
 	st := reflect.TypeFor[taskSpec]()
@@ -48,6 +49,7 @@ func jsonName(f reflect.StructField) string {
 // TestToYAML_RoundTrip: a definition rendered as YAML (export, the dry
 // run's diff) reads back as the same JSON, whatever its strings look like.
 func TestToYAML_RoundTrip(t *testing.T) {
+	t.Parallel()
 	at := model.Time{Time: time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)}
 	specs := []taskSpec{
 		{Name: "plain", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *", Timezone: "UTC"},
@@ -101,6 +103,7 @@ func TestToYAML_RoundTrip(t *testing.T) {
 }
 
 func TestParseSelector(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      []string
@@ -118,6 +121,7 @@ func TestParseSelector(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := parseSelector(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -133,6 +137,7 @@ func TestParseSelector(t *testing.T) {
 }
 
 func TestRedactedField(t *testing.T) {
+	t.Parallel()
 	clean := &model.Task{Action: model.Action{Env: map[string]model.Value{"A": model.TextValue("x"), "S": model.SecretValue(api.Redacted)}}}
 	if f := redactedField(clean); f != "" {
 		t.Errorf("clean task: got %q", f)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -37,8 +38,8 @@ const faultClockPoll = 100 * time.Millisecond
 // clock moves: timers and the monotonic readings that time intervals keep
 // to real time, as on a machine whose clock was set wrong, and a change
 // of the offset is a step of the wall clock (its Monotonic does not move).
-func faultClock() (wheel.Clock, time.Duration, error) {
-	s, file := os.Getenv(faultClockEnv), os.Getenv(faultClockFileEnv)
+func faultClock(getenv func(string) string, stderr io.Writer) (wheel.Clock, time.Duration, error) {
+	s, file := getenv(faultClockEnv), getenv(faultClockFileEnv)
 	if s == "" && file == "" {
 		return nil, 0, nil
 	}
@@ -58,7 +59,7 @@ func faultClock() (wheel.Clock, time.Duration, error) {
 			c.d.Store(int64(fd))
 			d = fd
 		}
-		go c.follow(file)
+		go c.follow(file, stderr)
 	}
 	return c, d, nil
 }
@@ -100,15 +101,15 @@ func (c *offsetClock) Monotonic() time.Duration { return time.Since(c.origin) }
 func (c *offsetClock) NewTimer(d time.Duration) wheel.Timer { return wheel.RealClock{}.NewTimer(d) }
 
 // follow sets the offset from the file every faultClockPoll, for the
-// life of the process.
-func (c *offsetClock) follow(path string) {
+// life of the process; it says on stderr why a file cannot be used.
+func (c *offsetClock) follow(path string, stderr io.Writer) {
 	var said string // the last error printed
 	for range time.Tick(faultClockPoll) {
 		d, ok, err := readOffset(path)
 		if err != nil {
 			if err.Error() != said {
 				said = err.Error()
-				fmt.Fprintln(os.Stderr, "fault hook:", err)
+				fmt.Fprintln(stderr, "fault hook:", err)
 			}
 			continue
 		}

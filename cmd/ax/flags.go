@@ -10,31 +10,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ax-scheduler/ax/agent/config"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
 )
-
-// newFlagSet returns a flag set that prints usage on -h and returns errors
-// instead of exiting (cli.NewFlagSet, which ax-bench shares).
-func newFlagSet(name, usage string) *flag.FlagSet { return cli.NewFlagSet(name, usage) }
-
-// subcommand splits the arguments of command name into its subcommand and
-// the rest, and returns a flag set for it with the client flags
-// registered (run has checked the subcommand against groups).
-func subcommand(name, usage string, args []string) (sub string, rest []string, fs *flag.FlagSet, cf *clientFlags, err error) {
-	if len(args) == 0 {
-		return "", nil, nil, nil, fmt.Errorf("%s: missing subcommand (ax %s -h lists them)", name, name)
-	}
-	fs = newFlagSet(name+" "+args[0], usage)
-	cf = &clientFlags{}
-	cf.register(fs)
-	return args[0], args[1:], fs, cf, nil
-}
-
-// unknownSub is the error of a subcommand a command does not have.
-func unknownSub(name, sub string) error {
-	return fmt.Errorf("%s: unknown subcommand %q (ax %s -h lists them)", name, sub, name)
-}
 
 // clientFlags are the flags every client command takes (-addr defaulting
 // to $AX_ADDR or 127.0.0.1:7070), and -stale for the commands that read.
@@ -56,8 +35,11 @@ func (c *clientFlags) registerStale(fs *flag.FlagSet, old bool) {
 	}
 }
 
-func (c *clientFlags) register(fs *flag.FlagSet) {
-	c.Register(fs, cli.DefaultAddr(), "server HTTP address(es), comma-separated (env AX_ADDR)")
+// register registers the client flags on fs, their defaults from the
+// environment as getenv reads it.
+func (c *clientFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	c.Getenv = getenv
+	c.Register(fs, cli.DefaultAddr(getenv), "server HTTP address(es), comma-separated (env AX_ADDR)")
 }
 
 // dialTimeout bounds connecting to one address: an unreachable one is
@@ -73,26 +55,18 @@ func (c *clientFlags) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Actor, cfg.DialTimeout, cfg.FailFast, cfg.StaleReads = actor(), dialTimeout, true, c.stale
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg.Actor, cfg.DialTimeout, cfg.FailFast, cfg.StaleReads = actor(getenv), dialTimeout, true, c.stale
 	return client.New(cfg), nil
 }
 
-// readToken is cli.ReadToken: tok, or the token in file.
-func readToken(tok, file string) (string, error) { return cli.ReadToken(tok, file) }
-
-// warnIfShared returns a warning when a credential file is readable by
-// others than its owner, "" otherwise.
-func warnIfShared(file string) string {
-	st, err := os.Stat(file)
-	if err != nil || st.Mode().Perm()&0o077 == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s is readable by others (mode %v); chmod 600 it", file, st.Mode().Perm())
-}
-
-// actor names the person behind CLI changes in task history.
-func actor() string {
-	name := os.Getenv("USER")
+// actor names the person behind CLI changes in task history: $USER (or
+// the current user) at this host.
+func actor(getenv func(string) string) string {
+	name := getenv("USER")
 	if u, err := user.Current(); err == nil && name == "" {
 		name = u.Username
 	}
@@ -103,16 +77,31 @@ func actor() string {
 	return name + "@" + host
 }
 
-// logLevels are the levels -log-level accepts.
-var logLevels = []string{"trace", "debug", "info", "warn", "error"}
-
 // parseLogLevel reads -log-level, refusing a level hclog does not know
 // (it would silently log at info).
 func parseLogLevel(s string) (hclog.Level, error) {
-	for _, l := range logLevels {
+	for _, l := range config.LogLevels {
 		if strings.EqualFold(s, l) {
 			return hclog.LevelFromString(l), nil
 		}
 	}
-	return hclog.NoLevel, fmt.Errorf("-log-level %q: want one of %s", s, strings.Join(logLevels, ", "))
+	return hclog.NoLevel, fmt.Errorf("-log-level %q: want one of %s", s, strings.Join(config.LogLevels, ", "))
+}
+
+// parseInterspersed parses flags that may come after positional arguments
+// ("ax task get foo -addr x").
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return fs.Parse(pos)
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -14,130 +12,8 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-type triggerCommand struct{}
-
-func (*triggerCommand) Usage() string {
-	return `
-Usage: ax trigger NAME [-p key=value]... [-key IDEMPOTENCY_KEY] [-wait [-log]]
-
-Runs a task now (an instance with source "api") and prints its id and
-state. With -wait it follows the instance to its end (through leader
-changes) and exits with its outcome: 0 SUCCESS, 1 FAILED, 3 TERMINATED,
-4 CANCELED or SKIPPED; -log prints its output meanwhile.
-
-Examples:
-	ax trigger daily_report -p date=2026-11-29
-	ax trigger daily_report -wait -log && echo done
-`
-}
-
-func (c *triggerCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("trigger", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	var params multiFlag
-	fs.Var(&params, "p", "parameter key=value (repeatable)")
-	key := fs.String("key", "", "idempotency key: a repeated trigger with it returns the first instance")
-	var wf waitFlags
-	wf.register(fs)
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("trigger: want exactly one task name")
-	}
-	if err := wf.check(); err != nil {
-		return fmt.Errorf("trigger: %w", err)
-	}
-	req := model.TriggerRequest{IdempotencyKey: *key}
-	var err error
-	if req.Params, err = params.pairs("trigger: -p"); err != nil {
-		return err
-	}
-	cl, err := cf.client()
-	if err != nil {
-		return err
-	}
-	res, err := cl.Trigger(ctx, fs.Arg(0), req)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s %s\n", res.ID, res.State)
-	return wf.follow(ctx, cl, res.ID)
-}
-
-type submitCommand struct{}
-
-func (*submitCommand) Usage() string {
-	return `
-Usage: ax submit NAME [-payload JSON_OR_TEXT] (-delay D | -at TIME) [-key IDEMPOTENCY_KEY] [-wait [-log]]
-
-Creates a delayed instance of a task, due after -delay (leader time) or at
--at (RFC 3339, or 2006-01-02T15:04 in UTC). A payload that is not valid
-JSON is sent as a JSON string. -wait and -log as for ax trigger: exit 0
-SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or SKIPPED.
-
-Examples:
-	ax submit close_order -payload '{"order":42}' -delay 30m -key order-42
-	ax submit remind -payload "call back" -at 2026-12-01T09:00:00+08:00
-`
-}
-
-func (c *submitCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("submit", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	payload := fs.String("payload", "", "payload (JSON, or text sent as a JSON string)")
-	delay := fs.Duration("delay", 0, "due after this long")
-	at := fs.String("at", "", "due at this time (RFC 3339, or 2006-01-02T15:04 in UTC)")
-	key := fs.String("key", "", "idempotency key: resubmitting it returns the existing instance")
-	var wf waitFlags
-	wf.register(fs)
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("submit: want exactly one task name")
-	}
-	if err := wf.check(); err != nil {
-		return fmt.Errorf("submit: %w", err)
-	}
-	req := model.SubmitRequest{Delay: model.Duration(*delay), IdempotencyKey: *key}
-	if *payload != "" {
-		if json.Valid([]byte(*payload)) {
-			req.Payload = json.RawMessage(*payload)
-		} else {
-			b, _ := json.Marshal(*payload)
-			req.Payload = b
-		}
-	}
-	if *at != "" {
-		t, err := parseDate(*at)
-		if err != nil {
-			return fmt.Errorf("submit: -at: %w", err)
-		}
-		req.At = &model.Time{Time: t}
-	}
-	cl, err := cf.client()
-	if err != nil {
-		return err
-	}
-	res, err := cl.Submit(ctx, fs.Arg(0), req)
-	if err != nil {
-		return err
-	}
-	existing := ""
-	if res.Existing {
-		existing = " (existing)"
-	}
-	fmt.Printf("%s %s due %s%s\n", res.ID, res.State, res.ScheduledAt.Format(model.TimeLayout), existing)
-	return wf.follow(ctx, cl, res.ID)
-}
-
-type instanceCommand struct{}
-
-func (*instanceCommand) Usage() string {
-	return `
+// instanceUsage is the help of ax instance and of its subcommands.
+const instanceUsage = `
 Usage: ax instance <subcommand> [flags] [args]
 
 Subcommands:
@@ -164,101 +40,140 @@ Examples:
 	ax instance list -w
 	ax instance get 0000000000a30001
 `
+
+// instanceListCmd is ax instance list.
+type instanceListCmd struct {
+	clientBase
+	f            model.InstanceFilter
+	since, until timeFlag
+	limit        int
+	watch        bool
+	out          output
 }
 
-func (c *instanceCommand) Run(ctx context.Context, args []string) error {
-	sub, args, fs, cf, err := subcommand("instance", c.Usage(), args)
+func newInstanceListCmd(m *Main) command {
+	c := &instanceListCmd{}
+	c.init(m, "instance list", instanceUsage)
+	c.fs.StringVar(&c.f.Task, "task", "", "only this task's instances")
+	c.fs.StringVar(&c.f.State, "state", "", "only instances in this state")
+	c.fs.StringVar(&c.f.Source, "source", "", "only instances of this source (cron, api, delay, backfill...)")
+	c.fs.Var(&c.since, "since", "only instances created at or after TIME: "+timeForms)
+	c.fs.Var(&c.until, "until", "only instances created before TIME (the same forms)")
+	c.fs.IntVar(&c.limit, "limit", 50, "at most this many (0: all)")
+	c.fs.StringVar(&c.f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
+	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
+	c.cf.registerStale(c.fs, true)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *instanceListCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
 	if err != nil {
 		return err
 	}
-	var (
-		f            model.InstanceFilter
-		since, until timeFlag
-		limit        int
-		watch        bool
-		out          output
-		follow       bool
-		comment      string
-	)
-	switch sub {
-	case "list":
-		fs.StringVar(&f.Task, "task", "", "only this task's instances")
-		fs.StringVar(&f.State, "state", "", "only instances in this state")
-		fs.StringVar(&f.Source, "source", "", "only instances of this source (cron, api, delay, backfill...)")
-		fs.Var(&since, "since", "only instances created at or after TIME: "+timeForms)
-		fs.Var(&until, "until", "only instances created before TIME (the same forms)")
-		fs.IntVar(&limit, "limit", 50, "at most this many (0: all)")
-		fs.StringVar(&f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
-		fs.BoolVar(&watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
-		cf.registerStale(fs, true)
-		out.register(fs)
-	case "get":
-		cf.registerStale(fs, true)
-		out.register(fs)
-	case "log":
-		cf.registerStale(fs, false)
-		fs.BoolVar(&follow, "f", false, "follow the output until the instance ends")
-	case "approve", "reject", "cancel", "terminate":
-		fs.StringVar(&comment, "comment", "", "comment recorded with the decision")
-	default:
-		return unknownSub("instance", sub)
+	if c.fs.NArg() > 0 {
+		return fmt.Errorf("instance list: unexpected arguments %q (filters are flags: -task, -state...)", c.fs.Args())
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
+	if c.limit < 0 {
+		return fmt.Errorf("instance list: -limit wants 0 (all) or more")
 	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("instance %s: %w", sub, err)
+	f := c.f
+	f.State = strings.ToUpper(f.State)
+	f.Since, f.Until = model.Time{Time: c.since.t}, model.Time{Time: c.until.t}
+	if c.watch {
+		var q url.Values
+		if f.Task != "" {
+			q = url.Values{"task": {f.Task}}
+		}
+		return c.m.watchTable(ctx, cl, c.out, q, func(ctx context.Context, w io.Writer) error {
+			return instanceList(ctx, cl, f, c.limit, c.out, w, nil)
+		})
 	}
-	cl, err := cf.client()
+	return instanceList(ctx, cl, f, c.limit, c.out, c.m.Stdout, c.m.Stderr)
+}
+
+// instanceGetCmd is ax instance get.
+type instanceGetCmd struct {
+	clientBase
+	out output
+}
+
+func newInstanceGetCmd(m *Main) command {
+	c := &instanceGetCmd{}
+	c.init(m, "instance get", instanceUsage)
+	c.cf.registerStale(c.fs, true)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *instanceGetCmd) Run(ctx context.Context, args []string) error {
+	cl, id, err := c.connectOne(args, &c.out, "instance id")
 	if err != nil {
 		return err
 	}
-	if sub == "list" {
-		if fs.NArg() > 0 {
-			return fmt.Errorf("instance list: unexpected arguments %q (filters are flags: -task, -state...)", fs.Args())
-		}
-		if limit < 0 {
-			return fmt.Errorf("instance list: -limit wants 0 (all) or more")
-		}
-		f.State = strings.ToUpper(f.State)
-		f.Since, f.Until = model.Time{Time: since.t}, model.Time{Time: until.t}
-		if watch {
-			var q url.Values
-			if f.Task != "" {
-				q = url.Values{"task": {f.Task}}
-			}
-			return watchTable(ctx, cl, out, q, func(ctx context.Context, w io.Writer) error {
-				return instanceList(ctx, cl, f, limit, out, w, true)
-			})
-		}
-		return instanceList(ctx, cl, f, limit, out, os.Stdout, false)
+	in, err := cl.GetInstance(ctx, id)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("instance %s: want exactly one instance id", sub)
+	return c.out.print(c.m.Stdout, in, func(w io.Writer) error { return writeInstance(w, in) })
+}
+
+// instanceLogCmd is ax instance log.
+type instanceLogCmd struct {
+	clientBase
+	follow bool
+}
+
+func newInstanceLogCmd(m *Main) command {
+	c := &instanceLogCmd{}
+	c.init(m, "instance log", instanceUsage)
+	c.cf.registerStale(c.fs, false)
+	c.fs.BoolVar(&c.follow, "f", false, "follow the output until the instance ends")
+	return c
+}
+
+func (c *instanceLogCmd) Run(ctx context.Context, args []string) error {
+	cl, id, err := c.connectOne(args, nil, "instance id")
+	if err != nil {
+		return err
 	}
-	id := fs.Arg(0)
-	switch sub {
-	case "get":
-		in, err := cl.GetInstance(ctx, id)
-		if err != nil {
-			return err
-		}
-		return out.print(os.Stdout, in, func(w io.Writer) error { return writeInstance(w, in) })
-	case "log":
-		return instanceLog(ctx, cl, id, follow)
-	default: // approve, reject, cancel, terminate
-		state, err := cl.Decide(ctx, id, client.Decision(sub), comment)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%s %s\n", id, state)
-		return nil
+	return instanceLog(ctx, cl, id, c.follow, c.m.Stdout, c.m.Stderr)
+}
+
+// instanceDecideCmd is ax instance approve, reject, cancel and terminate.
+type instanceDecideCmd struct {
+	clientBase
+	decision string
+	comment  string
+}
+
+func newInstanceDecideCmd(decision string) func(*Main) command {
+	return func(m *Main) command {
+		c := &instanceDecideCmd{decision: decision}
+		c.init(m, "instance "+decision, instanceUsage)
+		c.fs.StringVar(&c.comment, "comment", "", "comment recorded with the decision")
+		return c
 	}
 }
 
-// instanceLog prints an instance's output; with follow it keeps printing
-// new output until the attempt ends.
-func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool) error {
+func (c *instanceDecideCmd) Run(ctx context.Context, args []string) error {
+	cl, id, err := c.connectOne(args, nil, "instance id")
+	if err != nil {
+		return err
+	}
+	state, err := cl.Decide(ctx, id, client.Decision(c.decision), c.comment)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "%s %s\n", id, state)
+	return nil
+}
+
+// instanceLog prints an instance's output on stdout (a new attempt's
+// mark on stderr); with follow it keeps printing new output until the
+// attempt ends.
+func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool, stdout, stderr io.Writer) error {
 	var offset int64
 	attempt := 0
 	for {
@@ -270,7 +185,7 @@ func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool)
 			// A retry's output starts over at offset 0; this answer was
 			// asked from the old attempt's offset.
 			if attempt != 0 {
-				fmt.Fprintf(os.Stderr, "--- attempt %d\n", l.Attempt)
+				fmt.Fprintf(stderr, "--- attempt %d\n", l.Attempt)
 			}
 			resumed := offset > 0
 			attempt, offset = l.Attempt, 0
@@ -281,7 +196,9 @@ func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool)
 		if l.Offset+int64(len(l.Output)) > offset {
 			skip := max(offset-l.Offset, 0)
 			if skip < int64(len(l.Output)) {
-				fmt.Print(l.Output[skip:])
+				if _, err := io.WriteString(stdout, l.Output[skip:]); err != nil {
+					return err
+				}
 			}
 			offset = l.Offset + int64(len(l.Output))
 		}
@@ -298,53 +215,4 @@ func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-type backfillCommand struct{}
-
-func (*backfillCommand) Usage() string {
-	return `
-Usage: ax backfill NAME -from TIME -to TIME
-
-Creates one instance (source "backfill") per fire time of the task in
-[from, to], skipping times that already have an instance, so running it
-twice is harmless. TIME is RFC 3339, a date (2006-01-02, midnight UTC), a
-time in UTC (2006-01-02T15:04) or a duration ago (30m, 2d); to must be in
-the past. At most 10,000 fire times per call.
-
-Examples:
-	ax backfill daily_report -from 2026-11-01 -to 2026-11-29
-`
-}
-
-func (c *backfillCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("backfill", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	var from, to timeFlag
-	fs.Var(&from, "from", "first fire time (inclusive): "+timeForms)
-	fs.Var(&to, "to", "last fire time (inclusive), the same forms")
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("backfill: want exactly one task name")
-	}
-	if from.t.IsZero() || to.t.IsZero() {
-		return fmt.Errorf("backfill: -from and -to are required")
-	}
-	req := model.BackfillRequest{From: model.Time{Time: from.t}, To: model.Time{Time: to.t}}
-	cl, err := cf.client()
-	if err != nil {
-		return err
-	}
-	res, err := cl.Backfill(ctx, fs.Arg(0), req)
-	if err != nil {
-		return err
-	}
-	for _, id := range res.Created {
-		fmt.Println(id)
-	}
-	fmt.Printf("%d created, %d already had an instance\n", len(res.Created), res.Existing)
-	return nil
 }

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -18,6 +18,7 @@ import (
 // output from its start, although the server takes an offset as the
 // running attempt's (it was asked from the end of the first attempt).
 func TestInstanceLog_FollowsARetry(t *testing.T) {
+	t.Parallel()
 	outputs := map[int]string{1: "first\n", 2: "second\n"}
 	var mu sync.Mutex
 	calls := 0
@@ -41,11 +42,14 @@ func TestInstanceLog_FollowsARetry(t *testing.T) {
 	defer srv.Close()
 	cl := client.New(client.Config{Addrs: []string{srv.URL}})
 
-	got, err := testkit.Stdout(t, func() error { return instanceLog(context.Background(), cl, "0000000000000007", true) })
-	if err != nil {
+	var stdout, stderr strings.Builder
+	if err := instanceLog(context.Background(), cl, "0000000000000007", true, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if want := "first\nsecond\n"; got != want {
-		t.Errorf("printed %q, want %q", got, want)
+	if want := "first\nsecond\n"; stdout.String() != want {
+		t.Errorf("printed %q, want %q", stdout.String(), want)
+	}
+	if want := "--- attempt 2\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }

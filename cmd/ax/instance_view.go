@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -38,10 +37,10 @@ func listInstances(ctx context.Context, cl *client.Client, f model.InstanceFilte
 	}
 }
 
-// instanceList prints instances of f: a table (with a note on stderr
-// when more remain, unless quiet), or {instances, nextCursor} as JSON or
-// YAML.
-func instanceList(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, out output, w io.Writer, quiet bool, opts ...client.ReadOption) error {
+// instanceList prints instances of f: a table (with a note on notes
+// when more remain, unless notes is nil), or {instances, nextCursor} as
+// JSON or YAML.
+func instanceList(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, out output, w, notes io.Writer, opts ...client.ReadOption) error {
 	ins, next, err := listInstances(ctx, cl, f, limit, opts...)
 	if err != nil {
 		return err
@@ -54,8 +53,8 @@ func instanceList(ctx context.Context, cl *client.Client, f model.InstanceFilter
 		if err := writeInstanceTable(w, ins, time.Now()); err != nil {
 			return err
 		}
-		if next != "" && !quiet {
-			fmt.Fprintf(os.Stderr, "(%d shown; more with -cursor %s, or -limit 0 for all)\n", len(ins), next)
+		if next != "" && notes != nil {
+			fmt.Fprintf(notes, "(%d shown; more with -cursor %s, or -limit 0 for all)\n", len(ins), next)
 		}
 		return nil
 	})

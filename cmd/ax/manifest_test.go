@@ -44,6 +44,7 @@ func loadedDocs(t *testing.T, docs []taskDoc) []loaded {
 }
 
 func TestLoadTaskDocs_Directory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"b.yaml": `# leading comment
@@ -119,6 +120,7 @@ func reparse(t *testing.T, b []byte) map[string]any {
 }
 
 func TestLoadTaskDocs_StdinAndVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		stdin       string
@@ -135,6 +137,7 @@ func TestLoadTaskDocs_StdinAndVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			docs, err := loadTaskDocs([]string{"-"}, strings.NewReader(tt.stdin), loadOptions{keepVersion: tt.keepVersion})
 			if err != nil {
 				t.Fatal(err)
@@ -157,6 +160,7 @@ func TestLoadTaskDocs_StdinAndVersion(t *testing.T) {
 }
 
 func TestLoadTaskDocs_Errors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -197,6 +201,7 @@ func TestLoadTaskDocs_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			writeFiles(t, dir, tt.files)
 			args := []string{dir}
@@ -220,6 +225,7 @@ func TestLoadTaskDocs_Errors(t *testing.T) {
 }
 
 func TestTaskDoc_FieldPos(t *testing.T) {
+	t.Parallel()
 	yamlSrc := `# c
 name: x
 trigger:
@@ -265,6 +271,7 @@ policy:
 
 // TestFindField_Alias follows an alias to the mapping it names.
 func TestFindField_Alias(t *testing.T) {
+	t.Parallel()
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte("base: &b\n  type: event\ntrigger: *b\n"), &n); err != nil {
 		t.Fatal(err)
@@ -279,6 +286,7 @@ func TestFindField_Alias(t *testing.T) {
 // an array, as a YAML file holds several documents; positions then name
 // the document. It was refused with a blank message ("two.json:6: ").
 func TestLoadTaskDocs_JSONStream(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"two.json": `{"name": "extract",
  "trigger": {"type": "cron", "expression": "0 1 * * *"}}
@@ -309,6 +317,7 @@ func TestLoadTaskDocs_JSONStream(t *testing.T) {
 // TestLoadTaskDocs_NoBlankErrors: whatever a file holds, every problem
 // is reported as "file:line...: message" with a message.
 func TestLoadTaskDocs_NoBlankErrors(t *testing.T) {
+	t.Parallel()
 	for i, content := range []string{
 		"{} x", "{}}", "{} ]", "[{}] ]", "[{} {}]", "[{},]", "[", "{", `{"name": "x"`, `{"name": "x",}`,
 		"\"text\"", "42 43", "null", "[1, {}]", "{}\n{\n", "{\"name\": \"x\"} // comment", "\ufeff{}",

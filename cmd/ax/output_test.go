@@ -17,11 +17,11 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
 func TestParseTime(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		in   string
@@ -53,6 +53,7 @@ func TestParseTime(t *testing.T) {
 }
 
 func TestHuman(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		350 * time.Millisecond:         "350ms",
 		1500 * time.Millisecond:        "1.5s",
@@ -78,6 +79,7 @@ func TestHuman(t *testing.T) {
 // the JSON field names and the wire forms of values (model.Time), -json
 // is -o json, and a bad or contradictory format is refused.
 func TestOutput_Print(t *testing.T) {
+	t.Parallel()
 	v := model.TaskHistory{Name: "x", Versions: []model.TaskVersion{{Version: 2, Op: "update", Time: model.Time{Time: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}}}
 	table := func(w io.Writer) error { _, err := io.WriteString(w, "TABLE\n"); return err }
 	for _, tc := range []struct {
@@ -112,6 +114,7 @@ func TestOutput_Print(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if err := tc.o.check(); err != nil {
 				t.Fatal(err)
 			}
@@ -133,6 +136,7 @@ func TestOutput_Print(t *testing.T) {
 // in the order of the API's JSON (a task: name, trigger, action, policy,
 // ...), and the YAML reads back as that JSON.
 func TestOutput_YAMLKeepsTheAPIOrder(t *testing.T) {
+	t.Parallel()
 	at := model.Time{Time: time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)}
 	task := model.Task{
 		Name:    "nightly",
@@ -162,6 +166,7 @@ func TestOutput_YAMLKeepsTheAPIOrder(t *testing.T) {
 		{"instance list", instances, []string{"instances", "nextCursor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := output{format: formatYAML}
 			if err := o.check(); err != nil {
 				t.Fatal(err)
@@ -273,6 +278,7 @@ func yamlKeys(n *yaml.Node, path string) []string {
 
 // TestHint: each kind of failure names its fix.
 func TestHint(t *testing.T) {
+	t.Parallel()
 	dial := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, Err: errors.New("connection refused")}
 	notSent := client.New(client.Config{Addrs: []string{"127.0.0.1:1"}, FailFast: true})
 	_, sendErr := notSent.ListTasks(context.Background(), model.TaskFilter{})
@@ -302,153 +308,15 @@ func TestHint(t *testing.T) {
 	}
 }
 
-// TestRun_FlagErrorsAndExitCodes: an unknown flag or subcommand is one
-// line with where help is; -h exits 0; -wait outcomes map to their
-// exit codes.
-func TestRun_FlagErrorsAndExitCodes(t *testing.T) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"task", "list", "-nope"}, "flag provided but not defined: -nope (ax task list -h for help)"},
-		{[]string{"acl", "token", "create", "-nope"}, "(ax acl token create -h for help)"},
-		{[]string{"trigger", "-limit", "x"}, "(ax trigger -h for help)"},
-		{[]string{"task", "lst"}, `task: unknown subcommand "lst" (ax task -h lists them)`},
-		{[]string{"instance", "list", "-since", "yesterday"}, "want a duration ago (30m, 1h, 2d, 1d12h)"},
-		{[]string{"trigger", "x", "-log"}, "-log goes with -wait"},
-		// A subcommand takes only its own flags.
-		{[]string{"acl", "token", "list", "-role", "admin"}, "flag provided but not defined: -role (ax acl token list -h for help)"},
-		{[]string{"acl", "bootstrap", "-ttl", "1h"}, "flag provided but not defined: -ttl"},
-		{[]string{"secret", "list", "-value-file", "f"}, "flag provided but not defined: -value-file"},
-	} {
-		err := run(ctx, tc.args)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("ax %s: %v, want one line with %q", strings.Join(tc.args, " "), err, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		err  error
-		want int
-	}{
-		{&outcomeError{state: model.StateFailed}, 1},
-		{&outcomeError{state: model.StateTerminated}, 3},
-		{&outcomeError{state: model.StateCanceled}, 4},
-		{&outcomeError{state: model.StateSkipped}, 4},
-		{fmt.Errorf("wrapped: %w", &outcomeError{state: model.StateTerminated}), 3},
-	} {
-		if got := exitCode(tc.err, nil); got != tc.want {
-			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
-		}
-	}
-}
-
-// TestGroups_EverySubcommandRuns: every subcommand of the table is one
-// its command knows (its -h is answered with a usage, not refused).
-func TestGroups_EverySubcommandRuns(t *testing.T) {
-	for group, subs := range groups {
-		for _, sub := range subs {
-			args := append([]string{group}, strings.Fields(sub)...)
-			out, err := usageOf(t, args)
-			if err != nil {
-				t.Errorf("ax %s -h: %v", strings.Join(args, " "), err)
-			} else if !bytes.HasPrefix(out, []byte("Usage:")) {
-				t.Errorf("ax %s -h printed %q, want a usage", strings.Join(args, " "), out)
-			}
-		}
-	}
-}
-
-// usageOf runs ax args -h in this process and returns what it printed.
-func usageOf(t *testing.T, args []string) ([]byte, error) {
-	t.Helper()
-	out, err := testkit.Stdout(t, func() error { return run(context.Background(), append(slices.Clone(args), "-h")) })
-	return []byte(out), err
-}
-
-// TestComplete walks the real command table, with the flags each path's
-// own flag set prints for -h.
-func TestComplete(t *testing.T) {
-	cp := completer{
-		flagsOf: func(_ context.Context, path []string) ([]flagInfo, error) {
-			out, err := usageOf(t, path)
-			return parseFlagList(out), err
-		},
-		tasks: func(context.Context, []string) []string { return []string{"daily", "tick"} },
-	}
-	for _, tc := range []struct {
-		words []string
-		want  []string
-	}{
-		{[]string{"ta"}, []string{"task"}},
-		{[]string{"help", "cl"}, []string{"cluster"}},
-		{[]string{"task", "h"}, []string{"history"}},
-		{[]string{"acl", "token", ""}, []string{"create", "list", "revoke"}},
-		{[]string{"tls", ""}, []string{"ca", "cert"}},
-		{[]string{"task", "list", "-l"}, []string{"-label"}},
-		{[]string{"instance", "list", "-o", ""}, []string{"json", "table", "yaml"}},
-		{[]string{"instance", "list", "-task", "t"}, []string{"tick"}},
-		{[]string{"instance", "list", "-state", "FA"}, []string{"FAILED"}},
-		{[]string{"trigger", ""}, []string{"daily", "tick"}},
-		{[]string{"trigger", "-addr", "x", "d"}, []string{"daily"}},
-		{[]string{"trigger", "daily", ""}, nil},
-		{[]string{"trigger", "-w"}, []string{"-wait"}},
-		{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
-		{[]string{"nosuch", ""}, nil},
-	} {
-		got := cp.complete(context.Background(), tc.words)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("complete %q = %q, want %q", tc.words, got, tc.want)
-		}
-	}
-	// Every listed flag is one the flag set defines, with its kind.
-	out, _ := usageOf(t, []string{"instance", "list"})
-	flags := parseFlagList(out)
-	kinds := map[string]bool{}
-	for _, f := range flags {
-		kinds[f.name] = f.value
-	}
-	if v, ok := kinds["limit"]; !ok || !v {
-		t.Errorf("-limit: listed %v, takes a value %v", ok, v)
-	}
-	if v, ok := kinds["w"]; !ok || v {
-		t.Errorf("-w: listed %v, takes a value %v (a boolean)", ok, v)
-	}
-	if _, ok := kinds["token"]; !ok {
-		t.Errorf("client flags missing: %v", kinds)
-	}
-}
-
 // TestParseLogLevel: a level hclog does not know is refused, naming the
 // accepted ones.
 func TestParseLogLevel(t *testing.T) {
+	t.Parallel()
 	if _, err := parseLogLevel("DEBUG"); err != nil {
 		t.Errorf("DEBUG: %v", err)
 	}
 	_, err := parseLogLevel("verbose")
 	if err == nil || !strings.Contains(err.Error(), "trace, debug, info, warn, error") {
 		t.Errorf("verbose: %v", err)
-	}
-}
-
-// TestHelp_KeepsSecretsOut: no command's -h prints the tokens of the
-// environment, which a flag default would.
-func TestHelp_KeepsSecretsOut(t *testing.T) {
-	t.Setenv("AX_TOKEN", "secret-api-token")
-	t.Setenv("AX_EXECUTOR_TOKEN", "secret-exec-token")
-	paths := [][]string{{"agent"}, {"executor"}, {"status"}, {"trigger"}}
-	for group, subs := range groups {
-		for _, sub := range subs {
-			paths = append(paths, append([]string{group}, strings.Fields(sub)...))
-		}
-	}
-	for _, args := range paths {
-		out, err := usageOf(t, args)
-		if err != nil {
-			t.Fatalf("ax %s -h: %v", strings.Join(args, " "), err)
-		}
-		if strings.Contains(string(out), "secret-") {
-			t.Errorf("ax %s -h prints a token from the environment:\n%s", strings.Join(args, " "), out)
-		}
 	}
 }

@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/ax-scheduler/ax/agent"
 )
 
-type secretCommand struct{}
-
-func (*secretCommand) Usage() string {
-	return `
+// secretUsage is the help of ax secret and of its subcommands.
+const secretUsage = `
 Usage: ax secret <subcommand> [flags] [args]
 
 Subcommands:
@@ -31,100 +27,95 @@ Examples:
 	ax secret list
 	ax secret delete db_password
 `
+
+// secretPutCmd is ax secret put.
+type secretPutCmd struct {
+	clientBase
+	valueFile string
 }
 
-func (c *secretCommand) Run(ctx context.Context, args []string) error {
-	sub, args, fs, cf, err := subcommand("secret", c.Usage(), args)
+func newSecretPutCmd(m *Main) command {
+	c := &secretPutCmd{}
+	c.init(m, "secret put", secretUsage)
+	c.fs.StringVar(&c.valueFile, "value-file", "", "read the value from this file, or stdin for -; the value is taken as is, a trailing newline included")
+	return c
+}
+
+func (c *secretPutCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, nil)
 	if err != nil {
 		return err
 	}
-	var (
-		valueFile string
-		out       output
-	)
-	switch sub {
-	case "put":
-		fs.StringVar(&valueFile, "value-file", "", "read the value from this file, or stdin for -; the value is taken as is, a trailing newline included")
-	case "list":
-		cf.registerStale(fs, false)
-		out.register(fs)
+	if c.fs.NArg() != 1 || c.valueFile == "" {
+		return fmt.Errorf("secret put: want NAME and -value-file (a file, or - for stdin); values never go on the command line")
 	}
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
+	var b []byte
+	if c.valueFile == "-" {
+		b, err = io.ReadAll(io.LimitReader(c.m.Stdin, 1<<20))
+	} else {
+		b, err = os.ReadFile(c.valueFile)
 	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("secret %s: %w", sub, err)
+	if err != nil {
+		return fmt.Errorf("secret put: %w", err)
 	}
-	cl, err := cf.client()
+	s, err := cl.PutSecret(ctx, c.fs.Arg(0), string(b))
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "put":
-		if fs.NArg() != 1 || valueFile == "" {
-			return fmt.Errorf("secret put: want NAME and -value-file (a file, or - for stdin); values never go on the command line")
-		}
-		var b []byte
-		if valueFile == "-" {
-			b, err = io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
-		} else {
-			b, err = os.ReadFile(valueFile)
-		}
-		if err != nil {
-			return fmt.Errorf("secret put: %w", err)
-		}
-		s, err := cl.PutSecret(ctx, fs.Arg(0), string(b))
-		if err != nil {
-			return err
-		}
-		fmt.Printf("secret %s set (version %d, encrypted %v)\n", s.Name, s.Version, s.Encrypted)
-		return nil
-	case "list":
-		l, err := cl.ListSecrets(ctx)
-		if err != nil {
-			return err
-		}
-		return out.print(os.Stdout, l, func(w io.Writer) error {
-			tw := newTable(w)
-			row(tw, "NAME", "VERSION", "ENCRYPTED", "UPDATED", "BY")
-			for _, s := range l.Secrets {
-				row(tw, s.Name, s.Version, s.Encrypted, fmtTime(s.UpdatedAt), orDash(s.UpdatedBy))
-			}
-			return tw.Flush()
-		})
-	case "delete":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("secret delete: want exactly one secret name")
-		}
-		if _, err := cl.DeleteSecret(ctx, fs.Arg(0)); err != nil {
-			return err
-		}
-		fmt.Printf("deleted %s\n", fs.Arg(0))
-		return nil
-	default:
-		return unknownSub("secret", sub)
-	}
+	fmt.Fprintf(c.m.Stdout, "secret %s set (version %d, encrypted %v)\n", s.Name, s.Version, s.Encrypted)
+	return nil
 }
 
-type keygenCommand struct{}
-
-func (*keygenCommand) Usage() string {
-	return `
-Usage: ax keygen
-
-Prints a new random AES-256 key (base64) for ax agent -encrypt-key-file.
-Every node of a cluster needs the same key.
-
-Example:
-	ax keygen > /etc/ax/encrypt.key && chmod 600 /etc/ax/encrypt.key
-`
+// secretListCmd is ax secret list.
+type secretListCmd struct {
+	clientBase
+	out output
 }
 
-func (c *keygenCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("keygen", c.Usage())
-	if err := fs.Parse(args); err != nil {
+func newSecretListCmd(m *Main) command {
+	c := &secretListCmd{}
+	c.init(m, "secret list", secretUsage)
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *secretListCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
+	if err != nil {
 		return err
 	}
-	fmt.Println(agent.NewEncryptKey())
+	l, err := cl.ListSecrets(ctx)
+	if err != nil {
+		return err
+	}
+	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
+		tw := newTable(w)
+		row(tw, "NAME", "VERSION", "ENCRYPTED", "UPDATED", "BY")
+		for _, s := range l.Secrets {
+			row(tw, s.Name, s.Version, s.Encrypted, fmtTime(s.UpdatedAt), orDash(s.UpdatedBy))
+		}
+		return tw.Flush()
+	})
+}
+
+// secretDeleteCmd is ax secret delete.
+type secretDeleteCmd struct{ clientBase }
+
+func newSecretDeleteCmd(m *Main) command {
+	c := &secretDeleteCmd{}
+	c.init(m, "secret delete", secretUsage)
+	return c
+}
+
+func (c *secretDeleteCmd) Run(ctx context.Context, args []string) error {
+	cl, name, err := c.connectOne(args, nil, "secret name")
+	if err != nil {
+		return err
+	}
+	if _, err := cl.DeleteSecret(ctx, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "deleted %s\n", name)
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"time"
 
@@ -14,10 +13,16 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-type statusCommand struct{}
+// statusCmd is ax status.
+type statusCmd struct {
+	clientBase
+	out   output
+	fires int
+}
 
-func (*statusCommand) Usage() string {
-	return `
+func newStatusCmd(m *Main) command {
+	c := &statusCmd{}
+	c.init(m, "status", `
 Usage: ax status [-o table|json|yaml] [-fires N] [-stale]
 
 The cluster at a glance, from GET /v1/overview and GET /v1/upcoming: the
@@ -33,7 +38,11 @@ Examples:
 	ax status
 	ax status -addr 10.0.0.1:7070,10.0.0.2:7070 -o yaml
 	ax status -stale -addr 10.0.0.2:7070
-`
+`)
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	c.fs.IntVar(&c.fires, "fires", 10, "how many of the next fire times to show (1 to 5000)")
+	return c
 }
 
 // statusReport is what ax status shows, as the API answers it.
@@ -42,36 +51,23 @@ type statusReport struct {
 	Upcoming *model.Upcoming `json:"upcoming"`
 }
 
-func (c *statusCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("status", c.Usage())
-	var cf clientFlags
-	cf.register(fs)
-	cf.registerStale(fs, false)
-	var out output
-	out.register(fs)
-	fires := fs.Int("fires", 10, "how many of the next fire times to show (1 to 5000)")
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("status: unexpected arguments %q", fs.Args())
-	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("status: %w", err)
-	}
-	cl, err := cf.client()
+func (c *statusCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
 	if err != nil {
 		return err
+	}
+	if c.fs.NArg() > 0 {
+		return fmt.Errorf("status: unexpected arguments %q", c.fs.Args())
 	}
 	var r statusReport
 	if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/overview"}, &r.Overview); err != nil {
 		return err
 	}
-	q := url.Values{"within": {"24h"}, "limit": {strconv.Itoa(*fires)}}
+	q := url.Values{"within": {"24h"}, "limit": {strconv.Itoa(c.fires)}}
 	if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/upcoming", Query: q}, &r.Upcoming); err != nil {
 		return err
 	}
-	return out.print(os.Stdout, r, func(w io.Writer) error { return writeStatus(w, &r, time.Now()) })
+	return c.out.print(c.m.Stdout, r, func(w io.Writer) error { return writeStatus(w, &r, time.Now()) })
 }
 
 // writeStatus prints the overview section by section.

@@ -4,39 +4,45 @@ import (
 	"context"
 	"errors"
 	"os"
+	"time"
 
 	"github.com/ax-scheduler/ax/action"
 )
 
-// superviseCommand is the helper an `ax executor` starts next to itself
+// superviseCmd is the helper an `ax executor` starts next to itself
 // (action.Reaper): it stops the processes of the executor's running
 // attempts when the executor dies, kill -9 included. Not for people.
-type superviseCommand struct{}
+type superviseCmd struct {
+	base
+	session string
+	grace   time.Duration
+}
 
-func (*superviseCommand) Usage() string {
-	return `
+func newSuperviseCmd(m *Main) command {
+	c := &superviseCmd{}
+	c.init(m, "executor-supervise", `
 Usage: ax executor-supervise -session S [-grace 5s]
 
 Started by ax executor; not meant to be run by hand. Reads the executor's
 running attempts from stdin and, when stdin ends (the executor is gone),
 stops them: SIGTERM, then SIGKILL after -grace.
-`
+`)
+	c.fs.StringVar(&c.session, "session", "", "the executor's session mark")
+	c.fs.DurationVar(&c.grace, "grace", action.DefaultKillGrace, "SIGTERM to SIGKILL")
+	return c
 }
 
-func (c *superviseCommand) Run(ctx context.Context, args []string) error {
-	fs := newFlagSet("executor-supervise", c.Usage())
-	session := fs.String("session", "", "the executor's session mark")
-	grace := fs.Duration("grace", action.DefaultKillGrace, "SIGTERM to SIGKILL")
-	if err := fs.Parse(args); err != nil {
+func (c *superviseCmd) Run(ctx context.Context, args []string) error {
+	if err := c.fs.Parse(args); err != nil {
 		return err
 	}
-	if *session == "" {
+	if c.session == "" {
 		return errors.New("executor-supervise: -session is required")
 	}
 	// The signal context of main is not ours to follow: this helper
 	// outlives whatever stops the executor, and ends with its stdin.
-	if code := action.ReaperMain(os.Stdin, *session, max(*grace, 0)); code != 0 {
-		os.Exit(code)
+	if code := action.ReaperMain(c.m.Stdin, c.session, max(c.grace, 0)); code != 0 {
+		return exitStatus(code)
 	}
 	return nil
 }

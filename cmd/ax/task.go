@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/ax-scheduler/ax/model"
 )
 
-type taskCommand struct{}
-
-func (*taskCommand) Usage() string {
-	return `
+// taskUsage is the help of ax task and of its subcommands.
+const taskUsage = `
 Usage: ax task <subcommand> [flags] [args]
 
 Subcommands:
@@ -44,96 +41,119 @@ Examples:
 	ax task get daily_report -o yaml
 	ax task history daily_report
 `
+
+// taskListCmd is ax task list.
+type taskListCmd struct {
+	clientBase
+	labels multiFlag
+	paused string
+	watch  bool
+	out    output
 }
 
-func (c *taskCommand) Run(ctx context.Context, args []string) error {
-	sub, args, fs, cf, err := subcommand("task", c.Usage(), args)
+func newTaskListCmd(m *Main) command {
+	c := &taskListCmd{}
+	c.init(m, "task list", taskUsage)
+	c.fs.Var(&c.labels, "label", "only tasks with this label k=v (repeatable)")
+	c.fs.StringVar(&c.paused, "paused", "", "only paused (true) or active (false) tasks")
+	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
+	c.cf.registerStale(c.fs, false)
+	c.out.register(c.fs)
+	return c
+}
+
+func (c *taskListCmd) Run(ctx context.Context, args []string) error {
+	cl, err := c.connect(args, &c.out)
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "apply":
-		return runApply(ctx, fs, cf, args)
-	case "export":
-		return runExport(ctx, fs, cf, args)
-	}
-	var (
-		labels multiFlag
-		paused string
-		out    output
-		watch  bool
-	)
-	switch sub {
-	case "list":
-		fs.Var(&labels, "label", "only tasks with this label k=v (repeatable)")
-		fs.StringVar(&paused, "paused", "", "only paused (true) or active (false) tasks")
-		fs.BoolVar(&watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
-		cf.registerStale(fs, false)
-		out.register(fs)
-	case "get", "history", "events":
-		cf.registerStale(fs, true)
-		out.register(fs)
-	case "pause", "resume", "delete":
-	default:
-		return unknownSub("task", sub)
-	}
-	if err := parseInterspersed(fs, args); err != nil {
-		return err
-	}
-	if err := out.check(); err != nil {
-		return fmt.Errorf("task %s: %w", sub, err)
-	}
-	cl, err := cf.client()
+	f, err := taskFilter(c.labels, c.paused)
 	if err != nil {
 		return err
 	}
-	if sub == "list" {
-		f, err := taskFilter(labels, paused)
-		if err != nil {
-			return err
-		}
-		if watch {
-			return watchTable(ctx, cl, out, nil, func(ctx context.Context, w io.Writer) error { return taskList(ctx, cl, f, out, w) })
-		}
-		return taskList(ctx, cl, f, out, os.Stdout)
+	if c.watch {
+		return c.m.watchTable(ctx, cl, c.out, nil, func(ctx context.Context, w io.Writer) error { return taskList(ctx, cl, f, c.out, w) })
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("task %s: want exactly one task name", sub)
+	return taskList(ctx, cl, f, c.out, c.m.Stdout)
+}
+
+// taskReadCmd is ax task get, history and events: a read of one task.
+type taskReadCmd struct {
+	clientBase
+	sub string
+	out output
+}
+
+func newTaskReadCmd(sub string) func(*Main) command {
+	return func(m *Main) command {
+		c := &taskReadCmd{sub: sub}
+		c.init(m, "task "+sub, taskUsage)
+		c.cf.registerStale(c.fs, true)
+		c.out.register(c.fs)
+		return c
 	}
-	name := fs.Arg(0)
-	switch sub {
+}
+
+func (c *taskReadCmd) Run(ctx context.Context, args []string) error {
+	cl, name, err := c.connectOne(args, &c.out, "task name")
+	if err != nil {
+		return err
+	}
+	w := c.m.Stdout
+	switch c.sub {
 	case "get":
 		t, err := cl.GetTask(ctx, name)
 		if err != nil {
 			return err
 		}
-		return out.print(os.Stdout, t, func(w io.Writer) error { return writeTask(ctx, cl, w, t) })
+		return c.out.print(w, t, func(w io.Writer) error { return writeTask(ctx, cl, w, t) })
 	case "events":
 		ev, err := cl.TaskEvents(ctx, name)
 		if err != nil {
 			return err
 		}
-		return out.print(os.Stdout, ev, func(w io.Writer) error { return writeEvents(w, ev.Events) })
-	case "history":
+		return c.out.print(w, ev, func(w io.Writer) error { return writeEvents(w, ev.Events) })
+	default: // history
 		h, err := cl.TaskHistory(ctx, name)
 		if err != nil {
 			return err
 		}
-		return out.print(os.Stdout, h, func(w io.Writer) error { return writeHistory(w, h) })
+		return c.out.print(w, h, func(w io.Writer) error { return writeHistory(w, h) })
+	}
+}
+
+// taskWriteCmd is ax task pause, resume and delete.
+type taskWriteCmd struct {
+	clientBase
+	sub string
+}
+
+func newTaskWriteCmd(sub string) func(*Main) command {
+	return func(m *Main) command {
+		c := &taskWriteCmd{sub: sub}
+		c.init(m, "task "+sub, taskUsage)
+		return c
+	}
+}
+
+func (c *taskWriteCmd) Run(ctx context.Context, args []string) error {
+	cl, name, err := c.connectOne(args, nil, "task name")
+	if err != nil {
+		return err
 	}
 	var res *model.WriteResult
-	switch sub {
+	switch c.sub {
 	case "pause":
 		res, err = cl.PauseTask(ctx, name)
 	case "resume":
 		res, err = cl.ResumeTask(ctx, name)
-	case "delete":
+	default: // delete
 		res, err = cl.DeleteTask(ctx, name)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s %sd (version %d)\n", name, sub, res.Version)
+	fmt.Fprintf(c.m.Stdout, "%s %sd (version %d)\n", name, c.sub, res.Version)
 	return nil
 }
 

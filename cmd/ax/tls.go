@@ -4,16 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
-type tlsCommand struct{}
-
-func (*tlsCommand) Usage() string {
-	return `
+// tlsUsage is the help of ax tls and of its subcommands.
+const tlsUsage = `
 Usage:
 	ax tls ca create -dir D [-days N]
 	ax tls cert create -dir D -node NAME [-ip IP]... [-dns NAME]... [-days N]
@@ -44,78 +41,89 @@ Examples:
 		-tls-ca tls/ax-ca.pem -tls-cert tls/n1.pem -tls-key tls/n1-key.pem
 	ax task list -addr 10.0.0.1:7070 -ca-cert tls/ax-ca.pem
 `
+
+// tlsCACreateCmd is ax tls ca create.
+type tlsCACreateCmd struct {
+	base
+	dir  string
+	days int
 }
 
-func (c *tlsCommand) Run(ctx context.Context, args []string) error {
-	switch {
-	case len(args) >= 2 && args[0] == "ca" && args[1] == "create":
-		return c.caCreate(args[2:])
-	case len(args) >= 2 && args[0] == "cert" && args[1] == "create":
-		return c.certCreate(args[2:])
-	default:
-		fmt.Fprint(os.Stderr, strings.TrimLeft(c.Usage(), "\n"))
-		return fmt.Errorf("tls: want ca create or cert create")
-	}
+func newTLSCACreateCmd(m *Main) command {
+	c := &tlsCACreateCmd{}
+	c.init(m, "tls ca create", tlsUsage)
+	c.fs.StringVar(&c.dir, "dir", ".", "directory to write the CA to")
+	c.fs.IntVar(&c.days, "days", tlsutil.DefaultCADays, "validity in days")
+	return c
 }
 
-func (c *tlsCommand) caCreate(args []string) error {
-	fs := newFlagSet("tls ca create", c.Usage())
-	dir := fs.String("dir", ".", "directory to write the CA to")
-	days := fs.Int("days", tlsutil.DefaultCADays, "validity in days")
-	if err := fs.Parse(args); err != nil {
+func (c *tlsCACreateCmd) Run(ctx context.Context, args []string) error {
+	if err := c.fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("tls ca create: unexpected arguments %q", fs.Args())
+	if c.fs.NArg() > 0 {
+		return fmt.Errorf("tls ca create: unexpected arguments %q", c.fs.Args())
 	}
-	cert, key, err := tlsutil.CreateCA(*dir, *days)
+	cert, key, err := tlsutil.CreateCA(c.dir, c.days)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s\nwrote %s (the CA's private key: keep it secret, off the nodes)\n", cert, key)
+	fmt.Fprintf(c.m.Stdout, "wrote %s\nwrote %s (the CA's private key: keep it secret, off the nodes)\n", cert, key)
 	return nil
 }
 
-func (c *tlsCommand) certCreate(args []string) error {
-	fs := newFlagSet("tls cert create", c.Usage())
-	dir := fs.String("dir", ".", "directory holding the CA, where the certificate is written")
-	node := fs.String("node", "", "make a node certificate for this node id")
-	clientName := fs.String("client", "", "make a client certificate with this name")
-	days := fs.Int("days", tlsutil.DefaultCertDays, "validity in days")
-	var ips, dns listFlag
-	fs.Var(&ips, "ip", "extra IP address the node certificate names (repeatable, or comma-separated)")
-	fs.Var(&dns, "dns", "extra DNS name the node certificate names (repeatable, or comma-separated)")
-	if err := fs.Parse(args); err != nil {
+// tlsCertCreateCmd is ax tls cert create.
+type tlsCertCreateCmd struct {
+	base
+	dir, node, client string
+	days              int
+	ips, dns          listFlag
+}
+
+func newTLSCertCreateCmd(m *Main) command {
+	c := &tlsCertCreateCmd{}
+	c.init(m, "tls cert create", tlsUsage)
+	c.fs.StringVar(&c.dir, "dir", ".", "directory holding the CA, where the certificate is written")
+	c.fs.StringVar(&c.node, "node", "", "make a node certificate for this node id")
+	c.fs.StringVar(&c.client, "client", "", "make a client certificate with this name")
+	c.fs.IntVar(&c.days, "days", tlsutil.DefaultCertDays, "validity in days")
+	c.fs.Var(&c.ips, "ip", "extra IP address the node certificate names (repeatable, or comma-separated)")
+	c.fs.Var(&c.dns, "dns", "extra DNS name the node certificate names (repeatable, or comma-separated)")
+	return c
+}
+
+func (c *tlsCertCreateCmd) Run(ctx context.Context, args []string) error {
+	if err := c.fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("tls cert create: unexpected arguments %q", fs.Args())
+	if c.fs.NArg() > 0 {
+		return fmt.Errorf("tls cert create: unexpected arguments %q", c.fs.Args())
 	}
 	var cert, key string
 	var err error
 	switch {
-	case (*node == "") == (*clientName == ""):
+	case (c.node == "") == (c.client == ""):
 		return fmt.Errorf("tls cert create: give exactly one of -node NAME or -client NAME")
-	case *node != "":
+	case c.node != "":
 		var addrs []net.IP
-		for _, s := range ips {
+		for _, s := range c.ips {
 			ip := net.ParseIP(s)
 			if ip == nil {
 				return fmt.Errorf("tls cert create: -ip %q is not an IP address", s)
 			}
 			addrs = append(addrs, ip)
 		}
-		cert, key, err = tlsutil.CreateNodeCert(*dir, *node, addrs, dns, *days)
+		cert, key, err = tlsutil.CreateNodeCert(c.dir, c.node, addrs, c.dns, c.days)
 	default:
-		if len(ips) > 0 || len(dns) > 0 {
+		if len(c.ips) > 0 || len(c.dns) > 0 {
 			return fmt.Errorf("tls cert create: -ip and -dns are for node certificates")
 		}
-		cert, key, err = tlsutil.CreateClientCert(*dir, *clientName, *days)
+		cert, key, err = tlsutil.CreateClientCert(c.dir, c.client, c.days)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s\nwrote %s\n", cert, key)
+	fmt.Fprintf(c.m.Stdout, "wrote %s\nwrote %s\n", cert, key)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strconv"
 	"time"
 
@@ -68,14 +67,15 @@ const waitPoll = 2 * time.Second
 // w as it comes when showLog is set, then prints its final state and
 // returns nil for SUCCESS, an *outcomeError otherwise. It keeps going
 // through a lost server or a leader change (every address is tried
-// again) until ctx ends.
-func waitInstance(ctx context.Context, cl *client.Client, id string, showLog bool, w io.Writer) error {
+// again) until ctx ends, saying so on notes.
+func waitInstance(ctx context.Context, cl *client.Client, id string, showLog bool, w, notes io.Writer) error {
 	var in *model.Instance
 	var err error
+	lost := &lostNote{w: notes}
 	if showLog {
-		in, err = followToEnd(ctx, cl, id, w)
+		in, err = followToEnd(ctx, cl, id, w, lost)
 	} else {
-		in, err = pollToEnd(ctx, cl, id)
+		in, err = pollToEnd(ctx, cl, id, lost)
 	}
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func waitInstance(ctx context.Context, cl *client.Client, id string, showLog boo
 
 // pollToEnd reads the instance (linearizably: right after the write that
 // made it, on any node) every waitPoll, and on each of its events.
-func pollToEnd(ctx context.Context, cl *client.Client, id string) (*model.Instance, error) {
+func pollToEnd(ctx context.Context, cl *client.Client, id string, lost *lostNote) (*model.Instance, error) {
 	wake := make(chan struct{}, 1)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -112,7 +112,6 @@ func pollToEnd(ctx context.Context, cl *client.Client, id string) (*model.Instan
 			}
 		}
 	}()
-	var lost lostNote
 	for {
 		in, err := cl.GetInstance(ctx, id)
 		switch {
@@ -140,10 +139,10 @@ func pollToEnd(ctx context.Context, cl *client.Client, id string) (*model.Instan
 // followToEnd streams the instance's output to w (GET
 // /v1/instances/{id}/log?follow=true) until its end event, reconnecting
 // from the last offset when the stream is lost, then reads the instance.
-func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer) (*model.Instance, error) {
+// A new attempt's mark goes to lost's writer.
+func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer, lost *lostNote) (*model.Instance, error) {
 	var offset int64
 	attempt := 0
-	var lost lostNote
 	for {
 		q := url.Values{"follow": {"true"}}
 		if offset > 0 {
@@ -166,7 +165,7 @@ func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer)
 					return fmt.Errorf("log stream: %w", err)
 				}
 				if c.Attempt != attempt && attempt != 0 {
-					fmt.Fprintf(os.Stderr, "--- attempt %d\n", c.Attempt)
+					fmt.Fprintf(lost.w, "--- attempt %d\n", c.Attempt)
 				}
 				attempt = c.Attempt
 				if _, err := io.WriteString(w, c.Data); err != nil {
@@ -182,7 +181,7 @@ func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer)
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case ended:
-			return pollToEnd(ctx, cl, id) // the final record, from any node
+			return pollToEnd(ctx, cl, id, lost) // the final record, from any node
 		case err == nil:
 			// The node stopped (or dropped the instance): ask again.
 		case errors.Is(err, model.ErrUnavailable):
@@ -198,22 +197,25 @@ func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer)
 	}
 }
 
-// lostNote tells the user once that a wait lost the cluster and goes on,
-// and once that it found it again.
-type lostNote bool
+// lostNote tells the user (on w) once that a wait lost the cluster and
+// goes on, and once that it found it again.
+type lostNote struct {
+	w    io.Writer
+	lost bool
+}
 
 func (l *lostNote) note(err error) {
-	if !*l {
-		fmt.Fprintf(os.Stderr, "ax: %v\nax: still waiting: trying every address again until Ctrl-C\n", err)
+	if !l.lost {
+		fmt.Fprintf(l.w, "ax: %v\nax: still waiting: trying every address again until Ctrl-C\n", err)
 	}
-	*l = true
+	l.lost = true
 }
 
 func (l *lostNote) found() {
-	if *l {
-		fmt.Fprintln(os.Stderr, "ax: reached the cluster again")
+	if l.lost {
+		fmt.Fprintln(l.w, "ax: reached the cluster again")
 	}
-	*l = false
+	l.lost = false
 }
 
 // waitFlags are trigger's and submit's -wait and -log.
@@ -233,10 +235,10 @@ func (f *waitFlags) check() error {
 	return nil
 }
 
-// follow follows instance id when -wait is set.
-func (f *waitFlags) follow(ctx context.Context, cl *client.Client, id string) error {
+// follow follows instance id when -wait is set, on m's streams.
+func (f *waitFlags) follow(ctx context.Context, m *Main, cl *client.Client, id string) error {
 	if !f.wait {
 		return nil
 	}
-	return waitInstance(ctx, cl, id, f.log, os.Stdout)
+	return waitInstance(ctx, cl, id, f.log, m.Stdout, m.Stderr)
 }

@@ -31,7 +31,7 @@ type renderFunc func(ctx context.Context, w io.Writer) error
 // watchRefresh; until ctx ends (Ctrl-C). A stream that breaks is opened
 // again (on the next address when the node is gone), and the picture is
 // drawn again, since events in between are lost.
-func watchTable(ctx context.Context, cl *client.Client, out output, query url.Values, render renderFunc) error {
+func (m *Main) watchTable(ctx context.Context, cl *client.Client, out output, query url.Values, render renderFunc) error {
 	changes := make(chan struct{}, 1)
 	signal := func() {
 		select {
@@ -52,22 +52,23 @@ func watchTable(ctx context.Context, cl *client.Client, out output, query url.Va
 			}
 		}
 	}()
-	return redraw(ctx, out, watchRefresh, changes, render)
+	return m.redraw(ctx, out, watchRefresh, changes, render)
 }
 
 // watchPoll draws render's output every interval until ctx ends, for
 // what has no events (the members' health).
-func watchPoll(ctx context.Context, out output, interval time.Duration, render renderFunc) error {
-	return redraw(ctx, out, interval, nil, render)
+func (m *Main) watchPoll(ctx context.Context, out output, interval time.Duration, render renderFunc) error {
+	return m.redraw(ctx, out, interval, nil, render)
 }
 
-// redraw shows render's output when it differs from what is shown: on a
-// terminal it clears the screen first; elsewhere (a pipe, a file) each
-// new picture follows the last, YAML documents separated by "---". A
-// picture that fails because the cluster is unreachable is reported on
-// stderr and tried again.
-func redraw(ctx context.Context, out output, interval time.Duration, changes <-chan struct{}, render renderFunc) error {
-	tty := isTerminal(os.Stdout)
+// redraw shows render's output on m.Stdout when it differs from what is
+// shown: on a terminal it clears the screen first; elsewhere (a pipe, a
+// file) each new picture follows the last, YAML documents separated by
+// "---". A picture that fails because the cluster is unreachable is
+// reported on m.Stderr and tried again.
+func (m *Main) redraw(ctx context.Context, out output, interval time.Duration, changes <-chan struct{}, render renderFunc) error {
+	stdout := m.Stdout
+	tty := isTerminal(stdout)
 	var shown []byte
 	failing := false
 	for {
@@ -78,7 +79,7 @@ func redraw(ctx context.Context, out output, interval time.Duration, changes <-c
 			return ctx.Err()
 		case errors.Is(err, model.ErrUnavailable):
 			if !failing {
-				fmt.Fprintf(os.Stderr, "ax: %v (trying again)\n", err)
+				fmt.Fprintf(m.Stderr, "ax: %v (trying again)\n", err)
 			}
 			failing = true
 		case err != nil:
@@ -87,14 +88,14 @@ func redraw(ctx context.Context, out output, interval time.Duration, changes <-c
 			failing = false
 			switch {
 			case tty:
-				fmt.Print("\x1b[H\x1b[2J") // home, clear
-				fmt.Printf("%s  (every change; Ctrl-C to stop)\n\n", time.Now().Format("15:04:05"))
+				fmt.Fprint(stdout, "\x1b[H\x1b[2J") // home, clear
+				fmt.Fprintf(stdout, "%s  (every change; Ctrl-C to stop)\n\n", time.Now().Format("15:04:05"))
 			case shown != nil && out.format == formatYAML:
-				fmt.Println("---")
+				fmt.Fprintln(stdout, "---")
 			case shown != nil && out.format == formatTable:
-				fmt.Println()
+				fmt.Fprintln(stdout)
 			}
-			if _, err := os.Stdout.Write(buf.Bytes()); err != nil {
+			if _, err := stdout.Write(buf.Bytes()); err != nil {
 				return err
 			}
 			shown = buf.Bytes()
@@ -113,8 +114,12 @@ func redraw(ctx context.Context, out output, interval time.Duration, changes <-c
 	}
 }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

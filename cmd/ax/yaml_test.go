@@ -13,6 +13,7 @@ import (
 // would read a plain scalar as a bool, a number, a time or null; a block
 // when it spans lines; and it reads back unchanged.
 func TestToYAML_Strings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string // want: the line of {"k": in}, "" to check the round trip only
 	}{
@@ -87,6 +88,7 @@ func TestToYAML_Strings(t *testing.T) {
 // among letters, spaces, tabs, line breaks and YAML indicators reads back
 // unchanged, as a value of a mapping, of a list, and of both nested.
 func TestToYAML_EveryShortString(t *testing.T) {
+	t.Parallel()
 	alphabet := []string{"a", " ", "\t", "\n", ":", "#"}
 	strs := []string{""}
 	for prev := strs; len(prev[0]) < 4; {

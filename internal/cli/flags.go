@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -11,29 +12,28 @@ import (
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
-// NewFlagSet returns a flag set that prints its usage and flags on stdout
+// NewFlagSet returns a flag set that prints its usage and flags on help
 // for -h (returning flag.ErrHelp), and stays silent on a parse error: the
 // error is returned for the caller to print in one line with a hint,
 // instead of the whole flag list.
-func NewFlagSet(name, usage string) *flag.FlagSet {
+func NewFlagSet(name, usage string, help io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	var failed parseFailure
-	fs.SetOutput(&failed)
+	fs.SetOutput(&helpOutput{help: help})
 	SetUsage(fs, usage)
 	return fs
 }
 
 // SetUsage replaces the usage text of a flag set made by NewFlagSet (a
-// subcommand with a help of its own): -h prints it and the flags on
-// stdout, a parse error still prints nothing.
+// subcommand with a help of its own): -h prints it and the flags on the
+// flag set's help writer, a parse error still prints nothing.
 func SetUsage(fs *flag.FlagSet, usage string) {
 	fs.Usage = func() {
 		w := fs.Output()
-		if pf, ok := w.(*parseFailure); ok {
-			if *pf {
+		if ho, ok := w.(*helpOutput); ok {
+			if ho.failed {
 				return // an error, not -h
 			}
-			w = os.Stdout
+			w = ho.help
 		}
 		fmt.Fprint(w, strings.TrimLeft(usage, "\n"))
 		fmt.Fprintln(w, "\nFlags:")
@@ -44,19 +44,23 @@ func SetUsage(fs *flag.FlagSet, usage string) {
 	}
 }
 
-// parseFailure is a flag set's output: the flag package writes there only
-// the error it also returns, so a write means the parse failed.
-type parseFailure bool
+// helpOutput is a flag set's output: the flag package writes there only
+// the error it also returns, so a write means the parse failed; help is
+// where -h prints.
+type helpOutput struct {
+	failed bool
+	help   io.Writer
+}
 
-func (p *parseFailure) Write(b []byte) (int, error) {
-	*p = true
+func (h *helpOutput) Write(b []byte) (int, error) {
+	h.failed = true
 	return len(b), nil
 }
 
 // DefaultAddr is the address a client command talks to without -addr:
-// $AX_ADDR, or 127.0.0.1:7070.
-func DefaultAddr() string {
-	if a := os.Getenv("AX_ADDR"); a != "" {
+// $AX_ADDR (as getenv reads it), or 127.0.0.1:7070.
+func DefaultAddr(getenv func(string) string) string {
+	if a := getenv("AX_ADDR"); a != "" {
 		return a
 	}
 	return "127.0.0.1:7070"
@@ -69,6 +73,16 @@ type ClientFlags struct {
 	Token     string
 	TokenFile string // when set, the token is read from it
 	TLS       TLSFlags
+	// Getenv reads the environment variables the flags default to
+	// (AX_TOKEN, AX_CACERT...); nil is os.Getenv.
+	Getenv func(string) string
+}
+
+func (c *ClientFlags) getenv(k string) string {
+	if c.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return c.Getenv(k)
 }
 
 // Register registers the flags on fs, -addr with the given default and
@@ -78,14 +92,14 @@ func (c *ClientFlags) Register(fs *flag.FlagSet, defaultAddr, addrUsage string) 
 	// Not the flag's default: -h would print the secret. Config reads it.
 	fs.StringVar(&c.Token, "token", "", "API token (default env AX_TOKEN)")
 	fs.StringVar(&c.TokenFile, "token-file", "", "read the API token from this file")
-	c.TLS.Register(fs)
+	c.TLS.Register(fs, c.getenv)
 }
 
 // Config resolves the flags into a client configuration: the addresses,
 // the token (read from -token-file when given, else -token or $AX_TOKEN) and the TLS configuration.
 func (c *ClientFlags) Config() (client.Config, error) {
 	if c.Token == "" && c.TokenFile == "" {
-		c.Token = os.Getenv("AX_TOKEN")
+		c.Token = c.getenv("AX_TOKEN")
 	}
 	tok, err := ReadToken(c.Token, c.TokenFile)
 	if err != nil {
@@ -115,6 +129,16 @@ func ReadToken(tok, file string) (string, error) {
 	return t, nil
 }
 
+// WarnIfShared returns a warning when a credential file is readable by
+// others than its owner, "" otherwise.
+func WarnIfShared(file string) string {
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is readable by others (mode %v); chmod 600 it", file, st.Mode().Perm())
+}
+
 // TLSFlags are a client's TLS flags: -ca-cert, -client-cert and -client-key.
 type TLSFlags struct {
 	CACert     string
@@ -122,12 +146,12 @@ type TLSFlags struct {
 	ClientKey  string
 }
 
-// Register registers the flags on fs with their AX_ variables as
-// defaults.
-func (f *TLSFlags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.CACert, "ca-cert", os.Getenv("AX_CACERT"), "CA certificate to verify the servers with; host:port addresses then mean https (env AX_CACERT)")
-	fs.StringVar(&f.ClientCert, "client-cert", os.Getenv("AX_CLIENT_CERT"), "client certificate to present (env AX_CLIENT_CERT)")
-	fs.StringVar(&f.ClientKey, "client-key", os.Getenv("AX_CLIENT_KEY"), "its private key (env AX_CLIENT_KEY)")
+// Register registers the flags on fs with their AX_ variables, as getenv
+// reads them, as defaults.
+func (f *TLSFlags) Register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&f.CACert, "ca-cert", getenv("AX_CACERT"), "CA certificate to verify the servers with; host:port addresses then mean https (env AX_CACERT)")
+	fs.StringVar(&f.ClientCert, "client-cert", getenv("AX_CLIENT_CERT"), "client certificate to present (env AX_CLIENT_CERT)")
+	fs.StringVar(&f.ClientKey, "client-key", getenv("AX_CLIENT_KEY"), "its private key (env AX_CLIENT_KEY)")
 }
 
 // Config is the client TLS configuration, nil when no flag is set

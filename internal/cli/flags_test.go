@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 func TestReadToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -33,6 +33,7 @@ func TestReadToken(t *testing.T) {
 		{name: "missing file", file: filepath.Join(dir, "none"), wantErr: "token file:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := ReadToken(tc.tok, tc.file)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -48,6 +49,7 @@ func TestReadToken(t *testing.T) {
 }
 
 func TestClientFlags_Config(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, _, err := tlsutil.CreateCA(dir, 0); err != nil {
 		t.Fatal(err)
@@ -73,11 +75,9 @@ func TestClientFlags_Config(t *testing.T) {
 		{name: "empty token file", args: []string{"-token-file", os.DevNull}, wantErr: "is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, v := range []string{"AX_TOKEN", "AX_CACERT", "AX_CLIENT_CERT", "AX_CLIENT_KEY"} {
-				t.Setenv(v, "")
-			}
-			fs := NewFlagSet("test", "Usage: test\n")
-			var c ClientFlags
+			t.Parallel()
+			fs := NewFlagSet("test", "Usage: test\n", io.Discard)
+			c := ClientFlags{Getenv: env(nil)}
 			c.Register(fs, "127.0.0.1:1", "address")
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
@@ -102,12 +102,11 @@ func TestClientFlags_Config(t *testing.T) {
 // The AX_ variables are the flags' defaults; the token's is read by Config
 // (a default would print the secret in -h).
 func TestClientFlags_RegisterEnvDefaults(t *testing.T) {
-	t.Setenv("AX_ADDR", "10.0.0.1:7070")
-	t.Setenv("AX_TOKEN", "from-env")
-	t.Setenv("AX_CACERT", "/ca.pem")
-	fs := NewFlagSet("test", "Usage: test\n")
-	var c ClientFlags
-	c.Register(fs, DefaultAddr(), "address")
+	t.Parallel()
+	getenv := env(map[string]string{"AX_ADDR": "10.0.0.1:7070", "AX_TOKEN": "from-env", "AX_CACERT": "/ca.pem"})
+	fs := NewFlagSet("test", "Usage: test\n", io.Discard)
+	c := ClientFlags{Getenv: getenv}
+	c.Register(fs, DefaultAddr(getenv), "address")
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -118,17 +117,16 @@ func TestClientFlags_RegisterEnvDefaults(t *testing.T) {
 	if cfg, err := c.Config(); err != nil || cfg.Token != "from-env" {
 		t.Fatalf("Config: token %q, %v; want AX_TOKEN's", cfg.Token, err)
 	}
-	t.Setenv("AX_ADDR", "")
-	if got := DefaultAddr(); got != "127.0.0.1:7070" {
+	if got := DefaultAddr(env(nil)); got != "127.0.0.1:7070" {
 		t.Fatalf("DefaultAddr without AX_ADDR = %q", got)
 	}
 }
 
 // -h prints the usage text, then the flags, and is flag.ErrHelp.
 func TestNewFlagSet_Help(t *testing.T) {
-	fs := NewFlagSet("test", "\nUsage: test [flags]\n")
+	t.Parallel()
 	var out strings.Builder
-	fs.SetOutput(&out)
+	fs := NewFlagSet("test", "\nUsage: test [flags]\n", &out)
 	fs.Int("n", 3, "how many")
 	if err := fs.Parse([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("got %v, want flag.ErrHelp", err)
@@ -136,16 +134,17 @@ func TestNewFlagSet_Help(t *testing.T) {
 	if got := out.String(); !strings.HasPrefix(got, "Usage: test [flags]\n\nFlags:\n") || !strings.Contains(got, "how many") {
 		t.Fatalf("usage:\n%s", got)
 	}
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse([]string{"-nope"}); err == nil || errors.Is(err, flag.ErrHelp) {
-		t.Fatalf("unknown flag: got %v, want an error", err)
+	out.Reset()
+	if err := fs.Parse([]string{"-nope"}); err == nil || errors.Is(err, flag.ErrHelp) || out.Len() != 0 {
+		t.Fatalf("unknown flag: got %v and %q printed, want an error and nothing printed", err, out.String())
 	}
 }
 
-// With the flag set's own output (not a test's writer), -h prints the
-// usage on stdout, and a replaced usage (SetUsage, a subcommand's help)
-// as well; a parse error prints nothing at all.
-func TestSetUsage_Stdout(t *testing.T) {
+// -h prints the usage on the flag set's help writer, a replaced usage
+// (SetUsage, a subcommand's help) as well; a parse error prints nothing
+// at all.
+func TestSetUsage_Help(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		replace string
@@ -155,22 +154,52 @@ func TestSetUsage_Stdout(t *testing.T) {
 		{name: "a replaced usage", replace: "\nUsage: group sub -f FILE\n", want: "Usage: group sub -f FILE\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := NewFlagSet("group sub", "Usage: group <sub>\n")
+			t.Parallel()
+			var out strings.Builder
+			fs := NewFlagSet("group sub", "Usage: group <sub>\n", &out)
 			fs.Int("n", 3, "how many")
 			if tc.replace != "" {
 				SetUsage(fs, tc.replace)
 			}
-			out, err := testkit.Stdout(t, func() error { return fs.Parse([]string{"-h"}) })
-			if !errors.Is(err, flag.ErrHelp) {
+			if err := fs.Parse([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 				t.Fatalf("got %v, want flag.ErrHelp", err)
 			}
-			if !strings.HasPrefix(out, tc.want+"\nFlags:\n") || !strings.Contains(out, "how many") {
-				t.Fatalf("stdout:\n%s\nwant it to start with %q and list the flags", out, tc.want)
+			if got := out.String(); !strings.HasPrefix(got, tc.want+"\nFlags:\n") || !strings.Contains(got, "how many") {
+				t.Fatalf("help:\n%s\nwant it to start with %q and list the flags", got, tc.want)
 			}
-			out, err = testkit.Stdout(t, func() error { return fs.Parse([]string{"-nope"}) })
-			if err == nil || out != "" {
-				t.Fatalf("unknown flag: got %v and stdout %q, want an error and nothing printed", err, out)
+			out.Reset()
+			if err := fs.Parse([]string{"-nope"}); err == nil || out.Len() != 0 {
+				t.Fatalf("unknown flag: got %v and %q printed, want an error and nothing printed", err, out.String())
 			}
 		})
+	}
+}
+
+// env is a getenv reading vars only.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestWarnIfShared(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode
+		warn bool
+	}{{"owner only", 0o600, false}, {"group-readable", 0o640, true}, {"world-readable", 0o644, true}} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte("x"), tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, tc.mode); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+		if got := WarnIfShared(p); (got != "") != tc.warn || (tc.warn && !strings.Contains(got, "chmod 600")) {
+			t.Errorf("%s: got %q, want a warning %v", tc.name, got, tc.warn)
+		}
+	}
+	if got := WarnIfShared(filepath.Join(dir, "none")); got != "" {
+		t.Errorf("a missing file: got %q, want no warning", got)
 	}
 }

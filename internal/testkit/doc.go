@@ -5,6 +5,7 @@
 // It imports no package of ax, so that any package's internal tests
 // (package agent, package fsm, ...) can use it without an import cycle.
 // Helpers that need ax's own packages live next to what they need: an
-// in-process agent in internal/agenttest, the multi-process cluster
-// starter in tests/.
+// in-process agent in internal/agenttest, the cluster harness (one
+// Cluster interface over processes or in-process agents, the
+// multi-process starter) in internal/clustertest.
 package testkit

@@ -25,11 +25,11 @@ func (w logWriter) Write(p []byte) (int, error) {
 // level of $AX_TEST_LOG (trace, debug, info, warn or error; warn when
 // unset or unknown), so AX_TEST_LOG=debug shows more of a failed test.
 func Logger(t testing.TB, name string) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: name, Level: logLevel(), Output: LogWriter(t)})
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: LogLevel(), Output: LogWriter(t)})
 }
 
-// logLevel is the level of $AX_TEST_LOG, warn when unset or unknown.
-func logLevel() hclog.Level {
+// LogLevel is the level of $AX_TEST_LOG, warn when unset or unknown.
+func LogLevel() hclog.Level {
 	if l := hclog.LevelFromString(os.Getenv("AX_TEST_LOG")); l != hclog.NoLevel {
 		return l
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 )
 
 // lease is the agents' -lease in the chaos cluster: short, so that a cut
@@ -40,7 +40,7 @@ func axBinary(t *testing.T) string {
 			return
 		}
 		build.bin = filepath.Join(build.dir, "ax")
-		build.err = localcluster.Build(build.bin, "faults")
+		_, build.err = localcluster.Install(build.bin, "github.com/ax-scheduler/ax/cmd/ax", "faults")
 	})
 	if build.err != nil {
 		t.Fatal(build.err)

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ax-scheduler/ax/localcluster"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 )
 
 // scenario is one kind of fault. cycle injects it once, holds it for

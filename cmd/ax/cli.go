@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ax-scheduler/ax/internal/cli"
+)
+
+// Main is one run of the ax program, Litestream style: the commands read
+// Stdin, write to Stdout and Stderr and read the environment with Getenv,
+// never the process's own, so that tests run many Mains at once. Only the
+// function main touches the process's streams and calls os.Exit.
+type Main struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads an environment variable (AX_ADDR, AX_TOKEN...).
+	Getenv func(key string) string
+	// Setenv sets a variable of the environment the processes a command
+	// starts inherit (an executor's shell tasks, which may run ax).
+	Setenv func(key, value string) error
+}
+
+// NewMain returns a Main on the process's standard streams and
+// environment.
+func NewMain() *Main {
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Setenv: os.Setenv}
+}
+
+// Run runs the command args name (the arguments after "ax"): the usage
+// without arguments (flag.ErrHelp, as exit status 2), help at every
+// level, or a leaf of the command table.
+func (m *Main) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stdout, usage())
+		return flag.ErrHelp
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
+	if cli.IsHelp(args[0]) { // ax help, ax help task
+		return m.help(args[1:])
+	}
+	e := lookup(args[0])
+	if e == nil {
+		return unknownCommand(args[0])
+	}
+	path, rest := args[:1], args[1:]
+	if e.subs != nil {
+		switch {
+		case len(rest) == 0:
+			fmt.Fprint(m.Stdout, strings.TrimLeft(e.usage, "\n"))
+			return flag.ErrHelp
+		case len(rest) == 1 && cli.IsHelp(rest[0]):
+			fmt.Fprint(m.Stdout, strings.TrimLeft(e.usage, "\n"))
+			return nil
+		}
+		sub, n := e.sub(rest)
+		if sub == nil {
+			return unknownSub(e.name, rest[0])
+		}
+		e, path, rest = sub, args[:1+n], rest[n:]
+	}
+	err := e.new(m).Run(ctx, rest)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil // -h was asked for and printed
+	case err != nil && isFlagError(err):
+		return fmt.Errorf("%w (ax %s -h for help)", err, strings.Join(path, " "))
+	}
+	return err
+}
+
+// help answers "ax help [COMMAND]": ax's usage, or the command's.
+func (m *Main) help(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stdout, usage())
+		return nil
+	}
+	e := lookup(args[0])
+	if e == nil {
+		return unknownCommand(args[0])
+	}
+	u := e.usage
+	if e.new != nil {
+		u = e.new(m).Usage()
+	}
+	fmt.Fprint(m.Stdout, strings.TrimLeft(u, "\n"))
+	return nil
+}
+
+// Exit reports err on Stderr, as "ax: ERROR" and "ax: hint: HINT", and
+// returns the exit status of the run that ended with it after sig (nil:
+// no signal): see exitCode. A usage request, an interrupt and an
+// exitStatus say nothing more.
+func (m *Main) Exit(err error, sig os.Signal) int {
+	code := exitCode(err, sig)
+	var quiet exitStatus
+	if err != nil && code != 2 && !(sig == os.Interrupt && errors.Is(err, context.Canceled)) && !errors.As(err, &quiet) {
+		fmt.Fprintln(m.Stderr, "ax:", err)
+		if h := hint(err); h != "" {
+			fmt.Fprintln(m.Stderr, "ax: hint:", h)
+		}
+	}
+	return code
+}
+
+// exitCode is the process's exit status: an exitStatus's own (the
+// command chose it, signal or not); 130 after Ctrl-C (SIGINT, as shells
+// report it), whatever else the command made of it; 2 for a usage
+// request without a command; an instance's outcome after -wait (see
+// outcomeError); 1 for an error; 0 otherwise (also after SIGTERM, which
+// asks an agent or executor to stop cleanly).
+func exitCode(err error, sig os.Signal) int {
+	var oe *outcomeError
+	var es exitStatus
+	switch {
+	case errors.As(err, &es):
+		return int(es)
+	case sig == os.Interrupt:
+		return 130
+	case errors.Is(err, flag.ErrHelp):
+		return 2
+	case errors.As(err, &oe):
+		return oe.code()
+	case err != nil:
+		return 1
+	}
+	return 0
+}
+
+// exitStatus ends ax with this status and no message: the command has
+// said what there was to say (ax approval request, rejected).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// unknownCommand is the one-line answer to a command ax does not have; the
+// benchmarks, which ax had as "ax bench", are in ax-bench.
+func unknownCommand(name string) error {
+	if name == "bench" {
+		return fmt.Errorf("unknown command %q: the benchmarks are in ax-bench (go run ./cmd/ax-bench -h)", name)
+	}
+	return fmt.Errorf("unknown command %q (ax help lists them)", name)
+}
+
+// unknownSub is the error of a subcommand a command does not have.
+func unknownSub(name, sub string) error {
+	return fmt.Errorf("%s: unknown subcommand %q (ax %s -h lists them)", name, sub, name)
+}

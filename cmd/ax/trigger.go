@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ax-scheduler/ax/model"
+)
+
+// triggerCmd is ax trigger.
+type triggerCmd struct {
+	clientBase
+	params multiFlag
+	key    string
+	wait   waitFlags
+}
+
+func newTriggerCmd(m *Main) command {
+	c := &triggerCmd{}
+	c.init(m, "trigger", `
+Usage: ax trigger NAME [-p key=value]... [-key IDEMPOTENCY_KEY] [-wait [-log]]
+
+Runs a task now (an instance with source "api") and prints its id and
+state. With -wait it follows the instance to its end (through leader
+changes) and exits with its outcome: 0 SUCCESS, 1 FAILED, 3 TERMINATED,
+4 CANCELED or SKIPPED; -log prints its output meanwhile.
+
+Examples:
+	ax trigger daily_report -p date=2026-11-29
+	ax trigger daily_report -wait -log && echo done
+`)
+	c.fs.Var(&c.params, "p", "parameter key=value (repeatable)")
+	c.fs.StringVar(&c.key, "key", "", "idempotency key: a repeated trigger with it returns the first instance")
+	c.wait.register(c.fs)
+	return c
+}
+
+func (c *triggerCmd) Run(ctx context.Context, args []string) error {
+	name, err := c.parseOne(args, "task name")
+	if err != nil {
+		return err
+	}
+	if err := c.wait.check(); err != nil {
+		return fmt.Errorf("trigger: %w", err)
+	}
+	req := model.TriggerRequest{IdempotencyKey: c.key}
+	if req.Params, err = c.params.pairs("trigger: -p"); err != nil {
+		return err
+	}
+	cl, err := c.cf.client()
+	if err != nil {
+		return err
+	}
+	res, err := cl.Trigger(ctx, name, req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "%s %s\n", res.ID, res.State)
+	return c.wait.follow(ctx, c.m, cl, res.ID)
+}

@@ -1,0 +1,43 @@
+package journeys
+
+import (
+	"testing"
+
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/clustertest"
+	"github.com/ax-scheduler/ax/internal/testkit"
+)
+
+// axBinary is the ax executable installed once for all tests.
+var axBinary string
+
+func TestMain(m *testing.M) {
+	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary})
+}
+
+// both are the implementations a scenario written against
+// clustertest.Cluster runs on (clustertest.Each): real processes, and
+// agents in the test's process.
+var both = []clustertest.Impl{clustertest.ProcessImpl(), agenttest.Impl(nil)}
+
+type clusterOption = clustertest.Option
+
+// The shared harness (internal/clustertest) under the names this
+// package's tests use.
+var (
+	startCluster = clustertest.StartProcesses
+	withArgs     = clustertest.WithArgs
+	withTLS      = clustertest.WithTLS
+	ctxT         = testkit.Context
+	eventTask    = clustertest.EventTask
+	shellTask    = clustertest.ShellTask
+	dailyTask    = clustertest.DailyTask
+	trigger      = clustertest.Trigger
+	allInstances = clustertest.AllInstances
+	hasEvent     = clustertest.HasEvent
+	waitHealth   = clustertest.WaitHealth
+	tokenClient  = clustertest.TokenClient
+	createToken  = clustertest.CreateToken
+	wantCode     = clustertest.WantCode
+	newWebhook   = clustertest.NewWebhook
+)

@@ -1,0 +1,373 @@
+package journeys
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ax-scheduler/ax/internal/localcluster"
+	"github.com/ax-scheduler/ax/internal/testkit"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// browserPath finds Debian's chromium. .ci/run installs it and sets
+// AX_REQUIRE_BROWSER=1, so there a missing browser fails the test; on a
+// developer machine without it the test is skipped, saying how to run it.
+func browserPath(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("AX_REQUIRE_BROWSER") != "" {
+		t.Fatal("no chromium on PATH (apt-get install chromium)")
+	}
+	t.Skip("browser test skipped: no chromium on PATH (apt-get install chromium, as .ci/run does)")
+	return ""
+}
+
+// browser is one headless chromium tab; JavaScript exceptions on any page
+// fail the test.
+type browser struct {
+	t      testing.TB
+	ctx    context.Context
+	shots  string
+	mu     sync.Mutex
+	thrown []string
+}
+
+func newBrowser(t testing.TB) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browserPath(t)),
+		chromedp.NoSandbox, // CI runs as root
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	b := &browser{t: t, ctx: ctx, shots: os.Getenv("AX_SCREENSHOTS")}
+	if b.shots == "" {
+		b.shots = t.TempDir()
+	}
+	// The first run starts the browser; it must not have a deadline.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		acancel()
+		t.Fatalf("start chromium: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleException {
+				b.mu.Lock()
+				b.thrown = append(b.thrown, m.Text+" at "+m.URL)
+				b.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		acancel()
+		<-done
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, e := range b.thrown {
+			t.Errorf("JavaScript exception: %s", e)
+		}
+	})
+	return b
+}
+
+// page is the text of the page, for failure messages.
+func (b *browser) page() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	text, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	return text
+}
+
+// do runs steps with a deadline, failing the test with what.
+func (b *browser) do(what string, within time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, within)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v\npage text:\n%s", what, err, b.page())
+	}
+}
+
+// evalJS evaluates a JavaScript expression (awaiting a promise).
+func evalJS[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("eval %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitJS waits until a JavaScript expression is true.
+func (b *browser) waitJS(what, expr string, within time.Duration) {
+	b.t.Helper()
+	err := testkit.Poll(within, func() error {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("still false")
+		}
+		return nil
+	})
+	if err != nil {
+		b.t.Fatalf("%s: %s: %v\npage text:\n%s", what, expr, err, b.page())
+	}
+}
+
+// shot saves a screenshot of the viewport as name.png.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// open navigates to url and waits until ready (a CSS selector) is visible.
+func (b *browser) open(url, ready string) {
+	b.t.Helper()
+	b.do("open "+url, 30*time.Second, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(ready)))
+}
+
+// TestUI_Console drives the console in a real browser against a real
+// cluster: sign in, overview, a task triggered with a parameter and
+// watched READY → RUNNING → SUCCESS with its output (no reload), an
+// approval, a backfill's progress, and a reader who gets no action
+// buttons and whose forged action the API refuses.
+func TestUI_Console(t *testing.T) {
+	b := newBrowser(t)
+	c := startCluster(t, 3, withArgs("-lease", "3s"))
+	ctx := ctxT(t, 4*time.Minute)
+	adm0 := tokenClient(c, "")
+	boot, err := adm0.ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := tokenClient(c, boot.Secret)
+	opTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "olga", Role: model.RoleOperator})
+	readTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "rita", Role: model.RoleReader})
+	execTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "ui-exec", Role: model.RoleExecutor, Executor: "ui-exec", Labels: map[string]string{"pool": "ui"}})
+
+	// report runs only on executors labelled pool=ui, and none is running
+	// yet: its instance waits READY until the test starts one.
+	tasks := []*model.Task{
+		{Name: "report", Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: `echo "hello {{.Params.who}}"; sleep 2; echo "report done"`},
+			Policy: model.Policy{ExecutorLabels: map[string]string{"pool": "ui"}}, Labels: map[string]string{"team": "data"}},
+		{Name: "deploy", Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: "echo deployed"}, Policy: model.Policy{Approval: "before_run"}},
+		{Name: "hourly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 * * * *", Timezone: "America/New_York"},
+			Action: model.Action{Type: model.ActionShell, Command: "echo {{.ScheduledAt}}"}},
+		// Monthly in Berlin: its next 20 fires cross two DST changes.
+		{Name: "monthly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 3 1 * *", Timezone: "Europe/Berlin"},
+			Action: model.Action{Type: model.ActionShell, Command: "echo month"}, Labels: map[string]string{"team": "finance"}},
+		{Name: "flaky", Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: "echo 'disk full' >&2; exit 3"}},
+		{Name: "cleanup", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *"},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}},
+	}
+	for _, task := range tasks {
+		if _, err := adm.PutTask(ctx, task); err != nil {
+			t.Fatalf("put %s: %v", task.Name, err)
+		}
+	}
+
+	// Through a follower, as an operator.
+	leader, err := c.Leader(ctx, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var via *localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader {
+			via = n
+			break
+		}
+	}
+	base := "http://" + via.HTTPAddr
+	b.open(base+"/", "#token")
+	b.do("sign in", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), opTok),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-count="READY"]`)))
+	b.waitJS("signed in as olga", `document.querySelector('[data-role="operator"]')?.textContent.includes('olga')`, 10*time.Second)
+	b.waitJS("overview shows the members", `document.body.innerText.includes('leader')`, 10*time.Second)
+	b.waitJS("upcoming fires", `document.querySelectorAll('svg.timeline circle').length >= 2`, 10*time.Second)
+
+	b.open(base+"/ui/#/tasks?label=team%3Dfinance", `tr[data-task="monthly"]`)
+	b.waitJS("label filter", `document.querySelectorAll('tr[data-task]').length === 1`, 5*time.Second)
+	b.open(base+"/ui/#/tasks/monthly", `tr.dst`)
+	b.waitJS("20 next fires", `document.querySelectorAll('tr.dst').length >= 2`, 5*time.Second)
+
+	// Trigger report with who=browser; the instance page follows it.
+	b.open(base+"/ui/#/tasks/report", "#act-trigger")
+	if n := evalJS[int](b, `document.querySelectorAll('#act-edit, #act-delete').length`); n != 0 {
+		t.Fatalf("an operator sees %d writer buttons (edit, delete)", n)
+	}
+	// Keys: g i goes to Instances, g t back to Tasks.
+	b.waitJS("keyboard", `(() => { for (const k of ['g', 'i']) document.body.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true})); return location.hash === '#/instances'; })()`, 5*time.Second)
+	b.open(base+"/ui/#/tasks/report", "#act-trigger")
+	evalJS[chromedp.Void](b, `window.axNoReload = true`)
+	b.do("trigger with params", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-trigger")),
+		chromedp.WaitVisible(chromedp.CSS(`dialog input[name="pv"]`)),
+		chromedp.SetValue(chromedp.CSS(`dialog input[name="pv"]`), "browser"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#why`)))
+	state := `document.querySelector('h1 + .badge')?.dataset.state`
+	b.waitJS("instance READY", state+` === 'READY'`, 15*time.Second)
+	b.waitJS("why names the labels", `document.querySelector('#why').innerText.includes('pool=ui')`, 10*time.Second)
+	b.shot("instance-ready")
+	if _, err := c.StartExecutor("ui-exec", "-token", execTok, "-labels", "pool=ui"); err != nil {
+		t.Fatal(err)
+	}
+	b.waitJS("instance RUNNING", state+` === 'RUNNING'`, 20*time.Second)
+	b.waitJS("live output", `document.querySelector('#log').textContent.includes('hello browser')`, 15*time.Second)
+	b.shot("instance-running")
+	b.waitJS("instance SUCCESS", state+` === 'SUCCESS'`, 20*time.Second)
+	b.waitJS("whole output", `document.querySelector('#log').textContent.includes('report done')`, 10*time.Second)
+	b.waitJS("no reload", `window.axNoReload === true`, time.Second)
+
+	// Approve a WAITING_APPROVAL instance.
+	s, err := adm.Trigger(ctx, "deploy", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.open(base+"/ui/#/instances/"+s.ID, "#act-approve")
+	b.waitJS("waiting approval", state+` === 'WAITING_APPROVAL'`, 10*time.Second)
+	b.shot("instance-approval")
+	b.do("approve", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-approve")),
+		chromedp.WaitVisible(chromedp.CSS("#comment")),
+		chromedp.SendKeys(chromedp.CSS("#comment"), "checked the diff"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("approved and ran", state+` === 'SUCCESS'`, 20*time.Second)
+	b.waitJS("approval in the timeline", `document.body.innerText.includes('checked the diff')`, 10*time.Second)
+
+	// Backfill the last three hours of hourly and watch its progress;
+	// first a range the wrong way round, which the API refuses naming the
+	// field, shown in the dialog.
+	b.open(base+"/ui/#/tasks/hourly", "#act-backfill")
+	b.do("backfill refused", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-backfill")),
+		chromedp.WaitVisible(chromedp.CSS("#bf-from")),
+		chromedp.SetValue(chromedp.CSS("#bf-from"), "2026-01-02T00:00"),
+		chromedp.SetValue(chromedp.CSS("#bf-to"), "2026-01-01T00:00"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the API's error in the dialog", `/invalid_argument/.test(document.querySelector('dialog .error')?.textContent)`, 10*time.Second)
+	b.do("close the dialog", 10*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="button"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	// Three fire times, all well before the task existed.
+	top := time.Now().Truncate(time.Hour)
+	from, to := top.Add(-3*time.Hour-30*time.Minute), top.Add(-30*time.Minute)
+	b.do("backfill", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-backfill")),
+		chromedp.WaitVisible(chromedp.CSS("#bf-from")),
+		chromedp.SetValue(chromedp.CSS("#bf-from"), from.Format("2006-01-02T15:04")),
+		chromedp.SetValue(chromedp.CSS("#bf-to"), to.Format("2006-01-02T15:04")),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#bf-bar")))
+	b.waitJS("backfill finished", `(() => { const p = document.querySelector('#bf-bar'); return p && p.max === 3 && p.value === 3; })()`, 40*time.Second)
+	b.waitJS("backfill text", `document.querySelector('#bf-text').textContent.startsWith('3 of 3 finished')`, 5*time.Second)
+
+	b.shot("task")
+	// The task page again: today's cell of the calendar is green.
+	b.open(base+"/ui/#/tasks", `tr[data-task="hourly"]`)
+	b.open(base+"/ui/#/tasks/hourly", ".day.ok")
+
+	if _, err := adm.Trigger(ctx, "flaky", model.TriggerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	b.open(base+"/ui/#/instances?task=flaky", `tr[data-id]`)
+	b.waitJS("the failure shows live", `document.querySelector('tr[data-id] .badge')?.dataset.state === 'FAILED'`, 20*time.Second)
+	b.open(base+"/ui/#/instances", `tr[data-id]`)
+	b.shot("instances")
+	b.open(base+"/ui/#/tasks", `tr[data-task="report"]`)
+	b.waitJS("runs strip", `document.querySelectorAll('tr[data-task="hourly"] .sq.ok').length === 3`, 5*time.Second)
+	b.shot("tasks")
+	b.open(base+"/ui/#/", `[data-count="READY"]`)
+	b.waitJS("recent failure", `document.body.innerText.includes('disk full') || document.body.innerText.includes('exit status 3')`, 10*time.Second)
+	b.waitJS("its alert", `!!document.querySelector('tr[data-alert="instance_failed:flaky"]')`, 20*time.Second)
+	b.shot("overview")
+
+	// A phone: one column, nothing wider than the screen.
+	b.do("phone width", 10*time.Second, chromedp.EmulateViewport(390, 844))
+	b.open(base+"/ui/#/", `[data-count="READY"]`)
+	b.waitJS("no horizontal scroll", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
+	b.shot("overview-phone")
+	b.do("laptop width", 10*time.Second, chromedp.EmulateViewport(1280, 900))
+
+	// A reader sees, without action buttons; a forged action is refused.
+	evalJS[chromedp.Void](b, `sessionStorage.clear()`)
+	b.open(base+"/ui/#/tasks/report", "#token")
+	b.do("sign in as reader", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), readTok),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-role="reader"]`)))
+	b.waitJS("task page for the reader", `document.querySelector('h1')?.textContent === 'report'`, 10*time.Second)
+	buttons := evalJS[int](b, `document.querySelectorAll('.actions button').length`)
+	if buttons != 0 {
+		t.Fatalf("a reader sees %d action buttons", buttons)
+	}
+	forged := evalJS[string](b, `fetch('/v1/tasks/report/trigger', {method: 'POST', headers: {Authorization: 'Bearer ' + sessionStorage.getItem('ax.token')}})
+		.then(async r => r.status + ' ' + (await r.json()).error.code)`)
+	if forged != "403 forbidden" {
+		t.Fatalf("forged trigger as a reader: %s, want 403 forbidden", forged)
+	}
+	list, err := adm.ListInstances(ctx, model.InstanceFilter{Task: "report"})
+	if err != nil || len(list.Instances) != 1 {
+		t.Fatalf("report instances after the forged trigger: %v %v", list, err)
+	}
+	// A writer (here the admin) edits a definition; the history shows the
+	// change as a diff.
+	b.do("sign out", 10*time.Second, chromedp.Click(chromedp.CSS("#who button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+	if tok := evalJS[string](b, `sessionStorage.getItem('ax.token') || ''`); tok != "" {
+		t.Fatal("the token outlived sign-out")
+	}
+	b.do("sign in as admin", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), boot.Secret),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#act-edit")))
+	b.do("edit", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-edit")),
+		chromedp.WaitVisible(chromedp.CSS("#edit-json")))
+	evalJS[chromedp.Void](b, `(() => { const ta = document.querySelector('#edit-json'); const d = JSON.parse(ta.value); d.labels.team = 'analytics'; ta.value = JSON.stringify(d, null, 2); })()`)
+	b.do("save", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	b.waitJS("the new version's diff", `[...document.querySelectorAll('.diff .add')].some(e => e.textContent.includes('"team": "analytics"'))`, 10*time.Second)
+	got, err := adm.GetTask(ctx, "report")
+	if err != nil || got.Labels["team"] != "analytics" || got.Version != 2 {
+		t.Fatalf("after the edit: %+v %v", got, err)
+	}
+	t.Logf("screenshots in %s", b.shots)
+}

@@ -1,0 +1,219 @@
+package security
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/internal/agenttest"
+	"github.com/ax-scheduler/ax/internal/localcluster"
+	"github.com/ax-scheduler/ax/internal/testkit"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/worker"
+)
+
+// TestACL_RolesAcrossNodes: a three-node cluster without TLS and without
+// -token bootstraps ACLs; from then on every route needs a token of its
+// role on every node, writes sent to followers are forwarded (members
+// prove themselves with the member key), the audit actor is the token's
+// name, revoked and expired tokens stop working, and /v1/internal refuses
+// even an admin token.
+func TestACL_RolesAcrossNodes(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := ctxT(t, 90*time.Second)
+	leader, err := c.Leader(ctx, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower *localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	// Every member speaks this version's protocol, so the leader raises
+	// the cluster's.
+	testkit.Eventually(t, 10*time.Second, func() error {
+		st, err := follower.Client().Cluster(ctx)
+		if err == nil && st.Protocol != command.ProtoVersion {
+			err = fmt.Errorf("cluster protocol %d, want %d", st.Protocol, command.ProtoVersion)
+		}
+		return err
+	})
+	// Bootstrap with the CLI, through a follower.
+	admin, err := axCLI(t, "acl", "bootstrap", "-addr", follower.HTTPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := axCLI(t, "acl", "bootstrap", "-addr", follower.HTTPAddr, "-token", admin); err == nil || !strings.Contains(err.Error(), "already bootstrapped") {
+		t.Fatalf("second bootstrap: got %v, want already bootstrapped", err)
+	}
+	for _, n := range c.Nodes {
+		// Each node closes once it has applied the bootstrap.
+		testkit.Eventually(t, 10*time.Second, func() error {
+			_, err := tokenClient(c, "", n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
+			if !errors.Is(err, model.ErrUnauthorized) {
+				return fmt.Errorf("no token on %s: got %v, want unauthorized", n.ID, err)
+			}
+			return nil
+		})
+		if _, err := n.Client().Health(ctx); err != nil {
+			t.Fatalf("healthz on %s needs no token: %v", n.ID, err)
+		}
+	}
+	adm := tokenClient(c, admin, follower.HTTPAddr)
+	reader := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+	operator := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "oncall", Role: model.RoleOperator})
+	writer := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
+	shortLived := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "brief", Role: model.RoleReader, TTL: model.Duration(2 * time.Second)})
+
+	// Every token is used on a follower: writes are forwarded.
+	viaFollower := func(tok string) *client.Client { return tokenClient(c, tok, follower.HTTPAddr) }
+	task := eventTask("acl-task")
+	_, err = viaFollower(reader).PutTask(ctx, task)
+	wantCode(t, "reader writes a task", err, model.CodeForbidden)
+	_, err = viaFollower(operator).PutTask(ctx, task)
+	wantCode(t, "operator writes a task", err, model.CodeForbidden)
+	if _, err := viaFollower(writer).PutTask(ctx, task); err != nil {
+		t.Fatalf("writer writes a task through a follower: %v", err)
+	}
+	if _, err := viaFollower(operator).PauseTask(ctx, task.Name); err != nil {
+		t.Fatalf("operator pauses: %v", err)
+	}
+	_, err = viaFollower(reader).PauseTask(ctx, task.Name)
+	wantCode(t, "reader pauses", err, model.CodeForbidden)
+	h, err := viaFollower(reader).TaskHistory(ctx, task.Name, client.Consistent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{h.Versions[0].Actor, h.Versions[1].Actor}; got[0] != "deployer (for alice@laptop)" || got[1] != "oncall (for alice@laptop)" {
+		t.Errorf("history actors: got %q, want the token names on behalf of the X-AX-Actor", got)
+	}
+	_, err = viaFollower(writer).ListTokens(ctx)
+	wantCode(t, "writer lists tokens", err, model.CodeForbidden)
+
+	// /v1/internal is for members only, even with an admin token.
+	err = adm.Do(ctx, client.Request{Method: http.MethodPost, Path: "/v1/internal/apply", Body: []byte("x"), NoRetry: true}, nil)
+	wantCode(t, "admin token on /v1/internal/apply", err, model.CodeForbidden)
+
+	// Revoked and expired tokens stop working on every node.
+	if _, err := adm.RevokeToken(ctx, "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes {
+		testkit.Eventually(t, 10*time.Second, func() error {
+			_, err := tokenClient(c, reader, n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
+			if !errors.Is(err, model.ErrUnauthorized) {
+				return fmt.Errorf("revoked token on %s: got %v, want unauthorized", n.ID, err)
+			}
+			return nil
+		})
+		testkit.Eventually(t, 10*time.Second, func() error {
+			_, err := tokenClient(c, shortLived, n.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
+			if err == nil || !strings.Contains(err.Error(), "expired") {
+				return fmt.Errorf("expired token on %s: got %v", n.ID, err)
+			}
+			return nil
+		})
+	}
+	_, err = adm.RevokeToken(ctx, "bootstrap")
+	wantCode(t, "revoke the last admin token", err, model.CodePrecondition)
+	list, err := adm.ListTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range list.Tokens {
+		if tk.Secret != "" {
+			t.Errorf("token %s listed with its secret", tk.Name)
+		}
+	}
+}
+
+// TestACL_ExecutorTokens: an executor token runs only as its executor with
+// its labels, and cannot report on another executor's attempt.
+func TestACL_ExecutorTokens(t *testing.T) {
+	c := startCluster(t, 1, withArgs("-lease", "3s"))
+	ctx := ctxT(t, 60*time.Second)
+	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := tokenClient(c, boot.Secret)
+	w1 := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "w1", Role: model.RoleExecutor, Executor: "w1", Labels: map[string]string{"pool": "gpu"}})
+	w2 := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "w2", Role: model.RoleExecutor, Executor: "w2"})
+
+	// Claiming another name, or a label the token does not carry, is 403.
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Poll(ctx, model.PollRequest{Executor: "w1", Free: 1, WaitMs: 1})
+	wantCode(t, "w2 polls as w1", err, model.CodeForbidden)
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Poll(ctx, model.PollRequest{Executor: "w2", Labels: map[string]string{"pool": "gpu"}, Free: 1, WaitMs: 1})
+	wantCode(t, "w2 claims pool=gpu", err, model.CodeForbidden)
+	_, err = tokenClient(c, w1).ListTasks(ctx, model.TaskFilter{})
+	wantCode(t, "an executor token reads tasks", err, model.CodeForbidden)
+
+	task := shellTask("gpu-job", "sleep 4", model.Policy{ExecutorLabels: map[string]string{"pool": "gpu"}})
+	if _, err := adm.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartExecutor("w1", "-token", w1, "-labels", "pool=gpu"); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, adm, task.Name)
+	agenttest.WaitState(t, adm, id, 15*time.Second, model.StateRunning)
+	// w2 reports the end of w1's attempt, as itself or as w1.
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w2", Success: true})
+	wantCode(t, "w2 completes w1's attempt", err, model.CodeForbidden)
+	_, err = worker.NewProtocol(tokenClient(c, w2)).Complete(ctx, id+"-1", model.CompleteRequest{Executor: "w1", Success: true})
+	wantCode(t, "w2 completes as w1", err, model.CodeForbidden)
+	in := agenttest.WaitState(t, adm, id, 20*time.Second, model.StateSuccess)
+	if in.Executor != "w1" {
+		t.Errorf("ran on %q, want w1", in.Executor)
+	}
+}
+
+// TestACL_OverTLS: on a TLS cluster, a follower forwards a token's writes
+// over mutual TLS with the principal it verified, and the leader holds the
+// principal to its role; a request without a token is refused once ACLs
+// are bootstrapped, client certificate or not.
+func TestACL_OverTLS(t *testing.T) {
+	c := startCluster(t, 3, withTLS(t.TempDir()))
+	ctx := ctxT(t, 60*time.Second)
+	leader, err := c.Leader(ctx, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower *localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	// Before the bootstrap the cluster's client certificate admits.
+	boot, err := tokenClient(c, "", follower.HTTPAddr).ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := tokenClient(c, boot.Secret, follower.HTTPAddr)
+	writer := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
+	reader := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+	testkit.Eventually(t, 10*time.Second, func() error {
+		_, err := tokenClient(c, "", follower.HTTPAddr).ListTasks(ctx, model.TaskFilter{})
+		if !errors.Is(err, model.ErrUnauthorized) {
+			return fmt.Errorf("client certificate without a token after the bootstrap: got %v, want unauthorized", err)
+		}
+		return nil
+	})
+	_, err = tokenClient(c, reader, follower.HTTPAddr).PutTask(ctx, eventTask("tls-task"))
+	wantCode(t, "reader writes through a follower", err, model.CodeForbidden)
+	if _, err := tokenClient(c, writer, follower.HTTPAddr).PutTask(ctx, eventTask("tls-task")); err != nil {
+		t.Fatalf("writer writes through a follower: %v", err)
+	}
+	tk, err := tokenClient(c, reader, leader.HTTPAddr).GetTask(ctx, "tls-task", client.Consistent())
+	if err != nil || tk.UpdatedBy != "deployer (for alice@laptop)" {
+		t.Fatalf("task: %+v, %v; want it written by deployer", tk, err)
+	}
+}
