@@ -127,7 +127,7 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		in, err = a.tasks.GetInstance(ctx, sub.ID)
 		return err == nil && in.State == model.StateFailed
 	})
-	link := "http://" + tc.proxies[0].addr() + "/ui/#/instances/" + sub.ID
+	link := "http://" + tc.nodes[0].Addr() + "/ui/#/instances/" + sub.ID
 
 	check := func(what string, req *http.Request, body []byte) {
 		t.Helper()
