@@ -64,8 +64,8 @@ func axStdin(t *testing.T, env map[string]string, stdin string, args ...string) 
 	return axRun{stdout: stdout.String(), stderr: stderr.String(), code: code, err: err}
 }
 
-// goldenHelp are the help texts tests/cli_test.go checks on the binary
-// (tests/testdata/cli); Main must print the same in process.
+// goldenHelp are the help texts tests/journeys/cli_test.go checks on the binary
+// (tests/journeys/testdata/cli); Main must print the same in process.
 var goldenHelp = []struct {
 	args   []string
 	code   int
@@ -93,7 +93,7 @@ func TestMain_Help(t *testing.T) {
 	for _, tc := range goldenHelp {
 		t.Run(strings.Join(append([]string{"ax"}, tc.args...), " "), func(t *testing.T) {
 			t.Parallel()
-			want, err := os.ReadFile(filepath.Join("..", "..", "tests", "testdata", "cli", tc.golden))
+			want, err := os.ReadFile(filepath.Join("..", "..", "tests", "journeys", "testdata", "cli", tc.golden))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestMain_Help(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit %d and nothing", r.code, r.stderr, tc.code)
 			}
 			if r.stdout != string(want) {
-				t.Errorf("differs from tests/testdata/cli/%s:\n--- got\n%s\n--- want\n%s", tc.golden, r.stdout, want)
+				t.Errorf("differs from tests/journeys/testdata/cli/%s:\n--- got\n%s\n--- want\n%s", tc.golden, r.stdout, want)
 			}
 		})
 	}
