@@ -60,9 +60,6 @@ func checkTemplate(field, text string, secrets map[string]string, expand func(Jo
 	for _, job := range sampleJobs(field, text) {
 		job.Secrets = secrets
 		_, err := expand(job)
-		if overTime(err) {
-			_, err = expand(job)
-		}
 		if err != nil && !valueDependent(err) {
 			return model.FieldErrorf(field, "%v", err)
 		}

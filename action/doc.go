@@ -58,9 +58,11 @@
 // define, block, break or continue; only the functions and, or, not, eq,
 // ne, lt, le, gt, ge, len, index, slice, print, printf, println, html, js,
 // urlquery, raw and secret (printf's widths and precisions at most 1024);
-// at most 64 KiB of output and TemplateTimeLimit (100 ms) per template.
-// A template that does not parse, breaks a rule, runs over a limit or
-// fails to execute fails the attempt without retry; Check expands a task's
+// at most 64 KiB of output and TemplateTimeLimit (100 ms) per template,
+// tried once more with ten times the limit when over it (a busy machine
+// can stall any rendering; a rendering over both limits is retryable).
+// A template that does not parse, breaks a rule, runs over the output
+// limit or fails to execute fails the attempt without retry; Check expands a task's
 // templates with sample values, so that most such errors are refused when
 // the task is applied.
 //

@@ -215,10 +215,10 @@ func TestExpand_limits(t *testing.T) {
 		}, "template output longer than 65536 bytes"},
 		{"time limit", func(job Job) (string, error) {
 			return render("action.command", "echo {{.Task}}", job, false, -time.Second)
-		}, "longer than 100ms to render"},
+		}, "longer than 100ms to render, and 1s on a second try"},
 		{"time limit in a function", func(job Job) (string, error) {
 			return render("action.command", "{{$x := print 1}}", job, false, -time.Second)
-		}, "longer than 100ms to render"},
+		}, "longer than 100ms to render, and 1s on a second try"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,5 +282,43 @@ func TestModelTemplateFuncNames(t *testing.T) {
 		if _, err := expandURL(text, templateJob()); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestRender_stalledOnce: a rendering stalled past the limit once (a
+// starved executor) is tried again with a longer limit and succeeds; a
+// stall past both limits is the retryable time-limit error.
+func TestRender_stalledOnce(t *testing.T) {
+	tests := []struct {
+		name    string
+		stalls  []time.Duration // the clock's jump at each reading
+		wantErr bool
+	}{
+		{"no stall", nil, false},
+		{"one stall past the limit", []time.Duration{0, 150 * time.Millisecond}, false},
+		{"stalls past both limits", []time.Duration{0, 150 * time.Millisecond, 0, 2 * time.Second}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at, reads := time.Unix(1e9, 0), 0
+			now = func() time.Time {
+				if reads < len(tt.stalls) {
+					at = at.Add(tt.stalls[reads])
+				}
+				reads++
+				return at
+			}
+			defer func() { now = time.Now }()
+			got, err := render("action.command", "echo {{.Task}}", templateJob(), false, TemplateTimeLimit)
+			if tt.wantErr {
+				if !overTime(err) {
+					t.Fatalf("got %q, %v; want the time-limit error", got, err)
+				}
+				return
+			}
+			if err != nil || !strings.HasPrefix(got, "echo ") {
+				t.Fatalf("got %q, %v; want the rendered command", got, err)
+			}
+		})
 	}
 }

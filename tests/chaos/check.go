@@ -67,6 +67,9 @@ type Stats struct {
 	MaxFireID  string
 	MaxStart   time.Duration // worst first start - due
 	MaxStartID string
+	// Slowdown is how much slower CPU work ran during the scenario than
+	// on an idle core; the timing bounds were scaled by it (1: not).
+	Slowdown float64
 	// NewLeader is the longest a fault waited for a new leader to be seen
 	// (faults after which leadership did not move do not count).
 	NewLeader time.Duration
