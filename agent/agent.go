@@ -6,25 +6,26 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/access"
+	"github.com/ax-scheduler/ax/alerts"
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/dispatch"
+	"github.com/ax-scheduler/ax/clock"
+	"github.com/ax-scheduler/ax/cluster"
+	"github.com/ax-scheduler/ax/executors"
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/tasks"
 	"github.com/ax-scheduler/ax/tlsutil"
-	"github.com/ax-scheduler/ax/ui"
 	"github.com/ax-scheduler/ax/wheel"
-	"github.com/ax-scheduler/ax/worker"
 )
 
 // Config configures an agent.
@@ -104,9 +105,8 @@ type Config struct {
 	// clock is ever stamped into commands or drives the timing wheel, and
 	// only as held to the cluster's: a node whose clock is off from the
 	// median of the members' by more than MaxClockSkew takes the
-	// difference off (see clockmon.go), and a step of the wall clock is
-	// held (clockstep.go) where the clock is wheel.RealClock or a
-	// MonotonicClock.
+	// difference off (see package clock), and a step of the wall clock is
+	// held where the clock is wheel.RealClock or a MonotonicClock.
 	Clock wheel.Clock
 	// MaxClockSkew is how far a node's clock may be from the cluster's
 	// before it is reported, corrected and made to hand leadership over
@@ -151,7 +151,7 @@ type Config struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 
-	// Alert rules (watchdog.go). WatchInterval is how often the leader
+	// Alert rules (package alerts). WatchInterval is how often the leader
 	// evaluates them (default 5s); StuckAfter how long an instance may
 	// wait READY, BLOCKED or WAITING_APPROVAL (default 30m);
 	// SilenceGrace how late an expected fire may be past its catch-up
@@ -172,299 +172,179 @@ type Config struct {
 	AnomalyWindow time.Duration
 	Silence       time.Duration
 
-	// testServices are per-term services tests add (see termServices).
-	testServices []service
-	// testNotifier replaces the notifier (tests only).
-	testNotifier notifier
-	// testDispatcher is the dispatcher the watchdog asks in rule tests.
-	testDispatcher *dispatch.Dispatcher
+	// testServices are per-term services tests add (see establish).
+	testServices []replica.Service
+	// testNotifier replaces delivery to the channels (tests only).
+	testNotifier alerts.Notifier
 	// testAppendFault fails the node's Raft log appends while it returns
 	// an error (raftnode.Config.AppendFault; tests only).
 	testAppendFault func() error
 }
 
-// Agent is one running ax node.
+// Agent is one running ax node: its replica and the role services built
+// on it, behind one HTTP server.
 type Agent struct {
-	cfg    Config
-	log    hclog.Logger
-	fsm    *fsm.FSM
-	node   *raftnode.Node
-	http   *http.Server
-	ln     net.Listener
-	now    func() time.Time
-	api    *api.Server
-	stopCh chan struct{}
+	cfg  Config
+	log  hclog.Logger
+	now  func() time.Time
+	rep  *replica.Replica
+	fsm  *fsm.FSM       // rep.State()
+	node *raftnode.Node // rep.Raft()
+
+	acc     *access.Access       // authentication, ACLs, secrets, sealing
+	cl      *cluster.Cluster     // membership, health, the clock monitor
+	tasks   *tasks.Tasks         // tasks and instances, the term's scheduler
+	console *tasks.Console       // the console's reads and event streams
+	exec    *executors.Executors // the executor protocol, the term's dispatcher
+	al      *alerts.Alerts       // the watchdog, alert records, failures, quorum watch
+	chans   *alerts.Channels     // notification channels and delivery
+
+	ln       net.Listener
+	conns    *connLimiter
+	http     *http.Server
+	pprof    *http.Server         // nil without -pprof
+	reg      *prometheus.Registry // the node's metrics
+	stopExec func()               // drains the embedded executor; nil without one
+
+	stopCh chan struct{}   // closed when the agent stops
+	ctx    context.Context // the loops' context: ends when the agent stops
+	cancel context.CancelFunc
 	wg     sync.WaitGroup
-
-	clientsMu sync.Mutex
-	clients   map[string]*client.Client
-
-	term   atomic.Pointer[term] // the current leadership term, nil while following
-	termMu sync.Mutex
-	termCh chan struct{} // closed and replaced when the term changes or becomes ready
-
-	stopExec context.CancelFunc
-	metrics  *metrics
-	clock    *skewClock    // cfg.Clock, held to the cluster's
-	clockMon *clockMonitor // compares this node's clock with the members'
-	stamper  *stamper      // the leader time put into commands
-	alertCh  chan uint64   // FAILED instances for the alerter
-	batchCh  chan *pendingCmd
-
-	conns          *connLimiter
-	pprof          *http.Server            // nil without -pprof
-	sealer         *sealer                 // nil without an encrypt key
-	localExecToken string                  // the embedded executor's credential, in memory only
-	live           *liveHub                // event-stream subscribers (live.go)
-	notifier       notifier                // delivers alert notifications (notify.go)
-	quorum         *quorumWatch            // this node's quorum_lost (alerts.go)
-	watchCache     map[string]*watchedTask // the watchdog's tasks (watchdog.go)
-	feed           *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
-	// channels delivers alert notifications to the channels (channels.go).
-	channels *channelNotifier
-	uses     tokenUses // running requests by ACL token (revoke.go)
-	catchUpState
-	readRounds // batched read indexes (reads.go)
 }
 
-var (
-	_ api.Backend         = (*Agent)(nil)
-	_ api.InternalBackend = (*Agent)(nil)
-)
+var _ api.InternalBackend = (*replica.Replica)(nil)
 
 // New opens the node's state, starts Raft and the HTTP API. It returns
 // once the node is serving; joining an existing cluster continues in the
-// background.
-func New(cfg Config) (*Agent, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "ax", Level: hclog.Info})
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = wheel.RealClock{}
-	}
-	if cfg.MaxClockSkew <= 0 {
-		cfg.MaxClockSkew = time.Second
-	}
-	if cfg.ClockInterval <= 0 {
-		cfg.ClockInterval = time.Second
-	}
-	raw := cfg.Clock
-	clock := newSkewClock(raw, cfg.MaxClockSkew, staleAfter(cfg.ClockInterval))
-	cfg.Clock = clock
-	if cfg.Horizon == 0 {
-		cfg.Horizon = time.Hour
-	}
-	if cfg.LeaderWait == 0 {
-		cfg.LeaderWait = 5 * time.Second
-	}
-	if cfg.MaxConns == 0 {
-		cfg.MaxConns = 1024
-	}
-	for _, d := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{{&cfg.WatchInterval, 5 * time.Second}, {&cfg.StuckAfter, 30 * time.Minute}, {&cfg.SilenceGrace, time.Minute},
-		{&cfg.OvertimeGrace, time.Minute}, {&cfg.NotifyInterval, time.Second}, {&cfg.MemberGrace, 30 * time.Second},
-		{&cfg.AnomalyWindow, time.Hour}, {&cfg.Silence, 10 * time.Minute}} {
-		if *d.v <= 0 {
-			*d.v = d.def
-		}
-	}
-	if cfg.DefaultTimeout < 0 {
-		return nil, errors.New("agent: the default timeout must not be negative (0: none)")
-	}
-	if cfg.NodeID == "" || cfg.DataDir == "" || cfg.HTTPAddr == "" || cfg.RaftAddr == "" {
-		return nil, errors.New("agent: NodeID, DataDir, HTTPAddr and RaftAddr are required")
-	}
-	if len(cfg.NodeID) > maxNodeID {
-		// Every command carries it; the state machine refuses longer ones.
-		return nil, fmt.Errorf("agent: node id longer than %d bytes", maxNodeID)
-	}
-	// Security first: an open listener without TLS is refused for that
-	// reason before its address is looked at.
-	if err := checkTransportSecurity(cfg, cfg.Logger.With("node", cfg.NodeID)); err != nil {
-		return nil, err
-	}
-	if err := checkAdvertise(cfg); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("agent: data dir: %w", err)
-	}
-	if err := checkNodeID(cfg.DataDir, cfg.NodeID); err != nil {
-		return nil, err
-	}
-	a := &Agent{
-		cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, clock: clock,
-		stopCh: make(chan struct{}), clients: map[string]*client.Client{},
-		batchCh: make(chan *pendingCmd, 4096), alertCh: make(chan uint64, 1024), live: newLiveHub(),
-	}
-	a.quorum = &quorumWatch{}
-	a.feed = newWatchFeed(a.now(), cfg.AnomalyWindow)
-	if cfg.testNotifier != nil {
-		a.notifier = cfg.testNotifier
-	}
-	a.clockMon = newClockMonitor(cfg.NodeID, raw, clock, cfg.MaxClockSkew, cfg.ClockInterval, a.log)
-	a.clockMon.peers, a.clockMon.ask = a.clockPeers, a.askClock
-	a.metrics = newMetrics(a) // before the state machine starts applying
-	a.metrics.reg.MustRegister(a.clockMon)
-	sl, err := newSealer(cfg.EncryptKey)
+// background. It is the node's composition root: the replica, then each
+// role on it, then Raft, the HTTP server and the loops. Whatever it has
+// opened when it fails is closed again, in reverse order (one cleanup
+// stack, undo).
+func New(cfg Config) (_ *Agent, retErr error) {
+	cfg, raw, err := prepare(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("agent: encrypt key: %w", err)
+		return nil, err
 	}
-	a.sealer = sl
+	base := cfg.Clock.(*clock.Base)
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), now: cfg.Clock.Now, stopCh: make(chan struct{})}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	var undo cleanup
+	defer func() {
+		if retErr != nil {
+			a.cancel()
+			undo.run()
+		}
+	}()
+	var localExecToken string // the embedded executor's credential, in memory only
 	if cfg.Executor {
-		a.localExecToken = NewToken()
+		localExecToken = access.NewToken()
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("agent: listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	ln = tlsListener(ln, cfg.TLS)
-	a.ln = ln
-	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Logger: a.log, Observer: a})
+	a.ln = tlsListener(ln, cfg.TLS)
+	undo.push(a.ln.Close)
+	if cfg.Restore != "" && len(cfg.Join) > 0 {
+		return nil, fmt.Errorf("agent: -restore starts a new cluster; it cannot be combined with -join")
+	}
+	rep, err := replica.Open(replica.Config{NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, AdvertiseRaft: cfg.AdvertiseRaft,
+		AdvertiseHTTP: a.advertisedHTTP(), Bootstrap: len(cfg.Join) == 0, Restore: cfg.Restore, Token: cfg.Token, TLS: cfg.TLS,
+		FSMSync: cfg.FSMSync, Observer: a, Logger: a.log, Now: a.now, MaxClockSkew: cfg.MaxClockSkew, LeaderWait: cfg.LeaderWait,
+		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
+		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout, LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
+		AppendFault: cfg.testAppendFault, Stopping: a.stopCh, Establish: a.establish})
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
-	a.fsm = f
-	a.stamper = &stamper{now: a.now, hwm: f.TimeHWM, max: cfg.MaxClockSkew, log: a.log}
-	if cfg.ExecutorToken != "" && cfg.Token == "" && !f.ACLBootstrapped() {
-		f.Close()
-		ln.Close()
+	undo.push(rep.Close)
+	a.rep, a.fsm = rep, rep.State()
+	if cfg.ExecutorToken != "" && cfg.Token == "" && !a.fsm.ACLBootstrapped() {
 		return nil, errors.New("agent: -executor-token without API auth would leave every other route open: set -token too, or bootstrap ACLs (ax acl bootstrap) and create executor tokens (ax acl token create -role executor)")
 	}
-	var restore *raftnode.Restore
-	if cfg.Restore != "" {
-		if len(cfg.Join) > 0 {
-			f.Close()
-			ln.Close()
-			return nil, fmt.Errorf("agent: -restore starts a new cluster; it cannot be combined with -join")
-		}
-		index, err := fsm.SnapshotIndex(cfg.Restore)
-		if err == nil && f.AppliedIndex() != 0 {
-			err = fmt.Errorf("the data dir %s already holds a state machine; use an empty one", cfg.DataDir)
-		}
-		if err != nil {
-			f.Close()
-			ln.Close()
-			return nil, fmt.Errorf("agent: restore: %w", err)
-		}
-		restore = &raftnode.Restore{Path: cfg.Restore, Index: index}
-	}
-	var peerAuth *raftnode.PeerAuthConfig
-	if cfg.TLS == nil {
-		peerAuth = peerAuthConfig(f) // peerauth.go
-	}
-	node, err := raftnode.New(raftnode.Config{
-		ID: cfg.NodeID, RaftAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, DataDir: cfg.DataDir, Restore: restore,
-		Bootstrap: len(cfg.Join) == 0, FSM: f, Logger: a.log, TLS: raftTLS(cfg.TLS), PeerAuth: peerAuth,
-		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval,
-		TrailingLogs: cfg.TrailingLogs, HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout,
-		LeaderLeaseTimeout: cfg.LeaderLeaseTimeout, AppendFault: cfg.testAppendFault,
-	})
-	if err != nil {
-		f.Close()
-		ln.Close()
+	if err := a.roles(raw, base, localExecToken); err != nil {
 		return nil, err
 	}
-	a.node = node
-	a.channels = newChannelNotifier(a, nil)
-	if cfg.testNotifier == nil {
-		a.notifier = a.channels // channels and policy.notify URLs (channels.go)
+	if err := rep.Start(); err != nil {
+		if cfg.Restore != "" && strings.HasPrefix(err.Error(), "restore: ") {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		return nil, err
 	}
-	a.api = api.New(api.Config{Backend: withClockHealth{a}, Auth: a, Logger: a.log, Now: cfg.Clock.Now,
-		Metrics: a.metrics.handler(), CheckAction: action.Check})
-	a.conns = newConnLimiter(ln, cfg.MaxConns)
-	var public http.Handler = a.api
-	if !cfg.NoUI {
-		public = ui.Mount(a.api)
-	}
-	// The node-to-node endpoints have their own handler, for members only.
-	handler := api.NewInternal(api.InternalConfig{Backend: a, Auth: a, WallClock: raw.Now, ClockJump: clock.jump}).Mount(public)
-	a.http = &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer a.conns.serving(r)()
-			if a.refuseUnusable(w, r) {
-				return
-			}
-			r, done := a.trackRequest(r)
-			defer done()
-			limitBody(w, r)
-			handler.ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ConnState:         a.conns.track,
-		ConnContext:       a.conns.connContext,
-		ErrorLog:          newServerLog(a.log),
-	}
+	a.node = rep.Raft()
+	a.serveHTTP(raw.Now, base.Jump)
 	if err := a.servePprof(); err != nil {
-		node.Close()
-		f.Close()
-		ln.Close()
 		return nil, err
+	}
+	if a.pprof != nil {
+		undo.push(a.pprof.Close)
 	}
 	if cfg.Executor {
-		ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: a.localExecToken, TLS: a.peerTLS(),
-			Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
-			// The node is going away: its attempts may finish within the
-			// grace; those still running then are stopped and reported
-			// interrupted while the node can still take the reports.
-			ShutdownGrace: execShutdownGrace(cfg.ExecutorShutdownGrace)})
-		if err != nil {
-			if a.pprof != nil {
-				a.pprof.Close()
-			}
-			node.Close()
-			f.Close()
-			ln.Close()
+		if err := a.startExecutor(localExecToken); err != nil {
 			return nil, err
 		}
-		ectx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		a.stopExec = func() {
-			cancel()
-			select { // its reports go through this node's API
-			case <-done:
-			case <-time.After(max(cfg.ExecutorShutdownGrace, 0) + 15*time.Second):
-			}
-		}
+	}
+	// The loops every node runs, until the agent stops.
+	for _, run := range []func(context.Context){a.acc.Run, a.al.Run, a.cl.Run} {
 		a.wg.Add(1)
-		go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
+		go func() { defer a.wg.Done(); run(a.ctx) }()
 	}
-	// Each of these loops calls a.wg.Done when it returns.
-	loops := []func(){a.cutRevoked, a.watchPeerAuth, a.watchQuorum, a.batchLoop, a.monitorClocks, a.leaderLoop, a.register}
-	a.wg.Add(len(loops) + 1)
-	for _, loop := range loops {
-		go loop()
-	}
+	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		if err := a.http.Serve(a.conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", "error", err)
 		}
 	}()
-	a.log.Info("agent started", "http", a.HTTPAddr(), "raft", node.Addr(), "data", cfg.DataDir, "join", strings.Join(cfg.Join, ","))
+	a.log.Info("agent started", "http", a.HTTPAddr(), "raft", a.node.Addr(), "data", cfg.DataDir, "join", strings.Join(cfg.Join, ","))
 	return a, nil
 }
 
-// checkNodeID pins a data dir to one node id so that a typo in -node cannot
-// make a node pretend to be a different member with another's log.
-func checkNodeID(dir, id string) error {
-	p := filepath.Join(dir, "node-id")
-	b, err := os.ReadFile(p)
-	switch {
-	case err == nil:
-		if got := strings.TrimSpace(string(b)); got != id {
-			return fmt.Errorf("agent: data dir %s belongs to node %q, not %q", dir, got, id)
-		}
-		return nil
-	case errors.Is(err, os.ErrNotExist):
-		return os.WriteFile(p, []byte(id+"\n"), 0o600)
-	default:
+// roles builds the role services on the replica (before Raft starts: the
+// state machine's observer feeds them from its first entry). The roles
+// do not know each other: what one needs of another is wired here, late
+// bound where they refer to each other.
+func (a *Agent) roles(raw wheel.Clock, base *clock.Base, localExecToken string) error {
+	cfg, rep, f := a.cfg, a.rep, a.fsm
+	acc, err := access.New(access.Config{NodeID: cfg.NodeID, Token: cfg.Token, ExecutorToken: cfg.ExecutorToken, LocalExecToken: localExecToken,
+		ExecutorLabels: cfg.ExecutorLabels, TLS: cfg.TLS != nil, EncryptKey: cfg.EncryptKey, Now: a.now, Logger: a.log}, f, rep)
+	if err != nil {
 		return fmt.Errorf("agent: %w", err)
+	}
+	a.acc = acc
+	quorum := func() []model.Alert { return a.al.QuorumAlerts() }
+	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), TLS: cfg.TLS != nil,
+		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
+		OnClockStep: func() { a.tasks.ClockStepped() }, Wheel: func() (int, time.Duration, bool) { return a.tasks.Wheel() },
+		Executors: a.executorCount, QuorumAlerts: quorum}, rep, f)
+	a.exec = executors.New(executors.Config{Logger: a.log, Now: a.now, Lease: cfg.Lease, MaxClockSkew: cfg.MaxClockSkew,
+		LeaderWait: cfg.LeaderWait, DefaultTimeout: cfg.DefaultTimeout, Started: func(task string, d time.Duration) { a.tasks.Started(task, d) }},
+		rep, f, acc)
+	a.tasks = tasks.New(tasks.Config{Logger: a.log, Clock: cfg.Clock, Horizon: cfg.Horizon, Retention: cfg.Retention,
+		RetentionInterval: cfg.RetentionInterval, MetricsMaxTasks: cfg.MetricsMaxTasks, Executors: a.exec.Executors,
+		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live}, rep, f)
+	a.console = tasks.NewConsole(tasks.ConsoleConfig{Clock: cfg.Clock, Stopping: a.stopCh, Cluster: a.cl.Cluster,
+		Executors: a.exec.Executors, QuorumAlerts: quorum}, f)
+	alertsCfg := alerts.Config{NodeID: cfg.NodeID, Logger: a.log, Clock: cfg.Clock, DefaultTimeout: cfg.DefaultTimeout,
+		WatchInterval: cfg.WatchInterval, StuckAfter: cfg.StuckAfter, SilenceGrace: cfg.SilenceGrace, OvertimeGrace: cfg.OvertimeGrace,
+		NotifyInterval: cfg.NotifyInterval, MemberGrace: cfg.MemberGrace, AnomalyWindow: cfg.AnomalyWindow, Silence: cfg.Silence,
+		ConsoleURL: a.consoleURL(), Notifier: cfg.testNotifier, Clocks: a.cl.Clock(), Executors: a.leaderExecutors}
+	if sl := acc.Sealer(); sl != nil {
+		alertsCfg.Sealer = sl
+	}
+	a.chans = alerts.NewChannels(alertsCfg, f, rep, nil)
+	a.al = alerts.New(alertsCfg, f, rep, a.chans)
+	return nil
+}
+
+// cleanup is a stack of closes, run in reverse order (New's undo).
+type cleanup []func() error
+
+func (c *cleanup) push(close func() error) { *c = append(*c, close) }
+
+func (c cleanup) run() {
+	for i := len(c) - 1; i >= 0; i-- {
+		_ = c[i]()
 	}
 }
 
@@ -477,6 +357,19 @@ func (a *Agent) advertisedHTTP() string {
 		return a.cfg.AdvertiseHTTP
 	}
 	return a.HTTPAddr()
+}
+
+// consoleURL is the base of the console links in notifications:
+// -console-url, else this node's advertised HTTP address.
+func (a *Agent) consoleURL() string {
+	if a.cfg.ConsoleURL != "" {
+		return strings.TrimRight(a.cfg.ConsoleURL, "/")
+	}
+	scheme := "http://"
+	if a.cfg.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + a.advertisedHTTP()
 }
 
 // Shutdown stops the agent. A leader first hands leadership to a follower
@@ -504,69 +397,18 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 		}
 	}
 	close(a.stopCh)
+	a.cancel()
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_ = a.http.Shutdown(hctx)
 	if a.pprof != nil {
 		_ = a.pprof.Close()
 	}
-	err := a.node.Close()
+	err := a.rep.Stop() // the current term ends, its services return
 	a.wg.Wait()
-	if ferr := a.fsm.Close(); err == nil {
+	if ferr := a.rep.Close(); err == nil {
 		err = ferr
 	}
 	a.log.Info("agent stopped")
 	return err
-}
-
-// execShutdownGrace is the embedded executor's worker.Config.ShutdownGrace
-// for the agent's setting: none (negative) for 0.
-func execShutdownGrace(d time.Duration) time.Duration {
-	if d <= 0 {
-		return -1
-	}
-	return d
-}
-
-// peerDialTimeout bounds connecting to a peer: a leader that does not
-// accept a connection within it is tried again after resolving the leader
-// again (a dial that failed sent nothing).
-const peerDialTimeout = 2 * time.Second
-
-// clientFor returns a client for one peer's HTTP address.
-func (a *Agent) clientFor(addr string) *client.Client {
-	a.clientsMu.Lock()
-	defer a.clientsMu.Unlock()
-	c, ok := a.clients[addr]
-	if !ok {
-		c = client.New(client.Config{Addrs: []string{addr}, TLS: a.peerTLS(), Token: a.cfg.Token, Actor: "node:" + a.cfg.NodeID,
-			Header: a.memberHeaders, Once: true, DialTimeout: peerDialTimeout})
-		a.clients[addr] = c
-	}
-	return c
-}
-
-// monitorClocks runs the clock monitor until the agent stops.
-func (a *Agent) monitorClocks() {
-	defer a.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-a.stopCh
-		cancel()
-	}()
-	steps := make(chan struct{})
-	go func() { defer close(steps); a.watchSteps(ctx) }()
-	a.clockMon.run(ctx)
-	cancel()
-	<-steps
-}
-
-func (a *Agent) stopping() bool {
-	select {
-	case <-a.stopCh:
-		return true
-	default:
-		return false
-	}
 }

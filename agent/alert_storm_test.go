@@ -23,7 +23,7 @@ func TestAgent_AlertStormShareEntries(t *testing.T) {
 	task := &model.Task{Name: "storm", Trigger: model.Trigger{Type: model.TriggerEvent},
 		Action: model.Action{Type: model.ActionHTTP, URL: "http://" + testkit.FreeAddr(t) + "/down", Method: "POST"},
 		Policy: model.Policy{MaxConcurrency: n}}
-	if _, err := a.PutTask(ctx, c, task, api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, c, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	lastIndex := func() uint64 {
@@ -31,7 +31,7 @@ func TestAgent_AlertStormShareEntries(t *testing.T) {
 		return i
 	}
 	before := lastIndex()
-	if _, err := a.Submit(ctx, c, "storm", make([]model.SubmitRequest, n)); err != nil {
+	if _, err := a.tasks.Submit(ctx, c, "storm", make([]model.SubmitRequest, n)); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Until(t, 60*time.Second, "every failure alerted", func() bool {

@@ -25,7 +25,7 @@ func startAgent(t *testing.T, tweaks ...func(*Config)) *Agent {
 	a := newAgent(t, cfg)
 	testkit.Until(t, 20*time.Second, "leadership", func() bool {
 		nodes, err := a.fsm.Nodes()
-		return err == nil && a.dispatcher() != nil && nodes["n1"].Proto == command.ProtoVersion
+		return err == nil && a.exec.Dispatcher() != nil && nodes["n1"].Proto == command.ProtoVersion
 	})
 	return a
 }
@@ -40,10 +40,10 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 	ctx := context.Background()
 	c := api.Caller{Actor: "tester"}
 	task := &model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"}}
-	if _, err := a.PutTask(ctx, c, task, api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, c, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	in, err := a.Trigger(ctx, c, "job", model.TriggerRequest{})
+	in, err := a.tasks.Trigger(ctx, c, "job", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,25 +52,25 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 	beforeLog, beforeApplied := lastIndex(), a.fsm.AppliedIndex()
 	report := model.CompleteRequest{Executor: "e1", Success: true}
 	for i := 0; i < 100; i++ {
-		if _, err := a.Decide(ctx, c, missing, command.DecideApprove, 0, ""); !errors.Is(err, model.ErrNotFound) {
+		if _, err := a.tasks.Decide(ctx, c, missing, command.DecideApprove, 0, ""); !errors.Is(err, model.ErrNotFound) {
 			t.Fatalf("approve a missing instance: %v, want not found", err)
 		}
-		if _, err := a.Decide(ctx, c, in.ID, command.DecideApprove, 0, ""); !errors.Is(err, model.ErrPrecondition) {
+		if _, err := a.tasks.Decide(ctx, c, in.ID, command.DecideApprove, 0, ""); !errors.Is(err, model.ErrPrecondition) {
 			t.Fatalf("approve a READY instance: %v, want failed precondition", err)
 		}
-		if _, err := a.Complete(ctx, c, in.ID+"-1", report); !errors.Is(err, model.ErrConflict) {
+		if _, err := a.exec.Complete(ctx, c, in.ID+"-1", report); !errors.Is(err, model.ErrConflict) {
 			t.Fatalf("complete a READY instance: %v, want conflict", err)
 		}
-		out, err := a.CompleteBatch(ctx, c, []model.CompleteItem{{ExecutionID: in.ID + "-1", Report: report}, {ExecutionID: missing + "-2", Report: report}})
+		out, err := a.exec.CompleteBatch(ctx, c, []model.CompleteItem{{ExecutionID: in.ID + "-1", Report: report}, {ExecutionID: missing + "-2", Report: report}})
 		if err != nil || len(out) != 2 || out[0].Code != model.CodeConflict || out[1].Code != model.CodeNotFound {
 			t.Fatalf("a batch of fenced reports: %+v, %v", out, err)
 		}
-		hb, err := a.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: in.ID, Attempt: 1}}})
+		hb, err := a.exec.Heartbeat(ctx, model.HeartbeatRequest{Executor: "e1", Running: []model.RunningAttempt{{InstanceID: in.ID, Attempt: 1}}})
 		if err != nil || len(hb.Stop) != 1 {
 			t.Fatalf("a heartbeat of an attempt that does not run: %+v, %v", hb, err)
 		}
 		same := *task
-		res, err := a.PutTask(ctx, c, &same, api.PutOptions{KeepPaused: i%2 == 0})
+		res, err := a.tasks.PutTask(ctx, c, &same, api.PutOptions{KeepPaused: i%2 == 0})
 		if err != nil || res.Changed || res.Version != 1 {
 			t.Fatalf("the same definition again: %+v, %v; want unchanged at version 1", res, err)
 		}
@@ -79,7 +79,7 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 		t.Fatalf("last log index %s -> %s, applied %d -> %d: rejected writes wrote entries", beforeLog, got, beforeApplied, gotApplied)
 	}
 	// A write that applies still does.
-	if _, err := a.Decide(ctx, c, in.ID, command.DecideCancel, 0, ""); err != nil {
+	if _, err := a.tasks.Decide(ctx, c, in.ID, command.DecideCancel, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	if a.fsm.AppliedIndex() == beforeApplied {
@@ -91,7 +91,7 @@ func TestAgent_RejectedWritesAddNoEntries(t *testing.T) {
 // its addresses, and the cluster status shows it.
 func TestAgent_RecordsProtocol(t *testing.T) {
 	a := startAgent(t)
-	st, err := a.Cluster(context.Background())
+	st, err := a.cl.Cluster(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestAgent_RecordsProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.propose(context.Background(), cmd)
+	res, err := a.rep.Propose(context.Background(), cmd)
 	if err != nil || res.Err != nil {
 		t.Fatalf("a protocol 2 command: %+v, %v; want it applied", res, err)
 	}

@@ -115,19 +115,19 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		Action: model.Action{Type: model.ActionShell, Command: `for i in $(seq 1 30); do echo "line $i"; done; exit 3`},
 		Policy: model.Policy{MaxRetries: 1, RetryableExitCodes: []int{75}, Notify: []string{"ops"}}}
 	ctx := context.Background()
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := a.Trigger(ctx, api.Caller{Actor: "tester"}, "nightly", model.TriggerRequest{})
+	sub, err := a.tasks.Trigger(ctx, api.Caller{Actor: "tester"}, "nightly", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var in *model.Instance
 	testkit.Until(t, 20*time.Second, "the instance to fail", func() bool {
-		in, err = a.GetInstance(ctx, sub.ID)
+		in, err = a.tasks.GetInstance(ctx, sub.ID)
 		return err == nil && in.State == model.StateFailed
 	})
-	link := "http://" + tc.proxies[0].addr() + "/ui/#/instances/" + sub.ID
+	link := "http://" + tc.nodes[0].Addr() + "/ui/#/instances/" + sub.ID
 
 	check := func(what string, req *http.Request, body []byte) {
 		t.Helper()
@@ -182,7 +182,7 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		Alert: model.Alert{ID: "instance_failed:nightly", Rule: model.RuleInstanceFailed, Severity: model.SeverityCritical,
 			Subject: model.AlertSubject{Task: "nightly", Instance: sub.ID}, Summary: "task nightly failing", State: model.AlertFiring,
 			FirstSeen: in.FinishedAt, LastSeen: in.FinishedAt, Count: 3}}
-	if err := a.channels.Notify(ctx, n); err != nil {
+	if err := a.chans.Notify(ctx, n); err != nil {
 		t.Fatal(err)
 	}
 	req, body, ok := hooks.get(1)
@@ -231,10 +231,10 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 	plain := command.PutChannel{Channel: model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: "https://user:pass@hooks.example/ax?key=KEYSECRET",
 		Match: map[string]string{"team": "data"}}, Secret: []byte("SIGNSECRET")}
 	ctx := context.Background()
-	if err := a.proposeOwn(ctx, command.TypePutChannel, plain); err != nil {
+	if err := a.rep.ProposeOwn(ctx, command.TypePutChannel, plain); err != nil {
 		t.Fatal(err)
 	}
-	a.sealChannels(ctx)
+	a.chans.Seal(ctx)
 	rec, _ = a.fsm.Channel("ops")
 	if !rec.Sealed() || !rec.SecretEncrypted || bytes.Contains(rec.Secret, []byte("SIGNSECRET")) || rec.Channel.URL != "https://hooks.example/(redacted)" ||
 		rec.Channel.Match["team"] != "data" || rec.Version != 2 {
@@ -243,7 +243,7 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 	if apiCall(t, a, http.MethodGet, "/v1/channels/ops", "", &got); got.URL != plain.Channel.URL || !got.SecretSet {
 		t.Errorf("an admin reads %+v, want the URL %q", got, plain.Channel.URL)
 	}
-	targets, err := a.channels.targets()
+	targets, err := a.chans.Targets()
 	if err != nil || len(targets) != 2 || targets[1].Channel.URL != plain.Channel.URL || targets[1].Secret != "SIGNSECRET" || targets[0].Channel.URL != slackURL {
 		t.Fatalf("the notifier's targets: %+v, %v", targets, err)
 	}

@@ -40,17 +40,17 @@ func httpStatus(t *testing.T, a *Agent, path string) int {
 func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 	a := startAgent(t, func(c *Config) { c.WatchInterval = time.Hour })
 	ctx := context.Background()
-	if _, err := a.ACLBootstrap(ctx, api.Caller{Actor: "tester"}); err != nil {
+	if _, err := a.acc.ACLBootstrap(ctx, api.Caller{Actor: "tester"}); err != nil {
 		t.Fatal(err)
 	}
 	anon, _ := http.NewRequest(http.MethodGet, "/v1/tasks", nil)
-	if _, err := a.Authenticate(anon); !errors.Is(err, model.ErrUnauthorized) {
+	if _, err := a.acc.Authenticate(anon); !errors.Is(err, model.ErrUnauthorized) {
 		t.Fatalf("no token after the bootstrap: got %v, want unauthorized", err)
 	}
 	// A write after that check: the auth state cached for it is stale, so
 	// the next check reads the state machine.
 	task := &model.Task{Name: "job", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"}}
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var good snapSink
@@ -72,7 +72,7 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 	if err := a.fsm.Restore(io.NopCloser(strings.NewReader("not a state machine"))); err == nil {
 		t.Fatal("restoring garbage succeeded")
 	}
-	id, err := a.Authenticate(anon)
+	id, err := a.acc.Authenticate(anon)
 	if !errors.Is(err, model.ErrUnavailable) || id.Principal != nil {
 		t.Fatalf("no token while the state is unreadable: got %+v, %v; want unavailable and no identity", id.Principal, err)
 	}
@@ -81,7 +81,7 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 			t.Errorf("GET %s on a node whose restore failed: HTTP %d, want %d", path, got, want)
 		}
 	}
-	if h := a.Health(ctx); !strings.Contains(h.Problem, "state machine") {
+	if h := a.cl.Health(ctx); !strings.Contains(h.Problem, "state machine") {
 		t.Errorf("health problem %q does not name the state machine", h.Problem)
 	}
 
@@ -91,7 +91,7 @@ func TestAgent_FailedRestoreFailsClosed(t *testing.T) {
 	if got := httpStatus(t, a, "/v1/tasks"); got != http.StatusUnauthorized {
 		t.Errorf("GET /v1/tasks without a token once restored: HTTP %d, want 401", got)
 	}
-	if h := a.Health(ctx); strings.Contains(h.Problem, "state machine") {
+	if h := a.cl.Health(ctx); strings.Contains(h.Problem, "state machine") {
 		t.Errorf("health problem once restored: %q", h.Problem)
 	}
 }

@@ -12,10 +12,10 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
+	"github.com/ax-scheduler/ax/replica"
 )
 
 // bearerOf is the Authorization header of a token.
@@ -51,7 +51,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 	tc.waitMemberKey(t)
 	l := tc.leader()
 	f, f2 := tc.follower(l), tc.follower2(l, tc.follower(l))
-	boot, err := l.ACLBootstrap(ctx, api.Caller{Actor: "tester"})
+	boot, err := l.acc.ACLBootstrap(ctx, api.Caller{Actor: "tester"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		{Name: "exec-w1", Role: model.RoleExecutor, Executor: "w1"},
 		{Name: "exec-w2", Role: model.RoleExecutor, Executor: "w2"},
 	} {
-		tok, err := l.CreateToken(ctx, api.Caller{Actor: "tester"}, req)
+		tok, err := l.acc.CreateToken(ctx, api.Caller{Actor: "tester"}, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		if code := apiCallHeader(t, f, "PUT", "/v1/tasks/job", `{"trigger":{"type":"event"},"action":{"type":"shell","command":"true"}}`, tokens["ci"], nil); code != 200 {
 			t.Fatalf("PUT through the follower: %d", code)
 		}
-		h, err := l.TaskHistory(ctx, "job")
+		h, err := l.tasks.TaskHistory(ctx, "job")
 		if err != nil || len(h.Versions) != 1 || h.Versions[0].Actor != "ci" {
 			t.Fatalf("the leader's history: %+v, %v; want one version by ci", h, err)
 		}
@@ -95,7 +95,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 	})
 
 	t.Run("the leader enforces the principal the follower verified", func(t *testing.T) {
-		resp, err := l.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
+		resp, err := l.exec.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
 		if err != nil || len(resp.Jobs) != 1 || resp.Jobs[0].InstanceID != first.ID {
 			t.Fatalf("poll as w2: %+v, %v; want the job of %s", resp, err, first.ID)
 		}
@@ -118,18 +118,18 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		if code := apiCallHeader(t, f, "POST", "/v1/tasks/job/trigger", "", tokens["ci"], &in); code != 200 {
 			t.Fatalf("trigger: %d", code)
 		}
-		resp, err := l.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
+		resp, err := l.exec.Poll(ctx, model.PollRequest{Executor: "w2", Free: 1, WaitMs: 5_000})
 		if err != nil || len(resp.Jobs) != 1 {
 			t.Fatalf("poll: %+v, %v", resp, err)
 		}
 		// The output streams to the leader only.
-		if _, err := l.Heartbeat(ctx, model.HeartbeatRequest{Executor: "w2",
+		if _, err := l.exec.Heartbeat(ctx, model.HeartbeatRequest{Executor: "w2",
 			Running: []model.RunningAttempt{{InstanceID: in.ID, Attempt: 1, Output: "hello from w2\n"}}}); err != nil {
 			t.Fatal(err)
 		}
 		var lg model.InstanceLog
 		testkit.Until(t, 5*time.Second, "the follower to apply the lease", func() bool {
-			i, err := f.GetInstance(ctx, in.ID)
+			i, err := f.tasks.GetInstance(ctx, in.ID)
 			return err == nil && i.State == model.StateRunning
 		})
 		if code := apiCallHeader(t, f, "GET", "/v1/instances/"+in.ID+"/log", "", admin, &lg); code != 200 || !lg.Live || lg.Output != "hello from w2\n" {
@@ -150,13 +150,13 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 		if code := apiCallHeader(t, f2, "POST", "/v1/tasks/job/pause", "", hdr, &refused); code != 503 || !strings.Contains(refused.Error.Message, "not the leader") {
 			t.Fatalf("a forwarded write on a follower: %d %+v, want 503 not the leader", code, refused.Error)
 		}
-		if task, err := l.GetTask(ctx, "job"); err != nil || task.Paused {
+		if task, err := l.tasks.GetTask(ctx, "job"); err != nil || task.Paused {
 			t.Fatalf("the task: %+v, %v; want it unpaused", task, err)
 		}
 	})
 
 	t.Run("node-to-node endpoints answer members only", func(t *testing.T) {
-		member := map[string]string{HeaderMember: base64.RawURLEncoding.EncodeToString(l.fsm.MemberKey())}
+		member := map[string]string{api.HeaderMember: base64.RawURLEncoding.EncodeToString(l.fsm.MemberKey())}
 		for _, tt := range []struct {
 			name   string
 			a      *Agent
@@ -170,7 +170,7 @@ func TestAgent_ForwardsToTheLeader(t *testing.T) {
 			{"a writer's forged apply", l, "POST", "/v1/internal/apply", tokens["ci"], 403},
 			{"an admin asking the time", f, "GET", "/v1/internal/time", admin, 403},
 			{"an admin on a path that does not exist", l, "GET", "/v1/internal/nothing", admin, 403},
-			{"a wrong member key", l, "GET", "/v1/internal/readindex", map[string]string{HeaderMember: "x"}, 401},
+			{"a wrong member key", l, "GET", "/v1/internal/readindex", map[string]string{api.HeaderMember: "x"}, 401},
 			{"a member on the leader", l, "GET", "/v1/internal/readindex", member, 200},
 			{"a member on a follower", f, "GET", "/v1/internal/readindex", member, 503},
 			{"a member asking the time", f, "GET", "/v1/internal/time", member, 200},
@@ -211,9 +211,8 @@ func TestOnLeader_RetryPolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls atomic.Int32
 			start := time.Now()
-			v, err := onLeader(context.Background(), a, leaderCall[string]{
-				reqID: "req-x", once: tt.once, deadline: time.Now().Add(500 * time.Millisecond),
-				local: func(context.Context, *term) (string, error) {
+			v, err := replica.Ask[string](context.Background(), a.rep, replica.Call{ReqID: "req-x", Once: tt.once, Deadline: time.Now().Add(500 * time.Millisecond)},
+				func(context.Context, *replica.Term) (string, error) {
 					n := int(calls.Add(1))
 					if tt.always != nil {
 						return "", tt.always
@@ -223,11 +222,10 @@ func TestOnLeader_RetryPolicy(t *testing.T) {
 					}
 					return "ok", nil
 				},
-				remote: func(context.Context, *client.Client) (string, error) {
+				func(context.Context, *client.Client) (string, error) {
 					t.Error("a one-node cluster's leader called remote")
 					return "", nil
-				},
-			})
+				})
 			switch n := int(calls.Load()); {
 			case tt.wantCalls == 0 && n < 2, tt.wantCalls > 0 && n != tt.wantCalls:
 				t.Errorf("local calls: %d, want %d (0: several)", n, tt.wantCalls)
@@ -267,8 +265,8 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 		l := tc.leader()
 		next := tc.follower(l)
 		var locals, remotes atomic.Int32
-		got, err := onLeader(ctx, l, leaderCall[string]{
-			local: func(ctx context.Context, _ *term) (string, error) {
+		got, err := replica.Ask[string](ctx, l.rep, replica.Call{},
+			func(ctx context.Context, _ *replica.Term) (string, error) {
 				if locals.Add(1) == 1 {
 					if err := l.node.TransferLeadership(ctx, next.cfg.NodeID); err != nil {
 						return "", err
@@ -276,15 +274,14 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 				}
 				return "", raftnode.ErrNotLeader // until Raft says so too
 			},
-			remote: func(ctx context.Context, c *client.Client) (string, error) {
+			func(ctx context.Context, c *client.Client) (string, error) {
 				remotes.Add(1)
 				h, err := c.Health(ctx)
 				if h != nil && h.Node != "" {
 					return h.Node, nil
 				}
 				return "", err
-			},
-		})
+			})
 		if err != nil || got != next.cfg.NodeID {
 			t.Fatalf("answered by %q, %v; want the new leader %s", got, err, next.cfg.NodeID)
 		}
@@ -307,7 +304,7 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 		done := make(chan answer, 1)
 		start := time.Now()
 		go func() {
-			res, err := f.PutTask(ctx, api.Caller{Actor: "tester", RequestID: "put-moved"}, eventTask("moved"), api.PutOptions{})
+			res, err := f.tasks.PutTask(ctx, api.Caller{Actor: "tester", RequestID: "put-moved"}, eventTask("moved"), api.PutOptions{})
 			done <- answer{res, err}
 		}()
 		testkit.Until(t, 5*time.Second, "the forwarded write to hang on the former leader", func() bool {
@@ -328,43 +325,10 @@ func TestOnLeader_FollowsLeadership(t *testing.T) {
 		if took := time.Since(start); took > 10*time.Second {
 			t.Fatalf("took %s: the hung try was not cut when the leader changed", took)
 		}
-		if task, err := next.GetTask(ctx, "moved"); err != nil || task.Version != 1 {
+		if task, err := next.tasks.GetTask(ctx, "moved"); err != nil || task.Version != 1 {
 			t.Fatalf("on the new leader: %+v, %v", task, err)
 		}
 	})
-}
-
-// TestAwaitMemberKey: a 403 from the leader to a request sent before this
-// node applied the member key waits for the key and asks for a retry; any
-// other answer, and a key that does not come by the deadline, are left
-// alone.
-func TestAwaitMemberKey(t *testing.T) {
-	forbidden := &model.Error{Code: model.CodeForbidden, Message: "/v1/internal/apply is for cluster members only"}
-	rs := newRuleState(t)
-	a := rs.a
-	ctx := context.Background()
-	if a.awaitMemberKey(ctx, forbidden, time.Now().Add(50*time.Millisecond)) {
-		t.Fatal("no key came, but awaitMemberKey asked for a retry")
-	}
-	for _, other := range []error{
-		&model.Error{Code: model.CodeInvalid, Message: "bad"},
-		&model.Error{Code: model.CodeForbidden, Message: "token w1 (role executor) may not POST /v1/x: it needs role admin"},
-	} {
-		if a.awaitMemberKey(ctx, other, time.Now().Add(time.Second)) {
-			t.Fatalf("%v is the leader's answer, not a missing key", other)
-		}
-	}
-	done := make(chan bool)
-	go func() { done <- a.awaitMemberKey(ctx, forbidden, time.Now().Add(30*time.Second)) }()
-	rs.apply(t0ms, command.TypeSetMemberKey, command.SetMemberKey{Key: []byte(strings.Repeat("k", 32))})
-	select {
-	case retry := <-done:
-		if !retry {
-			t.Fatal("the key applied, but awaitMemberKey did not ask for a retry")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("awaitMemberKey did not see the key apply")
-	}
 }
 
 // TestAgent_ReadBarrierAfterLeaderChange: right after a leader change with
@@ -385,7 +349,7 @@ func TestAgent_ReadBarrierAfterLeaderChange(t *testing.T) {
 		for _, a := range tc.agents {
 			rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			start := time.Now()
-			err := a.ReadBarrier(rctx)
+			err := a.rep.ReadBarrier(rctx)
 			cancel()
 			if err != nil {
 				t.Fatalf("round %d: %s: read barrier after %s: %v (applied %d, commit %d)",
@@ -395,7 +359,7 @@ func TestAgent_ReadBarrierAfterLeaderChange(t *testing.T) {
 		// Nor does any node show as lagging (cluster status LAG).
 		var lags []uint64
 		testkit.Until(t, 5*time.Second, "no member lagging", func() bool {
-			st, err := tc.agents[0].Cluster(ctx)
+			st, err := tc.agents[0].cl.Cluster(ctx)
 			if err != nil {
 				return false
 			}

@@ -3,142 +3,40 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
-// proxyMode is what a proxy does with a connection.
-type proxyMode int
-
-const (
-	proxyPass      proxyMode = iota // forward both ways
-	proxyBlackhole                  // accept, read, never connect or answer
-	proxySwallow                    // forward requests, drop the answers
-)
-
-// proxy stands in front of a node's HTTP address, which the node
-// advertises to its peers: tests make that node unreachable (or its
-// answers lost) for the others while Raft goes on.
-type proxy struct {
-	ln     net.Listener
-	mu     sync.Mutex
-	target string
-	mode   proxyMode
-	conns  []net.Conn
-	// swallowed is what blackholed connections sent.
-	swallowed testkit.Buffer
-}
-
-func newProxy(t *testing.T) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{ln: ln}
-	t.Cleanup(p.close)
-	go p.serve()
-	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-// heard reports whether a blackholed connection sent s (a request line).
-func (p *proxy) heard(s string) bool { return strings.Contains(p.swallowed.String(), s) }
-
-// set changes the mode for new connections and closes the open ones (a
-// client's pooled connection must not bypass the new mode).
-func (p *proxy) set(m proxyMode) {
-	p.mu.Lock()
-	p.mode = m
-	conns := p.conns
-	p.conns = nil
-	p.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
-}
-
-func (p *proxy) close() {
-	p.ln.Close()
-	p.set(proxyPass)
-}
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		mode, target := p.mode, p.target
-		p.conns = append(p.conns, c)
-		p.mu.Unlock()
-		go p.handle(c, mode, target)
-	}
-}
-
-func (p *proxy) handle(c net.Conn, mode proxyMode, target string) {
-	defer c.Close()
-	if mode == proxyBlackhole {
-		_, _ = io.Copy(&p.swallowed, c)
-		return
-	}
-	up, err := net.Dial("tcp", target)
-	if err != nil {
-		return
-	}
-	p.mu.Lock()
-	p.conns = append(p.conns, up)
-	p.mu.Unlock()
-	defer up.Close()
-	// A client that goes away closes the connection upstream too, as it
-	// would without the proxy.
-	go func() { _, _ = io.Copy(up, c); up.Close() }()
-	if mode == proxySwallow {
-		_, _ = io.Copy(io.Discard, up)
-		return
-	}
-	_, _ = io.Copy(c, up)
-}
-
-// testCluster is three in-process agents, each behind a proxy.
+// testCluster is agents of this package in the test's process, on the
+// shared harness's in-process cluster (internal/clustertest, which
+// imports nothing of the agent): each node's HTTP address is a proxy
+// that a test can turn into a blackhole or make lose its answers
+// (proxyOf) while Raft goes on; the tests look inside the agents.
 type testCluster struct {
-	agents  []*Agent
-	proxies []*proxy
+	c      *clustertest.InProcess
+	nodes  []clustertest.Node
+	agents []*Agent // nodes' agents, as first started
 }
 
-// startCluster starts n agents (the first bootstraps, the others join it
-// through its proxy) and waits until every one is a member and one leads
-// a ready term.
+// startCluster starts n agents (the first bootstraps, the others join),
+// lets tweak (may be nil) change each one's configuration first, and
+// waits until every one is a member and one leads a ready term.
 func startCluster(t *testing.T, n int, tweak func(*Config)) *testCluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("in-process cluster skipped in -short mode")
-	}
-	tc := &testCluster{}
-	for i := 0; i < n; i++ {
-		p := newProxy(t)
-		cfg := Config{NodeID: "n" + string(rune('1'+i)), DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: testkit.FreeAddr(t),
-			AdvertiseHTTP: p.addr(), LeaderWait: 2 * time.Second, Logger: testkit.Logger(t, "")}
-		if i > 0 {
-			cfg.Join = []string{tc.proxies[0].addr()}
-		}
+	c := clustertest.StartInProcess(t, n, func(nc clustertest.NodeConfig) (clustertest.Proc, error) {
+		cfg := Config{NodeID: nc.ID, DataDir: nc.DataDir, HTTPAddr: nc.HTTPAddr, AdvertiseHTTP: nc.AdvertiseHTTP,
+			RaftAddr: nc.RaftAddr, Join: nc.Join, LeaderWait: 2 * time.Second, Logger: nc.Logger}
 		if tweak != nil {
 			tweak(&cfg)
 		}
-		a := newAgent(t, cfg)
-		p.mu.Lock()
-		p.target = a.HTTPAddr()
-		p.mu.Unlock()
-		tc.agents = append(tc.agents, a)
-		tc.proxies = append(tc.proxies, p)
+		return New(cfg)
+	})
+	tc := &testCluster{c: c, nodes: c.Nodes()}
+	for _, node := range tc.nodes {
+		tc.agents = append(tc.agents, c.Proc(node).(*Agent))
 	}
 	testkit.Until(t, 30*time.Second, fmt.Sprintf("a %d-node cluster", n), func() bool {
 		for _, a := range tc.agents {
@@ -171,7 +69,7 @@ func newAgent(t *testing.T, cfg Config) *Agent {
 // leader returns the agent that leads a ready term, or nil.
 func (tc *testCluster) leader() *Agent {
 	for _, a := range tc.agents {
-		if a.currentTerm() != nil {
+		if a.rep.Current() != nil {
 			return a
 		}
 	}
@@ -209,11 +107,34 @@ func (tc *testCluster) follower2(a, b *Agent) *Agent {
 	return nil
 }
 
-func (tc *testCluster) proxyOf(a *Agent) *proxy {
+// proxyMode is what a node's HTTP address does with new connections.
+type proxyMode = clustertest.HTTPFault
+
+const (
+	proxyPass      = clustertest.HTTPPass      // forward both ways
+	proxyBlackhole = clustertest.HTTPBlackhole // accept, read, never connect or answer
+	proxySwallow   = clustertest.HTTPSwallow   // forward requests, drop the answers
+)
+
+// nodeAddr is a node's HTTP address, which it advertises to its peers.
+type nodeAddr struct {
+	c    *clustertest.InProcess
+	node clustertest.Node
+}
+
+// set changes what the address does with new connections and closes the
+// open ones.
+func (p nodeAddr) set(m proxyMode) { p.c.SetHTTPFault(p.node, m) }
+
+// heard reports whether a blackholed connection sent s (a request line).
+func (p nodeAddr) heard(s string) bool { return p.c.Heard(p.node, s) }
+
+// proxyOf returns a's address.
+func (tc *testCluster) proxyOf(a *Agent) nodeAddr {
 	for i, b := range tc.agents {
 		if b == a {
-			return tc.proxies[i]
+			return nodeAddr{tc.c, tc.nodes[i]}
 		}
 	}
-	return nil
+	panic("proxyOf: not an agent of the cluster")
 }

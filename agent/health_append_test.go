@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/cluster"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
@@ -22,7 +23,7 @@ import (
 func healthz(t *testing.T, a *Agent) (int, *model.Health) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	a.api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	a.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var h model.Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
 		t.Fatalf("GET /healthz: %d %s: %v", rec.Code, rec.Body, err)
@@ -103,7 +104,7 @@ func TestAgent_HealthFollowerCannotAppend(t *testing.T) {
 	})
 
 	failing.Store(true)
-	applyNoops(t, l, healthMaxLag+200)
+	applyNoops(t, l, cluster.MaxLag+200)
 	commit := l.node.CommitIndex()
 	testkit.Eventually(t, 20*time.Second, func() error {
 		code, h := healthz(t, f)
@@ -118,7 +119,7 @@ func TestAgent_HealthFollowerCannotAppend(t *testing.T) {
 	if id, _ := f.node.Leader(); id != l.cfg.NodeID || f.node.CommitIndex() >= commit {
 		t.Fatalf("follower's leader %q, own commit index %d: want %s and below %d (the case Raft alone hides)", id, f.node.CommitIndex(), l.cfg.NodeID, commit)
 	}
-	st, err := l.Cluster(ctx)
+	st, err := l.cl.Cluster(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,36 +146,5 @@ func TestAgent_HealthFollowerCannotAppend(t *testing.T) {
 	})
 	if m := series(gather(t, f), "ax_raft_log_append_failing", map[string]string{}); m == nil || m.GetGauge().GetValue() != 0 {
 		t.Fatalf("ax_raft_log_append_failing %v after recovery, want 0", m)
-	}
-}
-
-// TestMemberHealth: a member is ok, or unhealthy with its own problem, or
-// unhealthy with its lag when it is beyond the bound but does not say so
-// (an older member judges only by its own commit index).
-func TestMemberHealth(t *testing.T) {
-	cases := []struct {
-		name        string
-		h           model.Health
-		commit      uint64
-		wantStatus  string
-		wantProblem string
-		wantLag     uint64
-	}{
-		{"caught up", model.Health{AppliedIndex: 100}, 100, "ok", "", 0},
-		{"within the bound", model.Health{AppliedIndex: 100}, 100 + healthMaxLag, "ok", "", healthMaxLag},
-		{"beyond the bound, unaware", model.Health{AppliedIndex: 15}, 1110, "unhealthy",
-			"applied index 15 lags the commit index 1110 by 1095 entries (bound 1000)", 1095},
-		{"its own problem first", model.Health{AppliedIndex: 15, Problem: "cannot append to the Raft log: disk full"}, 1110, "unhealthy",
-			"cannot append to the Raft log: disk full", 1095},
-		{"ahead of what others reported", model.Health{AppliedIndex: 120}, 100, "ok", "", 0},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var n model.Node
-			memberHealth(&n, &c.h, c.commit)
-			if n.Status != c.wantStatus || n.Problem != c.wantProblem || n.Lag == nil || *n.Lag != c.wantLag {
-				t.Fatalf("got %s %q lag %v, want %s %q lag %d", n.Status, n.Problem, n.Lag, c.wantStatus, c.wantProblem, c.wantLag)
-			}
-		})
 	}
 }

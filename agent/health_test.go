@@ -21,10 +21,10 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 	tc := startCluster(t, 3, func(cfg *Config) { cfg.Version = "v-test" })
 	ctx := context.Background()
 	l := tc.leader()
-	if h := l.Health(ctx); h.Problem != "" || h.Version != "v-test" || h.Proto == 0 || h.Protocol == 0 {
+	if h := l.cl.Health(ctx); h.Problem != "" || h.Version != "v-test" || h.Proto == 0 || h.Protocol == 0 {
 		t.Fatalf("leader health %+v, want healthy with version and protocols", h)
 	}
-	st, err := l.Cluster(ctx)
+	st, err := l.cl.Cluster(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Until(t, 10*time.Second, "the stopped member to show as unreachable", func() bool {
-		st, err := l.Cluster(ctx)
+		st, err := l.cl.Cluster(ctx)
 		if err != nil {
 			return false
 		}
@@ -56,16 +56,16 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Until(t, 10*time.Second, "the survivor to lose its leader", func() bool {
-		return strings.Contains(l.Health(ctx).Problem, "no leader")
+		return strings.Contains(l.cl.Health(ctx).Problem, "no leader")
 	})
 	rec := httptest.NewRecorder()
-	l.api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	l.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	var h model.Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil || rec.Code != http.StatusServiceUnavailable || h.Node != l.cfg.NodeID {
 		t.Fatalf("GET /healthz without a leader: %d %s, want 503 with the node's health", rec.Code, rec.Body)
 	}
 	rec = httptest.NewRecorder()
-	l.api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
+	l.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/livez", nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /livez: %d, want 200 (the process answers)", rec.Code)
 	}

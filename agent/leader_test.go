@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,9 +10,11 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 func eventTask(name string) *model.Task {
@@ -38,7 +39,7 @@ func TestAgent_ForwardedWriteToUnreachableLeader(t *testing.T) {
 	ctx := context.Background()
 	l := tc.leader()
 	f := tc.follower(l)
-	if _, err := l.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask("job"), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, api.Caller{Actor: "tester"}, eventTask("job"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wait := f.cfg.LeaderWait
@@ -52,7 +53,7 @@ func TestAgent_ForwardedWriteToUnreachableLeader(t *testing.T) {
 	} {
 		tc.proxyOf(l).set(tt.mode)
 		start := time.Now()
-		_, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: tt.reqID}, "job", model.TriggerRequest{})
+		_, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: tt.reqID}, "job", model.TriggerRequest{})
 		took := time.Since(start)
 		var me *model.Error
 		if !errors.As(err, &me) || me.Code != model.CodeUnavailable || !strings.Contains(me.Message, tt.reqID) || !strings.Contains(me.Message, "outcome unknown") {
@@ -66,18 +67,18 @@ func TestAgent_ForwardedWriteToUnreachableLeader(t *testing.T) {
 		}
 	}
 	tc.proxyOf(l).set(proxyPass)
-	first, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
+	first, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
+	again, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-swallow"}, "job", model.TriggerRequest{})
 	if err != nil || again.ID != first.ID {
 		t.Fatalf("a second retry: %+v, %v; want the first outcome %s", again, err, first.ID)
 	}
 	if got := countInstances(t, l, "job"); got != 1 {
 		t.Fatalf("after retrying the applied write: %d instances, want 1", got)
 	}
-	if _, err := f.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-blackhole"}, "job", model.TriggerRequest{}); err != nil {
+	if _, err := f.tasks.Trigger(ctx, api.Caller{Actor: "tester", RequestID: "req-blackhole"}, "job", model.TriggerRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := countInstances(t, l, "job"); got != 2 {
@@ -98,13 +99,13 @@ func TestAgent_ReadYourWritesAcrossTransfer(t *testing.T) {
 			l = tc.waitLeader(t, nil)
 		}
 		name := fmt.Sprintf("quick-%d", i)
-		if _, err := l.PutTask(ctx, c, eventTask(name), api.PutOptions{}); err != nil {
+		if _, err := l.tasks.PutTask(ctx, c, eventTask(name), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Transfer(ctx, ""); err != nil {
+		if err := l.cl.Transfer(ctx, ""); err != nil {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
-		if _, err := l.Trigger(ctx, c, name, model.TriggerRequest{}); err != nil {
+		if _, err := l.tasks.Trigger(ctx, c, name, model.TriggerRequest{}); err != nil {
 			t.Fatalf("trigger on the former leader right after transfer %d: %v", i, err)
 		}
 		tc.waitLeader(t, l)
@@ -120,7 +121,7 @@ func TestAgent_TermsHaveOneOwner(t *testing.T) {
 	var problems []string
 	tc := startCluster(t, 3, func(cfg *Config) {
 		node := cfg.NodeID
-		cfg.testServices = []service{{"slow-stop", func(ctx context.Context) error {
+		cfg.testServices = []replica.Service{{Name: "slow-stop", Run: func(ctx context.Context) error {
 			mu.Lock()
 			active[node]++
 			if active[node] > 1 {
@@ -144,7 +145,7 @@ func TestAgent_TermsHaveOneOwner(t *testing.T) {
 		if l == next {
 			next = tc.agents[1]
 		}
-		if err := l.Transfer(ctx, next.cfg.NodeID); err != nil {
+		if err := l.cl.Transfer(ctx, next.cfg.NodeID); err != nil {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
 		l = tc.waitLeader(t, l)
@@ -153,7 +154,7 @@ func TestAgent_TermsHaveOneOwner(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		l := tc.leader()
-		if l == nil || l.scheduler() == nil || l.dispatcher() == nil {
+		if l == nil || !hasScheduler(l) || l.exec.Dispatcher() == nil {
 			return false
 		}
 		for _, a := range tc.agents {
@@ -184,7 +185,7 @@ type pollResult struct {
 func startPoll(a *Agent, executor string) <-chan pollResult {
 	out := make(chan pollResult, 1)
 	go func() {
-		resp, err := a.Poll(context.Background(), model.PollRequest{Executor: executor, Free: 1, WaitMs: 20_000})
+		resp, err := a.exec.Poll(context.Background(), model.PollRequest{Executor: executor, Free: 1, WaitMs: 20_000})
 		out <- pollResult{resp, err, time.Now()}
 	}()
 	return out
@@ -211,7 +212,7 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := tc.waitLeader(t, nil)
 			task := fmt.Sprintf("job-%d", i) // one at a time: a task runs one instance at once
-			if _, err := l.PutTask(ctx, c, eventTask(task), api.PutOptions{}); err != nil {
+			if _, err := l.tasks.PutTask(ctx, c, eventTask(task), api.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			parked := tt.parked(l)
@@ -220,18 +221,18 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 			polled := startPoll(parked, executor)
 			// Let the poll park (at the leader, forwarded or not).
 			testkit.Until(t, 5*time.Second, "the poll to park", func() bool {
-				for _, e := range l.dispatcher().Executors() {
+				for _, e := range l.exec.Dispatcher().Executors() {
 					if e.Name == executor {
 						return true
 					}
 				}
 				return false
 			})
-			if err := l.Transfer(ctx, next.cfg.NodeID); err != nil {
+			if err := l.cl.Transfer(ctx, next.cfg.NodeID); err != nil {
 				t.Fatal(err)
 			}
-			testkit.Until(t, 10*time.Second, "the new leader's term", func() bool { return next.currentTerm() != nil })
-			in, err := next.Trigger(ctx, c, task, model.TriggerRequest{})
+			testkit.Until(t, 10*time.Second, "the new leader's term", func() bool { return next.rep.Current() != nil })
+			in, err := next.tasks.Trigger(ctx, c, task, model.TriggerRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,39 +252,53 @@ func TestAgent_PollsFollowLeadership(t *testing.T) {
 	}
 }
 
-// TestAgent_LeaderStampsTriggerDate: a manual trigger's business date is
-// the leader's (from its clock and task), whatever the node that received
-// it put there; triggers of other sources keep theirs.
-func TestAgent_LeaderStampsTriggerDate(t *testing.T) {
-	a := startAgent(t)
-	ctx := context.Background()
-	task := eventTask("job")
-	task.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *", Timezone: "Asia/Shanghai"}
-	if _, err := a.PutTask(ctx, api.Caller{Actor: "tester"}, task, api.PutOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	loc, err := time.LoadLocation("Asia/Shanghai")
-	if err != nil {
-		t.Skip("no tz database:", err)
-	}
-	for _, tt := range []struct {
-		source, want string
-	}{
-		{"", a.now().In(loc).Format("2006-01-02")},
-		{model.SourceAPI, a.now().In(loc).Format("2006-01-02")},
-		{model.SourceOnFailure, "1999-01-01"},
-	} {
-		c, err := command.New(command.TypeTrigger, "", "tester", command.Trigger{Task: "job", Source: tt.source, Date: "1999-01-01"})
-		if err != nil {
-			t.Fatal(err)
+// hasScheduler reports whether a leads a term with its scheduler made.
+func hasScheduler(a *Agent) bool {
+	_, _, ok := a.tasks.Wheel()
+	return ok
+}
+
+// TestAgent_ShutdownEndsTheTermFirst: a node that shuts down ends its
+// term (its services stop: the dispatcher releases its parked polls, the
+// scheduler stops firing) as soon as it begins to, not once its HTTP
+// server has shut down, which waits for the requests in flight (here an
+// executor's long poll, parked for 8 s) up to 5 s.
+func TestAgent_ShutdownEndsTheTermFirst(t *testing.T) {
+	ended := make(chan time.Time, 1)
+	a := startAgent(t, func(c *Config) {
+		c.testServices = []replica.Service{{Name: "watch", Run: func(ctx context.Context) error {
+			<-ctx.Done()
+			ended <- time.Now()
+			return nil
+		}}}
+	})
+	cl := client.New(client.Config{Addrs: []string{a.HTTPAddr()}})
+	polled := make(chan error, 1)
+	go func() {
+		_, err := worker.NewProtocol(cl).Poll(context.Background(), model.PollRequest{Executor: "e1", Free: 1, WaitMs: 8_000})
+		polled <- err
+	}()
+	testkit.Until(t, 5*time.Second, "the poll to park", func() bool {
+		for _, e := range a.exec.Dispatcher().Executors() {
+			if e.Name == "e1" {
+				return true
+			}
 		}
-		a.stamp(c)
-		var got command.Trigger
-		if err := json.Unmarshal(c.Body, &got); err != nil {
-			t.Fatal(err)
+		return false
+	})
+	start := time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = a.Shutdown(ctx)
+	}()
+	select {
+	case at := <-ended:
+		if took := at.Sub(start); took > time.Second {
+			t.Fatalf("the term's services stopped %s after the shutdown began, want at once (before the HTTP server's shutdown)", took.Round(time.Millisecond))
 		}
-		if got.Date != tt.want {
-			t.Errorf("source %q: date %q, want %q", tt.source, got.Date, tt.want)
-		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the term's services did not stop")
 	}
+	<-polled
 }

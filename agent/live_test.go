@@ -66,16 +66,16 @@ func TestAgent_EventsOnFollower(t *testing.T) {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	events := readStream(resp)
-	testkit.Until(t, 5*time.Second, "the subscription", f.live.active)
+	testkit.Until(t, 5*time.Second, "the subscription", func() bool { return f.console.Subscribers() > 0 })
 
 	c := api.Caller{Actor: "tester"}
-	if _, err := l.PutTask(ctx, c, eventTask("other"), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, c, eventTask("other"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.PutTask(ctx, c, eventTask("live"), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, c, eventTask("live"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	in, err := l.Trigger(ctx, c, "live", model.TriggerRequest{})
+	in, err := l.tasks.Trigger(ctx, c, "live", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,53 +119,8 @@ func TestAgent_EventsOnFollower(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream did not end when the node shut down")
 	}
-	if f.live.active() {
+	if f.console.Subscribers() > 0 {
 		t.Error("a subscriber is still registered after shutdown")
-	}
-}
-
-func TestLiveHub_NeverBlocks(t *testing.T) {
-	h := newLiveHub()
-	sub, err := h.subscribe(model.LiveFilter{Task: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _ := h.subscribe(model.LiveFilter{Task: "b"})
-	ev := func(task string) model.LiveEvent {
-		return model.LiveEvent{Type: model.LiveTypeTask, Task: &model.LiveTask{Name: task}}
-	}
-	for range liveBuffer + 10 {
-		h.publish(ev("a")) // must not block when the buffer is full
-	}
-	if got := len(sub.Events()); got != liveBuffer {
-		t.Errorf("buffered: got %d, want %d", got, liveBuffer)
-	}
-	select {
-	case <-sub.Lost():
-	default:
-		t.Error("the overflow was not signalled")
-	}
-	if len(other.Events()) != 0 || len(other.Lost()) != 0 {
-		t.Error("a filtered-out subscriber got events")
-	}
-	sub.Close()
-	sub.Close()
-	other.Close()
-	if h.active() {
-		t.Error("subscribers left after Close")
-	}
-}
-
-func TestLiveHub_Cap(t *testing.T) {
-	h := newLiveHub()
-	for i := range maxLiveSubs {
-		if _, err := h.subscribe(model.LiveFilter{}); err != nil {
-			t.Fatalf("subscriber %d: %v", i, err)
-		}
-	}
-	_, err := h.subscribe(model.LiveFilter{})
-	if !errors.Is(err, model.ErrUnavailable) {
-		t.Errorf("over the cap: got %v, want unavailable", err)
 	}
 }
 
@@ -178,15 +133,15 @@ func TestAgent_Upcoming(t *testing.T) {
 		{Name: "halfhourly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/30 * * * *"}, Action: model.Action{Type: model.ActionShell, Command: "true"}},
 		eventTask("event"),
 	} {
-		if _, err := a.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
+		if _, err := a.tasks.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.PauseTask(ctx, c, "halfhourly"); err != nil {
+	if _, err := a.tasks.PauseTask(ctx, c, "halfhourly"); err != nil {
 		t.Fatal(err)
 	}
 	from := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	u, err := a.Upcoming(ctx, model.UpcomingQuery{From: from, To: from.Add(2 * time.Hour), Limit: 10})
+	u, err := a.console.Upcoming(ctx, model.UpcomingQuery{From: from, To: from.Add(2 * time.Hour), Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +152,7 @@ func TestAgent_Upcoming(t *testing.T) {
 	if strings.Join(got, " ") != "hourly@12:00 hourly@13:00 hourly@14:00" || u.Truncated {
 		t.Errorf("got %v truncated=%v", got, u.Truncated)
 	}
-	if _, err := a.Upcoming(ctx, model.UpcomingQuery{From: from, To: from.Add(time.Hour), Limit: 10, Task: "nope"}); !errors.Is(err, model.ErrNotFound) {
+	if _, err := a.console.Upcoming(ctx, model.UpcomingQuery{From: from, To: from.Add(time.Hour), Limit: 10, Task: "nope"}); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("unknown task: got %v, want not found", err)
 	}
 }

@@ -2,154 +2,30 @@ package agent
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/ax-scheduler/ax/fsm"
-	axmetrics "github.com/ax-scheduler/ax/metrics"
-	"github.com/ax-scheduler/ax/model"
 )
 
-// metrics are the agent's Prometheus metrics, on a registry of its own
-// (no global state).
-type metrics struct {
-	reg         *prometheus.Registry
-	transitions *prometheus.CounterVec
-	fired       prometheus.Counter
-	misfires    prometheus.Counter
-	attempts    *prometheus.CounterVec // attempts ended, by outcome
-	overlaps    prometheus.Counter     // fenced attempts found to outlive their successor's start
-	entries     prometheus.Counter     // Raft entries proposed by group commit
-	commands    prometheus.Counter     // commands those entries carried
-
-	tasks  *taskHistograms // fire lateness, dispatch latency, attempt duration by task
-	health *taskHealth     // last success and expected interval by task
-	// Notify counts alerts and notifications (see package ax/metrics).
-	notify *axmetrics.Notifications
-}
-
-func newMetrics(a *Agent) *metrics {
-	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ax_instance_transitions_total",
-			Help: "Instance state transitions applied by this node's state machine, by new state.",
-		}, []string{"state"}),
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ax_attempts_ended_total",
-			Help: "Attempts ended, applied by this node's state machine, by outcome (success, failed, timeout, lost, canceled, terminated, interrupted).",
-		}, []string{"outcome"}),
-		overlaps: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ax_attempt_overlaps_total",
-			Help: "Fenced attempts this node, as leader, found to have run on after the next attempt of their instance started (should stay 0; each is an instance event).",
-		}),
-		fired: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ax_fired_total", Help: "Instances fired by this node while it led (task fire times and due delayed instances).",
-		}),
-		misfires: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ax_misfires_total", Help: "Fire times recorded as missed (beyond the catch-up window or skipped by policy) while this node led.",
-		}),
-		entries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ax_group_commit_entries_total", Help: "Raft entries this node proposed as leader through group commit.",
-		}),
-		commands: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "ax_group_commit_commands_total", Help: "Commands carried by those entries (divided by the entries: the mean group size).",
-		}),
-		tasks:  newTaskHistograms(a.cfg.MetricsMaxTasks),
-		health: newTaskHealth(a),
-		notify: axmetrics.NewNotifications(),
-	}
-	m.reg.MustRegister(m.tasks.collectors()...)
-	m.reg.MustRegister(m.health, &leaderState{a: a})
-	m.notify.Register(m.reg)
-	m.reg.MustRegister(a.readCollectors()...)
+// metrics is the node's Prometheus registry (no global state): the Go
+// runtime's, the API listener's and every role's collectors.
+func (a *Agent) metrics() (*prometheus.Registry, http.Handler) {
+	reg := prometheus.NewRegistry()
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
-	m.reg.MustRegister(
-		m.transitions, m.attempts, m.overlaps, m.fired, m.misfires, m.entries, m.commands,
-		prometheus.NewGoCollector(),
-		gauge("ax_is_leader", "1 if this node is the Raft leader.", func() float64 {
-			if a.node.IsLeader() {
-				return 1
-			}
-			return 0
-		}),
+	reg.MustRegister(
+		collectors.NewGoCollector(),
 		gauge("ax_http_connections", "Open connections of the API listener.", func() float64 { return float64(a.conns.open()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_evicted_total",
 			Help: "Idle API connections closed to admit new ones at the connection cap."}, func() float64 { return float64(a.conns.evicted.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_http_connections_refused_total",
 			Help: "API connections closed at once because every connection at the cap was busy."}, func() float64 { return float64(a.conns.refused.Load()) }),
-		gauge("ax_raft_applied_index", "Last log index applied to the state machine.", func() float64 { return float64(a.fsm.AppliedIndex()) }),
-		gauge("ax_raft_commit_index", "Latest committed log index known to this node: its own Raft's, or the highest the leader sent it.", func() float64 { return float64(a.node.KnownCommitIndex()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ax_raft_log_append_failures_total",
-			Help: "Appends to this node's Raft log that failed (a full disk, an I/O error)."}, func() float64 { return float64(a.node.AppendFailures()) }),
-		gauge("ax_raft_log_append_failing", "1 while this node's latest append to its Raft log failed (its /healthz answers 503); 0 once one succeeds.", func() float64 {
-			if a.node.AppendFailure() != nil {
-				return 1
-			}
-			return 0
-		}),
-		gauge("ax_raft_term", "Current Raft term.", func() float64 { return float64(a.node.Term()) }),
-		gauge("ax_tasks", "Tasks defined.", func() float64 { return float64(a.fsm.CountTasks()) }),
-		gauge("ax_pending_instances", "SCHEDULED (delayed) instances.", func() float64 { return float64(a.fsm.Pending()) }),
-		gauge("ax_active_instances", "READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL instances.", func() float64 { return float64(a.fsm.ActiveCount()) }),
-		gauge("ax_wheel_timers", "Timers in this node's timing wheel (leader only).", func() float64 {
-			if s := a.scheduler(); s != nil {
-				return float64(s.Stats().WheelSize)
-			}
-			return 0
-		}),
-		gauge("ax_wheel_load_seconds", "How long this node took to load its wheel when it last gained leadership (0 on followers and until loaded).", func() float64 {
-			if s := a.scheduler(); s != nil {
-				return s.Stats().Loaded.Seconds()
-			}
-			return 0
-		}),
 	)
-	return m
-}
-
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
-// observe counts a committed change on every node; leader says this node
-// leads the term the change belongs to, which alone observes the
-// per-task histograms (so they are not counted once per node).
-func (m *metrics) observe(c *fsm.InstanceChange, leader bool) {
-	if c.Renewed {
-		return
+	for _, cs := range [][]prometheus.Collector{a.rep.Collectors(), a.cl.Collectors(), a.tasks.Collectors(), a.exec.Collectors()} {
+		reg.MustRegister(cs...)
 	}
-	m.transitions.WithLabelValues(c.State).Inc()
-	if c.Ended != nil {
-		m.attempts.WithLabelValues(c.Ended.Outcome).Inc()
-	}
-	if c.State == model.StateSuccess {
-		m.health.succeeded(c.Task, c.At)
-	}
-	if leader {
-		m.tasks.observeLeader(c)
-	}
-}
-
-// started observes a dispatch latency (the dispatcher's Started hook).
-func (m *metrics) started(task string, waited time.Duration) {
-	m.tasks.observe(task, slotDispatch, waited.Seconds())
-}
-
-// overlapped counts an overlap the dispatcher found (its Overlapped hook).
-func (m *metrics) overlapped(string) { m.overlaps.Inc() }
-
-func (m *metrics) onFired(r *fsm.FireResult) {
-	m.fired.Add(float64(r.Fired))
-	m.misfires.Add(float64(r.Misfires))
-}
-
-// countNotification counts a channel delivery (delivered, or given up
-// after its retries) in ax_notifications_total.
-func (m *metrics) countNotification(channelType string, delivered bool, took time.Duration) {
-	m.notify.Notified(channelType, delivered, took)
+	a.chans.Register(reg)
+	return reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

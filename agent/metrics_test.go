@@ -22,7 +22,7 @@ import (
 // gather returns an agent's metric families by name.
 func gather(t *testing.T, a *Agent) map[string]*dto.MetricFamily {
 	t.Helper()
-	fams, err := a.metrics.reg.Gather()
+	fams, err := a.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func shellTask(name string, labels map[string]string, notify ...string) *model.T
 func waitState(t *testing.T, a *Agent, id, state string) {
 	t.Helper()
 	testkit.Until(t, 30*time.Second, "instance "+id+" "+state, func() bool {
-		in, err := a.GetInstance(context.Background(), id)
+		in, err := a.tasks.GetInstance(context.Background(), id)
 		return err == nil && in.State == state
 	})
 }
@@ -107,14 +107,14 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	l := tc.leader()
 	start := time.Now()
 	for _, name := range []string{"a", "b", "c"} {
-		if _, err := l.PutTask(ctx, c, shellTask(name, nil), api.PutOptions{}); err != nil {
+		if _, err := l.tasks.PutTask(ctx, c, shellTask(name, nil), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	at := model.Time{Time: time.Now().Add(-5 * time.Second).Truncate(time.Millisecond)}
 	var ids []string
 	for _, name := range []string{"a", "b", "c"} {
-		res, err := l.Submit(ctx, c, name, []model.SubmitRequest{{At: &at}})
+		res, err := l.tasks.Submit(ctx, c, name, []model.SubmitRequest{{At: &at}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,10 +124,10 @@ func TestAgent_OpsMetrics(t *testing.T) {
 		waitState(t, l, id, model.StateSuccess)
 	}
 	// A task no executor serves stays READY.
-	if _, err := l.PutTask(ctx, c, shellTask("stuck", map[string]string{"region": "nowhere", "disk": "ssd"}), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, c, shellTask("stuck", map[string]string{"region": "nowhere", "disk": "ssd"}), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Trigger(ctx, c, "stuck", model.TriggerRequest{}); err != nil {
+	if _, err := l.tasks.Trigger(ctx, c, "stuck", model.TriggerRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	// A failure whose webhook fails for good (a 404 is not retried).
@@ -135,10 +135,10 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	defer hook.Close()
 	failing := shellTask("failing", nil, hook.URL)
 	failing.Action.Command = "exit 3"
-	if _, err := l.PutTask(ctx, c, failing, api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, c, failing, api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	in, err := l.Trigger(ctx, c, "failing", model.TriggerRequest{})
+	in, err := l.tasks.Trigger(ctx, c, "failing", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +208,10 @@ func TestAgent_OpsMetrics(t *testing.T) {
 	}
 
 	// Pausing drops the expected interval; deleting drops the last success.
-	if _, err := l.PauseTask(ctx, c, "a"); err != nil {
+	if _, err := l.tasks.PauseTask(ctx, c, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.DeleteTask(ctx, c, "b"); err != nil {
+	if _, err := l.tasks.DeleteTask(ctx, c, "b"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Until(t, 10*time.Second, "the paused and deleted tasks to leave the gauges", func() bool {
@@ -287,21 +287,21 @@ func TestAgent_LastSuccessAfterRestart(t *testing.T) {
 	start := func() *Agent {
 		a := newAgent(t, Config{NodeID: "n1", DataDir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: raftAddr, Executor: true,
 			Logger: testkit.Logger(t, "")})
-		testkit.Until(t, 20*time.Second, "leadership", func() bool { return a.dispatcher() != nil })
+		testkit.Until(t, 20*time.Second, "leadership", func() bool { return a.exec.Dispatcher() != nil })
 		return a
 	}
 	ctx := context.Background()
 	c := api.Caller{Actor: "tester"}
 	a := start()
-	if _, err := a.PutTask(ctx, c, shellTask("job", nil), api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, c, shellTask("job", nil), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	in, err := a.Trigger(ctx, c, "job", model.TriggerRequest{})
+	in, err := a.tasks.Trigger(ctx, c, "job", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, a, in.ID, model.StateSuccess)
-	done, err := a.GetInstance(ctx, in.ID)
+	done, err := a.tasks.GetInstance(ctx, in.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

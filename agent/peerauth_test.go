@@ -23,7 +23,7 @@ func TestAgent_JoinRefusesAnOlderProtocol(t *testing.T) {
 	testkit.Until(t, 10*time.Second, "the cluster at this protocol", func() bool { return a.fsm.Proto() == command.ProtoVersion })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := a.Join(ctx, model.JoinRequest{ID: "old", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2", Proto: command.ProtoVersion - 1})
+	err := a.cl.Join(ctx, model.JoinRequest{ID: "old", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2", Proto: command.ProtoVersion - 1})
 	var me *model.Error
 	if !errors.As(err, &me) || me.Code != model.CodePrecondition {
 		t.Fatalf("got %v, want failed_precondition", err)
@@ -40,7 +40,7 @@ func TestAgent_JoinRefusesAnOlderProtocol(t *testing.T) {
 func TestAgent_MemberKey(t *testing.T) {
 	a := startAgent(t)
 	testkit.Until(t, 10*time.Second, "a member key in the state machine", func() bool { return a.fsm.MemberKey() != nil })
-	mk, err := a.MemberKey(context.Background())
+	mk, err := a.cl.MemberKey(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,32 +15,6 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func TestEffectiveTimeout(t *testing.T) {
-	const def = time.Hour
-	tests := []struct {
-		name   string
-		policy model.Timeout
-		action model.Duration
-		def    time.Duration
-		want   model.Timeout
-	}{
-		{"unset takes the default", 0, 0, def, model.Timeout(def)},
-		{"unset without a default", 0, 0, 0, 0},
-		{"the task's own", model.Timeout(time.Minute), 0, def, model.Timeout(time.Minute)},
-		{"none is no timeout", model.NoTimeout, 0, def, 0},
-		{"an http action.timeout rules", 0, model.Duration(time.Second), def, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			job := model.Job{Policy: model.Policy{Timeout: tt.policy}, Action: model.Action{Timeout: tt.action}}
-			effectiveTimeout(&job, tt.def)
-			if job.Policy.Timeout != tt.want {
-				t.Errorf("got %d, want %d", job.Policy.Timeout, tt.want)
-			}
-		})
-	}
-}
-
 // TestAgent_DefaultTimeout: an attempt of a task without policy.timeout
 // is killed after the agent's -default-timeout (a hung script), a task
 // whose timeout is "none" is not, and the leader logs one line per
@@ -61,14 +35,14 @@ func TestAgent_DefaultTimeout(t *testing.T) {
 	free := &model.Task{Name: "free", Trigger: model.Trigger{Type: model.TriggerEvent},
 		Action: model.Action{Type: model.ActionShell, Command: "sleep 3"}, Policy: model.Policy{Timeout: model.NoTimeout}}
 	for _, tk := range []*model.Task{hung, free} {
-		if _, err := a.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
+		if _, err := a.tasks.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	start := time.Now()
 	ids := map[string]string{}
 	for _, name := range []string{"hung", "free"} {
-		in, err := a.Trigger(ctx, c, name, model.TriggerRequest{})
+		in, err := a.tasks.Trigger(ctx, c, name, model.TriggerRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +51,7 @@ func TestAgent_DefaultTimeout(t *testing.T) {
 	final := func(name string) *model.Instance {
 		var in *model.Instance
 		testkit.Until(t, 30*time.Second, name+" finished", func() bool {
-			in, _ = a.GetInstance(ctx, ids[name])
+			in, _ = a.tasks.GetInstance(ctx, ids[name])
 			return in != nil && (in.State == model.StateFailed || in.State == model.StateSuccess)
 		})
 		return in
@@ -115,13 +89,13 @@ func TestAgent_PolicyCycleRefused(t *testing.T) {
 	c := api.Caller{Actor: "tester"}
 	tk := eventTask("chain")
 	tk.Policy.OnSuccess = []model.Chain{{Task: "next"}}
-	if _, err := a.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
+	if _, err := a.tasks.PutTask(ctx, c, tk, api.PutOptions{}); err != nil {
 		t.Fatalf("at protocol 4: %v", err)
 	}
 	// A cycle is refused through the leader's precheck.
 	next := eventTask("next")
 	next.Policy.OnSuccess = []model.Chain{{Task: "chain"}}
-	_, err := a.PutTask(ctx, c, next, api.PutOptions{})
+	_, err := a.tasks.PutTask(ctx, c, next, api.PutOptions{})
 	var me *model.Error
 	if !errors.As(err, &me) || me.Code != model.CodeInvalid || me.Field != "policy.onSuccess" || me.Message != "onSuccess cycle: next -> chain -> next" {
 		t.Fatalf("cycle: %v", err)

@@ -32,7 +32,7 @@ func (a *Agent) servePprof() error {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	a.pprof = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id, err := a.Authenticate(r)
+			id, err := a.acc.Authenticate(r)
 			if err == nil && !id.Principal.Can(model.RoleAdmin) {
 				err = &model.Error{Code: model.CodeForbidden, Message: "token " + id.Principal.Name + " (role " + id.Principal.Role +
 					") may not read profiles: it needs role admin"}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/access"
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
@@ -24,29 +25,29 @@ func TestAgent_ForwardedPrincipalRechecked(t *testing.T) {
 	a := startAgent(t)
 	ctx := context.Background()
 	admin := api.Caller{Actor: "tester"}
-	if _, err := a.ACLBootstrap(ctx, admin); err != nil {
+	if _, err := a.acc.ACLBootstrap(ctx, admin); err != nil {
 		t.Fatal(err)
 	}
-	w, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
+	w, err := a.acc.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "deployer", Role: model.RoleWriter})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var key []byte
 	testkit.Until(t, 10*time.Second, "a member key", func() bool { key = a.fsm.MemberKey(); return key != nil })
 	forwarded := func() (api.Identity, error) {
-		enc, err := encodePrincipal(&model.Principal{Name: "deployer", Role: model.RoleWriter, TokenHash: TokenHash(w.Secret)})
+		enc, err := api.EncodePrincipal(&model.Principal{Name: "deployer", Role: model.RoleWriter, TokenHash: access.TokenHash(w.Secret)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r, _ := http.NewRequest(http.MethodPost, "/v1/internal/apply", nil)
-		r.Header.Set(HeaderMember, base64.RawURLEncoding.EncodeToString(key))
-		r.Header.Set(HeaderPrincipal, enc)
-		return a.Authenticate(r)
+		r.Header.Set(api.HeaderMember, base64.RawURLEncoding.EncodeToString(key))
+		r.Header.Set(api.HeaderPrincipal, enc)
+		return a.acc.Authenticate(r)
 	}
 	if id, err := forwarded(); err != nil || !id.Member || id.Principal.Name != "deployer" {
 		t.Fatalf("forwarded for a live token: %+v, %v", id, err)
 	}
-	if _, err := a.RevokeToken(ctx, admin, "deployer"); err != nil {
+	if _, err := a.acc.RevokeToken(ctx, admin, "deployer"); err != nil {
 		t.Fatal(err)
 	}
 	if id, err := forwarded(); !errors.Is(err, model.ErrUnauthorized) {
@@ -63,31 +64,31 @@ func TestAgent_TokensBeforeBootstrap(t *testing.T) {
 	admin := api.Caller{Actor: "tester"}
 	t.Run("with -token", func(t *testing.T) {
 		a := startAgent(t, func(c *Config) { c.Token = "a-management-token-of-32-bytes!!" })
-		tok, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+		tok, err := a.acc.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r, _ := http.NewRequest(http.MethodGet, "/v1/tasks", nil)
 		r.Header.Set("Authorization", "Bearer "+tok.Secret)
-		id, err := a.Authenticate(r)
+		id, err := a.acc.Authenticate(r)
 		if err != nil || id.Principal.Name != "viewer" || id.Principal.Role != model.RoleReader {
 			t.Fatalf("a token made before the bootstrap: %+v, %v; want reader viewer", id.Principal, err)
 		}
 		r.Header.Set("Authorization", "Bearer axt_not-a-token")
-		if _, err := a.Authenticate(r); !errors.Is(err, model.ErrUnauthorized) {
+		if _, err := a.acc.Authenticate(r); !errors.Is(err, model.ErrUnauthorized) {
 			t.Fatalf("an unknown token: %v, want unauthorized", err)
 		}
 	})
 	t.Run("without auth", func(t *testing.T) {
 		a := startAgent(t)
-		_, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+		_, err := a.acc.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
 		if !errors.Is(err, model.ErrPrecondition) || !strings.Contains(err.Error(), "ax acl bootstrap") {
 			t.Fatalf("a token before the bootstrap on an open cluster: %v, want failed precondition naming ax acl bootstrap", err)
 		}
-		if _, err := a.ACLBootstrap(ctx, admin); err != nil {
+		if _, err := a.acc.ACLBootstrap(ctx, admin); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader}); err != nil {
+		if _, err := a.acc.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader}); err != nil {
 			t.Fatalf("after the bootstrap: %v", err)
 		}
 	})
@@ -100,12 +101,12 @@ func TestAgent_RevokeEndsRunningStreams(t *testing.T) {
 	a := startAgent(t)
 	ctx := context.Background()
 	admin := api.Caller{Actor: "tester"}
-	if _, err := a.ACLBootstrap(ctx, admin); err != nil {
+	if _, err := a.acc.ACLBootstrap(ctx, admin); err != nil {
 		t.Fatal(err)
 	}
 	open := func(name string) <-chan error {
 		t.Helper()
-		tok, err := a.CreateToken(ctx, admin, model.ACLTokenRequest{Name: name, Role: model.RoleReader})
+		tok, err := a.acc.CreateToken(ctx, admin, model.ACLTokenRequest{Name: name, Role: model.RoleReader})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestAgent_RevokeEndsRunningStreams(t *testing.T) {
 		return ended
 	}
 	revoked, kept := open("viewer"), open("other")
-	if _, err := a.RevokeToken(ctx, admin, "viewer"); err != nil {
+	if _, err := a.acc.RevokeToken(ctx, admin, "viewer"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -152,16 +153,16 @@ func TestAgent_TokenRightAfterBootstrap(t *testing.T) {
 	l := tc.leader()
 	f := tc.follower(l)
 	admin := api.Caller{Actor: "tester"}
-	if _, err := l.ACLBootstrap(ctx, admin); err != nil {
+	if _, err := l.acc.ACLBootstrap(ctx, admin); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := l.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
+	tok, err := l.acc.CreateToken(ctx, admin, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := http.NewRequest(http.MethodGet, "/v1/tasks", nil)
 	r.Header.Set("Authorization", "Bearer "+tok.Secret)
-	id, err := f.Authenticate(r)
+	id, err := f.acc.Authenticate(r)
 	if err != nil || id.Principal.Name != "viewer" || id.Principal.Role != model.RoleReader {
 		t.Fatalf("a reader token on %s right after the bootstrap: %+v, %v; want reader viewer", f.cfg.NodeID, id.Principal, err)
 	}

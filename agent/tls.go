@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
@@ -63,21 +62,4 @@ func tlsListener(ln net.Listener, h *tlsutil.Holder) net.Listener {
 		return ln
 	}
 	return tls.NewListener(ln, h.HTTPServerConfig())
-}
-
-// raftTLS is Raft's mutual TLS, nil without certificates.
-func raftTLS(h *tlsutil.Holder) *raftnode.TLSConfig {
-	if h == nil {
-		return nil
-	}
-	return &raftnode.TLSConfig{Server: h.RaftServerConfig(), Client: h.PeerClientConfig()}
-}
-
-// peerTLS is the TLS of this node's calls to nodes (forwarding, joins,
-// read index, its embedded executor), nil without certificates.
-func (a *Agent) peerTLS() *tls.Config {
-	if a.cfg.TLS == nil {
-		return nil
-	}
-	return a.cfg.TLS.PeerClientConfig()
 }

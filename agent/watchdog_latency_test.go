@@ -56,10 +56,10 @@ func TestWatchdog_NotifyLatency(t *testing.T) {
 	var lat []time.Duration
 	for i := 0; i < 10; i++ {
 		name := fmt.Sprintf("job-%d", i)
-		if _, err := l.PutTask(ctx, api.Caller{Actor: "t"}, eventTask(name), api.PutOptions{}); err != nil {
+		if _, err := l.tasks.PutTask(ctx, api.Caller{Actor: "t"}, eventTask(name), api.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		sub, err := l.Trigger(ctx, api.Caller{Actor: "t"}, name, model.TriggerRequest{})
+		sub, err := l.tasks.Trigger(ctx, api.Caller{Actor: "t"}, name, model.TriggerRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,10 +73,10 @@ func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
 	tc, clock, rec := alertCluster(t)
 	l := tc.leader()
 	ctx := context.Background()
-	if _, err := l.PutTask(ctx, api.Caller{Actor: "t"}, eventTask("job"), api.PutOptions{}); err != nil {
+	if _, err := l.tasks.PutTask(ctx, api.Caller{Actor: "t"}, eventTask("job"), api.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := l.Trigger(ctx, api.Caller{Actor: "t"}, "job", model.TriggerRequest{})
+	sub, err := l.tasks.Trigger(ctx, api.Caller{Actor: "t"}, "job", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
 		t.Fatalf("alert %+v, want firing for instance %s", a, sub.ID)
 	}
 
-	if err := l.Transfer(ctx, ""); err != nil {
+	if err := l.cl.Transfer(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
 	nl := tc.waitLeader(t, l)
@@ -103,41 +103,11 @@ func TestWatchdog_StuckReadySurvivesLeaderChange(t *testing.T) {
 	if a2, _ := nl.fsm.FiringAlert(id); a2 == nil || !a2.FirstSeen.Equal(a.FirstSeen.Time) {
 		t.Errorf("after the change: %+v, want the same incident", a2)
 	}
-	if _, err := nl.Decide(ctx, api.Caller{Actor: "t"}, sub.ID, "cancel", 0, ""); err != nil {
+	if _, err := nl.tasks.Decide(ctx, api.Caller{Actor: "t"}, sub.ID, "cancel", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	advanceUntil(t, clock, "stuck_ready resolved", func() bool { return rec.count(id, model.AlertResolved) == 1 })
 	if l, _ := nl.fsm.ListAlerts(fsm.AlertFilter{State: model.AlertResolved}); len(l.Alerts) != 1 {
 		t.Errorf("resolved list %+v, want the one incident", l.Alerts)
-	}
-}
-
-// TestWatchdog_QuorumWatch: quorum_lost is raised after 10 s without a
-// leader, notified once per outage, and resolved once.
-func TestWatchdog_QuorumWatch(t *testing.T) {
-	q := &quorumWatch{}
-	t0 := time.Now()
-	if n := q.step("n1", t0, false); n != nil {
-		t.Fatal("raised at once")
-	}
-	if n := q.step("n1", t0.Add(5*time.Second), false); n != nil {
-		t.Fatal("raised before 10 s")
-	}
-	n := q.step("n1", t0.Add(11*time.Second), false)
-	if n == nil || n.Event != model.AlertFiring || n.Alert.Rule != model.RuleQuorumLost {
-		t.Fatalf("got %+v, want quorum_lost firing", n)
-	}
-	if n := q.step("n1", t0.Add(30*time.Second), false); n != nil {
-		t.Error("notified twice in one outage")
-	}
-	if al := q.alerts(); len(al) != 1 || al[0].State != model.AlertFiring {
-		t.Errorf("alerts %+v", al)
-	}
-	n = q.step("n1", t0.Add(31*time.Second), true)
-	if n == nil || n.Event != model.AlertResolved {
-		t.Fatalf("got %+v, want resolved", n)
-	}
-	if n := q.step("n1", t0.Add(32*time.Second), true); n != nil {
-		t.Error("resolved twice")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) {
+func (s aclRoutes) aclBootstrap(w http.ResponseWriter, r *http.Request) {
 	c, err := caller(r)
 	if err != nil {
 		writeError(w, err)
@@ -15,14 +15,14 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.acl.ACLBootstrap(r.Context(), c))
 }
 
-func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+func (s aclRoutes) listTokens(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
 	reply(w)(s.b.acl.ListTokens(r.Context()))
 }
 
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
+func (s aclRoutes) createToken(w http.ResponseWriter, r *http.Request) {
 	c, err := caller(r)
 	if err != nil {
 		writeError(w, err)
@@ -40,7 +40,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.acl.CreateToken(r.Context(), c, req))
 }
 
-func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+func (s aclRoutes) revokeToken(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return

@@ -10,7 +10,7 @@ import (
 // maxSilence bounds how long a silence may last.
 const maxSilence = 366 * 24 * 3600 * 1000 // ms
 
-func (s *Server) listAlerts(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) listAlerts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	aq := model.AlertQuery{State: q.Get("state"), Task: q.Get("task"), Rule: q.Get("rule"), Cursor: q.Get("cursor")}
 	if aq.State != "" && aq.State != model.AlertFiring && aq.State != model.AlertResolved {
@@ -36,7 +36,7 @@ func (s *Server) listAlerts(w http.ResponseWriter, r *http.Request) {
 	s.list(w, r, &aq.Limit, func() (any, error) { return s.b.alerts.ListAlerts(r.Context(), aq) })
 }
 
-func (s *Server) putSilence(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) putSilence(w http.ResponseWriter, r *http.Request) {
 	c, err := caller(r)
 	if err != nil {
 		writeError(w, err)
@@ -95,14 +95,14 @@ func validSilence(req *model.SilenceRequest) error {
 	return nil
 }
 
-func (s *Server) listSilences(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) listSilences(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
 	reply(w)(s.b.alerts.ListSilences(r.Context()))
 }
 
-func (s *Server) deleteSilence(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) deleteSilence(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if id == "" || len(id) > 64 {
 		writeError(w, model.FieldErrorf("id", "want a silence id"))

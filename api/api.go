@@ -27,7 +27,25 @@ const (
 
 // Config configures the public API's handler.
 type Config struct {
-	Backend Backend
+	// The backend by role: each handler file calls only the role it
+	// serves (tasks.go the tasks, exec.go the executors, ...), and the
+	// read routes call Barrier first. Every role is required.
+	Barrier   BarrierBackend
+	Tasks     TaskBackend
+	Instances InstanceBackend
+	Executors ExecutorBackend
+	Cluster   ClusterBackend
+	ACL       ACLBackend
+	Secrets   SecretBackend
+	Channels  ChannelBackend
+	Live      LiveBackend
+	Console   ConsoleBackend
+	Alerts    AlertsBackend
+	// NodeID is this node's id (GET /v1/acl/whoami).
+	NodeID string
+	// Stopping is closed when the node shuts down: event streams and
+	// followed logs end.
+	Stopping <-chan struct{}
 	// Auth verifies credentials; every route but /healthz and /livez needs
 	// a principal with the route's role (see Routes). Default: everyone is
 	// an admin (no authentication).
@@ -70,9 +88,19 @@ type Server struct {
 	keepalive, logPoll, liveFlush time.Duration
 }
 
-// backends is the Backend by role: each handler file calls only the role
-// it serves (tasks.go the tasks, exec.go the executors, ...), and the
-// shared read barrier.
+// The route handlers by role: each type has the handlers of one role's
+// routes (tasks.go, instances.go, ...), over the Server.
+type (
+	taskRoutes     struct{ *Server }
+	instanceRoutes struct{ *Server }
+	execRoutes     struct{ *Server }
+	clusterRoutes  struct{ *Server }
+	aclRoutes      struct{ *Server }
+	alertRoutes    struct{ *Server }
+	consoleRoutes  struct{ *Server }
+)
+
+// backends are Config's roles.
 type backends struct {
 	barrier   BarrierBackend
 	tasks     TaskBackend
@@ -87,9 +115,9 @@ type backends struct {
 	alerts    AlertsBackend
 }
 
-func byRole(b Backend) backends {
-	return backends{barrier: b, tasks: b, instances: b, executors: b, cluster: b, acl: b, secrets: b,
-		channels: b, live: b, console: b, alerts: b}
+func byRole(c *Config) backends {
+	return backends{barrier: c.Barrier, tasks: c.Tasks, instances: c.Instances, executors: c.Executors, cluster: c.Cluster,
+		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, live: c.Live, console: c.Console, alerts: c.Alerts}
 }
 
 // New returns the public API's handler.
@@ -112,7 +140,7 @@ func New(cfg Config) *Server {
 	if cfg.Auth == nil {
 		cfg.Auth = openAuth{}
 	}
-	s := &Server{cfg: cfg, b: byRole(cfg.Backend), auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
+	s := &Server{cfg: cfg, b: byRole(&cfg), auth: cfg.Auth, mux: http.NewServeMux(), log: cfg.Logger.Named("api"),
 		keepalive: defaultKeepalive, logPoll: defaultLogPoll, liveFlush: defaultLiveFlush}
 	s.table = s.routes()
 	for _, r := range s.table {
@@ -126,65 +154,67 @@ func New(cfg Config) *Server {
 // ones below them (see model.Principal.Can); executor routes take an
 // executor token (or an admin's).
 func (s *Server) routes() []route {
+	taskR, instanceR, execR, clusterR := taskRoutes{s}, instanceRoutes{s}, execRoutes{s}, clusterRoutes{s}
+	aclR, alertR, consoleR := aclRoutes{s}, alertRoutes{s}, consoleRoutes{s}
 	reader, operator, writer, admin, executor := model.RoleReader, model.RoleOperator, model.RoleWriter, model.RoleAdmin, model.RoleExecutor
 	rs := []route{
-		{"GET /healthz", AccessOpen, s.health},
+		{"GET /healthz", AccessOpen, clusterR.health},
 		{"GET /livez", AccessOpen, s.live},
 		{"GET /v1/openapi.json", AccessOpen, s.openAPI},
-		{"PUT /v1/tasks/{name}", writer, s.putTask},
-		{"GET /v1/tasks", reader, s.listTasks},
-		{"GET /v1/tasks/{name}", reader, s.getTask},
-		{"DELETE /v1/tasks/{name}", writer, s.deleteTask},
-		{"POST /v1/tasks/{name}/pause", operator, s.pauseTask},
-		{"POST /v1/tasks/{name}/resume", operator, s.resumeTask},
-		{"GET /v1/tasks/{name}/history", reader, s.taskHistory},
-		{"GET /v1/tasks/{name}/events", reader, s.taskEvents},
-		{"GET /v1/tasks/{name}/calendar", reader, s.taskCalendar},
-		{"GET /v1/tasks/{name}/fires", reader, s.taskFires},
-		{"GET /v1/tasks/{name}/counts", reader, s.taskCounts},
-		{"POST /v1/tasks/{name}/trigger", operator, s.trigger},
-		{"POST /v1/tasks/{name}/submit", operator, s.submit},
-		{"POST /v1/tasks/{name}/backfill", operator, s.backfill},
-		{"GET /v1/instances", reader, s.listInstances},
-		{"GET /v1/instances/{id}", reader, s.getInstance},
-		{"GET /v1/instances/{id}/log", reader, s.instanceLog},
-		{"POST /v1/instances/{id}/approve", operator, s.decide("approve")},
-		{"POST /v1/instances/{id}/reject", operator, s.decide("reject")},
-		{"POST /v1/instances/{id}/cancel", operator, s.decide("cancel")},
-		{"POST /v1/instances/{id}/terminate", operator, s.decide("terminate")},
-		{"POST /v1/instances/{id}/approval", executor, s.requestApproval},
-		{"GET /v1/instances/{id}/approval", executor, s.approvalStatus},
-		{"POST /v1/executors/poll", executor, s.poll},
-		{"POST /v1/executors/heartbeat", executor, s.heartbeat},
-		{"POST /v1/attempts/{id}/complete", executor, s.complete},
-		{"POST /v1/attempts/complete", executor, s.completeBatch},
-		{"GET /v1/executors", reader, s.executors},
-		{"GET /v1/events", reader, s.events},
-		{"GET /v1/upcoming", reader, s.upcoming},
-		{"GET /v1/overview", reader, s.overview},
-		{"GET /v1/alerts", reader, s.listAlerts},
-		{"GET /v1/silences", reader, s.listSilences},
-		{"POST /v1/silences", operator, s.putSilence},
-		{"DELETE /v1/silences/{id}", operator, s.deleteSilence},
+		{"PUT /v1/tasks/{name}", writer, taskR.putTask},
+		{"GET /v1/tasks", reader, taskR.listTasks},
+		{"GET /v1/tasks/{name}", reader, taskR.getTask},
+		{"DELETE /v1/tasks/{name}", writer, taskR.deleteTask},
+		{"POST /v1/tasks/{name}/pause", operator, taskR.pauseTask},
+		{"POST /v1/tasks/{name}/resume", operator, taskR.resumeTask},
+		{"GET /v1/tasks/{name}/history", reader, taskR.taskHistory},
+		{"GET /v1/tasks/{name}/events", reader, taskR.taskEvents},
+		{"GET /v1/tasks/{name}/calendar", reader, consoleR.taskCalendar},
+		{"GET /v1/tasks/{name}/fires", reader, consoleR.taskFires},
+		{"GET /v1/tasks/{name}/counts", reader, consoleR.taskCounts},
+		{"POST /v1/tasks/{name}/trigger", operator, instanceR.trigger},
+		{"POST /v1/tasks/{name}/submit", operator, instanceR.submit},
+		{"POST /v1/tasks/{name}/backfill", operator, instanceR.backfill},
+		{"GET /v1/instances", reader, instanceR.listInstances},
+		{"GET /v1/instances/{id}", reader, instanceR.getInstance},
+		{"GET /v1/instances/{id}/log", reader, instanceR.instanceLog},
+		{"POST /v1/instances/{id}/approve", operator, instanceR.decide("approve")},
+		{"POST /v1/instances/{id}/reject", operator, instanceR.decide("reject")},
+		{"POST /v1/instances/{id}/cancel", operator, instanceR.decide("cancel")},
+		{"POST /v1/instances/{id}/terminate", operator, instanceR.decide("terminate")},
+		{"POST /v1/instances/{id}/approval", executor, instanceR.requestApproval},
+		{"GET /v1/instances/{id}/approval", executor, instanceR.approvalStatus},
+		{"POST /v1/executors/poll", executor, execR.poll},
+		{"POST /v1/executors/heartbeat", executor, execR.heartbeat},
+		{"POST /v1/attempts/{id}/complete", executor, execR.complete},
+		{"POST /v1/attempts/complete", executor, execR.completeBatch},
+		{"GET /v1/executors", reader, execR.executors},
+		{"GET /v1/events", reader, consoleR.events},
+		{"GET /v1/upcoming", reader, consoleR.upcoming},
+		{"GET /v1/overview", reader, consoleR.overview},
+		{"GET /v1/alerts", reader, alertR.listAlerts},
+		{"GET /v1/silences", reader, alertR.listSilences},
+		{"POST /v1/silences", operator, alertR.putSilence},
+		{"DELETE /v1/silences/{id}", operator, alertR.deleteSilence},
 
-		{"POST /v1/cluster/join", admin, s.join},
-		{"POST /v1/cluster/member-key", admin, s.memberKey},
-		{"GET /v1/cluster", reader, s.cluster},
-		{"DELETE /v1/cluster/{node}", admin, s.removeNode},
-		{"POST /v1/cluster/transfer", admin, s.transfer},
+		{"POST /v1/cluster/join", admin, clusterR.join},
+		{"POST /v1/cluster/member-key", admin, clusterR.memberKey},
+		{"GET /v1/cluster", reader, clusterR.cluster},
+		{"DELETE /v1/cluster/{node}", admin, clusterR.removeNode},
+		{"POST /v1/cluster/transfer", admin, clusterR.transfer},
 
-		{"GET /v1/acl/whoami", AccessAuthenticated, s.whoami},
-		{"POST /v1/acl/bootstrap", admin, s.aclBootstrap},
-		{"GET /v1/acl/tokens", admin, s.listTokens},
-		{"POST /v1/acl/tokens", admin, s.createToken},
-		{"DELETE /v1/acl/tokens/{name}", admin, s.revokeToken},
-		{"PUT /v1/secrets/{name}", writer, s.putSecret},
-		{"GET /v1/secrets", reader, s.listSecrets},
-		{"DELETE /v1/secrets/{name}", writer, s.deleteSecret},
-		{"PUT /v1/channels/{name}", writer, s.putChannel},
-		{"GET /v1/channels", reader, s.listChannels},
-		{"GET /v1/channels/{name}", reader, s.getChannel},
-		{"DELETE /v1/channels/{name}", writer, s.deleteChannel},
+		{"GET /v1/acl/whoami", AccessAuthenticated, consoleR.whoami},
+		{"POST /v1/acl/bootstrap", admin, aclR.aclBootstrap},
+		{"GET /v1/acl/tokens", admin, aclR.listTokens},
+		{"POST /v1/acl/tokens", admin, aclR.createToken},
+		{"DELETE /v1/acl/tokens/{name}", admin, aclR.revokeToken},
+		{"PUT /v1/secrets/{name}", writer, aclR.putSecret},
+		{"GET /v1/secrets", reader, aclR.listSecrets},
+		{"DELETE /v1/secrets/{name}", writer, aclR.deleteSecret},
+		{"PUT /v1/channels/{name}", writer, alertR.putChannel},
+		{"GET /v1/channels", reader, alertR.listChannels},
+		{"GET /v1/channels/{name}", reader, alertR.getChannel},
+		{"DELETE /v1/channels/{name}", writer, alertR.deleteChannel},
 	}
 	if s.cfg.Metrics != nil {
 		rs = append(rs, route{"GET /metrics", reader, s.cfg.Metrics.ServeHTTP})

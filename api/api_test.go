@@ -83,11 +83,53 @@ type fakeBackend struct {
 	ChannelsV *model.ChannelList
 }
 
-// One fake serves every role, the internal one included.
-var (
-	_ api.Backend         = (*fakeBackend)(nil)
-	_ api.InternalBackend = (*fakeBackend)(nil)
+// The fakes of the roles: each is a small type with its role's methods
+// alone, over one fakeBackend that holds the answers and records the
+// calls.
+type (
+	fakeBarrier   struct{ *fakeBackend }
+	fakeTasks     struct{ *fakeBackend }
+	fakeInstances struct{ *fakeBackend }
+	fakeExecutors struct{ *fakeBackend }
+	fakeCluster   struct{ *fakeBackend }
+	fakeACL       struct{ *fakeBackend }
+	fakeSecrets   struct{ *fakeBackend }
+	fakeChannels  struct{ *fakeBackend }
+	fakeLive      struct{ *fakeBackend }
+	fakeConsole   struct{ *fakeBackend }
+	fakeAlerts    struct{ *fakeBackend }
+	fakeInternal  struct{ *fakeBackend }
 )
+
+var (
+	_ api.BarrierBackend  = fakeBarrier{}
+	_ api.TaskBackend     = fakeTasks{}
+	_ api.InstanceBackend = fakeInstances{}
+	_ api.ExecutorBackend = fakeExecutors{}
+	_ api.ClusterBackend  = fakeCluster{}
+	_ api.ACLBackend      = fakeACL{}
+	_ api.SecretBackend   = fakeSecrets{}
+	_ api.ChannelBackend  = fakeChannels{}
+	_ api.LiveBackend     = fakeLive{}
+	_ api.ConsoleBackend  = fakeConsole{}
+	_ api.AlertsBackend   = fakeAlerts{}
+	_ api.InternalBackend = fakeInternal{}
+)
+
+// configure gives cfg a role fake over f for every role, and f's node id
+// and stop channel.
+func (f *fakeBackend) configure(cfg *api.Config) {
+	cfg.Barrier, cfg.Tasks, cfg.Instances, cfg.Executors = fakeBarrier{f}, fakeTasks{f}, fakeInstances{f}, fakeExecutors{f}
+	cfg.Cluster, cfg.ACL, cfg.Secrets, cfg.Channels = fakeCluster{f}, fakeACL{f}, fakeSecrets{f}, fakeChannels{f}
+	cfg.Live, cfg.Console, cfg.Alerts = fakeLive{f}, fakeConsole{f}, fakeAlerts{f}
+	cfg.NodeID, cfg.Stopping = f.nodeID(), f.stopping()
+}
+
+// withFakes is cfg with the role fakes over f.
+func withFakes(f *fakeBackend, cfg api.Config) api.Config {
+	f.configure(&cfg)
+	return cfg
+}
 
 func (f *fakeBackend) record(ctx context.Context, c call) {
 	f.mu.Lock()
@@ -122,12 +164,12 @@ func (f *fakeBackend) write(name string) (*model.WriteResult, error) {
 	return &model.WriteResult{Name: name, Version: 1, Changed: true}, nil
 }
 
-func (f *fakeBackend) PutTask(ctx context.Context, c api.Caller, t *model.Task, o api.PutOptions) (*model.WriteResult, error) {
+func (f fakeTasks) PutTask(ctx context.Context, c api.Caller, t *model.Task, o api.PutOptions) (*model.WriteResult, error) {
 	f.record(ctx, call{Method: "PutTask", Caller: c, Name: t.Name, Task: t, Put: o})
 	return f.write(t.Name)
 }
 
-func (f *fakeBackend) PlanTask(ctx context.Context, t *model.Task, o api.PutOptions) (*model.TaskPlan, error) {
+func (f fakeTasks) PlanTask(ctx context.Context, t *model.Task, o api.PutOptions) (*model.TaskPlan, error) {
 	f.record(ctx, call{Method: "PlanTask", Name: t.Name, Task: t, Put: o})
 	if f.Err != nil {
 		return nil, f.Err
@@ -135,22 +177,22 @@ func (f *fakeBackend) PlanTask(ctx context.Context, t *model.Task, o api.PutOpti
 	return &model.TaskPlan{Name: t.Name, Op: model.PlanCreate, Task: t}, nil
 }
 
-func (f *fakeBackend) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+func (f fakeTasks) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
 	f.record(ctx, call{Method: "DeleteTask", Caller: c, Name: name})
 	return f.write(name)
 }
 
-func (f *fakeBackend) PauseTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+func (f fakeTasks) PauseTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
 	f.record(ctx, call{Method: "PauseTask", Caller: c, Name: name})
 	return f.write(name)
 }
 
-func (f *fakeBackend) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+func (f fakeTasks) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
 	f.record(ctx, call{Method: "ResumeTask", Caller: c, Name: name})
 	return f.write(name)
 }
 
-func (f *fakeBackend) GetTask(ctx context.Context, name string) (*model.Task, error) {
+func (f fakeTasks) GetTask(ctx context.Context, name string) (*model.Task, error) {
 	f.record(ctx, call{Method: "GetTask", Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -161,7 +203,7 @@ func (f *fakeBackend) GetTask(ctx context.Context, name string) (*model.Task, er
 	return &model.Task{Name: name}, nil
 }
 
-func (f *fakeBackend) ListTasks(ctx context.Context, flt model.TaskFilter) (*model.TaskList, error) {
+func (f fakeTasks) ListTasks(ctx context.Context, flt model.TaskFilter) (*model.TaskList, error) {
 	f.record(ctx, call{Method: "ListTasks", Filter: flt})
 	if f.Err != nil {
 		return nil, f.Err
@@ -172,7 +214,7 @@ func (f *fakeBackend) ListTasks(ctx context.Context, flt model.TaskFilter) (*mod
 	return &model.TaskList{Tasks: []model.Task{}}, nil
 }
 
-func (f *fakeBackend) TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error) {
+func (f fakeTasks) TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error) {
 	f.record(ctx, call{Method: "TaskHistory", Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -183,7 +225,7 @@ func (f *fakeBackend) TaskHistory(ctx context.Context, name string) (*model.Task
 	return &model.TaskHistory{Name: name}, nil
 }
 
-func (f *fakeBackend) TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error) {
+func (f fakeTasks) TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error) {
 	f.record(ctx, call{Method: "TaskEvents", Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -194,7 +236,7 @@ func (f *fakeBackend) TaskEvents(ctx context.Context, name string) (*model.TaskE
 	return &model.TaskEvents{Task: name, Events: []model.Event{}}, nil
 }
 
-func (f *fakeBackend) Submit(ctx context.Context, c api.Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error) {
+func (f fakeInstances) Submit(ctx context.Context, c api.Caller, task string, reqs []model.SubmitRequest) (*model.SubmitResult, error) {
 	f.record(ctx, call{Method: "Submit", Caller: c, Name: task, Submit: reqs})
 	if f.Err != nil {
 		return nil, f.Err
@@ -209,7 +251,7 @@ func (f *fakeBackend) Submit(ctx context.Context, c api.Caller, task string, req
 	return res, nil
 }
 
-func (f *fakeBackend) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
+func (f fakeInstances) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
 	f.record(ctx, call{Method: "Trigger", Caller: c, Name: task, Trigger: req})
 	if f.Err != nil {
 		return nil, f.Err
@@ -220,7 +262,7 @@ func (f *fakeBackend) Trigger(ctx context.Context, c api.Caller, task string, re
 	return &model.Submitted{ID: model.FormatID(1), State: model.StateReady}, nil
 }
 
-func (f *fakeBackend) GetInstance(ctx context.Context, id string) (*model.Instance, error) {
+func (f fakeInstances) GetInstance(ctx context.Context, id string) (*model.Instance, error) {
 	f.record(ctx, call{Method: "GetInstance", Name: id})
 	if f.Err != nil {
 		return nil, f.Err
@@ -231,7 +273,7 @@ func (f *fakeBackend) GetInstance(ctx context.Context, id string) (*model.Instan
 	return &model.Instance{ID: id}, nil
 }
 
-func (f *fakeBackend) ListInstances(ctx context.Context, flt model.InstanceFilter) (*model.InstanceList, error) {
+func (f fakeInstances) ListInstances(ctx context.Context, flt model.InstanceFilter) (*model.InstanceList, error) {
 	f.record(ctx, call{Method: "ListInstances", Instances: flt})
 	if f.Err != nil {
 		return nil, f.Err
@@ -242,7 +284,7 @@ func (f *fakeBackend) ListInstances(ctx context.Context, flt model.InstanceFilte
 	return &model.InstanceList{Instances: []model.Instance{}}, nil
 }
 
-func (f *fakeBackend) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
+func (f fakeInstances) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
 	f.record(ctx, call{Method: "InstanceLog", Name: id, Offset: offset})
 	if f.Err != nil {
 		return nil, f.Err
@@ -253,7 +295,7 @@ func (f *fakeBackend) InstanceLog(ctx context.Context, id string, offset int64) 
 	return &model.InstanceLog{InstanceID: id, Offset: offset}, nil
 }
 
-func (f *fakeBackend) Decide(ctx context.Context, c api.Caller, id, action string, attempt int, comment string) (string, error) {
+func (f fakeInstances) Decide(ctx context.Context, c api.Caller, id, action string, attempt int, comment string) (string, error) {
 	f.record(ctx, call{Method: "Decide", Caller: c, Name: id, Cmd: action})
 	if f.Err != nil {
 		return "", f.Err
@@ -261,7 +303,7 @@ func (f *fakeBackend) Decide(ctx context.Context, c api.Caller, id, action strin
 	return model.StateCanceled, nil
 }
 
-func (f *fakeBackend) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
+func (f fakeExecutors) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
 	f.record(ctx, call{Method: "Poll", Name: req.Executor})
 	if f.Err != nil {
 		return nil, f.Err
@@ -269,7 +311,7 @@ func (f *fakeBackend) Poll(ctx context.Context, req model.PollRequest) (*model.P
 	return &model.PollResponse{Jobs: []model.Job{}}, nil
 }
 
-func (f *fakeBackend) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
+func (f fakeExecutors) Heartbeat(ctx context.Context, req model.HeartbeatRequest) (*model.HeartbeatResponse, error) {
 	f.record(ctx, call{Method: "Heartbeat", Name: req.Executor})
 	if f.Err != nil {
 		return nil, f.Err
@@ -277,7 +319,7 @@ func (f *fakeBackend) Heartbeat(ctx context.Context, req model.HeartbeatRequest)
 	return &model.HeartbeatResponse{Stop: []model.StopAttempt{}}, nil
 }
 
-func (f *fakeBackend) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
+func (f fakeExecutors) Complete(ctx context.Context, c api.Caller, executionID string, req model.CompleteRequest) (string, error) {
 	f.record(ctx, call{Method: "Complete", Caller: c, Name: executionID})
 	if f.Err != nil {
 		return "", f.Err
@@ -285,7 +327,7 @@ func (f *fakeBackend) Complete(ctx context.Context, c api.Caller, executionID st
 	return model.StateSuccess, nil
 }
 
-func (f *fakeBackend) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
+func (f fakeExecutors) CompleteBatch(ctx context.Context, c api.Caller, items []model.CompleteItem) ([]model.CompleteOutcome, error) {
 	f.record(ctx, call{Method: "CompleteBatch", Caller: c})
 	if f.Err != nil {
 		return nil, f.Err
@@ -293,7 +335,7 @@ func (f *fakeBackend) CompleteBatch(ctx context.Context, c api.Caller, items []m
 	return make([]model.CompleteOutcome, len(items)), nil
 }
 
-func (f *fakeBackend) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
+func (f fakeInstances) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
 	f.record(ctx, call{Method: "Backfill", Caller: c, Name: task})
 	if f.Err != nil {
 		return nil, f.Err
@@ -303,7 +345,7 @@ func (f *fakeBackend) Backfill(ctx context.Context, c api.Caller, task string, r
 
 // ReadBarrier counts barriers apart from the calls (Barriers): every
 // read makes one by default.
-func (f *fakeBackend) ReadBarrier(ctx context.Context) error {
+func (f fakeBarrier) ReadBarrier(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.barriers++
@@ -317,17 +359,17 @@ func (f *fakeBackend) Barriers() int {
 	return f.barriers
 }
 
-func (f *fakeBackend) Join(ctx context.Context, req model.JoinRequest) error {
+func (f fakeCluster) Join(ctx context.Context, req model.JoinRequest) error {
 	f.record(ctx, call{Method: "Join", Join: req})
 	return f.Err
 }
 
-func (f *fakeBackend) MemberKey(ctx context.Context) (*model.MemberKey, error) {
+func (f fakeCluster) MemberKey(ctx context.Context) (*model.MemberKey, error) {
 	f.record(ctx, call{Method: "MemberKey"})
 	return &model.MemberKey{Key: []byte("key"), Required: true}, f.Err
 }
 
-func (f *fakeBackend) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
+func (f fakeCluster) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 	f.record(ctx, call{Method: "Cluster"})
 	if f.Err != nil {
 		return nil, f.Err
@@ -338,17 +380,17 @@ func (f *fakeBackend) Cluster(ctx context.Context) (*model.ClusterStatus, error)
 	return &model.ClusterStatus{}, nil
 }
 
-func (f *fakeBackend) RemoveNode(ctx context.Context, id string) error {
+func (f fakeCluster) RemoveNode(ctx context.Context, id string) error {
 	f.record(ctx, call{Method: "RemoveNode", Name: id})
 	return f.Err
 }
 
-func (f *fakeBackend) Transfer(ctx context.Context, id string) error {
+func (f fakeCluster) Transfer(ctx context.Context, id string) error {
 	f.record(ctx, call{Method: "Transfer", Name: id})
 	return f.Err
 }
 
-func (f *fakeBackend) Health(ctx context.Context) *model.Health {
+func (f fakeCluster) Health(ctx context.Context) *model.Health {
 	f.record(ctx, call{Method: "Health"})
 	if f.HealthV != nil {
 		return f.HealthV
@@ -356,7 +398,7 @@ func (f *fakeBackend) Health(ctx context.Context) *model.Health {
 	return &model.Health{Node: "n1", Role: model.RoleLeader}
 }
 
-func (f *fakeBackend) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error) {
+func (f fakeInternal) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error) {
 	f.record(ctx, call{Method: "ApplyForwarded", Cmd: string(cmd)})
 	if f.Err != nil {
 		return nil, f.Err
@@ -364,12 +406,12 @@ func (f *fakeBackend) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, e
 	return f.Applied, nil
 }
 
-func (f *fakeBackend) WaitApplied(ctx context.Context, index uint64) error {
+func (f fakeInternal) WaitApplied(ctx context.Context, index uint64) error {
 	f.record(ctx, call{Method: "WaitApplied"})
 	return f.Err
 }
 
-func (f *fakeBackend) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
+func (f fakeInternal) ReadIndex(ctx context.Context, known uint64) (uint64, error) {
 	f.record(ctx, call{Method: "ReadIndex"})
 	if f.Err != nil {
 		return 0, f.Err
@@ -377,7 +419,7 @@ func (f *fakeBackend) ReadIndex(ctx context.Context, known uint64) (uint64, erro
 	return f.ReadIdx, nil
 }
 
-func (f *fakeBackend) Executors(ctx context.Context) (*model.ExecutorList, error) {
+func (f fakeExecutors) Executors(ctx context.Context) (*model.ExecutorList, error) {
 	f.record(ctx, call{Method: "Executors"})
 	if f.Err != nil {
 		return nil, f.Err
@@ -385,17 +427,17 @@ func (f *fakeBackend) Executors(ctx context.Context) (*model.ExecutorList, error
 	return &model.ExecutorList{Executors: []model.ExecutorStatus{}}, nil
 }
 
-func (f *fakeBackend) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken, error) {
+func (f fakeACL) ACLBootstrap(ctx context.Context, c api.Caller) (*model.ACLToken, error) {
 	f.record(ctx, call{Method: "ACLBootstrap", Caller: c})
 	return f.token("bootstrap")
 }
 
-func (f *fakeBackend) CreateToken(ctx context.Context, c api.Caller, req model.ACLTokenRequest) (*model.ACLToken, error) {
+func (f fakeACL) CreateToken(ctx context.Context, c api.Caller, req model.ACLTokenRequest) (*model.ACLToken, error) {
 	f.record(ctx, call{Method: "CreateToken", Caller: c, Name: req.Name})
 	return f.token(req.Name)
 }
 
-func (f *fakeBackend) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
+func (f fakeACL) ListTokens(ctx context.Context) (*model.ACLTokenList, error) {
 	f.record(ctx, call{Method: "ListTokens"})
 	if f.Err != nil {
 		return nil, f.Err
@@ -403,7 +445,7 @@ func (f *fakeBackend) ListTokens(ctx context.Context) (*model.ACLTokenList, erro
 	return &model.ACLTokenList{Tokens: []model.ACLToken{}}, nil
 }
 
-func (f *fakeBackend) RevokeToken(ctx context.Context, c api.Caller, name string) (*model.ACLToken, error) {
+func (f fakeACL) RevokeToken(ctx context.Context, c api.Caller, name string) (*model.ACLToken, error) {
 	f.record(ctx, call{Method: "RevokeToken", Caller: c, Name: name})
 	return f.token(name)
 }
@@ -415,12 +457,12 @@ func (f *fakeBackend) token(name string) (*model.ACLToken, error) {
 	return &model.ACLToken{Name: name, Role: model.RoleAdmin}, nil
 }
 
-func (f *fakeBackend) PutSecret(ctx context.Context, c api.Caller, name, value string) (*model.Secret, error) {
+func (f fakeSecrets) PutSecret(ctx context.Context, c api.Caller, name, value string) (*model.Secret, error) {
 	f.record(ctx, call{Method: "PutSecret", Caller: c, Name: name})
 	return f.secret(name)
 }
 
-func (f *fakeBackend) ListSecrets(ctx context.Context) (*model.SecretList, error) {
+func (f fakeSecrets) ListSecrets(ctx context.Context) (*model.SecretList, error) {
 	f.record(ctx, call{Method: "ListSecrets"})
 	if f.Err != nil {
 		return nil, f.Err
@@ -428,7 +470,7 @@ func (f *fakeBackend) ListSecrets(ctx context.Context) (*model.SecretList, error
 	return &model.SecretList{Secrets: []model.Secret{}}, nil
 }
 
-func (f *fakeBackend) DeleteSecret(ctx context.Context, c api.Caller, name string) (*model.Secret, error) {
+func (f fakeSecrets) DeleteSecret(ctx context.Context, c api.Caller, name string) (*model.Secret, error) {
 	f.record(ctx, call{Method: "DeleteSecret", Caller: c, Name: name})
 	return f.secret(name)
 }
@@ -440,7 +482,7 @@ func (f *fakeBackend) secret(name string) (*model.Secret, error) {
 	return &model.Secret{Name: name, Version: 1}, nil
 }
 
-func (f *fakeBackend) PutChannel(ctx context.Context, c api.Caller, name string, ch *model.Channel) (*model.Channel, error) {
+func (f fakeChannels) PutChannel(ctx context.Context, c api.Caller, name string, ch *model.Channel) (*model.Channel, error) {
 	f.record(ctx, call{Method: "PutChannel", Caller: c, Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -450,7 +492,7 @@ func (f *fakeBackend) PutChannel(ctx context.Context, c api.Caller, name string,
 	return &out, nil
 }
 
-func (f *fakeBackend) ListChannels(ctx context.Context) (*model.ChannelList, error) {
+func (f fakeChannels) ListChannels(ctx context.Context) (*model.ChannelList, error) {
 	f.record(ctx, call{Method: "ListChannels"})
 	if f.Err != nil {
 		return nil, f.Err
@@ -461,7 +503,7 @@ func (f *fakeBackend) ListChannels(ctx context.Context) (*model.ChannelList, err
 	return &model.ChannelList{Channels: []model.Channel{}}, nil
 }
 
-func (f *fakeBackend) GetChannel(ctx context.Context, name string) (*model.Channel, error) {
+func (f fakeChannels) GetChannel(ctx context.Context, name string) (*model.Channel, error) {
 	f.record(ctx, call{Method: "GetChannel", Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -472,7 +514,7 @@ func (f *fakeBackend) GetChannel(ctx context.Context, name string) (*model.Chann
 	return &model.Channel{Name: name, Type: model.ChannelWebhook, URL: "https://h/x"}, nil
 }
 
-func (f *fakeBackend) DeleteChannel(ctx context.Context, c api.Caller, name string) (*model.Channel, error) {
+func (f fakeChannels) DeleteChannel(ctx context.Context, c api.Caller, name string) (*model.Channel, error) {
 	f.record(ctx, call{Method: "DeleteChannel", Caller: c, Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -491,7 +533,7 @@ type request struct {
 // serve sends req to a server built from cfg with fb as its backend.
 func serve(t *testing.T, cfg api.Config, fb *fakeBackend, req request) *httptest.ResponseRecorder {
 	t.Helper()
-	cfg.Backend = fb
+	fb.configure(&cfg)
 	s := api.New(cfg)
 	var r *http.Request
 	if req.body == "" {
@@ -1122,7 +1164,7 @@ func TestServer_MaxBody(t *testing.T) {
 	}
 }
 
-func (f *fakeBackend) ListAlerts(ctx context.Context, q model.AlertQuery) (*model.AlertList, error) {
+func (f fakeAlerts) ListAlerts(ctx context.Context, q model.AlertQuery) (*model.AlertList, error) {
 	f.record(ctx, call{Method: "ListAlerts", Name: q.State + "|" + q.Task + "|" + q.Rule + "|" + q.Cursor, N: q.Limit})
 	if f.Err != nil {
 		return nil, f.Err
@@ -1130,7 +1172,7 @@ func (f *fakeBackend) ListAlerts(ctx context.Context, q model.AlertQuery) (*mode
 	return &model.AlertList{Alerts: []model.Alert{}}, nil
 }
 
-func (f *fakeBackend) PutSilence(ctx context.Context, c api.Caller, req model.SilenceRequest) (*model.Silence, error) {
+func (f fakeAlerts) PutSilence(ctx context.Context, c api.Caller, req model.SilenceRequest) (*model.Silence, error) {
 	f.record(ctx, call{Method: "PutSilence", Caller: c, Name: req.Task})
 	if f.Err != nil {
 		return nil, f.Err
@@ -1138,7 +1180,7 @@ func (f *fakeBackend) PutSilence(ctx context.Context, c api.Caller, req model.Si
 	return &model.Silence{ID: "s1", Task: req.Task, Rule: req.Rule, Labels: req.Labels, Comment: req.Comment}, nil
 }
 
-func (f *fakeBackend) ListSilences(ctx context.Context) (*model.SilenceList, error) {
+func (f fakeAlerts) ListSilences(ctx context.Context) (*model.SilenceList, error) {
 	f.record(ctx, call{Method: "ListSilences"})
 	if f.Err != nil {
 		return nil, f.Err
@@ -1146,7 +1188,7 @@ func (f *fakeBackend) ListSilences(ctx context.Context) (*model.SilenceList, err
 	return &model.SilenceList{Silences: []model.Silence{}}, nil
 }
 
-func (f *fakeBackend) DeleteSilence(ctx context.Context, c api.Caller, id string) error {
+func (f fakeAlerts) DeleteSilence(ctx context.Context, c api.Caller, id string) error {
 	f.record(ctx, call{Method: "DeleteSilence", Caller: c, Name: id})
 	return f.Err
 }

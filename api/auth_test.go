@@ -79,7 +79,7 @@ func sampleRequest(pattern string) request {
 // 401 without a token, 403 below the route's role, served at or above it.
 func TestServer_RoleMatrix(t *testing.T) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
-	routes := api.New(api.Config{Backend: &fakeBackend{}, Metrics: metrics}).Routes()
+	routes := api.New(withFakes(&fakeBackend{}, api.Config{Metrics: metrics})).Routes()
 	rank := map[string]int{model.RoleReader: 1, model.RoleOperator: 2, model.RoleWriter: 3, model.RoleAdmin: 4}
 	allowed := func(role, access string) bool {
 		switch {
@@ -220,7 +220,7 @@ func TestServer_ActorIsTheToken(t *testing.T) {
 // answered at once, without waiting for a body that never comes, and its
 // connection is closed.
 func TestServer_RefusedBodyNotRead(t *testing.T) {
-	srv := httptest.NewServer(api.New(api.Config{Backend: &fakeBackend{}, Auth: roleTokens}))
+	srv := httptest.NewServer(api.New(withFakes(&fakeBackend{}, api.Config{Auth: roleTokens})))
 	defer srv.Close()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {

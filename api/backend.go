@@ -13,12 +13,11 @@ type Caller struct {
 	RequestID string
 }
 
-// The backend is split by role: each handler file calls only the role it
-// serves, and Backend composes the roles of the public API. The
-// node-to-node endpoints have their own handler and InternalBackend
-// (internal.go). Implementations return errors that match the model
-// sentinels (model.ErrNotFound, ...) with errors.Is; *model.Error values
-// keep their field and message.
+// The backend is split by role (Config takes each): each handler file
+// calls only the role it serves. The node-to-node endpoints have their
+// own handler and InternalBackend (internal.go). Implementations return
+// errors that match the model sentinels (model.ErrNotFound, ...) with
+// errors.Is; *model.Error values keep their field and message.
 
 // PutOptions qualify a task write.
 type PutOptions struct {
@@ -27,21 +26,6 @@ type PutOptions struct {
 	// "paused" key. Paused is operational state, changed by pause and
 	// resume or by a body that sets it.
 	KeepPaused bool
-}
-
-// Backend is everything the public API's handlers need from an agent.
-type Backend interface {
-	BarrierBackend
-	TaskBackend
-	InstanceBackend
-	ExecutorBackend
-	ClusterBackend
-	ACLBackend
-	SecretBackend
-	ChannelBackend
-	LiveBackend
-	ConsoleBackend
-	AlertsBackend
 }
 
 // BarrierBackend makes reads linearizable, the default of every read
@@ -120,6 +104,9 @@ type ACLBackend interface {
 	CreateToken(ctx context.Context, c Caller, req model.ACLTokenRequest) (*model.ACLToken, error)
 	ListTokens(ctx context.Context) (*model.ACLTokenList, error)
 	RevokeToken(ctx context.Context, c Caller, name string) (*model.ACLToken, error)
+	// ACLEnabled reports whether the node asks for credentials (ACLs
+	// bootstrapped or a management token set).
+	ACLEnabled() bool
 }
 
 // SecretBackend stores secrets. Values go in and never come out.

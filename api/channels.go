@@ -6,7 +6,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func (s *Server) putChannel(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) putChannel(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return
@@ -28,7 +28,7 @@ func (s *Server) putChannel(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.channels.PutChannel(r.Context(), c, name, &ch))
 }
 
-func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) listChannels(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
@@ -36,7 +36,7 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) {
 	reply(w)(redactFor(PrincipalFrom(r.Context()), l), err)
 }
 
-func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) getChannel(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if err := model.ValidateName("name", name); err != nil {
 		writeError(w, err)
@@ -49,7 +49,7 @@ func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
 	reply(w)(redactFor(PrincipalFrom(r.Context()), ch), err)
 }
 
-func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) {
+func (s alertRoutes) deleteChannel(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return

@@ -10,7 +10,7 @@ import (
 
 // health answers the node's health: 200, or 503 with the same JSON when
 // the node is not healthy (its Problem says why).
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+func (s clusterRoutes) health(w http.ResponseWriter, r *http.Request) {
 	h := s.b.cluster.Health(r.Context())
 	code := http.StatusOK
 	if h.Problem != "" {
@@ -19,7 +19,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, h)
 }
 
-func (s *Server) join(w http.ResponseWriter, r *http.Request) {
+func (s clusterRoutes) join(w http.ResponseWriter, r *http.Request) {
 	var req model.JoinRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, err)
@@ -42,18 +42,18 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-func (s *Server) memberKey(w http.ResponseWriter, r *http.Request) {
+func (s clusterRoutes) memberKey(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.cluster.MemberKey(r.Context()))
 }
 
-func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+func (s clusterRoutes) cluster(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
 	reply(w)(s.b.cluster.Cluster(r.Context()))
 }
 
-func (s *Server) removeNode(w http.ResponseWriter, r *http.Request) {
+func (s clusterRoutes) removeNode(w http.ResponseWriter, r *http.Request) {
 	id, err := pathName(r, "node")
 	if err != nil {
 		writeError(w, err)
@@ -66,7 +66,7 @@ func (s *Server) removeNode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-func (s *Server) transfer(w http.ResponseWriter, r *http.Request) {
+func (s clusterRoutes) transfer(w http.ResponseWriter, r *http.Request) {
 	var req model.TransferRequest
 	if r.ContentLength != 0 {
 		if err := decode(r, &req); err != nil {

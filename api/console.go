@@ -17,28 +17,28 @@ const (
 	maxFires            = 200
 )
 
-func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+func (s consoleRoutes) overview(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
 	reply(w)(s.b.console.Overview(r.Context()))
 }
 
-func (s *Server) taskCalendar(w http.ResponseWriter, r *http.Request) {
+func (s consoleRoutes) taskCalendar(w http.ResponseWriter, r *http.Request) {
 	s.taskIntRead(w, r, "days", defaultCalendarDays, maxCalendarDays,
 		func(ctx contextT, name string, days int) (any, error) {
 			return s.b.console.TaskCalendar(ctx, name, days)
 		})
 }
 
-func (s *Server) taskFires(w http.ResponseWriter, r *http.Request) {
+func (s consoleRoutes) taskFires(w http.ResponseWriter, r *http.Request) {
 	s.taskIntRead(w, r, "n", defaultFires, maxFires,
 		func(ctx contextT, name string, n int) (any, error) { return s.b.console.TaskFires(ctx, name, n) })
 }
 
 // taskIntRead serves a read of one task that takes the integer query
 // parameter key (def when absent, 1 to hi): calendar?days=, fires?n=.
-func (s *Server) taskIntRead(w http.ResponseWriter, r *http.Request, key string, def, hi int, fn func(ctx contextT, name string, n int) (any, error)) {
+func (s consoleRoutes) taskIntRead(w http.ResponseWriter, r *http.Request, key string, def, hi int, fn func(ctx contextT, name string, n int) (any, error)) {
 	n, err := intParam(r.URL.Query(), key, def, 1, hi)
 	if err != nil {
 		writeError(w, err)
@@ -48,7 +48,7 @@ func (s *Server) taskIntRead(w http.ResponseWriter, r *http.Request, key string,
 }
 
 // taskCounts serves GET /v1/tasks/{name}/counts?source=&from=&to=.
-func (s *Server) taskCounts(w http.ResponseWriter, r *http.Request) {
+func (s consoleRoutes) taskCounts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := model.CountFilter{Source: q.Get("source")}
 	err := validSource(f.Source)

@@ -14,29 +14,29 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func (f *fakeBackend) Overview(ctx context.Context) (*model.Overview, error) {
+func (f fakeConsole) Overview(ctx context.Context) (*model.Overview, error) {
 	f.record(ctx, call{Method: "Overview"})
-	return answer(f, f.OverviewV, &model.Overview{})
+	return answer(f.fakeBackend, f.OverviewV, &model.Overview{})
 }
 
-func (f *fakeBackend) TaskSummaries(ctx context.Context, flt model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
+func (f fakeConsole) TaskSummaries(ctx context.Context, flt model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
 	f.record(ctx, call{Method: "TaskSummaries", Filter: flt, N: runs})
-	return answer(f, f.Summaries, &model.TaskSummaryList{Tasks: []model.SummarizedTask{}})
+	return answer(f.fakeBackend, f.Summaries, &model.TaskSummaryList{Tasks: []model.SummarizedTask{}})
 }
 
-func (f *fakeBackend) TaskCalendar(ctx context.Context, name string, days int) (*model.TaskCalendar, error) {
+func (f fakeConsole) TaskCalendar(ctx context.Context, name string, days int) (*model.TaskCalendar, error) {
 	f.record(ctx, call{Method: "TaskCalendar", Name: name, N: days})
-	return answer(f, f.Calendar, &model.TaskCalendar{Task: name, Days: []model.CalendarDay{}})
+	return answer(f.fakeBackend, f.Calendar, &model.TaskCalendar{Task: name, Days: []model.CalendarDay{}})
 }
 
-func (f *fakeBackend) TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error) {
+func (f fakeConsole) TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error) {
 	f.record(ctx, call{Method: "TaskFires", Name: name, N: n})
-	return answer(f, f.Fires, &model.TaskFires{Fires: []model.FirePreview{}})
+	return answer(f.fakeBackend, f.Fires, &model.TaskFires{Fires: []model.FirePreview{}})
 }
 
-func (f *fakeBackend) TaskCounts(ctx context.Context, name string, flt model.CountFilter) (*model.InstanceCounts, error) {
+func (f fakeConsole) TaskCounts(ctx context.Context, name string, flt model.CountFilter) (*model.InstanceCounts, error) {
 	f.record(ctx, call{Method: "TaskCounts", Name: name, Counts: flt})
-	return answer(f, f.CountsV, &model.InstanceCounts{Counts: map[string]int{}})
+	return answer(f.fakeBackend, f.CountsV, &model.InstanceCounts{Counts: map[string]int{}})
 }
 
 // answer returns the fake's error if set, else its configured value, else

@@ -26,7 +26,7 @@ func decodeExec[T any](w http.ResponseWriter, r *http.Request, executor func(*T)
 	return &req, true
 }
 
-func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
+func (s execRoutes) poll(w http.ResponseWriter, r *http.Request) {
 	req, ok := decodeExec(w, r, func(q *model.PollRequest) string { return q.Executor })
 	if !ok {
 		return
@@ -59,7 +59,7 @@ func (s *Server) poll(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.executors.Poll(r.Context(), *req))
 }
 
-func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
+func (s execRoutes) heartbeat(w http.ResponseWriter, r *http.Request) {
 	req, ok := decodeExec(w, r, func(q *model.HeartbeatRequest) string { return q.Executor })
 	if !ok {
 		return
@@ -77,7 +77,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.executors.Heartbeat(r.Context(), *req))
 }
 
-func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
+func (s execRoutes) complete(w http.ResponseWriter, r *http.Request) {
 	c, err := caller(r)
 	if err != nil {
 		writeError(w, err)
@@ -97,7 +97,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 
 // completeBatch takes several attempt reports in one request (executors
 // batch their reports under load).
-func (s *Server) completeBatch(w http.ResponseWriter, r *http.Request) {
+func (s execRoutes) completeBatch(w http.ResponseWriter, r *http.Request) {
 	c, err := caller(r)
 	if err != nil {
 		writeError(w, err)
@@ -129,7 +129,7 @@ func (s *Server) completeBatch(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.executors.CompleteBatch(r.Context(), c, items))
 }
 
-func (s *Server) executors(w http.ResponseWriter, r *http.Request) {
+func (s execRoutes) executors(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.executors.Executors(r.Context()))
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) trigger(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return
@@ -47,7 +47,7 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request) {
 
 // submit takes one submission object or an array of up to
 // model.MaxSubmitBatch.
-func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) submit(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return
@@ -141,7 +141,7 @@ func decodeBatch(body []byte) ([]model.SubmitRequest, error) {
 	return reqs, nil
 }
 
-func (s *Server) getInstance(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := model.ParseID(id); err != nil {
 		writeError(w, err)
@@ -159,7 +159,7 @@ var instanceStates = map[string]bool{
 	model.StateBlocked: true, model.StateSkipped: true, model.StateCanceled: true,
 }
 
-func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) listInstances(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := model.InstanceFilter{Task: q.Get("task"), State: q.Get("state"), Cursor: q.Get("cursor")}
 	if f.Task != "" {
@@ -193,7 +193,7 @@ func (s *Server) listInstances(w http.ResponseWriter, r *http.Request) {
 	s.list(w, r, &f.Limit, func() (any, error) { return s.b.instances.ListInstances(r.Context(), f) })
 }
 
-func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) backfill(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return
@@ -221,7 +221,7 @@ func (s *Server) backfill(w http.ResponseWriter, r *http.Request) {
 }
 
 // decide serves approve, reject, cancel and terminate.
-func (s *Server) decide(action string) http.HandlerFunc {
+func (s instanceRoutes) decide(action string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, c, ok := writeTarget(w, r, "id")
 		if !ok {
@@ -248,7 +248,7 @@ func (s *Server) decide(action string) http.HandlerFunc {
 }
 
 // requestApproval is called by a running script (ax approval request).
-func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) requestApproval(w http.ResponseWriter, r *http.Request) {
 	id, c, ok := writeTarget(w, r, "id")
 	if !ok {
 		return
@@ -280,7 +280,7 @@ func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request) {
 // executor, and nothing else of the instance. It always reads
 // linearizably: a stale read would take a decision for not made yet, or
 // a new attempt for not started.
-func (s *Server) approvalStatus(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) approvalStatus(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := model.ParseID(id); err != nil {
 		writeError(w, err)
@@ -313,7 +313,7 @@ func (s *Server) approvalStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, in.ApprovalOf(n))
 }
 
-func (s *Server) instanceLog(w http.ResponseWriter, r *http.Request) {
+func (s instanceRoutes) instanceLog(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := model.ParseID(id); err != nil {
 		writeError(w, err)

@@ -18,7 +18,7 @@ import (
 // as its backend.
 func serveInternal(t *testing.T, cfg api.InternalConfig, fb *fakeBackend, req request) *httptest.ResponseRecorder {
 	t.Helper()
-	cfg.Backend = fb
+	cfg.Backend = fakeInternal{fb}
 	var body io.Reader
 	if req.body != "" {
 		body = strings.NewReader(req.body)
@@ -147,7 +147,7 @@ func TestInternal_ErrorMapping(t *testing.T) {
 // handler and every other path to the public API.
 func TestInternal_Mount(t *testing.T) {
 	fb := &fakeBackend{ReadIdx: 7, Task: &model.Task{Name: "daily"}}
-	h := api.NewInternal(api.InternalConfig{Backend: fb, Auth: roleTokens}).Mount(api.New(api.Config{Backend: fb, Auth: roleTokens}))
+	h := api.NewInternal(api.InternalConfig{Backend: fakeInternal{fb}, Auth: roleTokens}).Mount(api.New(withFakes(fb, api.Config{Auth: roleTokens})))
 	tests := []struct {
 		name, token, method, path string
 		wantStatus                int

@@ -19,9 +19,9 @@ const (
 
 // whoami answers who the request's credentials make it: any valid
 // principal, executor tokens included.
-func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+func (s consoleRoutes) whoami(w http.ResponseWriter, r *http.Request) {
 	p := PrincipalFrom(r.Context())
-	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.live.ACLEnabled(), Node: s.b.live.NodeID()})
+	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.acl.ACLEnabled(), Node: s.cfg.NodeID})
 }
 
 // events streams this node's applied changes as Server-Sent Events until
@@ -29,7 +29,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 // Raft index of the batch that made the change (several events may share
 // one). A subscriber that fell behind gets one "resync" event once it has
 // read what was buffered.
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := model.LiveFilter{Task: q.Get("task"), Instance: q.Get("instance")}
 	if f.Task != "" {
@@ -72,7 +72,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-s.b.live.Stopping():
+		case <-s.cfg.Stopping:
 			return
 		case <-keep.C:
 			err = st.comment("keepalive")
@@ -109,7 +109,7 @@ func writeLive(st *sseStream, ev *model.LiveEvent) error {
 
 // upcoming answers the fire times of unpaused tasks from now to now +
 // within, merged by time.
-func (s *Server) upcoming(w http.ResponseWriter, r *http.Request) {
+func (s consoleRoutes) upcoming(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	within := defaultWithin
 	if v := q.Get("within"); v != "" {
@@ -155,7 +155,7 @@ type logChunk struct {
 // answers on any node), and ends with an "end" event once the instance is
 // in a terminal state and its tail was sent. A new attempt (a retry)
 // starts again at offset 0. Stops on disconnect and node shutdown.
-func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, offset int64, attempt int) {
+func (s instanceRoutes) followLog(w http.ResponseWriter, r *http.Request, id string, offset int64, attempt int) {
 	ctx := r.Context()
 	l, err := s.b.instances.InstanceLog(ctx, id, offset)
 	if err != nil {
@@ -201,7 +201,7 @@ func (s *Server) followLog(w http.ResponseWriter, r *http.Request, id string, of
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.b.live.Stopping():
+		case <-s.cfg.Stopping:
 			return
 		case <-keep.C:
 			if st.comment("keepalive") != nil {

@@ -6,8 +6,8 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// LiveBackend serves the console's live and identity views: this node's
-// applied changes as a stream, its identity, and the upcoming fire times.
+// LiveBackend serves the console's live views: this node's applied
+// changes as a stream, and the upcoming fire times.
 type LiveBackend interface {
 	// Subscribe registers a subscriber to the changes this node applies
 	// that pass f. It never blocks the state machine: a subscriber that
@@ -15,13 +15,6 @@ type LiveBackend interface {
 	// subscribers it fails with an unavailable *model.Error. The caller
 	// must Close the subscription.
 	Subscribe(ctx context.Context, f model.LiveFilter) (Subscription, error)
-	// Stopping is closed when the node shuts down: live streams end.
-	Stopping() <-chan struct{}
-	// NodeID is this node's id.
-	NodeID() string
-	// ACLEnabled reports whether the node asks for credentials (ACLs
-	// bootstrapped or a management token set).
-	ACLEnabled() bool
 	// Upcoming lists the fire times of unpaused tasks in [q.From, q.To]
 	// from this node's state.
 	Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error)

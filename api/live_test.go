@@ -29,7 +29,7 @@ func (s *fakeSub) Events() <-chan model.LiveEvent { return s.ch }
 func (s *fakeSub) Lost() <-chan struct{}          { return s.lost }
 func (s *fakeSub) Close()                         { s.closed.Store(true) }
 
-func (f *fakeBackend) Subscribe(ctx context.Context, flt model.LiveFilter) (api.Subscription, error) {
+func (f fakeLive) Subscribe(ctx context.Context, flt model.LiveFilter) (api.Subscription, error) {
 	f.record(ctx, call{Method: "Subscribe", Live: flt})
 	if f.SubErr != nil {
 		return nil, f.SubErr
@@ -45,7 +45,7 @@ func (f *fakeBackend) Subscribe(ctx context.Context, flt model.LiveFilter) (api.
 	return s, nil
 }
 
-func (f *fakeBackend) Stopping() <-chan struct{} {
+func (f *fakeBackend) stopping() <-chan struct{} {
 	if f.Stop != nil {
 		return f.Stop
 	}
@@ -54,16 +54,16 @@ func (f *fakeBackend) Stopping() <-chan struct{} {
 	return c
 }
 
-func (f *fakeBackend) NodeID() string {
+func (f *fakeBackend) nodeID() string {
 	if f.Node == "" {
 		return "n1"
 	}
 	return f.Node
 }
 
-func (f *fakeBackend) ACLEnabled() bool { return f.ACL }
+func (f fakeACL) ACLEnabled() bool { return f.ACL }
 
-func (f *fakeBackend) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error) {
+func (f fakeLive) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error) {
 	f.record(ctx, call{Method: "Upcoming", Upcoming: q})
 	if f.Err != nil {
 		return nil, f.Err
@@ -129,7 +129,7 @@ func (s *sseReader) nextEvent(t *testing.T) sseEvent {
 // timings.
 func liveServer(t *testing.T, cfg api.Config, fb *fakeBackend, keepalive time.Duration) *httptest.Server {
 	t.Helper()
-	cfg.Backend = fb
+	fb.configure(&cfg)
 	s := api.New(cfg)
 	s.SetStreamTimings(keepalive, 5*time.Millisecond)
 	srv := httptest.NewServer(s)

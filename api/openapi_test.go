@@ -78,7 +78,7 @@ func TestOpenAPI_Routes(t *testing.T) {
 // TestOpenAPI_Served checks GET /v1/openapi.json answers the embedded
 // document without a token when ACLs are on.
 func TestOpenAPI_Served(t *testing.T) {
-	srv := httptest.NewServer(api.New(api.Config{Backend: &fakeBackend{}, Auth: roleTokens}))
+	srv := httptest.NewServer(api.New(withFakes(&fakeBackend{}, api.Config{Auth: roleTokens})))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/v1/openapi.json")
 	if err != nil {

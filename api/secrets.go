@@ -6,7 +6,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func (s *Server) putSecret(w http.ResponseWriter, r *http.Request) {
+func (s aclRoutes) putSecret(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return
@@ -27,14 +27,14 @@ func (s *Server) putSecret(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.secrets.PutSecret(r.Context(), c, name, req.Value))
 }
 
-func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
+func (s aclRoutes) listSecrets(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
 	reply(w)(s.b.secrets.ListSecrets(r.Context()))
 }
 
-func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
+func (s aclRoutes) deleteSecret(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return

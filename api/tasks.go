@@ -13,7 +13,7 @@ import (
 // Task handlers: they call the TaskBackend (and the console's role for
 // GET /v1/tasks?summary=true).
 
-func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) putTask(w http.ResponseWriter, r *http.Request) {
 	name, c, ok := writeTarget(w, r, "name")
 	if !ok {
 		return
@@ -64,15 +64,15 @@ func (s *Server) putTask(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.tasks.PutTask(r.Context(), c, &t, opts))
 }
 
-func (s *Server) deleteTask(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) deleteTask(w http.ResponseWriter, r *http.Request) {
 	taskWrite(w, r, s.b.tasks.DeleteTask)
 }
 
-func (s *Server) pauseTask(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) pauseTask(w http.ResponseWriter, r *http.Request) {
 	taskWrite(w, r, s.b.tasks.PauseTask)
 }
 
-func (s *Server) resumeTask(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) resumeTask(w http.ResponseWriter, r *http.Request) {
 	taskWrite(w, r, s.b.tasks.ResumeTask)
 }
 
@@ -85,15 +85,15 @@ func taskWrite(w http.ResponseWriter, r *http.Request, fn func(ctx contextT, c C
 	reply(w)(fn(r.Context(), c, name))
 }
 
-func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) getTask(w http.ResponseWriter, r *http.Request) {
 	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.GetTask(ctx, n) })
 }
 
-func (s *Server) taskHistory(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) taskHistory(w http.ResponseWriter, r *http.Request) {
 	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.TaskHistory(ctx, n) })
 }
 
-func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) taskEvents(w http.ResponseWriter, r *http.Request) {
 	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.TaskEvents(ctx, n) })
 }
 
@@ -112,7 +112,7 @@ func (s *Server) readTask(w http.ResponseWriter, r *http.Request, fn func(ctx co
 	reply(w)(redactFor(PrincipalFrom(r.Context()), v), err)
 }
 
-func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+func (s taskRoutes) listTasks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := model.TaskFilter{Cursor: q.Get("cursor")}
 	for _, l := range q["label"] {

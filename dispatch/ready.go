@@ -136,8 +136,6 @@ func newReadyIndex(lookup func(string) route) *readyIndex {
 
 func (x *readyIndex) len() int { return len(x.entries) }
 
-func (x *readyIndex) has(id uint64) bool { _, ok := x.entries[id]; return ok }
-
 // route returns a task's route, cached until its definition changes.
 func (x *readyIndex) route(task string) route {
 	if x.dirty[task] {

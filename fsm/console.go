@@ -189,7 +189,8 @@ func (f *FSM) InstanceWhy(id uint64) (*WhyFacts, error) {
 		}
 		ac := tx.Bucket(bktAttempts).Cursor()
 		prefix := u64key(id)
-		k, v := ac.Seek(append(u64key(id), 0xff, 0xff, 0xff, 0xff))
+		var v []byte
+		k, _ := ac.Seek(append(u64key(id), 0xff, 0xff, 0xff, 0xff))
 		if k == nil {
 			k, v = ac.Last()
 		} else {

@@ -46,7 +46,8 @@ func (w *writer) lastEventMessage(id uint64) string { return w.lastEvent(id).Mes
 func (w *writer) lastEvent(id uint64) (e struct{ Type, Message string }) {
 	prefix := u64key(id)
 	c := w.tx.Bucket(bktInstEvents).Cursor()
-	k, v := c.Seek(binary.BigEndian.AppendUint32(u64key(id), 0xffffffff))
+	var v []byte
+	k, _ := c.Seek(binary.BigEndian.AppendUint32(u64key(id), 0xffffffff))
 	if k == nil {
 		k, v = c.Last()
 	} else {

@@ -128,7 +128,7 @@ func TestScheduler_onExpired_Stale(t *testing.T) {
 	// The driver delivered that timer's expiry; before Run handled it the
 	// task changed and was rescheduled, which armed the timer again.
 	s.onChanged(ctx, "tick")
-	s.onExpired(ctx, []wheel.Expired{{ID: taskBit | 0, Due: at(time.Second)}})
+	s.onExpired(ctx, []wheel.Expired{{ID: taskBit /* slot 0 */, Due: at(time.Second)}})
 	if got := s.driver.Len(); got != 1 {
 		t.Errorf("after a stale expiry: %d timers, want 1", got)
 	}

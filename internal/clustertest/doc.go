@@ -23,5 +23,7 @@
 // one because a node's Raft connections are dialled inside the agent
 // (a proxy in front of a node's address sees who it talks to, not who
 // talks to it), the processes because that takes network namespaces and
-// root. The chaos suite (tests/chaos) has the partitions.
+// root. The chaos suite (tests/chaos) has the partitions. The in-process
+// one can make a node's API unreachable to its peers and clients while
+// Raft goes on (SetHTTPFault: a blackhole, or answers lost).
 package clustertest

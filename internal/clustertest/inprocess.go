@@ -134,6 +134,24 @@ func (c *InProcess) Proc(n Node) Proc {
 	return in.proc
 }
 
+// SetHTTPFault makes node n's address do f with the connections it
+// accepts from now on, and closes the open ones (a client's pooled
+// connection must not bypass the fault). Raft is not behind that address:
+// the node stays a member, and may lead, while its API is lost to the
+// others.
+func (c *InProcess) SetHTTPFault(n Node, f HTTPFault) {
+	if in, ok := n.(*inNode); ok {
+		in.proxy.setFault(f)
+	}
+}
+
+// Heard reports whether a connection that node n's address blackholed
+// sent s (a request line, say).
+func (c *InProcess) Heard(n Node, s string) bool {
+	in, ok := n.(*inNode)
+	return ok && in.proxy.heardOf(s)
+}
+
 // Nodes returns every node in start order.
 func (c *InProcess) Nodes() []Node {
 	c.mu.Lock()

@@ -3,7 +3,27 @@ package clustertest
 import (
 	"io"
 	"net"
+	"strings"
 	"sync"
+
+	"github.com/ax-scheduler/ax/internal/testkit"
+)
+
+// HTTPFault is what an in-process node's address does with the
+// connections it accepts (InProcess.SetHTTPFault): its peers and clients
+// reach its API there, Raft does not, so the node keeps its place in the
+// cluster while its API is lost to the others.
+type HTTPFault int
+
+const (
+	// HTTPPass passes connections on to the node's API.
+	HTTPPass HTTPFault = iota
+	// HTTPBlackhole accepts and reads connections, never passes them on
+	// nor answers: a request sent there hangs until its own deadline.
+	HTTPBlackhole
+	// HTTPSwallow passes requests on and drops the answers: the node
+	// does what it is asked and its caller never hears.
+	HTTPSwallow
 )
 
 // proxy listens on a node's fixed HTTP address and passes connections on
@@ -18,7 +38,10 @@ type proxy struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	target string
+	fault  HTTPFault
 	conns  map[net.Conn]struct{}
+	// heard is what blackholed connections sent.
+	heard testkit.Buffer
 }
 
 // open listens on the proxy's address and passes connections to target.
@@ -45,12 +68,21 @@ func (p *proxy) serve(ln net.Listener) {
 }
 
 // pass copies between c and a connection to the target until either
-// closes or the proxy is cut.
+// closes or the proxy is cut, as its fault says.
 func (p *proxy) pass(c net.Conn) {
 	p.mu.Lock()
-	target, open := p.target, p.ln != nil
+	target, fault, open := p.target, p.fault, p.ln != nil
 	p.mu.Unlock()
 	if !open {
+		c.Close()
+		return
+	}
+	if fault == HTTPBlackhole {
+		if !p.track(c) {
+			return
+		}
+		defer p.untrack(c)
+		_, _ = io.Copy(&p.heard, c)
 		c.Close()
 		return
 	}
@@ -65,12 +97,17 @@ func (p *proxy) pass(c net.Conn) {
 	defer p.untrack(c, up)
 	done := make(chan struct{})
 	go func() { _, _ = io.Copy(up, c); up.Close(); close(done) }()
-	_, _ = io.Copy(c, up)
+	if fault == HTTPSwallow {
+		_, _ = io.Copy(io.Discard, up)
+	} else {
+		_, _ = io.Copy(c, up)
+	}
 	c.Close()
 	<-done
 }
 
-// track records the pair, or closes it if the proxy was cut meanwhile.
+// track records the connections, or closes them if the proxy was cut
+// meanwhile.
 func (p *proxy) track(conns ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -93,6 +130,24 @@ func (p *proxy) untrack(conns ...net.Conn) {
 		delete(p.conns, c)
 	}
 }
+
+// setFault changes what the proxy does with new connections and closes
+// the open ones, so that a client's pooled connection cannot bypass it.
+func (p *proxy) setFault(f HTTPFault) {
+	p.mu.Lock()
+	p.fault = f
+	conns := p.conns
+	if p.ln != nil {
+		p.conns = map[net.Conn]struct{}{}
+	}
+	p.mu.Unlock()
+	for c := range conns {
+		c.Close()
+	}
+}
+
+// heardOf reports whether a blackholed connection sent s.
+func (p *proxy) heardOf(s string) bool { return strings.Contains(p.heard.String(), s) }
 
 // cut stops listening and closes every connection.
 func (p *proxy) cut() {

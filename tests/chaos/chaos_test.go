@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/ax-scheduler/ax/model"
 )
 
 // knownIssues are the checks expected to fail on today's code, per
@@ -21,40 +19,16 @@ import (
 // leader's dispatcher) were removed with their fixes; none is open.
 var knownIssues = []known{}
 
-// leaderChanged: leadership moved during the scenario.
-func leaderChanged(h *History) bool { return h.LeaderChanged() }
-
-// leaseLost: an attempt was recorded lost, or a run of an attempt the
-// cluster never recorded happened (the two ways a second attempt can
-// start beside a first one without a duplicate lease).
-func leaseLost(h *History) bool {
-	for _, in := range h.Instances {
-		for _, a := range in.AttemptList {
-			if a.Outcome == model.OutcomeLost {
-				return true
-			}
-		}
-	}
-	return len(Check(h, Bounds{}).Failed(CheckPhantom)) > 0
-}
-
 // anyScenario makes a known issue apply to every scenario.
 const anyScenario = "*"
 
+// known is a check of a scenario (or anyScenario) expected to fail, for
+// reason ("issue N item M: ..."); when narrows it to the histories where
+// its cause shows (e.g. History.LeaderChanged), nil: always.
 type known struct {
 	scenario, check, reason string
-	when                    func(*History) bool // nil: always
+	when                    func(*History) bool
 }
-
-// knownIssue marks one check of one scenario (or anyScenario) as failing
-// for reason ("issue 10 item N: ...").
-func knownIssue(scenario, check, reason string) known {
-	return known{scenario: scenario, check: check, reason: reason}
-}
-
-// after narrows a known issue to histories where cond holds (e.g. a
-// leadership change happened).
-func (k known) after(cond func(*History) bool) known { k.when = cond; return k }
 
 // isKnown returns the reason a scenario's check is expected to fail on
 // history h.

@@ -181,17 +181,6 @@ func (e *env) close() {
 	}
 }
 
-// node returns the agent with id.
-func (e *env) node(id string) *localcluster.Node {
-	for _, n := range e.c.Nodes {
-		if n.ID == id {
-			return n
-		}
-	}
-	e.t.Fatalf("no agent %s", id)
-	return nil
-}
-
 // leader waits for the running agents to agree on a leader.
 func (e *env) leader(ctx context.Context, within time.Duration) (*localcluster.Node, error) {
 	return e.c.Leader(ctx, within)

@@ -3,7 +3,6 @@ package journeys
 import (
 	"testing"
 
-	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 )
@@ -14,11 +13,6 @@ var axBinary string
 func TestMain(m *testing.M) {
 	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary})
 }
-
-// both are the implementations a scenario written against
-// clustertest.Cluster runs on (clustertest.Each): real processes, and
-// agents in the test's process.
-var both = []clustertest.Impl{clustertest.ProcessImpl(), agenttest.Impl(nil)}
 
 type clusterOption = clustertest.Option
 

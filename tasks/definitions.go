@@ -1,0 +1,76 @@
+package tasks
+
+import (
+	"context"
+
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/replica"
+)
+
+// write proposes a command built from a caller's request and decodes its
+// result.
+func (ts *Tasks) write(ctx context.Context, c api.Caller, t command.Type, body any) (*model.WriteResult, error) {
+	var out model.WriteResult
+	if err := replica.Write(ctx, ts.rep, c, t, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PutTask implements api.TaskBackend.
+func (ts *Tasks) PutTask(ctx context.Context, c api.Caller, t *model.Task, o api.PutOptions) (*model.WriteResult, error) {
+	return ts.write(ctx, c, command.TypePutTask, command.PutTask{Task: *t, KeepPaused: o.KeepPaused})
+}
+
+// PlanTask implements api.TaskBackend: the put_task command PutTask would
+// propose, stamped with this node's time, judged by the state machine
+// against this node's state (the caller asks for a read barrier first
+// when it must see every acknowledged write).
+func (ts *Tasks) PlanTask(ctx context.Context, t *model.Task, o api.PutOptions) (*model.TaskPlan, error) {
+	cmd, err := command.New(command.TypePutTask, "", "", command.PutTask{Task: *t, KeepPaused: o.KeepPaused})
+	if err != nil {
+		return nil, err
+	}
+	cmd.Now = ts.cfg.Clock.Now().UnixMilli()
+	return ts.state.PlanPutTask(cmd)
+}
+
+// DeleteTask implements api.TaskBackend.
+func (ts *Tasks) DeleteTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return ts.write(ctx, c, command.TypeDeleteTask, command.TaskRef{Name: name})
+}
+
+// PauseTask implements api.TaskBackend.
+func (ts *Tasks) PauseTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return ts.write(ctx, c, command.TypePauseTask, command.TaskRef{Name: name})
+}
+
+// ResumeTask implements api.TaskBackend.
+func (ts *Tasks) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return ts.write(ctx, c, command.TypeResumeTask, command.TaskRef{Name: name})
+}
+
+// GetTask implements api.TaskBackend. The next fire times are computed from
+// this node's clock for display only; firing uses the leader's.
+func (ts *Tasks) GetTask(ctx context.Context, name string) (*model.Task, error) {
+	t, err := ts.state.GetTask(name)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Paused {
+		t.NextFireTimes = t.NextFires(ts.cfg.Clock.Now(), 5)
+	}
+	return t, nil
+}
+
+// ListTasks implements api.TaskBackend.
+func (ts *Tasks) ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error) {
+	return ts.state.ListTasks(f)
+}
+
+// TaskHistory implements api.TaskBackend.
+func (ts *Tasks) TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error) {
+	return ts.state.TaskHistory(name)
+}
