@@ -205,7 +205,7 @@ func runScenario(t *testing.T, sc scenario) {
 	slow := meter.factor()
 	if slow > 1 {
 		b = b.scaled(slow)
-		t.Logf("CPU work ran %.1fx slower than on an idle core (p90 over the scenario): timing bounds firing %s, dispatch %s",
+		t.Logf("CPU work ran %.1fx slower than on an idle core (median over the scenario): timing bounds firing %s, dispatch %s",
 			slow, b.Firing.Round(10*time.Millisecond), b.Dispatch.Round(10*time.Millisecond))
 	}
 	r := Check(h, b)

@@ -80,8 +80,10 @@ func startSlowdown(ctx context.Context) *slowdownMeter {
 	return m
 }
 
-// factor is the slowdown the bounds are scaled by: the 90th percentile
-// of the samples, between 1 and maxSlowdown (1 with no samples).
+// factor is the slowdown the bounds are scaled by: the median of the
+// samples (a resume is a chain of many short steps, so what it meets is
+// the typical slowdown, not the worst moment), between 1 and
+// maxSlowdown (1 with no samples).
 func (m *slowdownMeter) factor() float64 {
 	m.mu.Lock()
 	s := slices.Clone(m.samples)
@@ -95,8 +97,8 @@ func slowdownFactor(samples []float64) float64 {
 		return 1
 	}
 	slices.Sort(samples)
-	p90 := samples[(len(samples)*9+9)/10-1] // the ceil(0.9n)-th smallest
-	return min(max(p90, 1), maxSlowdown)
+	median := samples[(len(samples)-1)/2]
+	return min(max(median, 1), maxSlowdown)
 }
 
 // scaled returns b with its bounds multiplied by f.

@@ -13,7 +13,7 @@ func TestSlowdownFactor(t *testing.T) {
 	}{
 		{"none", nil, 1},
 		{"faster than the base", []float64{0.8, 0.9}, 1},
-		{"p90 of ten", []float64{1, 1, 1, 1, 1, 1, 1, 1, 2.5, 9}, 2.5},
+		{"the median, not the worst", []float64{1, 1, 1.5, 2, 2.5, 9}, 1.5},
 		{"capped", []float64{8, 9, 10}, maxSlowdown},
 	}
 	for _, tt := range tests {
