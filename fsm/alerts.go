@@ -438,3 +438,12 @@ func (f *FSM) Silences(nowMs int64) ([]model.Silence, error) {
 	})
 	return out, err
 }
+
+func (w *writer) alerted(a *command.Alerted) *Result {
+	if w.tx.Bucket(bktAlerts).Get(u64key(a.ID)) == nil {
+		return okResult(struct{}{}) // already recorded
+	}
+	w.del(bktAlerts, u64key(a.ID))
+	w.instanceEvent(a.ID, "alerted", a.Message)
+	return okResult(struct{}{})
+}

@@ -1,11 +1,9 @@
 package fsm
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm/command"
@@ -161,85 +159,6 @@ type InstanceChange struct {
 	Reason string
 }
 
-// taskPolicy returns the task's current definition (cached by version).
-func (w *writer) taskPolicy(task string) (*model.Task, bool) {
-	st := w.loadState(task)
-	if st.Version == 0 {
-		return nil, false
-	}
-	if w.f != nil {
-		if c, ok := w.f.taskCache[task]; ok && c.Version == st.Version {
-			return c, true
-		}
-	}
-	t, ok := w.loadTask(task)
-	if !ok {
-		return nil, false
-	}
-	if w.f != nil {
-		w.f.taskCache[task] = &t.Task
-	}
-	return &t.Task, true
-}
-
-// admit decides what a fired instance becomes: WAITING_APPROVAL when the
-// task wants approval first, else READY if a concurrency slot is free,
-// else BLOCKED (overlap queue) or SKIPPED (overlap skip).
-func (w *writer) admit(r *record) {
-	t, ok := w.taskPolicy(r.Task)
-	if !ok {
-		// The task is gone: nothing will ever run this instance.
-		r.FinishedAt = w.cmd.Now
-		w.setState(r, stCanceled)
-		w.instanceEvent(r.ID, "canceled", "task no longer exists")
-		return
-	}
-	if t.Policy.Approval == "before_run" && r.Flags&flagApproved == 0 {
-		w.setState(r, stApproval)
-		w.instanceEvent(r.ID, "waiting_approval", "policy approval=before_run")
-		return
-	}
-	if w.waitForDeps(r, t) {
-		return
-	}
-	st := w.loadState(r.Task)
-	limit := t.Policy.MaxConcurrency
-	if limit <= 0 {
-		limit = 1
-	}
-	if st.Inflight < uint64(limit) {
-		st.Inflight++
-		w.saveState(r.Task, st)
-		w.setState(r, stReady)
-		return
-	}
-	if t.Policy.Overlap != "skip" && w.queueFull(r, t, st) {
-		return
-	}
-	if t.Policy.Overlap == "skip" {
-		r.FinishedAt = w.cmd.Now
-		w.setState(r, stSkipped)
-		w.instanceEvent(r.ID, "skipped", fmt.Sprintf("overlap=skip: %d of %d slots busy", st.Inflight, limit))
-		return
-	}
-	w.put(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID), nil)
-	st.Blocked++
-	w.saveState(r.Task, st)
-	w.setState(r, stBlocked)
-	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("overlap=queue: %d of %d slots busy", st.Inflight, limit))
-}
-
-// release frees r's concurrency slot and starts the oldest BLOCKED
-// instance of its task, if any.
-func (w *writer) release(task string) {
-	st := w.loadState(task)
-	if st.Inflight > 0 {
-		st.Inflight--
-	}
-	w.saveState(task, st)
-	w.unblockHead(task)
-}
-
 // finish moves r to a terminal state, freeing its slot.
 func (w *writer) finish(r *record, st uint8) {
 	held := holdsSlot(r)
@@ -280,15 +199,6 @@ func (w *writer) finish(r *record, st uint8) {
 			w.put(bktAlerts, u64key(r.ID), present)
 		}
 	}
-}
-
-func (w *writer) alerted(a *command.Alerted) *Result {
-	if w.tx.Bucket(bktAlerts).Get(u64key(a.ID)) == nil {
-		return okResult(struct{}{}) // already recorded
-	}
-	w.del(bktAlerts, u64key(a.ID))
-	w.instanceEvent(a.ID, "alerted", a.Message)
-	return okResult(struct{}{})
 }
 
 func (w *writer) lease(l *command.Lease) *Result {
@@ -741,93 +651,4 @@ func decideRefusal(r *record, ok bool, d *command.Decide) *model.Error {
 		return model.FieldErrorf("action", "unknown decision %q", d.Action)
 	}
 	return nil
-}
-
-// present is the value of set-like buckets that are probed with Get: bbolt
-// answers Get with nil for an empty value written in the same transaction,
-// so a key must carry a byte to be seen.
-var present = []byte{1}
-
-func depKey(task, date string) []byte { return []byte(task + "\x00" + date) }
-
-func scheduledSource(r *record) bool {
-	switch name(sourceNames, r.Source) {
-	case model.SourceCron, model.SourceInterval, model.SourceOnce, model.SourceBackfill:
-		return true
-	}
-	return false
-}
-
-// waitForDeps holds a scheduled instance BLOCKED until every dependsOn
-// task has succeeded for the same scheduled date, and reports whether it
-// did. Manual and delayed instances do not wait (they have no schedule).
-func (w *writer) waitForDeps(r *record, t *model.Task) bool {
-	if len(t.Policy.DependsOn) == 0 || r.Date == "" || r.Flags&flagDepsMet != 0 || !scheduledSource(r) {
-		return false
-	}
-	var missing, why []string
-	for _, dep := range t.Policy.DependsOn {
-		if w.tx.Bucket(bktSucceeded).Get(depKey(dep, r.Date)) == nil {
-			missing = append(missing, dep)
-			if w.tx.Bucket(bktTasks).Get([]byte(dep)) == nil {
-				dep += " (no such task yet)"
-			}
-			why = append(why, dep)
-		}
-	}
-	if len(missing) == 0 {
-		r.Flags |= flagDepsMet
-		return false
-	}
-	if p := t.Policy.OnUpstreamFailure; (p == "skip" || p == "fail") && w.protoAt() >= protoPolicies {
-		if dep, id, failed := w.failedUpstream(missing, r.Date); failed {
-			state := "FAILED or TERMINATED"
-			if ur, ok := w.loadRecord(id); ok {
-				state = name(stateNames, ur.State)
-			}
-			w.giveUpDeps(r, t, dep, id, state)
-			return true
-		}
-	}
-	for _, dep := range missing {
-		w.put(bktWaitDeps, binary.BigEndian.AppendUint64(append(depKey(dep, r.Date), 0), r.ID), nil)
-	}
-	r.Flags |= flagWaitingDeps
-	w.setState(r, stBlocked)
-	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("dependsOn: waiting for %s to succeed for %s", strings.Join(why, ", "), r.Date))
-	return true
-}
-
-// succeeded records r's success for its date and admits the instances
-// that waited for it and now have all their dependencies.
-func (w *writer) succeeded(r *record) {
-	w.put(bktSucceeded, depKey(r.Task, r.Date), present)
-	prefix := append(depKey(r.Task, r.Date), 0)
-	var keys [][]byte
-	c := w.tx.Bucket(bktWaitDeps).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, append([]byte(nil), k...))
-	}
-	for _, k := range keys {
-		w.del(bktWaitDeps, k)
-		id := binary.BigEndian.Uint64(k[len(k)-8:])
-		nr, ok := w.loadRecord(id)
-		if !ok || nr.State != stBlocked || nr.Flags&flagWaitingDeps == 0 {
-			continue
-		}
-		t, ok := w.taskPolicy(nr.Task)
-		if !ok {
-			continue
-		}
-		all := true
-		for _, dep := range t.Policy.DependsOn {
-			all = all && w.tx.Bucket(bktSucceeded).Get(depKey(dep, nr.Date)) != nil
-		}
-		if !all {
-			continue
-		}
-		nr.Flags = nr.Flags&^flagWaitingDeps | flagDepsMet
-		w.instanceEvent(id, "unblocked", "dependsOn satisfied for "+nr.Date)
-		w.admit(nr)
-	}
 }

@@ -211,3 +211,84 @@ func (f *FSM) SlotsBusy(task string) (int, error) {
 	})
 	return n, err
 }
+
+// admit decides what a fired instance becomes: WAITING_APPROVAL when the
+// task wants approval first, else READY if a concurrency slot is free,
+// else BLOCKED (overlap queue) or SKIPPED (overlap skip).
+func (w *writer) admit(r *record) {
+	t, ok := w.taskPolicy(r.Task)
+	if !ok {
+		// The task is gone: nothing will ever run this instance.
+		r.FinishedAt = w.cmd.Now
+		w.setState(r, stCanceled)
+		w.instanceEvent(r.ID, "canceled", "task no longer exists")
+		return
+	}
+	if t.Policy.Approval == "before_run" && r.Flags&flagApproved == 0 {
+		w.setState(r, stApproval)
+		w.instanceEvent(r.ID, "waiting_approval", "policy approval=before_run")
+		return
+	}
+	if w.waitForDeps(r, t) {
+		return
+	}
+	st := w.loadState(r.Task)
+	limit := t.Policy.MaxConcurrency
+	if limit <= 0 {
+		limit = 1
+	}
+	if st.Inflight < uint64(limit) {
+		st.Inflight++
+		w.saveState(r.Task, st)
+		w.setState(r, stReady)
+		return
+	}
+	if t.Policy.Overlap != "skip" && w.queueFull(r, t, st) {
+		return
+	}
+	if t.Policy.Overlap == "skip" {
+		r.FinishedAt = w.cmd.Now
+		w.setState(r, stSkipped)
+		w.instanceEvent(r.ID, "skipped", fmt.Sprintf("overlap=skip: %d of %d slots busy", st.Inflight, limit))
+		return
+	}
+	w.put(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID), nil)
+	st.Blocked++
+	w.saveState(r.Task, st)
+	w.setState(r, stBlocked)
+	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("overlap=queue: %d of %d slots busy", st.Inflight, limit))
+}
+
+// release frees r's concurrency slot and starts the oldest BLOCKED
+// instance of its task, if any.
+func (w *writer) release(task string) {
+	st := w.loadState(task)
+	if st.Inflight > 0 {
+		st.Inflight--
+	}
+	w.saveState(task, st)
+	w.unblockHead(task)
+}
+
+// queueFull skips r instead of queueing it when its task's queue holds
+// maxQueued BLOCKED instances already (protocol 4), and reports whether
+// it did. Delayed submissions and backfills are never dropped: each is
+// work a caller asked for by name.
+func (w *writer) queueFull(r *record, t *model.Task, st taskState) bool {
+	if w.protoAt() < protoPolicies {
+		return false
+	}
+	switch name(sourceNames, r.Source) {
+	case model.SourceDelay, model.SourceBackfill:
+		return false
+	}
+	limit := t.Policy.QueueLimit()
+	if st.Blocked < uint64(limit) {
+		return false
+	}
+	r.FinishedAt = w.cmd.Now
+	w.setState(r, stSkipped)
+	w.notes.changes[len(w.notes.changes)-1].Reason = "queue_full"
+	w.instanceEvent(r.ID, "queue_full", fmt.Sprintf("%d instances already queued (maxQueued %d)", st.Blocked, limit))
+	return true
+}

@@ -491,3 +491,24 @@ func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
 	}
 	return h, nil
 }
+
+// taskPolicy returns the task's current definition (cached by version).
+func (w *writer) taskPolicy(task string) (*model.Task, bool) {
+	st := w.loadState(task)
+	if st.Version == 0 {
+		return nil, false
+	}
+	if w.f != nil {
+		if c, ok := w.f.taskCache[task]; ok && c.Version == st.Version {
+			return c, true
+		}
+	}
+	t, ok := w.loadTask(task)
+	if !ok {
+		return nil, false
+	}
+	if w.f != nil {
+		w.f.taskCache[task] = &t.Task
+	}
+	return &t.Task, true
+}
