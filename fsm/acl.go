@@ -17,7 +17,7 @@ import (
 
 // bootstrapCheck is acl_bootstrap's check: ACLs not bootstrapped yet,
 // and the token's name and hash free.
-func (w *writer) bootstrapCheck(b *command.ACLBootstrap) (none, *Result) {
+func (w accessWrites) bootstrapCheck(b *command.ACLBootstrap) (none, *Result) {
 	e := bootstrapRefusal(w.tx)
 	if e == nil {
 		e = putTokenRefusal(w.tx, &b.Token)
@@ -25,7 +25,7 @@ func (w *writer) bootstrapCheck(b *command.ACLBootstrap) (none, *Result) {
 	return none{}, refusal(e)
 }
 
-func (w *writer) aclBootstrap(b *command.ACLBootstrap) *Result {
+func (w accessWrites) aclBootstrap(b *command.ACLBootstrap) *Result {
 	res := w.putToken(b.Token, 0)
 	if res == nil {
 		return nil
@@ -34,7 +34,7 @@ func (w *writer) aclBootstrap(b *command.ACLBootstrap) *Result {
 	return res
 }
 
-func (w *writer) setMemberKey(m *command.SetMemberKey) *Result {
+func (w clusterWrites) setMemberKey(m *command.SetMemberKey) *Result {
 	if w.tx.Bucket(bktMeta).Get(keyMemberKey) == nil {
 		w.put(bktMeta, keyMemberKey, m.Key)
 	}
@@ -43,14 +43,16 @@ func (w *writer) setMemberKey(m *command.SetMemberKey) *Result {
 
 // putTokenCheck is acl_put_token's check: the token's name and hash must
 // be free.
-func (w *writer) putTokenCheck(p *command.ACLPutToken) (none, *Result) {
+func (w accessWrites) putTokenCheck(p *command.ACLPutToken) (none, *Result) {
 	return none{}, refusal(putTokenRefusal(w.tx, &p.Token))
 }
 
-func (w *writer) aclPutToken(p *command.ACLPutToken) *Result { return w.putToken(p.Token, p.TTLms) }
+func (w accessWrites) aclPutToken(p *command.ACLPutToken) *Result {
+	return w.putToken(p.Token, p.TTLms)
+}
 
 // putToken stores a new token (its check passed).
-func (w *writer) putToken(t command.TokenRecord, ttlMs int64) *Result {
+func (w accessWrites) putToken(t command.TokenRecord, ttlMs int64) *Result {
 	t.CreatedAt, t.CreatedBy, t.ExpiresAt = w.cmd.Now, w.cmd.Actor, 0
 	if ttlMs > 0 {
 		t.ExpiresAt = w.cmd.Now + ttlMs
@@ -69,7 +71,7 @@ func (w *writer) putToken(t command.TokenRecord, ttlMs int64) *Result {
 
 // namedToken is acl_delete_token's check: the token must exist. The
 // last-admin rule depends on the command's time: apply checks it.
-func (w *writer) namedToken(ref *command.TaskRef) (*command.TokenRecord, *Result) {
+func (w accessWrites) namedToken(ref *command.TaskRef) (*command.TokenRecord, *Result) {
 	t, ok := readToken(w.tx, ref.Name)
 	if !ok {
 		return nil, errResult(tokenNotFound(ref.Name))
@@ -77,7 +79,7 @@ func (w *writer) namedToken(ref *command.TaskRef) (*command.TokenRecord, *Result
 	return t, nil
 }
 
-func (w *writer) aclDeleteToken(ref *command.TaskRef, t *command.TokenRecord) *Result {
+func (w accessWrites) aclDeleteToken(ref *command.TaskRef, t *command.TokenRecord) *Result {
 	if e := lastAdminRefusal(w.tx, t, w.cmd.Now); e != nil {
 		return errResult(e)
 	}

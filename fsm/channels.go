@@ -55,7 +55,7 @@ func (r *ChannelRecord) Model() model.Channel {
 // putChannelCheck is put_channel's check: from protocol 6 a put with
 // IfVersion is refused unless the stored channel is at that version.
 // Else it finds the stored channel, if any.
-func (w *writer) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result) {
+func (w alertWrites) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result) {
 	cur, exists := readChannel(w.tx, p.Channel.Name)
 	if p.IfVersion != 0 && w.protoAt() >= command.ProtoSealedChannels && (!exists || cur.Version != p.IfVersion) {
 		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "channel " + p.Channel.Name + " changed since"})
@@ -63,7 +63,7 @@ func (w *writer) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result
 	return cur, nil
 }
 
-func (w *writer) putChannel(p *command.PutChannel, cur *ChannelRecord) *Result {
+func (w alertWrites) putChannel(p *command.PutChannel, cur *ChannelRecord) *Result {
 	def := p.Channel
 	def.Version, def.CreatedAt, def.UpdatedAt, def.UpdatedBy, def.SecretSet = 0, nil, nil, "", false
 	if def.Email != nil {
@@ -103,7 +103,7 @@ func (w *writer) putChannel(p *command.PutChannel, cur *ChannelRecord) *Result {
 }
 
 // namedChannel is delete_channel's check: the channel must exist.
-func (w *writer) namedChannel(ref *command.TaskRef) (*ChannelRecord, *Result) {
+func (w alertWrites) namedChannel(ref *command.TaskRef) (*ChannelRecord, *Result) {
 	c, ok := readChannel(w.tx, ref.Name)
 	if !ok {
 		return nil, errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no channel named " + ref.Name})
@@ -111,7 +111,7 @@ func (w *writer) namedChannel(ref *command.TaskRef) (*ChannelRecord, *Result) {
 	return c, nil
 }
 
-func (w *writer) deleteChannel(ref *command.TaskRef, cur *ChannelRecord) *Result {
+func (w alertWrites) deleteChannel(ref *command.TaskRef, cur *ChannelRecord) *Result {
 	w.del(bktChannels, []byte(ref.Name))
 	return okResult(cur.Model())
 }

@@ -168,7 +168,7 @@ func (f *FSM) InstanceWhy(id uint64) (*WhyFacts, error) {
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0}
 		out = wf
 		w := &writer{tx: tx}
-		t, ok := w.loadTask(r.Task)
+		t, ok := w.tasks().loadTask(r.Task)
 		if w.err != nil {
 			return w.err
 		}

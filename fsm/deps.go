@@ -33,7 +33,7 @@ func scheduledSource(r *record) bool {
 // waitForDeps holds a scheduled instance BLOCKED until every dependsOn
 // task has succeeded for the same scheduled date, and reports whether it
 // did. Manual and delayed instances do not wait (they have no schedule).
-func (w *writer) waitForDeps(r *record, t *model.Task) bool {
+func (w depWrites) waitForDeps(r *record, t *model.Task) bool {
 	if len(t.Policy.DependsOn) == 0 || r.Date == "" || r.Flags&flagDepsMet != 0 || !scheduledSource(r) {
 		return false
 	}
@@ -54,7 +54,7 @@ func (w *writer) waitForDeps(r *record, t *model.Task) bool {
 	if p := t.Policy.OnUpstreamFailure; (p == "skip" || p == "fail") && w.protoAt() >= protoPolicies {
 		if dep, id, failed := w.failedUpstream(missing, r.Date); failed {
 			state := "FAILED or TERMINATED"
-			if ur, ok := w.loadRecord(id); ok {
+			if ur, ok := w.instances().loadRecord(id); ok {
 				state = name(stateNames, ur.State)
 			}
 			w.giveUpDeps(r, t, dep, id, state)
@@ -65,14 +65,14 @@ func (w *writer) waitForDeps(r *record, t *model.Task) bool {
 		w.put(bktWaitDeps, binary.BigEndian.AppendUint64(append(depKey(dep, r.Date), 0), r.ID), nil)
 	}
 	r.Flags |= flagWaitingDeps
-	w.setState(r, stBlocked)
-	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("dependsOn: waiting for %s to succeed for %s", strings.Join(why, ", "), r.Date))
+	w.instances().setState(r, stBlocked)
+	w.instances().event(r.ID, "blocked", fmt.Sprintf("dependsOn: waiting for %s to succeed for %s", strings.Join(why, ", "), r.Date))
 	return true
 }
 
 // succeeded records r's success for its date and admits the instances
 // that waited for it and now have all their dependencies.
-func (w *writer) succeeded(r *record) {
+func (w depWrites) succeeded(r *record) {
 	w.put(bktSucceeded, depKey(r.Task, r.Date), present)
 	prefix := append(depKey(r.Task, r.Date), 0)
 	var keys [][]byte
@@ -83,11 +83,11 @@ func (w *writer) succeeded(r *record) {
 	for _, k := range keys {
 		w.del(bktWaitDeps, k)
 		id := binary.BigEndian.Uint64(k[len(k)-8:])
-		nr, ok := w.loadRecord(id)
+		nr, ok := w.instances().loadRecord(id)
 		if !ok || nr.State != stBlocked || nr.Flags&flagWaitingDeps == 0 {
 			continue
 		}
-		t, ok := w.taskPolicy(nr.Task)
+		t, ok := w.tasks().definition(nr.Task)
 		if !ok {
 			continue
 		}
@@ -99,8 +99,8 @@ func (w *writer) succeeded(r *record) {
 			continue
 		}
 		nr.Flags = nr.Flags&^flagWaitingDeps | flagDepsMet
-		w.instanceEvent(id, "unblocked", "dependsOn satisfied for "+nr.Date)
-		w.admit(nr)
+		w.instances().event(id, "unblocked", "dependsOn satisfied for "+nr.Date)
+		w.slots().admit(nr)
 	}
 }
 
@@ -110,7 +110,7 @@ func failedDepKey(task, date string) []byte { return depKey(task, date) }
 // scheduled date, ends FAILED or TERMINATED (protocol 4): it records the
 // failure for the date, and the instances waiting for r's task on that
 // date whose task says skip or fail end SKIPPED or FAILED.
-func (w *writer) upstreamFailed(r *record) {
+func (w depWrites) upstreamFailed(r *record) {
 	if r.Date == "" || w.protoAt() < protoPolicies {
 		return
 	}
@@ -122,11 +122,11 @@ func (w *writer) upstreamFailed(r *record) {
 		ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
 	}
 	for _, id := range ids {
-		nr, ok := w.loadRecord(id)
+		nr, ok := w.instances().loadRecord(id)
 		if !ok || nr.State != stBlocked || nr.Flags&flagWaitingDeps == 0 {
 			continue
 		}
-		t, ok := w.taskPolicy(nr.Task)
+		t, ok := w.tasks().definition(nr.Task)
 		if !ok || (t.Policy.OnUpstreamFailure != "skip" && t.Policy.OnUpstreamFailure != "fail") {
 			continue
 		}
@@ -136,7 +136,7 @@ func (w *writer) upstreamFailed(r *record) {
 
 // failedUpstream returns the first task of missing (in order) that has an
 // instance FAILED or TERMINATED for date, and that instance's id.
-func (w *writer) failedUpstream(missing []string, date string) (string, uint64, bool) {
+func (w depWrites) failedUpstream(missing []string, date string) (string, uint64, bool) {
 	for _, dep := range missing {
 		if v := w.tx.Bucket(bktFailedDeps).Get(failedDepKey(dep, date)); len(v) == 8 {
 			return dep, binary.BigEndian.Uint64(v), true
@@ -148,7 +148,7 @@ func (w *writer) failedUpstream(missing []string, date string) (string, uint64, 
 // giveUpDeps ends r, which waits (or would wait) for its dependsOn, as
 // its task's onUpstreamFailure says: SKIPPED (skip) or FAILED (fail),
 // naming the upstream instance that failed.
-func (w *writer) giveUpDeps(r *record, t *model.Task, upTask string, upID uint64, upState string) {
+func (w depWrites) giveUpDeps(r *record, t *model.Task, upTask string, upID uint64, upState string) {
 	if r.Flags&flagWaitingDeps != 0 {
 		// The flag stays on the finished record: finish must not look
 		// for r in the concurrency queue.
@@ -158,24 +158,24 @@ func (w *writer) giveUpDeps(r *record, t *model.Task, upTask string, upID uint64
 	}
 	why := fmt.Sprintf("upstream %s instance %s ended %s for %s", upTask, model.FormatID(upID), upState, r.Date)
 	if t.Policy.OnUpstreamFailure == "skip" {
-		w.finish(r, stSkipped)
-		w.instanceEvent(r.ID, "upstream_failed", why+"; onUpstreamFailure=skip")
+		w.instances().finish(r, stSkipped)
+		w.instances().event(r.ID, "upstream_failed", why+"; onUpstreamFailure=skip")
 		return
 	}
 	r.LastError = "dependsOn: " + why
-	w.finish(r, stFailed)
-	w.instanceEvent(r.ID, "upstream_failed", why+"; onUpstreamFailure=fail")
+	w.instances().finish(r, stFailed)
+	w.instances().event(r.ID, "upstream_failed", why+"; onUpstreamFailure=fail")
 }
 
 // chain creates the onSuccess instances of r, which just succeeded
 // (protocol 4): one of each listed task, due now, source dependency,
 // with the entry's params plus parent_task and parent_instance, and r's
 // scheduled date. A listed task that does not exist is an event on r.
-func (w *writer) chain(r *record) {
+func (w depWrites) chain(r *record) {
 	if w.protoAt() < protoPolicies {
 		return
 	}
-	t, ok := w.taskPolicy(r.Task)
+	t, ok := w.tasks().definition(r.Task)
 	if !ok || len(t.Policy.OnSuccess) == 0 {
 		return
 	}
@@ -183,12 +183,12 @@ func (w *writer) chain(r *record) {
 	for _, c := range chains {
 		tv := w.loadState(c.Task).Version
 		if tv == 0 {
-			w.instanceEvent(r.ID, "on_success", fmt.Sprintf("onSuccess: task %s does not exist; nothing created", c.Task))
+			w.instances().event(r.ID, "on_success", fmt.Sprintf("onSuccess: task %s does not exist; nothing created", c.Task))
 			continue
 		}
-		id, ok := w.newID()
+		id, ok := w.instances().newID()
 		if !ok {
-			w.instanceEvent(r.ID, "on_success", fmt.Sprintf("onSuccess: no instance ids left in this log entry; %s not created", c.Task))
+			w.instances().event(r.ID, "on_success", fmt.Sprintf("onSuccess: no instance ids left in this log entry; %s not created", c.Task))
 			continue
 		}
 		params := make(map[string]string, len(c.Params)+2)
@@ -204,11 +204,11 @@ func (w *writer) chain(r *record) {
 		}
 		nr := &record{ID: id, Source: code(sourceNames, model.SourceDependency), CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now,
 			FiredAt: w.cmd.Now, TaskVersion: tv, Task: c.Task, Node: w.cmd.Node, Params: pj, Date: r.Date}
-		w.create(nr, true)
-		w.fired(nr)
-		w.instanceEvent(id, "chained", fmt.Sprintf("created by onSuccess of %s instance %s", r.Task, model.FormatID(r.ID)))
-		w.admit(nr)
+		w.instances().create(nr, true)
+		w.stats().fired(nr)
+		w.instances().event(id, "chained", fmt.Sprintf("created by onSuccess of %s instance %s", r.Task, model.FormatID(r.ID)))
+		w.slots().admit(nr)
 		w.put(bktMeta, keyLastFired, u64key(id))
-		w.instanceEvent(r.ID, "on_success", fmt.Sprintf("onSuccess: created %s instance %s (%s)", c.Task, model.FormatID(id), name(stateNames, nr.State)))
+		w.instances().event(r.ID, "on_success", fmt.Sprintf("onSuccess: created %s instance %s (%s)", c.Task, model.FormatID(id), name(stateNames, nr.State)))
 	}
 }

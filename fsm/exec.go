@@ -80,10 +80,10 @@ func blockedKey(task string, scheduledAt int64, id uint64) []byte {
 // setState moves r to state st, keeping the active, due and finished
 // indexes and the observer notes in step, and stores r. A terminal state
 // is entered with r.FinishedAt already set.
-func (w *writer) setState(r *record, st uint8) {
+func (w instanceWrites) setState(r *record, st uint8) {
 	was := r.State
 	r.State = st
-	if w.slotFlagGated(was, st) {
+	if w.slots().dropsMidRunFlag(was, st) {
 		r.Flags &^= flagMidRunApproval
 	}
 	if was == stScheduled || was == stRetrying {
@@ -100,7 +100,7 @@ func (w *writer) setState(r *record, st uint8) {
 	}
 	if isTerminal(st) && !isTerminal(was) {
 		w.put(bktFinished, finishedKey(r.Task, r.FinishedAt, r.ID), nil)
-		w.finished(r, st)
+		w.stats().finished(r, st)
 	}
 	if st == stRetrying {
 		w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))
@@ -160,7 +160,7 @@ type InstanceChange struct {
 }
 
 // finish moves r to a terminal state, freeing its slot.
-func (w *writer) finish(r *record, st uint8) {
+func (w instanceWrites) finish(r *record, st uint8) {
 	held := holdsSlot(r)
 	if r.State == stBlocked && r.Flags&flagWaitingDeps == 0 {
 		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
@@ -177,16 +177,16 @@ func (w *writer) finish(r *record, st uint8) {
 	r.LeaseUntil = 0
 	w.setState(r, st)
 	if held {
-		w.release(r.Task)
+		w.slots().release(r.Task)
 	}
 	if st == stSuccess && r.Date != "" {
-		w.succeeded(r)
+		w.deps().succeeded(r)
 	}
 	if st == stSuccess {
-		w.chain(r)
+		w.deps().chain(r)
 	}
 	if st == stFailed || st == stTerm {
-		w.upstreamFailed(r)
+		w.deps().upstreamFailed(r)
 	}
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,
@@ -195,16 +195,16 @@ func (w *writer) finish(r *record, st uint8) {
 		// protocol 4 every failure does: it raises the task's
 		// instance_failed alert, which channels matching the task's labels
 		// receive whatever its policy.notify says.
-		if t, ok := w.taskPolicy(r.Task); ok && (w.protoAt() >= protoPolicies || len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
+		if t, ok := w.tasks().definition(r.Task); ok && (w.protoAt() >= protoPolicies || len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
 			w.put(bktAlerts, u64key(r.ID), present)
 		}
 	}
 }
 
-func (w *writer) lease(l *command.Lease) *Result {
+func (w attemptWrites) lease(l *command.Lease) *Result {
 	var out LeaseResult
 	for _, id := range l.IDs {
-		r, ok := w.loadRecord(id)
+		r, ok := w.instances().loadRecord(id)
 		if w.err != nil {
 			return nil
 		}
@@ -218,7 +218,7 @@ func (w *writer) lease(l *command.Lease) *Result {
 		}
 		r.Executor, r.LeaseUntil = l.Executor, w.cmd.Now+l.LeaseMs
 		r.AttemptStart, r.Host = w.cmd.Now, l.Host
-		w.setState(r, stRunning)
+		w.instances().setState(r, stRunning)
 		out.IDs = append(out.IDs, id)
 		out.Attempts = append(out.Attempts, int(r.Attempts))
 	}
@@ -232,16 +232,16 @@ func currentAttempt(r *record) model.Attempt {
 		Executor: r.Executor, Host: r.Host, StartedAt: model.UnixMilli(r.AttemptStart)}
 }
 
-func (w *writer) saveAttempt(id uint64, a model.Attempt) {
+func (w attemptWrites) saveAttempt(id uint64, a model.Attempt) {
 	w.put(bktAttempts, attemptKey(id, a.Number), encodeAttempt(&a))
 }
 
 // heartbeatCheck is heartbeat's check: a heartbeat none of whose
 // attempts may renew its lease is answered with why each must stop.
-func (w *writer) heartbeatCheck(h *command.Heartbeat) (none, *Result) {
+func (w attemptWrites) heartbeatCheck(h *command.Heartbeat) (none, *Result) {
 	var out HeartbeatResult
 	for _, it := range h.Items {
-		r, ok := w.loadRecord(it.ID)
+		r, ok := w.instances().loadRecord(it.ID)
 		if w.err != nil {
 			return none{}, nil
 		}
@@ -254,10 +254,10 @@ func (w *writer) heartbeatCheck(h *command.Heartbeat) (none, *Result) {
 	return none{}, okResult(out)
 }
 
-func (w *writer) heartbeat(h *command.Heartbeat) *Result {
+func (w attemptWrites) heartbeat(h *command.Heartbeat) *Result {
 	var out HeartbeatResult
 	for _, it := range h.Items {
-		r, ok := w.loadRecord(it.ID)
+		r, ok := w.instances().loadRecord(it.ID)
 		if w.err != nil {
 			return nil
 		}
@@ -271,7 +271,7 @@ func (w *writer) heartbeat(h *command.Heartbeat) *Result {
 			// lost attempt from now on.
 			r.Flags |= flagConfirmed
 		}
-		w.putRecord(r)
+		w.instances().putRecord(r)
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
 			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true,
 			From: name(stateNames, r.State), Source: name(sourceNames, r.Source),
@@ -313,7 +313,7 @@ func backoff(p *model.Policy, n int) time.Duration {
 }
 
 // endAttempt records an attempt's end and applies the retry policy.
-func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string) {
+func (w attemptWrites) endAttempt(r *record, rep model.CompleteRequest, outcome string) {
 	a := currentAttempt(r)
 	a.EndedAt, a.Outcome, a.Error, a.HTTPStatus = model.UnixMilli(w.cmd.Now), outcome, rep.Error, rep.HTTPStatus
 	if rep.Host != "" {
@@ -348,17 +348,17 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 	}
 	if rep.Success {
 		r.LastError = ""
-		w.finish(r, stSuccess)
+		w.instances().finish(r, stSuccess)
 		return
 	}
 	r.LastError = rep.Error
-	t, ok := w.taskPolicy(r.Task)
+	t, ok := w.tasks().definition(r.Task)
 	charged := int(r.Attempts - r.Free) // attempts that count against maxRetries
 	if ok && rep.Retryable && charged <= t.Policy.MaxRetries {
 		d := backoff(&t.Policy, charged)
 		r.RetryAt = w.cmd.Now + d.Milliseconds()
-		w.setState(r, stRetrying)
-		w.instanceEvent(r.ID, "retrying", fmt.Sprintf("attempt %d %s (%s); retry %d of %d in %s", a.Number, outcome, rep.Error, charged, t.Policy.MaxRetries, d))
+		w.instances().setState(r, stRetrying)
+		w.instances().event(r.ID, "retrying", fmt.Sprintf("attempt %d %s (%s); retry %d of %d in %s", a.Number, outcome, rep.Error, charged, t.Policy.MaxRetries, d))
 		return
 	}
 	why := "not retryable"
@@ -368,8 +368,8 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 			why = fmt.Sprintf("no retries left (maxRetries %d)", t.Policy.MaxRetries)
 		}
 	}
-	w.finish(r, stFailed)
-	w.instanceEvent(r.ID, "failed", fmt.Sprintf("attempt %d %s: %s; %s", a.Number, outcome, rep.Error, why))
+	w.instances().finish(r, stFailed)
+	w.instances().event(r.ID, "failed", fmt.Sprintf("attempt %d %s: %s; %s", a.Number, outcome, rep.Error, why))
 }
 
 // report is what a report of an attempt's end finds: the instance, and
@@ -381,8 +381,8 @@ type report struct {
 }
 
 // findReport returns what the report c finds, or why it is refused.
-func (w *writer) findReport(c *command.Complete) (report, *model.Error) {
-	r, ok := w.loadRecord(c.ID)
+func (w attemptWrites) findReport(c *command.Complete) (report, *model.Error) {
+	r, ok := w.instances().loadRecord(c.ID)
 	if w.err != nil {
 		return report{}, nil
 	}
@@ -396,7 +396,7 @@ func (w *writer) findReport(c *command.Complete) (report, *model.Error) {
 }
 
 // completeCheck is complete's check: the report's refusal.
-func (w *writer) completeCheck(c *command.Complete) (report, *Result) {
+func (w attemptWrites) completeCheck(c *command.Complete) (report, *Result) {
 	rp, e := w.findReport(c)
 	if e != nil {
 		return rp, errResult(e)
@@ -404,7 +404,7 @@ func (w *writer) completeCheck(c *command.Complete) (report, *Result) {
 	return rp, nil
 }
 
-func (w *writer) complete(c *command.Complete, rp report) *Result {
+func (w attemptWrites) complete(c *command.Complete, rp report) *Result {
 	state := w.endReported(c, rp)
 	if w.err != nil {
 		return nil
@@ -416,7 +416,7 @@ func (w *writer) complete(c *command.Complete, rp report) *Result {
 
 // completeBatchCheck is complete_batch's check: a batch every report of
 // which is refused is answered with the refusals.
-func (w *writer) completeBatchCheck(cs []command.Complete) (none, *Result) {
+func (w attemptWrites) completeBatchCheck(cs []command.Complete) (none, *Result) {
 	var out []model.CompleteOutcome
 	for i := range cs {
 		_, e := w.findReport(&cs[i])
@@ -433,7 +433,7 @@ func (w *writer) completeBatchCheck(cs []command.Complete) (none, *Result) {
 
 // completeBatch applies several attempt reports; each gets its own
 // outcome, so one fenced report does not refuse the others.
-func (w *writer) completeBatch(cs []command.Complete) *Result {
+func (w attemptWrites) completeBatch(cs []command.Complete) *Result {
 	out := make([]model.CompleteOutcome, len(cs))
 	for i := range cs {
 		rp, e := w.findReport(&cs[i])
@@ -451,7 +451,7 @@ func (w *writer) completeBatch(cs []command.Complete) *Result {
 
 // endReported ends the attempt c reports (found by findReport), or
 // attaches its late output, and returns the instance's state.
-func (w *writer) endReported(c *command.Complete, rp report) string {
+func (w attemptWrites) endReported(c *command.Complete, rp report) string {
 	r := rp.r
 	if rp.late != nil {
 		w.attachOutput(r.ID, *rp.late, &c.Report)
@@ -502,10 +502,10 @@ func completeOutcome(c *command.Complete, state string, e *model.Error) model.Co
 	return o
 }
 
-func (w *writer) expire(e *command.Expire) *Result {
+func (w attemptWrites) expire(e *command.Expire) *Result {
 	n := 0
 	for _, it := range e.Items {
-		r, ok := w.loadRecord(it.ID)
+		r, ok := w.instances().loadRecord(it.ID)
 		if w.err != nil {
 			return nil
 		}
@@ -554,22 +554,22 @@ func lapse(r *record, it command.ExpireItem) (why string, charged bool) {
 // READY without using a retry: it keeps its concurrency slot, and the
 // next lease is a new attempt. An instance whose task is gone is
 // canceled instead.
-func (w *writer) interrupted(r *record, why string) {
+func (w attemptWrites) interrupted(r *record, why string) {
 	r.Free++
 	r.LastError = why
-	if _, ok := w.taskPolicy(r.Task); !ok {
-		w.finish(r, stCanceled)
-		w.instanceEvent(r.ID, "canceled", fmt.Sprintf("attempt %d interrupted (%s); the task no longer exists", r.Attempts, why))
+	if _, ok := w.tasks().definition(r.Task); !ok {
+		w.instances().finish(r, stCanceled)
+		w.instances().event(r.ID, "canceled", fmt.Sprintf("attempt %d interrupted (%s); the task no longer exists", r.Attempts, why))
 		return
 	}
-	w.setState(r, stReady)
-	w.instanceEvent(r.ID, "requeued", fmt.Sprintf("attempt %d interrupted; it runs again, not counted against maxRetries", r.Attempts))
+	w.instances().setState(r, stReady)
+	w.instances().event(r.ID, "requeued", fmt.Sprintf("attempt %d interrupted; it runs again, not counted against maxRetries", r.Attempts))
 }
 
 // decideCheck is decide's check: the decision's refusal, or the
 // instance it applies to.
-func (w *writer) decideCheck(d *command.Decide) (*record, *Result) {
-	r, ok := w.loadRecord(d.ID)
+func (w attemptWrites) decideCheck(d *command.Decide) (*record, *Result) {
+	r, ok := w.instances().loadRecord(d.ID)
 	if w.err != nil {
 		return nil, nil
 	}
@@ -579,34 +579,34 @@ func (w *writer) decideCheck(d *command.Decide) (*record, *Result) {
 	return r, nil
 }
 
-func (w *writer) decide(d *command.Decide, r *record) *Result {
+func (w attemptWrites) decide(d *command.Decide, r *record) *Result {
 	msg := d.Comment
 	midRun := r.Flags&flagMidRunApproval != 0
 	switch d.Action {
 	case command.DecideApprove:
-		w.instanceEvent(r.ID, "approved", msg)
+		w.instances().event(r.ID, "approved", msg)
 		if midRun {
 			r.Flags &^= flagMidRunApproval
-			w.setState(r, stRunning)
+			w.instances().setState(r, stRunning)
 		} else {
 			r.Flags |= flagApproved
-			w.admit(r)
+			w.slots().admit(r)
 		}
 	case command.DecideReject, command.DecideCancel:
 		verb := map[string]string{command.DecideReject: "rejected", command.DecideCancel: "canceled"}[d.Action]
 		if midRun && w.protoAt() >= protoSlots {
 			w.stopAttempt(r, model.OutcomeCanceled, verb+" by "+w.cmd.Actor)
 		}
-		w.instanceEvent(r.ID, verb, msg)
-		w.finish(r, stCanceled)
+		w.instances().event(r.ID, verb, msg)
+		w.instances().finish(r, stCanceled)
 	case command.DecideTerminate:
 		w.stopAttempt(r, model.OutcomeTerminated, "terminated by "+w.cmd.Actor)
-		w.instanceEvent(r.ID, "terminated", msg)
-		w.finish(r, stTerm)
+		w.instances().event(r.ID, "terminated", msg)
+		w.instances().finish(r, stTerm)
 	case command.DecideRequestApproval:
 		r.Flags |= flagMidRunApproval
-		w.setState(r, stApproval)
-		w.instanceEvent(r.ID, "approval_requested", msg)
+		w.instances().setState(r, stApproval)
+		w.instances().event(r.ID, "approval_requested", msg)
 	}
 	return okResult(struct {
 		State string `json:"state"`

@@ -518,7 +518,9 @@ func (f *FSM) Dump(w io.Writer) error {
 	})
 }
 
-// writer carries one command's context through its apply.
+// writer is one command's transaction state, carried through its apply
+// (or its Precheck): what every write of the command needs. The writes
+// themselves are the methods of one type per domain over it (writes.go).
 type writer struct {
 	f      *FSM
 	tx     *bolt.Tx

@@ -9,7 +9,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func (w *writer) setNode(n *command.NodeInfo) *Result {
+func (w clusterWrites) setNode(n *command.NodeInfo) *Result {
 	b, err := json.Marshal(n)
 	if err != nil {
 		w.err = err
@@ -19,7 +19,7 @@ func (w *writer) setNode(n *command.NodeInfo) *Result {
 	return okResult(struct{}{})
 }
 
-func (w *writer) removeNode(r *command.NodeRef) *Result {
+func (w clusterWrites) removeNode(r *command.NodeRef) *Result {
 	w.del(bktNodes, []byte(r.Name))
 	return okResult(struct{}{})
 }

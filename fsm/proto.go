@@ -8,13 +8,13 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 )
 
-func (w *writer) setProto(p *command.SetProto) *Result {
+func (w clusterWrites) setProto(p *command.SetProto) *Result {
 	if p.Proto > stateProto(w.tx) {
 		w.put(bktMeta, keyProto, u64key(uint64(p.Proto)))
 		w.proto = 0
 		if p.Proto >= protoSlots {
 			// Heals a slot an older release leaked (slots.go).
-			w.recountSlots()
+			w.slots().recountSlots()
 		}
 	}
 	return okResult(struct{}{})

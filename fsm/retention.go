@@ -20,7 +20,7 @@ func isTerminal(st uint8) bool {
 	return false
 }
 
-func (w *writer) prune(p *command.Prune) *Result {
+func (w instanceWrites) prune(p *command.Prune) *Result {
 	n := 0
 	for _, id := range p.IDs {
 		r, ok := w.loadRecord(id)
@@ -51,7 +51,7 @@ func (w *writer) prune(p *command.Prune) *Result {
 	}{n})
 }
 
-func (w *writer) delPrefix(bkt, prefix []byte) {
+func (w instanceWrites) delPrefix(bkt, prefix []byte) {
 	c := w.tx.Bucket(bkt).Cursor()
 	var keys [][]byte
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {

@@ -102,11 +102,11 @@ func (s *entryStats) count(ms int64, i int) {
 }
 
 // fired counts an instance that fired (its FiredAt is set).
-func (w *writer) fired(r *record) { w.es.stats.count(r.FiredAt, statFired) }
+func (w statWrites) fired(r *record) { w.es.stats.count(r.FiredAt, statFired) }
 
 // finished counts an instance that entered the terminal state st and
 // keeps a failure among the recent ones.
-func (w *writer) finished(r *record, st uint8) {
+func (w statWrites) finished(r *record, st uint8) {
 	w.es.stats.count(r.FinishedAt, statOf(st))
 	if st != stFailed && st != stTerm {
 		return
@@ -124,7 +124,7 @@ func (w *writer) finished(r *record, st uint8) {
 }
 
 // misfire keeps a misfire event of a task among the recent ones.
-func (w *writer) misfire(task string, seq uint64, msg string) {
+func (w statWrites) misfire(task string, seq uint64, msg string) {
 	k := u64key(uint64(w.cmd.Now))
 	k = append(append(k, task...), 0)
 	k = binary.BigEndian.AppendUint64(k, seq)
