@@ -157,16 +157,16 @@ type aclCache struct {
 
 // acl returns the cache, or why the state cannot be read (then nothing is
 // cached: a state that cannot be read is never taken for an empty one).
-func (f *FSM) acl() (*aclCache, error) {
-	if err := f.Failed(); err != nil {
+func (q accessReads) acl() (*aclCache, error) {
+	if err := q.f.Failed(); err != nil {
 		return nil, model.Errorf(model.CodeUnavailable, "state machine unavailable: %v", err)
 	}
-	applied := f.applied.Load() // before the read: the cache is never newer than its tag
-	if c := f.aclC.Load(); c != nil && c.applied == applied {
+	applied := q.f.applied.Load() // before the read: the cache is never newer than its tag
+	if c := q.f.aclC.Load(); c != nil && c.applied == applied {
 		return c, nil
 	}
 	c := &aclCache{applied: applied}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		c.bootstrapped = meta.Get(keyACLBootstrapped) != nil
 		c.proto = stateProto(tx)
@@ -178,7 +178,7 @@ func (f *FSM) acl() (*aclCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.aclC.Store(c)
+	q.f.aclC.Store(c)
 	return c, nil
 }
 
@@ -188,8 +188,8 @@ func (f *FSM) acl() (*aclCache, error) {
 // any API). An error means the state cannot be read (a state machine
 // whose restore failed, or one being closed): authentication must then
 // admit nobody.
-func (f *FSM) AuthState() (bootstrapped bool, memberKey []byte, err error) {
-	c, err := f.acl()
+func (q accessReads) AuthState() (bootstrapped bool, memberKey []byte, err error) {
+	c, err := q.acl()
 	if err != nil {
 		return false, nil, err
 	}
@@ -199,23 +199,23 @@ func (f *FSM) AuthState() (bootstrapped bool, memberKey []byte, err error) {
 // ACLBootstrapped reports whether ACLs were bootstrapped. When the state
 // cannot be read it reports true, so that a caller fails closed;
 // authentication uses AuthState, which says why.
-func (f *FSM) ACLBootstrapped() bool {
-	b, _, err := f.AuthState()
+func (q accessReads) ACLBootstrapped() bool {
+	b, _, err := q.AuthState()
 	return b || err != nil
 }
 
 // MemberKey returns the cluster's member key, nil until a leader has set
 // it or when the state cannot be read. It is never shown by any API.
-func (f *FSM) MemberKey() []byte {
-	_, k, _ := f.AuthState()
+func (q clusterReads) MemberKey() []byte {
+	_, k, _ := q.f.AuthState()
 	return k
 }
 
 // TokenByHash returns the token whose SHA-256 (hex) is hash; an error
 // when the state cannot be read.
-func (f *FSM) TokenByHash(hash string) (*command.TokenRecord, bool, error) {
+func (q accessReads) TokenByHash(hash string) (*command.TokenRecord, bool, error) {
 	var t *command.TokenRecord
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		if name := tx.Bucket(bktACLHashes).Get([]byte(hash)); name != nil {
 			t, _ = readToken(tx, string(name))
 		}
@@ -226,12 +226,12 @@ func (f *FSM) TokenByHash(hash string) (*command.TokenRecord, bool, error) {
 
 // TokensRevoked counts the token revokes this state machine has applied
 // (restores included): when it moves, a token may have gone.
-func (f *FSM) TokensRevoked() uint64 { return f.revokes.Load() }
+func (q accessReads) TokensRevoked() uint64 { return q.f.revokes.Load() }
 
 // Token returns a token by name.
-func (f *FSM) Token(name string) (*command.TokenRecord, bool) {
+func (q accessReads) Token(name string) (*command.TokenRecord, bool) {
 	var t *command.TokenRecord
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		t, _ = readToken(tx, name)
 		return nil
 	})
@@ -239,9 +239,9 @@ func (f *FSM) Token(name string) (*command.TokenRecord, bool) {
 }
 
 // Tokens lists every token by name.
-func (f *FSM) Tokens() ([]model.ACLToken, error) {
+func (q accessReads) Tokens() ([]model.ACLToken, error) {
 	out := []model.ACLToken{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktACLTokens).ForEach(func(_, v []byte) error {
 			var t command.TokenRecord
 			if err := json.Unmarshal(v, &t); err != nil {
@@ -257,8 +257,8 @@ func (f *FSM) Tokens() ([]model.ACLToken, error) {
 // Holder returns the executor that holds (or last held) an instance's
 // current attempt, for the API to check that an executor token reports
 // only on its own attempts.
-func (f *FSM) Holder(id uint64) (executor string, attempt int, ok bool) {
-	_ = f.view(func(tx *bolt.Tx) error {
+func (q instanceReads) Holder(id uint64) (executor string, attempt int, ok bool) {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)
 		if err == nil {
 			executor, attempt, ok = r.Executor, int(r.Attempts), true

@@ -282,9 +282,9 @@ func (w alertWrites) deleteSilence(r *command.SilenceRef) *Result {
 }
 
 // FiringAlerts returns the firing alerts, by id.
-func (f *FSM) FiringAlerts() ([]model.Alert, error) {
+func (q alertReads) FiringAlerts() ([]model.Alert, error) {
 	var out []model.Alert
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktAlertsCur).ForEach(func(_, v []byte) error {
 			var r alertRecord
 			if err := json.Unmarshal(v, &r); err != nil {
@@ -299,9 +299,9 @@ func (f *FSM) FiringAlerts() ([]model.Alert, error) {
 
 // NotificationsPending counts the alert transitions whose notification
 // is not recorded as sent.
-func (f *FSM) NotificationsPending() int {
+func (q alertReads) NotificationsPending() int {
 	var n uint64
-	f.view(func(tx *bolt.Tx) error {
+	q.f.view(func(tx *bolt.Tx) error {
 		n = metaU64(tx, keyAlertPending)
 		return nil
 	})
@@ -309,9 +309,9 @@ func (f *FSM) NotificationsPending() int {
 }
 
 // FiringAlert returns a firing alert by id.
-func (f *FSM) FiringAlert(id string) (*model.Alert, bool) {
+func (q alertReads) FiringAlert(id string) (*model.Alert, bool) {
 	var out *model.Alert
-	f.view(func(tx *bolt.Tx) error {
+	q.f.view(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bktAlertsCur).Get([]byte(id)); v != nil {
 			var r alertRecord
 			if json.Unmarshal(v, &r) == nil {
@@ -325,9 +325,9 @@ func (f *FSM) FiringAlert(id string) (*model.Alert, bool) {
 
 // PendingNotifications returns the transitions whose notification is not
 // recorded as sent, oldest first, at most limit.
-func (f *FSM) PendingNotifications(limit int) ([]AlertTransition, error) {
+func (q alertReads) PendingNotifications(limit int) ([]AlertTransition, error) {
 	var out []AlertTransition
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bktAlertPending).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			var t AlertTransition
@@ -353,7 +353,7 @@ type AlertFilter struct {
 // ListAlerts lists incidents newest first: the firing alerts (each by the
 // transition that raised it) and the resolved ones kept in the history
 // (each by its resolution), with the cursor of the next page.
-func (f *FSM) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
+func (q alertReads) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
 	if flt.Limit <= 0 {
 		flt.Limit = 100
 	}
@@ -365,7 +365,7 @@ func (f *FSM) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
 	match := func(a *model.Alert) bool {
 		return (flt.Task == "" || a.Subject.Task == flt.Task) && (flt.Rule == "" || a.Rule == flt.Rule)
 	}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		if flt.State != model.AlertResolved {
 			err := tx.Bucket(bktAlertsCur).ForEach(func(_, v []byte) error {
 				var r alertRecord
@@ -430,9 +430,9 @@ func (f *FSM) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
 }
 
 // Silences returns the silences in force at nowMs, by id.
-func (f *FSM) Silences(nowMs int64) ([]model.Silence, error) {
+func (q alertReads) Silences(nowMs int64) ([]model.Silence, error) {
 	out := []model.Silence{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		out = append(out, (&writer{tx: tx}).alerts().activeSilences(nowMs)...)
 		return nil
 	})

@@ -154,9 +154,9 @@ func notifyNamesRefusal(t *model.Task, asReplica bool) *model.Error {
 // Channel returns a stored channel, write-only values included (sealed
 // or not, as stored), for the leader's notifier. Never hand it to an API
 // answer: use its Model.
-func (f *FSM) Channel(name string) (*ChannelRecord, bool) {
+func (q alertReads) Channel(name string) (*ChannelRecord, bool) {
 	var c *ChannelRecord
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		c, _ = readChannel(tx, name)
 		return nil
 	})
@@ -165,9 +165,9 @@ func (f *FSM) Channel(name string) (*ChannelRecord, bool) {
 
 // ChannelRecords returns every stored channel with its write-only values,
 // by name, for the notifier.
-func (f *FSM) ChannelRecords() ([]ChannelRecord, error) {
+func (q alertReads) ChannelRecords() ([]ChannelRecord, error) {
 	out := []ChannelRecord{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bktChannels)
 		if b == nil {
 			return nil
@@ -185,8 +185,8 @@ func (f *FSM) ChannelRecords() ([]ChannelRecord, error) {
 }
 
 // Channels lists every channel as the API answers it, by name.
-func (f *FSM) Channels() ([]model.Channel, error) {
-	recs, err := f.ChannelRecords()
+func (q alertReads) Channels() ([]model.Channel, error) {
+	recs, err := q.ChannelRecords()
 	if err != nil {
 		return nil, err
 	}

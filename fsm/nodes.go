@@ -25,9 +25,9 @@ func (w clusterWrites) removeNode(r *command.NodeRef) *Result {
 }
 
 // Nodes returns the known node addresses keyed by node id.
-func (f *FSM) Nodes() (map[string]command.NodeInfo, error) {
+func (q clusterReads) Nodes() (map[string]command.NodeInfo, error) {
 	out := map[string]command.NodeInfo{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktNodes).ForEach(func(k, v []byte) error {
 			var n command.NodeInfo
 			if err := json.Unmarshal(v, &n); err != nil {

@@ -31,8 +31,8 @@ func stateProto(tx *bolt.Tx) int {
 
 // Proto returns the protocol the state machine has reached (1 when the
 // state cannot be read).
-func (f *FSM) Proto() int {
-	c, err := f.acl()
+func (q clusterReads) Proto() int {
+	c, err := q.f.acl()
 	if err != nil {
 		return 1
 	}

@@ -69,9 +69,9 @@ func (w instanceWrites) delPrefix(bkt, prefix []byte) {
 // (finished.go): per task, from its oldest finish time up to the first
 // one not yet due, so its cost follows what is due plus one seek per task
 // with finished instances, whatever else the state machine holds.
-func (f *FSM) Expired(now time.Time, def time.Duration, limit int) ([]uint64, error) {
+func (q instanceReads) Expired(now time.Time, def time.Duration, limit int) ([]uint64, error) {
 	var out []uint64
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		tasks, alerts := tx.Bucket(bktTasks), tx.Bucket(bktAlerts)
 		c := tx.Bucket(bktFinished).Cursor()
 		k, _ := c.First()

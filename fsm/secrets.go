@@ -74,9 +74,9 @@ func readSecret(tx *bolt.Tx, name string) (*SecretRecord, bool) {
 
 // Secret returns a stored secret, value included, for the leader to deliver
 // with a lease. Never hand it to an API answer.
-func (f *FSM) Secret(name string) (*SecretRecord, bool) {
+func (q accessReads) Secret(name string) (*SecretRecord, bool) {
 	var s *SecretRecord
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		s, _ = readSecret(tx, name)
 		return nil
 	})
@@ -84,9 +84,9 @@ func (f *FSM) Secret(name string) (*SecretRecord, bool) {
 }
 
 // Secrets lists every secret, without values.
-func (f *FSM) Secrets() ([]model.Secret, error) {
+func (q accessReads) Secrets() ([]model.Secret, error) {
 	out := []model.Secret{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktSecrets).ForEach(func(_, v []byte) error {
 			var s SecretRecord
 			if err := json.Unmarshal(v, &s); err != nil {

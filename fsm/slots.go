@@ -208,9 +208,9 @@ func (w slotWrites) unblockHead(task string) bool {
 
 // SlotsBusy returns how many of task's concurrency slots are busy, as its
 // task state counts them (the count admission uses).
-func (f *FSM) SlotsBusy(task string) (int, error) {
+func (q taskReads) SlotsBusy(task string) (int, error) {
 	n := 0
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		n = int((&writer{tx: tx}).loadState(task).Inflight)
 		return nil
 	})

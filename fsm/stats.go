@@ -194,10 +194,10 @@ func putCapped(tx *bolt.Tx, bkt, countKey []byte, items []kv) {
 // minutes, the latest failures and misfires and the pending alerts. Its
 // cost does not grow with the number of instances kept, only with the
 // unfinished ones (the active index, one byte each) and the tasks.
-func (f *FSM) Overview(nowMs int64) (*model.Overview, error) {
+func (q consoleReads) Overview(nowMs int64) (*model.Overview, error) {
 	o := &model.Overview{PerMinute: make([]model.MinuteStats, 60),
 		RecentFailures: []model.RecentFailure{}, RecentMisfires: []model.RecentMisfire{}}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		o.Counts = stateCounts(tx)
 		t, err := taskTotals(tx)
 		if err != nil {
@@ -328,9 +328,9 @@ func recentMisfires(tx *bolt.Tx, n int) []model.RecentMisfire {
 
 // RecentMisfires returns up to n of the latest misfires (of the newest
 // 100 kept), newest first.
-func (f *FSM) RecentMisfires(n int) ([]model.RecentMisfire, error) {
+func (q consoleReads) RecentMisfires(n int) ([]model.RecentMisfire, error) {
 	var out []model.RecentMisfire
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		out = recentMisfires(tx, n)
 		return nil
 	})

@@ -234,7 +234,7 @@ func versionConflict(have, want uint64) *model.Error {
 // get (as Precheck, then apply, decide), or the plan. It is the dry run of
 // PUT /v1/tasks/{name}: the definition is normalized and judged exactly as
 // the write would be, so "unchanged" means the write would change nothing.
-func (f *FSM) PlanPutTask(c *command.Command) (*model.TaskPlan, error) {
+func (q taskReads) PlanPutTask(c *command.Command) (*model.TaskPlan, error) {
 	if c.Type != command.TypePutTask {
 		return nil, model.Errorf(model.CodeInvalid, "plan of a %s command: only put_task has one", c.Type)
 	}
@@ -242,8 +242,8 @@ func (f *FSM) PlanPutTask(c *command.Command) (*model.TaskPlan, error) {
 		return nil, e
 	}
 	var out *model.TaskPlan
-	err := f.view(func(tx *bolt.Tx) error {
-		w := &writer{f: f, tx: tx, cmd: c}
+	err := q.f.view(func(tx *bolt.Tx) error {
+		w := &writer{f: q.f, tx: tx, cmd: c}
 		p, e := command.JSONBody[command.PutTask](c)
 		if e == nil {
 			e = w.tasks().proposePut(p)
@@ -382,9 +382,9 @@ func uitoa(v uint64) string {
 }
 
 // GetTask returns a copy of the named task.
-func (f *FSM) GetTask(name string) (*model.Task, error) {
+func (q taskReads) GetTask(name string) (*model.Task, error) {
 	var t storedTask
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bktTasks).Get([]byte(name))
 		if v == nil {
 			return taskNotFound(name)
@@ -399,9 +399,9 @@ func (f *FSM) GetTask(name string) (*model.Task, error) {
 
 // ListTasks returns tasks in name order that match the filter, at most
 // filter.Limit (default 100, max 1000), and the cursor of the next page.
-func (f *FSM) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
+func (q taskReads) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
 	var out *model.TaskList
-	err := f.view(func(tx *bolt.Tx) (err error) {
+	err := q.f.view(func(tx *bolt.Tx) (err error) {
 		out, err = listTasks(tx, filter)
 		return err
 	})
@@ -458,9 +458,9 @@ func matches(t *model.Task, f model.TaskFilter) bool {
 }
 
 // CountTasks returns the number of tasks.
-func (f *FSM) CountTasks() int {
+func (q taskReads) CountTasks() int {
 	n := 0
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		n = tx.Bucket(bktTasks).Stats().KeyN
 		return nil
 	})
@@ -469,9 +469,9 @@ func (f *FSM) CountTasks() int {
 
 // TaskHistory returns every version of the named task, oldest first. A
 // deleted task keeps its history.
-func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
+func (q taskReads) TaskHistory(name string) (*model.TaskHistory, error) {
 	h := &model.TaskHistory{Name: name, Versions: []model.TaskVersion{}}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		prefix := append([]byte(name), 0)
 		c := tx.Bucket(bktHistory).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
