@@ -17,7 +17,7 @@ import (
 
 // bootstrapCheck is acl_bootstrap's check: ACLs not bootstrapped yet,
 // and the token's name and hash free.
-func (w *writer) bootstrapCheck(b *command.ACLBootstrap) (none, *Result) {
+func (w accessWrites) bootstrapCheck(b *command.ACLBootstrap) (none, *Result) {
 	e := bootstrapRefusal(w.tx)
 	if e == nil {
 		e = putTokenRefusal(w.tx, &b.Token)
@@ -25,7 +25,7 @@ func (w *writer) bootstrapCheck(b *command.ACLBootstrap) (none, *Result) {
 	return none{}, refusal(e)
 }
 
-func (w *writer) aclBootstrap(b *command.ACLBootstrap) *Result {
+func (w accessWrites) aclBootstrap(b *command.ACLBootstrap) *Result {
 	res := w.putToken(b.Token, 0)
 	if res == nil {
 		return nil
@@ -34,7 +34,7 @@ func (w *writer) aclBootstrap(b *command.ACLBootstrap) *Result {
 	return res
 }
 
-func (w *writer) setMemberKey(m *command.SetMemberKey) *Result {
+func (w clusterWrites) setMemberKey(m *command.SetMemberKey) *Result {
 	if w.tx.Bucket(bktMeta).Get(keyMemberKey) == nil {
 		w.put(bktMeta, keyMemberKey, m.Key)
 	}
@@ -43,14 +43,16 @@ func (w *writer) setMemberKey(m *command.SetMemberKey) *Result {
 
 // putTokenCheck is acl_put_token's check: the token's name and hash must
 // be free.
-func (w *writer) putTokenCheck(p *command.ACLPutToken) (none, *Result) {
+func (w accessWrites) putTokenCheck(p *command.ACLPutToken) (none, *Result) {
 	return none{}, refusal(putTokenRefusal(w.tx, &p.Token))
 }
 
-func (w *writer) aclPutToken(p *command.ACLPutToken) *Result { return w.putToken(p.Token, p.TTLms) }
+func (w accessWrites) aclPutToken(p *command.ACLPutToken) *Result {
+	return w.putToken(p.Token, p.TTLms)
+}
 
 // putToken stores a new token (its check passed).
-func (w *writer) putToken(t command.TokenRecord, ttlMs int64) *Result {
+func (w accessWrites) putToken(t command.TokenRecord, ttlMs int64) *Result {
 	t.CreatedAt, t.CreatedBy, t.ExpiresAt = w.cmd.Now, w.cmd.Actor, 0
 	if ttlMs > 0 {
 		t.ExpiresAt = w.cmd.Now + ttlMs
@@ -69,7 +71,7 @@ func (w *writer) putToken(t command.TokenRecord, ttlMs int64) *Result {
 
 // namedToken is acl_delete_token's check: the token must exist. The
 // last-admin rule depends on the command's time: apply checks it.
-func (w *writer) namedToken(ref *command.TaskRef) (*command.TokenRecord, *Result) {
+func (w accessWrites) namedToken(ref *command.TaskRef) (*command.TokenRecord, *Result) {
 	t, ok := readToken(w.tx, ref.Name)
 	if !ok {
 		return nil, errResult(tokenNotFound(ref.Name))
@@ -77,7 +79,7 @@ func (w *writer) namedToken(ref *command.TaskRef) (*command.TokenRecord, *Result
 	return t, nil
 }
 
-func (w *writer) aclDeleteToken(ref *command.TaskRef, t *command.TokenRecord) *Result {
+func (w accessWrites) aclDeleteToken(ref *command.TaskRef, t *command.TokenRecord) *Result {
 	if e := lastAdminRefusal(w.tx, t, w.cmd.Now); e != nil {
 		return errResult(e)
 	}
@@ -155,16 +157,16 @@ type aclCache struct {
 
 // acl returns the cache, or why the state cannot be read (then nothing is
 // cached: a state that cannot be read is never taken for an empty one).
-func (f *FSM) acl() (*aclCache, error) {
-	if err := f.Failed(); err != nil {
+func (q accessReads) acl() (*aclCache, error) {
+	if err := q.f.Failed(); err != nil {
 		return nil, model.Errorf(model.CodeUnavailable, "state machine unavailable: %v", err)
 	}
-	applied := f.applied.Load() // before the read: the cache is never newer than its tag
-	if c := f.aclC.Load(); c != nil && c.applied == applied {
+	applied := q.f.applied.Load() // before the read: the cache is never newer than its tag
+	if c := q.f.aclC.Load(); c != nil && c.applied == applied {
 		return c, nil
 	}
 	c := &aclCache{applied: applied}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		c.bootstrapped = meta.Get(keyACLBootstrapped) != nil
 		c.proto = stateProto(tx)
@@ -176,7 +178,7 @@ func (f *FSM) acl() (*aclCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.aclC.Store(c)
+	q.f.aclC.Store(c)
 	return c, nil
 }
 
@@ -186,8 +188,8 @@ func (f *FSM) acl() (*aclCache, error) {
 // any API). An error means the state cannot be read (a state machine
 // whose restore failed, or one being closed): authentication must then
 // admit nobody.
-func (f *FSM) AuthState() (bootstrapped bool, memberKey []byte, err error) {
-	c, err := f.acl()
+func (q accessReads) AuthState() (bootstrapped bool, memberKey []byte, err error) {
+	c, err := q.acl()
 	if err != nil {
 		return false, nil, err
 	}
@@ -197,23 +199,23 @@ func (f *FSM) AuthState() (bootstrapped bool, memberKey []byte, err error) {
 // ACLBootstrapped reports whether ACLs were bootstrapped. When the state
 // cannot be read it reports true, so that a caller fails closed;
 // authentication uses AuthState, which says why.
-func (f *FSM) ACLBootstrapped() bool {
-	b, _, err := f.AuthState()
+func (q accessReads) ACLBootstrapped() bool {
+	b, _, err := q.AuthState()
 	return b || err != nil
 }
 
 // MemberKey returns the cluster's member key, nil until a leader has set
 // it or when the state cannot be read. It is never shown by any API.
-func (f *FSM) MemberKey() []byte {
-	_, k, _ := f.AuthState()
+func (q clusterReads) MemberKey() []byte {
+	_, k, _ := q.f.AuthState()
 	return k
 }
 
 // TokenByHash returns the token whose SHA-256 (hex) is hash; an error
 // when the state cannot be read.
-func (f *FSM) TokenByHash(hash string) (*command.TokenRecord, bool, error) {
+func (q accessReads) TokenByHash(hash string) (*command.TokenRecord, bool, error) {
 	var t *command.TokenRecord
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		if name := tx.Bucket(bktACLHashes).Get([]byte(hash)); name != nil {
 			t, _ = readToken(tx, string(name))
 		}
@@ -224,12 +226,12 @@ func (f *FSM) TokenByHash(hash string) (*command.TokenRecord, bool, error) {
 
 // TokensRevoked counts the token revokes this state machine has applied
 // (restores included): when it moves, a token may have gone.
-func (f *FSM) TokensRevoked() uint64 { return f.revokes.Load() }
+func (q accessReads) TokensRevoked() uint64 { return q.f.revokes.Load() }
 
 // Token returns a token by name.
-func (f *FSM) Token(name string) (*command.TokenRecord, bool) {
+func (q accessReads) Token(name string) (*command.TokenRecord, bool) {
 	var t *command.TokenRecord
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		t, _ = readToken(tx, name)
 		return nil
 	})
@@ -237,9 +239,9 @@ func (f *FSM) Token(name string) (*command.TokenRecord, bool) {
 }
 
 // Tokens lists every token by name.
-func (f *FSM) Tokens() ([]model.ACLToken, error) {
+func (q accessReads) Tokens() ([]model.ACLToken, error) {
 	out := []model.ACLToken{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktACLTokens).ForEach(func(_, v []byte) error {
 			var t command.TokenRecord
 			if err := json.Unmarshal(v, &t); err != nil {
@@ -255,8 +257,8 @@ func (f *FSM) Tokens() ([]model.ACLToken, error) {
 // Holder returns the executor that holds (or last held) an instance's
 // current attempt, for the API to check that an executor token reports
 // only on its own attempts.
-func (f *FSM) Holder(id uint64) (executor string, attempt int, ok bool) {
-	_ = f.view(func(tx *bolt.Tx) error {
+func (q instanceReads) Holder(id uint64) (executor string, attempt int, ok bool) {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)
 		if err == nil {
 			executor, attempt, ok = r.Executor, int(r.Attempts), true

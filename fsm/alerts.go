@@ -63,7 +63,7 @@ type AlertTransition struct {
 }
 
 // alertUpdate applies the watchdog's findings in order.
-func (w *writer) alertUpdate(u *command.AlertUpdate) *Result {
+func (w alertWrites) alertUpdate(u *command.AlertUpdate) *Result {
 	now := model.UnixMilli(w.cmd.Now)
 	var out struct {
 		Raised    int `json:"raised"`
@@ -111,7 +111,7 @@ func (w *writer) alertUpdate(u *command.AlertUpdate) *Result {
 	return okResult(out)
 }
 
-func (w *writer) loadAlert(id string) (*alertRecord, bool) {
+func (w alertWrites) loadAlert(id string) (*alertRecord, bool) {
 	v := w.tx.Bucket(bktAlertsCur).Get([]byte(id))
 	if v == nil {
 		return nil, false
@@ -124,7 +124,7 @@ func (w *writer) loadAlert(id string) (*alertRecord, bool) {
 	return &r, true
 }
 
-func (w *writer) putAlert(r *alertRecord) {
+func (w alertWrites) putAlert(r *alertRecord) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		w.err = err
@@ -135,7 +135,7 @@ func (w *writer) putAlert(r *alertRecord) {
 
 // transition records a transition in the history (and as pending if it
 // needs a notification) and returns its seq.
-func (w *writer) transition(event string, a model.Alert, notify bool) uint64 {
+func (w alertWrites) transition(event string, a model.Alert, notify bool) uint64 {
 	seq := metaU64(w.tx, keyAlertSeq) + 1
 	w.put(bktMeta, keyAlertSeq, u64key(seq))
 	b, err := json.Marshal(AlertTransition{Seq: seq, Event: event, Alert: a})
@@ -152,7 +152,7 @@ func (w *writer) transition(event string, a model.Alert, notify bool) uint64 {
 
 // putCappedOne adds a key to a bucket of at most limit keys, dropping the
 // lowest.
-func (w *writer) putCappedOne(bkt, countKey, k, v []byte, limit uint64) {
+func (w alertWrites) putCappedOne(bkt, countKey, k, v []byte, limit uint64) {
 	if w.err != nil {
 		return
 	}
@@ -171,7 +171,7 @@ func (w *writer) putCappedOne(bkt, countKey, k, v []byte, limit uint64) {
 }
 
 // activeSilences lists the silences in force at nowMs, in id order.
-func (w *writer) activeSilences(nowMs int64) []model.Silence {
+func (w alertWrites) activeSilences(nowMs int64) []model.Silence {
 	var out []model.Silence
 	w.tx.Bucket(bktSilences).ForEach(func(_, v []byte) error {
 		var s model.Silence
@@ -185,7 +185,7 @@ func (w *writer) activeSilences(nowMs int64) []model.Silence {
 
 // silenced reports whether a silence matches the alert: every field it
 // names matches (labels: the alert's task has each of them).
-func (w *writer) silenced(ss []model.Silence, a *model.Alert) bool {
+func (w alertWrites) silenced(ss []model.Silence, a *model.Alert) bool {
 	var labels map[string]string
 	loaded := false
 	for _, s := range ss {
@@ -196,7 +196,7 @@ func (w *writer) silenced(ss []model.Silence, a *model.Alert) bool {
 			if !loaded {
 				loaded = true
 				if a.Subject.Task != "" {
-					if t, ok := w.loadTask(a.Subject.Task); ok && !t.Deleted {
+					if t, ok := w.tasks().loadTask(a.Subject.Task); ok && !t.Deleted {
 						labels = t.Labels
 					}
 				}
@@ -218,7 +218,7 @@ func (w *writer) silenced(ss []model.Silence, a *model.Alert) bool {
 }
 
 // alertNotified records that a transition's notification was sent.
-func (w *writer) alertNotified(n *command.AlertNotified) *Result {
+func (w alertWrites) alertNotified(n *command.AlertNotified) *Result {
 	b := w.tx.Bucket(bktAlertPending)
 	v := b.Get(u64key(n.Seq))
 	recorded := false
@@ -237,7 +237,7 @@ func (w *writer) alertNotified(n *command.AlertNotified) *Result {
 
 // putSilence stores a silence (replacing one of the same id) and drops
 // those expired by the command's time.
-func (w *writer) putSilence(p *command.PutSilence) *Result {
+func (w alertWrites) putSilence(p *command.PutSilence) *Result {
 	b := w.tx.Bucket(bktSilences)
 	var expired [][]byte
 	n := 0
@@ -269,22 +269,22 @@ func (w *writer) putSilence(p *command.PutSilence) *Result {
 }
 
 // silenceCheck is delete_silence's check: the silence must exist.
-func (w *writer) silenceCheck(r *command.SilenceRef) (none, *Result) {
+func (w alertWrites) silenceCheck(r *command.SilenceRef) (none, *Result) {
 	if w.tx.Bucket(bktSilences).Get([]byte(r.ID)) == nil {
 		return none{}, errResult(model.Errorf(model.CodeNotFound, "silence %q not found", r.ID))
 	}
 	return none{}, nil
 }
 
-func (w *writer) deleteSilence(r *command.SilenceRef) *Result {
+func (w alertWrites) deleteSilence(r *command.SilenceRef) *Result {
 	w.del(bktSilences, []byte(r.ID))
 	return okResult(struct{}{})
 }
 
 // FiringAlerts returns the firing alerts, by id.
-func (f *FSM) FiringAlerts() ([]model.Alert, error) {
+func (q alertReads) FiringAlerts() ([]model.Alert, error) {
 	var out []model.Alert
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktAlertsCur).ForEach(func(_, v []byte) error {
 			var r alertRecord
 			if err := json.Unmarshal(v, &r); err != nil {
@@ -299,9 +299,9 @@ func (f *FSM) FiringAlerts() ([]model.Alert, error) {
 
 // NotificationsPending counts the alert transitions whose notification
 // is not recorded as sent.
-func (f *FSM) NotificationsPending() int {
+func (q alertReads) NotificationsPending() int {
 	var n uint64
-	f.view(func(tx *bolt.Tx) error {
+	q.f.view(func(tx *bolt.Tx) error {
 		n = metaU64(tx, keyAlertPending)
 		return nil
 	})
@@ -309,9 +309,9 @@ func (f *FSM) NotificationsPending() int {
 }
 
 // FiringAlert returns a firing alert by id.
-func (f *FSM) FiringAlert(id string) (*model.Alert, bool) {
+func (q alertReads) FiringAlert(id string) (*model.Alert, bool) {
 	var out *model.Alert
-	f.view(func(tx *bolt.Tx) error {
+	q.f.view(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bktAlertsCur).Get([]byte(id)); v != nil {
 			var r alertRecord
 			if json.Unmarshal(v, &r) == nil {
@@ -325,9 +325,9 @@ func (f *FSM) FiringAlert(id string) (*model.Alert, bool) {
 
 // PendingNotifications returns the transitions whose notification is not
 // recorded as sent, oldest first, at most limit.
-func (f *FSM) PendingNotifications(limit int) ([]AlertTransition, error) {
+func (q alertReads) PendingNotifications(limit int) ([]AlertTransition, error) {
 	var out []AlertTransition
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bktAlertPending).Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
 			var t AlertTransition
@@ -353,7 +353,7 @@ type AlertFilter struct {
 // ListAlerts lists incidents newest first: the firing alerts (each by the
 // transition that raised it) and the resolved ones kept in the history
 // (each by its resolution), with the cursor of the next page.
-func (f *FSM) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
+func (q alertReads) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
 	if flt.Limit <= 0 {
 		flt.Limit = 100
 	}
@@ -365,7 +365,7 @@ func (f *FSM) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
 	match := func(a *model.Alert) bool {
 		return (flt.Task == "" || a.Subject.Task == flt.Task) && (flt.Rule == "" || a.Rule == flt.Rule)
 	}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		if flt.State != model.AlertResolved {
 			err := tx.Bucket(bktAlertsCur).ForEach(func(_, v []byte) error {
 				var r alertRecord
@@ -430,11 +430,20 @@ func (f *FSM) ListAlerts(flt AlertFilter) (*model.AlertList, error) {
 }
 
 // Silences returns the silences in force at nowMs, by id.
-func (f *FSM) Silences(nowMs int64) ([]model.Silence, error) {
+func (q alertReads) Silences(nowMs int64) ([]model.Silence, error) {
 	out := []model.Silence{}
-	err := f.view(func(tx *bolt.Tx) error {
-		out = append(out, (&writer{tx: tx}).activeSilences(nowMs)...)
+	err := q.f.view(func(tx *bolt.Tx) error {
+		out = append(out, (&writer{tx: tx}).alerts().activeSilences(nowMs)...)
 		return nil
 	})
 	return out, err
+}
+
+func (w alertWrites) alerted(a *command.Alerted) *Result {
+	if w.tx.Bucket(bktAlerts).Get(u64key(a.ID)) == nil {
+		return okResult(struct{}{}) // already recorded
+	}
+	w.del(bktAlerts, u64key(a.ID))
+	w.instances().event(a.ID, "alerted", a.Message)
+	return okResult(struct{}{})
 }

@@ -55,7 +55,7 @@ func (r *ChannelRecord) Model() model.Channel {
 // putChannelCheck is put_channel's check: from protocol 6 a put with
 // IfVersion is refused unless the stored channel is at that version.
 // Else it finds the stored channel, if any.
-func (w *writer) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result) {
+func (w alertWrites) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result) {
 	cur, exists := readChannel(w.tx, p.Channel.Name)
 	if p.IfVersion != 0 && w.protoAt() >= command.ProtoSealedChannels && (!exists || cur.Version != p.IfVersion) {
 		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "channel " + p.Channel.Name + " changed since"})
@@ -63,7 +63,7 @@ func (w *writer) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result
 	return cur, nil
 }
 
-func (w *writer) putChannel(p *command.PutChannel, cur *ChannelRecord) *Result {
+func (w alertWrites) putChannel(p *command.PutChannel, cur *ChannelRecord) *Result {
 	def := p.Channel
 	def.Version, def.CreatedAt, def.UpdatedAt, def.UpdatedBy, def.SecretSet = 0, nil, nil, "", false
 	if def.Email != nil {
@@ -103,7 +103,7 @@ func (w *writer) putChannel(p *command.PutChannel, cur *ChannelRecord) *Result {
 }
 
 // namedChannel is delete_channel's check: the channel must exist.
-func (w *writer) namedChannel(ref *command.TaskRef) (*ChannelRecord, *Result) {
+func (w alertWrites) namedChannel(ref *command.TaskRef) (*ChannelRecord, *Result) {
 	c, ok := readChannel(w.tx, ref.Name)
 	if !ok {
 		return nil, errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no channel named " + ref.Name})
@@ -111,7 +111,7 @@ func (w *writer) namedChannel(ref *command.TaskRef) (*ChannelRecord, *Result) {
 	return c, nil
 }
 
-func (w *writer) deleteChannel(ref *command.TaskRef, cur *ChannelRecord) *Result {
+func (w alertWrites) deleteChannel(ref *command.TaskRef, cur *ChannelRecord) *Result {
 	w.del(bktChannels, []byte(ref.Name))
 	return okResult(cur.Model())
 }
@@ -154,9 +154,9 @@ func notifyNamesRefusal(t *model.Task, asReplica bool) *model.Error {
 // Channel returns a stored channel, write-only values included (sealed
 // or not, as stored), for the leader's notifier. Never hand it to an API
 // answer: use its Model.
-func (f *FSM) Channel(name string) (*ChannelRecord, bool) {
+func (q alertReads) Channel(name string) (*ChannelRecord, bool) {
 	var c *ChannelRecord
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		c, _ = readChannel(tx, name)
 		return nil
 	})
@@ -165,9 +165,9 @@ func (f *FSM) Channel(name string) (*ChannelRecord, bool) {
 
 // ChannelRecords returns every stored channel with its write-only values,
 // by name, for the notifier.
-func (f *FSM) ChannelRecords() ([]ChannelRecord, error) {
+func (q alertReads) ChannelRecords() ([]ChannelRecord, error) {
 	out := []ChannelRecord{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bktChannels)
 		if b == nil {
 			return nil
@@ -185,8 +185,8 @@ func (f *FSM) ChannelRecords() ([]ChannelRecord, error) {
 }
 
 // Channels lists every channel as the API answers it, by name.
-func (f *FSM) Channels() ([]model.Channel, error) {
-	recs, err := f.ChannelRecords()
+func (q alertReads) Channels() ([]model.Channel, error) {
+	recs, err := q.ChannelRecords()
 	if err != nil {
 		return nil, err
 	}

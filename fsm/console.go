@@ -61,9 +61,9 @@ func (b *Brief) toRun() model.RunBrief {
 // its newest instances that fired (SCHEDULED ones are not runs), newest
 // first, reading at most maxSummaryScan instances a task. NextFire is
 // left to the caller, who has a clock.
-func (f *FSM) TaskSummaries(filter model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
+func (q consoleReads) TaskSummaries(filter model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
 	out := &model.TaskSummaryList{Tasks: []model.SummarizedTask{}}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		l, err := listTasks(tx, filter)
 		if err != nil {
 			return err
@@ -99,8 +99,8 @@ func (f *FSM) TaskSummaries(filter model.TaskFilter, runs int) (*model.TaskSumma
 
 // ScanTask calls fn for every instance of an existing task, oldest first,
 // in brief.
-func (f *FSM) ScanTask(task string, fn func(b Brief)) error {
-	return f.view(func(tx *bolt.Tx) error {
+func (q consoleReads) ScanTask(task string, fn func(b Brief)) error {
+	return q.f.view(func(tx *bolt.Tx) error {
 		if tx.Bucket(bktTasks).Get([]byte(task)) == nil {
 			return taskNotFound(task)
 		}
@@ -156,9 +156,9 @@ type WhyFacts struct {
 }
 
 // InstanceWhy returns the facts behind an instance's state.
-func (f *FSM) InstanceWhy(id uint64) (*WhyFacts, error) {
+func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 	var out *WhyFacts
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ func (f *FSM) InstanceWhy(id uint64) (*WhyFacts, error) {
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0}
 		out = wf
 		w := &writer{tx: tx}
-		t, ok := w.loadTask(r.Task)
+		t, ok := w.tasks().loadTask(r.Task)
 		if w.err != nil {
 			return w.err
 		}

@@ -1,11 +1,9 @@
 package fsm
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm/command"
@@ -82,10 +80,10 @@ func blockedKey(task string, scheduledAt int64, id uint64) []byte {
 // setState moves r to state st, keeping the active, due and finished
 // indexes and the observer notes in step, and stores r. A terminal state
 // is entered with r.FinishedAt already set.
-func (w *writer) setState(r *record, st uint8) {
+func (w instanceWrites) setState(r *record, st uint8) {
 	was := r.State
 	r.State = st
-	if w.slotFlagGated(was, st) {
+	if w.slots().dropsMidRunFlag(was, st) {
 		r.Flags &^= flagMidRunApproval
 	}
 	if was == stScheduled || was == stRetrying {
@@ -102,7 +100,7 @@ func (w *writer) setState(r *record, st uint8) {
 	}
 	if isTerminal(st) && !isTerminal(was) {
 		w.put(bktFinished, finishedKey(r.Task, r.FinishedAt, r.ID), nil)
-		w.finished(r, st)
+		w.stats().finished(r, st)
 	}
 	if st == stRetrying {
 		w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))
@@ -161,87 +159,8 @@ type InstanceChange struct {
 	Reason string
 }
 
-// taskPolicy returns the task's current definition (cached by version).
-func (w *writer) taskPolicy(task string) (*model.Task, bool) {
-	st := w.loadState(task)
-	if st.Version == 0 {
-		return nil, false
-	}
-	if w.f != nil {
-		if c, ok := w.f.taskCache[task]; ok && c.Version == st.Version {
-			return c, true
-		}
-	}
-	t, ok := w.loadTask(task)
-	if !ok {
-		return nil, false
-	}
-	if w.f != nil {
-		w.f.taskCache[task] = &t.Task
-	}
-	return &t.Task, true
-}
-
-// admit decides what a fired instance becomes: WAITING_APPROVAL when the
-// task wants approval first, else READY if a concurrency slot is free,
-// else BLOCKED (overlap queue) or SKIPPED (overlap skip).
-func (w *writer) admit(r *record) {
-	t, ok := w.taskPolicy(r.Task)
-	if !ok {
-		// The task is gone: nothing will ever run this instance.
-		r.FinishedAt = w.cmd.Now
-		w.setState(r, stCanceled)
-		w.instanceEvent(r.ID, "canceled", "task no longer exists")
-		return
-	}
-	if t.Policy.Approval == "before_run" && r.Flags&flagApproved == 0 {
-		w.setState(r, stApproval)
-		w.instanceEvent(r.ID, "waiting_approval", "policy approval=before_run")
-		return
-	}
-	if w.waitForDeps(r, t) {
-		return
-	}
-	st := w.loadState(r.Task)
-	limit := t.Policy.MaxConcurrency
-	if limit <= 0 {
-		limit = 1
-	}
-	if st.Inflight < uint64(limit) {
-		st.Inflight++
-		w.saveState(r.Task, st)
-		w.setState(r, stReady)
-		return
-	}
-	if t.Policy.Overlap != "skip" && w.queueFull(r, t, st) {
-		return
-	}
-	if t.Policy.Overlap == "skip" {
-		r.FinishedAt = w.cmd.Now
-		w.setState(r, stSkipped)
-		w.instanceEvent(r.ID, "skipped", fmt.Sprintf("overlap=skip: %d of %d slots busy", st.Inflight, limit))
-		return
-	}
-	w.put(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID), nil)
-	st.Blocked++
-	w.saveState(r.Task, st)
-	w.setState(r, stBlocked)
-	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("overlap=queue: %d of %d slots busy", st.Inflight, limit))
-}
-
-// release frees r's concurrency slot and starts the oldest BLOCKED
-// instance of its task, if any.
-func (w *writer) release(task string) {
-	st := w.loadState(task)
-	if st.Inflight > 0 {
-		st.Inflight--
-	}
-	w.saveState(task, st)
-	w.unblockHead(task)
-}
-
 // finish moves r to a terminal state, freeing its slot.
-func (w *writer) finish(r *record, st uint8) {
+func (w instanceWrites) finish(r *record, st uint8) {
 	held := holdsSlot(r)
 	if r.State == stBlocked && r.Flags&flagWaitingDeps == 0 {
 		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
@@ -258,16 +177,16 @@ func (w *writer) finish(r *record, st uint8) {
 	r.LeaseUntil = 0
 	w.setState(r, st)
 	if held {
-		w.release(r.Task)
+		w.slots().release(r.Task)
 	}
 	if st == stSuccess && r.Date != "" {
-		w.succeeded(r)
+		w.deps().succeeded(r)
 	}
 	if st == stSuccess {
-		w.chain(r)
+		w.deps().chain(r)
 	}
 	if st == stFailed || st == stTerm {
-		w.upstreamFailed(r)
+		w.deps().upstreamFailed(r)
 	}
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,
@@ -276,25 +195,16 @@ func (w *writer) finish(r *record, st uint8) {
 		// protocol 4 every failure does: it raises the task's
 		// instance_failed alert, which channels matching the task's labels
 		// receive whatever its policy.notify says.
-		if t, ok := w.taskPolicy(r.Task); ok && (w.protoAt() >= protoPolicies || len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
+		if t, ok := w.tasks().definition(r.Task); ok && (w.protoAt() >= protoPolicies || len(t.Policy.Notify) > 0 || len(t.Policy.OnFailure) > 0) {
 			w.put(bktAlerts, u64key(r.ID), present)
 		}
 	}
 }
 
-func (w *writer) alerted(a *command.Alerted) *Result {
-	if w.tx.Bucket(bktAlerts).Get(u64key(a.ID)) == nil {
-		return okResult(struct{}{}) // already recorded
-	}
-	w.del(bktAlerts, u64key(a.ID))
-	w.instanceEvent(a.ID, "alerted", a.Message)
-	return okResult(struct{}{})
-}
-
-func (w *writer) lease(l *command.Lease) *Result {
+func (w attemptWrites) lease(l *command.Lease) *Result {
 	var out LeaseResult
 	for _, id := range l.IDs {
-		r, ok := w.loadRecord(id)
+		r, ok := w.instances().loadRecord(id)
 		if w.err != nil {
 			return nil
 		}
@@ -308,7 +218,7 @@ func (w *writer) lease(l *command.Lease) *Result {
 		}
 		r.Executor, r.LeaseUntil = l.Executor, w.cmd.Now+l.LeaseMs
 		r.AttemptStart, r.Host = w.cmd.Now, l.Host
-		w.setState(r, stRunning)
+		w.instances().setState(r, stRunning)
 		out.IDs = append(out.IDs, id)
 		out.Attempts = append(out.Attempts, int(r.Attempts))
 	}
@@ -322,16 +232,16 @@ func currentAttempt(r *record) model.Attempt {
 		Executor: r.Executor, Host: r.Host, StartedAt: model.UnixMilli(r.AttemptStart)}
 }
 
-func (w *writer) saveAttempt(id uint64, a model.Attempt) {
+func (w attemptWrites) saveAttempt(id uint64, a model.Attempt) {
 	w.put(bktAttempts, attemptKey(id, a.Number), encodeAttempt(&a))
 }
 
 // heartbeatCheck is heartbeat's check: a heartbeat none of whose
 // attempts may renew its lease is answered with why each must stop.
-func (w *writer) heartbeatCheck(h *command.Heartbeat) (none, *Result) {
+func (w attemptWrites) heartbeatCheck(h *command.Heartbeat) (none, *Result) {
 	var out HeartbeatResult
 	for _, it := range h.Items {
-		r, ok := w.loadRecord(it.ID)
+		r, ok := w.instances().loadRecord(it.ID)
 		if w.err != nil {
 			return none{}, nil
 		}
@@ -344,10 +254,10 @@ func (w *writer) heartbeatCheck(h *command.Heartbeat) (none, *Result) {
 	return none{}, okResult(out)
 }
 
-func (w *writer) heartbeat(h *command.Heartbeat) *Result {
+func (w attemptWrites) heartbeat(h *command.Heartbeat) *Result {
 	var out HeartbeatResult
 	for _, it := range h.Items {
-		r, ok := w.loadRecord(it.ID)
+		r, ok := w.instances().loadRecord(it.ID)
 		if w.err != nil {
 			return nil
 		}
@@ -361,7 +271,7 @@ func (w *writer) heartbeat(h *command.Heartbeat) *Result {
 			// lost attempt from now on.
 			r.Flags |= flagConfirmed
 		}
-		w.putRecord(r)
+		w.instances().putRecord(r)
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
 			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true,
 			From: name(stateNames, r.State), Source: name(sourceNames, r.Source),
@@ -403,7 +313,7 @@ func backoff(p *model.Policy, n int) time.Duration {
 }
 
 // endAttempt records an attempt's end and applies the retry policy.
-func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string) {
+func (w attemptWrites) endAttempt(r *record, rep model.CompleteRequest, outcome string) {
 	a := currentAttempt(r)
 	a.EndedAt, a.Outcome, a.Error, a.HTTPStatus = model.UnixMilli(w.cmd.Now), outcome, rep.Error, rep.HTTPStatus
 	if rep.Host != "" {
@@ -438,17 +348,17 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 	}
 	if rep.Success {
 		r.LastError = ""
-		w.finish(r, stSuccess)
+		w.instances().finish(r, stSuccess)
 		return
 	}
 	r.LastError = rep.Error
-	t, ok := w.taskPolicy(r.Task)
+	t, ok := w.tasks().definition(r.Task)
 	charged := int(r.Attempts - r.Free) // attempts that count against maxRetries
 	if ok && rep.Retryable && charged <= t.Policy.MaxRetries {
 		d := backoff(&t.Policy, charged)
 		r.RetryAt = w.cmd.Now + d.Milliseconds()
-		w.setState(r, stRetrying)
-		w.instanceEvent(r.ID, "retrying", fmt.Sprintf("attempt %d %s (%s); retry %d of %d in %s", a.Number, outcome, rep.Error, charged, t.Policy.MaxRetries, d))
+		w.instances().setState(r, stRetrying)
+		w.instances().event(r.ID, "retrying", fmt.Sprintf("attempt %d %s (%s); retry %d of %d in %s", a.Number, outcome, rep.Error, charged, t.Policy.MaxRetries, d))
 		return
 	}
 	why := "not retryable"
@@ -458,8 +368,8 @@ func (w *writer) endAttempt(r *record, rep model.CompleteRequest, outcome string
 			why = fmt.Sprintf("no retries left (maxRetries %d)", t.Policy.MaxRetries)
 		}
 	}
-	w.finish(r, stFailed)
-	w.instanceEvent(r.ID, "failed", fmt.Sprintf("attempt %d %s: %s; %s", a.Number, outcome, rep.Error, why))
+	w.instances().finish(r, stFailed)
+	w.instances().event(r.ID, "failed", fmt.Sprintf("attempt %d %s: %s; %s", a.Number, outcome, rep.Error, why))
 }
 
 // report is what a report of an attempt's end finds: the instance, and
@@ -471,8 +381,8 @@ type report struct {
 }
 
 // findReport returns what the report c finds, or why it is refused.
-func (w *writer) findReport(c *command.Complete) (report, *model.Error) {
-	r, ok := w.loadRecord(c.ID)
+func (w attemptWrites) findReport(c *command.Complete) (report, *model.Error) {
+	r, ok := w.instances().loadRecord(c.ID)
 	if w.err != nil {
 		return report{}, nil
 	}
@@ -486,7 +396,7 @@ func (w *writer) findReport(c *command.Complete) (report, *model.Error) {
 }
 
 // completeCheck is complete's check: the report's refusal.
-func (w *writer) completeCheck(c *command.Complete) (report, *Result) {
+func (w attemptWrites) completeCheck(c *command.Complete) (report, *Result) {
 	rp, e := w.findReport(c)
 	if e != nil {
 		return rp, errResult(e)
@@ -494,7 +404,7 @@ func (w *writer) completeCheck(c *command.Complete) (report, *Result) {
 	return rp, nil
 }
 
-func (w *writer) complete(c *command.Complete, rp report) *Result {
+func (w attemptWrites) complete(c *command.Complete, rp report) *Result {
 	state := w.endReported(c, rp)
 	if w.err != nil {
 		return nil
@@ -506,7 +416,7 @@ func (w *writer) complete(c *command.Complete, rp report) *Result {
 
 // completeBatchCheck is complete_batch's check: a batch every report of
 // which is refused is answered with the refusals.
-func (w *writer) completeBatchCheck(cs []command.Complete) (none, *Result) {
+func (w attemptWrites) completeBatchCheck(cs []command.Complete) (none, *Result) {
 	var out []model.CompleteOutcome
 	for i := range cs {
 		_, e := w.findReport(&cs[i])
@@ -523,7 +433,7 @@ func (w *writer) completeBatchCheck(cs []command.Complete) (none, *Result) {
 
 // completeBatch applies several attempt reports; each gets its own
 // outcome, so one fenced report does not refuse the others.
-func (w *writer) completeBatch(cs []command.Complete) *Result {
+func (w attemptWrites) completeBatch(cs []command.Complete) *Result {
 	out := make([]model.CompleteOutcome, len(cs))
 	for i := range cs {
 		rp, e := w.findReport(&cs[i])
@@ -541,7 +451,7 @@ func (w *writer) completeBatch(cs []command.Complete) *Result {
 
 // endReported ends the attempt c reports (found by findReport), or
 // attaches its late output, and returns the instance's state.
-func (w *writer) endReported(c *command.Complete, rp report) string {
+func (w attemptWrites) endReported(c *command.Complete, rp report) string {
 	r := rp.r
 	if rp.late != nil {
 		w.attachOutput(r.ID, *rp.late, &c.Report)
@@ -592,10 +502,10 @@ func completeOutcome(c *command.Complete, state string, e *model.Error) model.Co
 	return o
 }
 
-func (w *writer) expire(e *command.Expire) *Result {
+func (w attemptWrites) expire(e *command.Expire) *Result {
 	n := 0
 	for _, it := range e.Items {
-		r, ok := w.loadRecord(it.ID)
+		r, ok := w.instances().loadRecord(it.ID)
 		if w.err != nil {
 			return nil
 		}
@@ -644,22 +554,22 @@ func lapse(r *record, it command.ExpireItem) (why string, charged bool) {
 // READY without using a retry: it keeps its concurrency slot, and the
 // next lease is a new attempt. An instance whose task is gone is
 // canceled instead.
-func (w *writer) interrupted(r *record, why string) {
+func (w attemptWrites) interrupted(r *record, why string) {
 	r.Free++
 	r.LastError = why
-	if _, ok := w.taskPolicy(r.Task); !ok {
-		w.finish(r, stCanceled)
-		w.instanceEvent(r.ID, "canceled", fmt.Sprintf("attempt %d interrupted (%s); the task no longer exists", r.Attempts, why))
+	if _, ok := w.tasks().definition(r.Task); !ok {
+		w.instances().finish(r, stCanceled)
+		w.instances().event(r.ID, "canceled", fmt.Sprintf("attempt %d interrupted (%s); the task no longer exists", r.Attempts, why))
 		return
 	}
-	w.setState(r, stReady)
-	w.instanceEvent(r.ID, "requeued", fmt.Sprintf("attempt %d interrupted; it runs again, not counted against maxRetries", r.Attempts))
+	w.instances().setState(r, stReady)
+	w.instances().event(r.ID, "requeued", fmt.Sprintf("attempt %d interrupted; it runs again, not counted against maxRetries", r.Attempts))
 }
 
 // decideCheck is decide's check: the decision's refusal, or the
 // instance it applies to.
-func (w *writer) decideCheck(d *command.Decide) (*record, *Result) {
-	r, ok := w.loadRecord(d.ID)
+func (w attemptWrites) decideCheck(d *command.Decide) (*record, *Result) {
+	r, ok := w.instances().loadRecord(d.ID)
 	if w.err != nil {
 		return nil, nil
 	}
@@ -669,34 +579,34 @@ func (w *writer) decideCheck(d *command.Decide) (*record, *Result) {
 	return r, nil
 }
 
-func (w *writer) decide(d *command.Decide, r *record) *Result {
+func (w attemptWrites) decide(d *command.Decide, r *record) *Result {
 	msg := d.Comment
 	midRun := r.Flags&flagMidRunApproval != 0
 	switch d.Action {
 	case command.DecideApprove:
-		w.instanceEvent(r.ID, "approved", msg)
+		w.instances().event(r.ID, "approved", msg)
 		if midRun {
 			r.Flags &^= flagMidRunApproval
-			w.setState(r, stRunning)
+			w.instances().setState(r, stRunning)
 		} else {
 			r.Flags |= flagApproved
-			w.admit(r)
+			w.slots().admit(r)
 		}
 	case command.DecideReject, command.DecideCancel:
 		verb := map[string]string{command.DecideReject: "rejected", command.DecideCancel: "canceled"}[d.Action]
 		if midRun && w.protoAt() >= protoSlots {
 			w.stopAttempt(r, model.OutcomeCanceled, verb+" by "+w.cmd.Actor)
 		}
-		w.instanceEvent(r.ID, verb, msg)
-		w.finish(r, stCanceled)
+		w.instances().event(r.ID, verb, msg)
+		w.instances().finish(r, stCanceled)
 	case command.DecideTerminate:
 		w.stopAttempt(r, model.OutcomeTerminated, "terminated by "+w.cmd.Actor)
-		w.instanceEvent(r.ID, "terminated", msg)
-		w.finish(r, stTerm)
+		w.instances().event(r.ID, "terminated", msg)
+		w.instances().finish(r, stTerm)
 	case command.DecideRequestApproval:
 		r.Flags |= flagMidRunApproval
-		w.setState(r, stApproval)
-		w.instanceEvent(r.ID, "approval_requested", msg)
+		w.instances().setState(r, stApproval)
+		w.instances().event(r.ID, "approval_requested", msg)
 	}
 	return okResult(struct {
 		State string `json:"state"`
@@ -741,93 +651,4 @@ func decideRefusal(r *record, ok bool, d *command.Decide) *model.Error {
 		return model.FieldErrorf("action", "unknown decision %q", d.Action)
 	}
 	return nil
-}
-
-// present is the value of set-like buckets that are probed with Get: bbolt
-// answers Get with nil for an empty value written in the same transaction,
-// so a key must carry a byte to be seen.
-var present = []byte{1}
-
-func depKey(task, date string) []byte { return []byte(task + "\x00" + date) }
-
-func scheduledSource(r *record) bool {
-	switch name(sourceNames, r.Source) {
-	case model.SourceCron, model.SourceInterval, model.SourceOnce, model.SourceBackfill:
-		return true
-	}
-	return false
-}
-
-// waitForDeps holds a scheduled instance BLOCKED until every dependsOn
-// task has succeeded for the same scheduled date, and reports whether it
-// did. Manual and delayed instances do not wait (they have no schedule).
-func (w *writer) waitForDeps(r *record, t *model.Task) bool {
-	if len(t.Policy.DependsOn) == 0 || r.Date == "" || r.Flags&flagDepsMet != 0 || !scheduledSource(r) {
-		return false
-	}
-	var missing, why []string
-	for _, dep := range t.Policy.DependsOn {
-		if w.tx.Bucket(bktSucceeded).Get(depKey(dep, r.Date)) == nil {
-			missing = append(missing, dep)
-			if w.tx.Bucket(bktTasks).Get([]byte(dep)) == nil {
-				dep += " (no such task yet)"
-			}
-			why = append(why, dep)
-		}
-	}
-	if len(missing) == 0 {
-		r.Flags |= flagDepsMet
-		return false
-	}
-	if p := t.Policy.OnUpstreamFailure; (p == "skip" || p == "fail") && w.protoAt() >= protoPolicies {
-		if dep, id, failed := w.failedUpstream(missing, r.Date); failed {
-			state := "FAILED or TERMINATED"
-			if ur, ok := w.loadRecord(id); ok {
-				state = name(stateNames, ur.State)
-			}
-			w.giveUpDeps(r, t, dep, id, state)
-			return true
-		}
-	}
-	for _, dep := range missing {
-		w.put(bktWaitDeps, binary.BigEndian.AppendUint64(append(depKey(dep, r.Date), 0), r.ID), nil)
-	}
-	r.Flags |= flagWaitingDeps
-	w.setState(r, stBlocked)
-	w.instanceEvent(r.ID, "blocked", fmt.Sprintf("dependsOn: waiting for %s to succeed for %s", strings.Join(why, ", "), r.Date))
-	return true
-}
-
-// succeeded records r's success for its date and admits the instances
-// that waited for it and now have all their dependencies.
-func (w *writer) succeeded(r *record) {
-	w.put(bktSucceeded, depKey(r.Task, r.Date), present)
-	prefix := append(depKey(r.Task, r.Date), 0)
-	var keys [][]byte
-	c := w.tx.Bucket(bktWaitDeps).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, append([]byte(nil), k...))
-	}
-	for _, k := range keys {
-		w.del(bktWaitDeps, k)
-		id := binary.BigEndian.Uint64(k[len(k)-8:])
-		nr, ok := w.loadRecord(id)
-		if !ok || nr.State != stBlocked || nr.Flags&flagWaitingDeps == 0 {
-			continue
-		}
-		t, ok := w.taskPolicy(nr.Task)
-		if !ok {
-			continue
-		}
-		all := true
-		for _, dep := range t.Policy.DependsOn {
-			all = all && w.tx.Bucket(bktSucceeded).Get(depKey(dep, nr.Date)) != nil
-		}
-		if !all {
-			continue
-		}
-		nr.Flags = nr.Flags&^flagWaitingDeps | flagDepsMet
-		w.instanceEvent(id, "unblocked", "dependsOn satisfied for "+nr.Date)
-		w.admit(nr)
-	}
 }

@@ -117,8 +117,18 @@ type notes struct {
 	changes []InstanceChange
 }
 
-// FSM is ax's Raft state machine. It implements raft.BatchingFSM.
+// FSM is ax's Raft state machine. It implements raft.BatchingFSM. Its
+// own methods are its lifecycle (apply, Precheck, snapshots, restore,
+// close); its queries are those of the domain readers it embeds
+// (reads.go).
 type FSM struct {
+	taskReads
+	instanceReads
+	consoleReads
+	alertReads
+	accessReads
+	clusterReads
+
 	cfg     Config
 	logger  hclog.Logger
 	mu      sync.RWMutex // guards db against Restore's swap
@@ -158,6 +168,8 @@ func Open(cfg Config) (*FSM, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	f := &FSM{cfg: cfg, logger: cfg.Logger.Named("fsm"), watch: make(chan struct{}), taskCache: map[string]*model.Task{}}
+	f.taskReads, f.instanceReads, f.consoleReads = taskReads{f}, instanceReads{f}, consoleReads{f}
+	f.alertReads, f.accessReads, f.clusterReads = alertReads{f}, accessReads{f}, clusterReads{f}
 	marker := cfg.Path + cleanMarker
 	if cfg.NoSync {
 		if _, err := os.Stat(cfg.Path); err == nil {
@@ -518,7 +530,9 @@ func (f *FSM) Dump(w io.Writer) error {
 	})
 }
 
-// writer carries one command's context through its apply.
+// writer is one command's transaction state, carried through its apply
+// (or its Precheck): what every write of the command needs. The writes
+// themselves are the methods of one type per domain over it (writes.go).
 type writer struct {
 	f      *FSM
 	tx     *bolt.Tx

@@ -116,21 +116,10 @@ func (w *writer) flushStates() {
 	w.states = nil
 }
 
-// taskEvent appends an event to a task's event log.
-func (w *writer) taskEvent(name string, st *taskState, typ, msg string) {
-	st.EventSeq++
-	b, err := json.Marshal(model.Event{Time: model.UnixMilli(w.cmd.Now), Type: typ, Node: w.cmd.Node, Actor: w.cmd.Actor, Message: msg})
-	if err != nil {
-		w.err = err
-		return
-	}
-	w.put(bktTaskEvents, taskInstKey(name, st.EventSeq), b)
-}
-
-// instanceEvent appends an event to an instance's event log. Creation,
+// event appends an event to an instance's event log. Creation,
 // firing, start and finish are not stored as events: they are derived from
 // the instance's times when it is read.
-func (w *writer) instanceEvent(id uint64, typ, msg string) {
+func (w instanceWrites) event(id uint64, typ, msg string) {
 	c := w.tx.Bucket(bktInstEvents).Cursor()
 	seq := uint32(0)
 	prefix := u64key(id)
@@ -164,7 +153,7 @@ func MaxEntryInstances() int { return maxEntryInstances }
 // reserve answers an error, before the command writes anything, when the
 // entry has no ids left for n more instances. The leader's group commit
 // does not pack more than an entry holds, so only a hand-made log meets it.
-func (w *writer) reserve(n int) *Result {
+func (w instanceWrites) reserve(n int) *Result {
 	if left := maxEntryInstances - int(w.es.seq); n > left {
 		return errResult(model.Errorf(model.CodeUnavailable, "this log entry has room for %d more instances, the command needs up to %d; retry", left, n))
 	}
@@ -172,7 +161,7 @@ func (w *writer) reserve(n int) *Result {
 }
 
 // newID allocates the next instance id of this log entry.
-func (w *writer) newID() (uint64, bool) {
+func (w instanceWrites) newID() (uint64, bool) {
 	if int(w.es.seq) >= maxEntryInstances {
 		return 0, false
 	}
@@ -181,11 +170,11 @@ func (w *writer) newID() (uint64, bool) {
 	return id, true
 }
 
-func (w *writer) putRecord(r *record) {
+func (w instanceWrites) putRecord(r *record) {
 	w.put(bktInstances, u64key(r.ID), r.encode())
 }
 
-func (w *writer) loadRecord(id uint64) (*record, bool) {
+func (w instanceWrites) loadRecord(id uint64) (*record, bool) {
 	v := w.tx.Bucket(bktInstances).Get(u64key(id))
 	if v == nil {
 		return nil, false
@@ -201,7 +190,7 @@ func (w *writer) loadRecord(id uint64) (*record, bool) {
 // create stores a new instance and its index entries. countPending says
 // whether to count a SCHEDULED one now (Submit counts its batch once). An
 // instance without a state yet is about to be admitted, which stores it.
-func (w *writer) create(r *record, countPending bool) {
+func (w instanceWrites) create(r *record, countPending bool) {
 	if r.State != 0 {
 		w.putRecord(r)
 	}
@@ -225,7 +214,7 @@ func (w *writer) create(r *record, countPending bool) {
 
 // pending adjusts the count of SCHEDULED instances kept in meta (written
 // when the entry ends).
-func (w *writer) pending(delta int64) { w.es.pending += delta }
+func (w instanceWrites) pending(delta int64) { w.es.pending += delta }
 
 // metaU64 reads a u64 from the meta bucket (0 when absent).
 func metaU64(tx *bolt.Tx, key []byte) uint64 {
@@ -238,7 +227,7 @@ func metaU64(tx *bolt.Tx, key []byte) uint64 {
 // indexRange records that the task's instances include ids first..last.
 // The ids a command creates are consecutive, so one entry indexes a whole
 // submitted batch instead of one entry per instance.
-func (w *writer) indexRange(task string, first, last uint64) {
+func (w instanceWrites) indexRange(task string, first, last uint64) {
 	w.put(bktTaskInst, taskInstKey(task, first), u64key(last))
 }
 
@@ -255,7 +244,7 @@ func eachTaskInstance(tx *bolt.Tx, task string, fn func(id uint64)) {
 	}
 }
 
-func (w *writer) existing(task, key string) (uint64, bool) {
+func (w instanceWrites) existing(task, key string) (uint64, bool) {
 	if key == "" {
 		return 0, false
 	}
@@ -290,7 +279,7 @@ func readRecord(tx *bolt.Tx, id uint64) (*record, error) {
 // submitCheck is submit's check: the task must exist. Its binary state
 // carries the version, so the hot path does not decode the task's JSON
 // definition.
-func (w *writer) submitCheck(s *command.Submit) (taskState, *Result) {
+func (w instanceWrites) submitCheck(s *command.Submit) (taskState, *Result) {
 	ts := w.loadState(s.Task)
 	if ts.Version == 0 {
 		return ts, notFoundTask(s.Task)
@@ -298,7 +287,7 @@ func (w *writer) submitCheck(s *command.Submit) (taskState, *Result) {
 	return ts, nil
 }
 
-func (w *writer) submit(s *command.Submit, ts taskState) *Result {
+func (w instanceWrites) submit(s *command.Submit, ts taskState) *Result {
 	if e := w.reserve(len(s.Items)); e != nil {
 		return e
 	}
@@ -331,8 +320,8 @@ func (w *writer) submit(s *command.Submit, ts taskState) *Result {
 		}
 		w.create(r, false)
 		if r.State == 0 {
-			w.fired(r)
-			w.admit(r)
+			w.stats().fired(r)
+			w.slots().admit(r)
 			w.put(bktMeta, keyLastFired, u64key(id))
 		}
 		if first == 0 {
@@ -351,11 +340,11 @@ func (w *writer) submit(s *command.Submit, ts taskState) *Result {
 }
 
 // triggerCheck is trigger's check: the task must exist.
-func (w *writer) triggerCheck(tr *command.Trigger) (*storedTask, *Result) {
-	return w.taskCheck(tr.Task)
+func (w instanceWrites) triggerCheck(tr *command.Trigger) (*storedTask, *Result) {
+	return w.tasks().taskCheck(tr.Task)
 }
 
-func (w *writer) trigger(tr *command.Trigger, t *storedTask) *Result {
+func (w instanceWrites) trigger(tr *command.Trigger, t *storedTask) *Result {
 	if id, ok := w.existing(tr.Task, tr.Key); ok {
 		r, _ := w.loadRecord(id)
 		if w.err != nil {
@@ -379,8 +368,8 @@ func (w *writer) trigger(tr *command.Trigger, t *storedTask) *Result {
 		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params, Date: tr.Date}
 	w.create(r, true)
-	w.fired(r)
-	w.admit(r)
+	w.stats().fired(r)
+	w.slots().admit(r)
 	w.put(bktMeta, keyLastFired, u64key(id))
 	return okResult(model.Submitted{ID: model.FormatID(id), ScheduledAt: model.UnixMilli(w.cmd.Now), State: name(stateNames, r.State)})
 }
@@ -407,10 +396,10 @@ func sourceOf(triggerType string) string {
 	}
 }
 
-func (w *writer) fire(f *command.Fire) *Result {
+func (w instanceWrites) fire(f *command.Fire) *Result {
 	var res FireResult
 	for _, tf := range f.Tasks {
-		t, ok := w.loadTask(tf.Task)
+		t, ok := w.tasks().loadTask(tf.Task)
 		if w.err != nil {
 			return nil
 		}
@@ -432,8 +421,8 @@ func (w *writer) fire(f *command.Fire) *Result {
 			msg := fmt.Sprintf("%s fire time(s) from %s to %s not fired (catchup %s, window %s)",
 				count, model.UnixMilli(tf.MissedFirst).Format(model.TimeLayout), model.UnixMilli(tf.MissedLast).Format(model.TimeLayout),
 				t.Policy.Catchup, t.Policy.CatchupWindow.Std())
-			w.taskEvent(tf.Task, &st, "misfire", msg)
-			w.misfire(tf.Task, st.EventSeq, msg)
+			w.tasks().event(tf.Task, &st, "misfire", msg)
+			w.stats().misfire(tf.Task, st.EventSeq, msg)
 			st.Watermark = tf.MissedLast
 		}
 		if tf.At != 0 {
@@ -454,8 +443,8 @@ func (w *writer) fire(f *command.Fire) *Result {
 				w.create(r, true)
 				st.Watermark, st.LastInstance = tf.At, id
 				w.saveState(tf.Task, st) // admit reads and updates the same record
-				w.fired(r)
-				w.admit(r)
+				w.stats().fired(r)
+				w.slots().admit(r)
 				st = w.loadState(tf.Task)
 				w.put(bktMeta, keyLastFired, u64key(id))
 				res.Created = append(res.Created, model.FormatID(id))
@@ -474,8 +463,8 @@ func (w *writer) fire(f *command.Fire) *Result {
 		case ok && r.State == stScheduled:
 			w.del(bktDue, dueKey(r.ScheduledAt, id))
 			r.State, r.FiredAt, r.Node = 0, w.cmd.Now, w.cmd.Node
-			w.fired(r)
-			w.admit(r)
+			w.stats().fired(r)
+			w.slots().admit(r)
 			lastFired = id
 			fired++
 		case ok && r.State == stRetrying && r.RetryAt <= w.cmd.Now:
@@ -498,7 +487,7 @@ func (w *writer) fire(f *command.Fire) *Result {
 // cancelScheduled cancels the instances of a deleted task that have not
 // started: SCHEDULED, READY, BLOCKED, WAITING_APPROVAL (before the run)
 // and RETRYING. Running attempts finish normally.
-func (w *writer) cancelScheduled(task string) int {
+func (w instanceWrites) cancelScheduled(task string) int {
 	var ids []uint64
 	eachTaskInstance(w.tx, task, func(id uint64) { ids = append(ids, id) })
 	n := 0
@@ -514,7 +503,7 @@ func (w *writer) cancelScheduled(task string) int {
 			continue
 		}
 		w.finish(r, stCanceled)
-		w.instanceEvent(id, "canceled", "task deleted")
+		w.event(id, "canceled", "task deleted")
 		n++
 	}
 	return n
@@ -535,15 +524,15 @@ func backfillConflict(have, planned uint64) *model.Error {
 
 // backfillCheck is backfill's check: the task must exist, at the
 // version the backfill was planned for.
-func (w *writer) backfillCheck(b *command.Backfill) (*storedTask, *Result) {
-	t, res := w.existingTask(b.Task)
+func (w instanceWrites) backfillCheck(b *command.Backfill) (*storedTask, *Result) {
+	t, res := w.tasks().existingTask(b.Task)
 	if t != nil && t.Version != b.Version {
 		return nil, errResult(backfillConflict(t.Version, b.Version))
 	}
 	return t, res
 }
 
-func (w *writer) backfill(b *command.Backfill, t *storedTask) *Result {
+func (w instanceWrites) backfill(b *command.Backfill, t *storedTask) *Result {
 	if e := w.reserve(len(b.At)); e != nil {
 		return e
 	}
@@ -560,8 +549,8 @@ func (w *writer) backfill(b *command.Backfill, t *storedTask) *Result {
 			r.Date = b.Dates[i]
 		}
 		w.create(r, true)
-		w.fired(r)
-		w.admit(r)
+		w.stats().fired(r)
+		w.slots().admit(r)
 		out.Created = append(out.Created, model.FormatID(id))
 	}
 	return okResult(out)

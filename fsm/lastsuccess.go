@@ -23,9 +23,9 @@ type RestoreObserver interface {
 // success, never a scan of all instances. A task none of whose newest
 // maxScan finished instances succeeded (or that never succeeded) is left
 // out.
-func (f *FSM) LastSuccesses(maxScan int) (map[string]int64, error) {
+func (q consoleReads) LastSuccesses(maxScan int) (map[string]int64, error) {
 	out := map[string]int64{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		insts := tx.Bucket(bktInstances)
 		fin := tx.Bucket(bktFinished).Cursor()
 		return tx.Bucket(bktTasks).ForEach(func(name, _ []byte) error {

@@ -9,7 +9,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-func (w *writer) setNode(n *command.NodeInfo) *Result {
+func (w clusterWrites) setNode(n *command.NodeInfo) *Result {
 	b, err := json.Marshal(n)
 	if err != nil {
 		w.err = err
@@ -19,15 +19,15 @@ func (w *writer) setNode(n *command.NodeInfo) *Result {
 	return okResult(struct{}{})
 }
 
-func (w *writer) removeNode(r *command.NodeRef) *Result {
+func (w clusterWrites) removeNode(r *command.NodeRef) *Result {
 	w.del(bktNodes, []byte(r.Name))
 	return okResult(struct{}{})
 }
 
 // Nodes returns the known node addresses keyed by node id.
-func (f *FSM) Nodes() (map[string]command.NodeInfo, error) {
+func (q clusterReads) Nodes() (map[string]command.NodeInfo, error) {
 	out := map[string]command.NodeInfo{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktNodes).ForEach(func(k, v []byte) error {
 			var n command.NodeInfo
 			if err := json.Unmarshal(v, &n); err != nil {

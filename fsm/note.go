@@ -10,25 +10,25 @@ import (
 
 // noteCheck is note's check: an overlap note before protocol 6 is
 // refused, as a member of that protocol refuses it.
-func (w *writer) noteCheck(n *command.Note) (none, *Result) {
+func (w noteWrites) noteCheck(n *command.Note) (none, *Result) {
 	if n.Type == command.NoteOverlap && w.protoAt() < protoLeases {
 		return none{}, errResult(command.UnknownNote(n.Type))
 	}
 	return none{}, nil
 }
 
-func (w *writer) note(n *command.Note) *Result {
+func (w noteWrites) note(n *command.Note) *Result {
 	overlap := n.Type == command.NoteOverlap
 	recorded := 0
 	for _, id := range n.IDs {
-		r, ok := w.loadRecord(id)
+		r, ok := w.instances().loadRecord(id)
 		if w.err != nil {
 			return nil
 		}
 		if !ok || !overlap && r.State != stReady || w.lastEventType(id) == n.Type && (!overlap || w.lastEventMessage(id) == n.Message) {
 			continue
 		}
-		w.instanceEvent(id, n.Type, n.Message)
+		w.instances().event(id, n.Type, n.Message)
 		recorded++
 	}
 	return okResult(struct {
@@ -37,13 +37,13 @@ func (w *writer) note(n *command.Note) *Result {
 }
 
 // lastEventType is the type of an instance's latest event, "" if none.
-func (w *writer) lastEventType(id uint64) string { return w.lastEvent(id).Type }
+func (w noteWrites) lastEventType(id uint64) string { return w.lastEvent(id).Type }
 
 // lastEventMessage is the message of an instance's latest event.
-func (w *writer) lastEventMessage(id uint64) string { return w.lastEvent(id).Message }
+func (w noteWrites) lastEventMessage(id uint64) string { return w.lastEvent(id).Message }
 
 // lastEvent is an instance's latest event (zero if none).
-func (w *writer) lastEvent(id uint64) (e struct{ Type, Message string }) {
+func (w noteWrites) lastEvent(id uint64) (e struct{ Type, Message string }) {
 	prefix := u64key(id)
 	c := w.tx.Bucket(bktInstEvents).Cursor()
 	var v []byte

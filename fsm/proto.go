@@ -8,13 +8,13 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 )
 
-func (w *writer) setProto(p *command.SetProto) *Result {
+func (w clusterWrites) setProto(p *command.SetProto) *Result {
 	if p.Proto > stateProto(w.tx) {
 		w.put(bktMeta, keyProto, u64key(uint64(p.Proto)))
 		w.proto = 0
 		if p.Proto >= protoSlots {
 			// Heals a slot an older release leaked (slots.go).
-			w.recountSlots()
+			w.slots().recountSlots()
 		}
 	}
 	return okResult(struct{}{})
@@ -31,8 +31,8 @@ func stateProto(tx *bolt.Tx) int {
 
 // Proto returns the protocol the state machine has reached (1 when the
 // state cannot be read).
-func (f *FSM) Proto() int {
-	c, err := f.acl()
+func (q clusterReads) Proto() int {
+	c, err := q.f.acl()
 	if err != nil {
 		return 1
 	}

@@ -37,9 +37,9 @@ func (r *record) toModel() model.Instance {
 }
 
 // GetInstance returns an instance with its events, oldest first.
-func (f *FSM) GetInstance(id uint64) (*model.Instance, error) {
+func (q instanceReads) GetInstance(id uint64) (*model.Instance, error) {
 	var in model.Instance
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)
 		if err != nil {
 			return err
@@ -100,7 +100,7 @@ const maxScan = 200_000
 // active index; else with a task the task's index; otherwise all
 // instances. Since stops the walk at the first instance created before
 // it; Until and Source skip what they do not select.
-func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, error) {
+func (q instanceReads) ListInstances(flt model.InstanceFilter) (*model.InstanceList, error) {
 	limit := flt.Limit
 	if limit <= 0 {
 		limit = 100
@@ -116,7 +116,7 @@ func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, erro
 	}
 	since, until := flt.Since.Millis(), flt.Until.Millis()
 	out := &model.InstanceList{Instances: []model.Instance{}}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		insts := tx.Bucket(bktInstances)
 		var next func() (uint64, bool)
 		switch {
@@ -179,9 +179,9 @@ func (f *FSM) ListInstances(flt model.InstanceFilter) (*model.InstanceList, erro
 }
 
 // TaskEvents returns a task's events (misfires...), oldest first.
-func (f *FSM) TaskEvents(task string) (*model.TaskEvents, error) {
+func (q taskReads) TaskEvents(task string) (*model.TaskEvents, error) {
 	out := &model.TaskEvents{Task: task, Events: []model.Event{}}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		prefix := append([]byte(task), 0)
 		c := tx.Bucket(bktTaskEvents).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -203,9 +203,9 @@ type TaskSchedule struct {
 }
 
 // TaskSchedule returns one task's definition and watermark.
-func (f *FSM) TaskSchedule(name string) (*TaskSchedule, error) {
+func (q taskReads) TaskSchedule(name string) (*TaskSchedule, error) {
 	var ts *TaskSchedule
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bktTasks).Get([]byte(name))
 		if v == nil {
 			return taskNotFound(name)
@@ -222,9 +222,9 @@ func (f *FSM) TaskSchedule(name string) (*TaskSchedule, error) {
 }
 
 // TaskSchedules returns every task with its watermark.
-func (f *FSM) TaskSchedules() ([]TaskSchedule, error) {
+func (q taskReads) TaskSchedules() ([]TaskSchedule, error) {
 	var out []TaskSchedule
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		w := &writer{tx: tx}
 		return tx.Bucket(bktTasks).ForEach(func(k, v []byte) error {
 			var t storedTask
@@ -247,8 +247,8 @@ const DueBucketSpan = dueBucketMs * time.Millisecond
 
 // ScanDue calls fn for every SCHEDULED instance in the due-index buckets
 // that start in [fromMs, toMs).
-func (f *FSM) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error {
-	return f.view(func(tx *bolt.Tx) error {
+func (q instanceReads) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error {
+	return q.f.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bktDue).Cursor()
 		start := make([]byte, 4)
 		binary.BigEndian.PutUint32(start, uint32(max(fromMs, 0)/dueBucketMs))
@@ -264,14 +264,14 @@ func (f *FSM) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error
 
 // ActiveCount returns the number of READY, RUNNING, RETRYING, BLOCKED and
 // WAITING_APPROVAL instances (a counter kept with the active index).
-func (f *FSM) ActiveCount() int { return int(f.meta(keyActive)) }
+func (q instanceReads) ActiveCount() int { return int(q.meta(keyActive)) }
 
 // Pending returns the number of SCHEDULED instances.
-func (f *FSM) Pending() int { return int(f.meta(keyPending)) }
+func (q instanceReads) Pending() int { return int(q.meta(keyPending)) }
 
-func (f *FSM) meta(key []byte) uint64 {
+func (q instanceReads) meta(key []byte) uint64 {
 	var n uint64
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		n = metaU64(tx, key)
 		return nil
 	})
@@ -279,8 +279,8 @@ func (f *FSM) meta(key []byte) uint64 {
 }
 
 // LastFired returns the id of the instance that became READY last.
-func (f *FSM) LastFired() string {
-	if id := f.meta(keyLastFired); id != 0 {
+func (q instanceReads) LastFired() string {
+	if id := q.meta(keyLastFired); id != 0 {
 		return model.FormatID(id)
 	}
 	return ""
@@ -306,8 +306,8 @@ type Active struct {
 // ActiveInstances calls fn for every READY, RUNNING, RETRYING, BLOCKED
 // and WAITING_APPROVAL instance, oldest first (a new leader's dispatcher
 // loads its queues from it).
-func (f *FSM) ActiveInstances(fn func(Active)) error {
-	return f.view(func(tx *bolt.Tx) error {
+func (q instanceReads) ActiveInstances(fn func(Active)) error {
+	return q.f.view(func(tx *bolt.Tx) error {
 		insts := tx.Bucket(bktInstances)
 		return tx.Bucket(bktActive).ForEach(func(k, _ []byte) error {
 			id := binary.BigEndian.Uint64(k)
@@ -331,9 +331,9 @@ func (f *FSM) ActiveInstances(fn func(Active)) error {
 // (refs, from a LeaseResult), never what the record says later: an
 // instance that no longer runs that attempt (it ended, or was leased
 // again) or whose task is gone gets no job.
-func (f *FSM) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
+func (q instanceReads) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 	out := make([]model.Job, 0, len(refs))
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		tasks := map[string]*storedTask{}
 		for _, ref := range refs {
 			v := tx.Bucket(bktInstances).Get(u64key(ref.ID))
@@ -376,8 +376,8 @@ func (f *FSM) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 // until its start plus ranMs (it started after the lease's stamp). If
 // that is after the next attempt of the instance started, the two ran at
 // once: detail says so, naming both ("" otherwise).
-func (f *FSM) Overlap(id uint64, attempt int, ranMs int64) (task, detail string) {
-	_ = f.view(func(tx *bolt.Tx) error {
+func (q instanceReads) Overlap(id uint64, attempt int, ranMs int64) (task, detail string) {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)
 		if err != nil || int(r.Attempts) <= attempt {
 			return nil
@@ -409,8 +409,8 @@ func (f *FSM) Overlap(id uint64, attempt int, ranMs int64) (task, detail string)
 
 // Running says which attempt of instance id runs: RUNNING, or waiting
 // for a mid-run approval (its lease still held); ok is false otherwise.
-func (f *FSM) Running(id uint64) (attempt int, ok bool) {
-	_ = f.view(func(tx *bolt.Tx) error {
+func (q instanceReads) Running(id uint64) (attempt int, ok bool) {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)
 		if err == nil && (r.State == stRunning || r.State == stApproval && r.Flags&flagMidRunApproval != 0) {
 			attempt, ok = int(r.Attempts), true
@@ -432,8 +432,8 @@ func (l *LeaseResult) Refs() []command.AttemptRef {
 }
 
 // TaskLabels returns the executor labels a task's instances need.
-func (f *FSM) TaskLabels(task string) map[string]string {
-	t, err := f.GetTask(task)
+func (q taskReads) TaskLabels(task string) map[string]string {
+	t, err := q.GetTask(task)
 	if err != nil {
 		return nil
 	}
@@ -442,9 +442,9 @@ func (f *FSM) TaskLabels(task string) map[string]string {
 
 // Log returns the kept output of an instance's latest attempt (committed
 // when the attempt ended).
-func (f *FSM) Log(id uint64) (*model.InstanceLog, error) {
+func (q instanceReads) Log(id uint64) (*model.InstanceLog, error) {
 	var out *model.InstanceLog
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)
 		if err != nil {
 			return err
@@ -460,9 +460,9 @@ func (f *FSM) Log(id uint64) (*model.InstanceLog, error) {
 
 // PendingAlerts returns the FAILED instances whose alerts (notify,
 // onFailure) the leader has not recorded as handled, oldest first.
-func (f *FSM) PendingAlerts() ([]uint64, error) {
+func (q alertReads) PendingAlerts() ([]uint64, error) {
 	var out []uint64
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktAlerts).ForEach(func(k, _ []byte) error {
 			out = append(out, binary.BigEndian.Uint64(k))
 			return nil
@@ -472,9 +472,9 @@ func (f *FSM) PendingAlerts() ([]uint64, error) {
 }
 
 // AlertPending reports whether a failure still waits for its alerts.
-func (f *FSM) AlertPending(id uint64) bool {
+func (q alertReads) AlertPending(id uint64) bool {
 	pending := false
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		pending = tx.Bucket(bktAlerts).Get(u64key(id)) != nil
 		return nil
 	})
@@ -543,8 +543,8 @@ func activeNewestFirst(tx *bolt.Tx, before uint64, st uint8) func() (uint64, boo
 // TaskVersions calls fn for every task with its current version and
 // watermark, from the binary task states alone (no definition decoded):
 // a caller that keeps definitions by version re-reads only the changed.
-func (f *FSM) TaskVersions(fn func(name string, version uint64, watermark int64)) error {
-	return f.view(func(tx *bolt.Tx) error {
+func (q taskReads) TaskVersions(fn func(name string, version uint64, watermark int64)) error {
+	return q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktTaskState).ForEach(func(k, v []byte) error {
 			if len(v) >= 48 {
 				if ver := binary.BigEndian.Uint64(v[32:]); ver != 0 {

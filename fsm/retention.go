@@ -20,7 +20,7 @@ func isTerminal(st uint8) bool {
 	return false
 }
 
-func (w *writer) prune(p *command.Prune) *Result {
+func (w instanceWrites) prune(p *command.Prune) *Result {
 	n := 0
 	for _, id := range p.IDs {
 		r, ok := w.loadRecord(id)
@@ -51,7 +51,7 @@ func (w *writer) prune(p *command.Prune) *Result {
 	}{n})
 }
 
-func (w *writer) delPrefix(bkt, prefix []byte) {
+func (w instanceWrites) delPrefix(bkt, prefix []byte) {
 	c := w.tx.Bucket(bkt).Cursor()
 	var keys [][]byte
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -69,9 +69,9 @@ func (w *writer) delPrefix(bkt, prefix []byte) {
 // (finished.go): per task, from its oldest finish time up to the first
 // one not yet due, so its cost follows what is due plus one seek per task
 // with finished instances, whatever else the state machine holds.
-func (f *FSM) Expired(now time.Time, def time.Duration, limit int) ([]uint64, error) {
+func (q instanceReads) Expired(now time.Time, def time.Duration, limit int) ([]uint64, error) {
 	var out []uint64
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		tasks, alerts := tx.Bucket(bktTasks), tx.Bucket(bktAlerts)
 		c := tx.Bucket(bktFinished).Cursor()
 		k, _ := c.First()

@@ -31,7 +31,7 @@ func (s *SecretRecord) Model() model.Secret {
 		CreatedAt: model.UnixMilli(s.CreatedAt), UpdatedAt: model.UnixMilli(s.UpdatedAt), UpdatedBy: s.UpdatedBy}
 }
 
-func (w *writer) putSecret(p *command.PutSecret) *Result {
+func (w accessWrites) putSecret(p *command.PutSecret) *Result {
 	rec := SecretRecord{Name: p.Name, Version: 1, CreatedAt: w.cmd.Now}
 	if cur, ok := readSecret(w.tx, p.Name); ok {
 		rec.Version, rec.CreatedAt = cur.Version+1, cur.CreatedAt
@@ -47,7 +47,7 @@ func (w *writer) putSecret(p *command.PutSecret) *Result {
 }
 
 // namedSecret is delete_secret's check: the secret must exist.
-func (w *writer) namedSecret(ref *command.TaskRef) (*SecretRecord, *Result) {
+func (w accessWrites) namedSecret(ref *command.TaskRef) (*SecretRecord, *Result) {
 	s, ok := readSecret(w.tx, ref.Name)
 	if !ok {
 		return nil, errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no secret named " + ref.Name})
@@ -55,7 +55,7 @@ func (w *writer) namedSecret(ref *command.TaskRef) (*SecretRecord, *Result) {
 	return s, nil
 }
 
-func (w *writer) deleteSecret(ref *command.TaskRef, cur *SecretRecord) *Result {
+func (w accessWrites) deleteSecret(ref *command.TaskRef, cur *SecretRecord) *Result {
 	w.del(bktSecrets, []byte(ref.Name))
 	return okResult(cur.Model())
 }
@@ -74,9 +74,9 @@ func readSecret(tx *bolt.Tx, name string) (*SecretRecord, bool) {
 
 // Secret returns a stored secret, value included, for the leader to deliver
 // with a lease. Never hand it to an API answer.
-func (f *FSM) Secret(name string) (*SecretRecord, bool) {
+func (q accessReads) Secret(name string) (*SecretRecord, bool) {
 	var s *SecretRecord
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		s, _ = readSecret(tx, name)
 		return nil
 	})
@@ -84,9 +84,9 @@ func (f *FSM) Secret(name string) (*SecretRecord, bool) {
 }
 
 // Secrets lists every secret, without values.
-func (f *FSM) Secrets() ([]model.Secret, error) {
+func (q accessReads) Secrets() ([]model.Secret, error) {
 	out := []model.Secret{}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktSecrets).ForEach(func(_, v []byte) error {
 			var s SecretRecord
 			if err := json.Unmarshal(v, &s); err != nil {

@@ -12,6 +12,11 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
+// Admission and the concurrency slots (slotWrites): what a fired
+// instance becomes (admit), the slot a finished one frees (release), the
+// overlap=queue FIFO and its bound (unblockHead, queueFull), and from
+// protocol 6 the slots kept exact (below).
+
 // protoSlots is the protocol from which (the entry after set_proto 6 on)
 // the concurrency slots are kept exactly and a stopped attempt keeps its
 // output:
@@ -34,12 +39,12 @@ import (
 //     its record, once (lateOutput).
 const protoSlots = 6
 
-// slotFlagGated reports whether, entering st from was, the mid-run
+// dropsMidRunFlag reports whether, entering st from was, the mid-run
 // approval flag is dropped with the state (protocol 6; before it the
 // flag was cleared by approve and complete only, and stayed on the
 // records of mid-run approvals that were rejected, canceled or
 // terminated).
-func (w *writer) slotFlagGated(was, st uint8) bool {
+func (w slotWrites) dropsMidRunFlag(was, st uint8) bool {
 	return was == stApproval && st != stApproval && w.protoAt() >= protoSlots
 }
 
@@ -47,7 +52,7 @@ func (w *writer) slotFlagGated(was, st uint8) bool {
 // operator's decision (outcome terminated, or canceled), before the
 // decision moves the instance: the attempt's report, which the executor
 // still sends after the process is stopped, only adds its output to it.
-func (w *writer) stopAttempt(r *record, outcome, why string) {
+func (w attemptWrites) stopAttempt(r *record, outcome, why string) {
 	a := currentAttempt(r)
 	a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), outcome, why
 	w.saveAttempt(r.ID, a)
@@ -80,7 +85,7 @@ func lateOutput(tx *bolt.Tx, r *record, ok bool, c *command.Complete) (model.Att
 // attachOutput adds a late report's output, exit code and pid to a, the
 // stopped attempt of instance id (see lateOutput). The instance does not
 // change.
-func (w *writer) attachOutput(id uint64, a model.Attempt, rep *model.CompleteRequest) {
+func (w attemptWrites) attachOutput(id uint64, a model.Attempt, rep *model.CompleteRequest) {
 	out := rep.Output
 	if len(out) > 1024 {
 		out = out[len(out)-1024:]
@@ -142,7 +147,7 @@ func slotCounts(tx *bolt.Tx) (busy, queued map[string]uint64, tasks []string, er
 // gives the slots the recount frees to the oldest queued instances, up
 // to the task's maxConcurrency. Each count it corrects is a task event.
 // It is deterministic: it reads the state only, in key order.
-func (w *writer) recountSlots() {
+func (w slotWrites) recountSlots() {
 	busy, queued, tasks, err := slotCounts(w.tx)
 	if err != nil {
 		w.err = err
@@ -157,10 +162,10 @@ func (w *writer) recountSlots() {
 			protoSlots, busy[task], st.Inflight, queued[task], st.Blocked)
 		st.Inflight, st.Blocked = busy[task], queued[task]
 		if st.Version != 0 {
-			w.taskEvent(task, &st, "slots_recounted", msg)
+			w.tasks().event(task, &st, "slots_recounted", msg)
 		}
 		w.saveState(task, st)
-		t, ok := w.taskPolicy(task)
+		t, ok := w.tasks().definition(task)
 		if !ok {
 			continue
 		}
@@ -175,7 +180,7 @@ func (w *writer) recountSlots() {
 
 // unblockHead gives a concurrency slot to the oldest BLOCKED instance of
 // task (overlap=queue) and reports whether the queue had one.
-func (w *writer) unblockHead(task string) bool {
+func (w slotWrites) unblockHead(task string) bool {
 	st := w.loadState(task)
 	if st.Blocked == 0 {
 		return false
@@ -190,24 +195,105 @@ func (w *writer) unblockHead(task string) bool {
 	w.del(bktBlocked, append([]byte(nil), k...))
 	st.Blocked--
 	w.saveState(task, st)
-	nr, ok := w.loadRecord(id)
+	nr, ok := w.instances().loadRecord(id)
 	if !ok || nr.State != stBlocked {
 		return true
 	}
 	st.Inflight++
 	w.saveState(task, st)
-	w.setState(nr, stReady)
-	w.instanceEvent(id, "unblocked", "a concurrency slot freed")
+	w.instances().setState(nr, stReady)
+	w.instances().event(id, "unblocked", "a concurrency slot freed")
 	return true
 }
 
 // SlotsBusy returns how many of task's concurrency slots are busy, as its
 // task state counts them (the count admission uses).
-func (f *FSM) SlotsBusy(task string) (int, error) {
+func (q taskReads) SlotsBusy(task string) (int, error) {
 	n := 0
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		n = int((&writer{tx: tx}).loadState(task).Inflight)
 		return nil
 	})
 	return n, err
+}
+
+// admit decides what a fired instance becomes: WAITING_APPROVAL when the
+// task wants approval first, else READY if a concurrency slot is free,
+// else BLOCKED (overlap queue) or SKIPPED (overlap skip).
+func (w slotWrites) admit(r *record) {
+	t, ok := w.tasks().definition(r.Task)
+	if !ok {
+		// The task is gone: nothing will ever run this instance.
+		r.FinishedAt = w.cmd.Now
+		w.instances().setState(r, stCanceled)
+		w.instances().event(r.ID, "canceled", "task no longer exists")
+		return
+	}
+	if t.Policy.Approval == "before_run" && r.Flags&flagApproved == 0 {
+		w.instances().setState(r, stApproval)
+		w.instances().event(r.ID, "waiting_approval", "policy approval=before_run")
+		return
+	}
+	if w.deps().waitForDeps(r, t) {
+		return
+	}
+	st := w.loadState(r.Task)
+	limit := t.Policy.MaxConcurrency
+	if limit <= 0 {
+		limit = 1
+	}
+	if st.Inflight < uint64(limit) {
+		st.Inflight++
+		w.saveState(r.Task, st)
+		w.instances().setState(r, stReady)
+		return
+	}
+	if t.Policy.Overlap != "skip" && w.queueFull(r, t, st) {
+		return
+	}
+	if t.Policy.Overlap == "skip" {
+		r.FinishedAt = w.cmd.Now
+		w.instances().setState(r, stSkipped)
+		w.instances().event(r.ID, "skipped", fmt.Sprintf("overlap=skip: %d of %d slots busy", st.Inflight, limit))
+		return
+	}
+	w.put(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID), nil)
+	st.Blocked++
+	w.saveState(r.Task, st)
+	w.instances().setState(r, stBlocked)
+	w.instances().event(r.ID, "blocked", fmt.Sprintf("overlap=queue: %d of %d slots busy", st.Inflight, limit))
+}
+
+// release frees r's concurrency slot and starts the oldest BLOCKED
+// instance of its task, if any.
+func (w slotWrites) release(task string) {
+	st := w.loadState(task)
+	if st.Inflight > 0 {
+		st.Inflight--
+	}
+	w.saveState(task, st)
+	w.unblockHead(task)
+}
+
+// queueFull skips r instead of queueing it when its task's queue holds
+// maxQueued BLOCKED instances already (protocol 4), and reports whether
+// it did. Delayed submissions and backfills are never dropped: each is
+// work a caller asked for by name.
+func (w slotWrites) queueFull(r *record, t *model.Task, st taskState) bool {
+	if w.protoAt() < protoPolicies {
+		return false
+	}
+	switch name(sourceNames, r.Source) {
+	case model.SourceDelay, model.SourceBackfill:
+		return false
+	}
+	limit := t.Policy.QueueLimit()
+	if st.Blocked < uint64(limit) {
+		return false
+	}
+	r.FinishedAt = w.cmd.Now
+	w.instances().setState(r, stSkipped)
+	w.notes.changes[len(w.notes.changes)-1].Reason = "queue_full"
+	w.instances().event(r.ID, "queue_full", fmt.Sprintf("%d instances already queued (maxQueued %d)", st.Blocked, limit))
+	return true
 }

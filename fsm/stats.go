@@ -102,11 +102,11 @@ func (s *entryStats) count(ms int64, i int) {
 }
 
 // fired counts an instance that fired (its FiredAt is set).
-func (w *writer) fired(r *record) { w.es.stats.count(r.FiredAt, statFired) }
+func (w statWrites) fired(r *record) { w.es.stats.count(r.FiredAt, statFired) }
 
 // finished counts an instance that entered the terminal state st and
 // keeps a failure among the recent ones.
-func (w *writer) finished(r *record, st uint8) {
+func (w statWrites) finished(r *record, st uint8) {
 	w.es.stats.count(r.FinishedAt, statOf(st))
 	if st != stFailed && st != stTerm {
 		return
@@ -124,7 +124,7 @@ func (w *writer) finished(r *record, st uint8) {
 }
 
 // misfire keeps a misfire event of a task among the recent ones.
-func (w *writer) misfire(task string, seq uint64, msg string) {
+func (w statWrites) misfire(task string, seq uint64, msg string) {
 	k := u64key(uint64(w.cmd.Now))
 	k = append(append(k, task...), 0)
 	k = binary.BigEndian.AppendUint64(k, seq)
@@ -194,10 +194,10 @@ func putCapped(tx *bolt.Tx, bkt, countKey []byte, items []kv) {
 // minutes, the latest failures and misfires and the pending alerts. Its
 // cost does not grow with the number of instances kept, only with the
 // unfinished ones (the active index, one byte each) and the tasks.
-func (f *FSM) Overview(nowMs int64) (*model.Overview, error) {
+func (q consoleReads) Overview(nowMs int64) (*model.Overview, error) {
 	o := &model.Overview{PerMinute: make([]model.MinuteStats, 60),
 		RecentFailures: []model.RecentFailure{}, RecentMisfires: []model.RecentMisfire{}}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		o.Counts = stateCounts(tx)
 		t, err := taskTotals(tx)
 		if err != nil {
@@ -328,9 +328,9 @@ func recentMisfires(tx *bolt.Tx, n int) []model.RecentMisfire {
 
 // RecentMisfires returns up to n of the latest misfires (of the newest
 // 100 kept), newest first.
-func (f *FSM) RecentMisfires(n int) ([]model.RecentMisfire, error) {
+func (q consoleReads) RecentMisfires(n int) ([]model.RecentMisfire, error) {
 	var out []model.RecentMisfire
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		out = recentMisfires(tx, n)
 		return nil
 	})

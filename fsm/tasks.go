@@ -34,7 +34,7 @@ func historyKey(name string, version uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, version)
 }
 
-func (w *writer) loadTask(name string) (*storedTask, bool) {
+func (w taskWrites) loadTask(name string) (*storedTask, bool) {
 	v := w.tx.Bucket(bktTasks).Get([]byte(name))
 	if v == nil {
 		return nil, false
@@ -64,7 +64,7 @@ func lastVersion(tx *bolt.Tx, name string) uint64 {
 	return binary.BigEndian.Uint64(k[len(prefix):])
 }
 
-func (w *writer) saveTask(t *model.Task, op string) {
+func (w taskWrites) saveTask(t *model.Task, op string) {
 	t.UpdatedAt = model.UnixMilli(w.cmd.Now)
 	t.UpdatedBy = w.cmd.Actor
 	t.NextFireTimes = nil
@@ -105,7 +105,7 @@ type putPlan struct {
 // relative one-shot to the command's time, paused kept when asked (from
 // protocol 5), and whether anything changes. A nil error with w.err set
 // is a storage failure.
-func (w *writer) planPut(p *command.PutTask) (*putPlan, *model.Error) {
+func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 	check := p.Storable
 	if stateProto(w.tx) >= 2 {
 		check = p.StrictStatic
@@ -161,7 +161,7 @@ func (w *writer) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 // static checks; channel names in policy.notify and the protocol 4
 // fields only once the cluster is at protocol 4, saying why; no dependsOn
 // or onSuccess cycle.
-func (w *writer) proposePut(p *command.PutTask) *model.Error {
+func (w taskWrites) proposePut(p *command.PutTask) *model.Error {
 	if e := p.StrictStatic(); e != nil {
 		return e
 	}
@@ -179,7 +179,7 @@ func (w *writer) proposePut(p *command.PutTask) *model.Error {
 
 // putCheck is put_task's check: planPut's refusal, or the answer to a
 // definition equal to the stored one (unchanged: nothing to write).
-func (w *writer) putCheck(p *command.PutTask) (*putPlan, *Result) {
+func (w taskWrites) putCheck(p *command.PutTask) (*putPlan, *Result) {
 	pl, e := w.planPut(p)
 	switch {
 	case e != nil:
@@ -193,7 +193,7 @@ func (w *writer) putCheck(p *command.PutTask) (*putPlan, *Result) {
 }
 
 // putTask creates or updates a task as planned (putCheck).
-func (w *writer) putTask(_ *command.PutTask, pl *putPlan) *Result {
+func (w taskWrites) putTask(_ *command.PutTask, pl *putPlan) *Result {
 	in := pl.next
 	if cur := pl.cur; cur != nil {
 		in.Version = cur.Version + 1
@@ -234,7 +234,7 @@ func versionConflict(have, want uint64) *model.Error {
 // get (as Precheck, then apply, decide), or the plan. It is the dry run of
 // PUT /v1/tasks/{name}: the definition is normalized and judged exactly as
 // the write would be, so "unchanged" means the write would change nothing.
-func (f *FSM) PlanPutTask(c *command.Command) (*model.TaskPlan, error) {
+func (q taskReads) PlanPutTask(c *command.Command) (*model.TaskPlan, error) {
 	if c.Type != command.TypePutTask {
 		return nil, model.Errorf(model.CodeInvalid, "plan of a %s command: only put_task has one", c.Type)
 	}
@@ -242,16 +242,16 @@ func (f *FSM) PlanPutTask(c *command.Command) (*model.TaskPlan, error) {
 		return nil, e
 	}
 	var out *model.TaskPlan
-	err := f.view(func(tx *bolt.Tx) error {
-		w := &writer{f: f, tx: tx, cmd: c}
+	err := q.f.view(func(tx *bolt.Tx) error {
+		w := &writer{f: q.f, tx: tx, cmd: c}
 		p, e := command.JSONBody[command.PutTask](c)
 		if e == nil {
-			e = w.proposePut(p)
+			e = w.tasks().proposePut(p)
 		}
 		if e != nil {
 			return e
 		}
-		pl, e := w.planPut(p)
+		pl, e := w.tasks().planPut(p)
 		switch {
 		case e != nil:
 			return e
@@ -287,13 +287,13 @@ func sameSpec(a, b *model.Task) bool {
 }
 
 // namedTask is the check of the commands on a named task: it must exist.
-func (w *writer) namedTask(r *command.TaskRef) (*storedTask, *Result) { return w.taskCheck(r.Name) }
+func (w taskWrites) namedTask(r *command.TaskRef) (*storedTask, *Result) { return w.taskCheck(r.Name) }
 
 // taskCheck is existingTask for a check whose apply needs the task but
 // whose answer depends only on whether it exists: in a Precheck (w.dry),
 // a record that is there is not decoded (a decoding error would leave
 // the decision to the apply all the same).
-func (w *writer) taskCheck(name string) (*storedTask, *Result) {
+func (w taskWrites) taskCheck(name string) (*storedTask, *Result) {
 	if w.dry && w.tx.Bucket(bktTasks).Get([]byte(name)) != nil {
 		return nil, nil
 	}
@@ -301,7 +301,7 @@ func (w *writer) taskCheck(name string) (*storedTask, *Result) {
 }
 
 // existingTask returns the stored task, or the not_found answer.
-func (w *writer) existingTask(name string) (*storedTask, *Result) {
+func (w taskWrites) existingTask(name string) (*storedTask, *Result) {
 	t, ok := w.loadTask(name)
 	if ok || w.err != nil {
 		return t, nil
@@ -309,7 +309,7 @@ func (w *writer) existingTask(name string) (*storedTask, *Result) {
 	return nil, notFoundTask(name)
 }
 
-func (w *writer) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
+func (w taskWrites) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
 	cur.Version++
 	h, err := json.Marshal(model.TaskVersion{Version: cur.Version, Op: OpDelete, Actor: w.cmd.Actor, Time: model.UnixMilli(w.cmd.Now)})
 	if err != nil {
@@ -318,7 +318,7 @@ func (w *writer) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
 	}
 	w.del(bktTasks, []byte(r.Name))
 	w.put(bktHistory, historyKey(r.Name, cur.Version), h)
-	w.cancelScheduled(r.Name)
+	w.instances().cancelScheduled(r.Name)
 	busy := w.loadState(r.Name).Inflight
 	w.dropState(r.Name)
 	if busy > 0 && w.protoAt() >= protoSlots {
@@ -330,11 +330,11 @@ func (w *writer) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
 }
 
 // setPaused is the apply of pause_task (paused) and resume_task.
-func setPaused(paused bool) func(w *writer, r *command.TaskRef, cur *storedTask) *Result {
-	return func(w *writer, r *command.TaskRef, cur *storedTask) *Result { return w.setPaused(paused, r, cur) }
+func setPaused(paused bool) func(w taskWrites, r *command.TaskRef, cur *storedTask) *Result {
+	return func(w taskWrites, r *command.TaskRef, cur *storedTask) *Result { return w.setPaused(paused, r, cur) }
 }
 
-func (w *writer) setPaused(paused bool, r *command.TaskRef, cur *storedTask) *Result {
+func (w taskWrites) setPaused(paused bool, r *command.TaskRef, cur *storedTask) *Result {
 	if cur.Paused == paused {
 		return okResult(model.WriteResult{Name: r.Name, Version: cur.Version, Changed: false})
 	}
@@ -354,7 +354,7 @@ func (w *writer) setPaused(paused bool, r *command.TaskRef, cur *storedTask) *Re
 	return okResult(model.WriteResult{Name: r.Name, Version: t.Version, Changed: true})
 }
 
-func (w *writer) advanceWatermark(name string, to int64) {
+func (w taskWrites) advanceWatermark(name string, to int64) {
 	st := w.loadState(name)
 	if to > st.Watermark {
 		st.Watermark = to
@@ -382,9 +382,9 @@ func uitoa(v uint64) string {
 }
 
 // GetTask returns a copy of the named task.
-func (f *FSM) GetTask(name string) (*model.Task, error) {
+func (q taskReads) GetTask(name string) (*model.Task, error) {
 	var t storedTask
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bktTasks).Get([]byte(name))
 		if v == nil {
 			return taskNotFound(name)
@@ -399,9 +399,9 @@ func (f *FSM) GetTask(name string) (*model.Task, error) {
 
 // ListTasks returns tasks in name order that match the filter, at most
 // filter.Limit (default 100, max 1000), and the cursor of the next page.
-func (f *FSM) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
+func (q taskReads) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
 	var out *model.TaskList
-	err := f.view(func(tx *bolt.Tx) (err error) {
+	err := q.f.view(func(tx *bolt.Tx) (err error) {
 		out, err = listTasks(tx, filter)
 		return err
 	})
@@ -458,9 +458,9 @@ func matches(t *model.Task, f model.TaskFilter) bool {
 }
 
 // CountTasks returns the number of tasks.
-func (f *FSM) CountTasks() int {
+func (q taskReads) CountTasks() int {
 	n := 0
-	_ = f.view(func(tx *bolt.Tx) error {
+	_ = q.f.view(func(tx *bolt.Tx) error {
 		n = tx.Bucket(bktTasks).Stats().KeyN
 		return nil
 	})
@@ -469,9 +469,9 @@ func (f *FSM) CountTasks() int {
 
 // TaskHistory returns every version of the named task, oldest first. A
 // deleted task keeps its history.
-func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
+func (q taskReads) TaskHistory(name string) (*model.TaskHistory, error) {
 	h := &model.TaskHistory{Name: name, Versions: []model.TaskVersion{}}
-	err := f.view(func(tx *bolt.Tx) error {
+	err := q.f.view(func(tx *bolt.Tx) error {
 		prefix := append([]byte(name), 0)
 		c := tx.Bucket(bktHistory).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -490,4 +490,36 @@ func (f *FSM) TaskHistory(name string) (*model.TaskHistory, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// definition returns the task's current definition (cached by version).
+func (w taskWrites) definition(task string) (*model.Task, bool) {
+	st := w.loadState(task)
+	if st.Version == 0 {
+		return nil, false
+	}
+	if w.f != nil {
+		if c, ok := w.f.taskCache[task]; ok && c.Version == st.Version {
+			return c, true
+		}
+	}
+	t, ok := w.loadTask(task)
+	if !ok {
+		return nil, false
+	}
+	if w.f != nil {
+		w.f.taskCache[task] = &t.Task
+	}
+	return &t.Task, true
+}
+
+// event appends an event to a task's event log.
+func (w taskWrites) event(name string, st *taskState, typ, msg string) {
+	st.EventSeq++
+	b, err := json.Marshal(model.Event{Time: model.UnixMilli(w.cmd.Now), Type: typ, Node: w.cmd.Node, Actor: w.cmd.Actor, Message: msg})
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.put(bktTaskEvents, taskInstKey(name, st.EventSeq), b)
 }
