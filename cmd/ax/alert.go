@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -35,7 +36,7 @@ Examples:
 type alertListCmd struct {
 	clientBase
 	q   model.AlertQuery
-	out output
+	out view.Output
 }
 
 func newAlertListCmd(m *Main) command {
@@ -46,7 +47,7 @@ func newAlertListCmd(m *Main) command {
 	c.fs.StringVar(&c.q.Rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
 	c.fs.IntVar(&c.q.Limit, "limit", 100, "at most this many")
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -59,18 +60,7 @@ func (c *alertListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
-		tw := newTable(w)
-		row(tw, "STATE", "RULE", "SEVERITY", "SUBJECT", "COUNT", "FIRST SEEN", "LAST SEEN", "SUMMARY")
-		for _, a := range l.Alerts {
-			st := a.State
-			if a.Silenced {
-				st += " (SILENCED)"
-			}
-			row(tw, st, a.Rule, a.Severity, subject(a.Subject), a.Count, fmtTime(a.FirstSeen), fmtTime(a.LastSeen), a.Summary)
-		}
-		return tw.Flush()
-	})
+	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Alerts(w, l.Alerts) })
 }
 
 // alertSilenceCmd is ax alert silence.
@@ -127,14 +117,14 @@ func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
 // alertSilencesCmd is ax alert silences.
 type alertSilencesCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newAlertSilencesCmd(m *Main) command {
 	c := &alertSilencesCmd{}
 	c.init(m, "alert silences", alertUsage)
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -147,14 +137,7 @@ func (c *alertSilencesCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
-		tw := newTable(w)
-		row(tw, "ID", "TASK", "RULE", "LABELS", "UNTIL", "BY", "COMMENT")
-		for _, s := range l.Silences {
-			row(tw, s.ID, orDash(s.Task), orDash(s.Rule), orDash(joinLabels(s.Labels)), fmtTime(s.Until), orDash(s.By), s.Comment)
-		}
-		return tw.Flush()
-	})
+	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Silences(w, l.Silences) })
 }
 
 // alertUnsilenceCmd is ax alert unsilence.
@@ -176,15 +159,4 @@ func (c *alertUnsilenceCmd) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.m.Stdout, "removed silence %s\n", id)
 	return nil
-}
-
-// subject words what an alert is about.
-func subject(s model.AlertSubject) string {
-	var parts []string
-	for _, p := range [][2]string{{"task", s.Task}, {"instance", s.Instance}, {"node", s.Node}, {"executor", s.Executor}} {
-		if p[1] != "" {
-			parts = append(parts, p[0]+"="+p[1])
-		}
-	}
-	return strings.Join(parts, " ")
 }

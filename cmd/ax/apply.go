@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -249,11 +250,11 @@ func (a *applier) one(ctx context.Context, d *taskDoc) error {
 		if p.Current == nil || p.Task == nil {
 			return fmt.Errorf("task %s: the server's plan has no definitions to compare", d.name)
 		}
-		from, err := toYAML(diffSpec{specOf(p.Current), p.Current.Paused})
+		from, err := view.YAML(diffSpec{specOf(p.Current), p.Current.Paused})
 		if err != nil {
 			return err
 		}
-		to, err := toYAML(diffSpec{specOf(p.Task), p.Task.Paused})
+		to, err := view.YAML(diffSpec{specOf(p.Task), p.Task.Paused})
 		if err != nil {
 			return err
 		}

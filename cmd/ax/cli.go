@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/view"
 )
 
 // Main is one run of the ax program, Litestream style: the commands read
@@ -154,3 +155,6 @@ func unknownCommand(name string) error {
 func unknownSub(name, sub string) error {
 	return fmt.Errorf("%s: unknown subcommand %q (ax %s -h lists them)", name, sub, name)
 }
+
+// screen is where m draws a watched table (-w).
+func (m *Main) screen() view.Screen { return view.Screen{Stdout: m.Stdout, Stderr: m.Stderr} }

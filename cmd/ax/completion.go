@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -128,7 +129,7 @@ type completer struct {
 
 // flagValues are the values offered for flags that take one of a few.
 var flagValues = map[string][]string{
-	"o":      {formatTable, formatJSON, formatYAML},
+	"o":      {view.FormatTable, view.FormatJSON, view.FormatYAML},
 	"state":  {model.StateScheduled, model.StateReady, model.StateRunning, model.StateRetrying, model.StateBlocked, model.StateWaitingApproval, model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled},
 	"source": model.Sources,
 	"paused": {"true", "false"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -137,7 +138,7 @@ func writeSpecs(w io.Writer, specs []taskSpec, format string) error {
 		return err
 	}
 	for i, s := range specs {
-		b, err := toYAML(s)
+		b, err := view.YAML(s)
 		if err != nil {
 			return err
 		}
@@ -159,7 +160,7 @@ func encodeSpec(s taskSpec, format string) ([]byte, error) {
 		b, err := json.MarshalIndent(s, "", "  ")
 		return append(b, '\n'), err
 	}
-	return toYAML(s)
+	return view.YAML(s)
 }
 
 // redactedField returns the first env or header of t whose value the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -48,7 +49,7 @@ type instanceListCmd struct {
 	since, until timeFlag
 	limit        int
 	watch        bool
-	out          output
+	out          view.Output
 }
 
 func newInstanceListCmd(m *Main) command {
@@ -63,7 +64,7 @@ func newInstanceListCmd(m *Main) command {
 	c.fs.StringVar(&c.f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
 	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
 	c.cf.registerStale(c.fs, true)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -86,24 +87,24 @@ func (c *instanceListCmd) Run(ctx context.Context, args []string) error {
 		if f.Task != "" {
 			q = url.Values{"task": {f.Task}}
 		}
-		return c.m.watchTable(ctx, cl, c.out, q, func(ctx context.Context, w io.Writer) error {
-			return instanceList(ctx, cl, f, c.limit, c.out, w, nil)
+		return c.m.screen().Watch(ctx, cl, c.out, q, func(ctx context.Context, w io.Writer) error {
+			return view.InstanceList(ctx, cl, f, c.limit, c.out, w, nil)
 		})
 	}
-	return instanceList(ctx, cl, f, c.limit, c.out, c.m.Stdout, c.m.Stderr)
+	return view.InstanceList(ctx, cl, f, c.limit, c.out, c.m.Stdout, c.m.Stderr)
 }
 
 // instanceGetCmd is ax instance get.
 type instanceGetCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newInstanceGetCmd(m *Main) command {
 	c := &instanceGetCmd{}
 	c.init(m, "instance get", instanceUsage)
 	c.cf.registerStale(c.fs, true)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -116,7 +117,7 @@ func (c *instanceGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, in, func(w io.Writer) error { return writeInstance(w, in) })
+	return c.out.Print(c.m.Stdout, in, func(w io.Writer) error { return view.Instance(w, in) })
 }
 
 // instanceLogCmd is ax instance log.

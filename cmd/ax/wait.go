@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -35,7 +36,7 @@ type outcomeError struct {
 func (e *outcomeError) Error() string {
 	msg := "instance " + e.id + " ended " + e.state
 	if e.lastError != "" {
-		msg += ": " + ellipsis(e.lastError, 300)
+		msg += ": " + view.Ellipsis(e.lastError, 300)
 	}
 	return msg
 }
@@ -82,7 +83,7 @@ func waitInstance(ctx context.Context, cl *client.Client, id string, showLog boo
 	}
 	line := id + " " + in.State
 	if !in.StartedAt.IsZero() && !in.FinishedAt.IsZero() {
-		line += " (took " + human(in.FinishedAt.Sub(in.StartedAt.Time)) + ")"
+		line += " (took " + view.Human(in.FinishedAt.Sub(in.StartedAt.Time)) + ")"
 	}
 	fmt.Fprintln(w, line)
 	if in.State != model.StateSuccess {

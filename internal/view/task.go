@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"context"
@@ -14,24 +14,6 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
-
-// taskFilter reads task list's -label and -paused.
-func taskFilter(labels multiFlag, paused string) (model.TaskFilter, error) {
-	f := model.TaskFilter{}
-	var err error
-	if f.Labels, err = labels.pairs("task list: -label"); err != nil {
-		return f, err
-	}
-	switch paused {
-	case "":
-	case "true", "false":
-		b := paused == "true"
-		f.Paused = &b
-	default:
-		return f, fmt.Errorf("task list: -paused wants true or false")
-	}
-	return f, nil
-}
 
 // listTaskSummaries returns every task of f with its summary (next fire,
 // last run), following the cursor.
@@ -57,9 +39,9 @@ func listTaskSummaries(ctx context.Context, cl *client.Client, f model.TaskFilte
 	}
 }
 
-// taskList prints the tasks of f: a table, or the task definitions as
+// TaskList prints the tasks of f: a table, or the task definitions as
 // JSON or YAML (as task apply takes them).
-func taskList(ctx context.Context, cl *client.Client, f model.TaskFilter, out output, w io.Writer) error {
+func TaskList(ctx context.Context, cl *client.Client, f model.TaskFilter, out Output, w io.Writer) error {
 	all, err := listTaskSummaries(ctx, cl, f)
 	if err != nil {
 		return err
@@ -68,7 +50,7 @@ func taskList(ctx context.Context, cl *client.Client, f model.TaskFilter, out ou
 	for i := range all {
 		tasks[i] = all[i].Task
 	}
-	return out.print(w, tasks, func(w io.Writer) error { return writeTaskTable(w, all, time.Now()) })
+	return out.Print(w, tasks, func(w io.Writer) error { return writeTaskTable(w, all, time.Now()) })
 }
 
 // writeTaskTable prints one row per task: what people scan a task list
@@ -97,9 +79,9 @@ func writeTaskTable(w io.Writer, tasks []model.SummarizedTask, now time.Time) er
 	return tw.Flush()
 }
 
-// writeTask prints a task for people: what it is, its recent runs and
-// its next fire times.
-func writeTask(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) error {
+// Task prints a task for people: what it is, its recent runs and its
+// next fire times.
+func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) error {
 	now := time.Now()
 	tw := newTable(w)
 	row(tw, "Name:", t.Name)
@@ -150,6 +132,21 @@ func writeTask(ctx context.Context, cl *client.Client, w io.Writer, t *model.Tas
 	return tw.Flush()
 }
 
+// describeTrigger words when a task fires.
+func describeTrigger(t model.Trigger) string {
+	switch t.Type {
+	case model.TriggerCron:
+		return fmt.Sprintf("cron %q %s", t.Expression, t.Timezone)
+	case model.TriggerInterval:
+		return "every " + t.Every.Std().String()
+	case model.TriggerOnce:
+		if t.At != nil {
+			return "once at " + t.At.UTC().Format(model.TimeLayout)
+		}
+	}
+	return t.Type
+}
+
 // describeAction words what an attempt runs.
 func describeAction(a model.Action) string {
 	s := a.Type
@@ -169,8 +166,8 @@ func describeAction(a model.Action) string {
 	return s
 }
 
-// writeEvents prints events as a table.
-func writeEvents(w io.Writer, events []model.Event) error {
+// Events prints events as a table.
+func Events(w io.Writer, events []model.Event) error {
 	tw := newTable(w)
 	row(tw, "TIME", "TYPE", "NODE", "ACTOR", "MESSAGE")
 	for _, e := range events {
@@ -182,8 +179,8 @@ func writeEvents(w io.Writer, events []model.Event) error {
 	return tw.Flush()
 }
 
-// writeHistory prints a task's versions, oldest first.
-func writeHistory(w io.Writer, h *model.TaskHistory) error {
+// History prints a task's versions, oldest first.
+func History(w io.Writer, h *model.TaskHistory) error {
 	now := time.Now()
 	tw := newTable(w)
 	row(tw, "VERSION", "OP", "ACTOR", "TIME", "AGE")
@@ -191,27 +188,4 @@ func writeHistory(w io.Writer, h *model.TaskHistory) error {
 		row(tw, v.Version, v.Op, orDash(v.Actor), fmtTime(v.Time), age(v.Time, now))
 	}
 	return tw.Flush()
-}
-
-// indent writes through to w with every line led by two spaces.
-func indent(w io.Writer) io.Writer { return &indentWriter{w: w, bol: true} }
-
-type indentWriter struct {
-	w   io.Writer
-	bol bool
-}
-
-func (iw *indentWriter) Write(b []byte) (int, error) {
-	var out []byte
-	for _, c := range b {
-		if iw.bol {
-			out = append(out, ' ', ' ')
-		}
-		out = append(out, c)
-		iw.bol = c == '\n'
-	}
-	if _, err := iw.w.Write(out); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }

@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 // API's bound).
 const instancePage = 1000
 
-// listInstances returns up to limit instances of f (every one when limit
+// ListInstances returns up to limit instances of f (every one when limit
 // is 0), newest first, following the cursor from f.Cursor on, and the
 // cursor of the rest ("" when there is none).
-func listInstances(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, opts ...client.ReadOption) ([]model.Instance, string, error) {
+func ListInstances(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, opts ...client.ReadOption) ([]model.Instance, string, error) {
 	var all []model.Instance
 	for {
 		f.Limit = instancePage
@@ -37,11 +37,11 @@ func listInstances(ctx context.Context, cl *client.Client, f model.InstanceFilte
 	}
 }
 
-// instanceList prints instances of f: a table (with a note on notes
+// InstanceList prints instances of f: a table (with a note on notes
 // when more remain, unless notes is nil), or {instances, nextCursor} as
 // JSON or YAML.
-func instanceList(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, out output, w, notes io.Writer, opts ...client.ReadOption) error {
-	ins, next, err := listInstances(ctx, cl, f, limit, opts...)
+func InstanceList(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, out Output, w, notes io.Writer, opts ...client.ReadOption) error {
+	ins, next, err := ListInstances(ctx, cl, f, limit, opts...)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func instanceList(ctx context.Context, cl *client.Client, f model.InstanceFilter
 	if l.Instances == nil {
 		l.Instances = []model.Instance{}
 	}
-	return out.print(w, l, func(w io.Writer) error {
+	return out.Print(w, l, func(w io.Writer) error {
 		if err := writeInstanceTable(w, ins, time.Now()); err != nil {
 			return err
 		}
@@ -80,16 +80,16 @@ func took(in model.Instance, now time.Time) string {
 	case in.StartedAt.IsZero():
 		return "-"
 	case !in.FinishedAt.IsZero() && !in.FinishedAt.Before(in.StartedAt.Time):
-		return human(in.FinishedAt.Sub(in.StartedAt.Time))
+		return Human(in.FinishedAt.Sub(in.StartedAt.Time))
 	case in.State == model.StateRunning:
-		return human(now.Sub(in.StartedAt.Time)) + " so far"
+		return Human(now.Sub(in.StartedAt.Time)) + " so far"
 	}
 	return "-"
 }
 
-// writeInstance prints an instance for people: what it is and where it
+// Instance prints an instance for people: what it is and where it
 // stands, its attempts and its events.
-func writeInstance(w io.Writer, in *model.Instance) error {
+func Instance(w io.Writer, in *model.Instance) error {
 	now := time.Now()
 	tw := newTable(w)
 	row(tw, "ID:", in.ID)
@@ -112,13 +112,13 @@ func writeInstance(w io.Writer, in *model.Instance) error {
 		row(tw, "Executor:", in.Executor)
 	}
 	if in.LastError != "" {
-		row(tw, "Last error:", ellipsis(in.LastError, 200))
+		row(tw, "Last error:", Ellipsis(in.LastError, 200))
 	}
 	if len(in.Params) > 0 {
 		row(tw, "Params:", joinLabels(in.Params))
 	}
 	if len(in.Payload) > 0 {
-		row(tw, "Payload:", ellipsis(string(in.Payload), 200))
+		row(tw, "Payload:", Ellipsis(string(in.Payload), 200))
 	}
 	if in.IdempotencyKey != "" {
 		row(tw, "Idempotency key:", in.IdempotencyKey)
@@ -133,14 +133,14 @@ func writeInstance(w io.Writer, in *model.Instance) error {
 		for _, a := range in.AttemptList {
 			d, exit := "-", "-"
 			if !a.EndedAt.IsZero() && !a.StartedAt.IsZero() {
-				d = human(a.EndedAt.Sub(a.StartedAt.Time))
+				d = Human(a.EndedAt.Sub(a.StartedAt.Time))
 			}
 			if a.ExitCode != nil {
 				exit = strconv.Itoa(*a.ExitCode)
 			} else if a.HTTPStatus != 0 {
 				exit = "HTTP " + strconv.Itoa(a.HTTPStatus)
 			}
-			row(tw, a.Number, a.Executor, orDash(a.Host), fmtTime(a.StartedAt), d, orDash(a.Outcome), exit, orDash(ellipsis(a.Error, 80)))
+			row(tw, a.Number, a.Executor, orDash(a.Host), fmtTime(a.StartedAt), d, orDash(a.Outcome), exit, orDash(Ellipsis(a.Error, 80)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -148,7 +148,7 @@ func writeInstance(w io.Writer, in *model.Instance) error {
 	}
 	if len(in.Events) > 0 {
 		fmt.Fprintln(w, "\nEvents:")
-		return writeEvents(indent(w), in.Events)
+		return Events(indent(w), in.Events)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"bytes"
@@ -23,15 +23,21 @@ const (
 	watchRefresh = 5 * time.Second
 )
 
-// renderFunc writes one picture of what is watched.
-type renderFunc func(ctx context.Context, w io.Writer) error
+// Render writes one picture of what is watched.
+type Render func(ctx context.Context, w io.Writer) error
 
-// watchTable draws render's output, then again whenever this node's event
+// Screen is where a watched picture is drawn (-w): Stdout, with the
+// notes on an unreachable cluster on Stderr.
+type Screen struct {
+	Stdout, Stderr io.Writer
+}
+
+// Watch draws render's output, then again whenever this node's event
 // stream (GET /v1/events, filtered by query) reports a change, and every
 // watchRefresh; until ctx ends (Ctrl-C). A stream that breaks is opened
 // again (on the next address when the node is gone), and the picture is
 // drawn again, since events in between are lost.
-func (m *Main) watchTable(ctx context.Context, cl *client.Client, out output, query url.Values, render renderFunc) error {
+func (s Screen) Watch(ctx context.Context, cl *client.Client, out Output, query url.Values, render Render) error {
 	changes := make(chan struct{}, 1)
 	signal := func() {
 		select {
@@ -52,22 +58,22 @@ func (m *Main) watchTable(ctx context.Context, cl *client.Client, out output, qu
 			}
 		}
 	}()
-	return m.redraw(ctx, out, watchRefresh, changes, render)
+	return s.redraw(ctx, out, watchRefresh, changes, render)
 }
 
-// watchPoll draws render's output every interval until ctx ends, for
-// what has no events (the members' health).
-func (m *Main) watchPoll(ctx context.Context, out output, interval time.Duration, render renderFunc) error {
-	return m.redraw(ctx, out, interval, nil, render)
+// Poll draws render's output every interval until ctx ends, for what
+// has no events (the members' health).
+func (s Screen) Poll(ctx context.Context, out Output, interval time.Duration, render Render) error {
+	return s.redraw(ctx, out, interval, nil, render)
 }
 
-// redraw shows render's output on m.Stdout when it differs from what is
+// redraw shows render's output on s.Stdout when it differs from what is
 // shown: on a terminal it clears the screen first; elsewhere (a pipe, a
 // file) each new picture follows the last, YAML documents separated by
 // "---". A picture that fails because the cluster is unreachable is
-// reported on m.Stderr and tried again.
-func (m *Main) redraw(ctx context.Context, out output, interval time.Duration, changes <-chan struct{}, render renderFunc) error {
-	stdout := m.Stdout
+// reported on s.Stderr and tried again.
+func (s Screen) redraw(ctx context.Context, out Output, interval time.Duration, changes <-chan struct{}, render Render) error {
+	stdout := s.Stdout
 	tty := isTerminal(stdout)
 	var shown []byte
 	failing := false
@@ -79,7 +85,7 @@ func (m *Main) redraw(ctx context.Context, out output, interval time.Duration, c
 			return ctx.Err()
 		case errors.Is(err, model.ErrUnavailable):
 			if !failing {
-				fmt.Fprintf(m.Stderr, "ax: %v (trying again)\n", err)
+				fmt.Fprintf(s.Stderr, "ax: %v (trying again)\n", err)
 			}
 			failing = true
 		case err != nil:
@@ -90,9 +96,9 @@ func (m *Main) redraw(ctx context.Context, out output, interval time.Duration, c
 			case tty:
 				fmt.Fprint(stdout, "\x1b[H\x1b[2J") // home, clear
 				fmt.Fprintf(stdout, "%s  (every change; Ctrl-C to stop)\n\n", time.Now().Format("15:04:05"))
-			case shown != nil && out.format == formatYAML:
+			case shown != nil && out.format == FormatYAML:
 				fmt.Fprintln(stdout, "---")
-			case shown != nil && out.format == formatTable:
+			case shown != nil && out.format == FormatTable:
 				fmt.Fprintln(stdout)
 			}
 			if _, err := stdout.Write(buf.Bytes()); err != nil {

@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// toYAML renders v as YAML through its JSON encoding, so that fields are
+// YAML renders v as YAML through its JSON encoding, so that fields are
 // named and ordered as in the API (model types encode themselves as
 // JSON: durations, times, secret references). It is the one YAML encoder
 // of the CLI: -o yaml of the read commands, task export and the diff of
 // apply's dry run.
-func toYAML(v any) ([]byte, error) {
+func YAML(v any) ([]byte, error) {
 	j, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

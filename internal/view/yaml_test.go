@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func TestToYAML_Strings(t *testing.T) {
 		{"\u2028", ""},
 		{"é", `k: é`},
 	} {
-		out, err := toYAML(map[string]string{"k": tc.in})
+		out, err := YAML(map[string]string{"k": tc.in})
 		if err != nil {
 			t.Fatalf("%q: %v", tc.in, err)
 		}
@@ -75,7 +75,7 @@ func TestToYAML_Strings(t *testing.T) {
 		}
 	}
 	// Keys are strings too.
-	out, err := toYAML(map[string]int{"N": 1, "on": 2, "1:30": 3, "k": 4})
+	out, err := YAML(map[string]int{"N": 1, "on": 2, "1:30": 3, "k": 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestToYAML_EveryShortString(t *testing.T) {
 	failed := 0
 	for _, s := range strs {
 		for _, v := range []any{s, map[string]string{"k": s}, []string{s}, map[string][]string{"k": {s}}, []map[string]string{{"k": s}}} {
-			out, err := toYAML(v)
+			out, err := YAML(v)
 			if err != nil {
 				t.Fatalf("%q: %v", s, err)
 			}

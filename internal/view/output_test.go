@@ -1,13 +1,10 @@
-package main
+package view
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,41 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
-
-func TestParseTime(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Time
-	}{
-		{"30m", now.Add(-30 * time.Minute)},
-		{"1h", now.Add(-time.Hour)},
-		{"2d", now.Add(-48 * time.Hour)},
-		{"1d12h", now.Add(-36 * time.Hour)},
-		{"2026-11-01", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
-		{"2026-11-01T09:30", time.Date(2026, 11, 1, 9, 30, 0, 0, time.UTC)},
-		{"2026-11-01T09:30:15", time.Date(2026, 11, 1, 9, 30, 15, 0, time.UTC)},
-		{"2026-11-01T09:30:00+08:00", time.Date(2026, 11, 1, 1, 30, 0, 0, time.UTC)},
-	} {
-		got, err := parseTime(tc.in, now)
-		if err != nil || !got.Equal(tc.want) {
-			t.Errorf("parseTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"", "yesterday", "-1h", "2026-13-01", "1x"} {
-		_, err := parseTime(bad, now)
-		if err == nil || !strings.Contains(err.Error(), "2006-01-02T15:04") || !strings.Contains(err.Error(), "2d") {
-			t.Errorf("parseTime(%q): %v, want an error listing the accepted forms", bad, err)
-		}
-	}
-	if _, err := parseDate("1h"); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
-		t.Errorf("parseDate(1h): %v, want an error listing the date forms", err)
-	}
-}
 
 func TestHuman(t *testing.T) {
 	t.Parallel()
@@ -62,8 +26,8 @@ func TestHuman(t *testing.T) {
 		3*time.Hour + 12*time.Minute:   "3h12m",
 		50 * time.Hour:                 "2d2h",
 	} {
-		if got := human(d); got != want {
-			t.Errorf("human(%s) = %q, want %q", d, got, want)
+		if got := Human(d); got != want {
+			t.Errorf("Human(%s) = %q, want %q", d, got, want)
 		}
 	}
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -84,26 +48,26 @@ func TestOutput_Print(t *testing.T) {
 	table := func(w io.Writer) error { _, err := io.WriteString(w, "TABLE\n"); return err }
 	for _, tc := range []struct {
 		name string
-		o    output
+		o    Output
 		want func(t *testing.T, out []byte)
 	}{
-		{"default", output{}, func(t *testing.T, out []byte) {
+		{"default", Output{}, func(t *testing.T, out []byte) {
 			if string(out) != "TABLE\n" {
 				t.Errorf("got %q", out)
 			}
 		}},
-		{"json", output{format: "json"}, func(t *testing.T, out []byte) {
+		{"json", Output{format: "json"}, func(t *testing.T, out []byte) {
 			var got model.TaskHistory
 			if err := json.Unmarshal(out, &got); err != nil || got.Name != "x" || got.Versions[0].Version != 2 {
 				t.Errorf("got %s (%v)", out, err)
 			}
 		}},
-		{"-json", output{format: "table", asJSON: true}, func(t *testing.T, out []byte) {
+		{"-json", Output{format: "table", asJSON: true}, func(t *testing.T, out []byte) {
 			if !json.Valid(out) {
 				t.Errorf("got %s", out)
 			}
 		}},
-		{"yaml", output{format: "yaml"}, func(t *testing.T, out []byte) {
+		{"yaml", Output{format: "yaml"}, func(t *testing.T, out []byte) {
 			var got map[string]any
 			if err := yaml.Unmarshal(out, &got); err != nil || got["name"] != "x" {
 				t.Errorf("got %s (%v)", out, err)
@@ -115,18 +79,18 @@ func TestOutput_Print(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if err := tc.o.check(); err != nil {
+			if err := tc.o.Check(); err != nil {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := tc.o.print(&buf, v, table); err != nil {
+			if err := tc.o.Print(&buf, v, table); err != nil {
 				t.Fatal(err)
 			}
 			tc.want(t, buf.Bytes())
 		})
 	}
-	for _, bad := range []output{{format: "xml"}, {format: "yaml", asJSON: true}} {
-		if err := bad.check(); err == nil {
+	for _, bad := range []Output{{format: "xml"}, {format: "yaml", asJSON: true}} {
+		if err := bad.Check(); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -167,12 +131,12 @@ func TestOutput_YAMLKeepsTheAPIOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := output{format: formatYAML}
-			if err := o.check(); err != nil {
+			o := Output{format: FormatYAML}
+			if err := o.Check(); err != nil {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := o.print(&buf, tc.v, nil); err != nil {
+			if err := o.Print(&buf, tc.v, nil); err != nil {
 				t.Fatal(err)
 			}
 			api, err := json.Marshal(tc.v)
@@ -274,49 +238,4 @@ func yamlKeys(n *yaml.Node, path string) []string {
 		}
 	}
 	return keys
-}
-
-// TestHint: each kind of failure names its fix.
-func TestHint(t *testing.T) {
-	t.Parallel()
-	dial := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, Err: errors.New("connection refused")}
-	notSent := client.New(client.Config{Addrs: []string{"127.0.0.1:1"}, FailFast: true})
-	_, sendErr := notSent.ListTasks(context.Background(), model.TaskFilter{})
-	// The hint names the addresses as given, not as resolved (it said
-	// 127.0.0.1:7999 for AX_ADDR=localhost:7999).
-	byName := client.New(client.Config{Addrs: []string{"localhost:1", "http://localhost:2", "localhost:1"}, FailFast: true})
-	_, byNameErr := byName.ListTasks(context.Background(), model.TaskFilter{})
-	for _, tc := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"401", &model.Error{Code: model.CodeUnauthorized, Message: "missing token"}, "-token or AX_TOKEN (or -token-file)"},
-		{"401 of a TLS node without tokens", &model.Error{Code: model.CodeUnauthorized,
-			Message: "this node has TLS and no tokens: present a client certificate of the cluster CA (-client-cert, -client-key)"}, "pass -client-cert and -client-key"},
-		{"403 with role", &model.Error{Code: model.CodeForbidden, Message: "token ci (role reader) may not PUT /v1/tasks/x: it needs role writer"}, "role writer"},
-		{"refused", sendErr, "is an agent running at 127.0.0.1:1? set -addr or AX_ADDR"},
-		{"refused, by name", byNameErr, "is an agent running at localhost:1, localhost:2? set -addr or AX_ADDR"},
-		{"plain", fmt.Errorf("x: %w", dial), ""},
-		{"not found", model.ErrNotFound, ""},
-		{"read without a leader", &model.Error{Code: model.CodeUnavailable, Message: "no leader: node n1 knows no cluster leader (it waited 1s for one), so it cannot answer a linearizable read; add ?stale=true to read this node's own state, which may be out of date"}, "-stale"},
-		{"other 503", &model.Error{Code: model.CodeUnavailable, Message: "no leader reachable within 5s; retry shortly"}, ""},
-	} {
-		if got := hint(tc.err); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
-			t.Errorf("%s: hint(%v) = %q, want %q", tc.name, tc.err, got, tc.want)
-		}
-	}
-}
-
-// TestParseLogLevel: a level hclog does not know is refused, naming the
-// accepted ones.
-func TestParseLogLevel(t *testing.T) {
-	t.Parallel()
-	if _, err := parseLogLevel("DEBUG"); err != nil {
-		t.Errorf("DEBUG: %v", err)
-	}
-	_, err := parseLogLevel("verbose")
-	if err == nil || !strings.Contains(err.Error(), "trace, debug, info, warn, error") {
-		t.Errorf("verbose: %v", err)
-	}
 }

@@ -1,74 +1,15 @@
-package main
+package view
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
 )
-
-// Output formats of -o.
-const (
-	formatTable = "table"
-	formatJSON  = "json"
-	formatYAML  = "yaml"
-)
-
-// output is the -o flag of a read command: a table for people (the
-// default), or the API's JSON, or the same as YAML. -json stays as an
-// alias of -o json for the scripts that use it.
-type output struct {
-	format string
-	asJSON bool
-}
-
-func (o *output) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.format, "o", formatTable, "output format: table, json or yaml")
-	fs.BoolVar(&o.asJSON, "json", false, "same as -o json")
-}
-
-// check validates the flags; call it after parsing, before any request.
-func (o *output) check() error {
-	if o.format == "" { // a subcommand without -o
-		o.format = formatTable
-	}
-	if o.asJSON {
-		if o.format != formatTable && o.format != formatJSON {
-			return fmt.Errorf("-json and -o %s contradict each other", o.format)
-		}
-		o.format = formatJSON
-	}
-	switch o.format {
-	case formatTable, formatJSON, formatYAML:
-		return nil
-	}
-	return fmt.Errorf("-o %q: want table, json or yaml", o.format)
-}
-
-// print writes v to w as JSON (indented) or YAML (the JSON's fields, in
-// its order, and values: toYAML, as task export writes), or, for a table,
-// calls table.
-func (o *output) print(w io.Writer, v any, table func(io.Writer) error) error {
-	switch o.format {
-	case formatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	case formatYAML:
-		b, err := toYAML(v)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	}
-	return table(w)
-}
 
 // newTable returns the aligned writer of every table; the caller
 // flushes it.
@@ -102,9 +43,9 @@ func age(t model.Time, now time.Time) string {
 		return "-"
 	}
 	if d := t.Sub(now); d > 0 {
-		return "in " + human(d)
+		return "in " + Human(d)
 	}
-	return human(now.Sub(t.Time))
+	return Human(now.Sub(t.Time))
 }
 
 // ago is age with "ago" after a past time: "3h12m ago", "in 5m".
@@ -116,9 +57,9 @@ func ago(t model.Time, now time.Time) string {
 	return a + " ago"
 }
 
-// human is d in at most two units, as people read a duration: 350ms,
+// Human is d in at most two units, as people read a duration: 350ms,
 // 12s, 3m12s, 3h12m, 2d3h.
-func human(d time.Duration) string {
+func Human(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
@@ -145,11 +86,44 @@ func orDash(s string) string {
 	return s
 }
 
-// ellipsis cuts s to n runes on one line, marking a cut with "...".
-func ellipsis(s string, n int) string {
+// Ellipsis cuts s to n runes on one line, marking a cut with "...".
+func Ellipsis(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-3]) + "..."
 	}
 	return s
+}
+
+// indent writes through to w with every line led by two spaces.
+func indent(w io.Writer) io.Writer { return &indentWriter{w: w, bol: true} }
+
+type indentWriter struct {
+	w   io.Writer
+	bol bool
+}
+
+func (iw *indentWriter) Write(b []byte) (int, error) {
+	var out []byte
+	for _, c := range b {
+		if iw.bol {
+			out = append(out, ' ', ' ')
+		}
+		out = append(out, c)
+		iw.bol = c == '\n'
+	}
+	if _, err := iw.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// joinLabels is a label set as k=v pairs, sorted, comma-separated.
+func joinLabels(m map[string]string) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
 }
