@@ -1,4 +1,4 @@
-package main
+package taskfile
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// TestTaskSpec_Fields: every JSON field of model.Task is in taskSpec, or
+// TestSpec_Fields: every JSON field of model.Task is in Spec, or
 // is one the server owns, or paused: a field added to the task must be
 // exported (or knowingly left out here), or export would drop it and a
 // re-apply would reset it.
-func TestTaskSpec_Fields(t *testing.T) {
+func TestSpec_Fields(t *testing.T) {
 	t.Parallel()
 	left := map[string]bool{"version": true, "createdAt": true, "updatedAt": true, "updatedBy": true, "nextFireTimes": true, "paused": true}
 	spec := map[string]bool{}
-	st := reflect.TypeFor[taskSpec]()
+	st := reflect.TypeFor[Spec]()
 	for i := range st.NumField() {
 		spec[jsonName(st.Field(i))] = true
 	}
@@ -28,7 +28,7 @@ func TestTaskSpec_Fields(t *testing.T) {
 	for i := range tt.NumField() {
 		name := jsonName(tt.Field(i))
 		if !spec[name] && !left[name] {
-			t.Errorf("model.Task field %q is neither in taskSpec nor left out on purpose", name)
+			t.Errorf("model.Task field %q is neither in Spec nor left out on purpose", name)
 		}
 		if spec[name] && left[name] {
 			t.Errorf("field %q is exported and left out", name)
@@ -46,12 +46,12 @@ func jsonName(f reflect.StructField) string {
 	return name
 }
 
-// TestToYAML_RoundTrip: a definition rendered as YAML (export, the dry
+// TestWrite_RoundTrip: a definition rendered as YAML (export, the dry
 // run's diff) reads back as the same JSON, whatever its strings look like.
-func TestToYAML_RoundTrip(t *testing.T) {
+func TestWrite_RoundTrip(t *testing.T) {
 	t.Parallel()
 	at := model.Time{Time: time.Date(2030, 1, 2, 3, 4, 5, 6e6, time.UTC)}
-	specs := []taskSpec{
+	specs := []Spec{
 		{Name: "plain", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *", Timezone: "UTC"},
 			Action: model.Action{Type: model.ActionShell, Command: "echo hi"}},
 		{Name: "tricky", Trigger: model.Trigger{Type: model.TriggerOnce, At: &at},
@@ -66,7 +66,7 @@ func TestToYAML_RoundTrip(t *testing.T) {
 				Headers: map[string]model.Value{"Authorization": model.SecretValue("tok")}}},
 	}
 	var buf bytes.Buffer
-	if err := writeSpecs(&buf, specs, "yaml"); err != nil {
+	if err := Write(&buf, specs, "yaml"); err != nil {
 		t.Fatal(err)
 	}
 	docs, err := parseYAMLDocs("export.yaml", buf.Bytes())
@@ -93,7 +93,7 @@ func TestToYAML_RoundTrip(t *testing.T) {
 
 	// JSON export reads back too.
 	buf.Reset()
-	if err := writeSpecs(&buf, specs, "json"); err != nil {
+	if err := Write(&buf, specs, "json"); err != nil {
 		t.Fatal(err)
 	}
 	jd, err := parseJSONDocs("export.json", buf.Bytes())
@@ -122,7 +122,7 @@ func TestParseSelector(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseSelector(tt.in)
+			got, err := ParseSelector(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, %v; want error %q", got, err, tt.wantErr)
@@ -136,14 +136,14 @@ func TestParseSelector(t *testing.T) {
 	}
 }
 
-func TestRedactedField(t *testing.T) {
+func TestRedacted(t *testing.T) {
 	t.Parallel()
 	clean := &model.Task{Action: model.Action{Env: map[string]model.Value{"A": model.TextValue("x"), "S": model.SecretValue(api.Redacted)}}}
-	if f := redactedField(clean); f != "" {
+	if f := Redacted(clean); f != "" {
 		t.Errorf("clean task: got %q", f)
 	}
 	hidden := &model.Task{Action: model.Action{Headers: map[string]model.Value{"Authorization": model.TextValue(api.Redacted)}}}
-	if f := redactedField(hidden); f != "action.headers.Authorization" {
+	if f := Redacted(hidden); f != "action.headers.Authorization" {
 		t.Errorf("redacted header: got %q", f)
 	}
 }

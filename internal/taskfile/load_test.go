@@ -1,4 +1,4 @@
-package main
+package taskfile
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// loaded is what a test checks of a taskDoc.
+// loaded is what a test checks of a Doc.
 type loaded struct {
 	Name, Pos string
 	Body      map[string]any
@@ -34,7 +34,7 @@ type loaded struct {
 
 // loadedDocs summarizes definitions, their bodies decoded with numbers
 // kept as text.
-func loadedDocs(t *testing.T, docs []taskDoc) []loaded {
+func loadedDocs(t *testing.T, docs []Doc) []loaded {
 	t.Helper()
 	var out []loaded
 	for _, d := range docs {
@@ -43,7 +43,7 @@ func loadedDocs(t *testing.T, docs []taskDoc) []loaded {
 	return out
 }
 
-func TestLoadTaskDocs_Directory(t *testing.T) {
+func TestLoad_Directory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
@@ -81,7 +81,7 @@ action: {type: shell, command: "true"}
 		"sub/d.yaml":      "name: nested",
 		"upper/../E.JSON": `{"name": "e1"}`,
 	})
-	docs, err := loadTaskDocs([]string{dir}, nil, loadOptions{})
+	docs, err := Load([]string{dir}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func reparse(t *testing.T, b []byte) map[string]any {
 	return m
 }
 
-func TestLoadTaskDocs_StdinAndVersion(t *testing.T) {
+func TestLoad_StdinAndVersion(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
@@ -138,7 +138,7 @@ func TestLoadTaskDocs_StdinAndVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			docs, err := loadTaskDocs([]string{"-"}, strings.NewReader(tt.stdin), loadOptions{keepVersion: tt.keepVersion})
+			docs, err := Load([]string{"-"}, strings.NewReader(tt.stdin), Options{KeepVersion: tt.keepVersion})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestLoadTaskDocs_StdinAndVersion(t *testing.T) {
 	}
 }
 
-func TestLoadTaskDocs_Errors(t *testing.T) {
+func TestLoad_Errors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -211,7 +211,7 @@ func TestLoadTaskDocs_Errors(t *testing.T) {
 					args = append(args, strings.ReplaceAll(a, "DIR", dir))
 				}
 			}
-			docs, err := loadTaskDocs(args, nil, loadOptions{})
+			docs, err := Load(args, nil, Options{})
 			if err == nil {
 				t.Fatalf("got %d definitions, want an error", len(docs))
 			}
@@ -224,7 +224,7 @@ func TestLoadTaskDocs_Errors(t *testing.T) {
 	}
 }
 
-func TestTaskDoc_FieldPos(t *testing.T) {
+func TestDoc_FieldPos(t *testing.T) {
 	t.Parallel()
 	yamlSrc := `# c
 name: x
@@ -248,7 +248,7 @@ policy:
 		t.Fatalf("%v %d", err, len(jsonDocs))
 	}
 	tests := []struct {
-		d     *taskDoc
+		d     *Doc
 		field string
 		want  string
 	}{
@@ -281,11 +281,11 @@ func TestFindField_Alias(t *testing.T) {
 	}
 }
 
-// TestLoadTaskDocs_JSONStream: a JSON file may hold several values one
+// TestLoad_JSONStream: a JSON file may hold several values one
 // after another (docs/tasks.md's example: two objects), each an object or
 // an array, as a YAML file holds several documents; positions then name
 // the document. It was refused with a blank message ("two.json:6: ").
-func TestLoadTaskDocs_JSONStream(t *testing.T) {
+func TestLoad_JSONStream(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"two.json": `{"name": "extract",
@@ -296,7 +296,7 @@ func TestLoadTaskDocs_JSONStream(t *testing.T) {
 [{"name": "a"},
  {"name": "b"}]
 `})
-	docs, err := loadTaskDocs([]string{filepath.Join(dir, "two.json")}, nil, loadOptions{})
+	docs, err := Load([]string{filepath.Join(dir, "two.json")}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,9 +314,9 @@ func TestLoadTaskDocs_JSONStream(t *testing.T) {
 	}
 }
 
-// TestLoadTaskDocs_NoBlankErrors: whatever a file holds, every problem
+// TestLoad_NoBlankErrors: whatever a file holds, every problem
 // is reported as "file:line...: message" with a message.
-func TestLoadTaskDocs_NoBlankErrors(t *testing.T) {
+func TestLoad_NoBlankErrors(t *testing.T) {
 	t.Parallel()
 	for i, content := range []string{
 		"{} x", "{}}", "{} ]", "[{}] ]", "[{} {}]", "[{},]", "[", "{", `{"name": "x"`, `{"name": "x",}`,
@@ -327,7 +327,7 @@ func TestLoadTaskDocs_NoBlankErrors(t *testing.T) {
 			dir := t.TempDir()
 			f := filepath.Join(dir, fmt.Sprintf("f%d%s", i, ext))
 			writeFiles(t, dir, map[string]string{filepath.Base(f): content})
-			_, err := loadTaskDocs([]string{f}, nil, loadOptions{})
+			_, err := Load([]string{f}, nil, Options{})
 			if err == nil {
 				continue // some are definitions without a name: they fail elsewhere, or load
 			}

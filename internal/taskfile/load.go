@@ -1,4 +1,4 @@
-package main
+package taskfile
 
 import (
 	"bytes"
@@ -30,8 +30,8 @@ var manifestExts = []string{".json", ".yaml", ".yml"}
 // only with -check-version, where it is a precondition.
 var serverFields = []string{"createdAt", "updatedAt", "updatedBy", "nextFireTimes"}
 
-// taskDoc is one task definition read for task apply.
-type taskDoc struct {
+// Doc is one task definition read for task apply.
+type Doc struct {
 	name string
 	body []byte // the JSON sent to PUT /v1/tasks/{name}
 
@@ -44,9 +44,9 @@ type taskDoc struct {
 }
 
 // pos says where the definition is: "file:line (document 2, item 3)".
-func (d *taskDoc) pos() string { return d.posAt(d.line) }
+func (d *Doc) pos() string { return d.posAt(d.line) }
 
-func (d *taskDoc) posAt(line int) string {
+func (d *Doc) posAt(line int) string {
 	var in []string
 	if d.doc > 0 {
 		in = append(in, "document "+strconv.Itoa(d.doc))
@@ -64,7 +64,7 @@ func (d *taskDoc) posAt(line int) string {
 // fieldPos says where a field named by an API error ("trigger.expression",
 // "policy.onSuccess[0].task") is in the file, or where the definition
 // starts if it cannot be found.
-func (d *taskDoc) fieldPos(field string) string {
+func (d *Doc) fieldPos(field string) string {
 	if d.tree == nil || field == "" {
 		return d.pos()
 	}
@@ -119,20 +119,20 @@ func findField(n *yaml.Node, path string) *yaml.Node {
 	return found
 }
 
-// loadOptions say how definitions are read.
-type loadOptions struct {
-	// keepVersion keeps a document's version (a precondition) instead of
+// Options say how definitions are read.
+type Options struct {
+	// KeepVersion keeps a document's version (a precondition) instead of
 	// dropping it with the other server fields.
-	keepVersion bool
+	KeepVersion bool
 }
 
-// loadTaskDocs reads the definitions of paths: files, directories (their
+// Load reads the definitions of paths: files, directories (their
 // *.json, *.yaml and *.yml files in name order, not their
 // subdirectories) and "-" for stdin. It checks what can be checked without
 // the server (a name on every definition, valid and not repeated) and
 // reports every problem found, each with its file and line; nothing is
 // applied unless all of them load.
-func loadTaskDocs(paths []string, stdin io.Reader, opts loadOptions) ([]taskDoc, error) {
+func Load(paths []string, stdin io.Reader, opts Options) ([]Doc, error) {
 	var files []string
 	var errs []error
 	for _, p := range paths {
@@ -165,14 +165,14 @@ func loadTaskDocs(paths []string, stdin io.Reader, opts loadOptions) ([]taskDoc,
 			errs = append(errs, fmt.Errorf("%s: no *.json, *.yaml or *.yml files", p))
 		}
 	}
-	var docs []taskDoc
+	var docs []Doc
 	for _, f := range files {
 		data, name, err := readManifest(f, stdin)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		var ds []taskDoc
+		var ds []Doc
 		if isJSON(f, data) {
 			ds, err = parseJSONDocs(name, data)
 		} else {
@@ -183,7 +183,7 @@ func loadTaskDocs(paths []string, stdin io.Reader, opts loadOptions) ([]taskDoc,
 		}
 		docs = append(docs, ds...)
 	}
-	seen := map[string]*taskDoc{}
+	seen := map[string]*Doc{}
 	out := docs[:0]
 	for i := range docs {
 		d := &docs[i]
@@ -255,7 +255,7 @@ func lineAt(data []byte, off int64) int {
 // counterpart of YAML's --- documents). Each definition is sent as
 // written (less the server fields), so the server judges its unknown
 // fields. With more than one value, positions name the document.
-func parseJSONDocs(file string, data []byte) ([]taskDoc, error) {
+func parseJSONDocs(file string, data []byte) ([]Doc, error) {
 	jsonErr := func(err error, start int64) error {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
@@ -267,7 +267,7 @@ func parseJSONDocs(file string, data []byte) ([]taskDoc, error) {
 		return fmt.Errorf("%s:%d: %v", file, lineAt(data, start), err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var out []taskDoc
+	var out []Doc
 	docs := 0
 	for {
 		// The next value starts at its first character after blanks.
@@ -322,8 +322,8 @@ func parseJSONDocs(file string, data []byte) ([]taskDoc, error) {
 // jsonDoc is the definition raw at offset off of data. JSON is YAML, so
 // the YAML parser finds the lines of fields named by the server's errors
 // (when it can read it: it is only a help).
-func jsonDoc(file string, data []byte, off int64, item int, raw json.RawMessage) taskDoc {
-	d := taskDoc{file: file, line: lineAt(data, off), item: item, body: raw}
+func jsonDoc(file string, data []byte, off int64, item int, raw json.RawMessage) Doc {
+	d := Doc{file: file, line: lineAt(data, off), item: item, body: raw}
 	var n yaml.Node
 	if yaml.Unmarshal(raw, &n) == nil && len(n.Content) == 1 {
 		d.tree, d.delta = n.Content[0], d.line-1
@@ -333,9 +333,9 @@ func jsonDoc(file string, data []byte, off int64, item int, raw json.RawMessage)
 
 // parseYAMLDocs reads YAML documents (separated by ---): each a mapping
 // (one definition) or a sequence of them; empty documents are skipped.
-func parseYAMLDocs(file string, data []byte) ([]taskDoc, error) {
+func parseYAMLDocs(file string, data []byte) ([]Doc, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var out []taskDoc
+	var out []Doc
 	for doc := 1; ; doc++ {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -398,8 +398,8 @@ func yamlError(file string, doc, line int, err error) error {
 }
 
 // yamlDoc converts one YAML definition to the JSON the API takes.
-func yamlDoc(file string, doc, item int, n *yaml.Node) (taskDoc, error) {
-	d := taskDoc{file: file, line: n.Line, doc: doc, item: item, tree: n}
+func yamlDoc(file string, doc, item int, n *yaml.Node) (Doc, error) {
+	d := Doc{file: file, line: n.Line, doc: doc, item: item, tree: n}
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return d, yamlError(file, doc, n.Line, err)
@@ -478,7 +478,7 @@ func orTop(path string) string {
 
 // prepareDoc checks a definition's name and drops the server's fields
 // from its body.
-func prepareDoc(d *taskDoc, opts loadOptions) error {
+func prepareDoc(d *Doc, opts Options) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(d.body, &obj); err != nil || obj == nil {
 		return fmt.Errorf("%s: a task definition must be an object (a mapping)", d.pos())
@@ -494,7 +494,7 @@ func prepareDoc(d *taskDoc, opts loadOptions) error {
 		return fmt.Errorf("%s: %v", d.fieldPos("name"), err)
 	}
 	drop := serverFields
-	if !opts.keepVersion {
+	if !opts.KeepVersion {
 		drop = append(slices.Clip(drop), "version")
 	}
 	n := len(obj)
