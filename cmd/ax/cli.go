@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/follow"
 	"github.com/ax-scheduler/ax/internal/view"
 )
 
@@ -116,10 +117,10 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 // command chose it, signal or not); 130 after Ctrl-C (SIGINT, as shells
 // report it), whatever else the command made of it; 2 for a usage
 // request without a command; an instance's outcome after -wait (see
-// outcomeError); 1 for an error; 0 otherwise (also after SIGTERM, which
+// follow.OutcomeError); 1 for an error; 0 otherwise (also after SIGTERM, which
 // asks an agent or executor to stop cleanly).
 func exitCode(err error, sig os.Signal) int {
-	var oe *outcomeError
+	var oe *follow.OutcomeError
 	var es exitStatus
 	switch {
 	case errors.As(err, &es):
@@ -129,7 +130,7 @@ func exitCode(err error, sig os.Signal) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 2
 	case errors.As(err, &oe):
-		return oe.code()
+		return oe.Code()
 	case err != nil:
 		return 1
 	}

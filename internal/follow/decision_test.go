@@ -1,4 +1,4 @@
-package main
+package follow
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// TestAwaitDecision: `ax approval request` waits for the operator while
+// TestDecision: `ax approval request` waits for the operator while
 // its attempt waits for approval (GET /v1/instances/{id}/approval), and
 // gives up once the attempt is over, at once when the cluster refuses its
 // token, or once the cluster has not answered for a lease. A node older
 // than the endpoint (405) is asked for the instance instead.
-func TestAwaitDecision(t *testing.T) {
+func TestDecision(t *testing.T) {
 	t.Parallel()
 	status := func(decision, state string, current int) *model.ApprovalStatus {
 		return &model.ApprovalStatus{ID: "0000000000100000", Attempt: 1, Decision: decision, State: state, CurrentAttempt: current}
@@ -81,7 +81,7 @@ func TestAwaitDecision(t *testing.T) {
 			lease := 400 * time.Millisecond
 			start := time.Now()
 			var said strings.Builder
-			got, err := awaitDecision(context.Background(), cl, "0000000000100000", 1, lease, &said)
+			got, err := Decision(context.Background(), cl, "0000000000100000", 1, lease, &said)
 			if got != tt.want || (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("got %v, %v; want %v, error %q", got, err, tt.want, tt.wantErr)
 			}

@@ -1,4 +1,4 @@
-package main
+package follow
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// TestInstanceLog_FollowsARetry: ax instance log -f prints a retry's
+// TestLog_FollowsARetry: ax instance log -f prints a retry's
 // output from its start, although the server takes an offset as the
 // running attempt's (it was asked from the end of the first attempt).
-func TestInstanceLog_FollowsARetry(t *testing.T) {
+func TestLog_FollowsARetry(t *testing.T) {
 	t.Parallel()
 	outputs := map[int]string{1: "first\n", 2: "second\n"}
 	var mu sync.Mutex
@@ -43,7 +43,7 @@ func TestInstanceLog_FollowsARetry(t *testing.T) {
 	cl := client.New(client.Config{Addrs: []string{srv.URL}})
 
 	var stdout, stderr strings.Builder
-	if err := instanceLog(context.Background(), cl, "0000000000000007", true, &stdout, &stderr); err != nil {
+	if err := Log(context.Background(), cl, "0000000000000007", true, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if want := "first\nsecond\n"; stdout.String() != want {

@@ -1,10 +1,9 @@
-package main
+package follow
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -24,25 +23,24 @@ const (
 	exitNotRun     = 4 // CANCELED or SKIPPED: it did not run to an end
 )
 
-// waitHelp is the -wait flag's help, with the exit statuses.
-const waitHelp = "follow the instance to its end and exit with its outcome: 0 SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or SKIPPED"
-
-// outcomeError is the end of an instance that did not succeed; its code
-// is the exit status.
-type outcomeError struct {
-	id, state, lastError string
+// OutcomeError is the end of an instance that did not succeed; its Code
+// is ax's exit status.
+type OutcomeError struct {
+	ID, State, LastError string
 }
 
-func (e *outcomeError) Error() string {
-	msg := "instance " + e.id + " ended " + e.state
-	if e.lastError != "" {
-		msg += ": " + view.Ellipsis(e.lastError, 300)
+func (e *OutcomeError) Error() string {
+	msg := "instance " + e.ID + " ended " + e.State
+	if e.LastError != "" {
+		msg += ": " + view.Ellipsis(e.LastError, 300)
 	}
 	return msg
 }
 
-func (e *outcomeError) code() int {
-	switch e.state {
+// Code is the exit status of the outcome: exitFailed, exitTerminated or
+// exitNotRun.
+func (e *OutcomeError) Code() int {
+	switch e.State {
 	case model.StateTerminated:
 		return exitTerminated
 	case model.StateCanceled, model.StateSkipped:
@@ -64,12 +62,12 @@ func terminal(state string) bool {
 // wakes it sooner.
 const waitPoll = 2 * time.Second
 
-// waitInstance follows instance id until it ends, printing its output to
-// w as it comes when showLog is set, then prints its final state and
-// returns nil for SUCCESS, an *outcomeError otherwise. It keeps going
+// Instance follows instance id until it ends, printing its output to w
+// as it comes when showLog is set, then prints its final state and
+// returns nil for SUCCESS, an *OutcomeError otherwise. It keeps going
 // through a lost server or a leader change (every address is tried
 // again) until ctx ends, saying so on notes.
-func waitInstance(ctx context.Context, cl *client.Client, id string, showLog bool, w, notes io.Writer) error {
+func Instance(ctx context.Context, cl *client.Client, id string, showLog bool, w, notes io.Writer) error {
 	var in *model.Instance
 	var err error
 	lost := &lostNote{w: notes}
@@ -87,7 +85,7 @@ func waitInstance(ctx context.Context, cl *client.Client, id string, showLog boo
 	}
 	fmt.Fprintln(w, line)
 	if in.State != model.StateSuccess {
-		return &outcomeError{id: id, state: in.State, lastError: in.LastError}
+		return &OutcomeError{ID: id, State: in.State, LastError: in.LastError}
 	}
 	return nil
 }
@@ -217,29 +215,4 @@ func (l *lostNote) found() {
 		fmt.Fprintln(l.w, "ax: reached the cluster again")
 	}
 	l.lost = false
-}
-
-// waitFlags are trigger's and submit's -wait and -log.
-type waitFlags struct {
-	wait, log bool
-}
-
-func (f *waitFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.wait, "wait", false, waitHelp)
-	fs.BoolVar(&f.log, "log", false, "with -wait: print the instance's output as it comes")
-}
-
-func (f *waitFlags) check() error {
-	if f.log && !f.wait {
-		return fmt.Errorf("-log goes with -wait")
-	}
-	return nil
-}
-
-// follow follows instance id when -wait is set, on m's streams.
-func (f *waitFlags) follow(ctx context.Context, m *Main, cl *client.Client, id string) error {
-	if !f.wait {
-		return nil
-	}
-	return waitInstance(ctx, cl, id, f.log, m.Stdout, m.Stderr)
 }
