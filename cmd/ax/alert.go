@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -78,7 +79,7 @@ func newAlertSilenceCmd(m *Main) command {
 	c.fs.StringVar(&c.rule, "rule", "", "silence alerts of this rule")
 	c.fs.Var(&c.labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
 	c.fs.DurationVar(&c.forD, "for", 0, "for how long (e.g. 2h)")
-	c.fs.StringVar(&c.until, "until", "", "until this time, instead of -for: "+dateForms)
+	c.fs.StringVar(&c.until, "until", "", "until this time, instead of -for: "+cli.DateForms)
 	c.fs.StringVar(&c.comment, "comment", "", "why")
 	return c
 }
@@ -100,7 +101,7 @@ func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
 		req.Labels[k] = v
 	}
 	if c.until != "" {
-		t, err := parseDate(c.until)
+		t, err := cli.ParseDate(c.until)
 		if err != nil {
 			return fmt.Errorf("alert silence: -until: %w", err)
 		}

@@ -73,7 +73,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return nil // -h was asked for and printed
-	case err != nil && isFlagError(err):
+	case err != nil && cli.IsFlagError(err):
 		return fmt.Errorf("%w (ax %s -h for help)", err, strings.Join(path, " "))
 	}
 	return err
@@ -106,7 +106,7 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 	var quiet exitStatus
 	if err != nil && code != 2 && !(sig == os.Interrupt && errors.Is(err, context.Canceled)) && !errors.As(err, &quiet) {
 		fmt.Fprintln(m.Stderr, "ax:", err)
-		if h := hint(err); h != "" {
+		if h := cli.Hint(err); h != "" {
 			fmt.Fprintln(m.Stderr, "ax: hint:", h)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/follow"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
@@ -46,7 +47,7 @@ Examples:
 type instanceListCmd struct {
 	clientBase
 	f            model.InstanceFilter
-	since, until timeFlag
+	since, until cli.TimeFlag
 	limit        int
 	watch        bool
 	out          view.Output
@@ -58,7 +59,7 @@ func newInstanceListCmd(m *Main) command {
 	c.fs.StringVar(&c.f.Task, "task", "", "only this task's instances")
 	c.fs.StringVar(&c.f.State, "state", "", "only instances in this state")
 	c.fs.StringVar(&c.f.Source, "source", "", "only instances of this source (cron, api, delay, backfill...)")
-	c.fs.Var(&c.since, "since", "only instances created at or after TIME: "+timeForms)
+	c.fs.Var(&c.since, "since", "only instances created at or after TIME: "+cli.TimeForms)
 	c.fs.Var(&c.until, "until", "only instances created before TIME (the same forms)")
 	c.fs.IntVar(&c.limit, "limit", 50, "at most this many (0: all)")
 	c.fs.StringVar(&c.f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
@@ -81,7 +82,7 @@ func (c *instanceListCmd) Run(ctx context.Context, args []string) error {
 	}
 	f := c.f
 	f.State = strings.ToUpper(f.State)
-	f.Since, f.Until = model.Time{Time: c.since.t}, model.Time{Time: c.until.t}
+	f.Since, f.Until = model.Time{Time: c.since.Time}, model.Time{Time: c.until.Time}
 	if c.watch {
 		var q url.Values
 		if f.Task != "" {

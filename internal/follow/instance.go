@@ -29,6 +29,7 @@ type OutcomeError struct {
 	ID, State, LastError string
 }
 
+// Error implements error.
 func (e *OutcomeError) Error() string {
 	msg := "instance " + e.ID + " ended " + e.State
 	if e.LastError != "" {

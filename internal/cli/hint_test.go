@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -38,8 +38,8 @@ func TestHint(t *testing.T) {
 		{"read without a leader", &model.Error{Code: model.CodeUnavailable, Message: "no leader: node n1 knows no cluster leader (it waited 1s for one), so it cannot answer a linearizable read; add ?stale=true to read this node's own state, which may be out of date"}, "-stale"},
 		{"other 503", &model.Error{Code: model.CodeUnavailable, Message: "no leader reachable within 5s; retry shortly"}, ""},
 	} {
-		if got := hint(tc.err); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
-			t.Errorf("%s: hint(%v) = %q, want %q", tc.name, tc.err, got, tc.want)
+		if got := Hint(tc.err); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: Hint(%v) = %q, want %q", tc.name, tc.err, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -7,44 +7,44 @@ import (
 	"time"
 )
 
-// timeForms says which forms parseTime accepts, for its errors and the
+// TimeForms says which forms ParseTime accepts, for its errors and the
 // flags' help.
-const timeForms = "a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time " +
+const TimeForms = "a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time " +
 	"(2006-01-02T15:04, 2006-01-02T15:04:05; UTC) or RFC 3339 (2006-01-02T15:04:05+08:00)"
 
-// dateLayouts are the zone-less layouts parseTime accepts, read as UTC
+// dateLayouts are the zone-less layouts ParseTime accepts, read as UTC
 // (the CLI shows times in UTC too).
 var dateLayouts = []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02 15:04:05"}
 
-// parseTime reads a -since/-until/-from/-to value: a duration meaning
+// ParseTime reads a -since/-until/-from/-to value: a duration meaning
 // that long before now, or a date or time.
-func parseTime(s string, now time.Time) (time.Time, error) {
+func ParseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return time.Time{}, fmt.Errorf("empty; want %s", timeForms)
+		return time.Time{}, fmt.Errorf("empty; want %s", TimeForms)
 	}
 	if d, err := parseDuration(s); err == nil {
 		if d < 0 {
-			return time.Time{}, fmt.Errorf("a negative duration: want %s", timeForms)
+			return time.Time{}, fmt.Errorf("a negative duration: want %s", TimeForms)
 		}
 		return now.Add(-d), nil
 	}
 	if t, ok := parseLayouts(s); ok {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("not a time: want %s", timeForms)
+	return time.Time{}, fmt.Errorf("not a time: want %s", TimeForms)
 }
 
-// dateForms says which forms parseDate accepts.
-const dateForms = "RFC 3339 (2006-01-02T15:04:05+08:00), or a date or time in UTC (2006-01-02, 2006-01-02T15:04, 2006-01-02T15:04:05)"
+// DateForms says which forms ParseDate accepts.
+const DateForms = "RFC 3339 (2006-01-02T15:04:05+08:00), or a date or time in UTC (2006-01-02, 2006-01-02T15:04, 2006-01-02T15:04:05)"
 
-// parseDate reads a point in time (no duration): -at, -until of a
+// ParseDate reads a point in time (no duration): -at, -until of a
 // silence.
-func parseDate(s string) (time.Time, error) {
+func ParseDate(s string) (time.Time, error) {
 	if t, ok := parseLayouts(strings.TrimSpace(s)); ok {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("%q is not a time: want %s", s, dateForms)
+	return time.Time{}, fmt.Errorf("%q is not a time: want %s", s, DateForms)
 }
 
 // parseLayouts reads s as RFC 3339 or one of dateLayouts.
@@ -81,29 +81,32 @@ func parseDuration(s string) (time.Duration, error) {
 	return time.Duration(days)*24*time.Hour + d, nil
 }
 
-// timeFlag is a flag holding a time in any form parseTime reads; the
+// TimeFlag is a flag holding a time in any form ParseTime reads; the
 // value is resolved against now when the flag is set.
-type timeFlag struct {
-	t   time.Time
-	now func() time.Time
+type TimeFlag struct {
+	// Time is the flag's value, the zero time when it is not set.
+	Time time.Time
+	now  func() time.Time
 }
 
-func (f *timeFlag) String() string {
-	if f == nil || f.t.IsZero() {
+// String implements flag.Value.
+func (f *TimeFlag) String() string {
+	if f == nil || f.Time.IsZero() {
 		return ""
 	}
-	return f.t.UTC().Format(time.RFC3339)
+	return f.Time.UTC().Format(time.RFC3339)
 }
 
-func (f *timeFlag) Set(s string) error {
+// Set implements flag.Value.
+func (f *TimeFlag) Set(s string) error {
 	now := time.Now
 	if f.now != nil {
 		now = f.now
 	}
-	t, err := parseTime(s, now())
+	t, err := ParseTime(s, now())
 	if err != nil {
 		return err
 	}
-	f.t = t
+	f.Time = t
 	return nil
 }

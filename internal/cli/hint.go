@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"crypto/tls"
@@ -14,8 +14,8 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// hint names the fix of a CLI error, or is empty: every hint lives here.
-func hint(err error) string {
+// Hint names the fix of a CLI error, or is empty: every hint lives here.
+func Hint(err error) string {
 	if h := tlsHint(err); h != "" {
 		return h
 	}
@@ -117,8 +117,8 @@ func tlsHint(err error) string {
 var flagErrorPrefixes = []string{"flag provided but not defined", "bad flag syntax", "flag needs an argument",
 	"invalid value ", "invalid boolean value ", "invalid boolean flag "}
 
-// isFlagError reports whether err is a flag parsing error.
-func isFlagError(err error) bool {
+// IsFlagError reports whether err is a flag parsing error.
+func IsFlagError(err error) bool {
 	for _, p := range flagErrorPrefixes {
 		if strings.HasPrefix(err.Error(), p) {
 			return true
