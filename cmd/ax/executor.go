@@ -11,6 +11,7 @@ import (
 
 	"github.com/ax-scheduler/ax/agent/config"
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/faults"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -92,7 +93,7 @@ func (c *executorCmd) Run(ctx context.Context, args []string) error {
 	// The fault hook (-tags faults) offsets the executor's wall clock too:
 	// its log's times show it. The executor times leases and retries by
 	// intervals, never by the wall clock, so nothing else moves.
-	clock, offset, err := faultClock(c.m.Getenv, c.m.Stderr)
+	clock, offset, err := faults.Clock(c.m.Getenv, c.m.Stderr)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 //go:build faults
 
-package main
+package faults
 
 import (
 	"fmt"
@@ -32,13 +32,13 @@ const faultClockFileEnv = "AX_FAULT_CLOCK_FILE"
 // faultClockPoll is how often the offset file is read.
 const faultClockPoll = 100 * time.Millisecond
 
-// faultClock returns the clock of a binary built with -tags faults: the
-// real clock offset by AX_FAULT_CLOCK_OFFSET and then by what
+// Clock returns the clock of a binary built with -tags faults: the real
+// clock offset by AX_FAULT_CLOCK_OFFSET and then by what
 // AX_FAULT_CLOCK_FILE says, or nil when neither is set. Only the wall
 // clock moves: timers and the monotonic readings that time intervals keep
 // to real time, as on a machine whose clock was set wrong, and a change
 // of the offset is a step of the wall clock (its Monotonic does not move).
-func faultClock(getenv func(string) string, stderr io.Writer) (wheel.Clock, time.Duration, error) {
+func Clock(getenv func(string) string, stderr io.Writer) (wheel.Clock, time.Duration, error) {
 	s, file := getenv(faultClockEnv), getenv(faultClockFileEnv)
 	if s == "" && file == "" {
 		return nil, 0, nil
