@@ -33,7 +33,6 @@ var shapeDebts = map[string]string{
 	"fsm.writer":    "the state machine's apply handlers (one per command type, from the command table): splitting them is an fsm change of its own",
 	"fsm.FSM":       "the state machine's queries: splitting them by domain is an fsm change of its own",
 	"client.Client": "the public Go SDK: its methods are its users' API",
-	"cmd/ax":        "the CLI in one package, the shape the cli change gave it (a Main, one command table, a type per leaf command, Litestream's layout); cutting it into packages (the task files, the views, the command groups) is a change of its own",
 	"model":         "the wire types shared by every package: splitting the package changes every import",
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -89,7 +90,7 @@ func (c *aclTokenCreateCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	req := c.req
-	if req.Labels, err = parseLabels(c.labels); err != nil {
+	if req.Labels, err = cli.ParseLabels(c.labels); err != nil {
 		return err
 	}
 	req.TTL = model.Duration(c.ttl)

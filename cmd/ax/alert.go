@@ -68,7 +68,7 @@ func (c *alertListCmd) Run(ctx context.Context, args []string) error {
 type alertSilenceCmd struct {
 	clientBase
 	task, rule, comment, until string
-	labels                     multiFlag
+	labels                     cli.MultiFlag
 	forD                       time.Duration
 }
 

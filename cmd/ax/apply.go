@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/taskfile"
 )
 
@@ -62,10 +63,10 @@ Examples:
 // taskApplyCmd is ax task apply.
 type taskApplyCmd struct {
 	clientBase
-	files        multiFlag
+	files        cli.MultiFlag
 	dryRun       bool
 	prune        bool
-	selector     multiFlag
+	selector     cli.MultiFlag
 	checkVersion bool
 }
 

@@ -206,7 +206,7 @@ func (b *base) Flags() *flag.FlagSet { return b.fs }
 func (b *base) Usage() string        { return b.usage }
 
 // parse parses args, flags before or after the arguments.
-func (b *base) parse(args []string) error { return parseInterspersed(b.fs, args) }
+func (b *base) parse(args []string) error { return cli.ParseInterspersed(b.fs, args) }
 
 // clientBase is a command that talks to a cluster: base and the client
 // flags.

@@ -86,7 +86,7 @@ func (c *executorCmd) Run(ctx context.Context, args []string) error {
 		host, _ := os.Hostname()
 		name = strings.ToLower(host)
 	}
-	lbl, err := parseLabels(c.labels)
+	lbl, err := cli.ParseLabels(c.labels)
 	if err != nil {
 		return err
 	}
@@ -123,19 +123,4 @@ func shutdownGrace(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
-}
-
-func parseLabels(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("labels: want k=v, got %q", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/taskfile"
 )
 
@@ -33,7 +34,7 @@ Examples:
 // taskExportCmd is ax task export.
 type taskExportCmd struct {
 	clientBase
-	sel         multiFlag
+	sel         cli.MultiFlag
 	format, dir string
 }
 

@@ -90,24 +90,6 @@ func parseLogLevel(s string) (hclog.Level, error) {
 	return hclog.NoLevel, fmt.Errorf("-log-level %q: want one of %s", s, strings.Join(config.LogLevels, ", "))
 }
 
-// parseInterspersed parses flags that may come after positional arguments
-// ("ax task get foo -addr x").
-func parseInterspersed(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-	return fs.Parse(pos)
-}
-
 // waitHelp is the -wait flag's help, with the exit statuses.
 const waitHelp = "follow the instance to its end and exit with its outcome: 0 SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or SKIPPED"
 

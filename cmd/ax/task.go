@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -45,7 +45,7 @@ Examples:
 // taskListCmd is ax task list.
 type taskListCmd struct {
 	clientBase
-	labels multiFlag
+	labels cli.MultiFlag
 	paused string
 	watch  bool
 	out    view.Output
@@ -158,10 +158,10 @@ func (c *taskWriteCmd) Run(ctx context.Context, args []string) error {
 }
 
 // taskFilter reads task list's -label and -paused.
-func taskFilter(labels multiFlag, paused string) (model.TaskFilter, error) {
+func taskFilter(labels cli.MultiFlag, paused string) (model.TaskFilter, error) {
 	f := model.TaskFilter{}
 	var err error
-	if f.Labels, err = labels.pairs("task list: -label"); err != nil {
+	if f.Labels, err = labels.Pairs("task list: -label"); err != nil {
 		return f, err
 	}
 	switch paused {
@@ -173,27 +173,4 @@ func taskFilter(labels multiFlag, paused string) (model.TaskFilter, error) {
 		return f, fmt.Errorf("task list: -paused wants true or false")
 	}
 	return f, nil
-}
-
-// multiFlag collects a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// pairs turns key=value entries into a map (nil when there are none);
-// what names the flag in the error.
-func (m multiFlag) pairs(what string) (map[string]string, error) {
-	var out map[string]string
-	for _, p := range m {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s wants key=value, got %q", what, p)
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[k] = v
-	}
-	return out, nil
 }
