@@ -33,7 +33,6 @@ var shapeDebts = map[string]string{
 	"fsm.writer":    "the state machine's apply handlers (one per command type, from the command table): splitting them is an fsm change of its own",
 	"fsm.FSM":       "the state machine's queries: splitting them by domain is an fsm change of its own",
 	"client.Client": "the public Go SDK: its methods are its users' API",
-	"model":         "the wire types shared by every package: splitting the package changes every import",
 }
 
 // goPackage is one directory's non-test Go files.

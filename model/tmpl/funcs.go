@@ -1,4 +1,4 @@
-package model
+package tmpl
 
 import (
 	"errors"
@@ -12,23 +12,23 @@ import (
 
 // Errors of a rendering that went over a limit.
 var (
-	// ErrTemplateOutput is the error of a template, or a function it
-	// calls, that produces more than TemplateOutputLimit bytes.
-	ErrTemplateOutput = fmt.Errorf("template output longer than %d bytes", TemplateOutputLimit)
-	// ErrTemplateWork is the error of a rendering whose functions produce
-	// more than TemplateWorkLimit bytes in all.
-	ErrTemplateWork = fmt.Errorf("template functions produced more than %d bytes", TemplateWorkLimit)
+	// ErrOutput is the error of a template, or a function it calls, that
+	// produces more than OutputLimit bytes.
+	ErrOutput = fmt.Errorf("template output longer than %d bytes", OutputLimit)
+	// ErrWork is the error of a rendering whose functions produce more
+	// than WorkLimit bytes in all.
+	ErrWork = fmt.Errorf("template functions produced more than %d bytes", WorkLimit)
 )
 
-// TemplateFuncs implements the functions of TemplateFuncNames that are
-// not text/template builtins, bounded: a result longer than
-// TemplateOutputLimit is an error (checked before it is built where the
-// size can be foreseen), and so are more than TemplateWorkLimit bytes
-// produced by the calls of one rendering. Use a new TemplateFuncs for each
-// rendering. It reads no clock: Check, if set, is called on every call and
-// its error stops the rendering (the executor's time limit).
-type TemplateFuncs struct {
-	// Check, if set, is called by every function and by TemplateWriter.
+// Funcs implements the functions of FuncNames that are not text/template
+// builtins, bounded: a result longer than OutputLimit is an error
+// (checked before it is built where the size can be foreseen), and so
+// are more than WorkLimit bytes produced by the calls of one rendering.
+// Use a new Funcs for each rendering. It reads no clock: Check, if set,
+// is called on every call and its error stops the rendering (the
+// executor's time limit).
+type Funcs struct {
+	// Check, if set, is called by every function and by Writer.
 	Check func() error
 	work  int
 }
@@ -36,7 +36,7 @@ type TemplateFuncs struct {
 // Map returns the functions, for template.Funcs. raw returns its
 // argument's text; secret fails (secrets exist only in the executor,
 // which replaces both).
-func (f *TemplateFuncs) Map() template.FuncMap {
+func (f *Funcs) Map() template.FuncMap {
 	return template.FuncMap{
 		"print":    f.Print,
 		"printf":   f.Printf,
@@ -50,13 +50,13 @@ func (f *TemplateFuncs) Map() template.FuncMap {
 }
 
 // charge counts n bytes produced by a call, then runs Check.
-func (f *TemplateFuncs) charge(n int) error {
-	if n > TemplateOutputLimit {
-		return ErrTemplateOutput
+func (f *Funcs) charge(n int) error {
+	if n > OutputLimit {
+		return ErrOutput
 	}
 	f.work += n
-	if f.work > TemplateWorkLimit {
-		return ErrTemplateWork
+	if f.work > WorkLimit {
+		return ErrWork
 	}
 	if f.Check != nil {
 		return f.Check()
@@ -65,7 +65,7 @@ func (f *TemplateFuncs) charge(n int) error {
 }
 
 // result charges s and returns it.
-func (f *TemplateFuncs) result(s string) (string, error) {
+func (f *Funcs) result(s string) (string, error) {
 	if err := f.charge(len(s)); err != nil {
 		return "", err
 	}
@@ -73,7 +73,7 @@ func (f *TemplateFuncs) result(s string) (string, error) {
 }
 
 // Print is fmt.Sprint, bounded.
-func (f *TemplateFuncs) Print(args ...any) (string, error) {
+func (f *Funcs) Print(args ...any) (string, error) {
 	if err := f.foresee(sprintSize(args)); err != nil {
 		return "", err
 	}
@@ -81,7 +81,7 @@ func (f *TemplateFuncs) Print(args ...any) (string, error) {
 }
 
 // Println is fmt.Sprintln, bounded.
-func (f *TemplateFuncs) Println(args ...any) (string, error) {
+func (f *Funcs) Println(args ...any) (string, error) {
 	if err := f.foresee(sprintSize(args)); err != nil {
 		return "", err
 	}
@@ -89,8 +89,8 @@ func (f *TemplateFuncs) Println(args ...any) (string, error) {
 }
 
 // Printf is fmt.Sprintf, bounded: a width or precision above
-// TemplateWidthLimit, and '*' or [n] in a verb, are errors.
-func (f *TemplateFuncs) Printf(format string, args ...any) (string, error) {
+// WidthLimit, and '*' or [n] in a verb, are errors.
+func (f *Funcs) Printf(format string, args ...any) (string, error) {
 	n, err := printfSize(format, args)
 	if err != nil {
 		return "", err
@@ -102,23 +102,23 @@ func (f *TemplateFuncs) Printf(format string, args ...any) (string, error) {
 }
 
 // HTML is text/template's html, bounded.
-func (f *TemplateFuncs) HTML(args ...any) (string, error) {
+func (f *Funcs) HTML(args ...any) (string, error) {
 	return f.escape(template.HTMLEscapeString, args)
 }
 
 // JS is text/template's js, bounded.
-func (f *TemplateFuncs) JS(args ...any) (string, error) {
+func (f *Funcs) JS(args ...any) (string, error) {
 	return f.escape(template.JSEscapeString, args)
 }
 
 // URLQuery is text/template's urlquery, bounded.
-func (f *TemplateFuncs) URLQuery(args ...any) (string, error) {
+func (f *Funcs) URLQuery(args ...any) (string, error) {
 	return f.escape(url.QueryEscape, args)
 }
 
 // escape applies esc to the text of args (one string as it is, else
 // fmt.Sprint of them), as text/template's escapers do.
-func (f *TemplateFuncs) escape(esc func(string) string, args []any) (string, error) {
+func (f *Funcs) escape(esc func(string) string, args []any) (string, error) {
 	if s, ok := oneString(args); ok {
 		if err := f.foresee(len(s)); err != nil {
 			return "", err
@@ -132,9 +132,9 @@ func (f *TemplateFuncs) escape(esc func(string) string, args []any) (string, err
 }
 
 // foresee refuses a call whose result is foreseen to be too long.
-func (f *TemplateFuncs) foresee(n int) error {
-	if n > TemplateOutputLimit {
-		return ErrTemplateOutput
+func (f *Funcs) foresee(n int) error {
+	if n > OutputLimit {
+		return ErrOutput
 	}
 	return nil
 }
@@ -148,12 +148,12 @@ func oneString(args []any) (string, bool) {
 }
 
 // sprintSize foresees, from above, the length of fmt.Sprint(args...).
-// It stops counting past TemplateOutputLimit.
+// It stops counting past OutputLimit.
 func sprintSize(args []any) int {
 	n := 0
 	for _, a := range args {
 		n += argSize(a, 'v', false) + 1
-		if n > TemplateOutputLimit {
+		if n > OutputLimit {
 			break
 		}
 	}
@@ -161,12 +161,11 @@ func sprintSize(args []any) int {
 }
 
 // printfSize checks format and foresees, from above, the length of
-// fmt.Sprintf(format, args...). It stops counting past
-// TemplateOutputLimit.
+// fmt.Sprintf(format, args...). It stops counting past OutputLimit.
 func printfSize(format string, args []any) (int, error) {
 	n := len(format)
 	next := 0
-	for i := 0; i < len(format) && n <= TemplateOutputLimit; i++ {
+	for i := 0; i < len(format) && n <= OutputLimit; i++ {
 		if format[i] != '%' {
 			continue
 		}
@@ -210,20 +209,20 @@ func printfSize(format string, args []any) (int, error) {
 			next++
 		}
 	}
-	for ; next < len(args) && n <= TemplateOutputLimit; next++ {
+	for ; next < len(args) && n <= OutputLimit; next++ {
 		n += argSize(args[next], 'v', false) + 16 // %!(EXTRA type=value)
 	}
 	return n, nil
 }
 
 // formatNumber reads the decimal number at format[i:] (0 if none) and
-// returns it and where it ends; above TemplateWidthLimit is an error.
+// returns it and where it ends; above WidthLimit is an error.
 func formatNumber(format string, i int) (int, int, error) {
 	n := 0
 	for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
 		n = n*10 + int(format[i]-'0')
-		if n > TemplateWidthLimit {
-			return 0, 0, fmt.Errorf("printf: width or precision above %d", TemplateWidthLimit)
+		if n > WidthLimit {
+			return 0, 0, fmt.Errorf("printf: width or precision above %d", WidthLimit)
 		}
 	}
 	return n, i, nil
@@ -279,11 +278,11 @@ func argSize(a any, verb rune, wide bool) int {
 	return text(len(s))
 }
 
-// TemplateWriter collects what a template renders: a write that would
-// take it past Limit bytes (TemplateOutputLimit if 0) fails with
-// ErrTemplateOutput, and Check, if set, runs on every write.
-type TemplateWriter struct {
-	// Limit is the most bytes the writer keeps; 0 means TemplateOutputLimit.
+// Writer collects what a template renders: a write that would take it
+// past Limit bytes (OutputLimit if 0) fails with ErrOutput, and Check, if
+// set, runs on every write.
+type Writer struct {
+	// Limit is the most bytes the writer keeps; 0 means OutputLimit.
 	Limit int
 	// Check, if set, is called on every write; its error fails the write.
 	Check func() error
@@ -291,13 +290,13 @@ type TemplateWriter struct {
 }
 
 // Write implements io.Writer.
-func (w *TemplateWriter) Write(p []byte) (int, error) {
+func (w *Writer) Write(p []byte) (int, error) {
 	limit := w.Limit
 	if limit == 0 {
-		limit = TemplateOutputLimit
+		limit = OutputLimit
 	}
 	if w.b.Len()+len(p) > limit {
-		return 0, ErrTemplateOutput
+		return 0, ErrOutput
 	}
 	if w.Check != nil {
 		if err := w.Check(); err != nil {
@@ -308,12 +307,12 @@ func (w *TemplateWriter) Write(p []byte) (int, error) {
 }
 
 // String returns what was written.
-func (w *TemplateWriter) String() string { return w.b.String() }
+func (w *Writer) String() string { return w.b.String() }
 
-// RenderTemplate executes t, a template from ParseTemplate, with data and
-// the functions of funcs (plus extra, which override them) on a clone of
-// t, into w. t itself is not changed, so it may be shared.
-func RenderTemplate(t *template.Template, data any, funcs *TemplateFuncs, extra template.FuncMap, w *TemplateWriter) error {
+// Render executes t, a template from Parse, with data and the functions
+// of funcs (plus extra, which override them) on a clone of t, into w. t
+// itself is not changed, so it may be shared.
+func Render(t *template.Template, data any, funcs *Funcs, extra template.FuncMap, w *Writer) error {
 	c, err := t.Clone()
 	if err != nil {
 		return err
