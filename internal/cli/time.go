@@ -7,18 +7,18 @@ import (
 	"time"
 )
 
-// TimeForms says which forms ParseTime accepts, for its errors and the
+// TimeForms says which forms a TimeFlag accepts, for its errors and the
 // flags' help.
 const TimeForms = "a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time " +
 	"(2006-01-02T15:04, 2006-01-02T15:04:05; UTC) or RFC 3339 (2006-01-02T15:04:05+08:00)"
 
-// dateLayouts are the zone-less layouts ParseTime accepts, read as UTC
+// dateLayouts are the zone-less layouts parseTime accepts, read as UTC
 // (the CLI shows times in UTC too).
 var dateLayouts = []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02 15:04:05"}
 
-// ParseTime reads a -since/-until/-from/-to value: a duration meaning
+// parseTime reads a -since/-until/-from/-to value: a duration meaning
 // that long before now, or a date or time.
-func ParseTime(s string, now time.Time) (time.Time, error) {
+func parseTime(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, fmt.Errorf("empty; want %s", TimeForms)
@@ -81,7 +81,7 @@ func parseDuration(s string) (time.Duration, error) {
 	return time.Duration(days)*24*time.Hour + d, nil
 }
 
-// TimeFlag is a flag holding a time in any form ParseTime reads; the
+// TimeFlag is a flag holding a time in any form of TimeForms; the
 // value is resolved against now when the flag is set.
 type TimeFlag struct {
 	// Time is the flag's value, the zero time when it is not set.
@@ -103,7 +103,7 @@ func (f *TimeFlag) Set(s string) error {
 	if f.now != nil {
 		now = f.now
 	}
-	t, err := ParseTime(s, now())
+	t, err := parseTime(s, now())
 	if err != nil {
 		return err
 	}

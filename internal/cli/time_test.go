@@ -22,15 +22,15 @@ func TestParseTime(t *testing.T) {
 		{"2026-11-01T09:30:15", time.Date(2026, 11, 1, 9, 30, 15, 0, time.UTC)},
 		{"2026-11-01T09:30:00+08:00", time.Date(2026, 11, 1, 1, 30, 0, 0, time.UTC)},
 	} {
-		got, err := ParseTime(tc.in, now)
+		got, err := parseTime(tc.in, now)
 		if err != nil || !got.Equal(tc.want) {
-			t.Errorf("ParseTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+			t.Errorf("parseTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"", "yesterday", "-1h", "2026-13-01", "1x"} {
-		_, err := ParseTime(bad, now)
+		_, err := parseTime(bad, now)
 		if err == nil || !strings.Contains(err.Error(), "2006-01-02T15:04") || !strings.Contains(err.Error(), "2d") {
-			t.Errorf("ParseTime(%q): %v, want an error listing the accepted forms", bad, err)
+			t.Errorf("parseTime(%q): %v, want an error listing the accepted forms", bad, err)
 		}
 	}
 	if _, err := ParseDate("1h"); err == nil || !strings.Contains(err.Error(), "RFC 3339") {

@@ -15,10 +15,10 @@ import (
 // API's bound).
 const instancePage = 1000
 
-// ListInstances returns up to limit instances of f (every one when limit
+// listInstances returns up to limit instances of f (every one when limit
 // is 0), newest first, following the cursor from f.Cursor on, and the
 // cursor of the rest ("" when there is none).
-func ListInstances(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, opts ...client.ReadOption) ([]model.Instance, string, error) {
+func listInstances(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, opts ...client.ReadOption) ([]model.Instance, string, error) {
 	var all []model.Instance
 	for {
 		f.Limit = instancePage
@@ -41,7 +41,7 @@ func ListInstances(ctx context.Context, cl *client.Client, f model.InstanceFilte
 // when more remain, unless notes is nil), or {instances, nextCursor} as
 // JSON or YAML.
 func InstanceList(ctx context.Context, cl *client.Client, f model.InstanceFilter, limit int, out Output, w, notes io.Writer, opts ...client.ReadOption) error {
-	ins, next, err := ListInstances(ctx, cl, f, limit, opts...)
+	ins, next, err := listInstances(ctx, cl, f, limit, opts...)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,3 @@ func (o *Output) Print(w io.Writer, v any, table func(io.Writer) error) error {
 	}
 	return table(w)
 }
-
-// Format is the output format: FormatTable, FormatJSON or FormatYAML
-// (after Check).
-func (o *Output) Format() string { return o.format }
