@@ -12,8 +12,8 @@ import (
 )
 
 // Check dry-runs the templates of a, a valid action (see model.Task.Validate),
-// the way Run expands them, with the same limits (model's rules and
-// functions, TemplateTimeLimit, model.TemplateOutputLimit): a shell
+// the way Run expands them, with the same limits (package tmpl's rules and
+// functions, TemplateTimeLimit, tmpl.OutputLimit): a shell
 // command through the quoting of caller values, an HTTP url and body
 // through their escaping by position. It finds what parsing alone does
 // not: an unknown field ({{.Nope}}), a method or function called with
@@ -31,7 +31,7 @@ import (
 // segment that a value leaves empty) are not held against a template.
 func Check(a *model.Action) error {
 	secrets := map[string]string{}
-	for _, name := range model.SecretRefs(a) {
+	for _, name := range SecretRefs(a) {
 		secrets[name] = "sample-secret"
 	}
 	switch a.Type {

@@ -54,7 +54,7 @@
 //	{{secret "name"}}  the value of secret name (Job.Secrets)
 //	{{raw X}}          X inserted as it is, without escaping (not in a shell command)
 //
-// Rendering is bounded (see model.ParseTemplate): no range, template,
+// Rendering is bounded (see package model/tmpl): no range, template,
 // define, block, break or continue; only the functions and, or, not, eq,
 // ne, lt, le, gt, ge, len, index, slice, print, printf, println, html, js,
 // urlquery, raw and secret (printf's widths and precisions at most 1024);
@@ -117,7 +117,7 @@
 // # Secrets
 //
 // The leader delivers with each job the values of the secrets its action
-// references (model.SecretRefs), in Job.Secrets. A secret that was not
+// references (SecretRefs), in Job.Secrets. A secret that was not
 // delivered fails the attempt, naming it. Run masks every secret value of
 // at least RedactMinLen bytes (and its JSON-, URL- and Go-quoted forms and
 // its lines) as RedactMask in the output, live and kept, and in the error;

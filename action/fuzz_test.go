@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/tmpl"
 )
 
 // The fuzz targets' seed corpora are in testdata/fuzz/<target>/, with the
@@ -30,7 +30,7 @@ func FuzzExpandCommand(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(got) > model.TemplateOutputLimit {
+		if len(got) > tmpl.OutputLimit {
 			t.Errorf("expanded command is %d bytes, over the limit", len(got))
 		}
 		if strings.IndexByte(got, 0) >= 0 {
@@ -58,51 +58,51 @@ func FuzzExpandHTTP(f *testing.F) {
 			func() (string, error) { return expandBody(text, job, "", false) },
 			func() (string, error) { return expandBody(text, job, "application/x-www-form-urlencoded", true) },
 		} {
-			if got, err := expand(); err == nil && len(got) > model.TemplateOutputLimit {
+			if got, err := expand(); err == nil && len(got) > tmpl.OutputLimit {
 				t.Errorf("expanded %q to %d bytes, over the limit", text, len(got))
 			}
 		}
 		if strings.Contains(text, "{{") || strings.Contains(text, "}}") || strings.Contains(text, fuzzSentinel) {
 			return
 		}
-		tmpl := strings.ReplaceAll(text, "@", "{{.Params.v}}")
-		fuzzURLStructure(t, "https://example.com/"+tmpl, value)
-		fuzzJSONStructure(t, tmpl, value)
+		tpl := strings.ReplaceAll(text, "@", "{{.Params.v}}")
+		fuzzURLStructure(t, "https://example.com/"+tpl, value)
+		fuzzJSONStructure(t, tpl, value)
 	})
 }
 
-// fuzzURLStructure checks that value, in url template tmpl, keeps the
+// fuzzURLStructure checks that value, in url template tpl, keeps the
 // structure the sentinel gives.
-func fuzzURLStructure(t *testing.T, tmpl, value string) {
+func fuzzURLStructure(t *testing.T, tpl, value string) {
 	t.Helper()
-	if strings.Contains(tmpl, "%") {
+	if strings.Contains(tpl, "%") {
 		return // a broken escape in the template may take in a value's first bytes
 	}
-	s, errS := expandURL(tmpl, fuzzJob(fuzzSentinel))
-	v, errV := expandURL(tmpl, fuzzJob(value))
+	s, errS := expandURL(tpl, fuzzJob(fuzzSentinel))
+	v, errV := expandURL(tpl, fuzzJob(value))
 	if overTime(errS) || overTime(errV) {
 		return // a stall of the fuzzing machine, not the template
 	}
 	if errS != nil {
 		if errV == nil {
-			t.Fatalf("%q: the sentinel fails (%v) but %q expands to %q", tmpl, errS, value, v)
+			t.Fatalf("%q: the sentinel fails (%v) but %q expands to %q", tpl, errS, value, v)
 		}
 		return
 	}
 	if errV != nil {
 		var ve *valueError
-		if !errors.As(errV, &ve) && !errors.Is(errV, model.ErrTemplateOutput) {
-			t.Fatalf("%q with %q: %v, though the sentinel expands", tmpl, value, errV)
+		if !errors.As(errV, &ve) && !errors.Is(errV, tmpl.ErrOutput) {
+			t.Fatalf("%q with %q: %v, though the sentinel expands", tpl, value, errV)
 		}
 		return
 	}
 	ps, pv := urlParts(s), urlParts(v)
 	if len(ps) != len(pv) {
-		t.Fatalf("%q: value %q gives %q, parts %q; the sentinel gives %q, parts %q", tmpl, value, v, pv, s, ps)
+		t.Fatalf("%q: value %q gives %q, parts %q; the sentinel gives %q, parts %q", tpl, value, v, pv, s, ps)
 	}
 	for i := range ps {
 		if ps[i].sep != pv[i].sep {
-			t.Fatalf("%q: value %q gives %q; the sentinel gives %q", tmpl, value, v, s)
+			t.Fatalf("%q: value %q gives %q; the sentinel gives %q", tpl, value, v, s)
 		}
 		ds, err := ps[i].decode()
 		if err != nil {
@@ -110,7 +110,7 @@ func fuzzURLStructure(t *testing.T, tmpl, value string) {
 		}
 		dv, err := pv[i].decode()
 		if want := strings.ReplaceAll(ds, fuzzSentinel, value); err != nil || dv != want {
-			t.Fatalf("%q: value %q gives %q; part %d decodes to %q, %v; want %q", tmpl, value, v, i, dv, err, want)
+			t.Fatalf("%q: value %q gives %q; part %d decodes to %q, %v; want %q", tpl, value, v, i, dv, err, want)
 		}
 	}
 }
@@ -153,31 +153,31 @@ func urlParts(u string) []urlPart {
 	return parts
 }
 
-// fuzzJSONStructure checks that value, in body template tmpl, keeps the
+// fuzzJSONStructure checks that value, in body template tpl, keeps the
 // JSON shape the sentinel gives.
-func fuzzJSONStructure(t *testing.T, tmpl, value string) {
+func fuzzJSONStructure(t *testing.T, tpl, value string) {
 	t.Helper()
-	s, err := expandBody(tmpl, fuzzJob(fuzzSentinel), "", false)
+	s, err := expandBody(tpl, fuzzJob(fuzzSentinel), "", false)
 	var ds any
 	if err != nil || json.Unmarshal([]byte(s), &ds) != nil {
 		return
 	}
-	v, err := expandBody(tmpl, fuzzJob(value), "", false)
+	v, err := expandBody(tpl, fuzzJob(value), "", false)
 	if err != nil {
-		if !errors.Is(err, model.ErrTemplateOutput) && !overTime(err) {
-			t.Fatalf("%q with %q: %v, though the sentinel gives JSON %s", tmpl, value, err, s)
+		if !errors.Is(err, tmpl.ErrOutput) && !overTime(err) {
+			t.Fatalf("%q with %q: %v, though the sentinel gives JSON %s", tpl, value, err, s)
 		}
 		return
 	}
 	var dv any
 	if err := json.Unmarshal([]byte(v), &dv); err != nil {
-		t.Fatalf("%q with %q gives %q, not JSON (%v); the sentinel gives %s", tmpl, value, v, err, s)
+		t.Fatalf("%q with %q gives %q, not JSON (%v); the sentinel gives %s", tpl, value, v, err, s)
 	}
 	var canon string // value as a JSON string decodes (invalid UTF-8 replaced)
 	_ = json.Unmarshal([]byte(jsonString(value)), &canon)
 	want, ok := replaceInJSON(ds, canon)
 	if ok && !reflect.DeepEqual(dv, want) {
-		t.Fatalf("%q with %q gives %#v, want %#v", tmpl, value, dv, want)
+		t.Fatalf("%q with %q gives %#v, want %#v", tpl, value, dv, want)
 	}
 }
 

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/tmpl"
 )
 
 // TemplateTimeLimit bounds the time one template takes to render, at an
 // API dry run (Check) and on an executor. The state machine never renders
-// with a clock; its bounds are model's (see model.ParseTemplate).
+// with a clock; its bounds are package tmpl's (see model/tmpl).
 const TemplateTimeLimit = 100 * time.Millisecond
 
 // errTimeLimit stops a rendering that ran past TemplateTimeLimit.
@@ -124,7 +125,7 @@ func payloadText(raw json.RawMessage) string {
 // render executes text, the template of field ("action.command",
 // "action.url", "action.body"), for job, within the limits: the rules and
 // functions of model, timeLimit (checked on every write and function
-// call), and twice model.TemplateOutputLimit of output (a marker takes
+// call), and twice tmpl.OutputLimit of output (a marker takes
 // twice its value's length; the caller checks the final text against the
 // limit). Caller values and secrets come out as markers.
 func render(field, text string, job Job, jsonPayload bool, timeLimit time.Duration) (string, error) {
@@ -145,9 +146,9 @@ func render(field, text string, job Job, jsonPayload bool, timeLimit time.Durati
 			}
 			return nil
 		}
-		funcs := &model.TemplateFuncs{Check: check}
-		w := &model.TemplateWriter{Limit: 2 * model.TemplateOutputLimit, Check: check}
-		err = model.RenderTemplate(t, data, funcs, actionFuncs(funcs, job), w)
+		funcs := &tmpl.Funcs{Check: check}
+		w := &tmpl.Writer{Limit: 2 * tmpl.OutputLimit, Check: check}
+		err = tmpl.Render(t, data, funcs, actionFuncs(funcs, job), w)
 		if overTime(err) && try < renderTries {
 			// A busy machine can stall any rendering past the limit; a
 			// template that is slow in truth fails the longer try too.
@@ -178,7 +179,7 @@ var now = time.Now
 // from model's: escapers keep a marked value marked (urlquery's result
 // becomes safe in a URL), raw unmarks, secret returns a secret as a marked
 // value.
-func actionFuncs(funcs *model.TemplateFuncs, job Job) template.FuncMap {
+func actionFuncs(funcs *tmpl.Funcs, job Job) template.FuncMap {
 	escaper := func(esc func(...any) (string, error), mark func(string) any) func(...any) (any, error) {
 		return func(args ...any) (any, error) {
 			marked := false
@@ -249,10 +250,10 @@ func expandBody(text string, job Job, ct string, typed bool) (string, error) {
 }
 
 // expanded checks the final text of template name against
-// model.TemplateOutputLimit and words an error.
+// tmpl.OutputLimit and words an error.
 func expanded(name, s string, err error) (string, error) {
-	if err == nil && len(s) > model.TemplateOutputLimit {
-		err = model.ErrTemplateOutput
+	if err == nil && len(s) > tmpl.OutputLimit {
+		err = tmpl.ErrOutput
 	}
 	if err == nil {
 		return s, nil

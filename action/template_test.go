@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/tmpl"
 )
 
 func TestTemplateData_dates(t *testing.T) {
@@ -274,7 +274,7 @@ func TestParamEnv(t *testing.T) {
 // TestModelTemplateFuncNames checks that every function model allows is
 // one an executor's template can call.
 func TestModelTemplateFuncNames(t *testing.T) {
-	for _, name := range model.TemplateFuncNames() {
+	for _, name := range tmpl.FuncNames() {
 		text := "https://x/{{if 0}}{{" + name + " 1}}{{end}}"
 		if name == "secret" {
 			text = `https://x/{{if 0}}{{secret "a"}}{{end}}`

@@ -3,6 +3,7 @@ package executors
 import (
 	"time"
 
+	"github.com/ax-scheduler/ax/action"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -32,7 +33,7 @@ func effectiveTimeout(job *model.Job, def time.Duration) {
 // is left out: the executor then fails the attempt, naming it, and this
 // node logs why (never a value).
 func (e *Executors) addSecrets(job *model.Job) {
-	names := model.SecretRefs(&job.Action)
+	names := action.SecretRefs(&job.Action)
 	if len(names) == 0 {
 		return
 	}

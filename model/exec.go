@@ -48,8 +48,8 @@ type Job struct {
 	Action      Action            `json:"action"`
 	Policy      Policy            `json:"policy"`
 	// Secrets are the values of the secrets the action references (see
-	// SecretRefs), by name, filled by the leader when it leases the job.
-	// The executor masks them in the attempt's output and error.
+	// action.SecretRefs), by name, filled by the leader when it leases
+	// the job. The executor masks them in the attempt's output and error.
 	Secrets map[string]string `json:"secrets,omitempty"`
 }
 

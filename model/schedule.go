@@ -5,6 +5,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/ax-scheduler/ax/model/tmpl"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -65,8 +66,8 @@ func (t *Task) FireKeys() *KeyRenderer {
 		}
 	}
 	if s := t.Policy.IdempotencyKey; s != "" {
-		if tmpl, err := ParseTemplate("policy.idempotencyKey", s); err == nil {
-			k.tmpl = tmpl.Option("missingkey=error")
+		if kt, err := ParseTemplate("policy.idempotencyKey", s); err == nil {
+			k.tmpl = kt.Option("missingkey=error")
 		}
 	}
 	return k
@@ -81,21 +82,21 @@ func (k *KeyRenderer) Key(at time.Time) string {
 }
 
 // render expands the key template ("" without one), within the limits of
-// TemplateFuncs and TemplateWriter (no clock: the state machine runs it
-// when it validates a task).
+// tmpl.Funcs and tmpl.Writer (no clock: the state machine runs it when it
+// validates a task).
 func (k *KeyRenderer) render(at time.Time) (string, error) {
 	if k.tmpl == nil {
 		return "", nil
 	}
 	local := at.In(k.tz)
-	var b TemplateWriter
+	var b tmpl.Writer
 	data := map[string]any{
 		"Task":        k.task,
 		"ScheduledAt": at.UTC().Format(TimeLayout),
 		"Date":        local.Format("2006-01-02"),
 		"Yesterday":   local.AddDate(0, 0, -1).Format("2006-01-02"),
 	}
-	if err := RenderTemplate(k.tmpl, data, new(TemplateFuncs), nil, &b); err != nil {
+	if err := tmpl.Render(k.tmpl, data, new(tmpl.Funcs), nil, &b); err != nil {
 		return "", err
 	}
 	return b.String(), nil

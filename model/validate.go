@@ -7,8 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 
+	"github.com/ax-scheduler/ax/model/tmpl"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -334,14 +336,29 @@ func (p *Policy) validateProto4() error {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// ParseTemplate parses text, the template of field ("action.command",
+// "action.url", "action.body", "policy.idempotencyKey"), and checks it
+// against the rules of package tmpl, a secret named by a valid name.
+// Errors are *Error invalid_argument naming field.
+func ParseTemplate(field, text string) (*template.Template, error) {
+	t, _, err := tmpl.Parse(field, text, validName)
+	if err != nil {
+		return nil, FieldErrorf(field, "%v", err)
+	}
+	return t, nil
+}
+
 // checkTemplate checks s, the template of field, against the rules of
 // ParseTemplate.
 func checkTemplate(field, s string) error {
-	if !strings.Contains(s, "{{") {
-		return checkTemplateText(field, s) // no action: nothing to parse
+	if strings.Contains(s, "{{") {
+		_, err := ParseTemplate(field, s)
+		return err
 	}
-	_, err := ParseTemplate(field, s)
-	return err
+	if err := tmpl.CheckText(s); err != nil { // no action: nothing to parse
+		return FieldErrorf(field, "%v", err)
+	}
+	return nil
 }
 
 func oneOf(s string, opts ...string) bool {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"slices"
 	"strings"
 )
 
@@ -95,30 +94,4 @@ func (v Value) validate(field string) error {
 		return FieldErrorf(field, "give a text or fromSecret, not both")
 	}
 	return ValidateName(field+".fromSecret", v.FromSecret)
-}
-
-// SecretRefs returns the names of the secrets a references, sorted and
-// without duplicates: {{secret "name"}} in its templates (command, or url
-// and body) and fromSecret values of its env and headers. The leader
-// delivers those secrets (Job.Secrets) with each of the action's jobs. A
-// template that does not parse names none (a valid action has none).
-func SecretRefs(a *Action) []string {
-	var names []string
-	for _, f := range [...]struct{ field, text string }{{"action.command", a.Command}, {"action.url", a.URL}, {"action.body", a.Body}} {
-		if !strings.Contains(f.text, "secret") {
-			continue // most templates name no secret: no need to parse them
-		}
-		if _, refs, err := parseTemplate(f.field, f.text); err == nil {
-			names = append(names, refs...)
-		}
-	}
-	for _, m := range []map[string]Value{a.Env, a.Headers} {
-		for _, v := range m {
-			if v.FromSecret != "" {
-				names = append(names, v.FromSecret)
-			}
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -39,13 +41,13 @@ Examples:
 // aclBootstrapCmd is ax acl bootstrap.
 type aclBootstrapCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newACLBootstrapCmd(m *Main) command {
 	c := &aclBootstrapCmd{}
 	c.init(m, "acl bootstrap", aclUsage)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -58,7 +60,7 @@ func (c *aclBootstrapCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.m.printToken(t, c.out)
+	return view.Token(c.m.Stdout, c.m.Stderr, t, c.out)
 }
 
 // aclTokenCreateCmd is ax acl token create.
@@ -67,7 +69,7 @@ type aclTokenCreateCmd struct {
 	req    model.ACLTokenRequest
 	labels string
 	ttl    time.Duration
-	out    output
+	out    view.Output
 }
 
 func newACLTokenCreateCmd(m *Main) command {
@@ -78,7 +80,7 @@ func newACLTokenCreateCmd(m *Main) command {
 	c.fs.StringVar(&c.req.Executor, "executor", "", "executor name an executor token is bound to")
 	c.fs.StringVar(&c.labels, "labels", "", "labels k=v,... an executor token may claim")
 	c.fs.DurationVar(&c.ttl, "ttl", 0, "the token expires this long after it is created (0 never)")
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -88,7 +90,7 @@ func (c *aclTokenCreateCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	req := c.req
-	if req.Labels, err = parseLabels(c.labels); err != nil {
+	if req.Labels, err = cli.ParseLabels(c.labels); err != nil {
 		return err
 	}
 	req.TTL = model.Duration(c.ttl)
@@ -96,20 +98,20 @@ func (c *aclTokenCreateCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.m.printToken(t, c.out)
+	return view.Token(c.m.Stdout, c.m.Stderr, t, c.out)
 }
 
 // aclTokenListCmd is ax acl token list.
 type aclTokenListCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newACLTokenListCmd(m *Main) command {
 	c := &aclTokenListCmd{}
 	c.init(m, "acl token list", aclUsage)
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -122,21 +124,7 @@ func (c *aclTokenListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
-		tw := newTable(w)
-		row(tw, "NAME", "ROLE", "EXECUTOR", "LABELS", "CREATED", "BY", "EXPIRES")
-		for _, t := range l.Tokens {
-			exp := "never"
-			if t.ExpiresAt != nil {
-				exp = fmtTime(*t.ExpiresAt)
-				if t.ExpiresAt.Before(time.Now()) {
-					exp += " (expired)"
-				}
-			}
-			row(tw, t.Name, t.Role, orDash(t.Executor), orDash(joinLabels(t.Labels)), fmtTime(t.CreatedAt), orDash(t.CreatedBy), exp)
-		}
-		return tw.Flush()
-	})
+	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Tokens(w, l.Tokens, time.Now()) })
 }
 
 // aclTokenRevokeCmd is ax acl token revoke.
@@ -157,26 +145,5 @@ func (c *aclTokenRevokeCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.m.Stdout, "revoked %s\n", name)
-	return nil
-}
-
-// printToken prints a new token: as a table, its secret alone on stdout
-// (so that it can be piped into a file) and what it is on stderr.
-func (m *Main) printToken(t *model.ACLToken, out output) error {
-	if out.format != formatTable {
-		return out.print(m.Stdout, t, nil)
-	}
-	desc := fmt.Sprintf("token %s, role %s", t.Name, t.Role)
-	if t.Executor != "" {
-		desc += ", executor " + t.Executor
-	}
-	if len(t.Labels) > 0 {
-		desc += ", labels " + joinLabels(t.Labels)
-	}
-	if t.ExpiresAt != nil {
-		desc += ", expires " + t.ExpiresAt.Format(time.RFC3339)
-	}
-	fmt.Fprintln(m.Stderr, desc+" (the secret below is shown once; keep it)")
-	fmt.Fprintln(m.Stdout, t.Secret)
 	return nil
 }

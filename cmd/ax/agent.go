@@ -10,6 +10,7 @@ import (
 
 	"github.com/ax-scheduler/ax/agent"
 	"github.com/ax-scheduler/ax/agent/config"
+	"github.com/ax-scheduler/ax/internal/faults"
 )
 
 // agentGCPercent is the agent's garbage-collection target unless GOGC is set.
@@ -83,7 +84,7 @@ func (c *agentCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	cfg.ExecutorReaper = reaperArgv()
-	clock, offset, err := faultClock(c.m.Getenv, c.m.Stderr)
+	clock, offset, err := faults.Clock(c.m.Getenv, c.m.Stderr)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -35,7 +37,7 @@ Examples:
 type alertListCmd struct {
 	clientBase
 	q   model.AlertQuery
-	out output
+	out view.Output
 }
 
 func newAlertListCmd(m *Main) command {
@@ -46,7 +48,7 @@ func newAlertListCmd(m *Main) command {
 	c.fs.StringVar(&c.q.Rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
 	c.fs.IntVar(&c.q.Limit, "limit", 100, "at most this many")
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -59,25 +61,14 @@ func (c *alertListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
-		tw := newTable(w)
-		row(tw, "STATE", "RULE", "SEVERITY", "SUBJECT", "COUNT", "FIRST SEEN", "LAST SEEN", "SUMMARY")
-		for _, a := range l.Alerts {
-			st := a.State
-			if a.Silenced {
-				st += " (SILENCED)"
-			}
-			row(tw, st, a.Rule, a.Severity, subject(a.Subject), a.Count, fmtTime(a.FirstSeen), fmtTime(a.LastSeen), a.Summary)
-		}
-		return tw.Flush()
-	})
+	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Alerts(w, l.Alerts) })
 }
 
 // alertSilenceCmd is ax alert silence.
 type alertSilenceCmd struct {
 	clientBase
 	task, rule, comment, until string
-	labels                     multiFlag
+	labels                     cli.MultiFlag
 	forD                       time.Duration
 }
 
@@ -88,7 +79,7 @@ func newAlertSilenceCmd(m *Main) command {
 	c.fs.StringVar(&c.rule, "rule", "", "silence alerts of this rule")
 	c.fs.Var(&c.labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
 	c.fs.DurationVar(&c.forD, "for", 0, "for how long (e.g. 2h)")
-	c.fs.StringVar(&c.until, "until", "", "until this time, instead of -for: "+dateForms)
+	c.fs.StringVar(&c.until, "until", "", "until this time, instead of -for: "+cli.DateForms)
 	c.fs.StringVar(&c.comment, "comment", "", "why")
 	return c
 }
@@ -110,7 +101,7 @@ func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
 		req.Labels[k] = v
 	}
 	if c.until != "" {
-		t, err := parseDate(c.until)
+		t, err := cli.ParseDate(c.until)
 		if err != nil {
 			return fmt.Errorf("alert silence: -until: %w", err)
 		}
@@ -127,14 +118,14 @@ func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
 // alertSilencesCmd is ax alert silences.
 type alertSilencesCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newAlertSilencesCmd(m *Main) command {
 	c := &alertSilencesCmd{}
 	c.init(m, "alert silences", alertUsage)
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -147,14 +138,7 @@ func (c *alertSilencesCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
-		tw := newTable(w)
-		row(tw, "ID", "TASK", "RULE", "LABELS", "UNTIL", "BY", "COMMENT")
-		for _, s := range l.Silences {
-			row(tw, s.ID, orDash(s.Task), orDash(s.Rule), orDash(joinLabels(s.Labels)), fmtTime(s.Until), orDash(s.By), s.Comment)
-		}
-		return tw.Flush()
-	})
+	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Silences(w, l.Silences) })
 }
 
 // alertUnsilenceCmd is ax alert unsilence.
@@ -176,15 +160,4 @@ func (c *alertUnsilenceCmd) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.m.Stdout, "removed silence %s\n", id)
 	return nil
-}
-
-// subject words what an alert is about.
-func subject(s model.AlertSubject) string {
-	var parts []string
-	for _, p := range [][2]string{{"task", s.Task}, {"instance", s.Instance}, {"node", s.Node}, {"executor", s.Executor}} {
-		if p[1] != "" {
-			parts = append(parts, p[0]+"="+p[1])
-		}
-	}
-	return strings.Join(parts, " ")
 }

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 
-	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/taskfile"
 )
 
 // applyUsage is the help of task apply.
@@ -66,10 +63,10 @@ Examples:
 // taskApplyCmd is ax task apply.
 type taskApplyCmd struct {
 	clientBase
-	files        multiFlag
+	files        cli.MultiFlag
 	dryRun       bool
 	prune        bool
-	selector     multiFlag
+	selector     cli.MultiFlag
 	checkVersion bool
 }
 
@@ -94,7 +91,7 @@ func (c *taskApplyCmd) Run(ctx context.Context, args []string) error {
 	case len(c.files) == 0:
 		return errors.New("task apply: -f FILE|DIR|- is required")
 	}
-	labels, err := parseSelector(c.selector)
+	labels, err := taskfile.ParseSelector(c.selector)
 	if err != nil {
 		return fmt.Errorf("task apply: %w", err)
 	}
@@ -104,7 +101,7 @@ func (c *taskApplyCmd) Run(ctx context.Context, args []string) error {
 	case !c.prune && len(labels) > 0:
 		return errors.New("task apply: -l selects the tasks -prune may delete; add -prune")
 	}
-	docs, err := loadTaskDocs(c.files, c.m.Stdin, loadOptions{keepVersion: c.checkVersion})
+	docs, err := taskfile.Load(c.files, c.m.Stdin, taskfile.Options{KeepVersion: c.checkVersion})
 	if err != nil {
 		return fmt.Errorf("task apply: nothing applied:\n%w", err)
 	}
@@ -117,8 +114,8 @@ func (c *taskApplyCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	a := &applier{cl: cl, out: c.m.Stdout, errOut: c.m.Stderr, dryRun: c.dryRun}
-	return a.run(ctx, docs, c.prune, labels)
+	a := &taskfile.Applier{Client: cl, Out: c.m.Stdout, ErrOut: c.m.Stderr, DryRun: c.dryRun}
+	return a.Run(ctx, docs, c.prune, labels)
 }
 
 // dryRunProto is the first protocol whose API knows PUT ?dryRun=true.
@@ -152,156 +149,4 @@ func checkDryRun(ctx context.Context, cf *clientFlags) error {
 		return fmt.Errorf("task apply: -dry-run: no node answered: %w", lastErr)
 	}
 	return nil
-}
-
-// applier applies definitions and reports each task.
-type applier struct {
-	cl          *client.Client
-	out, errOut io.Writer
-	dryRun      bool
-	failed      int
-}
-
-func (a *applier) run(ctx context.Context, docs []taskDoc, prune bool, labels map[string]string) error {
-	for i := range docs {
-		if err := a.one(ctx, &docs[i]); err != nil {
-			return err
-		}
-	}
-	n := len(docs)
-	if prune {
-		pruned, err := a.prune(ctx, docs, labels)
-		if err != nil {
-			return err
-		}
-		n += pruned
-	}
-	if a.failed > 0 {
-		return fmt.Errorf("task apply: %d of %d tasks failed", a.failed, n)
-	}
-	return nil
-}
-
-// perTask reports whether err concerns only the task it was returned for
-// (the others are still worth trying): the server refused this one.
-// Anything else (unreachable, unauthorized, no leader) would fail them
-// all and stops the apply.
-func perTask(err error) bool {
-	var me *model.Error
-	if !errors.As(err, &me) {
-		return false
-	}
-	switch me.Code {
-	case model.CodeInvalid, model.CodeConflict, model.CodePrecondition, model.CodeNotFound, model.CodeTooLarge:
-		return true
-	}
-	return false
-}
-
-// fail reports a task the server refused, where it is defined; other
-// errors are returned to stop the apply.
-func (a *applier) fail(d *taskDoc, name string, err error) error {
-	if !perTask(err) {
-		return fmt.Errorf("task %s: %w", name, err)
-	}
-	a.failed++
-	where := ""
-	if d != nil {
-		var me *model.Error
-		errors.As(err, &me)
-		where = d.fieldPos(me.Field) + ": "
-	}
-	fmt.Fprintf(a.errOut, "%stask %s: %v\n", where, name, err)
-	return nil
-}
-
-// one applies (or plans) one definition and prints its line.
-func (a *applier) one(ctx context.Context, d *taskDoc) error {
-	req := client.Request{Method: http.MethodPut, Path: "/v1/tasks/" + url.PathEscape(d.name), Body: d.body}
-	if !a.dryRun {
-		var res model.WriteResult
-		if err := a.cl.Do(ctx, req, &res); err != nil {
-			return a.fail(d, d.name, err)
-		}
-		state := "unchanged"
-		switch {
-		case res.Created:
-			state = "created"
-		case res.Changed:
-			state = "configured"
-		}
-		fmt.Fprintf(a.out, "%s %s (version %d)\n", d.name, state, res.Version)
-		return nil
-	}
-	req.Query = url.Values{"dryRun": {"true"}}
-	req.Idempotent = true // writes nothing
-	var p model.TaskPlan
-	if err := a.cl.Do(ctx, req, &p); err != nil {
-		return a.fail(d, d.name, err)
-	}
-	switch p.Op {
-	case model.PlanCreate:
-		fmt.Fprintf(a.out, "%s created (dry run)\n", d.name)
-	case model.PlanUnchanged:
-		fmt.Fprintf(a.out, "%s unchanged (dry run, version %d)\n", d.name, p.Version)
-	default:
-		fmt.Fprintf(a.out, "%s configured (dry run, version %d)\n", d.name, p.Version)
-		if p.Current == nil || p.Task == nil {
-			return fmt.Errorf("task %s: the server's plan has no definitions to compare", d.name)
-		}
-		from, err := toYAML(diffSpec{specOf(p.Current), p.Current.Paused})
-		if err != nil {
-			return err
-		}
-		to, err := toYAML(diffSpec{specOf(p.Task), p.Task.Paused})
-		if err != nil {
-			return err
-		}
-		diff := unifiedDiff(fmt.Sprintf("%s on the server (version %d)", d.name, p.Version), d.name+" in "+d.pos(), lines(string(from)), lines(string(to)))
-		for _, l := range diff {
-			fmt.Fprintln(a.out, l)
-		}
-	}
-	return nil
-}
-
-// prune deletes (or, in a dry run, lists) the tasks with the labels that
-// are not among docs, and returns how many it tried.
-func (a *applier) prune(ctx context.Context, docs []taskDoc, labels map[string]string) (int, error) {
-	if a.failed > 0 && !a.dryRun {
-		fmt.Fprintf(a.errOut, "prune skipped: %d tasks failed to apply\n", a.failed)
-		return 0, nil
-	}
-	keep := make(map[string]bool, len(docs))
-	for _, d := range docs {
-		keep[d.name] = true
-	}
-	tasks, err := listAllTasks(ctx, a.cl, labels)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, t := range tasks {
-		if keep[t.Name] {
-			continue
-		}
-		n++
-		if a.dryRun {
-			fmt.Fprintf(a.out, "%s deleted (dry run, version %d)\n", t.Name, t.Version)
-			continue
-		}
-		res, err := a.cl.DeleteTask(ctx, t.Name)
-		if errors.Is(err, model.ErrNotFound) {
-			fmt.Fprintf(a.out, "%s deleted (already gone)\n", t.Name)
-			continue
-		}
-		if err != nil {
-			if err := a.fail(nil, t.Name, err); err != nil {
-				return n, err
-			}
-			continue
-		}
-		fmt.Fprintf(a.out, "%s deleted (version %d)\n", t.Name, res.Version)
-	}
-	return n, nil
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
 )
 
 // backfillCmd is ax backfill.
 type backfillCmd struct {
 	clientBase
-	from, to timeFlag
+	from, to cli.TimeFlag
 }
 
 func newBackfillCmd(m *Main) command {
@@ -27,7 +28,7 @@ the past. At most 10,000 fire times per call.
 Examples:
 	ax backfill daily_report -from 2026-11-01 -to 2026-11-29
 `)
-	c.fs.Var(&c.from, "from", "first fire time (inclusive): "+timeForms)
+	c.fs.Var(&c.from, "from", "first fire time (inclusive): "+cli.TimeForms)
 	c.fs.Var(&c.to, "to", "last fire time (inclusive), the same forms")
 	return c
 }
@@ -37,10 +38,10 @@ func (c *backfillCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.from.t.IsZero() || c.to.t.IsZero() {
+	if c.from.Time.IsZero() || c.to.Time.IsZero() {
 		return fmt.Errorf("backfill: -from and -to are required")
 	}
-	req := model.BackfillRequest{From: model.Time{Time: c.from.t}, To: model.Time{Time: c.to.t}}
+	req := model.BackfillRequest{From: model.Time{Time: c.from.Time}, To: model.Time{Time: c.to.Time}}
 	cl, err := c.cf.client()
 	if err != nil {
 		return err

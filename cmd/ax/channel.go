@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -89,14 +88,14 @@ func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
 // channelListCmd is ax channel list.
 type channelListCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newChannelListCmd(m *Main) command {
 	c := &channelListCmd{}
 	c.init(m, "channel list", channelUsage)
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -109,20 +108,20 @@ func (c *channelListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, l, func(w io.Writer) error { return writeChannels(w, l.Channels) })
+	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Channels(w, l.Channels) })
 }
 
 // channelGetCmd is ax channel get.
 type channelGetCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newChannelGetCmd(m *Main) command {
 	c := &channelGetCmd{}
 	c.init(m, "channel get", channelUsage)
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -135,7 +134,7 @@ func (c *channelGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, ch, func(w io.Writer) error { return writeChannels(w, []model.Channel{*ch}) })
+	return c.out.Print(c.m.Stdout, ch, func(w io.Writer) error { return view.Channels(w, []model.Channel{*ch}) })
 }
 
 // channelDeleteCmd is ax channel delete.
@@ -157,39 +156,4 @@ func (c *channelDeleteCmd) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.m.Stdout, "deleted %s\n", name)
 	return nil
-}
-
-// writeChannels prints channels as a table (secrets only as set or not).
-func writeChannels(w io.Writer, chans []model.Channel) error {
-	tw := newTable(w)
-	row(tw, "NAME", "TYPE", "TO", "MATCH", "MIN SEVERITY", "EVENTS", "SECRET")
-	for _, ch := range chans {
-		to, secret := ch.URL, "-"
-		if ch.Email != nil {
-			to = strings.Join(ch.Email.To, ",")
-			if ch.Email.PasswordSet {
-				secret = "password set"
-			}
-		}
-		if ch.SecretSet {
-			secret = "set"
-		}
-		row(tw, ch.Name, ch.Type, orDash(to), matchText(ch.Match), orDash(ch.MinSeverity), orDash(strings.Join(ch.Events, ",")), secret)
-	}
-	return tw.Flush()
-}
-
-func matchText(m map[string]string) string {
-	if len(m) == 0 {
-		return "(every alert)"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		keys[i] = k + "=" + m[k]
-	}
-	return strings.Join(keys, ",")
 }

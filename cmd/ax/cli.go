@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/follow"
+	"github.com/ax-scheduler/ax/internal/view"
 )
 
 // Main is one run of the ax program, Litestream style: the commands read
@@ -71,7 +73,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return nil // -h was asked for and printed
-	case err != nil && isFlagError(err):
+	case err != nil && cli.IsFlagError(err):
 		return fmt.Errorf("%w (ax %s -h for help)", err, strings.Join(path, " "))
 	}
 	return err
@@ -104,7 +106,7 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 	var quiet exitStatus
 	if err != nil && code != 2 && !(sig == os.Interrupt && errors.Is(err, context.Canceled)) && !errors.As(err, &quiet) {
 		fmt.Fprintln(m.Stderr, "ax:", err)
-		if h := hint(err); h != "" {
+		if h := cli.Hint(err); h != "" {
 			fmt.Fprintln(m.Stderr, "ax: hint:", h)
 		}
 	}
@@ -115,10 +117,10 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 // command chose it, signal or not); 130 after Ctrl-C (SIGINT, as shells
 // report it), whatever else the command made of it; 2 for a usage
 // request without a command; an instance's outcome after -wait (see
-// outcomeError); 1 for an error; 0 otherwise (also after SIGTERM, which
+// follow.OutcomeError); 1 for an error; 0 otherwise (also after SIGTERM, which
 // asks an agent or executor to stop cleanly).
 func exitCode(err error, sig os.Signal) int {
-	var oe *outcomeError
+	var oe *follow.OutcomeError
 	var es exitStatus
 	switch {
 	case errors.As(err, &es):
@@ -128,7 +130,7 @@ func exitCode(err error, sig os.Signal) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 2
 	case errors.As(err, &oe):
-		return oe.code()
+		return oe.Code()
 	case err != nil:
 		return 1
 	}
@@ -154,3 +156,6 @@ func unknownCommand(name string) error {
 func unknownSub(name, sub string) error {
 	return fmt.Errorf("%s: unknown subcommand %q (ax %s -h lists them)", name, sub, name)
 }
+
+// screen is where m draws a watched table (-w).
+func (m *Main) screen() view.Screen { return view.Screen{Stdout: m.Stdout, Stderr: m.Stderr} }

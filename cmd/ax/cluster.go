@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
-	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/internal/view"
 )
 
 // clusterUsage is the help of ax cluster and of its subcommands.
@@ -36,7 +34,7 @@ Examples:
 // clusterStatusCmd is ax cluster status.
 type clusterStatusCmd struct {
 	clientBase
-	out   output
+	out   view.Output
 	watch bool
 }
 
@@ -44,7 +42,7 @@ func newClusterStatusCmd(m *Main) command {
 	c := &clusterStatusCmd{}
 	c.init(m, "cluster status", clusterUsage)
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw every 2s while it changes, until Ctrl-C")
 	return c
 }
@@ -55,9 +53,9 @@ func (c *clusterStatusCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.watch {
-		return c.m.watchPoll(ctx, c.out, 2*time.Second, func(ctx context.Context, w io.Writer) error { return clusterStatus(ctx, cl, c.out, w) })
+		return c.m.screen().Poll(ctx, c.out, 2*time.Second, func(ctx context.Context, w io.Writer) error { return view.ClusterStatus(ctx, cl, c.out, w) })
 	}
-	return clusterStatus(ctx, cl, c.out, c.m.Stdout)
+	return view.ClusterStatus(ctx, cl, c.out, c.m.Stdout)
 }
 
 // clusterRemoveCmd is ax cluster remove.
@@ -102,78 +100,5 @@ func (c *clusterTransferCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintln(c.m.Stdout, "leadership transferred")
-	return nil
-}
-
-// clusterStatus prints the members, then the executors the leader knows.
-func clusterStatus(ctx context.Context, cl *client.Client, out output, w io.Writer) error {
-	st, err := cl.Cluster(ctx)
-	if err != nil {
-		return err
-	}
-	return out.print(w, st, func(w io.Writer) error {
-		if err := writeMembers(w, st.Nodes); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "term %d, commit index %d, applied index %d, protocol %d\n", st.Term, st.CommitIndex, st.AppliedIndex, st.Protocol)
-		if st.LeaderHTTP == "" {
-			fmt.Fprintln(w, "no leader: executors unknown")
-			return nil
-		}
-		// Only the leader knows the executors; any node asks it.
-		el, err := cl.Executors(ctx)
-		if err != nil {
-			return fmt.Errorf("executors: %w", err)
-		}
-		fmt.Fprintln(w)
-		return writeExecutors(w, el.Executors, time.Now())
-	})
-}
-
-// writeExecutors prints the executors the leader heard from.
-func writeExecutors(w io.Writer, execs []model.ExecutorStatus, now time.Time) error {
-	if len(execs) == 0 {
-		fmt.Fprintln(w, "no executors heard from in the last minute")
-		return nil
-	}
-	tw := newTable(w)
-	row(tw, "EXECUTOR", "HOST", "LABELS", "RUNNING", "FREE", "LAST SEEN")
-	for _, e := range execs {
-		row(tw, e.Name, orDash(e.Host), orDash(joinLabels(e.Labels)), e.Running, e.Free, ago(e.LastSeen, now))
-	}
-	return tw.Flush()
-}
-
-// writeMembers prints the members as a table, then what is wrong with any
-// of them.
-func writeMembers(w io.Writer, nodes []model.Node) error {
-	tw := newTable(w)
-	fmt.Fprintln(tw, "NODE\tRAFT\tHTTP\tSUFFRAGE\tROLE\tSTATUS\tLAST CONTACT\tLAG\tVERSION\tPROTO")
-	var problems []string
-	for _, n := range nodes {
-		role, contact, lag, version := orDash(n.Role), "-", "?", orDash(n.Version)
-		switch {
-		case n.Status == "unreachable" && n.RaftContact > 0:
-			contact = n.RaftContact.Std().String() + " (raft)"
-		case n.Status == "unreachable":
-			contact = "?"
-		case n.Role != model.RoleLeader:
-			contact = n.LastContact.Std().String()
-		}
-		if n.Lag != nil {
-			lag = strconv.FormatUint(*n.Lag, 10)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", n.ID, n.RaftAddr, n.HTTPAddr, n.Suffrage, role,
-			orDash(n.Status), contact, lag, version, max(n.Proto, 1))
-		if n.Problem != "" {
-			problems = append(problems, fmt.Sprintf("%s %s: %s", n.ID, n.Status, n.Problem))
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, p := range problems {
-		fmt.Fprintln(w, p)
-	}
 	return nil
 }

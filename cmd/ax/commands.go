@@ -9,6 +9,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/view"
 )
 
 // command is a leaf of the command table: a command that runs. newX(m)
@@ -205,7 +206,7 @@ func (b *base) Flags() *flag.FlagSet { return b.fs }
 func (b *base) Usage() string        { return b.usage }
 
 // parse parses args, flags before or after the arguments.
-func (b *base) parse(args []string) error { return parseInterspersed(b.fs, args) }
+func (b *base) parse(args []string) error { return cli.ParseInterspersed(b.fs, args) }
 
 // clientBase is a command that talks to a cluster: base and the client
 // flags.
@@ -223,12 +224,12 @@ func (c *clientBase) init(m *Main, name, usage string) {
 
 // connect parses args, checks out (when the command has -o) and returns
 // a client of the flags.
-func (c *clientBase) connect(args []string, out *output) (*client.Client, error) {
+func (c *clientBase) connect(args []string, out *view.Output) (*client.Client, error) {
 	if err := c.parse(args); err != nil {
 		return nil, err
 	}
 	if out != nil {
-		if err := out.check(); err != nil {
+		if err := out.Check(); err != nil {
 			return nil, fmt.Errorf("%s: %w", c.fs.Name(), err)
 		}
 	}
@@ -255,7 +256,7 @@ func (b *base) arg(what string) (string, error) {
 
 // connectOne is connect for a command of one argument: what names it in
 // the error.
-func (c *clientBase) connectOne(args []string, out *output, what string) (*client.Client, string, error) {
+func (c *clientBase) connectOne(args []string, out *view.Output, what string) (*client.Client, string, error) {
 	cl, err := c.connect(args, out)
 	if err != nil {
 		return nil, "", err

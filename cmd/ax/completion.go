@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/complete"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -44,50 +44,12 @@ func (c *completionCmd) Run(ctx context.Context, args []string) error {
 	if c.fs.NArg() != 1 {
 		return fmt.Errorf("completion: want one shell: bash, zsh or fish")
 	}
-	script, ok := completionScripts[c.fs.Arg(0)]
+	script, ok := complete.Script(c.fs.Arg(0))
 	if !ok {
 		return fmt.Errorf("completion: unknown shell %q: want bash, zsh or fish", c.fs.Arg(0))
 	}
 	fmt.Fprint(c.m.Stdout, script)
 	return nil
-}
-
-// completionScripts call "ax __complete -- WORDS", WORDS being the words
-// after "ax" up to the cursor, the last one the word being completed;
-// with no candidates they fall back to file names.
-var completionScripts = map[string]string{
-	"bash": `# ax completion for bash: source <(ax completion bash)
-_ax_complete() {
-    local IFS=$'\n'
-    COMPREPLY=($(ax __complete -- "${COMP_WORDS[@]:1:$COMP_CWORD}" 2>/dev/null))
-}
-complete -o default -F _ax_complete ax
-`,
-	"zsh": `#compdef ax
-# ax completion for zsh: ax completion zsh > "${fpath[1]}/_ax"
-_ax() {
-    local -a cands
-    cands=("${(@f)$(ax __complete -- "${(@)words[2,CURRENT]}" 2>/dev/null)}")
-    if [[ -n "${cands[1]}" ]]; then
-        compadd -- "${cands[@]}"
-    else
-        _files
-    fi
-}
-if [[ "$funcstack[1]" = "_ax" ]]; then _ax "$@"; else compdef _ax ax; fi
-`,
-	"fish": `# ax completion for fish: ax completion fish > ~/.config/fish/completions/ax.fish
-function __ax_complete
-    set -l words (commandline -opc) (commandline -ct)
-    set -l cands (ax __complete -- $words[2..-1] 2>/dev/null)
-    if test (count $cands) -gt 0
-        printf '%s\n' $cands
-    else
-        __fish_complete_path (commandline -ct)
-    end
-end
-complete -c ax -f -a '(__ax_complete)'
-`,
 }
 
 // completeCmd is ax __complete, which the completion scripts call.
@@ -128,7 +90,7 @@ type completer struct {
 
 // flagValues are the values offered for flags that take one of a few.
 var flagValues = map[string][]string{
-	"o":      {formatTable, formatJSON, formatYAML},
+	"o":      {view.FormatTable, view.FormatJSON, view.FormatYAML},
 	"state":  {model.StateScheduled, model.StateReady, model.StateRunning, model.StateRetrying, model.StateBlocked, model.StateWaitingApproval, model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled},
 	"source": model.Sources,
 	"paused": {"true", "false"},
@@ -136,117 +98,36 @@ var flagValues = map[string][]string{
 }
 
 func (c completer) complete(ctx context.Context, words []string) []string {
-	cur, done := words[len(words)-1], words[:len(words)-1]
-	if len(done) == 0 {
-		return matching(cur, append(visibleCommands(), "help"))
-	}
-	if done[0] == "help" {
-		if len(done) == 1 {
-			return matching(cur, visibleCommands())
-		}
-		return nil
-	}
-	e := lookup(done[0])
-	if e == nil || e.hidden {
-		return nil
-	}
-	rest := done[1:]
-	if e.subs != nil {
-		sub, n := e.sub(rest)
-		if sub == nil { // still in the subcommand's words
-			var next []string
-			for _, s := range e.subs {
-				w := strings.Fields(s.name)
-				if len(rest) < len(w) && slices.Equal(rest, w[:len(rest)]) && !slices.Contains(next, w[len(rest)]) {
-					next = append(next, w[len(rest)])
-				}
-			}
-			return matching(cur, next)
-		}
-		e, rest = sub, rest[n:]
-	}
-	fs := e.new(c.m).Flags()
-	// The value of the flag before the cursor?
-	if len(rest) > 0 {
-		last := rest[len(rest)-1]
-		if f := fs.Lookup(flagName(last)); f != nil && takesValue(f) && !strings.Contains(last, "=") {
-			if f.Name == "task" {
-				return matching(cur, c.tasks(ctx, rest))
-			}
-			return matching(cur, flagValues[f.Name])
-		}
-	}
-	if strings.HasPrefix(cur, "-") {
-		var names []string
-		fs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
-		return matching(cur, names)
-	}
-	if positionals(rest, fs) > 0 {
-		return nil
-	}
-	switch {
-	case e.taskArg:
-		return matching(cur, c.tasks(ctx, rest))
-	case e.choices != nil:
-		return matching(cur, e.choices)
-	}
-	return nil
+	return complete.Completer{Commands: c.tree(commands()), Values: c.values}.Complete(ctx, words)
 }
 
-// takesValue reports whether f takes a value (-o json), unlike a boolean
-// (-w).
-func takesValue(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return !ok || !b.IsBoolFlag()
-}
-
-// flagName is the name of a flag word ("-o", "--addr=x"), "" for an
-// argument.
-func flagName(w string) string {
-	if !strings.HasPrefix(w, "-") {
-		return ""
-	}
-	name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
-	return name
-}
-
-// positionals counts the arguments among words that are not flags of fs
-// or their values.
-func positionals(words []string, fs *flag.FlagSet) int {
-	n := 0
-	for i := 0; i < len(words); i++ {
-		name := flagName(words[i])
-		switch f := fs.Lookup(name); {
-		case name == "":
-			n++
-		case f != nil && takesValue(f) && !strings.Contains(words[i], "="):
-			i++ // its value
+// tree is the command table es as completion walks it: -task and the
+// task argument of a command offer the cluster's task names.
+func (c completer) tree(es []entry) []complete.Command {
+	var out []complete.Command
+	for _, e := range es {
+		cc := complete.Command{Name: e.name, Hidden: e.hidden, Subs: c.tree(e.subs)}
+		if e.new != nil {
+			cc.Flags = func() *flag.FlagSet { return e.new(c.m).Flags() }
 		}
-	}
-	return n
-}
-
-// matching are the candidates that start with prefix, sorted.
-func matching(prefix string, cands []string) []string {
-	var out []string
-	for _, c := range cands {
-		if strings.HasPrefix(c, prefix) {
-			out = append(out, c)
+		switch {
+		case e.taskArg:
+			cc.Args = c.tasks
+		case e.choices != nil:
+			cc.Args = func(context.Context, []string) []string { return e.choices }
 		}
+		out = append(out, cc)
 	}
-	sort.Strings(out)
 	return out
 }
 
-// visibleCommands are the command names ax's usage lists.
-func visibleCommands() []string {
-	var names []string
-	for _, e := range commands() {
-		if !e.hidden {
-			names = append(names, e.name)
-		}
+// values offers the values of flag name: the cluster's task names for
+// -task, else those of flagValues.
+func (c completer) values(ctx context.Context, name string, args []string) []string {
+	if name == "task" {
+		return c.tasks(ctx, args)
 	}
-	return names
+	return flagValues[name]
 }
 
 // clusterTasks lists the task names of the cluster that args (-addr,
@@ -259,7 +140,7 @@ func (m *Main) clusterTasks(ctx context.Context, args []string) []string {
 	// Only the client flags (and their values) of the line.
 	var mine []string
 	for i := 0; i < len(args); i++ {
-		f := fs.Lookup(flagName(args[i]))
+		f := fs.Lookup(complete.FlagName(args[i]))
 		if f == nil {
 			continue
 		}

@@ -148,3 +148,14 @@ func TestCommands_GroupUsageNamesEverySub(t *testing.T) {
 		}
 	}
 }
+
+// visibleCommands are the command names ax's usage lists.
+func visibleCommands() []string {
+	var names []string
+	for _, e := range commands() {
+		if !e.hidden {
+			names = append(names, e.name)
+		}
+	}
+	return names
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ax-scheduler/ax/agent/config"
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/faults"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -85,14 +86,14 @@ func (c *executorCmd) Run(ctx context.Context, args []string) error {
 		host, _ := os.Hostname()
 		name = strings.ToLower(host)
 	}
-	lbl, err := parseLabels(c.labels)
+	lbl, err := cli.ParseLabels(c.labels)
 	if err != nil {
 		return err
 	}
 	// The fault hook (-tags faults) offsets the executor's wall clock too:
 	// its log's times show it. The executor times leases and retries by
 	// intervals, never by the wall clock, so nothing else moves.
-	clock, offset, err := faultClock(c.m.Getenv, c.m.Stderr)
+	clock, offset, err := faults.Clock(c.m.Getenv, c.m.Stderr)
 	if err != nil {
 		return err
 	}
@@ -122,19 +123,4 @@ func shutdownGrace(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
-}
-
-func parseLabels(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("labels: want k=v, got %q", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
 }

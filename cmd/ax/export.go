@@ -2,41 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/taskfile"
 )
-
-// taskSpec is what a definition file holds: a task less the fields the
-// server owns (version, createdAt, updatedAt, updatedBy, nextFireTimes)
-// and less paused, which is operational state. Every other field of
-// model.Task must be here (TestTaskSpec_Fields).
-type taskSpec struct {
-	Name    string            `json:"name"`
-	Trigger model.Trigger     `json:"trigger"`
-	Action  model.Action      `json:"action"`
-	Policy  model.Policy      `json:"policy"`
-	Labels  map[string]string `json:"labels,omitempty"`
-}
-
-func specOf(t *model.Task) taskSpec {
-	return taskSpec{Name: t.Name, Trigger: t.Trigger, Action: t.Action, Policy: t.Policy, Labels: t.Labels}
-}
-
-// diffSpec is a definition as apply's dry run compares it: the spec, and
-// paused when it is set (a write that sets it changes it).
-type diffSpec struct {
-	taskSpec
-	Paused bool `json:"paused,omitempty"`
-}
 
 // exportUsage is the help of task export.
 const exportUsage = `
@@ -63,7 +34,7 @@ Examples:
 // taskExportCmd is ax task export.
 type taskExportCmd struct {
 	clientBase
-	sel         multiFlag
+	sel         cli.MultiFlag
 	format, dir string
 }
 
@@ -87,7 +58,7 @@ func (c *taskExportCmd) Run(ctx context.Context, args []string) error {
 	if format != "yaml" && format != "json" {
 		return fmt.Errorf("task export: -o wants yaml or json, got %q", format)
 	}
-	labels, err := parseSelector(c.sel)
+	labels, err := taskfile.ParseSelector(c.sel)
 	if err != nil {
 		return fmt.Errorf("task export: %w", err)
 	}
@@ -95,129 +66,24 @@ func (c *taskExportCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tasks, err := listAllTasks(ctx, cl, labels)
+	tasks, err := taskfile.ListAll(ctx, cl, labels)
 	if err != nil {
 		return err
 	}
-	specs := make([]taskSpec, 0, len(tasks))
+	specs := make([]taskfile.Spec, 0, len(tasks))
 	for i := range tasks {
-		if f := redactedField(&tasks[i]); f != "" {
+		if f := taskfile.Redacted(&tasks[i]); f != "" {
 			return fmt.Errorf("task export: task %s: %s is hidden from this token (%s): export with a writer token (-token or AX_TOKEN), or re-applying the export would overwrite the value",
 				tasks[i].Name, f, api.Redacted)
 		}
-		specs = append(specs, specOf(&tasks[i]))
+		specs = append(specs, taskfile.SpecOf(&tasks[i]))
 	}
 	if dir == "" {
-		return writeSpecs(c.m.Stdout, specs, format)
+		return taskfile.Write(c.m.Stdout, specs, format)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := taskfile.WriteDir(dir, specs, format); err != nil {
 		return err
-	}
-	for _, s := range specs {
-		b, err := encodeSpec(s, format)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, s.Name+"."+format), b, 0o644); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(c.m.Stderr, "exported %d tasks to %s\n", len(specs), dir)
 	return nil
-}
-
-// writeSpecs writes definitions as YAML documents or a JSON array.
-func writeSpecs(w io.Writer, specs []taskSpec, format string) error {
-	if format == "json" {
-		b, err := json.MarshalIndent(specs, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	}
-	for i, s := range specs {
-		b, err := toYAML(s)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			if _, err := io.WriteString(w, "---\n"); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// encodeSpec encodes one definition as a file.
-func encodeSpec(s taskSpec, format string) ([]byte, error) {
-	if format == "json" {
-		b, err := json.MarshalIndent(s, "", "  ")
-		return append(b, '\n'), err
-	}
-	return toYAML(s)
-}
-
-// redactedField returns the first env or header of t whose value the
-// server hid from this token ("" when none).
-func redactedField(t *model.Task) string {
-	for _, m := range []struct {
-		field string
-		vals  map[string]model.Value
-	}{{"action.env", t.Action.Env}, {"action.headers", t.Action.Headers}} {
-		for k, v := range m.vals {
-			if v.FromSecret == "" && v.Text == api.Redacted {
-				return m.field + "." + k
-			}
-		}
-	}
-	return ""
-}
-
-// listAllTasks lists every task with the labels, page by page, with a
-// linearizable read.
-func listAllTasks(ctx context.Context, cl *client.Client, labels map[string]string) ([]model.Task, error) {
-	f := model.TaskFilter{Labels: labels, Limit: 1000}
-	var all []model.Task
-	for {
-		page, err := cl.ListTasks(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Tasks...)
-		if page.NextCursor == "" {
-			return all, nil
-		}
-		f.Cursor = page.NextCursor
-	}
-}
-
-// parseSelector reads label selectors: k=v pairs, comma-separated or
-// repeated; all must match.
-func parseSelector(vals []string) (map[string]string, error) {
-	var out map[string]string
-	for _, v := range vals {
-		for _, p := range strings.Split(v, ",") {
-			p = strings.TrimSpace(p)
-			if p == "" {
-				continue
-			}
-			k, val, ok := strings.Cut(p, "=")
-			if !ok || k == "" {
-				return nil, fmt.Errorf("-l wants key=value, got %q", p)
-			}
-			if old, dup := out[k]; dup && old != val {
-				return nil, errors.New("-l: label " + k + " given twice with different values")
-			}
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = val
-		}
-	}
-	return out, nil
 }

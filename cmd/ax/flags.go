@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/agent/config"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/follow"
 )
 
 // clientFlags are the flags every client command takes (-addr defaulting
@@ -88,20 +90,30 @@ func parseLogLevel(s string) (hclog.Level, error) {
 	return hclog.NoLevel, fmt.Errorf("-log-level %q: want one of %s", s, strings.Join(config.LogLevels, ", "))
 }
 
-// parseInterspersed parses flags that may come after positional arguments
-// ("ax task get foo -addr x").
-func parseInterspersed(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+// waitHelp is the -wait flag's help, with the exit statuses.
+const waitHelp = "follow the instance to its end and exit with its outcome: 0 SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or SKIPPED"
+
+// waitFlags are trigger's and submit's -wait and -log.
+type waitFlags struct {
+	wait, log bool
+}
+
+func (f *waitFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.wait, "wait", false, waitHelp)
+	fs.BoolVar(&f.log, "log", false, "with -wait: print the instance's output as it comes")
+}
+
+func (f *waitFlags) check() error {
+	if f.log && !f.wait {
+		return fmt.Errorf("-log goes with -wait")
 	}
-	return fs.Parse(pos)
+	return nil
+}
+
+// follow follows instance id when -wait is set, on m's streams.
+func (f *waitFlags) follow(ctx context.Context, m *Main, cl *client.Client, id string) error {
+	if !f.wait {
+		return nil
+	}
+	return follow.Instance(ctx, cl, id, f.log, m.Stdout, m.Stderr)
 }

@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/follow"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -45,10 +47,10 @@ Examples:
 type instanceListCmd struct {
 	clientBase
 	f            model.InstanceFilter
-	since, until timeFlag
+	since, until cli.TimeFlag
 	limit        int
 	watch        bool
-	out          output
+	out          view.Output
 }
 
 func newInstanceListCmd(m *Main) command {
@@ -57,13 +59,13 @@ func newInstanceListCmd(m *Main) command {
 	c.fs.StringVar(&c.f.Task, "task", "", "only this task's instances")
 	c.fs.StringVar(&c.f.State, "state", "", "only instances in this state")
 	c.fs.StringVar(&c.f.Source, "source", "", "only instances of this source (cron, api, delay, backfill...)")
-	c.fs.Var(&c.since, "since", "only instances created at or after TIME: "+timeForms)
+	c.fs.Var(&c.since, "since", "only instances created at or after TIME: "+cli.TimeForms)
 	c.fs.Var(&c.until, "until", "only instances created before TIME (the same forms)")
 	c.fs.IntVar(&c.limit, "limit", 50, "at most this many (0: all)")
 	c.fs.StringVar(&c.f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
 	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
 	c.cf.registerStale(c.fs, true)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -80,30 +82,30 @@ func (c *instanceListCmd) Run(ctx context.Context, args []string) error {
 	}
 	f := c.f
 	f.State = strings.ToUpper(f.State)
-	f.Since, f.Until = model.Time{Time: c.since.t}, model.Time{Time: c.until.t}
+	f.Since, f.Until = model.Time{Time: c.since.Time}, model.Time{Time: c.until.Time}
 	if c.watch {
 		var q url.Values
 		if f.Task != "" {
 			q = url.Values{"task": {f.Task}}
 		}
-		return c.m.watchTable(ctx, cl, c.out, q, func(ctx context.Context, w io.Writer) error {
-			return instanceList(ctx, cl, f, c.limit, c.out, w, nil)
+		return c.m.screen().Watch(ctx, cl, c.out, q, func(ctx context.Context, w io.Writer) error {
+			return view.InstanceList(ctx, cl, f, c.limit, c.out, w, nil)
 		})
 	}
-	return instanceList(ctx, cl, f, c.limit, c.out, c.m.Stdout, c.m.Stderr)
+	return view.InstanceList(ctx, cl, f, c.limit, c.out, c.m.Stdout, c.m.Stderr)
 }
 
 // instanceGetCmd is ax instance get.
 type instanceGetCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newInstanceGetCmd(m *Main) command {
 	c := &instanceGetCmd{}
 	c.init(m, "instance get", instanceUsage)
 	c.cf.registerStale(c.fs, true)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -116,7 +118,7 @@ func (c *instanceGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, in, func(w io.Writer) error { return writeInstance(w, in) })
+	return c.out.Print(c.m.Stdout, in, func(w io.Writer) error { return view.Instance(w, in) })
 }
 
 // instanceLogCmd is ax instance log.
@@ -138,7 +140,7 @@ func (c *instanceLogCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return instanceLog(ctx, cl, id, c.follow, c.m.Stdout, c.m.Stderr)
+	return follow.Log(ctx, cl, id, c.follow, c.m.Stdout, c.m.Stderr)
 }
 
 // instanceDecideCmd is ax instance approve, reject, cancel and terminate.
@@ -168,51 +170,4 @@ func (c *instanceDecideCmd) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.m.Stdout, "%s %s\n", id, state)
 	return nil
-}
-
-// instanceLog prints an instance's output on stdout (a new attempt's
-// mark on stderr); with follow it keeps printing new output until the
-// attempt ends.
-func instanceLog(ctx context.Context, cl *client.Client, id string, follow bool, stdout, stderr io.Writer) error {
-	var offset int64
-	attempt := 0
-	for {
-		l, err := cl.InstanceLog(ctx, id, offset)
-		if err != nil {
-			return err
-		}
-		if l.Attempt != attempt {
-			// A retry's output starts over at offset 0; this answer was
-			// asked from the old attempt's offset.
-			if attempt != 0 {
-				fmt.Fprintf(stderr, "--- attempt %d\n", l.Attempt)
-			}
-			resumed := offset > 0
-			attempt, offset = l.Attempt, 0
-			if resumed {
-				continue
-			}
-		}
-		if l.Offset+int64(len(l.Output)) > offset {
-			skip := max(offset-l.Offset, 0)
-			if skip < int64(len(l.Output)) {
-				if _, err := io.WriteString(stdout, l.Output[skip:]); err != nil {
-					return err
-				}
-			}
-			offset = l.Offset + int64(len(l.Output))
-		}
-		if !follow || !l.Live {
-			if follow && (l.State == model.StateReady || l.State == model.StateScheduled || l.State == model.StateRetrying) {
-				// Not started yet: wait for it.
-			} else {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/follow"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -301,11 +302,11 @@ func TestExitCode(t *testing.T) {
 		{errors.New("boom"), syscall.SIGTERM, 1},
 		{exitStatus(3), nil, 3},
 		{exitStatus(1), os.Interrupt, 1},
-		{&outcomeError{state: model.StateFailed}, nil, 1},
-		{&outcomeError{state: model.StateTerminated}, nil, 3},
-		{&outcomeError{state: model.StateCanceled}, nil, 4},
-		{&outcomeError{state: model.StateSkipped}, nil, 4},
-		{fmt.Errorf("wrapped: %w", &outcomeError{state: model.StateTerminated}), nil, 3},
+		{&follow.OutcomeError{State: model.StateFailed}, nil, 1},
+		{&follow.OutcomeError{State: model.StateTerminated}, nil, 3},
+		{&follow.OutcomeError{State: model.StateCanceled}, nil, 4},
+		{&follow.OutcomeError{State: model.StateSkipped}, nil, 4},
+		{fmt.Errorf("wrapped: %w", &follow.OutcomeError{State: model.StateTerminated}), nil, 3},
 	} {
 		if got := exitCode(tc.err, tc.sig); got != tc.want {
 			t.Errorf("exitCode(%v, %v) = %d, want %d", tc.err, tc.sig, got, tc.want)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/ax-scheduler/ax/internal/view"
 )
 
 // secretUsage is the help of ax secret and of its subcommands.
@@ -69,14 +71,14 @@ func (c *secretPutCmd) Run(ctx context.Context, args []string) error {
 // secretListCmd is ax secret list.
 type secretListCmd struct {
 	clientBase
-	out output
+	out view.Output
 }
 
 func newSecretListCmd(m *Main) command {
 	c := &secretListCmd{}
 	c.init(m, "secret list", secretUsage)
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -89,14 +91,7 @@ func (c *secretListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.print(c.m.Stdout, l, func(w io.Writer) error {
-		tw := newTable(w)
-		row(tw, "NAME", "VERSION", "ENCRYPTED", "UPDATED", "BY")
-		for _, s := range l.Secrets {
-			row(tw, s.Name, s.Version, s.Encrypted, fmtTime(s.UpdatedAt), orDash(s.UpdatedBy))
-		}
-		return tw.Flush()
-	})
+	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Secrets(w, l.Secrets) })
 }
 
 // secretDeleteCmd is ax secret delete.

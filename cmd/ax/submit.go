@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -57,7 +58,7 @@ func (c *submitCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if c.at != "" {
-		t, err := parseDate(c.at)
+		t, err := cli.ParseDate(c.at)
 		if err != nil {
 			return fmt.Errorf("submit: -at: %w", err)
 		}

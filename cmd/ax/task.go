@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 
+	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -45,10 +45,10 @@ Examples:
 // taskListCmd is ax task list.
 type taskListCmd struct {
 	clientBase
-	labels multiFlag
+	labels cli.MultiFlag
 	paused string
 	watch  bool
-	out    output
+	out    view.Output
 }
 
 func newTaskListCmd(m *Main) command {
@@ -58,7 +58,7 @@ func newTaskListCmd(m *Main) command {
 	c.fs.StringVar(&c.paused, "paused", "", "only paused (true) or active (false) tasks")
 	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
 	c.cf.registerStale(c.fs, false)
-	c.out.register(c.fs)
+	c.out.Register(c.fs)
 	return c
 }
 
@@ -72,16 +72,16 @@ func (c *taskListCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.watch {
-		return c.m.watchTable(ctx, cl, c.out, nil, func(ctx context.Context, w io.Writer) error { return taskList(ctx, cl, f, c.out, w) })
+		return c.m.screen().Watch(ctx, cl, c.out, nil, func(ctx context.Context, w io.Writer) error { return view.TaskList(ctx, cl, f, c.out, w) })
 	}
-	return taskList(ctx, cl, f, c.out, c.m.Stdout)
+	return view.TaskList(ctx, cl, f, c.out, c.m.Stdout)
 }
 
 // taskReadCmd is ax task get, history and events: a read of one task.
 type taskReadCmd struct {
 	clientBase
 	sub string
-	out output
+	out view.Output
 }
 
 func newTaskReadCmd(sub string) func(*Main) command {
@@ -89,7 +89,7 @@ func newTaskReadCmd(sub string) func(*Main) command {
 		c := &taskReadCmd{sub: sub}
 		c.init(m, "task "+sub, taskUsage)
 		c.cf.registerStale(c.fs, true)
-		c.out.register(c.fs)
+		c.out.Register(c.fs)
 		return c
 	}
 }
@@ -106,19 +106,19 @@ func (c *taskReadCmd) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return c.out.print(w, t, func(w io.Writer) error { return writeTask(ctx, cl, w, t) })
+		return c.out.Print(w, t, func(w io.Writer) error { return view.Task(ctx, cl, w, t) })
 	case "events":
 		ev, err := cl.TaskEvents(ctx, name)
 		if err != nil {
 			return err
 		}
-		return c.out.print(w, ev, func(w io.Writer) error { return writeEvents(w, ev.Events) })
+		return c.out.Print(w, ev, func(w io.Writer) error { return view.Events(w, ev.Events) })
 	default: // history
 		h, err := cl.TaskHistory(ctx, name)
 		if err != nil {
 			return err
 		}
-		return c.out.print(w, h, func(w io.Writer) error { return writeHistory(w, h) })
+		return c.out.Print(w, h, func(w io.Writer) error { return view.History(w, h) })
 	}
 }
 
@@ -157,48 +157,20 @@ func (c *taskWriteCmd) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-func describeTrigger(t model.Trigger) string {
-	switch t.Type {
-	case model.TriggerCron:
-		return fmt.Sprintf("cron %q %s", t.Expression, t.Timezone)
-	case model.TriggerInterval:
-		return "every " + t.Every.Std().String()
-	case model.TriggerOnce:
-		if t.At != nil {
-			return "once at " + t.At.UTC().Format(model.TimeLayout)
-		}
+// taskFilter reads task list's -label and -paused.
+func taskFilter(labels cli.MultiFlag, paused string) (model.TaskFilter, error) {
+	f := model.TaskFilter{}
+	var err error
+	if f.Labels, err = labels.Pairs("task list: -label"); err != nil {
+		return f, err
 	}
-	return t.Type
-}
-
-func joinLabels(m map[string]string) string {
-	var parts []string
-	for k, v := range m {
-		parts = append(parts, k+"="+v)
+	switch paused {
+	case "":
+	case "true", "false":
+		b := paused == "true"
+		f.Paused = &b
+	default:
+		return f, fmt.Errorf("task list: -paused wants true or false")
 	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
-// multiFlag collects a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// pairs turns key=value entries into a map (nil when there are none);
-// what names the flag in the error.
-func (m multiFlag) pairs(what string) (map[string]string, error) {
-	var out map[string]string
-	for _, p := range m {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s wants key=value, got %q", what, p)
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[k] = v
-	}
-	return out, nil
+	return f, nil
 }

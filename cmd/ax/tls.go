@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
@@ -77,7 +77,7 @@ type tlsCertCreateCmd struct {
 	base
 	dir, node, client string
 	days              int
-	ips, dns          listFlag
+	ips, dns          cli.ListFlag
 }
 
 func newTLSCertCreateCmd(m *Main) command {
@@ -124,19 +124,5 @@ func (c *tlsCertCreateCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.m.Stdout, "wrote %s\nwrote %s\n", cert, key)
-	return nil
-}
-
-// listFlag collects a repeatable, comma-separable flag.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-func (l *listFlag) Set(s string) error {
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			*l = append(*l, v)
-		}
-	}
 	return nil
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
 )
 
 // triggerCmd is ax trigger.
 type triggerCmd struct {
 	clientBase
-	params multiFlag
+	params cli.MultiFlag
 	key    string
 	wait   waitFlags
 }
@@ -44,7 +45,7 @@ func (c *triggerCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("trigger: %w", err)
 	}
 	req := model.TriggerRequest{IdempotencyKey: c.key}
-	if req.Params, err = c.params.pairs("trigger: -p"); err != nil {
+	if req.Params, err = c.params.Pairs("trigger: -p"); err != nil {
 		return err
 	}
 	cl, err := c.cf.client()

@@ -1,7 +1,9 @@
 // Package cli holds what ax's command-line programs (ax and ax-bench)
 // share: the subcommand interface and help answers, a flag set that
-// returns its errors, and the flags a client of a cluster takes
-// (addresses, token, TLS) turned into a client.Config.
+// returns its errors, the flags a client of a cluster takes (addresses,
+// token, TLS) turned into a client.Config, time values of flags (-since
+// 2d, -at 2026-12-01T09:00), and the hint that names the fix of a failed
+// command (Hint).
 package cli
 
 import (

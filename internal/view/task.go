@@ -1,0 +1,191 @@
+package view
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// listTaskSummaries returns every task of f with its summary (next fire,
+// last run), following the cursor.
+func listTaskSummaries(ctx context.Context, cl *client.Client, f model.TaskFilter) ([]model.SummarizedTask, error) {
+	q := url.Values{"summary": {"true"}, "runs": {"1"}, "limit": {"1000"}}
+	for k, v := range f.Labels {
+		q.Add("label", k+"="+v)
+	}
+	if f.Paused != nil {
+		q.Set("paused", strconv.FormatBool(*f.Paused))
+	}
+	var all []model.SummarizedTask
+	for {
+		var page model.TaskSummaryList
+		if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/tasks", Query: q}, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Tasks...)
+		if page.NextCursor == "" {
+			return all, nil
+		}
+		q.Set("cursor", page.NextCursor)
+	}
+}
+
+// TaskList prints the tasks of f: a table, or the task definitions as
+// JSON or YAML (as task apply takes them).
+func TaskList(ctx context.Context, cl *client.Client, f model.TaskFilter, out Output, w io.Writer) error {
+	all, err := listTaskSummaries(ctx, cl, f)
+	if err != nil {
+		return err
+	}
+	tasks := make([]model.Task, len(all))
+	for i := range all {
+		tasks[i] = all[i].Task
+	}
+	return out.Print(w, tasks, func(w io.Writer) error { return writeTaskTable(w, all, time.Now()) })
+}
+
+// writeTaskTable prints one row per task: what people scan a task list
+// for.
+func writeTaskTable(w io.Writer, tasks []model.SummarizedTask, now time.Time) error {
+	tw := newTable(w)
+	row(tw, "NAME", "TRIGGER", "NEXT FIRE", "LAST RUN", "PAUSED", "LABELS")
+	for _, t := range tasks {
+		next := "-"
+		if t.Summary.NextFire != nil {
+			next = age(*t.Summary.NextFire, now)
+		}
+		last := "-"
+		if r := t.Summary.LastRun; r != nil {
+			last = r.State + " " + ago(r.ScheduledAt, now)
+		}
+		paused := "no"
+		if t.Paused {
+			paused = "yes"
+		}
+		row(tw, t.Name, describeTrigger(t.Trigger), next, last, paused, orDash(joinLabels(t.Labels)))
+	}
+	if len(tasks) == 0 {
+		fmt.Fprintln(tw, "(no tasks)")
+	}
+	return tw.Flush()
+}
+
+// Task prints a task for people: what it is, its recent runs and its
+// next fire times.
+func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) error {
+	now := time.Now()
+	tw := newTable(w)
+	row(tw, "Name:", t.Name)
+	updated := fmtTime(t.UpdatedAt) + " (" + ago(t.UpdatedAt, now) + ")"
+	if t.UpdatedBy != "" {
+		updated += " by " + t.UpdatedBy
+	}
+	row(tw, "Version:", fmt.Sprintf("%d, updated %s", t.Version, updated))
+	row(tw, "Trigger:", describeTrigger(t.Trigger))
+	row(tw, "Action:", describeAction(t.Action))
+	if p, _ := json.Marshal(t.Policy); string(p) != "{}" {
+		row(tw, "Policy:", string(p))
+	}
+	row(tw, "Labels:", orDash(joinLabels(t.Labels)))
+	paused := "no"
+	if t.Paused {
+		paused = "yes: it does not fire (ax task resume " + t.Name + ")"
+	}
+	row(tw, "Paused:", paused)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The recent runs are a second read; a task without any says so.
+	l, err := cl.ListInstances(ctx, model.InstanceFilter{Task: t.Name, Limit: 5})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nRecent runs:")
+	if len(l.Instances) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	} else if err := writeInstanceTable(indent(w), l.Instances, now); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nNext fires:")
+	if len(t.NextFireTimes) == 0 {
+		fmt.Fprintln(w, "  (none)")
+		return nil
+	}
+	loc, _ := time.LoadLocation(t.Trigger.Timezone)
+	tw = newTable(indent(w))
+	for _, f := range t.NextFireTimes {
+		local := "-"
+		if loc != nil && loc != time.UTC {
+			local = f.In(loc).Format("2006-01-02 15:04:05 MST")
+		}
+		row(tw, fmtTime(f), local, age(f, now))
+	}
+	return tw.Flush()
+}
+
+// describeTrigger words when a task fires.
+func describeTrigger(t model.Trigger) string {
+	switch t.Type {
+	case model.TriggerCron:
+		return fmt.Sprintf("cron %q %s", t.Expression, t.Timezone)
+	case model.TriggerInterval:
+		return "every " + t.Every.Std().String()
+	case model.TriggerOnce:
+		if t.At != nil {
+			return "once at " + t.At.UTC().Format(model.TimeLayout)
+		}
+	}
+	return t.Type
+}
+
+// describeAction words what an attempt runs.
+func describeAction(a model.Action) string {
+	s := a.Type
+	switch a.Type {
+	case model.ActionShell:
+		s += ": " + a.Command
+	case model.ActionHTTP:
+		s += ": " + strings.TrimSpace(a.Method+" "+a.URL)
+	default:
+		if a.Handler != "" {
+			s += ": " + a.Handler
+		}
+	}
+	if a.Timeout > 0 {
+		s += " (timeout " + a.Timeout.Std().String() + ")"
+	}
+	return s
+}
+
+// Events prints events as a table.
+func Events(w io.Writer, events []model.Event) error {
+	tw := newTable(w)
+	row(tw, "TIME", "TYPE", "NODE", "ACTOR", "MESSAGE")
+	for _, e := range events {
+		row(tw, fmtTime(e.Time), e.Type, orDash(e.Node), orDash(e.Actor), e.Message)
+	}
+	if len(events) == 0 {
+		fmt.Fprintln(tw, "(no events)")
+	}
+	return tw.Flush()
+}
+
+// History prints a task's versions, oldest first.
+func History(w io.Writer, h *model.TaskHistory) error {
+	now := time.Now()
+	tw := newTable(w)
+	row(tw, "VERSION", "OP", "ACTOR", "TIME", "AGE")
+	for _, v := range h.Versions {
+		row(tw, v.Version, v.Op, orDash(v.Actor), fmtTime(v.Time), age(v.Time, now))
+	}
+	return tw.Flush()
+}
