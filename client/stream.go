@@ -35,22 +35,22 @@ const StreamIdle = 45 * time.Second
 // and an unavailable error when the stream breaks or stays silent for
 // StreamIdle (the caller reconnects: a stream does not resume, so it
 // reloads what it shows first). Stream does not fall under RetryFor.
-func (c *Client) Stream(ctx context.Context, path string, query url.Values, fn func(Event) error) error {
+func (t *transport) Stream(ctx context.Context, path string, query url.Values, fn func(Event) error) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req := Request{Method: http.MethodGet, Path: path, Query: query}
-	start := int(c.next.Load())
+	start := int(t.next.Load())
 	var failed []error
 	var resp *http.Response
 	for attempt := 0; resp == nil; attempt++ {
-		i := (start + attempt) % len(c.bases)
-		hr, err := c.newRequest(sctx, c.bases[i], req, nil, http.Header{"Accept": {"text/event-stream"}})
+		i := (start + attempt) % len(t.bases)
+		hr, err := t.newRequest(sctx, t.bases[i], req, nil, http.Header{"Accept": {"text/event-stream"}})
 		if err != nil {
 			return err
 		}
-		r, err := c.hc.Do(hr)
+		r, err := t.hc.Do(hr)
 		if err != nil {
-			retry, err := c.sendFailed(sctx, req, nil, hr.URL.String(), err)
+			retry, err := t.sendFailed(sctx, req, nil, hr.URL.String(), err)
 			if !retry || ctx.Err() != nil {
 				return err
 			}
@@ -65,10 +65,10 @@ func (c *Client) Stream(ctx context.Context, path string, query url.Values, fn f
 			failed = append(failed, err)
 		} else {
 			resp = r
-			c.next.Store(uint32(i))
+			t.next.Store(uint32(i))
 			break
 		}
-		if len(failed) == len(c.bases) {
+		if len(failed) == len(t.bases) {
 			return everyAddressFailed(failed)
 		}
 	}
