@@ -160,7 +160,7 @@ func runScenario(t *testing.T, sc scenario) {
 		defer stopHogs()
 	}
 	e := newEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), total+hold+5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), total+hold+time.Duration(maxSlowdown*45)*time.Second+5*time.Minute)
 	defer cancel()
 	meterCtx, stopMeter := context.WithCancel(ctx)
 	meter := startSlowdown(meterCtx)
@@ -195,7 +195,11 @@ func runScenario(t *testing.T, sc scenario) {
 	w.replay(ctx)
 	// Long enough for any instance to finish, even after a dispatch
 	// stall (issue 10 item 3: up to 20 s) and lost leases with retries.
-	h, err := collect(ctx, w, end, b, 45*time.Second+longFor)
+	// Draining is a timing bound like the others: it scales with the
+	// slowdown measured so far.
+	drain := time.Duration(float64(45*time.Second)*meter.factor()) + longFor
+	t.Logf("draining for at most %s", drain.Round(time.Second))
+	h, err := collect(ctx, w, end, b, drain)
 	if err != nil {
 		t.Fatalf("collecting the history: %v", err)
 	}
