@@ -372,6 +372,34 @@ func (a *Agent) consoleURL() string {
 	return scheme + a.advertisedHTTP()
 }
 
+// handOver moves leadership to a follower before this leader stops,
+// trying again within 5 s while it is still leader: on a busy machine an
+// election can preempt a transfer (the transfer then fails, but
+// leadership has left this node all the same, which is what matters).
+func (a *Agent) handOver(ctx context.Context) {
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var err error
+	for try := 1; ; try++ {
+		if err = a.node.TransferLeadership(tctx, ""); err == nil {
+			a.log.Info("transferred leadership before shutdown", "tries", try)
+			return
+		}
+		if !a.node.IsLeader() {
+			a.log.Info("leadership left this node before shutdown (an election preempted the transfer)", "error", err)
+			return
+		}
+		if tctx.Err() != nil {
+			break
+		}
+		select {
+		case <-tctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	a.log.Warn("leadership transfer before shutdown failed", "error", err)
+}
+
 // Shutdown stops the agent. A leader first hands leadership to a follower
 // so the cluster does not wait out an election timeout.
 func (a *Agent) Shutdown(ctx context.Context) error {
@@ -387,13 +415,7 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	}
 	if a.node.IsLeader() {
 		if servers, err := a.node.Servers(ctx); err == nil && len(servers) > 1 {
-			tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			if err := a.node.TransferLeadership(tctx, ""); err != nil {
-				a.log.Warn("leadership transfer before shutdown failed", "error", err)
-			} else {
-				a.log.Info("transferred leadership before shutdown")
-			}
-			cancel()
+			a.handOver(ctx)
 		}
 	}
 	close(a.stopCh)
