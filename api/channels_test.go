@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // TestServer_PutChannelValidation: a bad channel is a 400 naming the
@@ -65,7 +65,7 @@ func TestServer_PutChannelValidation(t *testing.T) {
 // TestServer_ChannelURLRedacted: readers see a channel URL's scheme and
 // host only (a Slack webhook's path is its credential); writers see it.
 func TestServer_ChannelURLRedacted(t *testing.T) {
-	list := &model.ChannelList{Channels: []model.Channel{{Name: "chat", Type: model.ChannelSlack, URL: "https://hooks.slack.com/services/T0/B0/XYZ"}}}
+	list := &channel.List{Channels: []channel.Channel{{Name: "chat", Type: channel.TypeSlack, URL: "https://hooks.slack.com/services/T0/B0/XYZ"}}}
 	for _, tt := range []struct {
 		role, want string
 	}{{"reader", "https://hooks.slack.com/(redacted)"}, {"writer", "https://hooks.slack.com/services/T0/B0/XYZ"}} {
@@ -74,8 +74,8 @@ func TestServer_ChannelURLRedacted(t *testing.T) {
 			rec := serve(t, api.Config{Auth: roleTokens}, fb, request{method: http.MethodGet, path: path,
 				header: map[string]string{"Authorization": "Bearer " + tt.role}})
 			var got struct {
-				URL      string          `json:"url"`
-				Channels []model.Channel `json:"channels"`
+				URL      string            `json:"url"`
+				Channels []channel.Channel `json:"channels"`
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 				t.Fatal(err)

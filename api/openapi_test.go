@@ -15,6 +15,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // loadOpenAPI loads and validates the embedded document.
@@ -199,8 +200,8 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"ACLToken", model.ACLToken{}},
 		{"ACLTokenList", model.ACLTokenList{}},
 		{"SecretList", model.SecretList{}},
-		{"Channel", model.Channel{Type: "webhook", URL: "https://h.example"}},
-		{"ChannelList", model.ChannelList{}},
+		{"Channel", channel.Channel{Type: "webhook", URL: "https://h.example"}},
+		{"ChannelList", channel.List{}},
 		{"ErrorBody", model.ErrorBody{Error: &model.Error{Code: model.CodeInvalid, Message: "bad", Field: "trigger.expression"}}},
 	}
 	for _, tt := range tests {

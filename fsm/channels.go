@@ -7,6 +7,7 @@ import (
 
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // Notification channels live in bktChannels: name → ChannelRecord JSON
@@ -16,7 +17,7 @@ import (
 // -encrypt-key-file, as secret values are. From protocol 6 so is the URL
 // of a webhook or slack channel (a Slack webhook's URL is its credential):
 // SealedURL holds it sealed, and the definition's URL only its scheme and
-// host (model.RedactURL).
+// host (channel.RedactURL).
 
 // ChannelRecord is a stored channel: the put that made it (Channel with
 // its Name, without Version or times; the values it kept) and when.
@@ -30,7 +31,7 @@ type ChannelRecord struct {
 
 // Model describes the channel as the API answers it: write-only values
 // shown only as set or not.
-func (r *ChannelRecord) Model() model.Channel {
+func (r *ChannelRecord) Model() channel.Channel {
 	c := r.Channel
 	if c.Match != nil {
 		m := make(map[string]string, len(c.Match))
@@ -79,10 +80,10 @@ func (w alertWrites) putChannel(p *command.PutChannel, cur *ChannelRecord) *Resu
 	rec := ChannelRecord{PutChannel: *p, Version: 1, CreatedAt: w.cmd.Now}
 	if cur != nil {
 		rec.Version, rec.CreatedAt = cur.Version+1, cur.CreatedAt
-		if len(rec.Secret) == 0 && def.Type == model.ChannelWebhook {
+		if len(rec.Secret) == 0 && def.Type == channel.TypeWebhook {
 			rec.Secret, rec.SecretEncrypted = cur.Secret, cur.SecretEncrypted
 		}
-		if len(rec.Password) == 0 && def.Type == model.ChannelEmail {
+		if len(rec.Password) == 0 && def.Type == channel.TypeEmail {
 			rec.Password, rec.PasswordEncrypted = cur.Password, cur.PasswordEncrypted
 		}
 	}
@@ -185,12 +186,12 @@ func (q alertReads) ChannelRecords() ([]ChannelRecord, error) {
 }
 
 // Channels lists every channel as the API answers it, by name.
-func (q alertReads) Channels() ([]model.Channel, error) {
+func (q alertReads) Channels() ([]channel.Channel, error) {
 	recs, err := q.ChannelRecords()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]model.Channel, len(recs))
+	out := make([]channel.Channel, len(recs))
 	for i := range recs {
 		out[i] = recs[i].Model()
 	}

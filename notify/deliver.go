@@ -16,9 +16,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/wneessen/go-mail"
-
-	"github.com/ax-scheduler/ax/model"
 )
 
 // Webhook headers.
@@ -186,7 +185,7 @@ type Message struct {
 // tries it made and the last error.
 func (s *Sender) Deliver(ctx context.Context, t *Target, m *Message) (int, error) {
 	switch t.Channel.Type {
-	case model.ChannelWebhook:
+	case channel.TypeWebhook:
 		id := deliveryID()
 		return s.retry().run(ctx, s.sleep(), func(ctx context.Context) error {
 			return s.postJSON(ctx, t.Channel.URL, m.JSON, func(h http.Header) {
@@ -203,7 +202,7 @@ func (s *Sender) Deliver(ctx context.Context, t *Target, m *Message) (int, error
 				}
 			})
 		})
-	case model.ChannelSlack:
+	case channel.TypeSlack:
 		body, err := json.Marshal(map[string]string{"text": m.Slack})
 		if err != nil {
 			return 0, err
@@ -211,7 +210,7 @@ func (s *Sender) Deliver(ctx context.Context, t *Target, m *Message) (int, error
 		return s.retry().run(ctx, s.sleep(), func(ctx context.Context) error {
 			return s.postJSON(ctx, t.Channel.URL, body, nil)
 		})
-	case model.ChannelEmail:
+	case channel.TypeEmail:
 		msg, err := s.mailMessage(t, m)
 		if err != nil {
 			return 0, permanentError{err}
@@ -258,9 +257,9 @@ func (s *Sender) sendMail(ctx context.Context, t *Target, msg *mail.Msg) error {
 	}
 	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(15 * time.Second)}
 	switch e.TLS {
-	case model.EmailTLS:
+	case channel.EmailTLS:
 		opts = append(opts, mail.WithSSL(), mail.WithPort(port))
-	case model.EmailNoTLS:
+	case channel.EmailNoTLS:
 		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
 	default:
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/ax-scheduler/ax/internal/view"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // channelUsage is the help of ax channel and of its subcommands.
@@ -68,7 +68,7 @@ func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("channel apply: %w", err)
 	}
-	var ch model.Channel
+	var ch channel.Channel
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ch); err != nil {
@@ -134,7 +134,7 @@ func (c *channelGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, ch, func(w io.Writer) error { return view.Channels(w, []model.Channel{*ch}) })
+	return c.out.Print(c.m.Stdout, ch, func(w io.Writer) error { return view.Channels(w, []channel.Channel{*ch}) })
 }
 
 // channelDeleteCmd is ax channel delete.

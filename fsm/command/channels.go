@@ -1,17 +1,20 @@
 package command
 
-import "github.com/ax-scheduler/ax/model"
+import (
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
+)
 
 // PutChannel is the body of TypePutChannel: a channel definition whose
 // write-only values travel in Secret and Password (sealed by the
 // proposing node when it has a key). An empty one keeps the stored value
 // if the channel's type still uses it.
 type PutChannel struct {
-	Channel           model.Channel `json:"channel"`
-	Secret            []byte        `json:"secret,omitempty"`
-	SecretEncrypted   bool          `json:"secretEncrypted,omitempty"`
-	Password          []byte        `json:"password,omitempty"`
-	PasswordEncrypted bool          `json:"passwordEncrypted,omitempty"`
+	Channel           channel.Channel `json:"channel"`
+	Secret            []byte          `json:"secret,omitempty"`
+	SecretEncrypted   bool            `json:"secretEncrypted,omitempty"`
+	Password          []byte          `json:"password,omitempty"`
+	PasswordEncrypted bool            `json:"passwordEncrypted,omitempty"`
 	// SealedURL, from protocol 6, is a webhook or slack channel's URL
 	// sealed by the proposing node (Channel.URL then holds its redacted
 	// form). Before protocol 6 it is ignored, as a replica of an older
@@ -31,13 +34,13 @@ const ProtoSealedChannels = 6
 // Sealed reports whether every value of the put that can be sealed is:
 // the write-only values and, for webhook and slack channels, the URL.
 func (p *PutChannel) Sealed() bool {
-	urlSealed := len(p.SealedURL) > 0 || (p.Channel.Type != model.ChannelWebhook && p.Channel.Type != model.ChannelSlack)
+	urlSealed := len(p.SealedURL) > 0 || (p.Channel.Type != channel.TypeWebhook && p.Channel.Type != channel.TypeSlack)
 	return urlSealed && (len(p.Secret) == 0 || p.SecretEncrypted) && (len(p.Password) == 0 || p.PasswordEncrypted)
 }
 
 // maxStoredChannelSecret bounds a stored write-only value: the API's
 // limit plus the encryption's overhead.
-const maxStoredChannelSecret = model.MaxChannelSecret + 64
+const maxStoredChannelSecret = channel.MaxSecret + 64
 
 // Validate normalizes and checks the definition, and checks that each
 // write-only value and the sealed URL fit and belong to the channel's
@@ -60,16 +63,16 @@ func (p *PutChannel) Validate(*Command) *model.Error {
 	if len(p.Password) > maxStoredChannelSecret {
 		return model.FieldErrorf("email.password", "too large")
 	}
-	if len(p.SealedURL) > model.MaxChannelURL+64 {
+	if len(p.SealedURL) > channel.MaxURL+64 {
 		return model.FieldErrorf("url", "too large")
 	}
-	if len(p.SealedURL) > 0 && c.Type != model.ChannelWebhook && c.Type != model.ChannelSlack {
+	if len(p.SealedURL) > 0 && c.Type != channel.TypeWebhook && c.Type != channel.TypeSlack {
 		return model.FieldErrorf("url", "only for types webhook and slack")
 	}
-	if len(p.Secret) > 0 && c.Type != model.ChannelWebhook {
+	if len(p.Secret) > 0 && c.Type != channel.TypeWebhook {
 		return model.FieldErrorf("secret", "only for type webhook")
 	}
-	if len(p.Password) > 0 && c.Type != model.ChannelEmail {
+	if len(p.Password) > 0 && c.Type != channel.TypeEmail {
 		return model.FieldErrorf("email.password", "only for type email")
 	}
 	return nil

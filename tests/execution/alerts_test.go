@@ -15,6 +15,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/notify"
 )
 
@@ -175,7 +176,7 @@ func TestAlerts_ChannelFailureReport(t *testing.T) {
 	}
 	testkit.Eventually(t, 30*time.Second, func() error { // channels need protocol 4
 		return cl.Do(ctx, client.Request{Method: http.MethodPut, Path: "/v1/channels/ops",
-			Body: model.Channel{Type: model.ChannelWebhook, URL: srv.URL, Secret: "s3cret"}}, nil)
+			Body: channel.Channel{Type: channel.TypeWebhook, URL: srv.URL, Secret: "s3cret"}}, nil)
 	})
 	var lines []string
 	for i := 1; i <= 25; i++ {

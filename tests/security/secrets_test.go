@@ -21,6 +21,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // TestSecrets_NeverAtRestOrInAnswers: a three-node cluster with
@@ -208,11 +209,11 @@ func TestChannels_SecretsNeverAtRest(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.URL.String() }))
 	defer srv.Close()
 	hookURL := srv.URL + "/ax/" + hookPath + "?key=" + keyParam
-	for _, ch := range []model.Channel{
-		{Name: "chat", Type: model.ChannelSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slack, Match: map[string]string{"team": "nobody"}},
-		{Name: "ops", Type: model.ChannelWebhook, URL: hookURL, Secret: sign, Match: map[string]string{"team": "data"}},
-		{Name: "mail", Type: model.ChannelEmail, Match: map[string]string{"team": "nobody"},
-			Email: &model.EmailChannel{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "127.0.0.1:1", Username: "ax", Password: smtpPass}},
+	for _, ch := range []channel.Channel{
+		{Name: "chat", Type: channel.TypeSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slack, Match: map[string]string{"team": "nobody"}},
+		{Name: "ops", Type: channel.TypeWebhook, URL: hookURL, Secret: sign, Match: map[string]string{"team": "data"}},
+		{Name: "mail", Type: channel.TypeEmail, Match: map[string]string{"team": "nobody"},
+			Email: &channel.Email{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "127.0.0.1:1", Username: "ax", Password: smtpPass}},
 	} {
 		if _, err := cl.PutChannel(ctx, &ch); err != nil {
 			t.Fatalf("put channel %s: %v", ch.Name, err)

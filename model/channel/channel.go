@@ -1,20 +1,23 @@
-package model
+package channel
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/ax-scheduler/ax/model"
 )
 
 // Channel types.
 const (
-	ChannelWebhook = "webhook" // a generic JSON webhook, signed with Secret
-	ChannelSlack   = "slack"   // a Slack-compatible incoming webhook
-	ChannelEmail   = "email"   // mail over SMTP
+	TypeWebhook = "webhook" // a generic JSON webhook, signed with Secret
+	TypeSlack   = "slack"   // a Slack-compatible incoming webhook
+	TypeEmail   = "email"   // mail over SMTP
 )
 
 // Email TLS modes.
@@ -26,11 +29,11 @@ const (
 
 // Limits of a channel definition.
 const (
-	MaxChannelURL      = 2048
-	MaxChannelSecret   = 4096
-	MaxChannelMatch    = 32
-	MaxChannelEmailTo  = 50
-	maxChannelFieldLen = 512
+	MaxURL      = 2048
+	MaxSecret   = 4096
+	MaxMatch    = 32
+	MaxEmailTo  = 50
+	maxFieldLen = 512
 )
 
 // Channel is a named notification channel: where alerts go and which ones.
@@ -44,9 +47,9 @@ type Channel struct {
 	// URL receives webhook and slack notifications (http or https).
 	URL string `json:"url,omitempty"`
 	// Secret is a webhook's HMAC-SHA256 key (X-AX-Signature).
-	Secret    string        `json:"secret,omitempty"`
-	SecretSet bool          `json:"secretSet,omitempty"`
-	Email     *EmailChannel `json:"email,omitempty"`
+	Secret    string `json:"secret,omitempty"`
+	SecretSet bool   `json:"secretSet,omitempty"`
+	Email     *Email `json:"email,omitempty"`
 	// Match routes the alerts of tasks whose labels hold all of these
 	// pairs to the channel; empty matches every alert. Tasks also name
 	// channels in policy.notify.
@@ -58,15 +61,15 @@ type Channel struct {
 	// both).
 	Events []string `json:"events,omitempty"`
 
-	Version   uint64 `json:"version,omitempty"`
-	CreatedAt *Time  `json:"createdAt,omitempty"`
-	UpdatedAt *Time  `json:"updatedAt,omitempty"`
-	UpdatedBy string `json:"updatedBy,omitempty"`
+	Version   uint64      `json:"version,omitempty"`
+	CreatedAt *model.Time `json:"createdAt,omitempty"`
+	UpdatedAt *model.Time `json:"updatedAt,omitempty"`
+	UpdatedBy string      `json:"updatedBy,omitempty"`
 }
 
-// EmailChannel is where an email channel sends: an SMTP server and its
+// Email is where an email channel sends: an SMTP server and its
 // credentials.
-type EmailChannel struct {
+type Email struct {
 	To          []string `json:"to"`
 	From        string   `json:"from"`
 	SMTP        string   `json:"smtp"` // host:port
@@ -76,19 +79,19 @@ type EmailChannel struct {
 	TLS         string   `json:"tls,omitempty"` // starttls (default), tls, none
 }
 
-// ChannelList answers GET /v1/channels, by name.
-type ChannelList struct {
+// List answers GET /v1/channels, by name.
+type List struct {
 	Channels []Channel `json:"channels"`
 }
 
 // SeverityRank orders severities: info 1, warning 2, critical 3, else 0.
 func SeverityRank(s string) int {
 	switch s {
-	case SeverityInfo:
+	case model.SeverityInfo:
 		return 1
-	case SeverityWarning:
+	case model.SeverityWarning:
 		return 2
-	case SeverityCritical:
+	case model.SeverityCritical:
 		return 3
 	}
 	return 0
@@ -98,10 +101,10 @@ func SeverityRank(s string) int {
 // info, both events, email tls starttls) and sorts events.
 func (c *Channel) Normalize() {
 	if c.MinSeverity == "" {
-		c.MinSeverity = SeverityInfo
+		c.MinSeverity = model.SeverityInfo
 	}
 	if len(c.Events) == 0 {
-		c.Events = []string{AlertFiring, AlertResolved}
+		c.Events = []string{model.AlertFiring, model.AlertResolved}
 	}
 	slices.Sort(c.Events)
 	c.Events = slices.Compact(c.Events)
@@ -115,7 +118,7 @@ func (c *Channel) Normalize() {
 func (c *Channel) Admits(event, severity string) bool {
 	min := c.MinSeverity
 	if min == "" {
-		min = SeverityInfo
+		min = model.SeverityInfo
 	}
 	if SeverityRank(severity) < SeverityRank(min) {
 		return false
@@ -138,93 +141,93 @@ func (c *Channel) Matches(labels map[string]string) bool {
 // no lookups (the state machine runs it too).
 func (c *Channel) Validate() error {
 	if c.Name != "" {
-		if err := ValidateName("name", c.Name); err != nil {
+		if err := model.ValidateName("name", c.Name); err != nil {
 			return err
 		}
 	}
 	switch c.Type {
-	case ChannelWebhook, ChannelSlack:
+	case TypeWebhook, TypeSlack:
 		if err := checkHTTPURL("url", c.URL); err != nil {
 			return err
 		}
 		if c.Email != nil {
-			return FieldErrorf("email", "only for type email")
+			return model.FieldErrorf("email", "only for type email")
 		}
-		if c.Type == ChannelSlack && c.Secret != "" {
-			return FieldErrorf("secret", "only for type webhook (a Slack webhook's URL is its credential)")
+		if c.Type == TypeSlack && c.Secret != "" {
+			return model.FieldErrorf("secret", "only for type webhook (a Slack webhook's URL is its credential)")
 		}
-	case ChannelEmail:
+	case TypeEmail:
 		if c.URL != "" {
-			return FieldErrorf("url", "not for type email: set email.smtp")
+			return model.FieldErrorf("url", "not for type email: set email.smtp")
 		}
 		if c.Secret != "" {
-			return FieldErrorf("secret", "only for type webhook")
+			return model.FieldErrorf("secret", "only for type webhook")
 		}
 		if c.Email == nil {
-			return FieldErrorf("email", "required for type email")
+			return model.FieldErrorf("email", "required for type email")
 		}
 		if err := c.Email.validate(); err != nil {
 			return err
 		}
 	case "":
-		return FieldErrorf("type", "required: webhook, slack or email")
+		return model.FieldErrorf("type", "required: webhook, slack or email")
 	default:
-		return FieldErrorf("type", "%q: use webhook, slack or email", c.Type)
+		return model.FieldErrorf("type", "%q: use webhook, slack or email", c.Type)
 	}
-	if len(c.Secret) > MaxChannelSecret {
-		return FieldErrorf("secret", "at most %d bytes", MaxChannelSecret)
+	if len(c.Secret) > MaxSecret {
+		return model.FieldErrorf("secret", "at most %d bytes", MaxSecret)
 	}
-	if len(c.Match) > MaxChannelMatch {
-		return FieldErrorf("match", "at most %d labels", MaxChannelMatch)
+	if len(c.Match) > MaxMatch {
+		return model.FieldErrorf("match", "at most %d labels", MaxMatch)
 	}
-	for _, k := range sortedKeys(c.Match) {
-		if k == "" || len(k) > maxChannelFieldLen || len(c.Match[k]) > maxChannelFieldLen {
-			return FieldErrorf("match", "label %q: keys are 1-%d bytes, values at most %d", k, maxChannelFieldLen, maxChannelFieldLen)
+	for _, k := range slices.Sorted(maps.Keys(c.Match)) {
+		if k == "" || len(k) > maxFieldLen || len(c.Match[k]) > maxFieldLen {
+			return model.FieldErrorf("match", "label %q: keys are 1-%d bytes, values at most %d", k, maxFieldLen, maxFieldLen)
 		}
 	}
 	if c.MinSeverity != "" && SeverityRank(c.MinSeverity) == 0 {
-		return FieldErrorf("minSeverity", "%q: use info, warning or critical", c.MinSeverity)
+		return model.FieldErrorf("minSeverity", "%q: use info, warning or critical", c.MinSeverity)
 	}
 	if len(c.Events) > 2 {
-		return FieldErrorf("events", "at most firing and resolved")
+		return model.FieldErrorf("events", "at most firing and resolved")
 	}
 	for _, e := range c.Events {
-		if e != AlertFiring && e != AlertResolved {
-			return FieldErrorf("events", "%q: use firing or resolved", e)
+		if e != model.AlertFiring && e != model.AlertResolved {
+			return model.FieldErrorf("events", "%q: use firing or resolved", e)
 		}
 	}
 	return nil
 }
 
-func (e *EmailChannel) validate() error {
+func (e *Email) validate() error {
 	if len(e.To) == 0 {
-		return FieldErrorf("email.to", "at least one address")
+		return model.FieldErrorf("email.to", "at least one address")
 	}
-	if len(e.To) > MaxChannelEmailTo {
-		return FieldErrorf("email.to", "at most %d addresses", MaxChannelEmailTo)
+	if len(e.To) > MaxEmailTo {
+		return model.FieldErrorf("email.to", "at most %d addresses", MaxEmailTo)
 	}
 	for i, a := range e.To {
 		if err := checkAddress(a); err != nil {
-			return FieldErrorf("email.to", "entry %d: %v", i, err)
+			return model.FieldErrorf("email.to", "entry %d: %v", i, err)
 		}
 	}
 	if err := checkAddress(e.From); err != nil {
-		return FieldErrorf("email.from", "%v", err)
+		return model.FieldErrorf("email.from", "%v", err)
 	}
 	host, port, err := net.SplitHostPort(e.SMTP)
-	if err != nil || host == "" || port == "" || strings.ContainsAny(host, " /") || !allDigits(port) || len(e.SMTP) > maxChannelFieldLen {
-		return FieldErrorf("email.smtp", "%q is not host:port", e.SMTP)
+	if err != nil || host == "" || port == "" || strings.ContainsAny(host, " /") || !allDigits(port) || len(e.SMTP) > maxFieldLen {
+		return model.FieldErrorf("email.smtp", "%q is not host:port", e.SMTP)
 	}
-	if len(e.Username) > maxChannelFieldLen {
-		return FieldErrorf("email.username", "at most %d bytes", maxChannelFieldLen)
+	if len(e.Username) > maxFieldLen {
+		return model.FieldErrorf("email.username", "at most %d bytes", maxFieldLen)
 	}
-	if len(e.Password) > MaxChannelSecret {
-		return FieldErrorf("email.password", "at most %d bytes", MaxChannelSecret)
+	if len(e.Password) > MaxSecret {
+		return model.FieldErrorf("email.password", "at most %d bytes", MaxSecret)
 	}
 	switch e.TLS {
 	case "", EmailSTARTTLS, EmailTLS, EmailNoTLS:
 	default:
-		return FieldErrorf("email.tls", "%q: use starttls, tls or none", e.TLS)
+		return model.FieldErrorf("email.tls", "%q: use starttls, tls or none", e.TLS)
 	}
 	return nil
 }
@@ -234,7 +237,7 @@ func checkAddress(a string) error {
 	if a == "" {
 		return errors.New("required")
 	}
-	if len(a) > maxChannelFieldLen || strings.ContainsAny(a, "\r\n") {
+	if len(a) > maxFieldLen || strings.ContainsAny(a, "\r\n") {
 		return errors.New("not an email address")
 	}
 	p, err := mail.ParseAddress(a)
@@ -256,22 +259,16 @@ func allDigits(s string) bool {
 // checkHTTPURL requires an absolute http or https URL with a host.
 func checkHTTPURL(field, s string) error {
 	if s == "" {
-		return FieldErrorf(field, "required")
+		return model.FieldErrorf(field, "required")
 	}
-	if len(s) > MaxChannelURL {
-		return FieldErrorf(field, "at most %d bytes", MaxChannelURL)
+	if len(s) > MaxURL {
+		return model.FieldErrorf(field, "at most %d bytes", MaxURL)
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return FieldErrorf(field, "%q is not an absolute http(s) URL", s)
+		return model.FieldErrorf(field, "%q is not an absolute http(s) URL", s)
 	}
 	return nil
-}
-
-// IsNotifyURL reports whether a policy.notify entry is an ad-hoc webhook
-// URL (http:// or https://) rather than a channel name.
-func IsNotifyURL(s string) bool {
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
 // RedactedPath replaces the path and query of a URL whose credentials
