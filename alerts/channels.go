@@ -26,7 +26,10 @@ func channelSealName(channel, field string) string { return "channel/" + channel
 func (cs *Channels) PutChannel(ctx context.Context, c api.Caller, name string, ch *channel.Channel) (*channel.Channel, error) {
 	def := *ch
 	def.Name = name
-	body := command.PutChannel{}
+	body := command.PutChannel{Channel: def}
+	if e := body.ProtoRefusal(cs.state.Proto()); e != nil {
+		return nil, e // as the leader's Precheck would, even when the leader runs an older release
+	}
 	if def.Secret != "" {
 		body.Secret, body.SecretEncrypted = cs.sealValue(channelSealName(name, "secret"), def.Secret)
 	}
@@ -39,9 +42,10 @@ func (cs *Channels) PutChannel(ctx context.Context, c api.Caller, name string, c
 		def.Email = &e
 	}
 	def.Secret = ""
-	if cs.sealer != nil && (def.Type == channel.TypeWebhook || def.Type == channel.TypeSlack) && cs.state.Proto() >= command.ProtoSealedChannels {
-		// The URL is often the credential (a Slack webhook's is): the
-		// state machine keeps only its scheme and host in the clear.
+	if cs.sealer != nil && channel.HasURL(def.Type) && cs.state.Proto() >= command.ProtoSealedChannels {
+		// The URL is often the credential (a Slack webhook's and the chat
+		// robots' are): the state machine keeps only its scheme and host
+		// in the clear.
 		body.SealedURL, _ = cs.sealValue(channelSealName(name, "url"), def.URL)
 		def.URL = channel.RedactURL(def.URL)
 	}
@@ -109,7 +113,7 @@ func (cs *Channels) Seal(ctx context.Context) {
 		if len(body.Password) > 0 && !body.PasswordEncrypted {
 			body.Password, body.PasswordEncrypted = cs.sealValue(channelSealName(name, "password"), string(body.Password))
 		}
-		if len(body.SealedURL) == 0 && (body.Channel.Type == channel.TypeWebhook || body.Channel.Type == channel.TypeSlack) {
+		if len(body.SealedURL) == 0 && channel.HasURL(body.Channel.Type) {
 			body.SealedURL, _ = cs.sealValue(channelSealName(name, "url"), body.Channel.URL)
 			body.Channel.URL = channel.RedactURL(body.Channel.URL)
 		}

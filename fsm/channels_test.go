@@ -145,3 +145,49 @@ func TestFSM_SealedChannelURLFromProto6(t *testing.T) {
 		t.Errorf("a sealed URL on an email channel: %v, want invalid", err)
 	}
 }
+
+// TestFSM_ChatChannelsFromProto7: below protocol 7 a put_channel of a
+// chat robot's type is refused as a replica of protocol 6 refuses it
+// (its validation does not know the type), and Precheck says which
+// protocol it needs; from 7 it is stored, its signing secret kept by a
+// put without one, and its sealed URL kept; a wecom robot takes no
+// secret.
+func TestFSM_ChatChannelsFromProto7(t *testing.T) {
+	f := newTestFSM(t)
+	a := &applier{t: t, f: f}
+	ding := PutChannel{Channel: channel.Channel{Name: "ding", Type: channel.TypeDingTalk, URL: "https://oapi.dingtalk.com/(redacted)"},
+		Secret: []byte("SEC-sealed"), SecretEncrypted: true, SealedURL: []byte("sealed URL")}
+	a.apply(cmd(t, CmdSetProto, "", 1000, SetProto{Proto: 6}))
+	var me *model.Error
+	if r := f.Precheck(cmd(t, CmdPutChannel, "", 0, ding)); r == nil || !errors.As(r.Err, &me) || me.Code != model.CodePrecondition ||
+		me.Field != "type" || me.Message != "type dingtalk needs protocol 7, the cluster is at protocol 6: upgrade every member first" {
+		t.Fatalf("precheck at protocol 6: %+v", r)
+	}
+	// The words of protocol 6's validation (model.Channel.Validate then).
+	err := a.apply(cmd(t, CmdPutChannel, "", 2000, ding)).Decode(nil)
+	if !errors.As(err, &me) || me.Code != model.CodeInvalid || me.Field != "type" || me.Message != `"dingtalk": use webhook, slack or email` {
+		t.Fatalf("apply at protocol 6: %v", err)
+	}
+	if _, ok := f.Channel("ding"); ok {
+		t.Fatal("stored at protocol 6")
+	}
+	a.apply(cmd(t, CmdSetProto, "", 3000, SetProto{Proto: 7}))
+	if r := f.Precheck(cmd(t, CmdPutChannel, "", 0, ding)); r != nil {
+		t.Fatalf("precheck at protocol 7: %+v", r)
+	}
+	writeResult(t, a.apply(cmd(t, CmdPutChannel, "", 4000, ding)))
+	again := ding
+	again.Secret, again.SecretEncrypted, again.Channel.MinSeverity = nil, false, model.SeverityCritical
+	writeResult(t, a.apply(cmd(t, CmdPutChannel, "", 5000, again)))
+	rec, _ := f.Channel("ding")
+	if string(rec.Secret) != "SEC-sealed" || !rec.SecretEncrypted || string(rec.SealedURL) != "sealed URL" || !rec.Sealed() || rec.Version != 2 {
+		t.Fatalf("stored %+v", rec)
+	}
+	if m := rec.Model(); !m.SecretSet || m.Secret != "" {
+		t.Errorf("answered %+v", m)
+	}
+	wecom := PutChannel{Channel: channel.Channel{Name: "wecom", Type: channel.TypeWeCom, URL: "https://qyapi.weixin.qq.com/(redacted)"}, Secret: []byte("k")}
+	if err := a.apply(cmd(t, CmdPutChannel, "", 6000, wecom)).Decode(nil); !errors.As(err, &me) || me.Field != "secret" {
+		t.Errorf("a secret on a wecom robot: %v, want invalid secret", err)
+	}
+}

@@ -296,7 +296,10 @@ func (g *logGen) command(t *testing.T) *Command {
 		}
 	case 30:
 		name := fmt.Sprintf("chan-%d", g.rng.Intn(3))
-		switch g.rng.Intn(4) {
+		switch g.rng.Intn(5) {
+		case 3: // a chat robot: refused below protocol 7
+			typ, body = CmdPutChannel, PutChannel{Channel: channel.Channel{Name: name, Type: channel.TypeDingTalk,
+				URL: "https://oapi.dingtalk.com/(redacted)"}, Secret: []byte("SECx"), SealedURL: []byte("sealed")}
 		case 0:
 			typ, body = CmdPutChannel, PutChannel{Channel: channel.Channel{Name: name, Type: channel.TypeWebhook, URL: "http://127.0.0.1:1/h",
 				Match: map[string]string{"k": "1", "a": "2"}}, Secret: []byte("s3cret")}

@@ -121,7 +121,9 @@ func (nf *Notifier) Render(ctx context.Context, n *model.AlertNotification) (*Me
 	if err != nil {
 		return nil, err
 	}
-	return &Message{Event: n.Event, Subject: body.Subject, Text: body.Text, Slack: Slack(n, f, link), JSON: js}, nil
+	m := &Message{Event: n.Event, Subject: body.Subject, Text: body.Text, Slack: Slack(n, f, link), JSON: js}
+	m.DingTalk, m.WeCom, m.FeishuCard = chatBodies(n, f, link)
+	return m, nil
 }
 
 // Notify delivers n to every target Route picks, in parallel, each with

@@ -22,9 +22,10 @@ Subcommands:
 	get NAME          one channel (-o json: as apply takes it)
 	delete NAME       delete a channel
 
-A channel is {"name", "type": "webhook"|"slack"|"email", "url", "secret",
-"email": {"to", "from", "smtp", "username", "password", "tls"}, "match",
-"minSeverity", "events"}. Alerts of tasks whose labels hold every pair of
+A channel is {"name", "type": "webhook"|"slack"|"email"|"dingtalk"|"wecom"|
+"feishu", "url", "secret" (webhook; signing: dingtalk, feishu), "email": {"to",
+"from", "smtp", "username", "password", "tls"}, "match", "minSeverity",
+"events"}. Alerts of tasks whose labels hold every pair of
 "match" go to it (an empty match takes every alert), and so do those of
 tasks that name it in policy.notify. An omitted secret or password keeps
 the stored one, so "get -o json" output can be edited and applied again.
@@ -33,6 +34,7 @@ list and get take -o table|json|yaml (-json: -o json).
 Examples:
 	ax channel apply -f ops-webhook.json
 	echo '{"name":"chat","type":"slack","url":"https://hooks.slack.com/services/T/B/X","minSeverity":"critical"}' | ax channel apply -f -
+	echo '{"name":"ding","type":"dingtalk","url":"https://oapi.dingtalk.com/robot/send?access_token=T","secret":"SEC..."}' | ax channel apply -f -
 	ax channel list
 	ax channel get ops
 	ax channel delete chat

@@ -18,7 +18,36 @@ const (
 	TypeWebhook = "webhook" // a generic JSON webhook, signed with Secret
 	TypeSlack   = "slack"   // a Slack-compatible incoming webhook
 	TypeEmail   = "email"   // mail over SMTP
+	// The chat robots of seed 002's teams (protocol 7): each gets the
+	// message in its platform's markdown.
+	TypeDingTalk = "dingtalk" // a DingTalk custom robot, optionally signed with Secret
+	TypeWeCom    = "wecom"    // a WeCom (WeChat Work) group robot
+	TypeFeishu   = "feishu"   // a Feishu/Lark custom bot, optionally signed with Secret
 )
+
+// typesText lists the channel types for error messages.
+const typesText = "webhook, slack, email, dingtalk, wecom or feishu"
+
+// HasURL reports whether channels of type t deliver to URL, which may
+// carry their credential (a Slack webhook's path, a DingTalk robot's
+// access_token, a WeCom robot's key, a Feishu bot's hook id): every type
+// but email.
+func HasURL(t string) bool {
+	switch t {
+	case TypeWebhook, TypeSlack, TypeDingTalk, TypeWeCom, TypeFeishu:
+		return true
+	}
+	return false
+}
+
+// HasSecret reports whether channels of type t take a Secret: a
+// webhook's HMAC key, a DingTalk robot's or a Feishu bot's signing
+// secret.
+func HasSecret(t string) bool { return t == TypeWebhook || t == TypeDingTalk || t == TypeFeishu }
+
+// IsChat reports whether t is one of the chat robots' types, which need
+// every member at protocol 7.
+func IsChat(t string) bool { return t == TypeDingTalk || t == TypeWeCom || t == TypeFeishu }
 
 // Email TLS modes.
 const (
@@ -44,9 +73,11 @@ const (
 type Channel struct {
 	Name string `json:"name,omitempty"`
 	Type string `json:"type"`
-	// URL receives webhook and slack notifications (http or https).
+	// URL receives the notifications of every type but email (http or
+	// https): the webhook, or the robot's webhook address with its token.
 	URL string `json:"url,omitempty"`
-	// Secret is a webhook's HMAC-SHA256 key (X-AX-Signature).
+	// Secret is a webhook's HMAC-SHA256 key (X-AX-Signature), or the
+	// signing secret of a dingtalk robot or a feishu bot (optional).
 	Secret    string `json:"secret,omitempty"`
 	SecretSet bool   `json:"secretSet,omitempty"`
 	Email     *Email `json:"email,omitempty"`
@@ -146,22 +177,22 @@ func (c *Channel) Validate() error {
 		}
 	}
 	switch c.Type {
-	case TypeWebhook, TypeSlack:
+	case TypeWebhook, TypeSlack, TypeDingTalk, TypeWeCom, TypeFeishu:
 		if err := checkHTTPURL("url", c.URL); err != nil {
 			return err
 		}
 		if c.Email != nil {
 			return model.FieldErrorf("email", "only for type email")
 		}
-		if c.Type == TypeSlack && c.Secret != "" {
-			return model.FieldErrorf("secret", "only for type webhook (a Slack webhook's URL is its credential)")
+		if !HasSecret(c.Type) && c.Secret != "" {
+			return model.FieldErrorf("secret", "only for types webhook, dingtalk and feishu (a %s webhook's URL is its credential)", c.Type)
 		}
 	case TypeEmail:
 		if c.URL != "" {
 			return model.FieldErrorf("url", "not for type email: set email.smtp")
 		}
 		if c.Secret != "" {
-			return model.FieldErrorf("secret", "only for type webhook")
+			return model.FieldErrorf("secret", "only for types webhook, dingtalk and feishu")
 		}
 		if c.Email == nil {
 			return model.FieldErrorf("email", "required for type email")
@@ -170,9 +201,9 @@ func (c *Channel) Validate() error {
 			return err
 		}
 	case "":
-		return model.FieldErrorf("type", "required: webhook, slack or email")
+		return model.FieldErrorf("type", "required: "+typesText)
 	default:
-		return model.FieldErrorf("type", "%q: use webhook, slack or email", c.Type)
+		return model.FieldErrorf("type", "%q: use "+typesText, c.Type)
 	}
 	if len(c.Secret) > MaxSecret {
 		return model.FieldErrorf("secret", "at most %d bytes", MaxSecret)
@@ -272,7 +303,7 @@ func checkHTTPURL(field, s string) error {
 }
 
 // RedactedPath replaces the path and query of a URL whose credentials
-// may be in them (a Slack webhook's are).
+// may be in them (a Slack webhook's and the chat robots' are).
 const RedactedPath = "(redacted)"
 
 // RedactURL keeps a URL's scheme and host and replaces the rest (path,
