@@ -396,3 +396,25 @@ func TestNotifier_ChatAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestNotifier_ErrorsHideTheURL: a delivery that gets no answer fails
+// with an error (logged at WARN) that holds the URL's scheme and host
+// only: a Slack webhook's path, a robot's token and a DingTalk signature
+// are credentials. (The error held the whole URL.)
+func TestNotifier_ErrorsHideTheURL(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	base := srv.URL
+	srv.Close() // nothing answers there now
+	for _, tg := range []notify.Target{
+		{Name: "chat", Channel: channel.Channel{Type: channel.TypeSlack, URL: base + "/services/T0/B0/CREDENTIAL"}},
+		{Name: "ding", Secret: "SECx", Channel: channel.Channel{Type: channel.TypeDingTalk, URL: base + "/robot/send?access_token=CREDENTIAL"}},
+		{Name: "wecom", Channel: channel.Channel{Type: channel.TypeWeCom, URL: base + "/cgi-bin/webhook/send?key=CREDENTIAL"}},
+		{Name: "lark", Channel: channel.Channel{Type: channel.TypeFeishu, URL: base + "/open-apis/bot/v2/hook/CREDENTIAL"}},
+	} {
+		var waits []time.Duration
+		_, err := fastSender(&waits).Deliver(context.Background(), &tg, chatMessage(t, failingAlert(), nil))
+		if err == nil || strings.Contains(err.Error(), "CREDENTIAL") || strings.Contains(err.Error(), "sign=") || !strings.Contains(err.Error(), base+"/(redacted)") {
+			t.Errorf("%s: error %v", tg.Channel.Type, err)
+		}
+	}
+}

@@ -115,8 +115,8 @@ func deliveryID() string {
 // postJSON sends body to url once: 2xx is delivered (if check, when
 // set, takes the answer's body), 4xx other than 408 and 429 a permanent
 // failure, anything else worth a retry.
-func (s *Sender) postJSON(ctx context.Context, url string, body []byte, hdr func(http.Header), check func([]byte) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+func (s *Sender) postJSON(ctx context.Context, to string, body []byte, hdr func(http.Header), check func([]byte) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(body))
 	if err != nil {
 		return permanentError{err}
 	}
@@ -127,6 +127,12 @@ func (s *Sender) postJSON(ctx context.Context, url string, body []byte, hdr func
 	}
 	resp, err := s.http().Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// The URL may be the credential (a Slack webhook's path, a
+			// robot's token, a DingTalk signature): the error is logged.
+			ue.URL = channel.RedactURL(ue.URL)
+		}
 		return err
 	}
 	defer resp.Body.Close()
