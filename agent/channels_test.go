@@ -18,6 +18,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/notify"
 	"github.com/ax-scheduler/ax/notify/notifytest"
 )
@@ -100,7 +101,7 @@ func TestAgent_ChannelNotifications(t *testing.T) {
 		"email":{"to":["oncall@example.com"],"from":"ax@example.com","smtp":%q,"tls":"none","username":"","password":"pw-123"}}`, sink.Addr()), nil); code != 200 {
 		t.Fatalf("put email channel: %d", code)
 	}
-	var list model.ChannelList
+	var list channel.List
 	apiCall(t, a, http.MethodGet, "/v1/channels", "", &list)
 	raw, _ := json.Marshal(list)
 	if len(list.Channels) != 2 || !list.Channels[1].SecretSet || !list.Channels[0].Email.PasswordSet ||
@@ -221,14 +222,14 @@ func TestAgent_ChannelURLsSealed(t *testing.T) {
 	if len(rec.SealedURL) == 0 || rec.Channel.URL != "https://hooks.slack.com/(redacted)" || bytes.Contains(rec.SealedURL, []byte("SLACKSECRET")) {
 		t.Fatalf("stored %+v: want the URL sealed and only its host in the clear", rec)
 	}
-	var got model.Channel
+	var got channel.Channel
 	if apiCall(t, a, http.MethodGet, "/v1/channels/chat", "", &got); got.URL != slackURL {
 		t.Errorf("an admin reads URL %q, want %q", got.URL, slackURL)
 	}
 
 	// Stored in the clear, as before the key or the upgrade: the leader
 	// seals it, keeping its definition.
-	plain := command.PutChannel{Channel: model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: "https://user:pass@hooks.example/ax?key=KEYSECRET",
+	plain := command.PutChannel{Channel: channel.Channel{Name: "ops", Type: channel.TypeWebhook, URL: "https://user:pass@hooks.example/ax?key=KEYSECRET",
 		Match: map[string]string{"team": "data"}}, Secret: []byte("SIGNSECRET")}
 	ctx := context.Background()
 	if err := a.rep.ProposeOwn(ctx, command.TypePutChannel, plain); err != nil {

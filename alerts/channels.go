@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/notify"
 	"github.com/ax-scheduler/ax/replica"
 )
@@ -22,10 +23,13 @@ func channelSealName(channel, field string) string { return "channel/" + channel
 // PutChannel implements api.ChannelBackend. The write-only values are
 // sealed here with -encrypt-key-file, before they are proposed, as secret
 // values are.
-func (cs *Channels) PutChannel(ctx context.Context, c api.Caller, name string, ch *model.Channel) (*model.Channel, error) {
+func (cs *Channels) PutChannel(ctx context.Context, c api.Caller, name string, ch *channel.Channel) (*channel.Channel, error) {
 	def := *ch
 	def.Name = name
-	body := command.PutChannel{}
+	body := command.PutChannel{Channel: def}
+	if e := body.ProtoRefusal(cs.state.Proto()); e != nil {
+		return nil, e // as the leader's Precheck would, even when the leader runs an older release
+	}
 	if def.Secret != "" {
 		body.Secret, body.SecretEncrypted = cs.sealValue(channelSealName(name, "secret"), def.Secret)
 	}
@@ -38,14 +42,15 @@ func (cs *Channels) PutChannel(ctx context.Context, c api.Caller, name string, c
 		def.Email = &e
 	}
 	def.Secret = ""
-	if cs.sealer != nil && (def.Type == model.ChannelWebhook || def.Type == model.ChannelSlack) && cs.state.Proto() >= command.ProtoSealedChannels {
-		// The URL is often the credential (a Slack webhook's is): the
-		// state machine keeps only its scheme and host in the clear.
+	if cs.sealer != nil && channel.HasURL(def.Type) && cs.state.Proto() >= command.ProtoSealedChannels {
+		// The URL is often the credential (a Slack webhook's and the chat
+		// robots' are): the state machine keeps only its scheme and host
+		// in the clear.
 		body.SealedURL, _ = cs.sealValue(channelSealName(name, "url"), def.URL)
-		def.URL = model.RedactURL(def.URL)
+		def.URL = channel.RedactURL(def.URL)
 	}
 	body.Channel = def
-	var out model.Channel
+	var out channel.Channel
 	if err := replica.Write(ctx, cs.rep, c, command.TypePutChannel, body, &out); err != nil {
 		return nil, err
 	}
@@ -108,9 +113,9 @@ func (cs *Channels) Seal(ctx context.Context) {
 		if len(body.Password) > 0 && !body.PasswordEncrypted {
 			body.Password, body.PasswordEncrypted = cs.sealValue(channelSealName(name, "password"), string(body.Password))
 		}
-		if len(body.SealedURL) == 0 && (body.Channel.Type == model.ChannelWebhook || body.Channel.Type == model.ChannelSlack) {
+		if len(body.SealedURL) == 0 && channel.HasURL(body.Channel.Type) {
 			body.SealedURL, _ = cs.sealValue(channelSealName(name, "url"), body.Channel.URL)
-			body.Channel.URL = model.RedactURL(body.Channel.URL)
+			body.Channel.URL = channel.RedactURL(body.Channel.URL)
 		}
 		body.IfVersion = r.Version
 		if err := cs.rep.ProposeOwn(ctx, command.TypePutChannel, body); err != nil {
@@ -122,20 +127,20 @@ func (cs *Channels) Seal(ctx context.Context) {
 }
 
 // ListChannels implements api.ChannelBackend.
-func (cs *Channels) ListChannels(ctx context.Context) (*model.ChannelList, error) {
+func (cs *Channels) ListChannels(ctx context.Context) (*channel.List, error) {
 	recs, err := cs.state.ChannelRecords()
 	if err != nil {
 		return nil, err
 	}
-	list := make([]model.Channel, len(recs))
+	list := make([]channel.Channel, len(recs))
 	for i := range recs {
 		list[i] = cs.channelModel(&recs[i])
 	}
-	return &model.ChannelList{Channels: list}, nil
+	return &channel.List{Channels: list}, nil
 }
 
 // GetChannel implements api.ChannelBackend.
-func (cs *Channels) GetChannel(ctx context.Context, name string) (*model.Channel, error) {
+func (cs *Channels) GetChannel(ctx context.Context, name string) (*channel.Channel, error) {
 	rec, ok := cs.state.Channel(name)
 	if !ok {
 		return nil, &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no channel named " + name}
@@ -147,7 +152,7 @@ func (cs *Channels) GetChannel(ctx context.Context, name string) (*model.Channel
 // channelModel is a stored channel as the API answers it, with its URL
 // opened when it is sealed (the API redacts it for readers below writer);
 // one this node cannot open stays redacted.
-func (cs *Channels) channelModel(rec *fsm.ChannelRecord) model.Channel {
+func (cs *Channels) channelModel(rec *fsm.ChannelRecord) channel.Channel {
 	c := rec.Model()
 	if len(rec.SealedURL) > 0 {
 		if u, err := cs.open(channelSealName(rec.Channel.Name, "url"), rec.SealedURL); err == nil {
@@ -158,8 +163,8 @@ func (cs *Channels) channelModel(rec *fsm.ChannelRecord) model.Channel {
 }
 
 // DeleteChannel implements api.ChannelBackend.
-func (cs *Channels) DeleteChannel(ctx context.Context, c api.Caller, name string) (*model.Channel, error) {
-	var out model.Channel
+func (cs *Channels) DeleteChannel(ctx context.Context, c api.Caller, name string) (*channel.Channel, error) {
+	var out channel.Channel
 	if err := replica.Write(ctx, cs.rep, c, command.TypeDeleteChannel, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ax-scheduler/ax/action"
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // call is one recorded Backend call.
@@ -80,7 +81,7 @@ type fakeBackend struct {
 	Calendar  *model.TaskCalendar
 	Fires     *model.TaskFires
 	CountsV   *model.InstanceCounts
-	ChannelsV *model.ChannelList
+	ChannelsV *channel.List
 }
 
 // The fakes of the roles: each is a small type with its role's methods
@@ -482,7 +483,7 @@ func (f *fakeBackend) secret(name string) (*model.Secret, error) {
 	return &model.Secret{Name: name, Version: 1}, nil
 }
 
-func (f fakeChannels) PutChannel(ctx context.Context, c api.Caller, name string, ch *model.Channel) (*model.Channel, error) {
+func (f fakeChannels) PutChannel(ctx context.Context, c api.Caller, name string, ch *channel.Channel) (*channel.Channel, error) {
 	f.record(ctx, call{Method: "PutChannel", Caller: c, Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -492,7 +493,7 @@ func (f fakeChannels) PutChannel(ctx context.Context, c api.Caller, name string,
 	return &out, nil
 }
 
-func (f fakeChannels) ListChannels(ctx context.Context) (*model.ChannelList, error) {
+func (f fakeChannels) ListChannels(ctx context.Context) (*channel.List, error) {
 	f.record(ctx, call{Method: "ListChannels"})
 	if f.Err != nil {
 		return nil, f.Err
@@ -500,10 +501,10 @@ func (f fakeChannels) ListChannels(ctx context.Context) (*model.ChannelList, err
 	if f.ChannelsV != nil {
 		return f.ChannelsV, nil
 	}
-	return &model.ChannelList{Channels: []model.Channel{}}, nil
+	return &channel.List{Channels: []channel.Channel{}}, nil
 }
 
-func (f fakeChannels) GetChannel(ctx context.Context, name string) (*model.Channel, error) {
+func (f fakeChannels) GetChannel(ctx context.Context, name string) (*channel.Channel, error) {
 	f.record(ctx, call{Method: "GetChannel", Name: name})
 	if f.Err != nil {
 		return nil, f.Err
@@ -511,15 +512,15 @@ func (f fakeChannels) GetChannel(ctx context.Context, name string) (*model.Chann
 	if f.ChannelsV != nil && len(f.ChannelsV.Channels) > 0 {
 		return &f.ChannelsV.Channels[0], nil
 	}
-	return &model.Channel{Name: name, Type: model.ChannelWebhook, URL: "https://h/x"}, nil
+	return &channel.Channel{Name: name, Type: channel.TypeWebhook, URL: "https://h/x"}, nil
 }
 
-func (f fakeChannels) DeleteChannel(ctx context.Context, c api.Caller, name string) (*model.Channel, error) {
+func (f fakeChannels) DeleteChannel(ctx context.Context, c api.Caller, name string) (*channel.Channel, error) {
 	f.record(ctx, call{Method: "DeleteChannel", Caller: c, Name: name})
 	if f.Err != nil {
 		return nil, f.Err
 	}
-	return &model.Channel{Name: name}, nil
+	return &channel.Channel{Name: name}, nil
 }
 
 // request describes one HTTP request in a table case.

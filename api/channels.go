@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 func (s alertRoutes) putChannel(w http.ResponseWriter, r *http.Request) {
@@ -11,7 +12,7 @@ func (s alertRoutes) putChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var ch model.Channel
+	var ch channel.Channel
 	if err := decode(r, &ch); err != nil {
 		writeError(w, err)
 		return

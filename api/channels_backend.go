@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // ChannelBackend stores notification channels. Their write-only values
@@ -12,8 +12,8 @@ import (
 type ChannelBackend interface {
 	// PutChannel creates or replaces the channel name; an empty secret
 	// or password keeps the stored one.
-	PutChannel(ctx context.Context, c Caller, name string, ch *model.Channel) (*model.Channel, error)
-	ListChannels(ctx context.Context) (*model.ChannelList, error)
-	GetChannel(ctx context.Context, name string) (*model.Channel, error)
-	DeleteChannel(ctx context.Context, c Caller, name string) (*model.Channel, error)
+	PutChannel(ctx context.Context, c Caller, name string, ch *channel.Channel) (*channel.Channel, error)
+	ListChannels(ctx context.Context) (*channel.List, error)
+	GetChannel(ctx context.Context, name string) (*channel.Channel, error)
+	DeleteChannel(ctx context.Context, c Caller, name string) (*channel.Channel, error)
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ax-scheduler/ax/api"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // TestServer_PutChannelValidation: a bad channel is a 400 naming the
@@ -39,6 +39,13 @@ func TestServer_PutChannelValidation(t *testing.T) {
 		{"email smtp port", put("ops", mail(`{"to":["a@example.com"],"from":"ax@example.com","smtp":"mail:smtp"}`)), "email.smtp"},
 		{"email tls", put("ops", mail(`{"to":["a@example.com"],"from":"ax@example.com","smtp":"mail:25","tls":"ssl"}`)), "email.tls"},
 		{"email with url", put("ops", `{"type":"email","url":"https://h/x","email":{"to":["a@example.com"],"from":"ax@example.com","smtp":"mail:25"}}`), "url"},
+		{"dingtalk without url", put("ops", `{"type":"dingtalk","secret":"SECx"}`), "url"},
+		{"dingtalk url scheme", put("ops", `{"type":"dingtalk","url":"oapi.dingtalk.com/robot/send?access_token=t"}`), "url"},
+		{"secret on wecom", put("ops", `{"type":"wecom","url":"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k","secret":"s"}`), "secret"},
+		{"wecom without url", put("ops", `{"type":"wecom"}`), "url"},
+		{"feishu url relative", put("ops", `{"type":"feishu","url":"/open-apis/bot/v2/hook/h"}`), "url"},
+		{"email on feishu", put("ops", `{"type":"feishu","url":"https://open.feishu.cn/open-apis/bot/v2/hook/h","email":{"to":["a@example.com"],"from":"ax@example.com","smtp":"mail:25"}}`), "email"},
+		{"feishu secret too long", put("ops", `{"type":"feishu","url":"https://open.feishu.cn/open-apis/bot/v2/hook/h","secret":"`+strings.Repeat("s", 4097)+`"}`), "secret"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,27 +62,42 @@ func TestServer_PutChannelValidation(t *testing.T) {
 			}
 		})
 	}
-	fb := &fakeBackend{}
-	rec := serve(t, api.Config{}, fb, put("ops", `{"name":"ops","type":"webhook","url":"https://h/x","secret":"k","match":{"team":"data"}}`))
-	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"k"`) || !strings.Contains(rec.Body.String(), `"secretSet":true`) {
-		t.Errorf("put: %d %s", rec.Code, rec.Body)
+	for _, body := range []string{
+		`{"name":"ops","type":"webhook","url":"https://h/x","secret":"k","match":{"team":"data"}}`,
+		`{"name":"ops","type":"dingtalk","url":"https://oapi.dingtalk.com/robot/send?access_token=t","secret":"k"}`,
+		`{"name":"ops","type":"feishu","url":"https://open.feishu.cn/open-apis/bot/v2/hook/h","secret":"k"}`,
+	} {
+		fb := &fakeBackend{}
+		rec := serve(t, api.Config{}, fb, put("ops", body))
+		if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"k"`) || !strings.Contains(rec.Body.String(), `"secretSet":true`) {
+			t.Errorf("put %s: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+	for _, body := range []string{`{"type":"wecom","url":"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k"}`, `{"type":"dingtalk","url":"http://127.0.0.1:9/robot/send?access_token=t"}`} {
+		if rec := serve(t, api.Config{}, &fakeBackend{}, put("ops", body)); rec.Code != http.StatusOK {
+			t.Errorf("put %s: %d %s", body, rec.Code, rec.Body)
+		}
 	}
 }
 
 // TestServer_ChannelURLRedacted: readers see a channel URL's scheme and
-// host only (a Slack webhook's path is its credential); writers see it.
+// host only (a Slack webhook's path is its credential, a DingTalk robot's
+// access_token); writers see it.
 func TestServer_ChannelURLRedacted(t *testing.T) {
-	list := &model.ChannelList{Channels: []model.Channel{{Name: "chat", Type: model.ChannelSlack, URL: "https://hooks.slack.com/services/T0/B0/XYZ"}}}
+	list := &channel.List{Channels: []channel.Channel{{Name: "chat", Type: channel.TypeSlack, URL: "https://hooks.slack.com/services/T0/B0/XYZ"}}}
+	ding := &channel.List{Channels: []channel.Channel{{Name: "chat", Type: channel.TypeDingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=T0K"}}}
 	for _, tt := range []struct {
 		role, want string
-	}{{"reader", "https://hooks.slack.com/(redacted)"}, {"writer", "https://hooks.slack.com/services/T0/B0/XYZ"}} {
+		list       *channel.List
+	}{{"reader", "https://hooks.slack.com/(redacted)", list}, {"writer", "https://hooks.slack.com/services/T0/B0/XYZ", list},
+		{"reader", "https://oapi.dingtalk.com/(redacted)", ding}, {"writer", "https://oapi.dingtalk.com/robot/send?access_token=T0K", ding}} {
 		for _, path := range []string{"/v1/channels", "/v1/channels/chat"} {
-			fb := &fakeBackend{ChannelsV: list}
+			fb := &fakeBackend{ChannelsV: tt.list}
 			rec := serve(t, api.Config{Auth: roleTokens}, fb, request{method: http.MethodGet, path: path,
 				header: map[string]string{"Authorization": "Bearer " + tt.role}})
 			var got struct {
-				URL      string          `json:"url"`
-				Channels []model.Channel `json:"channels"`
+				URL      string            `json:"url"`
+				Channels []channel.Channel `json:"channels"`
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // loadOpenAPI loads and validates the embedded document.
@@ -152,6 +153,9 @@ func TestOpenAPI_RequestBodies(t *testing.T) {
 		{"trigger with params", "POST /v1/tasks/{name}/trigger", `{"params":{"date":"2026-01-01"},"idempotencyKey":"k"}`, true},
 		{"email channel", "PUT /v1/channels/{name}", `{"type":"email","email":{"smtp":"smtp.example:587","from":"ax@example","to":["ops@example"]}}`, true},
 		{"channel with an unknown field", "PUT /v1/channels/{name}", `{"type":"webhook","url":"https://h.example","bogus":true}`, false},
+		{"dingtalk channel", "PUT /v1/channels/{name}", `{"type":"dingtalk","url":"https://oapi.dingtalk.com/robot/send?access_token=t","secret":"SECx"}`, true},
+		{"feishu channel", "PUT /v1/channels/{name}", `{"type":"feishu","url":"https://open.feishu.cn/open-apis/bot/v2/hook/h"}`, true},
+		{"channel of an unknown type", "PUT /v1/channels/{name}", `{"type":"teams","url":"https://h.example"}`, false},
 		{"silence until", "POST /v1/silences", `{"rule":"failed","until":"2030-01-01T00:00:00Z","comment":"maintenance"}`, true},
 	}
 	for _, tt := range tests {
@@ -199,8 +203,9 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"ACLToken", model.ACLToken{}},
 		{"ACLTokenList", model.ACLTokenList{}},
 		{"SecretList", model.SecretList{}},
-		{"Channel", model.Channel{Type: "webhook", URL: "https://h.example"}},
-		{"ChannelList", model.ChannelList{}},
+		{"Channel", channel.Channel{Type: "webhook", URL: "https://h.example"}},
+		{"Channel", channel.Channel{Type: channel.TypeWeCom, URL: "https://qyapi.weixin.qq.com/(redacted)"}},
+		{"ChannelList", channel.List{}},
 		{"ErrorBody", model.ErrorBody{Error: &model.Error{Code: model.CodeInvalid, Message: "bad", Field: "trigger.expression"}}},
 	}
 	for _, tt := range tests {

@@ -4,13 +4,14 @@ import (
 	"slices"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // Redacted replaces literal env and header values of tasks, and the path
 // and query of channel URLs, in the reads of principals below writer:
 // those values are often credentials, and only writers (who can set them)
 // see them. Secret references are shown.
-const Redacted = model.RedactedPath
+const Redacted = channel.RedactedPath
 
 // redactFor returns v as p may see it: tasks, task lists and histories
 // with literal env and header values replaced by Redacted for principals
@@ -41,14 +42,14 @@ func redactFor(p *model.Principal, v any) any {
 		c := *x
 		c.Tasks = redactTasks(x.Tasks, func(t *model.SummarizedTask) *model.Action { return &t.Action })
 		return &c
-	case *model.Channel:
+	case *channel.Channel:
 		if x == nil {
 			return v
 		}
 		c := *x
 		c.URL = redactChannelURL(c.URL)
 		return &c
-	case *model.ChannelList:
+	case *channel.List:
 		if x == nil {
 			return v
 		}
@@ -106,4 +107,4 @@ func redactValues(m map[string]model.Value) map[string]model.Value {
 
 // redactChannelURL keeps a channel URL's scheme and host: its path and
 // query are often the credential (a Slack incoming webhook's are).
-func redactChannelURL(s string) string { return model.RedactURL(s) }
+func redactChannelURL(s string) string { return channel.RedactURL(s) }

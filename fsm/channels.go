@@ -7,6 +7,7 @@ import (
 
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // Notification channels live in bktChannels: name → ChannelRecord JSON
@@ -14,9 +15,10 @@ import (
 // password) are kept beside the definition as the proposing node put
 // them in the command: AES-256-GCM ciphertext when the cluster runs with
 // -encrypt-key-file, as secret values are. From protocol 6 so is the URL
-// of a webhook or slack channel (a Slack webhook's URL is its credential):
-// SealedURL holds it sealed, and the definition's URL only its scheme and
-// host (model.RedactURL).
+// of a channel of every type but email (a Slack webhook's URL is its
+// credential, and so are the chat robots' of protocol 7): SealedURL holds
+// it sealed, and the definition's URL only its scheme and host
+// (channel.RedactURL).
 
 // ChannelRecord is a stored channel: the put that made it (Channel with
 // its Name, without Version or times; the values it kept) and when.
@@ -30,7 +32,7 @@ type ChannelRecord struct {
 
 // Model describes the channel as the API answers it: write-only values
 // shown only as set or not.
-func (r *ChannelRecord) Model() model.Channel {
+func (r *ChannelRecord) Model() channel.Channel {
 	c := r.Channel
 	if c.Match != nil {
 		m := make(map[string]string, len(c.Match))
@@ -52,10 +54,20 @@ func (r *ChannelRecord) Model() model.Channel {
 	return c
 }
 
-// putChannelCheck is put_channel's check: from protocol 6 a put with
+// putChannelCheck is put_channel's check: the chat robots' types only
+// from protocol 7 (command.ProtoChatChannels); from protocol 6 a put with
 // IfVersion is refused unless the stored channel is at that version.
 // Else it finds the stored channel, if any.
 func (w alertWrites) putChannelCheck(p *command.PutChannel) (*ChannelRecord, *Result) {
+	if e := p.ProtoRefusal(w.protoAt()); e != nil {
+		if !w.dry {
+			// As a replica of protocol 6 or earlier decides (its
+			// validation does not know the type), word for word, since
+			// results are remembered with request ids; Precheck says why.
+			e = model.FieldErrorf("type", "%q: use webhook, slack or email", p.Channel.Type)
+		}
+		return nil, errResult(e)
+	}
 	cur, exists := readChannel(w.tx, p.Channel.Name)
 	if p.IfVersion != 0 && w.protoAt() >= command.ProtoSealedChannels && (!exists || cur.Version != p.IfVersion) {
 		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "name", Message: "channel " + p.Channel.Name + " changed since"})
@@ -79,10 +91,10 @@ func (w alertWrites) putChannel(p *command.PutChannel, cur *ChannelRecord) *Resu
 	rec := ChannelRecord{PutChannel: *p, Version: 1, CreatedAt: w.cmd.Now}
 	if cur != nil {
 		rec.Version, rec.CreatedAt = cur.Version+1, cur.CreatedAt
-		if len(rec.Secret) == 0 && def.Type == model.ChannelWebhook {
+		if len(rec.Secret) == 0 && channel.HasSecret(def.Type) {
 			rec.Secret, rec.SecretEncrypted = cur.Secret, cur.SecretEncrypted
 		}
-		if len(rec.Password) == 0 && def.Type == model.ChannelEmail {
+		if len(rec.Password) == 0 && def.Type == channel.TypeEmail {
 			rec.Password, rec.PasswordEncrypted = cur.Password, cur.PasswordEncrypted
 		}
 	}
@@ -185,12 +197,12 @@ func (q alertReads) ChannelRecords() ([]ChannelRecord, error) {
 }
 
 // Channels lists every channel as the API answers it, by name.
-func (q alertReads) Channels() ([]model.Channel, error) {
+func (q alertReads) Channels() ([]channel.Channel, error) {
 	recs, err := q.ChannelRecords()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]model.Channel, len(recs))
+	out := make([]channel.Channel, len(recs))
 	for i := range recs {
 		out[i] = recs[i].Model()
 	}

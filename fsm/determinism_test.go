@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // logGen generates a random log that exercises every command type: tasks
@@ -295,16 +296,19 @@ func (g *logGen) command(t *testing.T) *Command {
 		}
 	case 30:
 		name := fmt.Sprintf("chan-%d", g.rng.Intn(3))
-		switch g.rng.Intn(4) {
+		switch g.rng.Intn(5) {
+		case 3: // a chat robot: refused below protocol 7
+			typ, body = CmdPutChannel, PutChannel{Channel: channel.Channel{Name: name, Type: channel.TypeDingTalk,
+				URL: "https://oapi.dingtalk.com/(redacted)"}, Secret: []byte("SECx"), SealedURL: []byte("sealed")}
 		case 0:
-			typ, body = CmdPutChannel, PutChannel{Channel: model.Channel{Name: name, Type: model.ChannelWebhook, URL: "http://127.0.0.1:1/h",
+			typ, body = CmdPutChannel, PutChannel{Channel: channel.Channel{Name: name, Type: channel.TypeWebhook, URL: "http://127.0.0.1:1/h",
 				Match: map[string]string{"k": "1", "a": "2"}}, Secret: []byte("s3cret")}
 		case 1:
-			typ, body = CmdPutChannel, PutChannel{Channel: model.Channel{Name: name, Type: model.ChannelWebhook, URL: "https://x.example/h",
+			typ, body = CmdPutChannel, PutChannel{Channel: channel.Channel{Name: name, Type: channel.TypeWebhook, URL: "https://x.example/h",
 				MinSeverity: model.SeverityCritical}} // keeps a stored secret
 		case 2:
-			typ, body = CmdPutChannel, PutChannel{Channel: model.Channel{Name: name, Type: model.ChannelEmail,
-				Email: &model.EmailChannel{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "mail:587"}}, Password: []byte("pw")}
+			typ, body = CmdPutChannel, PutChannel{Channel: channel.Channel{Name: name, Type: channel.TypeEmail,
+				Email: &channel.Email{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "mail:587"}}, Password: []byte("pw")}
 		default:
 			typ, body = CmdDeleteChannel, TaskRef{Name: name}
 		}

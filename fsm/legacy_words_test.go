@@ -7,7 +7,7 @@ import "testing"
 // command worded it (encoding/json names the Go type, "fsm.PutTask"):
 // answers are remembered with request ids, so a replica of this release
 // must store what one of the release before stores. The wants are that
-// release's answers (db2326e).
+// release's answers (db2326e; 5be4f55 for the channels' types).
 func TestFSM_UndecodableBodyWords(t *testing.T) {
 	cases := []struct {
 		typ        CommandType
@@ -25,6 +25,11 @@ func TestFSM_UndecodableBodyWords(t *testing.T) {
 		{CmdACLBootstrap, `{"token":{"labels":[1]}}`, "undecodable acl_bootstrap body: json: cannot unmarshal array into Go struct field TokenRecord.token.labels of type map[string]string"},
 		{CmdAlertUpdate, `{"items":[1]}`, "undecodable alert_update body: json: cannot unmarshal number into Go struct field AlertUpdate.items of type fsm.AlertChange"},
 		{CmdPutChannel, `{"channel":1}`, "undecodable put_channel body: json: cannot unmarshal number into Go struct field PutChannel.channel of type model.Channel"},
+		// The channels moved from package model to model/channel: the
+		// wants are the answers of the release before (5be4f55).
+		{CmdPutChannel, `{"channel":{"email":1}}`, "undecodable put_channel body: json: cannot unmarshal number into Go struct field Channel.channel.email of type model.EmailChannel"},
+		{CmdPutChannel, `{"channel":{"email":{"to":[1]}}}`, "undecodable put_channel body: json: cannot unmarshal number into Go struct field EmailChannel.channel.email.to of type string"},
+		{CmdPutChannel, `{"channel":{"match":[]}}`, "undecodable put_channel body: json: cannot unmarshal array into Go struct field Channel.channel.match of type map[string]string"},
 		{CmdSetNode, `{"proto":"x"}`, "undecodable set_node body: json: cannot unmarshal string into Go struct field NodeInfo.proto of type int"},
 		{CmdDecide, `{"i":-1}`, "undecodable decide body: json: cannot unmarshal number -1 into Go struct field Decide.i of type uint64"},
 		{CmdNote, `{"i":"x"}`, "undecodable note body: json: cannot unmarshal string into Go struct field Note.i of type []uint64"},

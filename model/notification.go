@@ -1,5 +1,13 @@
 package model
 
+import "strings"
+
+// IsNotifyURL reports whether a policy.notify entry is an ad-hoc webhook
+// URL (http:// or https://) rather than a channel name.
+func IsNotifyURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
 // Notification is the JSON body a webhook channel (or a policy.notify URL)
 // receives for one alert transition.
 type Notification struct {

@@ -13,12 +13,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/wneessen/go-mail"
-
-	"github.com/ax-scheduler/ax/model"
 )
 
 // Webhook headers.
@@ -112,10 +112,11 @@ func deliveryID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// postJSON sends body to url once: 2xx is delivered, 4xx other than
-// 408 and 429 a permanent failure, anything else worth a retry.
-func (s *Sender) postJSON(ctx context.Context, url string, body []byte, hdr func(http.Header)) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+// postJSON sends body to url once: 2xx is delivered (if check, when
+// set, takes the answer's body), 4xx other than 408 and 429 a permanent
+// failure, anything else worth a retry.
+func (s *Sender) postJSON(ctx context.Context, to string, body []byte, hdr func(http.Header), check func([]byte) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(body))
 	if err != nil {
 		return permanentError{err}
 	}
@@ -126,13 +127,26 @@ func (s *Sender) postJSON(ctx context.Context, url string, body []byte, hdr func
 	}
 	resp, err := s.http().Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// The URL may be the credential (a Slack webhook's path, a
+			// robot's token, a DingTalk signature): the error is logged.
+			ue.URL = channel.RedactURL(ue.URL)
+		}
 		return err
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	if resp.StatusCode/100 == 2 {
-		return nil
+		if check == nil {
+			return nil
+		}
+		answer, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if err != nil {
+			return err
+		}
+		return check(answer)
 	}
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	err = fmt.Errorf("answered %s: %s", resp.Status, oneLine(string(snippet), 200))
 	if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
 		return permanentError{err}
@@ -150,6 +164,13 @@ type Sender struct {
 	Sleep func(context.Context, time.Duration) error
 	// Now gives the signature timestamp (default time.Now).
 	Now func() time.Time
+}
+
+func (s *Sender) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 func (s *Sender) http() *http.Client {
@@ -180,38 +201,74 @@ type Message struct {
 	Text    string // plain text (email body)
 	Slack   string // Slack mrkdwn text
 	JSON    []byte // the webhook body (model.Notification)
+	// The chat robots' bodies, each within its platform's limit.
+	DingTalk   []byte // {"msgtype":"markdown",...}
+	WeCom      []byte // {"msgtype":"markdown",...}
+	FeishuCard []byte // the interactive card (the body is made per try)
+}
+
+// withQuery adds the encoded parameters q to the query of rawURL,
+// keeping what it holds (a robot's access token).
+func withQuery(rawURL, q string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL // a channel's URL parses (Validate): the request will say what is wrong
+	}
+	if u.RawQuery != "" {
+		u.RawQuery += "&"
+	}
+	u.RawQuery += q
+	return u.String()
 }
 
 // Deliver sends m to t, retrying as s.Retry says; it returns how many
 // tries it made and the last error.
 func (s *Sender) Deliver(ctx context.Context, t *Target, m *Message) (int, error) {
 	switch t.Channel.Type {
-	case model.ChannelWebhook:
+	case channel.TypeWebhook:
 		id := deliveryID()
 		return s.retry().run(ctx, s.sleep(), func(ctx context.Context) error {
 			return s.postJSON(ctx, t.Channel.URL, m.JSON, func(h http.Header) {
 				h.Set(DeliveryHeader, id)
 				h.Set(EventHeader, m.Event)
 				if t.Secret != "" {
-					now := time.Now
-					if s.Now != nil {
-						now = s.Now
-					}
-					ts := strconv.FormatInt(now().Unix(), 10)
+					ts := strconv.FormatInt(s.now().Unix(), 10)
 					h.Set(TimestampHeader, ts)
 					h.Set(SignatureHeader, Sign([]byte(t.Secret), ts, m.JSON))
 				}
-			})
+			}, nil)
 		})
-	case model.ChannelSlack:
+	case channel.TypeSlack:
 		body, err := json.Marshal(map[string]string{"text": m.Slack})
 		if err != nil {
 			return 0, err
 		}
 		return s.retry().run(ctx, s.sleep(), func(ctx context.Context) error {
-			return s.postJSON(ctx, t.Channel.URL, body, nil)
+			return s.postJSON(ctx, t.Channel.URL, body, nil, nil)
 		})
-	case model.ChannelEmail:
+	case channel.TypeDingTalk:
+		return s.retry().run(ctx, s.sleep(), func(ctx context.Context) error {
+			u := t.Channel.URL
+			if t.Secret != "" { // signed again each try: a fresh timestamp
+				ts := s.now().UnixMilli()
+				u = withQuery(u, "timestamp="+strconv.FormatInt(ts, 10)+"&sign="+url.QueryEscape(DingTalkSign(t.Secret, ts)))
+			}
+			return s.postJSON(ctx, u, m.DingTalk, nil, chatAnswer(dingTalkTooFast))
+		})
+	case channel.TypeWeCom:
+		return s.retry().run(ctx, s.sleep(), func(ctx context.Context) error {
+			return s.postJSON(ctx, t.Channel.URL, m.WeCom, nil, chatAnswer(weComTooFast))
+		})
+	case channel.TypeFeishu:
+		return s.retry().run(ctx, s.sleep(), func(ctx context.Context) error {
+			body := feishuBody{MsgType: "interactive", Card: m.FeishuCard}
+			if t.Secret != "" {
+				ts := s.now().Unix()
+				body.Timestamp, body.Sign = strconv.FormatInt(ts, 10), FeishuSign(t.Secret, ts)
+			}
+			return s.postJSON(ctx, t.Channel.URL, chatJSON(&body), nil, chatAnswer())
+		})
+	case channel.TypeEmail:
 		msg, err := s.mailMessage(t, m)
 		if err != nil {
 			return 0, permanentError{err}
@@ -258,9 +315,9 @@ func (s *Sender) sendMail(ctx context.Context, t *Target, msg *mail.Msg) error {
 	}
 	opts := []mail.Option{mail.WithPort(port), mail.WithTimeout(15 * time.Second)}
 	switch e.TLS {
-	case model.EmailTLS:
+	case channel.EmailTLS:
 		opts = append(opts, mail.WithSSL(), mail.WithPort(port))
-	case model.EmailNoTLS:
+	case channel.EmailNoTLS:
 		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
 	default:
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // Target is one place a notification goes: a named channel with its
@@ -19,7 +20,7 @@ import (
 // policy.notify (Name is then the URL, Channel a webhook without secret).
 type Target struct {
 	Name     string
-	Channel  model.Channel
+	Channel  channel.Channel
 	Secret   string
 	Password string
 	// AdHoc marks a policy.notify URL.
@@ -47,7 +48,7 @@ func Route(n *model.AlertNotification, channels []Target) (targets []Target, mis
 	}
 	for _, e := range n.Notify {
 		if model.IsNotifyURL(e) {
-			add(&Target{Name: e, AdHoc: true, Channel: model.Channel{Type: model.ChannelWebhook, URL: e}})
+			add(&Target{Name: e, AdHoc: true, Channel: channel.Channel{Type: channel.TypeWebhook, URL: e}})
 			continue
 		}
 		c, ok := byName[e]
@@ -120,7 +121,9 @@ func (nf *Notifier) Render(ctx context.Context, n *model.AlertNotification) (*Me
 	if err != nil {
 		return nil, err
 	}
-	return &Message{Event: n.Event, Subject: body.Subject, Text: body.Text, Slack: Slack(n, f, link), JSON: js}, nil
+	m := &Message{Event: n.Event, Subject: body.Subject, Text: body.Text, Slack: Slack(n, f, link), JSON: js}
+	m.DingTalk, m.WeCom, m.FeishuCard = chatBodies(n, f, link)
+	return m, nil
 }
 
 // Notify delivers n to every target Route picks, in parallel, each with

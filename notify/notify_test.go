@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/notify"
 	"github.com/ax-scheduler/ax/notify/notifytest"
 )
@@ -151,16 +152,16 @@ func TestText_Failure(t *testing.T) {
 // TestRoute: named channels, label matches, severity and event filters,
 // ad-hoc URLs, each target once, unknown names reported.
 func TestRoute(t *testing.T) {
-	ch := func(name string, c model.Channel) notify.Target {
-		c.Name, c.Type, c.URL = name, model.ChannelWebhook, "http://h/"+name
+	ch := func(name string, c channel.Channel) notify.Target {
+		c.Name, c.Type, c.URL = name, channel.TypeWebhook, "http://h/"+name
 		return notify.Target{Name: name, Channel: c}
 	}
 	channels := []notify.Target{
-		ch("all", model.Channel{}),
-		ch("data", model.Channel{Match: map[string]string{"team": "data"}}),
-		ch("web", model.Channel{Match: map[string]string{"team": "web"}}),
-		ch("pager", model.Channel{Match: map[string]string{"team": "web"}, MinSeverity: model.SeverityCritical, Events: []string{model.AlertFiring}}),
-		ch("quiet", model.Channel{Match: map[string]string{"team": "none"}, MinSeverity: model.SeverityCritical}),
+		ch("all", channel.Channel{}),
+		ch("data", channel.Channel{Match: map[string]string{"team": "data"}}),
+		ch("web", channel.Channel{Match: map[string]string{"team": "web"}}),
+		ch("pager", channel.Channel{Match: map[string]string{"team": "web"}, MinSeverity: model.SeverityCritical, Events: []string{model.AlertFiring}}),
+		ch("quiet", channel.Channel{Match: map[string]string{"team": "none"}, MinSeverity: model.SeverityCritical}),
 	}
 	names := func(ts []notify.Target) string {
 		var s []string
@@ -240,7 +241,7 @@ func TestNotifier_WebhookSignedAndRetried(t *testing.T) {
 	var counts []string
 	nf := notify.New(notify.Config{
 		Channels: func() ([]notify.Target, error) {
-			return []notify.Target{{Name: "ops", Secret: "k3y", Channel: model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: srv.URL}}}, nil
+			return []notify.Target{{Name: "ops", Secret: "k3y", Channel: channel.Channel{Name: "ops", Type: channel.TypeWebhook, URL: srv.URL}}}, nil
 		},
 		ConsoleURL: "http://console", Node: "n1", Sender: fastSender(&waits),
 		Count: func(typ string, delivered bool, _ time.Duration) {
@@ -331,7 +332,7 @@ func TestNotifier_Slack(t *testing.T) {
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
 	nf := notify.New(notify.Config{ConsoleURL: "http://c", Channels: func() ([]notify.Target, error) {
-		return []notify.Target{{Name: "chat", Channel: model.Channel{Name: "chat", Type: model.ChannelSlack, URL: srv.URL}}}, nil
+		return []notify.Target{{Name: "chat", Channel: channel.Channel{Name: "chat", Type: channel.TypeSlack, URL: srv.URL}}}, nil
 	}})
 	if err := nf.Notify(context.Background(), failingAlert()); err != nil {
 		t.Fatal(err)
@@ -350,10 +351,10 @@ func TestNotifier_Slack(t *testing.T) {
 func TestNotifier_Email(t *testing.T) {
 	sink := notifytest.NewSMTPSink(t)
 	email := func(tls string) notify.Target {
-		return notify.Target{Name: "mail", Channel: model.Channel{Name: "mail", Type: model.ChannelEmail,
-			Email: &model.EmailChannel{To: []string{"ops@example.com", "Oncall <oncall@example.com>"}, From: "ax@example.com", SMTP: sink.Addr(), TLS: tls}}}
+		return notify.Target{Name: "mail", Channel: channel.Channel{Name: "mail", Type: channel.TypeEmail,
+			Email: &channel.Email{To: []string{"ops@example.com", "Oncall <oncall@example.com>"}, From: "ax@example.com", SMTP: sink.Addr(), TLS: tls}}}
 	}
-	nf := notify.New(notify.Config{ConsoleURL: "http://c", Channels: func() ([]notify.Target, error) { return []notify.Target{email(model.EmailNoTLS)}, nil }})
+	nf := notify.New(notify.Config{ConsoleURL: "http://c", Channels: func() ([]notify.Target, error) { return []notify.Target{email(channel.EmailNoTLS)}, nil }})
 	if err := nf.Notify(context.Background(), failingAlert()); err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +371,7 @@ func TestNotifier_Email(t *testing.T) {
 
 	// STARTTLS is required by default: a server without it is refused.
 	nf = notify.New(notify.Config{Sender: &notify.Sender{Retry: notify.Retry{Tries: 1}},
-		Channels: func() ([]notify.Target, error) { return []notify.Target{email(model.EmailSTARTTLS)}, nil }})
+		Channels: func() ([]notify.Target, error) { return []notify.Target{email(channel.EmailSTARTTLS)}, nil }})
 	if err := nf.Notify(context.Background(), failingAlert()); err == nil || !strings.Contains(strings.ToLower(err.Error()), "starttls") {
 		t.Errorf("starttls against a server without it: %v, want a refusal", err)
 	}

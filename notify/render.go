@@ -2,8 +2,9 @@ package notify
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/ax-scheduler/ax/model"
@@ -80,12 +81,7 @@ func Text(n *model.AlertNotification, f *model.FailureReport, link string) strin
 		row("Instance", a.Subject.Instance)
 		row("Node", a.Subject.Node)
 		row("Executor", a.Subject.Executor)
-		keys := make([]string, 0, len(a.Details))
-		for k := range a.Details {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range detailKeys(a) {
 			row(k, oneLine(a.Details[k], 300))
 		}
 	}
@@ -93,17 +89,30 @@ func Text(n *model.AlertNotification, f *model.FailureReport, link string) strin
 	row("Open", link)
 	row("Alert", a.ID)
 	row("Rule", a.Rule)
-	row("First seen", timeText(a.FirstSeen))
-	if n.Event == model.AlertResolved && a.ResolvedAt != nil {
-		row("Resolved", timeText(*a.ResolvedAt))
-	} else {
-		row("Last seen", timeText(a.LastSeen))
-	}
-	if a.Count > 1 {
-		row("Count", fmt.Sprint(a.Count))
+	for _, r := range alertTimes(n) {
+		row(r[0], r[1])
 	}
 	return b.String()
 }
+
+// alertTimes are the last rows of a message: when the alert was first
+// seen, when it resolved (or was last seen), and how often it fired.
+func alertTimes(n *model.AlertNotification) [][2]string {
+	a := &n.Alert
+	rows := [][2]string{{"First seen", timeText(a.FirstSeen)}}
+	if n.Event == model.AlertResolved && a.ResolvedAt != nil {
+		rows = append(rows, [2]string{"Resolved", timeText(*a.ResolvedAt)})
+	} else {
+		rows = append(rows, [2]string{"Last seen", timeText(a.LastSeen)})
+	}
+	if a.Count > 1 {
+		rows = append(rows, [2]string{"Count", fmt.Sprint(a.Count)})
+	}
+	return rows
+}
+
+// detailKeys are an alert's detail keys, sorted.
+func detailKeys(a *model.Alert) []string { return slices.Sorted(maps.Keys(a.Details)) }
 
 // Slack renders the text of a Slack-compatible incoming webhook message:
 // a bold subject line, the failure's essentials, what to do, a short log
@@ -132,12 +141,7 @@ func Slack(n *model.AlertNotification, f *model.FailureReport, link string) stri
 		return b.String()
 	}
 	if len(a.Details) > 0 {
-		keys := make([]string, 0, len(a.Details))
-		for k := range a.Details {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range detailKeys(a) {
 			fmt.Fprintf(&b, "%s: %s\n", slackEscape(k), slackEscape(oneLine(a.Details[k], 200)))
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/ax-scheduler/ax/internal/view"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // channelUsage is the help of ax channel and of its subcommands.
@@ -22,9 +22,10 @@ Subcommands:
 	get NAME          one channel (-o json: as apply takes it)
 	delete NAME       delete a channel
 
-A channel is {"name", "type": "webhook"|"slack"|"email", "url", "secret",
-"email": {"to", "from", "smtp", "username", "password", "tls"}, "match",
-"minSeverity", "events"}. Alerts of tasks whose labels hold every pair of
+A channel is {"name", "type": "webhook"|"slack"|"email"|"dingtalk"|"wecom"|
+"feishu", "url", "secret" (webhook; signing: dingtalk, feishu), "email": {"to",
+"from", "smtp", "username", "password", "tls"}, "match", "minSeverity",
+"events"}. Alerts of tasks whose labels hold every pair of
 "match" go to it (an empty match takes every alert), and so do those of
 tasks that name it in policy.notify. An omitted secret or password keeps
 the stored one, so "get -o json" output can be edited and applied again.
@@ -33,6 +34,7 @@ list and get take -o table|json|yaml (-json: -o json).
 Examples:
 	ax channel apply -f ops-webhook.json
 	echo '{"name":"chat","type":"slack","url":"https://hooks.slack.com/services/T/B/X","minSeverity":"critical"}' | ax channel apply -f -
+	echo '{"name":"ding","type":"dingtalk","url":"https://oapi.dingtalk.com/robot/send?access_token=T","secret":"SEC..."}' | ax channel apply -f -
 	ax channel list
 	ax channel get ops
 	ax channel delete chat
@@ -68,7 +70,7 @@ func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("channel apply: %w", err)
 	}
-	var ch model.Channel
+	var ch channel.Channel
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ch); err != nil {
@@ -134,7 +136,7 @@ func (c *channelGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, ch, func(w io.Writer) error { return view.Channels(w, []model.Channel{*ch}) })
+	return c.out.Print(c.m.Stdout, ch, func(w io.Writer) error { return view.Channels(w, []channel.Channel{*ch}) })
 }
 
 // channelDeleteCmd is ax channel delete.

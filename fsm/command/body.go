@@ -36,10 +36,11 @@ func JSONBody[T any, B interface {
 }
 
 // legacyJSONError words a JSON type error as it was worded when the body
-// types lived in package fsm: encoding/json names the Go type ("Go value
-// of type fsm.PutTask"), and the answer is replicated state (remembered
-// with the request id), so a replica of this release must answer an
-// undecodable body word for word as one of the release before.
+// types lived in package fsm, and the notification channels in package
+// model: encoding/json names the Go type ("Go value of type fsm.PutTask",
+// "of type model.Channel"), and the answer is replicated state
+// (remembered with the request id), so a replica of this release must
+// answer an undecodable body word for word as one of the release before.
 func legacyJSONError(err error) error {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) || te.Type == nil {
@@ -53,11 +54,12 @@ func legacyJSONError(err error) error {
 	return &cp
 }
 
-// legacyStructs maps the body types whose name changed in the move.
-var legacyStructs = map[string]string{"NodeRef": "nodeRef"}
+// legacyStructs maps the body types whose name changed in the moves.
+var legacyStructs = map[string]string{"NodeRef": "nodeRef", "Email": "EmailChannel"}
 
-// legacyTypeNames rewrites this package's types in a Go type's name.
-var legacyTypeNames = strings.NewReplacer("command.NodeRef", "fsm.nodeRef", "command.", "fsm.")
+// legacyTypeNames rewrites the moved types in a Go type's name.
+var legacyTypeNames = strings.NewReplacer("command.NodeRef", "fsm.nodeRef", "command.", "fsm.",
+	"channel.Channel", "model.Channel", "channel.Email", "model.EmailChannel")
 
 // renamedType is a reflect.Type that names itself otherwise.
 type renamedType struct {

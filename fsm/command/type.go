@@ -84,7 +84,10 @@ const (
 // PutChannel.SealedURL and IfVersion (fsm/channels.go); from the entry
 // after set_proto 6; and from set_proto 6 every member requires the
 // member-key handshake on Raft connections (raftnode/peerauth.go).
-const ProtoVersion = 6
+// Protocol 7 adds no command type: put_channel takes the chat robots'
+// channel types, dingtalk, wecom and feishu (fsm/channels.go), from the
+// entry after set_proto 7.
+const ProtoVersion = 7
 
 // info is what this binary knows of a type.
 type info struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // Alerts prints alerts as a table, newest first as given.
@@ -44,7 +45,7 @@ func subject(s model.AlertSubject) string {
 }
 
 // Channels prints channels as a table (secrets only as set or not).
-func Channels(w io.Writer, chans []model.Channel) error {
+func Channels(w io.Writer, chans []channel.Channel) error {
 	tw := newTable(w)
 	row(tw, "NAME", "TYPE", "TO", "MATCH", "MIN SEVERITY", "EVENTS", "SECRET")
 	for _, ch := range chans {

@@ -1,5 +1,7 @@
-// Package notifytest has test helpers for notification delivery: an SMTP
-// sink that accepts messages on 127.0.0.1 and hands them to the test.
+// Package notifytest has test helpers for notification delivery, on
+// 127.0.0.1, that hand what they accept to the test: an SMTP sink, and
+// the DingTalk, WeCom and Feishu robots' webhooks (ChatReceiver), which
+// check requests as those platforms document.
 package notifytest
 
 import (

@@ -13,6 +13,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // stepClock steps a running node's wall clock: the fault hook of a
@@ -97,7 +98,7 @@ func TestClockStep_SingleNode(t *testing.T) {
 	cl := c.Client()
 	hook := newWebhook(t)
 	testkit.Eventually(t, 30*time.Second, func() error { // channels need protocol 4
-		_, err := cl.PutChannel(ctx, &model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: hook.URL()})
+		_, err := cl.PutChannel(ctx, &channel.Channel{Name: "ops", Type: channel.TypeWebhook, URL: hook.URL()})
 		return err
 	})
 	for _, task := range []*model.Task{perSecondTask("tick", "all"), perSecondTask("latest", "latest")} {
@@ -261,7 +262,7 @@ func TestClockStep_Leader(t *testing.T) {
 	cl := c.Client()
 	hook := newWebhook(t)
 	testkit.Eventually(t, 30*time.Second, func() error {
-		_, err := cl.PutChannel(ctx, &model.Channel{Name: "ops", Type: model.ChannelWebhook, URL: hook.URL()})
+		_, err := cl.PutChannel(ctx, &channel.Channel{Name: "ops", Type: channel.TypeWebhook, URL: hook.URL()})
 		return err
 	})
 	tick := perSecondTask("tick", "all")

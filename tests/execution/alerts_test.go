@@ -15,7 +15,9 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/notify"
+	"github.com/ax-scheduler/ax/notify/notifytest"
 )
 
 // TestAlerts_InstanceFailed (real processes): a failing task raises its
@@ -175,7 +177,7 @@ func TestAlerts_ChannelFailureReport(t *testing.T) {
 	}
 	testkit.Eventually(t, 30*time.Second, func() error { // channels need protocol 4
 		return cl.Do(ctx, client.Request{Method: http.MethodPut, Path: "/v1/channels/ops",
-			Body: model.Channel{Type: model.ChannelWebhook, URL: srv.URL, Secret: "s3cret"}}, nil)
+			Body: channel.Channel{Type: channel.TypeWebhook, URL: srv.URL, Secret: "s3cret"}}, nil)
 	})
 	var lines []string
 	for i := 1; i <= 25; i++ {
@@ -223,5 +225,77 @@ func TestAlerts_ChannelFailureReport(t *testing.T) {
 	})
 	if n := len(notes()); n != 2 {
 		t.Errorf("%d notifications, want 2 (firing, resolved)", n)
+	}
+}
+
+// TestAlerts_ChatChannels (real processes): a failing task's alert
+// reaches a DingTalk robot and a Feishu bot, each signed with its
+// secret, and a WeCom robot, on receivers that check requests as those
+// platforms document (notifytest.ChatReceiver: the credential in the
+// URL, the markdown message, the size limit, the signature and its
+// timestamp window); each message carries the failure report (instance,
+// attempt 1 of 1, exit class, suggestion, the last lines of output, the
+// console link). Once the task succeeds, each is told it resolved.
+func TestAlerts_ChatChannels(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx := ctxT(t, 3*time.Minute)
+	cl := c.Client()
+	if _, err := c.StartExecutor("w1"); err != nil {
+		t.Fatal(err)
+	}
+	rcv := map[string]*notifytest.ChatReceiver{
+		channel.TypeDingTalk: notifytest.NewChatReceiver(t, notifytest.DingTalk, "ding-"+t.Name(), "SEC-ding-s3cret"),
+		channel.TypeWeCom:    notifytest.NewChatReceiver(t, notifytest.WeCom, "wecom-key", ""),
+		channel.TypeFeishu:   notifytest.NewChatReceiver(t, notifytest.Feishu, "lark-hook", "lark-s3cret"),
+	}
+	secrets := map[string]string{channel.TypeDingTalk: "SEC-ding-s3cret", channel.TypeFeishu: "lark-s3cret"}
+	for typ, r := range rcv {
+		ch := channel.Channel{Name: "team-" + typ, Type: typ, URL: r.URL(), Secret: secrets[typ], Match: map[string]string{"team": "data"}}
+		testkit.Eventually(t, 30*time.Second, func() error { // chat robots need protocol 7
+			_, err := cl.PutChannel(ctx, &ch)
+			return err
+		})
+	}
+	var lines []string
+	for i := 1; i <= 25; i++ {
+		lines = append(lines, fmt.Sprintf("echo out%02d", i))
+	}
+	task := eventTask("etl")
+	task.Labels = map[string]string{"team": "data"}
+	task.Action.Command = strings.Join(lines, "; ") + "; exit 4"
+	if _, err := cl.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	s, err := cl.Trigger(ctx, "etl", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ, r := range rcv {
+		m := r.Next(t, 60*time.Second)
+		for _, want := range []string{"[ax] FIRING", "**Task:** etl", "**Instance:** [" + s.ID + "](", "/ui/#/instances/" + s.ID + ")",
+			"**Attempt:** 1 of 1", "**Failure:** exit 4", "**What to do:**", "**Last 20 lines of output:**", "out06", "out25"} {
+			if !strings.Contains(m.Title+m.Text, want) {
+				t.Errorf("%s message lacks %q:\n%s", typ, want, m.Text)
+			}
+		}
+		if strings.Contains(m.Text, "out05") || m.Signed != (secrets[typ] != "") {
+			t.Errorf("%s: signed %v; more than 20 lines of output?\n%s", typ, m.Signed, m.Text)
+		}
+	}
+	// Fixed: the next run succeeds, the incident resolves.
+	task.Action.Command = "true"
+	if _, err := cl.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Trigger(ctx, "etl", model.TriggerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for typ, r := range rcv {
+		if m := r.Next(t, 60*time.Second); !strings.Contains(m.Title+m.Text, "[ax] RESOLVED critical: task etl") || !strings.Contains(m.Text, "**Resolved:**") {
+			t.Errorf("%s: the second message is not the resolution:\n%s%s", typ, m.Title, m.Text)
+		}
+		if refused := r.Refusals(); len(refused) > 0 {
+			t.Errorf("%s refused %q", typ, refused)
+		}
 	}
 }

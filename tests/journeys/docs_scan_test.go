@@ -390,7 +390,7 @@ func docDataKind(b docBlock) (string, error) {
 		return "task", nil
 	case len(objs) == 1 && all(func(o map[string]any) bool {
 		t, _ := o["type"].(string)
-		return o["name"] != nil && (t == "webhook" || t == "slack" || t == "email")
+		return o["name"] != nil && slices.Contains([]string{"webhook", "slack", "email", "dingtalk", "wecom", "feishu"}, t)
 	}):
 		return "channel", nil
 	}

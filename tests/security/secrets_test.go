@@ -21,6 +21,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/channel"
 )
 
 // TestSecrets_NeverAtRestOrInAnswers: a three-node cluster with
@@ -187,7 +188,8 @@ func randHex(t *testing.T) string {
 // TestChannels_SecretsNeverAtRest: with -encrypt-key-file, the
 // credentials of notification channels — a Slack webhook's URL, a key and
 // user info in a webhook's URL, the webhook's signing secret, an SMTP
-// password — are in no data file (Raft log, state machine, snapshot),
+// password, the chat robots' tokens (a DingTalk access_token, a WeCom
+// key, a Feishu hook id) and signing secrets — are in no data file (Raft log, state machine, snapshot),
 // while the leader still delivers to the whole URL, and writers read it.
 // (The URLs used to be stored in the clear.)
 func TestChannels_SecretsNeverAtRest(t *testing.T) {
@@ -204,15 +206,19 @@ func TestChannels_SecretsNeverAtRest(t *testing.T) {
 		return nil
 	})
 	slack, hookPath, keyParam, sign, smtpPass := "SLACK-"+randHex(t), "HOOK-"+randHex(t), "KEY-"+randHex(t), "SIGN-"+randHex(t), "SMTP-"+randHex(t)
+	dingToken, dingSecret, wecomKey, larkHook, larkSecret := "DING-"+randHex(t), "SECDING-"+randHex(t), "WECOM-"+randHex(t), "LARK-"+randHex(t), "LARKSEC-"+randHex(t)
 	got := make(chan string, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.URL.String() }))
 	defer srv.Close()
 	hookURL := srv.URL + "/ax/" + hookPath + "?key=" + keyParam
-	for _, ch := range []model.Channel{
-		{Name: "chat", Type: model.ChannelSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slack, Match: map[string]string{"team": "nobody"}},
-		{Name: "ops", Type: model.ChannelWebhook, URL: hookURL, Secret: sign, Match: map[string]string{"team": "data"}},
-		{Name: "mail", Type: model.ChannelEmail, Match: map[string]string{"team": "nobody"},
-			Email: &model.EmailChannel{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "127.0.0.1:1", Username: "ax", Password: smtpPass}},
+	for _, ch := range []channel.Channel{
+		{Name: "chat", Type: channel.TypeSlack, URL: "https://hooks.slack.com/services/T000/B000/" + slack, Match: map[string]string{"team": "nobody"}},
+		{Name: "ops", Type: channel.TypeWebhook, URL: hookURL, Secret: sign, Match: map[string]string{"team": "data"}},
+		{Name: "mail", Type: channel.TypeEmail, Match: map[string]string{"team": "nobody"},
+			Email: &channel.Email{To: []string{"ops@example.com"}, From: "ax@example.com", SMTP: "127.0.0.1:1", Username: "ax", Password: smtpPass}},
+		{Name: "ding", Type: channel.TypeDingTalk, URL: "https://oapi.dingtalk.com/robot/send?access_token=" + dingToken, Secret: dingSecret, Match: map[string]string{"team": "nobody"}},
+		{Name: "wecom", Type: channel.TypeWeCom, URL: "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=" + wecomKey, Match: map[string]string{"team": "nobody"}},
+		{Name: "lark", Type: channel.TypeFeishu, URL: "https://open.feishu.cn/open-apis/bot/v2/hook/" + larkHook, Secret: larkSecret, Match: map[string]string{"team": "nobody"}},
 	} {
 		if _, err := cl.PutChannel(ctx, &ch); err != nil {
 			t.Fatalf("put channel %s: %v", ch.Name, err)
@@ -261,7 +267,7 @@ func TestChannels_SecretsNeverAtRest(t *testing.T) {
 		}
 		files++
 		controlSeen = controlSeen || bytes.Contains(b, []byte(control))
-		for _, s := range []string{slack, hookPath, keyParam, sign, smtpPass} {
+		for _, s := range []string{slack, hookPath, keyParam, sign, smtpPass, dingToken, dingSecret, wecomKey, larkHook, larkSecret} {
 			for _, nd := range []string{s, base64.StdEncoding.EncodeToString([]byte(s))} {
 				if bytes.Contains(b, []byte(nd)) {
 					t.Errorf("%s holds %s in the clear", path, s[:strings.Index(s, "-")])
