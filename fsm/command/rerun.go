@@ -1,0 +1,59 @@
+package command
+
+import (
+	"slices"
+
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Rerun runs finished instances again, each as the same instance with a
+// new attempt chain (protocol 7; fsm/rerun.go). A lone re-run (Task
+// empty) names one instance, which must exist and be in a terminal state.
+// A task's re-run (Task set) carries the leader's plan, the instances of
+// the task in a fire-time range that were in one of States when it
+// looked: each of them still of the task and in one of States is re-run,
+// the others are passed over.
+type Rerun struct {
+	IDs    []uint64 `json:"i,omitempty"`
+	Task   string   `json:"t,omitempty"`
+	States []string `json:"s,omitempty"`
+}
+
+// TerminalStates are the states an instance can be re-run from, in the
+// order the API lists them.
+var TerminalStates = []string{model.StateFailed, model.StateTerminated, model.StateCanceled, model.StateSkipped, model.StateSuccess}
+
+// Validate checks the ids (one for a lone re-run; for a task's, at most
+// model.MaxBackfill, in increasing order so that none is named twice),
+// the task and the states (terminal ones, without a lone re-run).
+func (r *Rerun) Validate(*Command) *model.Error {
+	if r.Task == "" {
+		if len(r.States) > 0 {
+			return model.FieldErrorf("states", "only a task's re-run selects states")
+		}
+		if len(r.IDs) != 1 || r.IDs[0] == 0 {
+			return model.FieldErrorf("ids", "a re-run names one instance")
+		}
+		return nil
+	}
+	if e := checkName(field("task"), r.Task); e != nil {
+		return e
+	}
+	if len(r.IDs) > model.MaxBackfill {
+		return model.FieldErrorf("ids", "%d instances, more than %d", len(r.IDs), model.MaxBackfill)
+	}
+	for i, id := range r.IDs {
+		if id == 0 || i > 0 && id <= r.IDs[i-1] {
+			return model.FieldErrorf(item("ids", i, "").String(), "instance id %d: ids are non-zero and increasing", id)
+		}
+	}
+	if len(r.States) == 0 {
+		return model.FieldErrorf("states", "a task's re-run names the states it re-runs")
+	}
+	for i, s := range r.States {
+		if !slices.Contains(TerminalStates, s) {
+			return model.FieldErrorf(item("states", i, "").String(), "%q is not a finished state", s)
+		}
+	}
+	return nil
+}
