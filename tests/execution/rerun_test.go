@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/localcluster"
+	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -42,7 +44,8 @@ func rerunHTTP(ctx context.Context, t *testing.T, addr, id, key string) (int, st
 // (the cause fixed), runs a second attempt as the same instance and
 // succeeds, and the downstream instance runs. The re-run is idempotent
 // with its Idempotency-Key; an unfinished instance is a 409 naming its
-// state, an unknown one a 404; ax task rerun re-runs a range's FAILED
+// state, an unknown one a 404; a re-run that fails again triggers its
+// onFailure task again; ax task rerun re-runs a range's FAILED
 // instances, which release their own dependents.
 func TestRerun_ReleasesDependsOn(t *testing.T) {
 	c := startCluster(t, 3, withArgs("-lease", "2s"))
@@ -160,6 +163,29 @@ func TestRerun_ReleasesDependsOn(t *testing.T) {
 	for _, id := range append(failed, waiting) {
 		agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
 	}
+	// A re-run that fails again is handled as a new failure: its
+	// onFailure task runs again.
+	for _, task := range []*model.Task{shellTask("rr-cleanup", "true", model.Policy{}), shellTask("rr-flaky", "exit 3", model.Policy{OnFailure: []string{"rr-cleanup"}})} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flaky := trigger(t, cl, "rr-flaky")
+	for round := 1; round <= 2; round++ {
+		agenttest.WaitState(t, cl, flaky, 30*time.Second, model.StateFailed)
+		testkit.Eventually(t, 30*time.Second, func() error {
+			if n := len(instancesOf(t, cl, "rr-cleanup")); n != round {
+				return fmt.Errorf("%d onFailure instances after failure %d", n, round)
+			}
+			return nil
+		})
+		if round == 1 {
+			if code, body := rerunHTTP(ctx, t, follower.HTTPAddr, flaky, "rerun-flaky"); code != http.StatusOK {
+				t.Fatalf("re-run of rr-flaky: %d %s", code, body)
+			}
+		}
+	}
+
 	// Nothing of the range is FAILED any more: a second run re-runs nothing.
 	if out, err := axCLI(t, "task", "rerun", "rr-up", "-from", from, "-to", to, "-addr", follower.HTTPAddr); err != nil || out != "0 re-run" {
 		t.Errorf("a second ax task rerun: %q %v, want 0 re-run", out, err)
