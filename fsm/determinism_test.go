@@ -310,14 +310,15 @@ func (g *logGen) command(t *testing.T) *Command {
 			typ, body = CmdDeleteChannel, TaskRef{Name: name}
 		}
 	case 31, 32: // protocol 7: re-runs, lone or a task's
+		hold := int64(g.rng.Intn(2)) * 10_000
 		if g.rng.Intn(2) == 0 {
-			typ, body = CmdRerun, Rerun{IDs: []uint64{g.id()}}
+			typ, body = CmdRerun, Rerun{IDs: []uint64{g.id()}, HoldMs: hold}
 			break
 		}
 		ids := g.someIDs(3)
 		slices.Sort(ids)
 		states := []string{model.StateFailed, model.StateSuccess, model.StateSkipped, model.StateCanceled, model.StateTerminated}
-		typ, body = CmdRerun, Rerun{Task: g.taskName(), IDs: slices.Compact(ids), States: states[:1+g.rng.Intn(len(states))]}
+		typ, body = CmdRerun, Rerun{Task: g.taskName(), IDs: slices.Compact(ids), States: states[:1+g.rng.Intn(len(states))], HoldMs: hold}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {

@@ -77,8 +77,25 @@ func (w instanceWrites) rerunRefusal(id uint64, r *record, ok bool, b *command.R
 }
 
 func (w instanceWrites) rerun(b *command.Rerun, plan []*record) *Result {
-	out := model.RerunResult{Rerun: len(plan), Instances: make([]model.Submitted, len(plan))}
-	for i, r := range plan {
+	// What depends on the command's time, which the check may not read:
+	// an attempt an operator stopped may still run.
+	ready := make([]*record, 0, len(plan))
+	for _, r := range plan {
+		a, until, held := w.stopHeld(r, b.HoldMs)
+		if w.err != nil {
+			return nil
+		}
+		switch {
+		case !held:
+			ready = append(ready, r)
+		case b.Task == "":
+			return errResult(&model.Error{Code: model.CodePrecondition, Field: "state",
+				Message: fmt.Sprintf("attempt %d of instance %s was stopped (%s) at %s and executor %s has not reported its end: it may run until %s; re-run it then",
+					a.Number, model.FormatID(r.ID), a.Outcome, a.EndedAt.Format(model.TimeLayout), a.Executor, model.UnixMilli(until).Format(model.TimeLayout))})
+		}
+	}
+	out := model.RerunResult{Rerun: len(ready), Instances: make([]model.Submitted, len(ready))}
+	for i, r := range ready {
 		w.rerunOne(r)
 		out.Instances[i] = model.Submitted{ID: model.FormatID(r.ID), ScheduledAt: model.UnixMilli(r.ScheduledAt), State: name(stateNames, r.State)}
 	}
@@ -140,6 +157,31 @@ func (w instanceWrites) rerunOne(r *record) {
 			c.From = name(stateNames, was)
 		}
 	}
+}
+
+// stopHeld returns r's last attempt and until when it may still run, and
+// true, when an operator stopped it (terminated, or canceled: the stop
+// recorded it without an exit status) less than holdMs before the
+// command's time and its executor has not reported its end since (a
+// report of it adds its exit status: lateOutput).
+func (w instanceWrites) stopHeld(r *record, holdMs int64) (model.Attempt, int64, bool) {
+	if r.Attempts == 0 || holdMs == 0 || r.State != stTerm && r.State != stCanceled {
+		return model.Attempt{}, 0, false
+	}
+	v := w.tx.Bucket(bktAttempts).Get(attemptKey(r.ID, int(r.Attempts)))
+	if v == nil {
+		return model.Attempt{}, 0, false
+	}
+	a, err := decodeAttempt(r.ID, v)
+	if err != nil {
+		w.err = err
+		return model.Attempt{}, 0, false
+	}
+	if a.ExitCode != nil || a.Outcome != model.OutcomeTerminated && a.Outcome != model.OutcomeCanceled {
+		return a, 0, false
+	}
+	until := a.EndedAt.Millis() + holdMs
+	return a, until, until > w.cmd.Now
 }
 
 // truncateError bounds an error quoted in an event.

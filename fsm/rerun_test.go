@@ -369,3 +369,44 @@ func TestFSM_RerunNotDueYet(t *testing.T) {
 		t.Errorf("at its time: %s, want READY", got)
 	}
 }
+
+// TestFSM_RerunAfterStop: an instance whose attempt an operator stopped
+// is not re-run while the stopped process may still run (HoldMs after
+// the stop, unless its executor reported its end since): a lone re-run
+// is refused saying until when, a task's re-run passes it over; later it
+// is re-run.
+func TestFSM_RerunAfterStop(t *testing.T) {
+	fx := newPolicyFixture(t, ProtoVersion)
+	fx.mustPut(eventTask("job", model.Policy{MaxConcurrency: 5}))
+	stop := func(report bool) uint64 {
+		t.Helper()
+		id := fx.trigger("job")
+		fx.do(CmdLease, "", Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 10_000})
+		writeResult(t, fx.do(CmdDecide, "", Decide{ID: id, Action: DecideTerminate}))
+		if report { // the executor's report after the stop: the process is gone
+			fx.do(CmdComplete, "", Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", ExitCode: -1, Output: "killed"}})
+		}
+		return id
+	}
+	held, reported := stop(false), stop(true)
+	stoppedAt := fx.inst(held).AttemptList[0].EndedAt.Millis()
+	const hold = 16_000
+	r := fx.do(CmdRerun, "", Rerun{IDs: []uint64{held}, HoldMs: hold})
+	if r.Err == nil || r.Err.Code != model.CodePrecondition || !strings.Contains(r.Err.Message, "may run until "+model.UnixMilli(stoppedAt+hold).Format(model.TimeLayout)) {
+		t.Fatalf("re-run within the hold: %+v, want refused saying until when", r.Err)
+	}
+	var res model.RerunResult
+	if err := fx.do(CmdRerun, "", Rerun{Task: "job", IDs: []uint64{held, reported}, States: []string{model.StateTerminated}, HoldMs: hold}).Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Rerun != 1 || res.Instances[0].ID != model.FormatID(reported) {
+		t.Fatalf("a task's re-run within the hold: %+v, want only the reported one re-run", res)
+	}
+	if got := fx.inst(held).State; got != model.StateTerminated {
+		t.Fatalf("the held instance is %s", got)
+	}
+	fx.now = stoppedAt + hold
+	if s := fx.mustRerun(held); s.State != model.StateReady {
+		t.Fatalf("re-run after the hold: %s", s.State)
+	}
+}

@@ -153,7 +153,7 @@ func (ts *Tasks) Rerun(ctx context.Context, c api.Caller, id string) (*model.Sub
 		return nil, err
 	}
 	var out model.Submitted
-	if err := replica.Write(ctx, ts.rep, c, command.TypeRerun, command.Rerun{IDs: []uint64{n}}, &out); err != nil {
+	if err := replica.Write(ctx, ts.rep, c, command.TypeRerun, command.Rerun{IDs: []uint64{n}, HoldMs: ts.cfg.StopHold.Milliseconds()}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -176,7 +176,8 @@ func (ts *Tasks) RerunTask(ctx context.Context, c api.Caller, task string, req m
 				return nil, model.FieldErrorf("to", "the range holds more than %d instances to re-run; split it", model.MaxBackfill)
 			}
 			var out model.RerunResult
-			err = replica.Write(ctx, ts.rep, c, command.TypeRerun, command.Rerun{Task: task, IDs: ids, States: req.States}, &out)
+			b := command.Rerun{Task: task, IDs: ids, States: req.States, HoldMs: ts.cfg.StopHold.Milliseconds()}
+			err = replica.Write(ctx, ts.rep, c, command.TypeRerun, b, &out)
 			return &out, err
 		},
 		func(ctx context.Context, cl *client.Client) (*model.RerunResult, error) {

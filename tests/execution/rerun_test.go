@@ -45,7 +45,8 @@ func rerunHTTP(ctx context.Context, t *testing.T, addr, id, key string) (int, st
 // succeeds, and the downstream instance runs. The re-run is idempotent
 // with its Idempotency-Key; an unfinished instance is a 409 naming its
 // state, an unknown one a 404; a re-run that fails again triggers its
-// onFailure task again; ax task rerun re-runs a range's FAILED
+// onFailure task again; a terminated instance is re-run only once its
+// stopped process is surely gone; ax task rerun re-runs a range's FAILED
 // instances, which release their own dependents.
 func TestRerun_ReleasesDependsOn(t *testing.T) {
 	c := startCluster(t, 3, withArgs("-lease", "2s"))
@@ -185,6 +186,28 @@ func TestRerun_ReleasesDependsOn(t *testing.T) {
 			}
 		}
 	}
+
+	// A terminated attempt's process may run on until its executor learns
+	// of the stop: the instance is not re-run before that hold (1.5 leases
+	// and the clock skew: 4s here) has passed.
+	if _, err := cl.PutTask(ctx, shellTask("rr-slow", "echo started; sleep 30", model.Policy{})); err != nil {
+		t.Fatal(err)
+	}
+	slow := trigger(t, cl, "rr-slow")
+	agenttest.WaitState(t, cl, slow, 30*time.Second, model.StateRunning)
+	if _, err := cl.Decide(ctx, slow, client.Terminate, "stuck"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := rerunHTTP(ctx, t, follower.HTTPAddr, slow, "rerun-slow-1"); code != http.StatusConflict || !strings.Contains(body, "may run until") {
+		t.Errorf("re-run right after a terminate: %d %s, want 409 saying until when the stopped attempt may run", code, body)
+	}
+	testkit.Eventually(t, 20*time.Second, func() error {
+		if code, body := rerunHTTP(ctx, t, follower.HTTPAddr, slow, fmt.Sprint("rerun-slow-", time.Now().UnixNano())); code != http.StatusOK {
+			return fmt.Errorf("re-run after the terminate: %d %s", code, body)
+		}
+		return nil
+	})
+	agenttest.WaitState(t, cl, slow, 30*time.Second, model.StateRunning)
 
 	// Nothing of the range is FAILED any more: a second run re-runs nothing.
 	if out, err := axCLI(t, "task", "rerun", "rr-up", "-from", from, "-to", to, "-addr", follower.HTTPAddr); err != nil || out != "0 re-run" {
