@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/follow"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -34,6 +35,14 @@ func (c *instanceRerunCmd) Run(ctx context.Context, args []string) error {
 	if err := c.wait.check(); err != nil {
 		return fmt.Errorf("instance rerun: %w", err)
 	}
+	first := 0 // -log: the output of the attempts from the re-run's on
+	if c.wait.log {
+		in, err := cl.GetInstance(ctx, id)
+		if err != nil {
+			return err
+		}
+		first = in.Attempts + 1
+	}
 	res, err := cl.Rerun(ctx, id)
 	if err == nil {
 		err = c.out.Print(c.m.Stdout, res, func(w io.Writer) error { return view.Submitted(w, *res) })
@@ -41,7 +50,10 @@ func (c *instanceRerunCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.wait.follow(ctx, c.m, cl, res.ID)
+	if !c.wait.wait {
+		return nil
+	}
+	return follow.InstanceFrom(ctx, cl, res.ID, first, c.wait.log, c.m.Stdout, c.m.Stderr)
 }
 
 // taskRerunCmd is ax task rerun.
