@@ -410,3 +410,22 @@ func TestFSM_RerunAfterStop(t *testing.T) {
 		t.Fatalf("re-run after the hold: %s", s.State)
 	}
 }
+
+// TestFSM_RerunOnSuccess: a re-run that succeeds creates its task's
+// onSuccess instances, as any success does.
+func TestFSM_RerunOnSuccess(t *testing.T) {
+	fx := newPolicyFixture(t, ProtoVersion)
+	fx.mustPut(eventTask("load", model.Policy{}))
+	fx.mustPut(eventTask("extract", model.Policy{OnSuccess: []model.Chain{{Task: "load"}}}))
+	id := fx.trigger("extract")
+	fx.run(id, false, "")
+	if n := len(fx.instancesOf("load")); n != 0 {
+		t.Fatalf("%d load instances after a failure", n)
+	}
+	fx.mustRerun(id)
+	fx.run(id, true, "")
+	loads := fx.instancesOf("load")
+	if len(loads) != 1 || loads[0].Params[model.ParamParentInstance] != model.FormatID(id) {
+		t.Fatalf("load instances %+v, want one chained from the re-run", loads)
+	}
+}
