@@ -322,7 +322,7 @@ func (a *Agent) roles(raw wheel.Clock, base *clock.Base, localExecToken string) 
 		rep, f, acc)
 	a.tasks = tasks.New(tasks.Config{Logger: a.log, Clock: cfg.Clock, Horizon: cfg.Horizon, Retention: cfg.Retention,
 		RetentionInterval: cfg.RetentionInterval, MetricsMaxTasks: cfg.MetricsMaxTasks, Executors: a.exec.Executors,
-		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live}, rep, f)
+		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live, StopHold: a.exec.StopHold()}, rep, f)
 	a.console = tasks.NewConsole(tasks.ConsoleConfig{Clock: cfg.Clock, Stopping: a.stopCh, Cluster: a.cl.Cluster,
 		Executors: a.exec.Executors, QuorumAlerts: quorum}, f)
 	alertsCfg := alerts.Config{NodeID: cfg.NodeID, Logger: a.log, Clock: cfg.Clock, DefaultTimeout: cfg.DefaultTimeout,

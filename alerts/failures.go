@@ -112,7 +112,7 @@ func (a *Alerts) alert(ctx context.Context, hc *http.Client, id uint64) {
 	t, err := a.state.GetTask(in.Task)
 	if err == nil {
 		for _, name := range t.Policy.OnFailure {
-			cmd, err := command.New(command.TypeTrigger, "", "alerts", command.Trigger{Task: name, Key: "on_failure:" + in.ID,
+			cmd, err := command.New(command.TypeTrigger, "", "alerts", command.Trigger{Task: name, Key: "on_failure:" + failureKey(in),
 				Source: model.SourceOnFailure, Params: map[string]string{"failed_task": in.Task, "failed_instance": in.ID}})
 			if err != nil {
 				continue
@@ -164,4 +164,22 @@ func (a *Alerts) alert(ctx context.Context, hc *http.Client, id uint64) {
 		return
 	}
 	a.log.Info("failure alerted", "task", in.Task, "instance", in.ID, "what", strings.Join(notes, "; "))
+}
+
+// failureKey names the failure of instance in that its alerts handle: its
+// id, and after a re-run (a failure again of the same instance) the id
+// with the number of re-runs, so that a re-run that fails again triggers
+// its onFailure tasks and raises its alert again, while a repeat of one
+// failure's handling stays a no-op.
+func failureKey(in *model.Instance) string {
+	n := 0
+	for _, e := range in.Events {
+		if e.Type == "rerun" {
+			n++
+		}
+	}
+	if n == 0 {
+		return in.ID
+	}
+	return fmt.Sprintf("%s/rerun%d", in.ID, n)
 }

@@ -301,7 +301,8 @@ func (a *Alerts) withCount(f *finding) command.AlertChange {
 }
 
 // succeededSince reports whether the task of an instance_failed alert has
-// a SUCCESS newer than the failure (its newest SUCCESS, one read).
+// a SUCCESS newer than the failure (its newest SUCCESS, one read): a
+// newer instance, or the failed instance itself, re-run.
 func (a *Alerts) succeededSince(al model.Alert) bool {
 	failed, err := model.ParseID(al.Subject.Instance)
 	if err != nil || al.Subject.Task == "" {
@@ -315,7 +316,7 @@ func (a *Alerts) succeededSince(al model.Alert) bool {
 		return false
 	}
 	id, err := model.ParseID(l.Instances[0].ID)
-	return err == nil && id > failed
+	return err == nil && id >= failed
 }
 
 // failedAlert is the instance_failed finding for a FAILED instance:
@@ -332,7 +333,7 @@ func failedAlert(in *model.Instance, t *model.Task) command.AlertChange {
 		Summary: fmt.Sprintf("task %s: instance %s failed after %d attempt(s): %s", in.Task, in.ID, in.Attempts, truncate(in.LastError, 200)),
 		Details: map[string]string{"attempt": strconv.Itoa(in.Attempts), "maxAttempts": strconv.Itoa(maxAttempts),
 			"error": truncate(in.LastError, 2000), "failedAt": failedAt.UTC().Format(time.RFC3339)},
-		Key: in.ID}
+		Key: failureKey(in)}
 }
 
 func truncate(s string, n int) string {

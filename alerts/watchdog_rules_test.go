@@ -206,6 +206,52 @@ func TestWatchdog_Rules(t *testing.T) {
 			t.Error("not resolved after a later success")
 		}
 	})
+	t.Run("instance_failed follows a re-run's outcome", func(t *testing.T) {
+		rs := newRuleState(t)
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *eventTask("job")})
+		id := rs.trigger(t0ms, "job")
+		run := func(ms int64, attempt int, ok bool) *model.Instance {
+			t.Helper()
+			rs.apply(ms, command.TypeLease, command.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 60_000})
+			rs.apply(ms+500, command.TypeComplete, command.Complete{ID: id, Attempt: attempt, Report: model.CompleteRequest{Executor: "e1", Success: ok, Error: "boom", ExitCode: 1}})
+			in, err := rs.f.GetInstance(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return in
+		}
+		raise := func(ms int64, in *model.Instance) {
+			t.Helper()
+			rs.apply(ms, command.TypeAlertUpdate, command.AlertUpdate{Items: []command.AlertChange{failedAlert(in, eventTask("job"))}})
+		}
+		first := run(t0ms+1000, 1, false)
+		raise(t0ms+2000, first)
+		raise(t0ms+2500, first) // a repeated proposal of the same failure
+		if a, _ := rs.f.FiringAlert("instance_failed:job"); a.Count != 1 {
+			t.Fatalf("count %d after one failure, want 1", a.Count)
+		}
+		rs.apply(t0ms+3000, command.TypeRerun, command.Rerun{IDs: []uint64{id}})
+		again := run(t0ms+4000, 2, false)
+		if k1, k2 := failureKey(first), failureKey(again); k1 != model.FormatID(id) || k2 != k1+"/rerun1" {
+			t.Fatalf("failure keys %q and %q, want the id, then the id with the re-run", k1, k2)
+		}
+		raise(t0ms+5000, again)
+		if a, _ := rs.f.FiringAlert("instance_failed:job"); a.Count != 2 || a.Details["attempt"] != "2" {
+			t.Fatalf("after the re-run failed again: count %d, attempt %s; want the alert raised again (2, attempt 2)", a.Count, a.Details["attempt"])
+		}
+		rs.step(t0ms + 6000)
+		if !rs.firing("instance_failed:job") {
+			t.Fatal("resolved without a success")
+		}
+		rs.apply(t0ms+7000, command.TypeRerun, command.Rerun{IDs: []uint64{id}})
+		if in := run(t0ms+8000, 3, true); in.State != model.StateSuccess {
+			t.Fatalf("the second re-run: %s", in.State)
+		}
+		rs.step(t0ms + 9000)
+		if rs.firing("instance_failed:job") {
+			t.Error("not resolved once the failed instance, re-run, succeeded")
+		}
+	})
 }
 
 // BenchmarkWatchdog_Evaluate: one evaluation with 10,000 cron tasks, each

@@ -37,6 +37,7 @@ type call struct {
 	N         int               // days, fires or runs of a console read
 	Counts    model.CountFilter // TaskCounts
 	Put       api.PutOptions    // PutTask, PlanTask
+	Rerun     model.RerunRequest
 }
 
 // fakeBackend records every call and answers with its configured values.
@@ -334,6 +335,22 @@ func (f fakeExecutors) CompleteBatch(ctx context.Context, c api.Caller, items []
 		return nil, f.Err
 	}
 	return make([]model.CompleteOutcome, len(items)), nil
+}
+
+func (f fakeInstances) Rerun(ctx context.Context, c api.Caller, id string) (*model.Submitted, error) {
+	f.record(ctx, call{Method: "Rerun", Caller: c, Name: id})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.Submitted{ID: id, State: model.StateReady}, nil
+}
+
+func (f fakeInstances) RerunTask(ctx context.Context, c api.Caller, task string, req model.RerunRequest) (*model.RerunResult, error) {
+	f.record(ctx, call{Method: "RerunTask", Caller: c, Name: task, Rerun: req})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.RerunResult{Instances: []model.Submitted{}}, nil
 }
 
 func (f fakeInstances) Backfill(ctx context.Context, c api.Caller, task string, req model.BackfillRequest) (*model.BackfillResult, error) {
@@ -1056,6 +1073,8 @@ func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
 		"calendar":  {method: http.MethodGet, path: "/v1/tasks/daily/calendar"},
 		"fires":     {method: http.MethodGet, path: "/v1/tasks/daily/fires"},
 		"counts":    {method: http.MethodGet, path: "/v1/tasks/daily/counts"},
+		"rerun":     {method: http.MethodPost, path: "/v1/instances/00000000000000ff/rerun"},
+		"rerun[]":   {method: http.MethodPost, path: "/v1/tasks/daily/rerun", body: `{"from":"2026-01-01T00:00:00Z","to":"2026-01-02T00:00:00Z"}`},
 	}
 	for name, req := range reqs {
 		t.Run(name, func(t *testing.T) {

@@ -70,6 +70,11 @@ type InstanceBackend interface {
 	// Decide applies an operator decision (approve, reject, cancel,
 	// terminate) or a running attempt's approval request.
 	Decide(ctx context.Context, c Caller, id, action string, attempt int, comment string) (string, error)
+	// Rerun runs a finished instance again: the same instance, a new
+	// attempt chain. RerunTask re-runs a task's finished instances whose
+	// fire time is in [From, To] and whose state is one of States.
+	Rerun(ctx context.Context, c Caller, id string) (*model.Submitted, error)
+	RerunTask(ctx context.Context, c Caller, task string, req model.RerunRequest) (*model.RerunResult, error)
 }
 
 // ExecutorBackend is the executor protocol (long-poll, heartbeats,

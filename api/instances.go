@@ -199,25 +199,73 @@ func (s instanceRoutes) backfill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req model.BackfillRequest
-	if err := decode(r, &req); err != nil {
+	err := decode(r, &req)
+	if err == nil {
+		err = checkRange(req.From, req.To)
+	}
+	if err == nil && req.To.After(s.cfg.Now()) {
+		err = model.FieldErrorf("to", "%s is in the future; backfill covers past fire times", req.To.Format(model.TimeLayout))
+	}
+	if err != nil {
 		writeError(w, err)
 		return
 	}
+	reply(w)(s.b.instances.Backfill(r.Context(), c, name, req))
+}
+
+// checkRange checks a fire-time range: both ends given, in order.
+func checkRange(from, to model.Time) error {
 	switch {
-	case req.From.IsZero():
-		writeError(w, model.FieldErrorf("from", "required (RFC 3339)"))
-		return
-	case req.To.IsZero():
-		writeError(w, model.FieldErrorf("to", "required (RFC 3339)"))
-		return
-	case req.To.Before(req.From.Time):
-		writeError(w, model.FieldErrorf("to", "must not be before from"))
-		return
-	case req.To.After(s.cfg.Now()):
-		writeError(w, model.FieldErrorf("to", "%s is in the future; backfill covers past fire times", req.To.Format(model.TimeLayout)))
+	case from.IsZero():
+		return model.FieldErrorf("from", "required (RFC 3339)")
+	case to.IsZero():
+		return model.FieldErrorf("to", "required (RFC 3339)")
+	case to.Before(from.Time):
+		return model.FieldErrorf("to", "must not be before from")
+	}
+	return nil
+}
+
+// rerun runs a finished instance again; it takes no body (or {}).
+func (s instanceRoutes) rerun(w http.ResponseWriter, r *http.Request) {
+	id, c, ok := writeTarget(w, r, "id")
+	if !ok {
 		return
 	}
-	reply(w)(s.b.instances.Backfill(r.Context(), c, name, req))
+	if r.ContentLength != 0 {
+		if err := decode(r, &struct{}{}); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	reply(w)(s.b.instances.Rerun(r.Context(), c, id))
+}
+
+// rerunTask runs a task's finished instances of a fire-time range again,
+// those in one of the states given (FAILED by default).
+func (s instanceRoutes) rerunTask(w http.ResponseWriter, r *http.Request) {
+	name, c, ok := writeTarget(w, r, "name")
+	if !ok {
+		return
+	}
+	var req model.RerunRequest
+	err := decode(r, &req)
+	if err == nil {
+		err = checkRange(req.From, req.To)
+	}
+	if len(req.States) == 0 {
+		req.States = []string{model.StateFailed}
+	}
+	for i, st := range req.States {
+		if err == nil && !terminal(st) {
+			err = model.FieldErrorf("states["+strconv.Itoa(i)+"]", "%q is not a finished state: want FAILED, TERMINATED, CANCELED, SKIPPED or SUCCESS", st)
+		}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	reply(w)(s.b.instances.RerunTask(r.Context(), c, name, req))
 }
 
 // decide serves approve, reject, cancel and terminate.

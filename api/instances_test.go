@@ -537,3 +537,80 @@ func TestServer_ApprovalStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_Rerun: a re-run of an instance and a task's re-run reach
+// the backend with their caller (the Idempotency-Key is the request id)
+// and request, states defaulting to FAILED; the answers are the
+// backend's.
+func TestServer_Rerun(t *testing.T) {
+	from, to := model.Time{Time: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}, model.Time{Time: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	caller := api.Caller{Actor: "anonymous", RequestID: "k1"}
+	key := map[string]string{"Idempotency-Key": "k1"}
+	tests := []struct {
+		name string
+		req  request
+		want call
+	}{
+		{"instance", request{method: http.MethodPost, path: "/v1/instances/00000000000000ab/rerun", header: key},
+			call{Method: "Rerun", Caller: caller, Name: "00000000000000ab"}},
+		{"instance, empty object", request{method: http.MethodPost, path: "/v1/instances/00000000000000ab/rerun", body: `{}`, header: key},
+			call{Method: "Rerun", Caller: caller, Name: "00000000000000ab"}},
+		{"task, states by default", request{method: http.MethodPost, path: "/v1/tasks/daily/rerun", header: key,
+			body: `{"from":"2026-11-01T00:00:00Z","to":"2026-11-30T00:00:00Z"}`},
+			call{Method: "RerunTask", Caller: caller, Name: "daily", Rerun: model.RerunRequest{From: from, To: to, States: []string{model.StateFailed}}}},
+		{"task, states given", request{method: http.MethodPost, path: "/v1/tasks/daily/rerun", header: key,
+			body: `{"from":"2026-11-01T00:00:00Z","to":"2026-11-01T00:00:00Z","states":["TERMINATED","SKIPPED"]}`},
+			call{Method: "RerunTask", Caller: caller, Name: "daily", Rerun: model.RerunRequest{From: from, To: from, States: []string{model.StateTerminated, model.StateSkipped}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{}, fb, tt.req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status: got %d, want 200 (body %s)", rec.Code, rec.Body)
+			}
+			if got := fb.Calls(); !reflect.DeepEqual(got, []call{tt.want}) {
+				t.Errorf("backend calls:\ngot  %+v\nwant %+v", got, []call{tt.want})
+			}
+			if tt.want.Method == "Rerun" {
+				var got model.Submitted
+				decodeBody(t, rec, &got)
+				if got.ID != tt.want.Name || got.State != model.StateReady {
+					t.Errorf("body %+v", got)
+				}
+			}
+		})
+	}
+}
+
+// TestServer_RerunBadInput: a bad id, range or state is a 400 naming the
+// field, and nothing reaches the backend.
+func TestServer_RerunBadInput(t *testing.T) {
+	task := func(body string) request {
+		return request{method: http.MethodPost, path: "/v1/tasks/daily/rerun", body: body}
+	}
+	tests := []struct {
+		name      string
+		req       request
+		wantField string
+	}{
+		{"instance id", request{method: http.MethodPost, path: "/v1/instances/nope/rerun"}, "id"},
+		{"instance body with a field", request{method: http.MethodPost, path: "/v1/instances/00000000000000ab/rerun", body: `{"comment":"x"}`}, "comment"},
+		{"task name", request{method: http.MethodPost, path: "/v1/tasks/Daily/rerun", body: `{}`}, "name"},
+		{"no from", task(`{"to":"2026-11-30T00:00:00Z"}`), "from"},
+		{"no to", task(`{"from":"2026-11-30T00:00:00Z"}`), "to"},
+		{"from after to", task(`{"from":"2026-11-30T00:00:01Z","to":"2026-11-30T00:00:00Z"}`), "to"},
+		{"bad time", task(`{"from":"yesterday","to":"2026-11-30T00:00:00Z"}`), "from"},
+		{"unfinished state", task(`{"from":"2026-11-01T00:00:00Z","to":"2026-11-30T00:00:00Z","states":["FAILED","RUNNING"]}`), "states[1]"},
+		{"lowercase state", task(`{"from":"2026-11-01T00:00:00Z","to":"2026-11-30T00:00:00Z","states":["failed"]}`), "states[0]"},
+		{"unknown field", task(`{"from":"2026-11-01T00:00:00Z","to":"2026-11-30T00:00:00Z","state":"FAILED"}`), "state"},
+		{"empty body", task(""), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{}
+			rec := serve(t, api.Config{}, fb, tt.req)
+			checkRejected(t, fb, rec, http.StatusBadRequest, model.CodeInvalid, tt.wantField)
+		})
+	}
+}

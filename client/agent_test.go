@@ -94,6 +94,39 @@ func TestClient_AgainstAnAgent(t *testing.T) {
 		}
 	})
 
+	t.Run("re-runs", func(t *testing.T) {
+		gated, gated2 := trigger(t, "gated", model.StateWaitingApproval), trigger(t, "gated", model.StateWaitingApproval)
+		for _, id := range []string{gated, gated2} {
+			if _, err := c.Decide(ctx, id, client.Cancel, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := c.Rerun(ctx, gated)
+		if err != nil || s.ID != gated || s.State != model.StateWaitingApproval {
+			t.Fatalf("re-run of a canceled instance: %+v %v, want WAITING_APPROVAL (approval asked again)", s, err)
+		}
+		_, err = c.Rerun(ctx, gated)
+		var me *model.Error
+		if !errors.As(err, &me) || me.Code != model.CodePrecondition || me.Field != "state" || !strings.Contains(me.Message, "WAITING_APPROVAL") {
+			t.Errorf("re-run of an unfinished instance: %v, want 409 naming its state", err)
+		}
+		now := model.Time{Time: time.Now().UTC()}
+		hourAgo := model.Time{Time: now.Add(-time.Hour)}
+		res, err := c.RerunTask(ctx, "gated", model.RerunRequest{From: hourAgo, To: now, States: []string{model.StateCanceled}})
+		if err != nil || !slices.ContainsFunc(res.Instances, func(s model.Submitted) bool { return s.ID == gated2 }) ||
+			slices.ContainsFunc(res.Instances, func(s model.Submitted) bool { return s.ID == gated }) || res.Rerun != len(res.Instances) {
+			t.Errorf("a task's re-run of its CANCELED instances: %+v %v, want %s among them, not %s", res, err, gated2, gated)
+		}
+		_, err = c.RerunTask(ctx, "gated", model.RerunRequest{From: now, To: hourAgo})
+		if !errors.As(err, &me) || me.Code != model.CodeInvalid || me.Field != "to" {
+			t.Errorf("a task's re-run from after to: %v, want 400 naming to", err)
+		}
+		_, err = c.RerunTask(ctx, "nothing", model.RerunRequest{From: hourAgo, To: now})
+		if !errors.As(err, &me) || me.Code != model.CodeNotFound {
+			t.Errorf("a missing task's re-run: %v, want 404", err)
+		}
+	})
+
 	t.Run("field errors", func(t *testing.T) {
 		tests := []struct {
 			name      string

@@ -358,3 +358,17 @@ func (c *Client) Backfill(ctx context.Context, task string, req model.BackfillRe
 	var r model.BackfillResult
 	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(task, "/backfill"), Body: req}, &r)
 }
+
+// Rerun runs a finished instance again (the same instance, a new attempt
+// chain) and answers its new state.
+func (c *Client) Rerun(ctx context.Context, id string) (*model.Submitted, error) {
+	var r model.Submitted
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/instances/" + url.PathEscape(id) + "/rerun"}, &r)
+}
+
+// RerunTask runs a task's finished instances of a fire-time range again,
+// those in one of req.States (FAILED when empty).
+func (c *Client) RerunTask(ctx context.Context, task string, req model.RerunRequest) (*model.RerunResult, error) {
+	var r model.RerunResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(task, "/rerun"), Body: req}, &r)
+}

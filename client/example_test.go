@@ -82,6 +82,26 @@ func ExampleClient_Decide() {
 	fmt.Println(state) // READY, or RUNNING for an attempt that asked
 }
 
+// Run a failed instance again: the same instance, for the same fire time,
+// with a new attempt chain (its earlier attempts stay). RerunTask does it
+// for a task's fire-time range.
+func ExampleClient_Rerun() {
+	c := client.New(client.Config{Addrs: []string{"127.0.0.1:7070"}, Token: "axt_...", Actor: "alice"})
+	s, err := c.Rerun(context.Background(), "0000000000100000")
+	if err != nil {
+		log.Fatal(err) // 409 for an unfinished instance, naming its state
+	}
+	fmt.Println(s.ID, s.State) // READY, or BLOCKED, WAITING_APPROVAL... as a fresh fire
+	from := model.Time{Time: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+	to := model.Time{Time: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	res, err := c.RerunTask(context.Background(), "daily_report", model.RerunRequest{From: from, To: to,
+		States: []string{model.StateFailed, model.StateTerminated}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Rerun, "re-run")
+}
+
 // Many goroutines, one submission each: a Submitter sends them together,
 // as array requests, and gives each caller its own instance.
 func ExampleSubmitter() {

@@ -141,10 +141,13 @@ type liveLog struct {
 
 const liveMax = 64 << 10
 
+// DefaultLease is Config.Lease's default.
+const DefaultLease = 10 * time.Second
+
 // New returns a dispatcher; Run starts it.
 func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 	if cfg.Lease == 0 {
-		cfg.Lease = 10 * time.Second
+		cfg.Lease = DefaultLease
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -81,6 +81,20 @@ func New(cfg Config, rep Replica, store dispatch.Store, acc Access) *Executors {
 
 type dispatcherKey struct{}
 
+// StopHold is how long an attempt an operator stopped (terminate, or a
+// mid-run approval rejected or canceled) may still run on its executor:
+// until it learns of the stop, or its own fence stops it within the
+// lease, plus the expiry grace (L/2) the leader allows any lease, plus
+// the clock skew between the leaders that stamp the stop and a re-run.
+// A re-run of its instance does not start another attempt before.
+func (e *Executors) StopHold() time.Duration {
+	l := e.cfg.Lease
+	if l <= 0 {
+		l = dispatch.DefaultLease
+	}
+	return l + l/2 + e.cfg.MaxClockSkew
+}
+
 // StartTerm makes term t's dispatcher (proposing through t) and returns
 // its service.
 func (e *Executors) StartTerm(t *replica.Term) replica.Service {

@@ -48,6 +48,7 @@ const (
 	CmdDeleteSilence  = command.TypeDeleteSilence
 	CmdPutChannel     = command.TypePutChannel
 	CmdDeleteChannel  = command.TypeDeleteChannel
+	CmdRerun          = command.TypeRerun
 )
 
 // Constants of the command bodies (for the migration).
@@ -99,6 +100,7 @@ type (
 	PutSilence    = command.PutSilence
 	SilenceRef    = command.SilenceRef
 	PutChannel    = command.PutChannel
+	Rerun         = command.Rerun
 )
 
 // MinProto is command.MinProto (for the migration).

@@ -153,6 +153,10 @@ type WhyFacts struct {
 	Approval *model.Event
 	// LastAttempt is the latest ended attempt, if any.
 	LastAttempt *model.Attempt
+	// Base counts the attempts before the latest re-run (not charged to
+	// maxRetries); Rerun is that re-run's event (nil if never re-run).
+	Base  int
+	Rerun *model.Event
 }
 
 // InstanceWhy returns the facts behind an instance's state.
@@ -165,7 +169,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 		}
 		wf := &WhyFacts{State: name(stateNames, r.State), ScheduledAt: r.ScheduledAt, RetryAt: r.RetryAt,
 			LeaseUntil: r.LeaseUntil, AttemptStart: r.AttemptStart, Attempts: int(r.Attempts), Free: int(r.Free), Executor: r.Executor,
-			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0}
+			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0, Base: int(r.Base)}
 		out = wf
 		w := &writer{tx: tx}
 		t, ok := w.tasks().loadTask(r.Task)
@@ -197,12 +201,16 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 			k, v = ac.Prev()
 		}
 		wf.LastAttempt = lastAttempt(id, prefix, k, v)
-		if r.State == stApproval {
+		if r.State == stApproval || r.Flags&flagRerun != 0 {
 			c := tx.Bucket(bktInstEvents).Cursor()
 			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 				var e model.Event
-				if json.Unmarshal(v, &e) == nil && (e.Type == "approval_requested" || e.Type == "waiting_approval") {
+				switch {
+				case json.Unmarshal(v, &e) != nil:
+				case r.State == stApproval && (e.Type == "approval_requested" || e.Type == "waiting_approval"):
 					wf.Approval = &e
+				case e.Type == "rerun":
+					wf.Rerun = &e
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,7 +148,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(31) {
+	switch g.rng.Intn(33) {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
@@ -312,6 +313,16 @@ func (g *logGen) command(t *testing.T) *Command {
 		default:
 			typ, body = CmdDeleteChannel, TaskRef{Name: name}
 		}
+	case 31, 32: // protocol 7: re-runs, lone or a task's
+		hold := int64(g.rng.Intn(2)) * 10_000
+		if g.rng.Intn(2) == 0 {
+			typ, body = CmdRerun, Rerun{IDs: []uint64{g.id()}, HoldMs: hold}
+			break
+		}
+		ids := g.someIDs(3)
+		slices.Sort(ids)
+		states := []string{model.StateFailed, model.StateSuccess, model.StateSkipped, model.StateCanceled, model.StateTerminated}
+		typ, body = CmdRerun, Rerun{Task: g.taskName(), IDs: slices.Compact(ids), States: states[:1+g.rng.Intn(len(states))], HoldMs: hold}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {
@@ -417,7 +428,7 @@ func TestFSM_Deterministic(t *testing.T) {
 	// The protocol 4 policies the logs must have exercised: events in the
 	// state, refusals in the answers.
 	behaviours := map[string]bool{`"type":"chained"`: false, `"type":"queue_full"`: false, `"type":"upstream_failed"`: false,
-		`dependsOn cycle: `: false, `onSuccess cycle: `: false}
+		`dependsOn cycle: `: false, `onSuccess cycle: `: false, `"type":"rerun"`: false}
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			g := newLogGen(seed, 0)

@@ -353,7 +353,7 @@ func (w attemptWrites) endAttempt(r *record, rep model.CompleteRequest, outcome 
 	}
 	r.LastError = rep.Error
 	t, ok := w.tasks().definition(r.Task)
-	charged := int(r.Attempts - r.Free) // attempts that count against maxRetries
+	charged := int(r.Attempts - r.Free - r.Base) // attempts that count against maxRetries
 	if ok && rep.Retryable && charged <= t.Policy.MaxRetries {
 		d := backoff(&t.Policy, charged)
 		r.RetryAt = w.cmd.Now + d.Milliseconds()

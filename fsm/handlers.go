@@ -68,6 +68,9 @@ var handlers = [...]handler{
 		check: alertWrites.putChannelCheck, write: alertWrites.putChannel},
 	command.TypeDeleteChannel: spec[alertWrites, *command.TaskRef, *ChannelRecord]{decode: command.JSONBody[command.TaskRef],
 		check: alertWrites.namedChannel, write: alertWrites.deleteChannel},
+
+	command.TypeRerun: spec[instanceWrites, *command.Rerun, []*record]{decode: command.JSONBody[command.Rerun],
+		check: instanceWrites.rerunCheck, write: instanceWrites.rerun},
 }
 
 // handlerOf returns the handler of type t, nil for a type this version

@@ -120,6 +120,11 @@ func (w *writer) flushStates() {
 // firing, start and finish are not stored as events: they are derived from
 // the instance's times when it is read.
 func (w instanceWrites) event(id uint64, typ, msg string) {
+	w.putEvent(id, model.Event{Time: model.UnixMilli(w.cmd.Now), Type: typ, Node: w.cmd.Node, Actor: w.cmd.Actor, Message: msg})
+}
+
+// putEvent appends e to an instance's event log.
+func (w instanceWrites) putEvent(id uint64, e model.Event) {
 	c := w.tx.Bucket(bktInstEvents).Cursor()
 	seq := uint32(0)
 	prefix := u64key(id)
@@ -130,7 +135,7 @@ func (w instanceWrites) event(id uint64, typ, msg string) {
 	} else if k2, _ := c.Last(); k2 != nil && bytes.HasPrefix(k2, prefix) {
 		seq = binary.BigEndian.Uint32(k2[8:]) + 1
 	}
-	b, err := json.Marshal(model.Event{Time: model.UnixMilli(w.cmd.Now), Type: typ, Node: w.cmd.Node, Actor: w.cmd.Actor, Message: msg})
+	b, err := json.Marshal(e)
 	if err != nil {
 		w.err = err
 		return

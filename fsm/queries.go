@@ -36,6 +36,16 @@ func (r *record) toModel() model.Instance {
 	return in
 }
 
+// firedEvent is the event of r's firing, derived from its record: the
+// latest (a re-run's, whose first firing is a stored event).
+func firedEvent(r *record) model.Event {
+	msg := "late by " + (time.Duration(r.FiredAt-r.ScheduledAt) * time.Millisecond).String()
+	if r.Flags&flagRerun != 0 {
+		msg = "re-run"
+	}
+	return model.Event{Time: model.UnixMilli(r.FiredAt), Type: "fired", Node: r.Node, Message: msg}
+}
+
 // GetInstance returns an instance with its events, oldest first.
 func (q instanceReads) GetInstance(id uint64) (*model.Instance, error) {
 	var in model.Instance
@@ -47,8 +57,7 @@ func (q instanceReads) GetInstance(id uint64) (*model.Instance, error) {
 		in = r.toModel()
 		in.Events = append(in.Events, model.Event{Time: in.CreatedAt, Type: "created", Node: r.Node, Message: "source " + in.Source + ", due " + in.ScheduledAt.Format(model.TimeLayout)})
 		if !in.FiredAt.IsZero() {
-			in.Events = append(in.Events, model.Event{Time: in.FiredAt, Type: "fired", Node: r.Node,
-				Message: "late by " + (time.Duration(r.FiredAt-r.ScheduledAt) * time.Millisecond).String()})
+			in.Events = append(in.Events, firedEvent(r))
 		}
 		ac := tx.Bucket(bktAttempts).Cursor()
 		for k, v := ac.Seek(u64key(id)); k != nil && bytes.HasPrefix(k, u64key(id)); k, v = ac.Next() {

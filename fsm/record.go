@@ -71,6 +71,9 @@ type record struct {
 	// Free counts the attempts that ended interrupted: they do not count
 	// against maxRetries (protocol 6).
 	Free uint32
+	// Base counts the attempts of the runs before the latest re-run
+	// (protocol 7): they do not count against maxRetries either.
+	Base uint32
 }
 
 // Record flags.
@@ -82,6 +85,9 @@ const (
 	// flagConfirmed: the current attempt's executor has confirmed it (a
 	// heartbeat for it was applied), so it started (protocol 6).
 	flagConfirmed = 1 << 4
+	// flagRerun: the instance was re-run (protocol 7); its latest rerun
+	// event says by whom and what it had ended as.
+	flagRerun = 1 << 5
 )
 
 const recordVersion = 1
@@ -114,10 +120,14 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	if r.Free == 0 {
+	if r.Free == 0 && r.Base == 0 {
 		return b // as before protocol 6
 	}
-	return binary.AppendUvarint(b, uint64(r.Free))
+	b = binary.AppendUvarint(b, uint64(r.Free))
+	if r.Base == 0 {
+		return b // as before protocol 7
+	}
+	return binary.AppendUvarint(b, uint64(r.Base))
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -212,11 +222,19 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 	if len(rest) == 0 {
 		return r, nil
 	}
-	free, k := binary.Uvarint(rest)
-	if k <= 0 || free > 1<<32-1 || k != len(rest) {
+	for _, c := range []*uint32{&r.Free, &r.Base} {
+		if len(rest) == 0 {
+			break
+		}
+		v, k := binary.Uvarint(rest)
+		if k <= 0 || v > 1<<32-1 {
+			return nil, errRecord
+		}
+		*c, rest = uint32(v), rest[k:]
+	}
+	if len(rest) != 0 {
 		return nil, errRecord
 	}
-	r.Free = uint32(free)
 	return r, nil
 }
 

@@ -277,10 +277,10 @@ func (w slotWrites) release(task string) {
 
 // queueFull skips r instead of queueing it when its task's queue holds
 // maxQueued BLOCKED instances already (protocol 4), and reports whether
-// it did. Delayed submissions and backfills are never dropped: each is
-// work a caller asked for by name.
+// it did. Delayed submissions, backfills and re-runs are never dropped:
+// each is work a caller asked for by name.
 func (w slotWrites) queueFull(r *record, t *model.Task, st taskState) bool {
-	if w.protoAt() < protoPolicies {
+	if w.protoAt() < protoPolicies || r.Flags&flagRerun != 0 {
 		return false
 	}
 	switch name(sourceNames, r.Source) {

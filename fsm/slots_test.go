@@ -463,8 +463,11 @@ func (g *slotGen) commandFor(id uint64, in *model.Instance) (CommandType, any) {
 	case model.StateBlocked:
 		return decide(DecideCancel, DecideApprove)
 	}
-	if rng.Intn(3) == 0 {
+	switch rng.Intn(4) {
+	case 0:
 		return CmdPrune, Prune{IDs: []uint64{id}}
+	case 1:
+		return CmdRerun, Rerun{IDs: []uint64{id}}
 	}
 	return complete() // a late report of a finished attempt
 }

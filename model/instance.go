@@ -211,6 +211,21 @@ type BackfillRequest struct {
 	To   Time `json:"to"`
 }
 
+// RerunRequest selects a task's finished instances to run again: fire
+// times in [From, To] and a state of States (default FAILED).
+type RerunRequest struct {
+	From   Time     `json:"from"`
+	To     Time     `json:"to"`
+	States []string `json:"states,omitempty"`
+}
+
+// RerunResult lists the instances a task's re-run ran again, each in the
+// state it is in now.
+type RerunResult struct {
+	Rerun     int         `json:"rerun"`
+	Instances []Submitted `json:"instances"`
+}
+
 // BackfillResult lists the instances a backfill created; Existing counts
 // fire times that already had an instance (fired or backfilled before).
 type BackfillResult struct {

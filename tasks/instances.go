@@ -146,6 +146,45 @@ func (ts *Tasks) Decide(ctx context.Context, c api.Caller, id, action string, at
 	return out.State, nil
 }
 
+// Rerun implements api.InstanceBackend.
+func (ts *Tasks) Rerun(ctx context.Context, c api.Caller, id string) (*model.Submitted, error) {
+	n, err := model.ParseID(id)
+	if err != nil {
+		return nil, err
+	}
+	var out model.Submitted
+	if err := replica.Write(ctx, ts.rep, c, command.TypeRerun, command.Rerun{IDs: []uint64{n}, HoldMs: ts.cfg.StopHold.Milliseconds()}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RerunTask implements api.InstanceBackend. The leader plans it (the
+// task's finished instances in the range and states) and the state
+// machine re-runs those still finished in those states.
+func (ts *Tasks) RerunTask(ctx context.Context, c api.Caller, task string, req model.RerunRequest) (*model.RerunResult, error) {
+	return replica.Ask[*model.RerunResult](ctx, ts.rep, replica.Call{ReqID: c.RequestID},
+		func(ctx context.Context, _ *replica.Term) (*model.RerunResult, error) {
+			if _, err := ts.state.GetTask(task); err != nil {
+				return nil, err
+			}
+			ids, err := ts.state.FinishedIn(task, req.From.Millis(), req.To.Millis(), req.States, model.MaxBackfill)
+			if err != nil {
+				return nil, err
+			}
+			if len(ids) > model.MaxBackfill {
+				return nil, model.FieldErrorf("to", "the range holds more than %d instances to re-run; split it", model.MaxBackfill)
+			}
+			var out model.RerunResult
+			b := command.Rerun{Task: task, IDs: ids, States: req.States, HoldMs: ts.cfg.StopHold.Milliseconds()}
+			err = replica.Write(ctx, ts.rep, c, command.TypeRerun, b, &out)
+			return &out, err
+		},
+		func(ctx context.Context, cl *client.Client) (*model.RerunResult, error) {
+			return cl.RerunTask(ctx, task, req)
+		})
+}
+
 // InstanceLog implements api.InstanceBackend: a running attempt's output lives on
 // the leader (streamed with heartbeats); an ended one's tail is committed.
 func (ts *Tasks) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {

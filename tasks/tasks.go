@@ -40,6 +40,10 @@ type Config struct {
 	Executors  func(ctx context.Context) (*model.ExecutorList, error)
 	OwnAttempt func(ctx context.Context, field string, id uint64) error
 	Live       func(t *replica.Term, id uint64, offset int64) (attempt int, start int64, out string, ok bool)
+	// StopHold is how long an attempt an operator stopped may still run
+	// (executors.Executors.StopHold): a re-run of its instance waits for
+	// it.
+	StopHold time.Duration
 }
 
 // Replica is what the tasks role needs of the replica (*replica.Replica).
@@ -65,6 +69,7 @@ type State interface {
 	InstanceWhy(id uint64) (*fsm.WhyFacts, error)
 	Log(id uint64) (*model.InstanceLog, error)
 	Expired(now time.Time, def time.Duration, limit int) ([]uint64, error)
+	FinishedIn(task string, from, to int64, states []string, limit int) ([]uint64, error)
 	LastSuccesses(maxScan int) (map[string]int64, error)
 	CountTasks() int
 	Pending() int

@@ -33,7 +33,11 @@ func (ts *Tasks) why(ctx context.Context, id uint64) string {
 			execs = l.Executors
 		}
 	}
-	return whySentence(f, execs, execErr, ts.cfg.Clock.Now())
+	s := whySentence(f, execs, execErr, ts.cfg.Clock.Now())
+	if e := f.Rerun; e != nil && s != "" {
+		s = fmt.Sprintf("re-run by %s at %s: %s", e.Actor, e.Time.Format(model.TimeLayout), s)
+	}
+	return s
 }
 
 func at(ms int64) string { return model.UnixMilli(ms).Format(model.TimeLayout) }
@@ -60,7 +64,7 @@ func whySentence(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, n
 		}
 		return s + " since " + at(f.AttemptStart) + ", lease until " + at(f.LeaseUntil)
 	case model.StateRetrying:
-		s := fmt.Sprintf("attempt %d of %d %s; retry at %s", f.Attempts-f.Free, f.MaxRetries+1, attemptEnd(f.LastAttempt), at(f.RetryAt))
+		s := fmt.Sprintf("attempt %d of %d %s; retry at %s", f.Attempts-f.Free-f.Base, f.MaxRetries+1, attemptEnd(f.LastAttempt), at(f.RetryAt))
 		if f.Free > 0 {
 			s += fmt.Sprintf(" (and %d %s, not counted)", f.Free, plural(f.Free, "interrupted attempt", "interrupted attempts"))
 		}

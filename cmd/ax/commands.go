@@ -50,7 +50,7 @@ func commands() []entry {
 	return []entry{
 		{name: "agent", summary: "run a node (with no flags: a single-node cluster on 127.0.0.1:7070)", new: newAgentCmd},
 		{name: "status", summary: "the cluster at a glance: members, executors, instances, failures, alerts, next fires", new: newStatusCmd},
-		{name: "task", summary: "apply, export, list, get, pause, resume, delete tasks; show their history and events", usage: taskUsage, subs: []entry{
+		{name: "task", summary: "apply, export, list, get, pause, resume, delete tasks; show their history and events; re-run their instances", usage: taskUsage, subs: []entry{
 			{name: "apply", new: newTaskApplyCmd},
 			{name: "export", new: newTaskExportCmd},
 			{name: "list", new: newTaskListCmd},
@@ -60,11 +60,12 @@ func commands() []entry {
 			{name: "delete", new: newTaskWriteCmd("delete"), taskArg: true},
 			{name: "history", new: newTaskReadCmd("history"), taskArg: true},
 			{name: "events", new: newTaskReadCmd("events"), taskArg: true},
+			{name: "rerun", new: newTaskRerunCmd, taskArg: true},
 		}},
 		{name: "trigger", summary: "run a task now", new: newTriggerCmd, taskArg: true},
 		{name: "submit", summary: "create a delayed instance of a task", new: newSubmitCmd, taskArg: true},
 		{name: "backfill", summary: "create the instances of past fire times of a task", new: newBackfillCmd, taskArg: true},
-		{name: "instance", summary: "list, get, log, approve, reject, cancel, terminate instances", usage: instanceUsage, subs: []entry{
+		{name: "instance", summary: "list, get, log, approve, reject, cancel, terminate, re-run instances", usage: instanceUsage, subs: []entry{
 			{name: "list", new: newInstanceListCmd},
 			{name: "get", new: newInstanceGetCmd},
 			{name: "log", new: newInstanceLogCmd},
@@ -72,6 +73,7 @@ func commands() []entry {
 			{name: "reject", new: newInstanceDecideCmd("reject")},
 			{name: "cancel", new: newInstanceDecideCmd("cancel")},
 			{name: "terminate", new: newInstanceDecideCmd("terminate")},
+			{name: "rerun", new: newInstanceRerunCmd},
 		}},
 		{name: "executor", summary: "run attempts handed out by the cluster", new: newExecutorCmd},
 		// Started by ax executor next to itself.
@@ -171,8 +173,8 @@ $AX_CACERT). Read commands take -o table|json|yaml. Run "ax <command> -h"
 for details.
 
 Exit status: 0 success, 1 error, 2 usage, 130 interrupted (Ctrl-C);
-trigger/submit -wait: 0 SUCCESS, 1 FAILED, 3 TERMINATED, 4 CANCELED or
-SKIPPED.
+trigger/submit/instance rerun -wait: 0 SUCCESS, 1 FAILED, 3 TERMINATED,
+4 CANCELED or SKIPPED.
 `
 
 // usage is ax's usage: the commands of the table with their summaries.

@@ -27,8 +27,10 @@ Subcommands:
 	approve|reject ID [-comment TEXT]
 	cancel ID              a SCHEDULED, READY, BLOCKED, WAITING_APPROVAL or RETRYING instance
 	terminate ID           kill a RUNNING attempt's process group
+	rerun ID [-wait [-log]]
+	                       run a finished instance again: same instance, new attempts
 
-list and get take -o table|json|yaml (-json: -o json); list -w redraws
+list, get and rerun take -o table|json|yaml (-json: -o json); list -w redraws
 the table on every change until Ctrl-C. list shows the newest 50
 (-limit N; 0 for all), following the server's pages; -cursor ID starts
 after that instance (a list that stops short names it). TIME is a
@@ -41,6 +43,7 @@ Examples:
 	ax instance list -task daily_report -state FAILED -since 2d
 	ax instance list -w
 	ax instance get 0000000000a30001
+	ax instance rerun 0000000000a30001 -wait -log
 `
 
 // instanceListCmd is ax instance list.

@@ -81,6 +81,8 @@ var goldenHelp = []struct {
 	{[]string{"task", "apply", "-h"}, 0, "task-apply.txt"},
 	{[]string{"task", "export", "--help"}, 0, "task-export.txt"},
 	{[]string{"instance", "list", "-h"}, 0, "instance-list.txt"},
+	{[]string{"instance", "rerun", "-h"}, 0, "instance-rerun.txt"},
+	{[]string{"task", "rerun", "-h"}, 0, "task-rerun.txt"},
 	{[]string{"trigger", "-h"}, 0, "trigger.txt"},
 	{[]string{"status", "--help"}, 0, "status.txt"},
 	{[]string{"completion", "-h"}, 0, "completion.txt"},
@@ -163,6 +165,9 @@ func TestMain_FlagErrorsAndExitCodes(t *testing.T) {
 		{[]string{"acl", "token"}, nil, `acl: unknown subcommand "token" (ax acl -h lists them)`},
 		{[]string{"instance", "list", "-since", "yesterday"}, nil, `invalid value "yesterday" for flag -since: not a time: want a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time (2006-01-02T15:04, 2006-01-02T15:04:05; UTC) or RFC 3339 (2006-01-02T15:04:05+08:00) (ax instance list -h for help)`},
 		{[]string{"trigger", "x", "-log"}, nil, "trigger: -log goes with -wait"},
+		{[]string{"instance", "rerun", "0000000000100000", "-log"}, nil, "instance rerun: -log goes with -wait"},
+		{[]string{"instance", "rerun"}, nil, "instance rerun: want exactly one instance id"},
+		{[]string{"task", "rerun", "-state"}, nil, "flag needs an argument: -state (ax task rerun -h for help)"},
 		{[]string{"task", "get"}, nil, "task get: want exactly one task name"},
 		{[]string{"task", "list", "-o", "xml"}, nil, `task list: -o "xml": want table, json or yaml`},
 		// A subcommand takes only its own flags.

@@ -25,8 +25,10 @@ Subcommands:
 	pause NAME | resume NAME | delete NAME
 	history NAME           every version: who, when, what
 	events NAME            the task's events (misfires...)
+	rerun NAME -from TIME -to TIME [-state FAILED,...]
+	                       run its finished instances of those fire times again
 
-list, get, history and events take -o table|json|yaml (-json: -o json);
+list, get, history, events and rerun take -o table|json|yaml (-json: -o json);
 list -w redraws the table on every change until Ctrl-C. Reads are
 linearizable (they see every acknowledged write, through any node);
 -stale reads the node's own state instead, answered even without a
@@ -40,6 +42,7 @@ Examples:
 	ax task list -label team=data
 	ax task get daily_report -o yaml
 	ax task history daily_report
+	ax task rerun daily_report -from 2026-11-01 -to 2026-11-29 -state FAILED,TERMINATED
 `
 
 // taskListCmd is ax task list.

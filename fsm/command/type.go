@@ -58,6 +58,9 @@ const (
 	TypeDeleteSilence Type = 35 // body: SilenceRef
 	TypePutChannel    Type = 36 // body: PutChannel
 	TypeDeleteChannel Type = 37 // body: TaskRef (Name = channel name)
+
+	// Protocol 7. 38 is left to other work of the same release.
+	TypeRerun Type = 39 // body: Rerun
 )
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -84,9 +87,10 @@ const (
 // PutChannel.SealedURL and IfVersion (fsm/channels.go); from the entry
 // after set_proto 6; and from set_proto 6 every member requires the
 // member-key handshake on Raft connections (raftnode/peerauth.go).
-// Protocol 7 adds no command type: put_channel takes the chat robots'
-// channel types, dingtalk, wecom and feishu (fsm/channels.go), from the
-// entry after set_proto 7.
+// Protocol 7 adds rerun (39): a finished instance runs again
+// (fsm/rerun.go); and put_channel takes the chat robots' channel types,
+// dingtalk, wecom and feishu (fsm/channels.go), from the entry after
+// set_proto 7.
 const ProtoVersion = 7
 
 // info is what this binary knows of a type.
@@ -116,6 +120,8 @@ var types = [...]info{
 
 	TypeAlertUpdate: {"alert_update", 4}, TypeAlertNotified: {"alert_notified", 4}, TypePutSilence: {"put_silence", 4},
 	TypeDeleteSilence: {"delete_silence", 4}, TypePutChannel: {"put_channel", 4}, TypeDeleteChannel: {"delete_channel", 4},
+
+	TypeRerun: {"rerun", 7},
 }
 
 // Known reports whether this binary knows the type.
@@ -137,8 +143,8 @@ func (t Type) String() string {
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
 // protocol types (21..27), 3 for note (31), 4 for the alert, silence
-// and channel types (32..37), and ProtoVersion+1 for a type this binary
-// does not know.
+// and channel types (32..37), 7 for rerun (39), and ProtoVersion+1 for
+// a type this binary does not know.
 func MinProto(t Type) int {
 	if t.Known() {
 		return types[t].proto

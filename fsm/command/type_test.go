@@ -15,6 +15,7 @@ func TestType(t *testing.T) {
 		{TypeSetProto, "set_proto", true, false, 2},
 		{TypeNote, "note", true, false, 3},
 		{TypeDeleteChannel, "delete_channel", true, false, 4},
+		{TypeRerun, "rerun", true, false, 7},
 		{0, "command(0)", false, false, ProtoVersion + 1},
 		{29, "command(29)", false, false, ProtoVersion + 1}, // taken by other work of release 3
 		{38, "command(38)", false, false, ProtoVersion + 1},
@@ -37,8 +38,8 @@ func TestType(t *testing.T) {
 			}
 		})
 	}
-	if n := len(Types()); n != 34 {
-		t.Errorf("Types() lists %d types, want 34", n)
+	if n := len(Types()); n != 35 {
+		t.Errorf("Types() lists %d types, want 35", n)
 	}
 }
 

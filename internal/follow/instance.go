@@ -69,11 +69,17 @@ const waitPoll = 2 * time.Second
 // through a lost server or a leader change (every address is tried
 // again) until ctx ends, saying so on notes.
 func Instance(ctx context.Context, cl *client.Client, id string, showLog bool, w, notes io.Writer) error {
+	return InstanceFrom(ctx, cl, id, 0, showLog, w, notes)
+}
+
+// InstanceFrom is Instance for the attempts from first on: the output of
+// earlier ones (a re-run instance's) is not printed.
+func InstanceFrom(ctx context.Context, cl *client.Client, id string, first int, showLog bool, w, notes io.Writer) error {
 	var in *model.Instance
 	var err error
 	lost := &lostNote{w: notes}
 	if showLog {
-		in, err = followToEnd(ctx, cl, id, w, lost)
+		in, err = followToEnd(ctx, cl, id, first, w, lost)
 	} else {
 		in, err = pollToEnd(ctx, cl, id, lost)
 	}
@@ -139,8 +145,9 @@ func pollToEnd(ctx context.Context, cl *client.Client, id string, lost *lostNote
 // followToEnd streams the instance's output to w (GET
 // /v1/instances/{id}/log?follow=true) until its end event, reconnecting
 // from the last offset when the stream is lost, then reads the instance.
-// A new attempt's mark goes to lost's writer.
-func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer, lost *lostNote) (*model.Instance, error) {
+// A new attempt's mark goes to lost's writer. The output of attempts
+// before first is skipped.
+func followToEnd(ctx context.Context, cl *client.Client, id string, first int, w io.Writer, lost *lostNote) (*model.Instance, error) {
 	var offset int64
 	attempt := 0
 	for {
@@ -164,14 +171,17 @@ func followToEnd(ctx context.Context, cl *client.Client, id string, w io.Writer,
 				if err := json.Unmarshal(e.Data, &c); err != nil {
 					return fmt.Errorf("log stream: %w", err)
 				}
-				if c.Attempt != attempt && attempt != 0 {
+				if c.Attempt != attempt && attempt >= max(first, 1) {
 					fmt.Fprintf(lost.w, "--- attempt %d\n", c.Attempt)
 				}
 				attempt = c.Attempt
+				offset = c.Offset + int64(len(c.Data))
+				if c.Attempt < first {
+					return nil
+				}
 				if _, err := io.WriteString(w, c.Data); err != nil {
 					return err
 				}
-				offset = c.Offset + int64(len(c.Data))
 			case "end":
 				ended = true
 			}

@@ -152,3 +152,10 @@ func Instance(w io.Writer, in *model.Instance) error {
 	}
 	return nil
 }
+
+// Submitted prints an instance a write answered with: its id, its state
+// and its fire time, on one line (the id first, for cut -d' ' -f1).
+func Submitted(w io.Writer, s model.Submitted) error {
+	_, err := fmt.Fprintf(w, "%s %s %s\n", s.ID, s.State, s.ScheduledAt.UTC().Format(model.TimeLayout))
+	return err
+}

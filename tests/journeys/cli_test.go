@@ -162,6 +162,8 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"task", "apply", "-h"}, 0, "task-apply.txt"},
 		{[]string{"task", "export", "--help"}, 0, "task-export.txt"},
 		{[]string{"instance", "list", "-h"}, 0, "instance-list.txt"},
+		{[]string{"instance", "rerun", "-h"}, 0, "instance-rerun.txt"},
+		{[]string{"task", "rerun", "-h"}, 0, "task-rerun.txt"},
 		{[]string{"trigger", "-h"}, 0, "trigger.txt"},
 		{[]string{"status", "--help"}, 0, "status.txt"},
 		{[]string{"completion", "-h"}, 0, "completion.txt"},

@@ -33,6 +33,7 @@ var journeys = []journey{
 	{name: "sdk-worker", run: journeySDK},
 	{name: "trigger-wait-log", run: journeyTriggerWaitLog},
 	{name: "backfill-depends-on", run: journeyBackfill},
+	{name: "rerun-depends-on", run: journeyRerun},
 	{name: "failure-alert", run: journeyFailureAlert},
 	{name: "terminate-cancel", run: journeyTerminateCancel},
 }
@@ -444,6 +445,51 @@ func journeyBackfill(c *cell) {
 		in := agenttest.WaitState(t, user, rid, 30*time.Second, model.StateSuccess)
 		if in.StartedAt.Before(s.FinishedAt.Time) || !strings.Contains(in.AttemptList[0].Output, "report for "+yesterday[:10]) {
 			t.Fatalf("report started %s (sync ended %s), output %q", in.StartedAt, s.FinishedAt, in.AttemptList[0].Output)
+		}
+	})
+}
+
+// journeyRerun: yesterday's upstream instance fails, so the downstream
+// instance of that date waits BLOCKED; the cause fixed, the operator's
+// ax instance rerun -wait runs the same instance again (attempt 2) to
+// SUCCESS, and the downstream instance runs; ax task rerun then finds
+// nothing FAILED left in the range.
+func journeyRerun(c *cell) {
+	d, user, r := c.d, c.d.User(), c.d.runners[0]
+	up, down := c.n("rr-up"), c.n("rr-down")
+	fixed := filepath.Join(c.t.TempDir(), "fixed")
+	yesterday := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Format(time.RFC3339)
+	c.step("define", func(t *testing.T) {
+		c.put(t, r.route(dailyTask(up, "test -f "+fixed+" && echo fixed", model.Policy{})),
+			r.route(dailyTask(down, "echo report for {{.Date}}", model.Policy{DependsOn: []string{up}})))
+	})
+	var uid, did string
+	c.step("upstream-failed", func(t *testing.T) {
+		did = strings.Fields(d.ax(t, 0, "backfill", down, "-from", yesterday, "-to", yesterday).stdout)[0]
+		uid = strings.Fields(d.ax(t, 0, "backfill", up, "-from", yesterday, "-to", yesterday).stdout)[0]
+		agenttest.WaitState(t, user, uid, 30*time.Second, model.StateFailed)
+		if in := agenttest.WaitState(t, user, did, 10*time.Second, model.StateBlocked); !strings.Contains(in.Why, "waiting for upstream task "+up) {
+			t.Fatalf("downstream why %q, want it waiting for %s", in.Why, up)
+		}
+	})
+	c.step("rerun-wait", func(t *testing.T) {
+		if err := os.WriteFile(fixed, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out := d.axOperator(t, 0, "instance", "rerun", uid, "-wait", "-log").stdout; !strings.Contains(out, "fixed\n") || !strings.Contains(out, uid+" SUCCESS") {
+			t.Fatalf("ax instance rerun -wait -log printed %q", out)
+		}
+		in := agenttest.WaitState(t, user, did, 30*time.Second, model.StateSuccess)
+		if !strings.Contains(in.AttemptList[0].Output, "report for "+yesterday[:10]) {
+			t.Fatalf("downstream output %q", in.AttemptList[0].Output)
+		}
+		if u, err := user.GetInstance(c.ctx, uid); err != nil || u.Attempts != 2 || !hasEvent(u, "rerun", "it had ended FAILED") {
+			t.Fatalf("the re-run upstream: %+v %v, want 2 attempts and a rerun event", u, err)
+		}
+	})
+	c.step("task-rerun", func(t *testing.T) {
+		if out := d.axOperator(t, 0, "task", "rerun", up, "-from", yesterday, "-to", yesterday, "-state", "FAILED").stdout; out != "0 re-run\n" {
+			t.Fatalf("ax task rerun printed %q, want nothing left to re-run", out)
 		}
 	})
 }

@@ -164,8 +164,9 @@ func (b *browser) open(url, ready string) {
 // TestUI_Console drives the console in a real browser against a real
 // cluster: sign in, overview, a task triggered with a parameter and
 // watched READY → RUNNING → SUCCESS with its output (no reload), an
-// approval, a backfill's progress, and a reader who gets no action
-// buttons and whose forged action the API refuses.
+// approval, a backfill's progress, a failed instance re-run, and a
+// reader who gets no action buttons and whose forged action the API
+// refuses.
 func TestUI_Console(t *testing.T) {
 	b := newBrowser(t)
 	c := startCluster(t, 3, withArgs("-lease", "3s"))
@@ -320,6 +321,21 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("recent failure", `document.body.innerText.includes('disk full') || document.body.innerText.includes('exit status 3')`, 10*time.Second)
 	b.waitJS("its alert", `!!document.querySelector('tr[data-alert="instance_failed:flaky"]')`, 20*time.Second)
 	b.shot("overview")
+
+	// Re-run the failed flaky instance from its page: the same instance
+	// runs attempt 2 (and fails again).
+	fl, err := adm.ListInstances(ctx, model.InstanceFilter{Task: "flaky"})
+	if err != nil || len(fl.Instances) != 1 {
+		t.Fatalf("flaky instances: %v %v", fl, err)
+	}
+	b.open(base+"/ui/#/instances/"+fl.Instances[0].ID, "#act-rerun")
+	b.do("re-run", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-rerun")),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	b.waitJS("the re-run in the timeline", `document.body.innerText.includes('re-run by olga')`, 10*time.Second)
+	b.waitJS("attempt 2 failed too", `document.body.innerText.includes('attempt 2 failed') && `+state+` === 'FAILED'`, 20*time.Second)
 
 	// A phone: one column, nothing wider than the screen.
 	b.do("phone width", 10*time.Second, chromedp.EmulateViewport(390, 844))

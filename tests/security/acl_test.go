@@ -217,3 +217,61 @@ func TestACL_OverTLS(t *testing.T) {
 		t.Fatalf("task: %+v, %v; want it written by deployer", tk, err)
 	}
 }
+
+// TestACL_Rerun: re-running goes with the operator role, as trigger and
+// cancel do: a reader's re-run of an instance or of a task's range is
+// refused (403) and writes nothing; an operator's is recorded under its
+// token's name.
+func TestACL_Rerun(t *testing.T) {
+	c := startCluster(t, 1)
+	ctx := ctxT(t, 60*time.Second)
+	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := tokenClient(c, boot.Secret)
+	reader := tokenClient(c, createToken(t, ctx, adm, model.ACLTokenRequest{Name: "viewer", Role: model.RoleReader}))
+	operator := tokenClient(c, createToken(t, ctx, adm, model.ACLTokenRequest{Name: "oncall", Role: model.RoleOperator}))
+	task := eventTask("gated")
+	task.Policy.Approval = "before_run" // no executor needed: canceled before it runs
+	if _, err := adm.PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	id := trigger(t, operator, "gated")
+	if _, err := operator.Decide(ctx, id, client.Cancel, "not now"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := adm.GetInstance(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = reader.Rerun(ctx, id)
+	wantCode(t, "reader re-runs an instance", err, model.CodeForbidden)
+	day := model.Time{Time: time.Now().UTC().Add(-time.Hour)}
+	_, err = reader.RerunTask(ctx, "gated", model.RerunRequest{From: day, To: model.Time{Time: time.Now().UTC()}, States: []string{model.StateCanceled}})
+	wantCode(t, "reader re-runs a task's instances", err, model.CodeForbidden)
+	after, err := adm.GetInstance(ctx, id, client.Consistent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.State != model.StateCanceled || len(after.Events) != len(before.Events) {
+		t.Fatalf("after the refused re-runs: %s with %d events, want CANCELED with %d: nothing written", after.State, len(after.Events), len(before.Events))
+	}
+	s, err := operator.Rerun(ctx, id)
+	if err != nil || s.State != model.StateWaitingApproval {
+		t.Fatalf("operator re-runs: %+v %v, want WAITING_APPROVAL (approval asked again)", s, err)
+	}
+	in, err := adm.GetInstance(ctx, id, client.Consistent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actor string
+	for _, e := range in.Events {
+		if e.Type == "rerun" {
+			actor = e.Actor
+		}
+	}
+	if actor != "oncall (for alice@laptop)" || !strings.Contains(in.Why, "re-run by oncall (for alice@laptop)") {
+		t.Errorf("rerun event by %q, why %q: want the operator token's name", actor, in.Why)
+	}
+}

@@ -1,5 +1,6 @@
 // Instance: what it is waiting for, its timeline of events and attempts,
-// its output (streamed while it runs), and the operator's decisions.
+// its output (streamed while it runs), and the operator's decisions (a
+// finished one can be re-run).
 
 import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
@@ -90,10 +91,10 @@ export async function render(main, [id], page) {
 function actions(inst, path) {
   if (!can('operator')) return [];
   const out = [];
-  const decide = (what, label, cls, withComment) => h('button', {class: cls, id: 'act-' + what, onclick: () => {
+  const decide = (what, label, cls, withComment, note) => h('button', {class: cls, id: 'act-' + what, onclick: () => {
     const comment = h('textarea', {id: 'comment', rows: 3, maxlength: 1024, 'aria-label': 'Comment'});
     dialog(label + ' ' + inst.id + '?', h('div', {},
-      withComment ? [h('label', {for: 'comment'}, 'Comment (kept in the instance\'s events)'), comment] : h('p', {}, label + ' this instance.')),
+      withComment ? [h('label', {for: 'comment'}, 'Comment (kept in the instance\'s events)'), comment] : h('p', {}, note || label + ' this instance.')),
     label, async () => api(path + '/' + what, {method: 'POST', body: withComment ? {comment: comment.value} : {}}),
     {danger: cls === 'danger'});
   }}, label);
@@ -102,6 +103,10 @@ function actions(inst, path) {
   }
   if (inst.state === 'RUNNING') out.push(decide('terminate', 'Terminate', 'danger', true));
   if (!TERMINAL.has(inst.state) && inst.state !== 'RUNNING') out.push(decide('cancel', 'Cancel', '', true));
+  if (TERMINAL.has(inst.state)) {
+    out.push(decide('rerun', 'Re-run', '', false, 'Run it again: the same instance and fire time, attempt ' + (inst.attempts + 1) +
+      ' next (the earlier attempts stay), admitted as a fresh fire would be (approval, dependsOn, concurrency).'));
+  }
   return out;
 }
 
