@@ -70,6 +70,7 @@ type Config struct {
 // its transport (Do and Stream).
 type Client struct {
 	transport
+	alertCalls
 }
 
 // New returns a Client for cfg.
@@ -92,6 +93,7 @@ func New(cfg Config) *Client {
 		hc = &http.Client{Transport: tr}
 	}
 	c := &Client{transport: transport{cfg: cfg, hc: hc}}
+	c.alertCalls = alertCalls{&c.transport}
 	for _, a := range cfg.Addrs {
 		for _, p := range strings.Split(a, ",") {
 			if p = strings.TrimSpace(p); p != "" {
