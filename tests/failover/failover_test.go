@@ -1,4 +1,4 @@
-package tests
+package failover
 
 import (
 	"encoding/json"
