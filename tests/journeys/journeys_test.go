@@ -153,11 +153,13 @@ func journeyTour(c *cell) {
 	})
 	c.step("status", func(t *testing.T) {
 		d.ax(t, 0, "task", "events", tick)
-		if r := d.ax(t, 0, "status"); !strings.Contains(r.stdout, "Cluster: leader "+d.leaderID) {
+		// A leader, not necessarily d.leaderID: on a busy machine an
+		// election may move it during the journey.
+		if r := d.ax(t, 0, "status"); !regexp.MustCompile(`Cluster: leader n\d+ at `).MatchString(r.stdout) {
 			t.Fatalf("ax status printed:\n%s", r.stdout)
 		}
 		var h model.Health
-		if code, body := d.get(c.ctx, t, "/healthz"); code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Leader != d.leaderID {
+		if code, body := d.get(c.ctx, t, "/healthz"); code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Leader == "" {
 			t.Fatalf("GET /healthz: %d %s", code, body)
 		}
 		if code, body := d.get(c.ctx, t, "/metrics"); code != http.StatusOK || !strings.Contains(body, "\nax_") {
