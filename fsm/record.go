@@ -71,6 +71,9 @@ type record struct {
 	// Free counts the attempts that ended interrupted: they do not count
 	// against maxRetries (protocol 6).
 	Free uint32
+	// Jitter is how much later than ScheduledAt a task fire was fired
+	// (ms, trigger.jitter; protocol 7).
+	Jitter int64
 }
 
 // Record flags.
@@ -99,7 +102,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -114,10 +117,14 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	if r.Free == 0 {
+	if r.Free == 0 && r.Jitter == 0 {
 		return b // as before protocol 6
 	}
-	return binary.AppendUvarint(b, uint64(r.Free))
+	b = binary.AppendUvarint(b, uint64(r.Free))
+	if r.Jitter == 0 {
+		return b // as before protocol 7
+	}
+	return binary.AppendUvarint(b, uint64(r.Jitter))
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -213,10 +220,18 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		return r, nil
 	}
 	free, k := binary.Uvarint(rest)
-	if k <= 0 || free > 1<<32-1 || k != len(rest) {
+	if k <= 0 || free > 1<<32-1 {
 		return nil, errRecord
 	}
-	r.Free = uint32(free)
+	r.Free, rest = uint32(free), rest[k:]
+	if len(rest) == 0 {
+		return r, nil
+	}
+	jitter, k := binary.Uvarint(rest)
+	if k <= 0 || jitter > 1<<62 || k != len(rest) {
+		return nil, errRecord
+	}
+	r.Jitter = int64(jitter)
 	return r, nil
 }
 

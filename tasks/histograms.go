@@ -169,7 +169,7 @@ func (h *taskHistograms) observeLeader(c *fsm.InstanceChange) {
 		return
 	}
 	if (c.From == "" || c.From == model.StateScheduled) && firedState(c.State) && timedSource(c.Source) && c.ScheduledAt > 0 && c.FiredAt > 0 {
-		h.observe(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt, 0))/1000)
+		h.observe(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt-c.Jitter, 0))/1000)
 		return
 	}
 	if c.From == model.StateRunning && c.AttemptStart > 0 && c.At >= c.AttemptStart {

@@ -33,7 +33,11 @@ func (ts *Tasks) why(ctx context.Context, id uint64) string {
 			execs = l.Executors
 		}
 	}
-	return whySentence(f, execs, execErr, ts.cfg.Clock.Now())
+	why := whySentence(f, execs, execErr, ts.cfg.Clock.Now())
+	if f.Jitter != 0 && why != "" {
+		why += " (" + fsm.JitterNote(f.ScheduledAt, f.Jitter) + ")"
+	}
+	return why
 }
 
 func at(ms int64) string { return model.UnixMilli(ms).Format(model.TimeLayout) }

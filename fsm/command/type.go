@@ -84,7 +84,12 @@ const (
 // PutChannel.SealedURL and IfVersion (fsm/channels.go); from the entry
 // after set_proto 6; and from set_proto 6 every member requires the
 // member-key handshake on Raft connections (raftnode/peerauth.go).
-const ProtoVersion = 6
+// Protocol 7 adds no command type: a task's trigger may carry endAt,
+// maxRuns and jitter (and a cron trigger startAt), fire honors them
+// (fires outside the window or beyond maxRuns ignored, the trigger's fires
+// counted in the task state, TaskFire.Jitter kept on the instance;
+// fsm/window.go), from the entry after set_proto 7.
+const ProtoVersion = 7
 
 // info is what this binary knows of a type.
 type info struct {
