@@ -86,7 +86,7 @@ func newTaskHistograms(max int) *taskHistograms {
 	return &taskHistograms{
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "ax_fire_lateness_seconds",
-			Help:    "How late instances fired (firedAt - scheduledAt) for cron, interval, once and delayed fires, observed by the leader that fired them, by task (the first -metrics-max-tasks task names; the rest as task=\"other\").",
+			Help:    "How late instances fired (firedAt - scheduledAt, minus the trigger's jitter) for cron, interval, once and delayed fires, observed by the leader that fired them, by task (the first -metrics-max-tasks task names; the rest as task=\"other\").",
 			Buckets: latencyBuckets,
 		}, []string{"task"}),
 		dispatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
