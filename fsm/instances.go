@@ -12,6 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // dueBucketMs groups the due-time index coarsely: keys are (minute, id),
@@ -437,6 +438,7 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 		}
 		windows := w.protoAt() >= protoWindows
 		if tf.At != 0 {
+			counted := false
 			if tf.At <= st.Watermark || (windows && fireRefused(&t.Task, &st, tf.At) != "") {
 				res.Ignored++
 			} else if _, dup := w.existing(tf.Task, tf.Key); dup {
@@ -462,13 +464,16 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 				st = w.loadState(tf.Task)
 				if windows && r.State != stSkipped {
 					st.Runs++
+					counted = true
 				}
 				w.put(bktMeta, keyLastFired, u64key(id))
 				res.Created = append(res.Created, model.FormatID(id))
 			}
-			if windows && t.Trigger.MaxRuns > 0 {
-				// The scheduler rereads the count of runs, which the
-				// state machine alone keeps exactly.
+			if windows && t.Trigger.MaxRuns > 0 && (!counted || trigger.RunsLeft(t.Trigger.MaxRuns, st.Runs) == 0) {
+				// The leader's scheduler counts the fires it proposes: it
+				// rereads the count, which the state machine alone keeps
+				// exactly, when a fire was not counted, and the task is
+				// shown completed when its last run is.
 				w.notes.tasks = append(w.notes.tasks, tf.Task)
 			}
 		}

@@ -89,9 +89,9 @@ type taskTimer struct {
 	handle  wheel.Handle
 	armed   bool
 	// runsLeft is what the trigger's maxRuns leaves (-1: no maxRuns),
-	// counted down as fires are proposed; the task state's count, reread
-	// after each of its fires commits (the state machine notes the task),
-	// is the one that holds.
+	// counted down as fires are proposed; the task state's count is the
+	// one that holds, reread when the state machine notes the task (a
+	// fire it did not count, the last run).
 	runsLeft int
 	jitter   time.Duration // trigger.jitter
 }
@@ -413,8 +413,8 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 		t = tt.sched.Next(time.UnixMilli(tt.wm))
 	}
 	for !t.IsZero() {
-		n := tt.sched.Next(t)
-		j = tt.jitterAt(t, n, windowStart)
+		var n time.Time
+		n, j = tt.jitterAt(t, windowStart)
 		if t.Add(j).After(now) {
 			break
 		}
@@ -433,6 +433,9 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 				due = append(due[:0], due[1:]...)
 			}
 			due = append(due, fire{t, j})
+		}
+		if n.IsZero() {
+			n = tt.sched.Next(t)
 		}
 		t = n
 	}
@@ -471,14 +474,16 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 	return out
 }
 
-// jitterAt returns the jitter of the fire at t (n: the schedule's next
-// fire time). A time that no jitter moves past windowStart is missed
-// whatever its jitter, so it is not computed.
-func (tt *taskTimer) jitterAt(t, n, windowStart time.Time) time.Duration {
+// jitterAt returns the jitter of the fire at t, and the schedule's next
+// fire time if it read it for that (the zero time otherwise: without a
+// jitter, nothing more is computed). A time that no jitter moves past
+// windowStart is missed whatever its jitter, so it is not computed.
+func (tt *taskTimer) jitterAt(t, windowStart time.Time) (next time.Time, j time.Duration) {
 	if tt.jitter == 0 || !t.Add(tt.jitter).After(windowStart) {
-		return 0
+		return time.Time{}, 0
 	}
-	return trigger.Jitter(tt.name, t, n, tt.jitter)
+	next = tt.sched.Next(t)
+	return next, trigger.Jitter(tt.name, t, next, tt.jitter)
 }
 
 // maxCounted bounds the missed fire times counted one by one after an

@@ -71,6 +71,36 @@ func TestScheduler_Run_MaxRuns(t *testing.T) {
 		}
 		stop()
 	})
+	t.Run("skipped fires do not count", func(t *testing.T) {
+		// Overlap skip with the first instance holding the only slot:
+		// every later fire is SKIPPED, which the state machine does not
+		// count; the scheduler, which counted them as it proposed them,
+		// rereads the count and keeps the task armed.
+		h := newHarness(t)
+		h.proto7()
+		tk := cronTask("tick", "* * * * * *", "latest")
+		tk.Trigger.MaxRuns = 2
+		tk.Policy.MaxConcurrency, tk.Policy.Overlap = 1, "skip"
+		h.putTask(tk)
+		s, _ := h.start(Config{})
+		for i := 1; i <= 4; i++ {
+			h.step(time.Second, at(secs(i)))
+			h.waitInstances("tick", i)
+		}
+		h.settle(at(secs(5)))
+		got := h.instances("tick")
+		for i, in := range got {
+			if want := map[bool]string{true: model.StateReady, false: model.StateSkipped}[i == 0]; in.State != want {
+				t.Errorf("instance at %s: %s, want %s", off(in.ScheduledAt.Time), in.State, want)
+			}
+		}
+		if st := s.Stats(); st.WheelSize != 1 {
+			t.Errorf("wheel size %d with a run left, want 1", st.WheelSize)
+		}
+		if tk, _ := h.fsm.GetTask("tick"); tk.Runs != 1 {
+			t.Errorf("runs %d, want 1", tk.Runs)
+		}
+	})
 	t.Run("two leaders at once", func(t *testing.T) {
 		h := newHarness(t)
 		h.proto7()
