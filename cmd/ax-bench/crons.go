@@ -97,7 +97,7 @@ func (c *cronLoad) report(ctx context.Context, cl *client.Client) error {
 			return err
 		}
 	}
-	pct := percentiles(late)
+	pct := percentileOf(late)
 	fmt.Printf("background cron fires: %d, lateness p50 %s p99 %s p99.9 %s max %s, early %d\n",
 		len(late), pct(0.5), pct(0.99), pct(0.999), pct(1), early)
 	return nil

@@ -131,14 +131,14 @@ func fireRound(ctx context.Context, cl *client.Client, task string, rate int, se
 			return err
 		}
 	}
-	pct := percentiles(late)
+	pct := percentileOf(late)
 	fmt.Printf("%-10d %10d %10s %10s %10s %10s %8d\n", rate, len(late), pct(0.5), pct(0.99), pct(0.999), pct(1), early)
 	return nil
 }
 
-// percentiles sorts late and returns its percentile function (p in
+// percentileOf sorts late and returns its percentile function (p in
 // [0, 1]; 0 for no values).
-func percentiles(late []time.Duration) func(p float64) time.Duration {
+func percentileOf(late []time.Duration) func(p float64) time.Duration {
 	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
 	return func(p float64) time.Duration {
 		if len(late) == 0 {
