@@ -30,6 +30,11 @@ func TestCompleted(t *testing.T) {
 		{"endAt passed", cron(model.Trigger{EndAt: mt(-time.Minute)}), 0, "endAt 2026-11-30T11:59:00.000Z passed"},
 		{"no fire before endAt", cron(model.Trigger{EndAt: mt(30 * time.Minute)}), 0, "no fire time left before endAt 2026-11-30T12:30:00.000Z"},
 		{"fires before endAt", cron(model.Trigger{EndAt: mt(90 * time.Minute)}), 0, ""},
+		// The last fire, at endAt 11:59, may be moved to as late as 12:29.
+		{"a fire within its jitter may be due", model.Trigger{Type: model.TriggerCron, Expression: "59 * * * *", EndAt: mt(-time.Minute),
+			Jitter: model.Duration(30 * time.Minute)}, 0, ""},
+		{"past the jitter too", model.Trigger{Type: model.TriggerCron, Expression: "59 * * * *", EndAt: mt(-time.Minute),
+			Jitter: model.Duration(20 * time.Second)}, 0, "endAt 2026-11-30T11:59:00.000Z passed"},
 		{"not started yet", cron(model.Trigger{StartAt: mt(48 * time.Hour)}), 0, ""},
 		{"once passed", model.Trigger{Type: model.TriggerOnce, At: mt(-time.Hour)}, 0, "its once time 2026-11-30T11:00:00.000Z passed"},
 		{"once to come", model.Trigger{Type: model.TriggerOnce, At: mt(time.Hour)}, 0, ""},

@@ -86,14 +86,16 @@ func (ts *Tasks) ListTasks(ctx context.Context, f model.TaskFilter) (*model.Task
 // completed says why t's trigger fires no more as of now, this node's
 // clock ("" while it may fire, and for an event trigger, which fires
 // only when asked): its maxRuns are used up, its endAt passed (or no fire
-// time is left before it), its once time passed.
+// time is left before it), its once time passed. A fire time less than
+// the trigger's jitter ago may still be due: until then the trigger has
+// not completed.
 func completed(t *model.Task, now time.Time) string {
 	tr := &t.Trigger
 	if trigger.RunsLeft(tr.MaxRuns, t.Runs) == 0 {
 		return fmt.Sprintf("maxRuns %d reached (%d %s)", tr.MaxRuns, t.Runs, plural(int(min(t.Runs, 1<<31)), "run", "runs"))
 	}
 	sc, err := t.Schedule()
-	if err != nil || sc == nil || !sc.Next(now).IsZero() {
+	if err != nil || sc == nil || !sc.Next(now.Add(-tr.Jitter.Std())).IsZero() {
 		return ""
 	}
 	switch {

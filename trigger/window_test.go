@@ -177,7 +177,7 @@ func TestPeriod(t *testing.T) {
 func TestJitter(t *testing.T) {
 	at := mustTime(t, "2026-03-08T10:00:00Z")
 	const jitter = 10 * time.Minute
-	t.Run("deterministic, in range, whole milliseconds", func(t *testing.T) {
+	t.Run("deterministic, in range, whole steps", func(t *testing.T) {
 		var sum time.Duration
 		seen := map[time.Duration]bool{}
 		const n = 5000
@@ -187,8 +187,9 @@ func TestJitter(t *testing.T) {
 			if j != Jitter("report", ft, time.Time{}, jitter) {
 				t.Fatalf("fire %s: two answers", ft)
 			}
-			if j < 0 || j >= jitter || j%time.Millisecond != 0 {
-				t.Fatalf("fire %s: jitter %s, want whole ms in [0, %s)", ft, j, jitter)
+			// A step of a 10m jitter is 100ms (the most).
+			if j < 0 || j >= jitter || j%(100*time.Millisecond) != 0 {
+				t.Fatalf("fire %s: jitter %s, want whole 100ms steps in [0, %s)", ft, j, jitter)
 			}
 			sum += j
 			seen[j] = true
@@ -197,8 +198,27 @@ func TestJitter(t *testing.T) {
 		if mean := sum / n; mean < 4*time.Minute+54*time.Second || mean > 5*time.Minute+6*time.Second {
 			t.Errorf("mean jitter %s, want about 5m", mean)
 		}
-		if len(seen) < n*9/10 {
+		// 6,000 steps: 5,000 draws hit about 3,400 of them.
+		if len(seen) < 3000 {
 			t.Errorf("%d distinct jitters of %d fires", len(seen), n)
+		}
+	})
+	t.Run("steps", func(t *testing.T) {
+		for _, c := range []struct{ jitter, step time.Duration }{
+			{50 * time.Millisecond, time.Millisecond}, {900 * time.Millisecond, 9 * time.Millisecond},
+			{9 * time.Second, 90 * time.Millisecond}, {time.Hour, 100 * time.Millisecond},
+		} {
+			distinct := map[time.Duration]bool{}
+			for i := range 2000 {
+				j := Jitter(fmt.Sprint("t", i), at, time.Time{}, c.jitter)
+				if j%c.step != 0 || j >= c.jitter {
+					t.Fatalf("jitter %s: offset %s, want whole %s steps below it", c.jitter, j, c.step)
+				}
+				distinct[j] = true
+			}
+			if want := min(int(c.jitter/c.step), 2000) / 2; len(distinct) < want {
+				t.Errorf("jitter %s: %d distinct offsets of 2,000 tasks, want at least %d", c.jitter, len(distinct), want)
+			}
 		}
 	})
 	t.Run("depends on the task and the time", func(t *testing.T) {
