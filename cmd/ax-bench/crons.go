@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -41,21 +41,15 @@ func (c *cronLoad) start(ctx context.Context, cl *client.Client) error {
 	if _, err := trigger.ParseCron(c.expr, "UTC"); err != nil {
 		return fmt.Errorf("-cron-expr: %w", err)
 	}
-	now := time.Now()
 	tr := model.Trigger{Type: model.TriggerCron, Expression: c.expr, Jitter: model.Duration(c.jitter)}
 	if c.window {
-		start, end := model.Time{Time: now.Add(-time.Hour)}, model.Time{Time: now.Add(time.Hour)}
+		start, end := model.Time{Time: time.Now().Add(-time.Hour)}, model.Time{Time: time.Now().Add(time.Hour)}
 		tr.StartAt, tr.EndAt, tr.MaxRuns = &start, &end, 1_000_000
 	}
-	var next int
-	var mu sync.Mutex
+	var next atomic.Int64
 	if _, err := runLoad(ctx, 8, c.n, func() error {
-		mu.Lock()
-		i := next
-		next++
-		mu.Unlock()
-		_, err := cl.PutTask(ctx, &model.Task{Name: c.name(i), Trigger: tr, Action: model.Action{Type: model.ActionShell, Command: "true"},
-			Policy: model.Policy{MaxConcurrency: 1_000_000}})
+		_, err := cl.PutTask(ctx, &model.Task{Name: c.name(int(next.Add(1) - 1)), Trigger: tr,
+			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1_000_000}})
 		return err
 	}); err != nil {
 		return fmt.Errorf("background cron tasks: %w", err)
@@ -93,14 +87,23 @@ func (c *cronLoad) report(ctx context.Context, cl *client.Client) error {
 		return err
 	}
 	var late []time.Duration
-	early := 0
+	early, dups := 0, 0
+	var last time.Time
 	for i := range c.n {
 		name := c.name(i)
+		seen := map[int64]bool{}
 		err := eachInstance(ctx, cl, model.InstanceFilter{Task: name, Limit: 1000}, func(in *model.Instance) bool {
 			if in.FiredAt.IsZero() || in.ScheduledAt.Before(c.since) {
 				return true
 			}
 			at := in.ScheduledAt.Time
+			if seen[at.UnixMilli()] {
+				dups++
+			}
+			seen[at.UnixMilli()] = true
+			if at.After(last) {
+				last = at
+			}
 			d := in.FiredAt.Sub(at.Add(trigger.Jitter(name, at, sc.Next(at), c.jitter)))
 			if d < 0 {
 				early++
@@ -113,8 +116,8 @@ func (c *cronLoad) report(ctx context.Context, cl *client.Client) error {
 		}
 	}
 	pct := percentileOf(late)
-	fmt.Printf("background cron fires: %d over %s, lateness p50 %s p99 %s p99.9 %s max %s, early %d; alone: %.0f log entries/s\n",
-		len(late), elapsed.Round(time.Second), pct(0.5), pct(0.99), pct(0.999), pct(1), early,
+	fmt.Printf("background cron fires: %d (scheduled over %s; %s measured), lateness p50 %s p99 %s p99.9 %s max %s, early %d, duplicates %d; alone: %.0f log entries/s\n",
+		len(late), last.Sub(c.since).Round(time.Second), elapsed.Round(time.Second), pct(0.5), pct(0.99), pct(0.999), pct(1), early, dups,
 		float64(int64(h1.AppliedIndex)-int64(h0.AppliedIndex))/quiet.Seconds())
 	return nil
 }
