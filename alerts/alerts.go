@@ -57,7 +57,7 @@ type State interface {
 	GetInstance(id uint64) (*model.Instance, error)
 	ListInstances(f model.InstanceFilter) (*model.InstanceList, error)
 	Log(id uint64) (*model.InstanceLog, error)
-	TaskVersions(fn func(name string, version uint64, watermark int64)) error
+	TaskVersions(fn func(name string, version uint64, watermark int64, runs uint64)) error
 	ActiveInstances(fn func(fsm.Active)) error
 	RecentMisfires(n int) ([]model.RecentMisfire, error)
 	FiringAlerts() ([]model.Alert, error)

@@ -50,8 +50,20 @@ var watchedRules = map[string]bool{
 type watchedTask struct {
 	version   uint64
 	watermark int64
+	runs      uint64 // the trigger's fires (Task.Runs)
 	task      *model.Task
 	sched     trigger.Schedule // nil: not a schedule the rules follow
+}
+
+// due returns when the fire of wt's schedule after ms is due at the
+// latest, its jitter included (zero: none, or its maxRuns are used up).
+func (wt *watchedTask) due(ms int64) time.Time {
+	tr := &wt.task.Trigger
+	next := wt.sched.Next(time.UnixMilli(ms))
+	if next.IsZero() || trigger.RunsLeft(tr.MaxRuns, wt.runs) == 0 {
+		return time.Time{}
+	}
+	return next.Add(tr.Jitter.Std())
 }
 
 // watchedTasks returns every task, decoding only new and changed ones.
@@ -60,13 +72,13 @@ func (a *Alerts) watchedTasks() (map[string]*watchedTask, error) {
 	prev := a.watchCache
 	next := make(map[string]*watchedTask, len(prev))
 	var changed []string
-	err := a.state.TaskVersions(func(name string, version uint64, wm int64) {
+	err := a.state.TaskVersions(func(name string, version uint64, wm int64, runs uint64) {
 		if wt := prev[name]; wt != nil && wt.version == version {
-			wt.watermark = wm
+			wt.watermark, wt.runs = wm, runs
 			next[name] = wt
 			return
 		}
-		next[name] = &watchedTask{version: version, watermark: wm}
+		next[name] = &watchedTask{version: version, watermark: wm, runs: runs}
 		changed = append(changed, name)
 	})
 	if err != nil {
@@ -207,14 +219,15 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 		return nil, err
 	}
 	// task_silence: the first fire time after a task's watermark (every
-	// time at or before it is accounted for) is past its catch-up window
-	// and the grace without the scheduler having handled it.
+	// time at or before it is accounted for), moved by the most its jitter
+	// may move it, is past its catch-up window and the grace without the
+	// scheduler having handled it.
 	for _, wt := range tasks {
 		t, wm, sc := wt.task, wt.watermark, wt.sched
 		if sc == nil || t.Paused || wm == 0 {
 			continue
 		}
-		next := sc.Next(time.UnixMilli(wm))
+		next := wt.due(wm)
 		window := t.Policy.CatchupWindow.Std()
 		if window == 0 {
 			window = time.Minute

@@ -145,7 +145,7 @@ func (a *Alerts) opsFindings(now time.Time, tasks map[string]*watchedTask, firin
 			if sc == nil || t.Paused || wt.watermark == 0 {
 				continue
 			}
-			due := sc.Next(time.UnixMilli(max(from, wt.watermark)))
+			due := wt.due(max(from, wt.watermark))
 			if due.IsZero() || due.Add(a.cfg.SilenceGrace).After(now) {
 				continue
 			}

@@ -182,6 +182,29 @@ func TestWatchdog_Rules(t *testing.T) {
 			t.Error("misfire not resolved after the quiet period")
 		}
 	})
+	t.Run("task_silence allows for the jitter and ends with maxRuns", func(t *testing.T) {
+		rs := newRuleState(t)
+		tk := &model.Task{Name: "cron", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/10 * * * *",
+			MaxRuns: 2, Jitter: model.Duration(5 * time.Minute)}, Action: model.Action{Type: model.ActionShell, Command: "true"}}
+		rs.apply(t0ms-min, command.TypePutTask, command.PutTask{Task: *tk})
+		rs.apply(t0ms, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "cron", Version: 1, At: t0ms}}})
+		// Next fire t0+10m, due by t0+15m with its jitter; window 1m,
+		// grace 1m: silent from t0+17m.
+		rs.step(t0ms + 17*min - 1000)
+		if rs.firing("task_silence:cron") {
+			t.Fatal("raised within jitter + window + grace")
+		}
+		rs.step(t0ms + 17*min + 1000)
+		if !rs.firing("task_silence:cron") {
+			t.Fatal("task_silence not raised")
+		}
+		// Its second and last run: nothing is due after it.
+		rs.apply(t0ms+17*min+2000, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "cron", Version: 1, At: t0ms + 10*min}}})
+		rs.step(t0ms + 60*min)
+		if rs.firing("task_silence:cron") {
+			t.Error("task_silence raised for a task whose maxRuns are used up")
+		}
+	})
 	t.Run("instance_failed resolves on a later success", func(t *testing.T) {
 		rs := newRuleState(t)
 		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *eventTask("job")})

@@ -126,6 +126,7 @@ func (q consoleReads) ScanTask(task string, fn func(b Brief)) error {
 type WhyFacts struct {
 	State        string
 	ScheduledAt  int64
+	Jitter       int64 // a task fire's jitter (ms)
 	RetryAt      int64
 	LeaseUntil   int64
 	AttemptStart int64
@@ -167,7 +168,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 		if err != nil {
 			return err
 		}
-		wf := &WhyFacts{State: name(stateNames, r.State), ScheduledAt: r.ScheduledAt, RetryAt: r.RetryAt,
+		wf := &WhyFacts{State: name(stateNames, r.State), ScheduledAt: r.ScheduledAt, Jitter: r.Jitter, RetryAt: r.RetryAt,
 			LeaseUntil: r.LeaseUntil, AttemptStart: r.AttemptStart, Attempts: int(r.Attempts), Free: int(r.Free), Executor: r.Executor,
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0, Base: int(r.Base)}
 		out = wf

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -69,6 +70,14 @@ func (g *logGen) genTask() model.Task {
 		t.Policy = model.Policy{OnSuccess: []model.Chain{{Task: g.taskName(), Params: map[string]string{"b": "2", "a": "1"}}, {Task: "task-9"}}}
 	case 8: // protocol 4: a short queue, no timeout
 		t.Policy = model.Policy{MaxConcurrency: 1, MaxQueued: 1 + g.rng.Intn(2), Timeout: model.NoTimeout}
+	case 5: // protocol 7: a window, maxRuns, jitter
+		start, end := model.UnixMilli(g.now-int64(g.rng.Intn(60_000))), model.UnixMilli(g.now+int64(g.rng.Intn(600_000)))
+		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "* * * * *", StartAt: &start, EndAt: &end,
+			MaxRuns: int64(g.rng.Intn(3)), Jitter: model.Duration(g.rng.Intn(50_000)) * model.Duration(time.Millisecond)}
+		if g.rng.Intn(2) == 0 {
+			t.Trigger = model.Trigger{Type: model.TriggerInterval, Every: model.Duration(time.Minute), StartAt: &start, MaxRuns: 2}
+		}
+		t.Policy = model.Policy{MaxConcurrency: 1, Overlap: []string{"queue", "skip"}[g.rng.Intn(2)]}
 	}
 	if g.rng.Intn(3) == 0 {
 		t.Labels = map[string]string{"k": fmt.Sprint(g.rng.Intn(3)), "z": "1", "a": "2"}
@@ -193,7 +202,7 @@ func (g *logGen) command(t *testing.T) *Command {
 		f := Fire{Instances: g.someIDs(2)}
 		if g.rng.Intn(2) == 0 {
 			f.Tasks = []TaskFire{{Task: g.taskName(), Version: uint64(1 + g.rng.Intn(3)), At: g.now - int64(g.rng.Intn(60_000)),
-				Key: fmt.Sprintf("fire-%d", g.rng.Intn(20)), Date: "2026-11-30", Missed: int64(g.rng.Intn(2))}}
+				Key: fmt.Sprintf("fire-%d", g.rng.Intn(20)), Date: "2026-11-30", Missed: int64(g.rng.Intn(2)), Jitter: int64(g.rng.Intn(3) * 20_000)}}
 			if f.Tasks[0].Missed > 0 {
 				f.Tasks[0].MissedFirst, f.Tasks[0].MissedLast = g.now-120_000, g.now-60_000
 			}

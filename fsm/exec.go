@@ -111,7 +111,7 @@ func (w instanceWrites) setState(r *record, st uint8) {
 	ch := InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
 		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
 		From: name(stateNames, was), Source: name(sourceNames, r.Source),
-		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now}
+		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter}
 	if w.ended != nil && w.ended.id == r.ID {
 		ch.Ended, w.ended = &w.ended.a, nil
 	}
@@ -152,6 +152,9 @@ type InstanceChange struct {
 	// time of a firing, the start of a starting attempt, the end of an
 	// ending one. Metrics derive latencies from them, on any node.
 	ScheduledAt, FiredAt, AttemptStart, At int64
+	// Jitter is how much after ScheduledAt a task fire was due (ms,
+	// trigger.jitter): fire lateness is measured from ScheduledAt+Jitter.
+	Jitter int64
 	// Ended is the attempt whose end caused this transition, if one did.
 	Ended *model.Attempt
 	// Reason names why, for a transition the state machine decided on

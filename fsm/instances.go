@@ -12,6 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // dueBucketMs groups the due-time index coarsely: keys are (minute, id),
@@ -57,6 +58,10 @@ type taskState struct {
 	Version      uint64 // the task's current version (0: no such task)
 	Inflight     uint64 // instances holding a concurrency slot
 	Blocked      uint64 // BLOCKED instances waiting for a slot
+	// Runs counts the instances the trigger created and did not skip
+	// (protocol 7: window.go); stored only once it is not zero, so a
+	// state that never counted one is byte for byte as before.
+	Runs uint64
 }
 
 // loadState returns a task's scheduling state. Within one command the
@@ -78,6 +83,9 @@ func (w *writer) loadState(name string) taskState {
 	}
 	if len(v) >= 56 {
 		s.Blocked = binary.BigEndian.Uint64(v[48:])
+	}
+	if len(v) >= 64 {
+		s.Runs = binary.BigEndian.Uint64(v[56:])
 	}
 	return s
 }
@@ -103,7 +111,7 @@ func (w *writer) flushStates() {
 	sort.Strings(names)
 	for _, n := range names {
 		s := w.states[n]
-		v := make([]byte, 56)
+		v := make([]byte, 56, 64)
 		binary.BigEndian.PutUint64(v, uint64(s.Watermark))
 		binary.BigEndian.PutUint64(v[8:], s.LastInstance)
 		binary.BigEndian.PutUint64(v[16:], s.Misfires)
@@ -111,6 +119,9 @@ func (w *writer) flushStates() {
 		binary.BigEndian.PutUint64(v[32:], s.Version)
 		binary.BigEndian.PutUint64(v[40:], s.Inflight)
 		binary.BigEndian.PutUint64(v[48:], s.Blocked)
+		if s.Runs != 0 {
+			v = binary.BigEndian.AppendUint64(v, s.Runs)
+		}
 		w.put(bktTaskState, []byte(n), v)
 	}
 	w.states = nil
@@ -430,8 +441,10 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 			w.stats().misfire(tf.Task, st.EventSeq, msg)
 			st.Watermark = tf.MissedLast
 		}
+		windows := w.protoAt() >= protoWindows
 		if tf.At != 0 {
-			if tf.At <= st.Watermark {
+			counted := false
+			if tf.At <= st.Watermark || (windows && fireRefused(&t.Task, &st, tf.At) != "") {
 				res.Ignored++
 			} else if _, dup := w.existing(tf.Task, tf.Key); dup {
 				res.Ignored++
@@ -445,14 +458,28 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 				r := &record{ID: id, Source: code(sourceNames, sourceOf(t.Trigger.Type)),
 					CreatedAt: w.cmd.Now, ScheduledAt: tf.At, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 					Task: tf.Task, IdemKey: tf.Key, Node: w.cmd.Node, Date: tf.Date}
+				if windows {
+					r.Jitter = fireJitter(&t.Task, tf.Jitter)
+				}
 				w.create(r, true)
 				st.Watermark, st.LastInstance = tf.At, id
 				w.saveState(tf.Task, st) // admit reads and updates the same record
 				w.stats().fired(r)
 				w.slots().admit(r)
 				st = w.loadState(tf.Task)
+				if windows && r.State != stSkipped {
+					st.Runs++
+					counted = true
+				}
 				w.put(bktMeta, keyLastFired, u64key(id))
 				res.Created = append(res.Created, model.FormatID(id))
+			}
+			if windows && t.Trigger.MaxRuns > 0 && (!counted || trigger.RunsLeft(t.Trigger.MaxRuns, st.Runs) == 0) {
+				// The leader's scheduler counts the fires it proposes: it
+				// rereads the count, which the state machine alone keeps
+				// exactly, when a fire was not counted, and the task is
+				// shown completed when its last run is.
+				w.notes.tasks = append(w.notes.tasks, tf.Task)
 			}
 		}
 		w.saveState(tf.Task, st)

@@ -39,11 +39,28 @@ func (r *record) toModel() model.Instance {
 // firedEvent is the event of r's firing, derived from its record: the
 // latest (a re-run's, whose first firing is a stored event).
 func firedEvent(r *record) model.Event {
-	msg := "late by " + (time.Duration(r.FiredAt-r.ScheduledAt) * time.Millisecond).String()
+	msg := firedMessage(r)
 	if r.Flags&flagRerun != 0 {
 		msg = "re-run"
 	}
 	return model.Event{Time: model.UnixMilli(r.FiredAt), Type: "fired", Node: r.Node, Message: msg}
+}
+
+// firedMessage words an instance's fired event: how late it fired, after
+// the time its jitter moved it to if it has one.
+func firedMessage(r *record) string {
+	late := "late by " + (time.Duration(r.FiredAt-r.ScheduledAt-r.Jitter) * time.Millisecond).String()
+	if r.Jitter == 0 {
+		return late
+	}
+	return JitterNote(r.ScheduledAt, r.Jitter) + "; " + late
+}
+
+// JitterNote says how a task's jitter moved a fire: "fire at
+// 2026-03-08T10:00:00.000Z moved +37.5s by jitter".
+func JitterNote(scheduledAt, jitter int64) string {
+	return fmt.Sprintf("fire at %s moved +%s by jitter", model.UnixMilli(scheduledAt).Format(model.TimeLayout),
+		time.Duration(jitter)*time.Millisecond)
 }
 
 // GetInstance returns an instance with its events, oldest first.
@@ -223,8 +240,9 @@ func (q taskReads) TaskSchedule(name string) (*TaskSchedule, error) {
 		if err := json.Unmarshal(v, &t); err != nil {
 			return err
 		}
-		w := &writer{tx: tx}
-		ts = &TaskSchedule{Task: t.Task, Watermark: w.loadState(name).Watermark}
+		st := (&writer{tx: tx}).loadState(name)
+		t.Runs = st.Runs
+		ts = &TaskSchedule{Task: t.Task, Watermark: st.Watermark}
 		return nil
 	})
 	return ts, err
@@ -240,7 +258,9 @@ func (q taskReads) TaskSchedules() ([]TaskSchedule, error) {
 			if err := json.Unmarshal(v, &t); err != nil {
 				return err
 			}
-			out = append(out, TaskSchedule{Task: t.Task, Watermark: w.loadState(string(k)).Watermark})
+			st := w.loadState(string(k))
+			t.Runs = st.Runs
+			out = append(out, TaskSchedule{Task: t.Task, Watermark: st.Watermark})
 			return nil
 		})
 	})
@@ -549,15 +569,20 @@ func activeNewestFirst(tx *bolt.Tx, before uint64, st uint8) func() (uint64, boo
 	}
 }
 
-// TaskVersions calls fn for every task with its current version and
-// watermark, from the binary task states alone (no definition decoded):
-// a caller that keeps definitions by version re-reads only the changed.
-func (q taskReads) TaskVersions(fn func(name string, version uint64, watermark int64)) error {
+// TaskVersions calls fn for every task with its current version,
+// watermark and runs (Task.Runs), from the binary task states alone (no
+// definition decoded): a caller that keeps definitions by version
+// re-reads only the changed.
+func (q taskReads) TaskVersions(fn func(name string, version uint64, watermark int64, runs uint64)) error {
 	return q.f.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktTaskState).ForEach(func(k, v []byte) error {
 			if len(v) >= 48 {
 				if ver := binary.BigEndian.Uint64(v[32:]); ver != 0 {
-					fn(string(k), ver, int64(binary.BigEndian.Uint64(v)))
+					var runs uint64
+					if len(v) >= 64 {
+						runs = binary.BigEndian.Uint64(v[56:])
+					}
+					fn(string(k), ver, int64(binary.BigEndian.Uint64(v)), runs)
 				}
 			}
 			return nil

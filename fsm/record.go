@@ -74,6 +74,9 @@ type record struct {
 	// Base counts the attempts of the runs before the latest re-run
 	// (protocol 7): they do not count against maxRetries either.
 	Base uint32
+	// Jitter is how much later than ScheduledAt a task fire was fired
+	// (ms, trigger.jitter; protocol 7).
+	Jitter int64
 }
 
 // Record flags.
@@ -105,7 +108,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -120,14 +123,18 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	if r.Free == 0 && r.Base == 0 {
+	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 {
 		return b // as before protocol 6
 	}
 	b = binary.AppendUvarint(b, uint64(r.Free))
-	if r.Base == 0 {
+	if r.Base == 0 && r.Jitter == 0 {
 		return b // as before protocol 7
 	}
-	return binary.AppendUvarint(b, uint64(r.Base))
+	b = binary.AppendUvarint(b, uint64(r.Base))
+	if r.Jitter == 0 {
+		return b
+	}
+	return binary.AppendUvarint(b, uint64(r.Jitter))
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -232,9 +239,14 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		}
 		*c, rest = uint32(v), rest[k:]
 	}
-	if len(rest) != 0 {
+	if len(rest) == 0 {
+		return r, nil
+	}
+	jitter, k := binary.Uvarint(rest)
+	if k <= 0 || jitter > 1<<62 || k != len(rest) {
 		return nil, errRecord
 	}
+	r.Jitter = int64(jitter)
 	return r, nil
 }
 

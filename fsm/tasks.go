@@ -67,7 +67,7 @@ func lastVersion(tx *bolt.Tx, name string) uint64 {
 func (w taskWrites) saveTask(t *model.Task, op string) {
 	t.UpdatedAt = model.UnixMilli(w.cmd.Now)
 	t.UpdatedBy = w.cmd.Actor
-	t.NextFireTimes = nil
+	t.NextFireTimes, t.Runs, t.Completed = nil, 0, ""
 	b, err := json.Marshal(t)
 	if err != nil {
 		w.err = err
@@ -126,6 +126,9 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 			return nil, e
 		}
 	}
+	if e := windowRefusal(w.protoAt(), &p.Task); e != nil {
+		return nil, e // protocol 7's trigger fields
+	}
 	in := p.Task // normalized and validated
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,
@@ -150,6 +153,7 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 		in.Paused = exists && cur.Paused
 	}
 	in.Version, in.CreatedAt, in.UpdatedAt, in.UpdatedBy, in.NextFireTimes = 0, model.Time{}, model.Time{}, "", nil
+	in.Runs, in.Completed = 0, ""
 	if !exists {
 		return &putPlan{next: in, changed: true}, nil
 	}
@@ -173,6 +177,9 @@ func (w taskWrites) proposePut(p *command.PutTask) *model.Error {
 		if e := policyRefusal(w.tx, proto, &p.Task); e != nil {
 			return e
 		}
+	}
+	if e := windowRefusal(proto, &p.Task); e != nil {
+		return e
 	}
 	return policyRefusal(w.tx, protoPolicies, &p.Task)
 }
@@ -280,6 +287,7 @@ func sameSpec(a, b *model.Task) bool {
 	x, y := *a, *b
 	for _, t := range []*model.Task{&x, &y} {
 		t.Version, t.CreatedAt, t.UpdatedAt, t.UpdatedBy, t.NextFireTimes = 0, model.Time{}, model.Time{}, "", nil
+		t.Runs, t.Completed = 0, ""
 	}
 	ja, _ := json.Marshal(x)
 	jb, _ := json.Marshal(y)
@@ -389,12 +397,21 @@ func (q taskReads) GetTask(name string) (*model.Task, error) {
 		if v == nil {
 			return taskNotFound(name)
 		}
-		return json.Unmarshal(v, &t)
+		if err := json.Unmarshal(v, &t); err != nil {
+			return err
+		}
+		t.Runs = taskRuns(tx, name)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &t.Task, nil
+}
+
+// taskRuns is the number of fires the task's trigger made (Task.Runs).
+func taskRuns(tx *bolt.Tx, name string) uint64 {
+	return (&writer{tx: tx}).loadState(name).Runs
 }
 
 // ListTasks returns tasks in name order that match the filter, at most
@@ -440,6 +457,7 @@ func listTasks(tx *bolt.Tx, filter model.TaskFilter) (*model.TaskList, error) {
 			out.NextCursor = out.Tasks[len(out.Tasks)-1].Name
 			return out, nil
 		}
+		t.Runs = taskRuns(tx, t.Name)
 		out.Tasks = append(out.Tasks, t.Task)
 	}
 	return out, nil

@@ -1,6 +1,11 @@
 package model
 
-import "time"
+import (
+	"errors"
+	"time"
+
+	"github.com/ax-scheduler/ax/trigger"
+)
 
 // Bounds of request fields that the API checks and the state machine
 // checks again when it applies a command.
@@ -108,13 +113,18 @@ func (tr *Trigger) validateTimes() error {
 	for _, f := range []struct {
 		name string
 		t    *Time
-	}{{"trigger.at", tr.At}, {"trigger.startAt", tr.StartAt}} {
-		if f.t == nil {
-			continue
-		}
-		if y := f.t.UTC().Year(); f.t.IsZero() || y < 1 || y > 9999 {
+	}{{"trigger.at", tr.At}, {"trigger.startAt", tr.StartAt}, {"trigger.endAt", tr.EndAt}} {
+		if y := f.t.Or().UTC().Year(); f.t != nil && (f.t.IsZero() || y < 1 || y > 9999) {
 			return FieldErrorf(f.name, "%s is out of range: use a time between years 0001 and 9999 (UTC)", f.t.UTC().Format(time.RFC3339))
 		}
 	}
 	return nil
+}
+
+// triggerError words a *trigger.Error as an *Error naming its field.
+func triggerError(err error) error {
+	if te := (*trigger.Error)(nil); errors.As(err, &te) {
+		return FieldErrorf("trigger."+te.Field, "%s", te.Message)
+	}
+	return err
 }

@@ -157,10 +157,11 @@ type CalendarDay struct {
 }
 
 // TaskFires is the answer of GET /v1/tasks/{name}/fires: the next fire
-// times from now.
+// times from now, and Task.Completed when there are none for that reason.
 type TaskFires struct {
-	Timezone string        `json:"timezone"`
-	Fires    []FirePreview `json:"fires"`
+	Timezone  string        `json:"timezone"`
+	Fires     []FirePreview `json:"fires"`
+	Completed string        `json:"completed,omitempty"`
 }
 
 // FirePreview is one coming fire time, with its wall time in the task's

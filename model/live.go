@@ -122,13 +122,14 @@ func ParseWithin(s string) (time.Duration, bool) {
 }
 
 // UpcomingFires answers q from tasks: the fire times of every unpaused
-// cron, interval or once task (of q.Task only when set) in [q.From, q.To],
-// merged in time order, at most q.Limit. Each task's schedule is iterated
-// only as far as its fires are returned (trigger.Merge).
+// cron, interval or once task (of q.Task only when set) in [q.From, q.To]
+// that its maxRuns leaves, merged in time order, at most q.Limit. Each
+// task's schedule is iterated only as far as its fires are returned.
 func UpcomingFires(tasks []*Task, q UpcomingQuery) *Upcoming {
 	out := &Upcoming{From: Time{q.From.UTC()}, To: Time{q.To.UTC()}, Fires: []UpcomingFire{}}
 	names := make([]string, 0, len(tasks))
 	scheds := make([]trigger.Schedule, 0, len(tasks))
+	caps := make([]int, 0, len(tasks))
 	for _, t := range tasks {
 		if t.Paused || (q.Task != "" && t.Name != q.Task) {
 			continue
@@ -138,9 +139,9 @@ func UpcomingFires(tasks []*Task, q UpcomingQuery) *Upcoming {
 			continue
 		}
 		names = append(names, t.Name)
-		scheds = append(scheds, s)
+		scheds, caps = append(scheds, s), append(caps, trigger.RunsLeft(t.Trigger.MaxRuns, t.Runs))
 	}
-	fires, truncated := trigger.Merge(scheds, q.From, q.To, q.Limit)
+	fires, truncated := trigger.MergeCapped(scheds, caps, q.From, q.To, q.Limit)
 	out.Truncated = truncated
 	for _, f := range fires {
 		out.Fires = append(out.Fires, UpcomingFire{Task: names[f.Index], Time: Time{f.Time.UTC()}})

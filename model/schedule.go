@@ -9,11 +9,16 @@ import (
 	"github.com/ax-scheduler/ax/trigger"
 )
 
-// Schedule returns the fire-time schedule of the task's trigger, or nil for
-// an event trigger (which fires only through the API). An interval without
-// startAt is anchored at the Unix epoch, so "every 1h" fires on the hour.
+// Schedule returns the fire-time schedule of the task's trigger, bounded
+// by its startAt and endAt, or nil for an event trigger (which fires only
+// through the API). An interval without startAt is anchored at the Unix
+// epoch, so "every 1h" fires on the hour.
 func (t *Task) Schedule() (trigger.Schedule, error) {
-	tr := t.Trigger
+	s, err := t.Trigger.schedule()
+	return trigger.Window(s, t.Trigger.StartAt.Or(), t.Trigger.EndAt.Or()), err
+}
+
+func (tr *Trigger) schedule() (trigger.Schedule, error) {
 	switch tr.Type {
 	case TriggerCron:
 		return trigger.ParseCron(tr.Expression, tr.Timezone)
@@ -33,8 +38,12 @@ func (t *Task) Schedule() (trigger.Schedule, error) {
 	}
 }
 
-// NextFires returns up to n fire times of the task strictly after now.
+// NextFires returns up to n fire times of the task strictly after now,
+// no more than its maxRuns leaves.
 func (t *Task) NextFires(now time.Time, n int) []Time {
+	if left := trigger.RunsLeft(t.Trigger.MaxRuns, t.Runs); left >= 0 {
+		n = min(n, left)
+	}
 	s, err := t.Schedule()
 	if err != nil || s == nil {
 		return nil

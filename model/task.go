@@ -17,7 +17,7 @@ const (
 
 // Task is the recipe of a job: when it fires (Trigger), what runs (Action)
 // and how runs are governed (Policy). Version, CreatedAt, UpdatedAt,
-// UpdatedBy and NextFireTimes are set by the server; on a write a non-zero
+// UpdatedBy, NextFireTimes, Runs and Completed are set by the server; on a write a non-zero
 // Version is a precondition (the write fails with a conflict unless it is
 // the current version) and the other server fields are ignored.
 type Task struct {
@@ -33,11 +33,16 @@ type Task struct {
 	UpdatedAt     Time   `json:"updatedAt"`
 	UpdatedBy     string `json:"updatedBy,omitempty"`
 	NextFireTimes []Time `json:"nextFireTimes,omitempty"`
+	// Runs counts the trigger's fires (from protocol 7; docs/tasks.md);
+	// Completed says why the trigger fires no more ("" while it may).
+	Runs      uint64 `json:"runs,omitempty"`
+	Completed string `json:"completed,omitempty"`
 }
 
 // Trigger says when a task fires. Which fields apply depends on Type:
 // cron (Expression, Timezone), interval (Every, StartAt), once (At or Delay)
-// or event (none).
+// or event (none). Cron and interval take StartAt, EndAt, MaxRuns and
+// Jitter, once Jitter (protocol 7 but interval's StartAt; docs/tasks.md).
 type Trigger struct {
 	Type       string   `json:"type"`
 	Expression string   `json:"expression,omitempty"`
@@ -46,6 +51,9 @@ type Trigger struct {
 	StartAt    *Time    `json:"startAt,omitempty"`
 	At         *Time    `json:"at,omitempty"`
 	Delay      Duration `json:"delay,omitempty"`
+	EndAt      *Time    `json:"endAt,omitempty"`
+	MaxRuns    int64    `json:"maxRuns,omitempty"`
+	Jitter     Duration `json:"jitter,omitempty"`
 }
 
 // Action says what runs on an executor: a shell command, an HTTP request or

@@ -30,6 +30,14 @@ func UnixMilli(ms int64) Time {
 	return Time{time.UnixMilli(ms).UTC()}
 }
 
+// Or returns *t, the zero time for nil.
+func (t *Time) Or() (z time.Time) {
+	if t != nil {
+		z = t.Time
+	}
+	return z
+}
+
 // Millis returns t as milliseconds since the Unix epoch, 0 for the zero Time.
 func (t Time) Millis() int64 {
 	if t.IsZero() {

@@ -1,9 +1,9 @@
 package model
 
 import (
-	"errors"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,28 +93,22 @@ func (t *Task) Validate() error {
 
 func (tr *Trigger) validate() error {
 	only := func(allowed ...string) error {
-		set := map[string]bool{}
-		for _, a := range allowed {
-			set[a] = true
-		}
-		present := map[string]bool{
-			"expression": tr.Expression != "",
-			"timezone":   tr.Timezone != "",
-			"every":      tr.Every != 0,
-			"startAt":    tr.StartAt != nil,
-			"at":         tr.At != nil,
-			"delay":      tr.Delay != 0,
-		}
-		for _, k := range []string{"expression", "timezone", "every", "startAt", "at", "delay"} {
-			if present[k] && !set[k] {
-				return FieldErrorf("trigger."+k, "not allowed for a %s trigger", tr.Type)
+		fields := []struct {
+			name string
+			set  bool
+		}{{"expression", tr.Expression != ""}, {"timezone", tr.Timezone != ""}, {"every", tr.Every != 0},
+			{"startAt", tr.StartAt != nil}, {"at", tr.At != nil}, {"delay", tr.Delay != 0},
+			{"endAt", tr.EndAt != nil}, {"maxRuns", tr.MaxRuns != 0}, {"jitter", tr.Jitter != 0}}
+		for _, f := range fields {
+			if f.set && !slices.Contains(allowed, f.name) {
+				return FieldErrorf("trigger."+f.name, "not allowed for a %s trigger", tr.Type)
 			}
 		}
 		return nil
 	}
 	switch tr.Type {
 	case TriggerCron:
-		if err := only("expression", "timezone"); err != nil {
+		if err := only("expression", "timezone", "startAt", "endAt", "maxRuns", "jitter"); err != nil {
 			return err
 		}
 		if tr.Expression == "" {
@@ -122,25 +116,21 @@ func (tr *Trigger) validate() error {
 		}
 		s, err := trigger.ParseCron(tr.Expression, tr.Timezone)
 		if err != nil {
-			var te *trigger.Error
-			if errors.As(err, &te) {
-				return FieldErrorf("trigger."+te.Field, "%s", te.Message)
-			}
-			return FieldErrorf("trigger.expression", "%v", err)
+			return triggerError(err)
 		}
 		// A date that never exists (Feb 30) would never fire.
 		if s.Next(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
 			return FieldErrorf("trigger.expression", "%q never fires", tr.Expression)
 		}
 	case TriggerInterval:
-		if err := only("every", "startAt"); err != nil {
+		if err := only("every", "startAt", "endAt", "maxRuns", "jitter"); err != nil {
 			return err
 		}
 		if tr.Every.Std() < time.Second {
 			return FieldErrorf("trigger.every", "must be at least 1s, got %q", tr.Every.Std().String())
 		}
 	case TriggerOnce:
-		if err := only("at", "delay"); err != nil {
+		if err := only("at", "delay", "jitter"); err != nil {
 			return err
 		}
 		switch {
@@ -160,7 +150,10 @@ func (tr *Trigger) validate() error {
 	default:
 		return FieldErrorf("trigger.type", "unknown trigger type %q: use cron, interval, once or event", tr.Type)
 	}
-	return nil
+	// startAt, endAt, maxRuns and jitter (a cron expression's period in
+	// UTC, so that the answer depends on no zone database).
+	s, _ := (&Trigger{Type: tr.Type, Expression: tr.Expression, Every: tr.Every}).schedule()
+	return triggerError(trigger.CheckLimits(s, tr.StartAt.Or(), tr.EndAt.Or(), tr.MaxRuns, tr.Jitter.Std()))
 }
 
 var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}

@@ -65,6 +65,17 @@ func TestTask_ValidateValid(t *testing.T) {
 		{"once at", func(t *testing.T, tk *model.Task) {
 			tk.Trigger = model.Trigger{Type: model.TriggerOnce, At: timePtr(t, "2030-01-02T03:04:05.678Z")}
 		}},
+		{"cron with a window, maxRuns and jitter", func(t *testing.T, tk *model.Task) {
+			tk.Trigger.StartAt, tk.Trigger.EndAt = timePtr(t, "2026-01-01T00:00:00Z"), timePtr(t, "2026-02-01T00:00:00+08:00")
+			tk.Trigger.MaxRuns, tk.Trigger.Jitter = 3, dur(23*time.Hour)
+		}},
+		{"interval with an end, maxRuns and jitter", func(t *testing.T, tk *model.Task) {
+			tk.Trigger = model.Trigger{Type: model.TriggerInterval, Every: dur(time.Minute), EndAt: timePtr(t, "2026-02-01T00:00:00Z"),
+				MaxRuns: 10, Jitter: dur(59 * time.Second)}
+		}},
+		{"once with jitter", func(t *testing.T, tk *model.Task) {
+			tk.Trigger = model.Trigger{Type: model.TriggerOnce, Delay: dur(time.Hour), Jitter: dur(48 * time.Hour)}
+		}},
 		{"once delay", func(t *testing.T, tk *model.Task) {
 			tk.Trigger = model.Trigger{Type: model.TriggerOnce, Delay: dur(30 * time.Minute)}
 		}},
@@ -136,6 +147,28 @@ func TestTask_ValidateInvalid(t *testing.T) {
 		{"missing trigger type", func(t *testing.T, tk *model.Task) { tk.Trigger.Type = "" }, "trigger.type"},
 		{"unknown trigger type", func(t *testing.T, tk *model.Task) { tk.Trigger.Type = "sometimes" }, "trigger.type"},
 		{"cron without expression", func(t *testing.T, tk *model.Task) { tk.Trigger.Expression = "" }, "trigger.expression"},
+		{"endAt before startAt", func(t *testing.T, tk *model.Task) {
+			tk.Trigger.StartAt, tk.Trigger.EndAt = timePtr(t, "2026-02-01T00:00:00Z"), timePtr(t, "2026-01-01T00:00:00Z")
+		}, "trigger.endAt"},
+		{"endAt out of range", func(t *testing.T, tk *model.Task) { tk.Trigger.EndAt = timePtr(t, "0000-12-31T23:00:00Z") }, "trigger.endAt"},
+		{"negative maxRuns", func(t *testing.T, tk *model.Task) { tk.Trigger.MaxRuns = -1 }, "trigger.maxRuns"},
+		{"negative jitter", func(t *testing.T, tk *model.Task) { tk.Trigger.Jitter = dur(-time.Second) }, "trigger.jitter"},
+		{"cron jitter not below the period", func(t *testing.T, tk *model.Task) { tk.Trigger.Jitter = dur(24 * time.Hour) }, "trigger.jitter"},
+		{"interval jitter not below every", func(t *testing.T, tk *model.Task) {
+			tk.Trigger = model.Trigger{Type: model.TriggerInterval, Every: dur(time.Minute), Jitter: dur(time.Minute)}
+		}, "trigger.jitter"},
+		{"maxRuns on a once trigger", func(t *testing.T, tk *model.Task) {
+			tk.Trigger = model.Trigger{Type: model.TriggerOnce, Delay: dur(time.Hour), MaxRuns: 1}
+		}, "trigger.maxRuns"},
+		{"endAt on a once trigger", func(t *testing.T, tk *model.Task) {
+			tk.Trigger = model.Trigger{Type: model.TriggerOnce, Delay: dur(time.Hour), EndAt: timePtr(t, "2030-01-01T00:00:00Z")}
+		}, "trigger.endAt"},
+		{"startAt on an event trigger", func(t *testing.T, tk *model.Task) {
+			tk.Trigger = model.Trigger{Type: model.TriggerEvent, StartAt: timePtr(t, "2030-01-01T00:00:00Z")}
+		}, "trigger.startAt"},
+		{"jitter on an event trigger", func(t *testing.T, tk *model.Task) {
+			tk.Trigger = model.Trigger{Type: model.TriggerEvent, Jitter: dur(time.Second)}
+		}, "trigger.jitter"},
 		{"cron minute 61", func(t *testing.T, tk *model.Task) { tk.Trigger.Expression = "61 2 * * *" }, "trigger.expression"},
 		{"cron hour 24", func(t *testing.T, tk *model.Task) { tk.Trigger.Expression = "0 24 * * *" }, "trigger.expression"},
 		{"cron 4 fields", func(t *testing.T, tk *model.Task) { tk.Trigger.Expression = "0 2 * *" }, "trigger.expression"},
@@ -675,6 +708,21 @@ func TestTask_NextFires(t *testing.T) {
 			want:    nil,
 		},
 		{
+			name: "cron window across the Berlin fall-back, by instant",
+			trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 * * * *", Timezone: "Europe/Berlin",
+				StartAt: &model.Time{Time: time.Date(2025, 10, 26, 1, 0, 0, 0, time.UTC)}, EndAt: &model.Time{Time: time.Date(2025, 10, 26, 3, 0, 0, 0, time.UTC)}},
+			now:  "2025-10-25T00:00:00Z",
+			n:    5,
+			want: []string{"2025-10-26T02:00:00Z", "2025-10-26T03:00:00Z"},
+		},
+		{
+			name:    "maxRuns caps the fires left",
+			trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/15 * * * *", MaxRuns: 5},
+			now:     "2026-03-01T10:07:00Z",
+			n:       5,
+			want:    []string{"2026-03-01T10:15:00Z", "2026-03-01T10:30:00Z"}, // 3 runs made (below)
+		},
+		{
 			name:    "invalid cron gives nothing",
 			trigger: model.Trigger{Type: model.TriggerCron, Expression: "61 * * * *"},
 			now:     "2026-03-01T00:00:00Z",
@@ -685,6 +733,9 @@ func TestTask_NextFires(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tk := model.Task{Name: "a", Trigger: tt.trigger}
+			if tt.trigger.MaxRuns > 0 {
+				tk.Runs = 3
+			}
 			fires := tk.NextFires(mustTime(t, tt.now), tt.n)
 			var got []string
 			for _, f := range fires {

@@ -88,7 +88,12 @@ type taskTimer struct {
 	wm      int64 // last fire time accounted for (Unix ms)
 	handle  wheel.Handle
 	armed   bool
-	next    time.Time
+	// runsLeft is what the trigger's maxRuns leaves (-1: no maxRuns),
+	// counted down as fires are proposed; the task state's count is the
+	// one that holds, reread when the state machine notes the task (a
+	// fire it did not count, the last run).
+	runsLeft int
+	jitter   time.Duration // trigger.jitter
 }
 
 // Stats are the scheduler's counters.
@@ -357,12 +362,19 @@ func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []comman
 	}
 	s.mu.Unlock()
 	tt.version, tt.sched, tt.policy, tt.wm = t.Version, sc, t.Policy, ts.Watermark
+	tt.runsLeft, tt.jitter = trigger.RunsLeft(t.Trigger.MaxRuns, t.Runs), t.Trigger.Jitter.Std()
 	tt.keys = t.FireKeys()
 	return s.catchUp(tt, now, out)
 }
 
 // catchUp fires the task's times in (watermark, now] according to its
-// catch-up policy, then arms the timer for the next time after now.
+// catch-up policy, then arms the timer for the next time after now. With
+// a jitter a fire time t is due at t plus its jitter (trigger.Jitter):
+// that moved time is what the wheel waits for and what the catch-up
+// window is measured against, while the fire proposed is still t (its
+// scheduled time, watermark and idempotency key). No more fires than the
+// trigger's maxRuns leaves are proposed; with none left the task is not
+// armed.
 func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire) []command.TaskFire {
 	window := tt.policy.CatchupWindow.Std()
 	if window == 0 {
@@ -380,7 +392,11 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 	case "none":
 		keep = 2 // enough to tell "one on-time fire" from "several"
 	}
-	var due []time.Time
+	type fire struct {
+		at     time.Time     // scheduled
+		jitter time.Duration // due at at+jitter
+	}
+	var due []fire
 	var missed int64
 	var missedFirst, missedLast time.Time
 	more := false // missed more than counted
@@ -391,9 +407,18 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 		missed++
 		missedLast = t
 	}
-	t := tt.sched.Next(time.UnixMilli(tt.wm))
-	for !t.IsZero() && !t.After(now) {
-		if !t.After(windowStart) {
+	t := time.Time{}
+	var j time.Duration
+	if tt.runsLeft != 0 {
+		t = tt.sched.Next(time.UnixMilli(tt.wm))
+	}
+	for !t.IsZero() {
+		var n time.Time
+		n, j = tt.jitterAt(t, windowStart)
+		if t.Add(j).After(now) {
+			break
+		}
+		if !t.Add(j).After(windowStart) {
 			if missed >= maxCounted {
 				// Pathologically far behind: stop counting; every time up
 				// to the window's start is missed.
@@ -404,17 +429,20 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 			miss(t)
 		} else {
 			if len(due) == keep {
-				miss(due[0])
+				miss(due[0].at)
 				due = append(due[:0], due[1:]...)
 			}
-			due = append(due, t)
+			due = append(due, fire{t, j})
 		}
-		t = tt.sched.Next(t)
+		if n.IsZero() {
+			n = tt.sched.Next(t)
+		}
+		t = n
 	}
 	// Normal operation: exactly one due time, the one just expired.
-	if tt.policy.Catchup == "none" && (len(due) > 1 || (len(due) == 1 && now.Sub(due[0]) > firingSlack)) {
+	if tt.policy.Catchup == "none" && (len(due) > 1 || (len(due) == 1 && now.Sub(due[0].at.Add(due[0].jitter)) > firingSlack)) {
 		for _, d := range due {
-			miss(d)
+			miss(d.at)
 		}
 		due = nil
 	}
@@ -423,21 +451,39 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli()})
 		tt.wm = max(tt.wm, missedLast.UnixMilli())
 	}
+	if tt.runsLeft >= 0 && len(due) > tt.runsLeft {
+		due = due[:tt.runsLeft] // the rest are past the trigger's end
+	}
 	for _, d := range due {
-		out = append(out, command.TaskFire{Task: tt.name, Version: tt.version, At: d.UnixMilli(), Key: tt.key(d), Date: tt.keys.Date(d)})
-		tt.wm = max(tt.wm, d.UnixMilli())
+		out = append(out, command.TaskFire{Task: tt.name, Version: tt.version, At: d.at.UnixMilli(), Key: tt.key(d.at),
+			Date: tt.keys.Date(d.at), Jitter: d.jitter.Milliseconds()})
+		tt.wm = max(tt.wm, d.at.UnixMilli())
+	}
+	if tt.runsLeft > 0 {
+		tt.runsLeft -= len(due)
 	}
 	if tt.armed {
 		// Stale once it has fired; Remove then does nothing.
 		s.driver.Remove(tt.handle)
 		tt.armed = false
 	}
-	if !t.IsZero() {
-		tt.next = t
-		tt.handle = s.driver.Add(taskBit|uint64(tt.slot), t)
+	if !t.IsZero() && tt.runsLeft != 0 {
+		tt.handle = s.driver.Add(taskBit|uint64(tt.slot), t.Add(j))
 		tt.armed = true
 	}
 	return out
+}
+
+// jitterAt returns the jitter of the fire at t, and the schedule's next
+// fire time if it read it for that (the zero time otherwise: without a
+// jitter, nothing more is computed). A time that no jitter moves past
+// windowStart is missed whatever its jitter, so it is not computed.
+func (tt *taskTimer) jitterAt(t, windowStart time.Time) (next time.Time, j time.Duration) {
+	if tt.jitter == 0 || !t.Add(tt.jitter).After(windowStart) {
+		return time.Time{}, 0
+	}
+	next = tt.sched.Next(t)
+	return next, trigger.Jitter(tt.name, t, next, tt.jitter)
 }
 
 // maxCounted bounds the missed fire times counted one by one after an

@@ -84,6 +84,7 @@ func (c *Console) TaskSummaries(ctx context.Context, f model.TaskFilter, runs in
 		if next := t.NextFires(now, 1); !t.Paused && len(next) > 0 {
 			t.Summary.NextFire = &next[0]
 		}
+		t.Completed = completed(&t.Task, now)
 	}
 	return l, nil
 }
@@ -160,20 +161,24 @@ func (c *dayCache) of(ms int64, loc *time.Location) string {
 }
 
 // TaskFires implements api.ConsoleBackend: the next n fire times from
-// this node's clock, as the trigger package computes them (paused tasks
-// too; none for event triggers).
+// this node's clock, as the trigger package computes them, no more than
+// the task's maxRuns leaves (paused tasks too; none for event triggers),
+// and why there are none when its trigger completed.
 func (c *Console) TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error) {
 	t, err := c.state.GetTask(name)
 	if err != nil {
 		return nil, err
 	}
 	tz, loc := taskZone(t)
-	out := &model.TaskFires{Timezone: tz, Fires: []model.FirePreview{}}
+	now := c.cfg.Clock.Now()
+	out := &model.TaskFires{Timezone: tz, Fires: []model.FirePreview{}, Completed: completed(t, now)}
 	sc, err := t.Schedule()
 	if err != nil || sc == nil {
 		return out, nil // no fire times (an event trigger; a once trigger not resolved)
 	}
-	now := c.cfg.Clock.Now()
+	if left := trigger.RunsLeft(t.Trigger.MaxRuns, t.Runs); left >= 0 {
+		n = min(n, left)
+	}
 	_, prev := now.In(loc).Zone()
 	for _, ft := range trigger.NextN(sc, now, n) {
 		local := ft.In(loc)

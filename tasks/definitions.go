@@ -2,11 +2,14 @@ package tasks
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // write proposes a command built from a caller's request and decodes its
@@ -59,15 +62,51 @@ func (ts *Tasks) GetTask(ctx context.Context, name string) (*model.Task, error) 
 	if err != nil {
 		return nil, err
 	}
+	now := ts.cfg.Clock.Now()
 	if !t.Paused {
-		t.NextFireTimes = t.NextFires(ts.cfg.Clock.Now(), 5)
+		t.NextFireTimes = t.NextFires(now, 5)
 	}
+	t.Completed = completed(t, now)
 	return t, nil
 }
 
 // ListTasks implements api.TaskBackend.
 func (ts *Tasks) ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error) {
-	return ts.state.ListTasks(f)
+	l, err := ts.state.ListTasks(f)
+	if err != nil {
+		return nil, err
+	}
+	now := ts.cfg.Clock.Now()
+	for i := range l.Tasks {
+		l.Tasks[i].Completed = completed(&l.Tasks[i], now)
+	}
+	return l, nil
+}
+
+// completed says why t's trigger fires no more as of now, this node's
+// clock ("" while it may fire, and for an event trigger, which fires
+// only when asked): its maxRuns are used up, its endAt passed (or no fire
+// time is left before it), its once time passed. A fire time less than
+// the trigger's jitter ago may still be due: until then the trigger has
+// not completed.
+func completed(t *model.Task, now time.Time) string {
+	tr := &t.Trigger
+	if trigger.RunsLeft(tr.MaxRuns, t.Runs) == 0 {
+		return fmt.Sprintf("maxRuns %d reached (%d %s)", tr.MaxRuns, t.Runs, plural(int(min(t.Runs, 1<<31)), "run", "runs"))
+	}
+	sc, err := t.Schedule()
+	if err != nil || sc == nil || !sc.Next(now.Add(-tr.Jitter.Std())).IsZero() {
+		return ""
+	}
+	switch {
+	case tr.EndAt != nil && !now.Before(tr.EndAt.Time):
+		return "endAt " + tr.EndAt.Format(model.TimeLayout) + " passed"
+	case tr.EndAt != nil:
+		return "no fire time left before endAt " + tr.EndAt.Format(model.TimeLayout)
+	case tr.At != nil:
+		return "its once time " + tr.At.Format(model.TimeLayout) + " passed"
+	}
+	return "no fire time left"
 }
 
 // TaskHistory implements api.TaskBackend.

@@ -86,7 +86,7 @@ func newTaskHistograms(max int) *taskHistograms {
 	return &taskHistograms{
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "ax_fire_lateness_seconds",
-			Help:    "How late instances fired (firedAt - scheduledAt) for cron, interval, once and delayed fires, observed by the leader that fired them, by task (the first -metrics-max-tasks task names; the rest as task=\"other\").",
+			Help:    "How late instances fired (firedAt - scheduledAt, minus the trigger's jitter) for cron, interval, once and delayed fires, observed by the leader that fired them, by task (the first -metrics-max-tasks task names; the rest as task=\"other\").",
 			Buckets: latencyBuckets,
 		}, []string{"task"}),
 		dispatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -169,7 +169,7 @@ func (h *taskHistograms) observeLeader(c *fsm.InstanceChange) {
 		return
 	}
 	if (c.From == "" || c.From == model.StateScheduled) && firedState(c.State) && timedSource(c.Source) && c.ScheduledAt > 0 && c.FiredAt > 0 {
-		h.observe(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt, 0))/1000)
+		h.observe(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt-c.Jitter, 0))/1000)
 		return
 	}
 	if c.From == model.StateRunning && c.AttemptStart > 0 && c.At >= c.AttemptStart {

@@ -43,8 +43,18 @@ func (ts *Tasks) why(ctx context.Context, id uint64) string {
 func at(ms int64) string { return model.UnixMilli(ms).Format(model.TimeLayout) }
 
 // whySentence words the facts of an instance's state as of now, with the
-// leader's executors for a READY one (execErr when they are unknown).
+// leader's executors for a READY one (execErr when they are unknown),
+// and how its trigger's jitter moved it.
 func whySentence(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, now time.Time) string {
+	why := stateWhy(f, execs, execErr, now)
+	if f.Jitter != 0 && why != "" {
+		why += " (" + fsm.JitterNote(f.ScheduledAt, f.Jitter) + ")"
+	}
+	return why
+}
+
+// stateWhy is whySentence but for the jitter.
+func stateWhy(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, now time.Time) string {
 	switch f.State {
 	case model.StateScheduled:
 		d := time.UnixMilli(f.ScheduledAt).Sub(now).Round(time.Second)

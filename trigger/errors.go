@@ -10,6 +10,12 @@ const (
 	FieldTimezone = "timezone"
 	// FieldEvery is the period of an interval trigger.
 	FieldEvery = "every"
+	// FieldEndAt is the end of a trigger's window (Window).
+	FieldEndAt = "endAt"
+	// FieldMaxRuns is the number of fires a trigger may make.
+	FieldMaxRuns = "maxRuns"
+	// FieldJitter is the bound of a trigger's jitter (Jitter).
+	FieldJitter = "jitter"
 )
 
 // ErrInvalid is wrapped by every error this package returns for bad trigger
@@ -17,7 +23,7 @@ const (
 var ErrInvalid = errors.New("invalid trigger")
 
 // Error describes invalid trigger input. Field says which input was wrong
-// (FieldExpression, FieldTimezone or FieldEvery) and Message says why, in a
+// (one of the Field constants) and Message says why, in a
 // form that can be shown to the user as is, for example
 // `minute field "61": end of range (61) above maximum (59)`.
 type Error struct {

@@ -19,6 +19,13 @@ type Fire struct {
 // are returned (plus one), never to the end of the range. A nil schedule
 // never fires.
 func Merge(scheds []Schedule, from, to time.Time, limit int) (fires []Fire, truncated bool) {
+	return MergeCapped(scheds, nil, from, to, limit)
+}
+
+// MergeCapped is Merge with at most caps[i] fire times of schedule i
+// (what a trigger's maxRuns leaves of it, RunsLeft); a negative cap, or
+// caps shorter than scheds, is no cap.
+func MergeCapped(scheds []Schedule, caps []int, from, to time.Time, limit int) (fires []Fire, truncated bool) {
 	if limit <= 0 || to.Before(from) {
 		return nil, false
 	}
@@ -27,7 +34,7 @@ func Merge(scheds []Schedule, from, to time.Time, limit int) (fires []Fire, trun
 	start := from.Add(-time.Nanosecond)
 	h := make(fireHeap, 0, len(scheds))
 	for i, s := range scheds {
-		if s == nil {
+		if s == nil || (i < len(caps) && caps[i] == 0) {
 			continue
 		}
 		if t := s.Next(start); !t.IsZero() && !t.After(to) && t.After(start) {
@@ -35,13 +42,19 @@ func Merge(scheds []Schedule, from, to time.Time, limit int) (fires []Fire, trun
 		}
 	}
 	heap.Init(&h)
+	taken := make([]int, len(caps))
 	for h.Len() > 0 {
 		if len(fires) == limit {
 			return fires, true
 		}
 		f := h[0]
 		fires = append(fires, f)
-		if t := scheds[f.Index].Next(f.Time); !t.IsZero() && !t.After(to) && t.After(f.Time) {
+		capped := false
+		if f.Index < len(caps) && caps[f.Index] >= 0 {
+			taken[f.Index]++
+			capped = taken[f.Index] >= caps[f.Index]
+		}
+		if t := scheds[f.Index].Next(f.Time); !capped && !t.IsZero() && !t.After(to) && t.After(f.Time) {
 			h[0].Time = t
 			heap.Fix(&h, 0)
 		} else {

@@ -108,12 +108,7 @@ func (b *benchFlags) start(ctx context.Context, extra ...string) (*target, error
 
 func newTarget(cfg client.Config, local *localcluster.Cluster, closeFn func()) *target {
 	cfg.Actor = "ax-bench"
-	if cfg.RetryFor == 0 {
-		// A load tool rides out elections on a busy machine (a batch of
-		// thousands behind a spurious election can take longer than the
-		// SDK's default 15 s); what it measures is reported per call.
-		cfg.RetryFor = time.Minute
-	}
+	cfg.RetryFor = max(cfg.RetryFor, time.Minute) // ride out elections on a busy machine
 	done := func() {
 		fmt.Printf("machine at the end: %s\n", machineLoad())
 		closeFn()

@@ -14,15 +14,19 @@ type fireCommand struct{}
 
 func (*fireCommand) Usage() string {
 	return `
-Usage: ax-bench fire [-rates 1000,10000,50000] [-seconds 4] [-lead 10s] [common flags]
+Usage: ax-bench fire [-rates 1000,10000,50000] [-seconds 4] [-lead 10s] [-cron-tasks N ...] [common flags]
 
 Fires delayed instances at each given rate for -seconds (submitted -lead
 ahead of their due times) and prints the lateness percentiles (firedAt -
-scheduledAt) and how many fired early.
+scheduledAt) and how many fired early. With -cron-tasks, that many cron
+tasks fire in the background (-cron-expr, -cron-jitter, -cron-window),
+and the lateness of their fires is printed at the end (from each fire's
+time moved by its jitter).
 
 Examples:
 	ax-bench fire -rates 1000,10000,50000 -seconds 4
 	ax-bench fire -tls -rates 10000 -seconds 6
+	ax-bench fire -rates 1000,10000 -cron-tasks 1000 -cron-jitter 9s -cron-window
 `
 }
 
@@ -31,6 +35,8 @@ func (c *fireCommand) Run(ctx context.Context, args []string) error {
 	rates := bf.fs.String("rates", "1000,10000,50000", "fire rates per second, comma-separated")
 	seconds := bf.fs.Float64("seconds", 4, "how long each rate fires")
 	lead := bf.fs.Duration("lead", 10*time.Second, "how far ahead of their due time instances are submitted")
+	var crons cronLoad
+	crons.register(bf.fs)
 	if err := bf.parse(args); err != nil {
 		return err
 	}
@@ -46,13 +52,16 @@ func (c *fireCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer t.close()
+	if err := crons.start(ctx, t.cl); err != nil {
+		return err
+	}
 	fmt.Printf("%-10s %10s %10s %10s %10s %10s %8s\n", "rate/s", "instances", "p50", "p99", "p99.9", "max", "early")
 	for round, rate := range rs {
 		if err := fireRound(ctx, t.cl, fmt.Sprintf("bench-fire-%d", round), rate, *seconds, *lead); err != nil {
 			return err
 		}
 	}
-	return nil
+	return crons.report(ctx, t.cl)
 }
 
 // fireRound submits rate*seconds instances of a new task, due at rate a
@@ -122,13 +131,19 @@ func fireRound(ctx context.Context, cl *client.Client, task string, rate int, se
 			return err
 		}
 	}
+	pct := percentileOf(late)
+	fmt.Printf("%-10d %10d %10s %10s %10s %10s %8d\n", rate, len(late), pct(0.5), pct(0.99), pct(0.999), pct(1), early)
+	return nil
+}
+
+// percentileOf sorts late and returns its percentile function (p in
+// [0, 1]; 0 for no values).
+func percentileOf(late []time.Duration) func(p float64) time.Duration {
 	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
-	pct := func(p float64) time.Duration {
+	return func(p float64) time.Duration {
 		if len(late) == 0 {
 			return 0
 		}
 		return late[min(len(late)-1, int(p*float64(len(late))))]
 	}
-	fmt.Printf("%-10d %10d %10s %10s %10s %10s %8d\n", rate, len(late), pct(0.5), pct(0.99), pct(0.999), pct(1), early)
-	return nil
 }

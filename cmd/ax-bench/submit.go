@@ -27,6 +27,8 @@ single ones from a lean keep-alive HTTP/1.1 generator, one request each;
 then the same requests to a missing route: what HTTP alone costs on this
 machine, the ceiling for one request per submission. -go-client adds a
 run of the single submissions through Client.Submit (one request each).
+-cron-tasks (with -cron-expr, -cron-jitter, -cron-window) has cron tasks
+fire in the background during the run, as ax-bench fire -h says.
 
 Examples:
 	ax-bench submit -batch 1000 -n 200000 -clients 4 -single-clients 64 -single-n 40000
@@ -50,6 +52,8 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 	sdkGoroutines := bf.fs.String("sdk-goroutines", "", "goroutines of the -sdk rows, comma-separated (default -single-clients)")
 	sdkBatch := bf.fs.Int("sdk-batch", client.DefaultSubmitMaxBatch, "the Submitter's MaxBatch")
 	delay := bf.fs.Duration("delay", time.Hour, "delay of each submission (kept pending during the run)")
+	var crons cronLoad
+	crons.register(bf.fs)
 	if err := bf.parse(args); err != nil {
 		return err
 	}
@@ -85,8 +89,14 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer t.close()
-	return benchSubmit(ctx, t, submitOptions{n: *n, batch: *batch, clients: *clients,
-		singleN: *singleN, singleClients: *singleClients, goClient: *goClient, sdk: sdkRuns, delay: *delay})
+	if err := crons.start(ctx, t.cl); err != nil {
+		return err
+	}
+	if err := benchSubmit(ctx, t, submitOptions{n: *n, batch: *batch, clients: *clients,
+		singleN: *singleN, singleClients: *singleClients, goClient: *goClient, sdk: sdkRuns, delay: *delay}); err != nil {
+		return err
+	}
+	return crons.report(ctx, t.cl)
 }
 
 // submitOptions are the submit scenario's flags.

@@ -38,7 +38,7 @@ starts active), so re-applying files never undoes ax task pause. Set
 paused in a file only to pause or resume with the apply.
 
 The fields the server owns (version, createdAt, updatedAt, updatedBy,
-nextFireTimes) are ignored, so the output of ax task get or list -json
+nextFireTimes, runs, completed) are ignored, so the output of ax task get or list -json
 applies too (its paused is set, so it is applied); with -check-version a
 definition's version is a precondition (the task must still be at that
 version). ax task export writes files without them, and without paused.

@@ -14,8 +14,8 @@ const exportUsage = `
 Usage: ax task export [-l k=v[,k=v]] [-o yaml|json] [-d DIR]
 
 Writes task definitions as ax task apply reads them: without the fields the
-server owns (version, createdAt, updatedAt, updatedBy, nextFireTimes) and
-without paused, which is operational state (pause and resume change it;
+server owns (version, createdAt, updatedAt, updatedBy, nextFireTimes, runs,
+completed) and without paused, which is operational state (pause and resume change it;
 apply keeps it). Applying the export again answers "unchanged" for every
 task, and leaves paused tasks paused. Needs a writer token: below writer
 the server hides literal env and header values, and an export of them

@@ -58,6 +58,9 @@ type TaskFire struct {
 	// MissedMore says more times than Missed were missed (the leader stops
 	// counting after an outage of over a million fire times).
 	MissedMore bool `json:"mm,omitempty"`
+	// Jitter is how much later than At the leader fired it (Unix ms,
+	// trigger.Jitter of the task's trigger.jitter); kept from protocol 7.
+	Jitter int64 `json:"j,omitempty"`
 }
 
 // Backfill creates one instance per given past fire time of a task (source
@@ -217,6 +220,9 @@ func (f *Fire) Validate(*Command) *model.Error {
 		}
 		if tf.Missed < 0 {
 			return model.FieldErrorf(item("tasks", i, "missed").String(), "negative count %d", tf.Missed)
+		}
+		if tf.Jitter < 0 {
+			return model.FieldErrorf(item("tasks", i, "jitter").String(), "negative jitter %d", tf.Jitter)
 		}
 		if e := checkLen(item("tasks", i, "key"), tf.Key, maxFireKey); e != nil {
 			return e

@@ -88,9 +88,12 @@ const (
 // after set_proto 6; and from set_proto 6 every member requires the
 // member-key handshake on Raft connections (raftnode/peerauth.go).
 // Protocol 7 adds rerun (39): a finished instance runs again
-// (fsm/rerun.go); and put_channel takes the chat robots' channel types,
-// dingtalk, wecom and feishu (fsm/channels.go), from the entry after
-// set_proto 7.
+// (fsm/rerun.go). From the entry after set_proto 7, put_channel takes the
+// chat robots' channel types, dingtalk, wecom and feishu
+// (fsm/channels.go), and a task's trigger may carry endAt, maxRuns and
+// jitter (and a cron trigger startAt), which fire honors (fires outside
+// the window or beyond maxRuns ignored, the trigger's fires counted in
+// the task state, TaskFire.Jitter kept on the instance; fsm/window.go).
 const ProtoVersion = 7
 
 // info is what this binary knows of a type.

@@ -28,7 +28,7 @@ var manifestExts = []string{".json", ".yaml", ".yml"}
 // serverFields are the task fields the server owns: a definition file may
 // carry them (a saved `task get`), and apply drops them. version is kept
 // only with -check-version, where it is a precondition.
-var serverFields = []string{"createdAt", "updatedAt", "updatedBy", "nextFireTimes"}
+var serverFields = []string{"createdAt", "updatedAt", "updatedBy", "nextFireTimes", "runs", "completed"}
 
 // Doc is one task definition read for task apply.
 type Doc struct {

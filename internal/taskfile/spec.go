@@ -17,7 +17,8 @@ import (
 )
 
 // Spec is what a definition file holds: a task less the fields the
-// server owns (version, createdAt, updatedAt, updatedBy, nextFireTimes)
+// server owns (version, createdAt, updatedAt, updatedBy, nextFireTimes,
+// runs, completed)
 // and less paused, which is operational state. Every other field of
 // model.Task must be here (TestSpec_Fields).
 type Spec struct {

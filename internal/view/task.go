@@ -62,6 +62,8 @@ func writeTaskTable(w io.Writer, tasks []model.SummarizedTask, now time.Time) er
 		next := "-"
 		if t.Summary.NextFire != nil {
 			next = age(*t.Summary.NextFire, now)
+		} else if t.Completed != "" {
+			next = "completed"
 		}
 		last := "-"
 		if r := t.Summary.LastRun; r != nil {
@@ -101,6 +103,16 @@ func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) er
 		paused = "yes: it does not fire (ax task resume " + t.Name + ")"
 	}
 	row(tw, "Paused:", paused)
+	if t.Trigger.MaxRuns > 0 || t.Runs > 0 {
+		runs := strconv.FormatUint(t.Runs, 10)
+		if t.Trigger.MaxRuns > 0 {
+			runs += " of maxRuns " + strconv.FormatInt(t.Trigger.MaxRuns, 10)
+		}
+		row(tw, "Runs:", runs)
+	}
+	if t.Completed != "" {
+		row(tw, "Completed:", t.Completed+": the trigger fires no more")
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -132,19 +144,33 @@ func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) er
 	return tw.Flush()
 }
 
-// describeTrigger words when a task fires.
+// describeTrigger words when a task fires: its schedule, then its
+// window, maxRuns and jitter when set.
 func describeTrigger(t model.Trigger) string {
+	s := t.Type
 	switch t.Type {
 	case model.TriggerCron:
-		return fmt.Sprintf("cron %q %s", t.Expression, t.Timezone)
+		s = fmt.Sprintf("cron %q %s", t.Expression, t.Timezone)
 	case model.TriggerInterval:
-		return "every " + t.Every.Std().String()
+		s = "every " + t.Every.Std().String()
 	case model.TriggerOnce:
 		if t.At != nil {
-			return "once at " + t.At.UTC().Format(model.TimeLayout)
+			s = "once at " + t.At.UTC().Format(model.TimeLayout)
 		}
 	}
-	return t.Type
+	if t.StartAt != nil {
+		s += ", from " + t.StartAt.UTC().Format(model.TimeLayout)
+	}
+	if t.EndAt != nil {
+		s += ", until " + t.EndAt.UTC().Format(model.TimeLayout)
+	}
+	if t.MaxRuns > 0 {
+		s += fmt.Sprintf(", at most %d runs", t.MaxRuns)
+	}
+	if t.Jitter > 0 {
+		s += ", jitter " + t.Jitter.Std().String()
+	}
+	return s
 }
 
 // describeAction words what an attempt runs.

@@ -205,6 +205,14 @@ func TestUI_Console(t *testing.T) {
 		}
 	}
 
+	// A task whose window has ended (protocol 7: retried until the new
+	// cluster has reached it).
+	past := model.Time{Time: time.Now().Add(-time.Hour)}
+	ended := &model.Task{Name: "ended", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *", Timezone: "Europe/Berlin",
+		StartAt: &model.Time{Time: past.Add(-24 * time.Hour)}, EndAt: &past, MaxRuns: 5, Jitter: model.Duration(time.Minute)},
+		Action: model.Action{Type: model.ActionShell, Command: "true"}}
+	testkit.Eventually(t, 30*time.Second, func() error { _, err := adm.PutTask(ctx, ended); return err })
+
 	// Through a follower, as an operator.
 	leader, err := c.Leader(ctx, 20*time.Second)
 	if err != nil {
@@ -231,6 +239,13 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("label filter", `document.querySelectorAll('tr[data-task]').length === 1`, 5*time.Second)
 	b.open(base+"/ui/#/tasks/monthly", `tr.dst`)
 	b.waitJS("20 next fires", `document.querySelectorAll('tr.dst').length >= 2`, 5*time.Second)
+	b.open(base+"/ui/#/tasks/ended", "#completed")
+	b.waitJS("the window, runs used of maxRuns and why it completed", `(() => { const s = document.body.innerText;
+		return s.includes('Window') && s.includes('0 of 5 (maxRuns)') && s.includes('endAt') && s.includes('jitter 1m0s') &&
+			(document.querySelector('#fires-none')?.textContent || '').startsWith('Completed: endAt'); })()`, 10*time.Second)
+	b.shot("task-completed")
+	b.open(base+"/ui/#/tasks", `tr[data-task="ended"]`)
+	b.waitJS("completed in the task list", `document.querySelector('tr[data-task="ended"]').innerText.includes('completed')`, 5*time.Second)
 
 	// Trigger report with who=browser; the instance page follows it.
 	b.open(base+"/ui/#/tasks/report", "#act-trigger")

@@ -3,7 +3,7 @@
 
 import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
-import {h, fill, section, table, fmtTime, zoneName, ago, between, badge, triggerText, throttle, localInput} from './util.js';
+import {h, fill, section, table, fmtTime, zoneName, ago, between, badge, triggerText, windowText, throttle, localInput} from './util.js';
 import {strip} from './tasks.js';
 import {lineDiff} from './diff.js';
 
@@ -20,6 +20,7 @@ export async function render(main, [name], page) {
   main.append(
     h('div', {class: 'row wrap'},
       h('h1', {}, t.name), t.paused ? h('span', {class: 'badge off', id: 'paused'}, 'paused') : null,
+      t.completed ? h('span', {class: 'badge off', id: 'completed', title: t.completed}, 'completed') : null,
       h('span', {class: 'muted'}, triggerText(t)), h('span', {class: 'grow'}), actions(t, base, progress)),
     progress,
     h('div', {class: 'grid'},
@@ -181,8 +182,12 @@ function deleteDialog(t, base) {
 
 function definition(t) {
   const a = t.action || {}, p = t.policy || {};
+  const tr = t.trigger || {}, tz = tr.timezone || 'UTC';
   const rows = [
     ['Trigger', triggerText(t)],
+    ...(windowText(tr, tz) ? [['Window', windowText(tr, tz) + ' (' + tz + ')']] : []),
+    ...(tr.maxRuns || t.runs ? [['Runs', (t.runs || 0) + (tr.maxRuns ? ' of ' + tr.maxRuns + ' (maxRuns)' : '')]] : []),
+    ...(t.completed ? [['Completed', t.completed + ': the trigger fires no more. Raise maxRuns or move endAt to make it fire again.']] : []),
     ['Action', a.type + ': ' + (a.command || (a.method ? a.method + ' ' : '') + (a.url || '') || a.handler || '')],
     ...Object.entries(p).filter(([, v]) => v !== '' && v !== 0 && v !== null && !(Array.isArray(v) && !v.length))
       .map(([k, v]) => ['policy.' + k, typeof v === 'object' ? JSON.stringify(v) : String(v)]),
@@ -195,7 +200,8 @@ function definition(t) {
 
 function nextFires(f, t) {
   const list = f.fires || [];
-  if (!list.length) return h('p', {class: 'empty'}, t.trigger && t.trigger.type === 'event' ? 'Event tasks fire when submitted to, not on a schedule.' : 'No fire is due.');
+  if (!list.length) return h('p', {class: 'empty', id: 'fires-none'}, t.trigger && t.trigger.type === 'event' ? 'Event tasks fire when submitted to, not on a schedule.'
+    : f.completed ? 'Completed: ' + f.completed + '. No fire is due.' : 'No fire is due.');
   return [t.paused ? h('p', {class: 'warn-text'}, 'Paused: these fires will not happen until the task is resumed.') : null,
     table(['Task time', 'Your time', ''], list.map(x => h('tr', {class: x.dstChange ? 'dst' : ''},
       h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtTime(x.time, f.timezone, true)),
@@ -228,7 +234,7 @@ function calendar(c) {
       h('span', {class: 'day bad'}), ' some failed ', h('span', {class: 'day warn'}), ' other ', h('span', {class: 'day none'}), ' none')];
 }
 
-const VOLATILE = ['version', 'createdAt', 'updatedAt', 'updatedBy', 'nextFireTimes'];
+const VOLATILE = ['version', 'createdAt', 'updatedAt', 'updatedBy', 'nextFireTimes', 'runs', 'completed'];
 function defText(task) {
   if (!task) return '';
   const c = {...task};

@@ -55,7 +55,8 @@ function row(t, viewerZone) {
     h('td', {}, next ? [
       h('div', {}, fmtTime(next, tz) + ' ' + zoneName(next, tz)),
       tz !== viewerZone ? h('div', {class: 'muted small'}, fmtTime(next) + ' ' + zoneName(next) + ' (yours)') : null,
-      h('div', {class: 'muted small'}, ago(next))] : h('span', {class: 'muted'}, t.paused ? 'paused' : '—')),
+      h('div', {class: 'muted small'}, ago(next))] : t.completed ? h('span', {class: 'badge off', title: t.completed}, 'completed')
+      : h('span', {class: 'muted'}, t.paused ? 'paused' : '—')),
     h('td', {}, s.lastRun ? [badge(s.lastRun.state), h('div', {class: 'muted small', title: s.lastRun.scheduledAt}, ago(s.lastRun.scheduledAt))] : h('span', {class: 'muted'}, 'never ran')),
     h('td', {}, strip(s.recentRuns || [])),
     h('td', {class: 'small'}, Object.entries(t.labels || {}).map(([k, v]) => h('span', {class: 'tag'}, k + '=' + v))));

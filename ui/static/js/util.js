@@ -145,13 +145,23 @@ export function qs() {
 // triggerText describes a task's trigger in one line.
 export function triggerText(t) {
   const tr = t.trigger || {};
+  let s;
   switch (tr.type) {
-    case 'cron': return 'cron ' + tr.expression + (tr.timezone ? ' (' + tr.timezone + ')' : '');
-    case 'interval': return 'every ' + tr.every;
-    case 'once': return 'once at ' + fmtTime(tr.at);
+    case 'cron': s = 'cron ' + tr.expression + (tr.timezone ? ' (' + tr.timezone + ')' : ''); break;
+    case 'interval': s = 'every ' + tr.every; break;
+    case 'once': s = 'once at ' + fmtTime(tr.at); break;
     case 'event': return 'on event / submit';
     default: return tr.type || '—';
   }
+  if (tr.maxRuns) s += ', at most ' + tr.maxRuns + ' runs';
+  if (tr.jitter) s += ', jitter ' + tr.jitter;
+  return s;
+}
+
+// windowText words a trigger's window of validity ('' when it has none).
+export function windowText(tr, tz) {
+  if (!tr || (!tr.startAt && !tr.endAt)) return '';
+  return (tr.startAt ? 'from ' + fmtTime(tr.startAt, tz) : 'until') + (tr.startAt && tr.endAt ? ' until ' : ' ') + (tr.endAt ? fmtTime(tr.endAt, tz) : 'on');
 }
 
 // throttle runs fn at most once per ms: the first call schedules it ms
