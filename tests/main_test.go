@@ -32,6 +32,5 @@ var (
 	ctxT          = testkit.Context
 	eventTask     = clustertest.EventTask
 	waitHealth    = clustertest.WaitHealth
-	countTasks    = clustertest.CountTasks
 	hasAll        = clustertest.HasAll
 )

@@ -32,7 +32,6 @@ var both = []clustertest.Impl{clustertest.ProcessImpl(), agenttest.Impl(nil)}
 // package's tests use.
 var (
 	startCluster = clustertest.StartProcesses
-	withArgs     = clustertest.WithArgs
 	withToken    = clustertest.WithToken
 	ctxT         = testkit.Context
 	eventTask    = clustertest.EventTask
