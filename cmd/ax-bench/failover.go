@@ -167,7 +167,7 @@ func benchFailover(ctx context.Context, t *target, pending, batch, clients int) 
 			if elected == 0 {
 				elected = time.Since(start)
 			}
-			if got.WheelSize >= total {
+			if got.WheelSize >= total && got.WheelLoad > 0 { // filled, and the load done
 				full, h = time.Since(start), got
 				return nil
 			}
