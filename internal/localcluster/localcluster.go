@@ -384,6 +384,20 @@ func (c *Cluster) Addrs() []string {
 }
 
 // Leader waits until the running nodes agree on a leader and returns it.
+// Follower waits (up to within) for a leader and returns a node that is
+// not it, with the leader.
+func (c *Cluster) Follower(ctx context.Context, within time.Duration) (follower, leader *Node, err error) {
+	if leader, err = c.Leader(ctx, within); err != nil {
+		return nil, nil, err
+	}
+	for _, n := range c.Nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	return follower, leader, nil
+}
+
 func (c *Cluster) Leader(ctx context.Context, within time.Duration) (*Node, error) {
 	var leader *Node
 	err := WaitFor(ctx, within, func() error {

@@ -66,15 +66,9 @@ func TestPolicy_Cluster(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		leader, err := c.Leader(ctx, 10*time.Second)
+		follower, _, err := c.Follower(ctx, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
-		}
-		var follower *localcluster.Node
-		for _, n := range c.Nodes {
-			if n != leader {
-				follower = n
-			}
 		}
 		body, _ := json.Marshal(dailyTask("cy-a", "true", model.Policy{DependsOn: []string{"cy-b"}}))
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+follower.HTTPAddr+"/v1/tasks/cy-a", bytes.NewReader(body))

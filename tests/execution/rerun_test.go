@@ -14,7 +14,6 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/agenttest"
-	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -55,15 +54,9 @@ func TestRerun_ReleasesDependsOn(t *testing.T) {
 	}
 	ctx := ctxT(t, 3*time.Minute)
 	cl := c.Client()
-	leader, err := c.Leader(ctx, 15*time.Second)
+	follower, _, err := c.Follower(ctx, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var follower *localcluster.Node
-	for _, n := range c.Nodes {
-		if n != leader {
-			follower = n
-		}
 	}
 	fixed := filepath.Join(t.TempDir(), "fixed")
 	for _, task := range []*model.Task{dailyTask("rr-up", "test -f "+fixed, model.Policy{}),

@@ -11,7 +11,6 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/agenttest"
-	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/worker"
@@ -26,15 +25,9 @@ import (
 func TestACL_RolesAcrossNodes(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := ctxT(t, 90*time.Second)
-	leader, err := c.Leader(ctx, 15*time.Second)
+	follower, _, err := c.Follower(ctx, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var follower *localcluster.Node
-	for _, n := range c.Nodes {
-		if n != leader {
-			follower = n
-		}
 	}
 	// Every member speaks this version's protocol, so the leader raises
 	// the cluster's.
@@ -182,15 +175,9 @@ func TestACL_ExecutorTokens(t *testing.T) {
 func TestACL_OverTLS(t *testing.T) {
 	c := startCluster(t, 3, withTLS(t.TempDir()))
 	ctx := ctxT(t, 60*time.Second)
-	leader, err := c.Leader(ctx, 15*time.Second)
+	follower, leader, err := c.Follower(ctx, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var follower *localcluster.Node
-	for _, n := range c.Nodes {
-		if n != leader {
-			follower = n
-		}
 	}
 	// Before the bootstrap the cluster's client certificate admits.
 	boot, err := tokenClient(c, "", follower.HTTPAddr).ACLBootstrap(ctx)

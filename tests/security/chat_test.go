@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
@@ -23,15 +22,9 @@ import (
 func TestChannels_ChatRobotsOverTLSWithACL(t *testing.T) {
 	c := startCluster(t, 3, withTLS(t.TempDir()), withArgs("-executor", "true"))
 	ctx := ctxT(t, 2*time.Minute)
-	leader, err := c.Leader(ctx, 15*time.Second)
+	follower, leader, err := c.Follower(ctx, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var follower *localcluster.Node
-	for _, n := range c.Nodes {
-		if n != leader {
-			follower = n
-		}
 	}
 	boot, err := tokenClient(c, "", follower.HTTPAddr).ACLBootstrap(ctx)
 	if err != nil {
