@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/agent"
@@ -19,13 +21,13 @@ const agentGCPercent = 200
 // agentCmd is ax agent. Its flags, their config-file keys and the checks
 // of their values are the table of agent/config.
 type agentCmd struct {
-	base
+	command.Base
 	s config.Settings
 }
 
-func newAgentCmd(m *Main) command {
+func newAgentCmd(io *command.IO) command.Command {
 	c := &agentCmd{}
-	c.init(m, "agent", `
+	c.Init(io, "agent", `
 Usage: ax agent [flags]
 
 Runs an ax node. With no flags it is a single-node cluster for trying ax
@@ -61,12 +63,12 @@ then only a fallback. SIGTERM on the leader transfers leadership first.
 A non-loopback HTTP or Raft address needs TLS, or -insecure. A node
 listening on 0.0.0.0 or :: needs -advertise-http / -advertise-raft.
 `)
-	c.s.Register(c.fs)
+	c.s.Register(c.FS)
 	return c
 }
 
 func (c *agentCmd) Run(ctx context.Context, args []string) error {
-	warnings, err := c.s.Parse(c.fs, args, c.m.Getenv)
+	warnings, err := c.s.Parse(c.FS, args, c.IO.Getenv)
 	if err != nil {
 		return err
 	}
@@ -79,12 +81,12 @@ func (c *agentCmd) Run(ctx context.Context, args []string) error {
 		// The embedded executor's shell tasks (ax approval request)
 		// verify the node with the CA; the node's own key stays out of
 		// their environment.
-		if err := c.m.Setenv("AX_CACERT", c.s.TLSCA); err != nil {
+		if err := c.IO.Setenv("AX_CACERT", c.s.TLSCA); err != nil {
 			return err
 		}
 	}
 	cfg.ExecutorReaper = reaperArgv()
-	clock, offset, err := faults.Clock(c.m.Getenv, c.m.Stderr)
+	clock, offset, err := faults.Clock(c.IO.Getenv, c.IO.Stderr)
 	if err != nil {
 		return err
 	}
@@ -92,7 +94,7 @@ func (c *agentCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, JSONFormat: c.s.LogJSON, Output: c.m.Stderr}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, JSONFormat: c.s.LogJSON, Output: c.IO.Stderr}
 	if clock != nil {
 		cfg.Clock, logOpts.TimeFn = clock, clock.Now
 		warnings = append(warnings, fmt.Sprintf("fault hook: this node's wall clock is offset by %s (a binary built with -tags faults, for tests only)", offset))
@@ -101,7 +103,7 @@ func (c *agentCmd) Run(ctx context.Context, args []string) error {
 	for _, w := range warnings {
 		cfg.Logger.Warn(w)
 	}
-	if c.m.Getenv("GOGC") == "" {
+	if c.IO.Getenv("GOGC") == "" {
 		// The apply path allocates fast over a small live heap, so the
 		// default GOGC=100 collects several times a second; 200 halves
 		// that and measurably steadies fire lateness (docs/performance.md,

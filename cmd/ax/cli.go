@@ -5,13 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/follow"
-	"github.com/ax-scheduler/ax/internal/view"
 )
 
 // Main is one run of the ax program, Litestream style: the commands read
@@ -19,20 +19,13 @@ import (
 // never the process's own, so that tests run many Mains at once. Only the
 // function main touches the process's streams and calls os.Exit.
 type Main struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	// Getenv reads an environment variable (AX_ADDR, AX_TOKEN...).
-	Getenv func(key string) string
-	// Setenv sets a variable of the environment the processes a command
-	// starts inherit (an executor's shell tasks, which may run ax).
-	Setenv func(key, value string) error
+	command.IO
 }
 
 // NewMain returns a Main on the process's standard streams and
 // environment.
 func NewMain() *Main {
-	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Setenv: os.Setenv}
+	return &Main{command.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Setenv: os.Setenv}}
 }
 
 // Run runs the command args name (the arguments after "ax"): the usage
@@ -69,7 +62,7 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		}
 		e, path, rest = sub, args[:1+n], rest[n:]
 	}
-	err := e.new(m).Run(ctx, rest)
+	err := e.new(&m.IO).Run(ctx, rest)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return nil // -h was asked for and printed
@@ -91,7 +84,7 @@ func (m *Main) help(args []string) error {
 	}
 	u := e.usage
 	if e.new != nil {
-		u = e.new(m).Usage()
+		u = e.new(&m.IO).Usage()
 	}
 	fmt.Fprint(m.Stdout, strings.TrimLeft(u, "\n"))
 	return nil
@@ -100,10 +93,10 @@ func (m *Main) help(args []string) error {
 // Exit reports err on Stderr, as "ax: ERROR" and "ax: hint: HINT", and
 // returns the exit status of the run that ended with it after sig (nil:
 // no signal): see exitCode. A usage request, an interrupt and an
-// exitStatus say nothing more.
+// command.ExitStatus say nothing more.
 func (m *Main) Exit(err error, sig os.Signal) int {
 	code := exitCode(err, sig)
-	var quiet exitStatus
+	var quiet command.ExitStatus
 	if err != nil && code != 2 && !(sig == os.Interrupt && errors.Is(err, context.Canceled)) && !errors.As(err, &quiet) {
 		fmt.Fprintln(m.Stderr, "ax:", err)
 		if h := cli.Hint(err); h != "" {
@@ -113,7 +106,7 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 	return code
 }
 
-// exitCode is the process's exit status: an exitStatus's own (the
+// exitCode is the process's exit status: an command.ExitStatus's own (the
 // command chose it, signal or not); 130 after Ctrl-C (SIGINT, as shells
 // report it), whatever else the command made of it; 2 for a usage
 // request without a command; an instance's outcome after -wait (see
@@ -121,7 +114,7 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 // asks an agent or executor to stop cleanly).
 func exitCode(err error, sig os.Signal) int {
 	var oe *follow.OutcomeError
-	var es exitStatus
+	var es command.ExitStatus
 	switch {
 	case errors.As(err, &es):
 		return int(es)
@@ -137,12 +130,6 @@ func exitCode(err error, sig os.Signal) int {
 	return 0
 }
 
-// exitStatus ends ax with this status and no message: the command has
-// said what there was to say (ax approval request, rejected).
-type exitStatus int
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-
 // unknownCommand is the one-line answer to a command ax does not have; the
 // benchmarks, which ax had as "ax bench", are in ax-bench.
 func unknownCommand(name string) error {
@@ -156,6 +143,3 @@ func unknownCommand(name string) error {
 func unknownSub(name, sub string) error {
 	return fmt.Errorf("%s: unknown subcommand %q (ax %s -h lists them)", name, sub, name)
 }
-
-// screen is where m draws a watched table (-w).
-func (m *Main) screen() view.Screen { return view.Screen{Stdout: m.Stdout, Stderr: m.Stderr} }

@@ -1,29 +1,14 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/ax-scheduler/ax/client"
-	"github.com/ax-scheduler/ax/internal/cli"
-	"github.com/ax-scheduler/ax/internal/view"
+	"github.com/ax-scheduler/ax/internal/command"
+	"github.com/ax-scheduler/ax/internal/command/operate"
+	"github.com/ax-scheduler/ax/internal/command/work"
 )
-
-// command is a leaf of the command table: a command that runs. newX(m)
-// makes it for one run with its flag set built and its flags
-// registered, so that help and completion read its flags without
-// running it.
-type command interface {
-	// Flags is the command's flag set.
-	Flags() *flag.FlagSet
-	// Usage is the command's help with examples (-h adds the flags).
-	Usage() string
-	// Run runs the command with the arguments after its name.
-	Run(ctx context.Context, args []string) error
-}
 
 // entry is a command of the table: a leaf (new), or a group (subs) whose
 // leaves are named by one or two words after it ("ax acl token create").
@@ -35,7 +20,7 @@ type entry struct {
 	// help of its leaves unless they have their own.
 	usage  string
 	hidden bool // left out of ax's usage and of completion
-	new    func(m *Main) command
+	new    func(io *command.IO) command.Command
 	subs   []entry
 	// For completion: the first argument is a task name (taskArg), or
 	// one of choices.
@@ -49,69 +34,69 @@ type entry struct {
 func commands() []entry {
 	return []entry{
 		{name: "agent", summary: "run a node (with no flags: a single-node cluster on 127.0.0.1:7070)", new: newAgentCmd},
-		{name: "status", summary: "the cluster at a glance: members, executors, instances, failures, alerts, next fires", new: newStatusCmd},
-		{name: "task", summary: "apply, export, list, get, pause, resume, delete tasks; show their history and events; re-run their instances", usage: taskUsage, subs: []entry{
-			{name: "apply", new: newTaskApplyCmd},
-			{name: "export", new: newTaskExportCmd},
-			{name: "list", new: newTaskListCmd},
-			{name: "get", new: newTaskReadCmd("get"), taskArg: true},
-			{name: "pause", new: newTaskWriteCmd("pause"), taskArg: true},
-			{name: "resume", new: newTaskWriteCmd("resume"), taskArg: true},
-			{name: "delete", new: newTaskWriteCmd("delete"), taskArg: true},
-			{name: "history", new: newTaskReadCmd("history"), taskArg: true},
-			{name: "events", new: newTaskReadCmd("events"), taskArg: true},
-			{name: "rerun", new: newTaskRerunCmd, taskArg: true},
+		{name: "status", summary: "the cluster at a glance: members, executors, instances, failures, alerts, next fires", new: operate.NewStatus},
+		{name: "task", summary: "apply, export, list, get, pause, resume, delete tasks; show their history and events; re-run their instances", usage: work.TaskUsage, subs: []entry{
+			{name: "apply", new: work.NewTaskApply},
+			{name: "export", new: work.NewTaskExport},
+			{name: "list", new: work.NewTaskList},
+			{name: "get", new: work.NewTaskRead("get"), taskArg: true},
+			{name: "pause", new: work.NewTaskWrite("pause"), taskArg: true},
+			{name: "resume", new: work.NewTaskWrite("resume"), taskArg: true},
+			{name: "delete", new: work.NewTaskWrite("delete"), taskArg: true},
+			{name: "history", new: work.NewTaskRead("history"), taskArg: true},
+			{name: "events", new: work.NewTaskRead("events"), taskArg: true},
+			{name: "rerun", new: work.NewTaskRerun, taskArg: true},
 		}},
-		{name: "trigger", summary: "run a task now", new: newTriggerCmd, taskArg: true},
-		{name: "submit", summary: "create a delayed instance of a task", new: newSubmitCmd, taskArg: true},
-		{name: "backfill", summary: "create the instances of past fire times of a task", new: newBackfillCmd, taskArg: true},
-		{name: "instance", summary: "list, get, log, approve, reject, cancel, terminate, re-run instances", usage: instanceUsage, subs: []entry{
-			{name: "list", new: newInstanceListCmd},
-			{name: "get", new: newInstanceGetCmd},
-			{name: "log", new: newInstanceLogCmd},
-			{name: "approve", new: newInstanceDecideCmd("approve")},
-			{name: "reject", new: newInstanceDecideCmd("reject")},
-			{name: "cancel", new: newInstanceDecideCmd("cancel")},
-			{name: "terminate", new: newInstanceDecideCmd("terminate")},
-			{name: "rerun", new: newInstanceRerunCmd},
+		{name: "trigger", summary: "run a task now", new: work.NewTrigger, taskArg: true},
+		{name: "submit", summary: "create a delayed instance of a task", new: work.NewSubmit, taskArg: true},
+		{name: "backfill", summary: "create the instances of past fire times of a task", new: work.NewBackfill, taskArg: true},
+		{name: "instance", summary: "list, get, log, approve, reject, cancel, terminate, re-run instances", usage: work.InstanceUsage, subs: []entry{
+			{name: "list", new: work.NewInstanceList},
+			{name: "get", new: work.NewInstanceGet},
+			{name: "log", new: work.NewInstanceLog},
+			{name: "approve", new: work.NewInstanceDecide("approve")},
+			{name: "reject", new: work.NewInstanceDecide("reject")},
+			{name: "cancel", new: work.NewInstanceDecide("cancel")},
+			{name: "terminate", new: work.NewInstanceDecide("terminate")},
+			{name: "rerun", new: work.NewInstanceRerun},
 		}},
 		{name: "executor", summary: "run attempts handed out by the cluster", new: newExecutorCmd},
 		// Started by ax executor next to itself.
 		{name: "executor-supervise", hidden: true, new: newSuperviseCmd},
-		{name: "approval", summary: "(inside a task) ask an operator to approve the running attempt", usage: approvalUsage, subs: []entry{
-			{name: "request", new: newApprovalRequestCmd},
+		{name: "approval", summary: "(inside a task) ask an operator to approve the running attempt", usage: work.ApprovalUsage, subs: []entry{
+			{name: "request", new: work.NewApprovalRequest},
 		}},
-		{name: "cluster", summary: "show members, remove a node, transfer leadership", usage: clusterUsage, subs: []entry{
-			{name: "status", new: newClusterStatusCmd},
-			{name: "remove", new: newClusterRemoveCmd},
-			{name: "transfer", new: newClusterTransferCmd},
+		{name: "cluster", summary: "show members, remove a node, transfer leadership", usage: operate.ClusterUsage, subs: []entry{
+			{name: "status", new: operate.NewClusterStatus},
+			{name: "remove", new: operate.NewClusterRemove},
+			{name: "transfer", new: operate.NewClusterTransfer},
 		}},
-		{name: "tls", summary: "create the CA and node/client certificates of a TLS cluster", usage: tlsUsage, subs: []entry{
-			{name: "ca create", new: newTLSCACreateCmd},
-			{name: "cert create", new: newTLSCertCreateCmd},
+		{name: "tls", summary: "create the CA and node/client certificates of a TLS cluster", usage: operate.TlsUsage, subs: []entry{
+			{name: "ca create", new: operate.NewTLSCACreate},
+			{name: "cert create", new: operate.NewTLSCertCreate},
 		}},
-		{name: "acl", summary: "bootstrap ACLs; create, list and revoke tokens", usage: aclUsage, subs: []entry{
-			{name: "bootstrap", new: newACLBootstrapCmd},
-			{name: "token create", new: newACLTokenCreateCmd},
-			{name: "token list", new: newACLTokenListCmd},
-			{name: "token revoke", new: newACLTokenRevokeCmd},
+		{name: "acl", summary: "bootstrap ACLs; create, list and revoke tokens", usage: operate.AclUsage, subs: []entry{
+			{name: "bootstrap", new: operate.NewACLBootstrap},
+			{name: "token create", new: operate.NewACLTokenCreate},
+			{name: "token list", new: operate.NewACLTokenList},
+			{name: "token revoke", new: operate.NewACLTokenRevoke},
 		}},
-		{name: "secret", summary: "put, list and delete secrets", usage: secretUsage, subs: []entry{
-			{name: "put", new: newSecretPutCmd},
-			{name: "list", new: newSecretListCmd},
-			{name: "delete", new: newSecretDeleteCmd},
+		{name: "secret", summary: "put, list and delete secrets", usage: operate.SecretUsage, subs: []entry{
+			{name: "put", new: operate.NewSecretPut},
+			{name: "list", new: operate.NewSecretList},
+			{name: "delete", new: operate.NewSecretDelete},
 		}},
-		{name: "alert", summary: "list alerts; silence and unsilence them", usage: alertUsage, subs: []entry{
-			{name: "list", new: newAlertListCmd},
-			{name: "silence", new: newAlertSilenceCmd},
-			{name: "silences", new: newAlertSilencesCmd},
-			{name: "unsilence", new: newAlertUnsilenceCmd},
+		{name: "alert", summary: "list alerts; silence and unsilence them", usage: operate.AlertUsage, subs: []entry{
+			{name: "list", new: operate.NewAlertList},
+			{name: "silence", new: operate.NewAlertSilence},
+			{name: "silences", new: operate.NewAlertSilences},
+			{name: "unsilence", new: operate.NewAlertUnsilence},
 		}},
-		{name: "channel", summary: "apply, list, get and delete notification channels", usage: channelUsage, subs: []entry{
-			{name: "apply", new: newChannelApplyCmd},
-			{name: "list", new: newChannelListCmd},
-			{name: "get", new: newChannelGetCmd},
-			{name: "delete", new: newChannelDeleteCmd},
+		{name: "channel", summary: "apply, list, get and delete notification channels", usage: operate.ChannelUsage, subs: []entry{
+			{name: "apply", new: operate.NewChannelApply},
+			{name: "list", new: operate.NewChannelList},
+			{name: "get", new: operate.NewChannelGet},
+			{name: "delete", new: operate.NewChannelDelete},
 		}},
 		{name: "keygen", summary: "make a key for -encrypt-key-file", new: newKeygenCmd},
 		{name: "completion", summary: "print a bash, zsh or fish completion script", new: newCompletionCmd, choices: []string{"bash", "zsh", "fish"}},
@@ -188,81 +173,4 @@ func usage() string {
 	}
 	b.WriteString(usageTail)
 	return b.String()
-}
-
-// base is what every command has: its Main, its flag set, its help.
-type base struct {
-	m     *Main
-	fs    *flag.FlagSet
-	usage string
-}
-
-// init makes b the command name of m with help usage: -h prints usage
-// and the flags on m.Stdout.
-func (b *base) init(m *Main, name, usage string) {
-	b.m, b.usage = m, usage
-	b.fs = cli.NewFlagSet(name, usage, m.Stdout)
-}
-
-func (b *base) Flags() *flag.FlagSet { return b.fs }
-func (b *base) Usage() string        { return b.usage }
-
-// parse parses args, flags before or after the arguments.
-func (b *base) parse(args []string) error { return cli.ParseInterspersed(b.fs, args) }
-
-// clientBase is a command that talks to a cluster: base and the client
-// flags.
-type clientBase struct {
-	base
-	cf clientFlags
-}
-
-// init is base's, with the client flags registered. The command must not
-// be copied afterwards: its flags point into it.
-func (c *clientBase) init(m *Main, name, usage string) {
-	c.base.init(m, name, usage)
-	c.cf.register(c.fs, m.Getenv)
-}
-
-// connect parses args, checks out (when the command has -o) and returns
-// a client of the flags.
-func (c *clientBase) connect(args []string, out *view.Output) (*client.Client, error) {
-	if err := c.parse(args); err != nil {
-		return nil, err
-	}
-	if out != nil {
-		if err := out.Check(); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.fs.Name(), err)
-		}
-	}
-	return c.cf.client()
-}
-
-// parseOne parses args, which hold one argument besides the flags: what
-// names it in the error.
-func (b *base) parseOne(args []string, what string) (string, error) {
-	if err := b.parse(args); err != nil {
-		return "", err
-	}
-	return b.arg(what)
-}
-
-// arg is the one argument the command was given, what naming it in the
-// error.
-func (b *base) arg(what string) (string, error) {
-	if b.fs.NArg() != 1 {
-		return "", fmt.Errorf("%s: want exactly one %s", b.fs.Name(), what)
-	}
-	return b.fs.Arg(0), nil
-}
-
-// connectOne is connect for a command of one argument: what names it in
-// the error.
-func (c *clientBase) connectOne(args []string, out *view.Output, what string) (*client.Client, string, error) {
-	cl, err := c.connect(args, out)
-	if err != nil {
-		return nil, "", err
-	}
-	arg, err := c.arg(what)
-	return cl, arg, err
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/complete"
 	"github.com/ax-scheduler/ax/internal/view"
@@ -15,11 +17,11 @@ import (
 )
 
 // completionCmd is ax completion.
-type completionCmd struct{ base }
+type completionCmd struct{ command.Base }
 
-func newCompletionCmd(m *Main) command {
+func newCompletionCmd(io *command.IO) command.Command {
 	c := &completionCmd{}
-	c.init(m, "completion", `
+	c.Init(io, "completion", `
 Usage: ax completion bash|zsh|fish
 
 Prints a shell completion script: commands, subcommands, flags, some
@@ -38,26 +40,26 @@ Examples:
 }
 
 func (c *completionCmd) Run(ctx context.Context, args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	if err := c.FS.Parse(args); err != nil {
 		return err
 	}
-	if c.fs.NArg() != 1 {
+	if c.FS.NArg() != 1 {
 		return fmt.Errorf("completion: want one shell: bash, zsh or fish")
 	}
-	script, ok := complete.Script(c.fs.Arg(0))
+	script, ok := complete.Script(c.FS.Arg(0))
 	if !ok {
-		return fmt.Errorf("completion: unknown shell %q: want bash, zsh or fish", c.fs.Arg(0))
+		return fmt.Errorf("completion: unknown shell %q: want bash, zsh or fish", c.FS.Arg(0))
 	}
-	fmt.Fprint(c.m.Stdout, script)
+	fmt.Fprint(c.IO.Stdout, script)
 	return nil
 }
 
 // completeCmd is ax __complete, which the completion scripts call.
-type completeCmd struct{ base }
+type completeCmd struct{ command.Base }
 
-func newCompleteCmd(m *Main) command {
+func newCompleteCmd(io *command.IO) command.Command {
 	c := &completeCmd{}
-	c.init(m, "__complete", "Usage: ax __complete -- WORDS...\n\nPrints the completions of the last word (called by the completion scripts).\n")
+	c.Init(io, "__complete", "Usage: ax __complete -- WORDS...\n\nPrints the completions of the last word (called by the completion scripts).\n")
 	return c
 }
 
@@ -71,9 +73,9 @@ func (c *completeCmd) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		args = []string{""}
 	}
-	cp := completer{m: c.m, tasks: c.m.clusterTasks}
+	cp := completer{io: c.IO, tasks: func(ctx context.Context, args []string) []string { return clusterTasks(ctx, c.IO, args) }}
 	for _, cand := range cp.complete(ctx, args) {
-		fmt.Fprintln(c.m.Stdout, cand)
+		fmt.Fprintln(c.IO.Stdout, cand)
 	}
 	return nil
 }
@@ -82,7 +84,7 @@ func (c *completeCmd) Run(ctx context.Context, args []string) error {
 // "ax"): commands and subcommands from the command table, flags from the
 // named command's own flag set, and some flag and argument values.
 type completer struct {
-	m *Main
+	io *command.IO
 	// tasks lists the cluster's task names; args are the command's
 	// arguments so far (their -addr, -token...).
 	tasks func(ctx context.Context, args []string) []string
@@ -108,7 +110,7 @@ func (c completer) tree(es []entry) []complete.Command {
 	for _, e := range es {
 		cc := complete.Command{Name: e.name, Hidden: e.hidden, Subs: c.tree(e.subs)}
 		if e.new != nil {
-			cc.Flags = func() *flag.FlagSet { return e.new(c.m).Flags() }
+			cc.Flags = func() *flag.FlagSet { return e.new(c.io).Flags() }
 		}
 		switch {
 		case e.taskArg:
@@ -133,10 +135,10 @@ func (c completer) values(ctx context.Context, name string, args []string) []str
 // clusterTasks lists the task names of the cluster that args (-addr,
 // -token... or their environment variables) name, within a second (or
 // AX_COMPLETE_TIMEOUT); none on any failure.
-func (m *Main) clusterTasks(ctx context.Context, args []string) []string {
+func clusterTasks(ctx context.Context, cio *command.IO, args []string) []string {
 	fs := cli.NewFlagSet("complete", "", io.Discard)
-	var cf clientFlags
-	cf.register(fs, m.Getenv)
+	var cf command.ClientFlags
+	cf.Register(fs, cio.Getenv)
 	// Only the client flags (and their values) of the line.
 	var mine []string
 	for i := 0; i < len(args); i++ {
@@ -153,11 +155,11 @@ func (m *Main) clusterTasks(ctx context.Context, args []string) []string {
 	if fs.Parse(mine) != nil {
 		return nil
 	}
-	cl, err := cf.client()
+	cl, err := cf.Client()
 	if err != nil {
 		return nil
 	}
-	lctx, cancel := context.WithTimeout(ctx, m.completeWithin(time.Second))
+	lctx, cancel := context.WithTimeout(ctx, completeWithin(cio, time.Second))
 	defer cancel()
 	l, err := cl.ListTasks(lctx, model.TaskFilter{Limit: 1000})
 	if err != nil {
@@ -173,8 +175,8 @@ func (m *Main) clusterTasks(ctx context.Context, args []string) []string {
 // completeWithin is how long asking the cluster may take: def, so that a
 // Tab never hangs, unless AX_COMPLETE_TIMEOUT sets it (a slow or busy
 // machine; the tests set it so that CPU contention does not fail them).
-func (m *Main) completeWithin(def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(m.Getenv("AX_COMPLETE_TIMEOUT")); err == nil && d > 0 {
+func completeWithin(cio *command.IO, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(cio.Getenv("AX_COMPLETE_TIMEOUT")); err == nil && d > 0 {
 		return d
 	}
 	return def

@@ -14,7 +14,7 @@ import (
 func TestComplete(t *testing.T) {
 	t.Parallel()
 	m, _, _ := newTestMain(nil, "")
-	cp := completer{m: m, tasks: func(context.Context, []string) []string { return []string{"daily", "tick"} }}
+	cp := completer{io: &m.IO, tasks: func(context.Context, []string) []string { return []string{"daily", "tick"} }}
 	for _, tc := range []struct {
 		words []string
 		want  []string

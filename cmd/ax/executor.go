@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/agent/config"
@@ -17,7 +19,7 @@ import (
 
 // executorCmd is ax executor.
 type executorCmd struct {
-	base
+	command.Base
 	servers, name, labels, token, tokenFile, logLevel string
 	capacity                                          int
 	shell, http                                       bool
@@ -25,9 +27,9 @@ type executorCmd struct {
 	tls                                               cli.TLSFlags
 }
 
-func newExecutorCmd(m *Main) command {
+func newExecutorCmd(io *command.IO) command.Command {
 	c := &executorCmd{}
-	c.init(m, "executor", `
+	c.Init(io, "executor", `
 Usage: ax executor -server ADDR[,ADDR] [-name N] [-labels k=v,k=v] [-capacity 16]
                    [-shell=true] [-http=true] [-shutdown-grace 30s]
 
@@ -42,22 +44,22 @@ Examples:
 	ax executor -server 10.0.0.1:7070 -ca-cert tls/ax-ca.pem -name worker-2
 	ax executor -server 10.0.0.1:7070 -name hooks -shell=false      # http actions only
 `)
-	c.fs.StringVar(&c.servers, "server", cli.DefaultAddr(m.Getenv), "agent HTTP address(es), comma-separated")
-	c.fs.StringVar(&c.name, "name", "", "executor name, unique in the cluster (default: host name)")
-	c.fs.StringVar(&c.labels, "labels", "", "labels k=v,k=v that tasks can require (policy.executorLabels)")
-	c.fs.IntVar(&c.capacity, "capacity", 16, "attempts run at once")
-	c.fs.StringVar(&c.token, "token", "", "API or executor token (default env AX_TOKEN)")
-	c.fs.StringVar(&c.tokenFile, "token-file", "", "read the token from this file")
-	c.fs.StringVar(&c.logLevel, "log-level", "info", "log level: "+strings.Join(config.LogLevels, ", "))
-	c.fs.BoolVar(&c.shell, "shell", true, "run shell actions")
-	c.fs.BoolVar(&c.http, "http", true, "run http actions")
-	c.fs.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
-	c.tls.Register(c.fs, m.Getenv)
+	c.FS.StringVar(&c.servers, "server", cli.DefaultAddr(io.Getenv), "agent HTTP address(es), comma-separated")
+	c.FS.StringVar(&c.name, "name", "", "executor name, unique in the cluster (default: host name)")
+	c.FS.StringVar(&c.labels, "labels", "", "labels k=v,k=v that tasks can require (policy.executorLabels)")
+	c.FS.IntVar(&c.capacity, "capacity", 16, "attempts run at once")
+	c.FS.StringVar(&c.token, "token", "", "API or executor token (default env AX_TOKEN)")
+	c.FS.StringVar(&c.tokenFile, "token-file", "", "read the token from this file")
+	c.FS.StringVar(&c.logLevel, "log-level", "info", "log level: "+strings.Join(config.LogLevels, ", "))
+	c.FS.BoolVar(&c.shell, "shell", true, "run shell actions")
+	c.FS.BoolVar(&c.http, "http", true, "run http actions")
+	c.FS.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running attempts may finish before they are stopped")
+	c.tls.Register(c.FS, io.Getenv)
 	return c
 }
 
 func (c *executorCmd) Run(ctx context.Context, args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	if err := c.FS.Parse(args); err != nil {
 		return err
 	}
 	tc, err := c.tls.Config()
@@ -66,12 +68,12 @@ func (c *executorCmd) Run(ctx context.Context, args []string) error {
 	}
 	// Shell tasks that run ax (ax approval request) reach the cluster
 	// the same way.
-	if err := c.m.exportTLS(c.tls); err != nil {
+	if err := exportTLS(c.IO, c.tls); err != nil {
 		return err
 	}
 	token := c.token
 	if token == "" && c.tokenFile == "" {
-		token = c.m.Getenv("AX_TOKEN") // not the flag's default: -h would print it
+		token = c.IO.Getenv("AX_TOKEN") // not the flag's default: -h would print it
 	}
 	level, err := parseLogLevel(c.logLevel)
 	if err != nil {
@@ -93,11 +95,11 @@ func (c *executorCmd) Run(ctx context.Context, args []string) error {
 	// The fault hook (-tags faults) offsets the executor's wall clock too:
 	// its log's times show it. The executor times leases and retries by
 	// intervals, never by the wall clock, so nothing else moves.
-	clock, offset, err := faults.Clock(c.m.Getenv, c.m.Stderr)
+	clock, offset, err := faults.Clock(c.IO.Getenv, c.IO.Stderr)
 	if err != nil {
 		return err
 	}
-	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, Output: c.m.Stderr}
+	logOpts := hclog.LoggerOptions{Name: "ax", Level: level, Output: c.IO.Stderr}
 	if clock != nil {
 		logOpts.TimeFn = clock.Now
 	}

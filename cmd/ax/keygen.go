@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/agent"
 )
 
 // keygenCmd is ax keygen.
-type keygenCmd struct{ base }
+type keygenCmd struct{ command.Base }
 
-func newKeygenCmd(m *Main) command {
+// newKeygenCmd makes ax keygen.
+func newKeygenCmd(io *command.IO) command.Command {
 	c := &keygenCmd{}
-	c.init(m, "keygen", `
+	c.Init(io, "keygen", `
 Usage: ax keygen
 
 Prints a new random AES-256 key (base64) for ax agent -encrypt-key-file.
@@ -25,9 +28,9 @@ Example:
 }
 
 func (c *keygenCmd) Run(ctx context.Context, args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	if err := c.FS.Parse(args); err != nil {
 		return err
 	}
-	fmt.Fprintln(c.m.Stdout, agent.NewEncryptKey())
+	fmt.Fprintln(c.IO.Stdout, agent.NewEncryptKey())
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
 	"github.com/ax-scheduler/ax/internal/follow"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
@@ -39,13 +40,13 @@ func newTestMain(env map[string]string, stdin string) (*Main, *testkit.Buffer, *
 		vars[k] = v
 	}
 	stdout, stderr := &testkit.Buffer{}, &testkit.Buffer{}
-	return &Main{
+	return &Main{command.IO{
 		Stdin:  strings.NewReader(stdin),
 		Stdout: stdout,
 		Stderr: stderr,
 		Getenv: func(k string) string { mu.Lock(); defer mu.Unlock(); return vars[k] },
 		Setenv: func(k, v string) error { mu.Lock(); defer mu.Unlock(); vars[k] = v; return nil },
-	}, stdout, stderr
+	}}, stdout, stderr
 }
 
 // ax runs ax args in this process, as main does, on a Main of its own.
@@ -248,7 +249,7 @@ func TestCommands_EveryLeafHelps(t *testing.T) {
 				e, _ = e.sub(path[1:])
 			}
 			var want []string
-			e.new(m).Flags().VisitAll(func(f *flag.Flag) { want = append(want, f.Name) })
+			e.new(&m.IO).Flags().VisitAll(func(f *flag.Flag) { want = append(want, f.Name) })
 			var listed []string
 			_, list, _ := strings.Cut(r.stdout, "\nFlags:\n")
 			for _, l := range strings.Split(list, "\n") {
@@ -305,8 +306,8 @@ func TestExitCode(t *testing.T) {
 		{nil, os.Interrupt, 130},
 		{nil, syscall.SIGTERM, 0},
 		{errors.New("boom"), syscall.SIGTERM, 1},
-		{exitStatus(3), nil, 3},
-		{exitStatus(1), os.Interrupt, 1},
+		{command.ExitStatus(3), nil, 3},
+		{command.ExitStatus(1), os.Interrupt, 1},
 		{&follow.OutcomeError{State: model.StateFailed}, nil, 1},
 		{&follow.OutcomeError{State: model.StateTerminated}, nil, 3},
 		{&follow.OutcomeError{State: model.StateCanceled}, nil, 4},
@@ -320,7 +321,7 @@ func TestExitCode(t *testing.T) {
 }
 
 // TestMain_Exit: an error is reported on Main's stderr with its hint; a
-// usage request, an exitStatus and Ctrl-C add nothing.
+// usage request, an ExitStatus and Ctrl-C add nothing.
 func TestMain_Exit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -331,7 +332,7 @@ func TestMain_Exit(t *testing.T) {
 		{errors.New("boom"), nil, "ax: boom\n"},
 		{&model.Error{Code: model.CodeUnauthorized, Message: "missing token"}, nil, "ax: missing token\nax: hint: the cluster wants a token: set -token or AX_TOKEN (or -token-file)\n"},
 		{flag.ErrHelp, nil, ""},
-		{exitStatus(1), nil, ""},
+		{command.ExitStatus(1), nil, ""},
 		{context.Canceled, os.Interrupt, ""},
 	} {
 		m, _, stderr := newTestMain(nil, "")

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/action"
 )
 
@@ -13,27 +15,27 @@ import (
 // (action.Reaper): it stops the processes of the executor's running
 // attempts when the executor dies, kill -9 included. Not for people.
 type superviseCmd struct {
-	base
+	command.Base
 	session string
 	grace   time.Duration
 }
 
-func newSuperviseCmd(m *Main) command {
+func newSuperviseCmd(io *command.IO) command.Command {
 	c := &superviseCmd{}
-	c.init(m, "executor-supervise", `
+	c.Init(io, "executor-supervise", `
 Usage: ax executor-supervise -session S [-grace 5s]
 
 Started by ax executor; not meant to be run by hand. Reads the executor's
 running attempts from stdin and, when stdin ends (the executor is gone),
 stops them: SIGTERM, then SIGKILL after -grace.
 `)
-	c.fs.StringVar(&c.session, "session", "", "the executor's session mark")
-	c.fs.DurationVar(&c.grace, "grace", action.DefaultKillGrace, "SIGTERM to SIGKILL")
+	c.FS.StringVar(&c.session, "session", "", "the executor's session mark")
+	c.FS.DurationVar(&c.grace, "grace", action.DefaultKillGrace, "SIGTERM to SIGKILL")
 	return c
 }
 
 func (c *superviseCmd) Run(ctx context.Context, args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	if err := c.FS.Parse(args); err != nil {
 		return err
 	}
 	if c.session == "" {
@@ -41,8 +43,8 @@ func (c *superviseCmd) Run(ctx context.Context, args []string) error {
 	}
 	// The signal context of main is not ours to follow: this helper
 	// outlives whatever stops the executor, and ends with its stdin.
-	if code := action.ReaperMain(c.m.Stdin, c.session, max(c.grace, 0)); code != 0 {
-		return exitStatus(code)
+	if code := action.ReaperMain(c.IO.Stdin, c.session, max(c.grace, 0)); code != 0 {
+		return command.ExitStatus(code)
 	}
 	return nil
 }

@@ -9,16 +9,17 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/command"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
 // exportTLS puts a client's TLS flags in the environment that shell tasks
 // inherit, so that an ax command they run (ax approval request) reaches
 // the cluster the same way.
-func (m *Main) exportTLS(f cli.TLSFlags) error {
+func exportTLS(io *command.IO, f cli.TLSFlags) error {
 	for k, v := range map[string]string{"AX_CACERT": f.CACert, "AX_CLIENT_CERT": f.ClientCert, "AX_CLIENT_KEY": f.ClientKey} {
 		if v != "" {
-			if err := m.Setenv(k, v); err != nil {
+			if err := io.Setenv(k, v); err != nil {
 				return err
 			}
 		}

@@ -5,22 +5,24 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/ax-scheduler/ax/internal/command"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 // versionCmd is ax version.
-type versionCmd struct{ base }
+type versionCmd struct{ command.Base }
 
-func newVersionCmd(m *Main) command {
+func newVersionCmd(io *command.IO) command.Command {
 	c := &versionCmd{}
-	c.init(m, "version", "Usage: ax version\n\nPrints the version, the commit it was built from and the Go version.\n")
+	c.Init(io, "version", "Usage: ax version\n\nPrints the version, the commit it was built from and the Go version.\n")
 	return c
 }
 
 func (c *versionCmd) Run(ctx context.Context, args []string) error {
-	fmt.Fprintln(c.m.Stdout, versionLine())
+	fmt.Fprintln(c.IO.Stdout, versionLine())
 	return nil
 }
 

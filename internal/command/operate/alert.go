@@ -1,4 +1,4 @@
-package main
+package operate
 
 import (
 	"context"
@@ -7,13 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
-// alertUsage is the help of ax alert and of its subcommands.
-const alertUsage = `
+// AlertUsage is the help of ax alert and of its subcommands.
+const AlertUsage = `
 Usage: ax alert <subcommand> [flags] [args]
 
 Subcommands:
@@ -35,25 +37,26 @@ Examples:
 
 // alertListCmd is ax alert list.
 type alertListCmd struct {
-	clientBase
+	command.ClientBase
 	q   model.AlertQuery
 	out view.Output
 }
 
-func newAlertListCmd(m *Main) command {
+// NewAlertList makes ax alert list.
+func NewAlertList(io *command.IO) command.Command {
 	c := &alertListCmd{}
-	c.init(m, "alert list", alertUsage)
-	c.fs.StringVar(&c.q.State, "state", "", "firing or resolved (default both)")
-	c.fs.StringVar(&c.q.Task, "task", "", "only alerts about this task")
-	c.fs.StringVar(&c.q.Rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
-	c.fs.IntVar(&c.q.Limit, "limit", 100, "at most this many")
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
+	c.Init(io, "alert list", AlertUsage)
+	c.FS.StringVar(&c.q.State, "state", "", "firing or resolved (default both)")
+	c.FS.StringVar(&c.q.Task, "task", "", "only alerts about this task")
+	c.FS.StringVar(&c.q.Rule, "rule", "", "only alerts of this rule (e.g. instance_failed)")
+	c.FS.IntVar(&c.q.Limit, "limit", 100, "at most this many")
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *alertListCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -61,31 +64,32 @@ func (c *alertListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Alerts(w, l.Alerts) })
+	return c.out.Print(c.IO.Stdout, l, func(w io.Writer) error { return view.Alerts(w, l.Alerts) })
 }
 
 // alertSilenceCmd is ax alert silence.
 type alertSilenceCmd struct {
-	clientBase
+	command.ClientBase
 	task, rule, comment, until string
 	labels                     cli.MultiFlag
 	forD                       time.Duration
 }
 
-func newAlertSilenceCmd(m *Main) command {
+// NewAlertSilence makes ax alert silence.
+func NewAlertSilence(io *command.IO) command.Command {
 	c := &alertSilenceCmd{}
-	c.init(m, "alert silence", alertUsage)
-	c.fs.StringVar(&c.task, "task", "", "silence alerts about this task")
-	c.fs.StringVar(&c.rule, "rule", "", "silence alerts of this rule")
-	c.fs.Var(&c.labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
-	c.fs.DurationVar(&c.forD, "for", 0, "for how long (e.g. 2h)")
-	c.fs.StringVar(&c.until, "until", "", "until this time, instead of -for: "+cli.DateForms)
-	c.fs.StringVar(&c.comment, "comment", "", "why")
+	c.Init(io, "alert silence", AlertUsage)
+	c.FS.StringVar(&c.task, "task", "", "silence alerts about this task")
+	c.FS.StringVar(&c.rule, "rule", "", "silence alerts of this rule")
+	c.FS.Var(&c.labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
+	c.FS.DurationVar(&c.forD, "for", 0, "for how long (e.g. 2h)")
+	c.FS.StringVar(&c.until, "until", "", "until this time, instead of -for: "+cli.DateForms)
+	c.FS.StringVar(&c.comment, "comment", "", "why")
 	return c
 }
 
 func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, nil)
+	cl, err := c.Connect(args, nil)
 	if err != nil {
 		return err
 	}
@@ -111,26 +115,27 @@ func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "silence %s until %s\n", s.ID, s.Until.Format(time.RFC3339))
+	fmt.Fprintf(c.IO.Stdout, "silence %s until %s\n", s.ID, s.Until.Format(time.RFC3339))
 	return nil
 }
 
 // alertSilencesCmd is ax alert silences.
 type alertSilencesCmd struct {
-	clientBase
+	command.ClientBase
 	out view.Output
 }
 
-func newAlertSilencesCmd(m *Main) command {
+// NewAlertSilences makes ax alert silences.
+func NewAlertSilences(io *command.IO) command.Command {
 	c := &alertSilencesCmd{}
-	c.init(m, "alert silences", alertUsage)
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
+	c.Init(io, "alert silences", AlertUsage)
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *alertSilencesCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -138,26 +143,27 @@ func (c *alertSilencesCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Silences(w, l.Silences) })
+	return c.out.Print(c.IO.Stdout, l, func(w io.Writer) error { return view.Silences(w, l.Silences) })
 }
 
 // alertUnsilenceCmd is ax alert unsilence.
-type alertUnsilenceCmd struct{ clientBase }
+type alertUnsilenceCmd struct{ command.ClientBase }
 
-func newAlertUnsilenceCmd(m *Main) command {
+// NewAlertUnsilence makes ax alert unsilence.
+func NewAlertUnsilence(io *command.IO) command.Command {
 	c := &alertUnsilenceCmd{}
-	c.init(m, "alert unsilence", alertUsage)
+	c.Init(io, "alert unsilence", AlertUsage)
 	return c
 }
 
 func (c *alertUnsilenceCmd) Run(ctx context.Context, args []string) error {
-	cl, id, err := c.connectOne(args, nil, "silence id")
+	cl, id, err := c.ConnectOne(args, nil, "silence id")
 	if err != nil {
 		return err
 	}
 	if err := cl.DeleteSilence(ctx, id); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "removed silence %s\n", id)
+	fmt.Fprintf(c.IO.Stdout, "removed silence %s\n", id)
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package operate
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/view"
 )
 
-// secretUsage is the help of ax secret and of its subcommands.
-const secretUsage = `
+// SecretUsage is the help of ax secret and of its subcommands.
+const SecretUsage = `
 Usage: ax secret <subcommand> [flags] [args]
 
 Subcommands:
@@ -32,58 +34,60 @@ Examples:
 
 // secretPutCmd is ax secret put.
 type secretPutCmd struct {
-	clientBase
+	command.ClientBase
 	valueFile string
 }
 
-func newSecretPutCmd(m *Main) command {
+// NewSecretPut makes ax secret put.
+func NewSecretPut(io *command.IO) command.Command {
 	c := &secretPutCmd{}
-	c.init(m, "secret put", secretUsage)
-	c.fs.StringVar(&c.valueFile, "value-file", "", "read the value from this file, or stdin for -; the value is taken as is, a trailing newline included")
+	c.Init(io, "secret put", SecretUsage)
+	c.FS.StringVar(&c.valueFile, "value-file", "", "read the value from this file, or stdin for -; the value is taken as is, a trailing newline included")
 	return c
 }
 
 func (c *secretPutCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, nil)
+	cl, err := c.Connect(args, nil)
 	if err != nil {
 		return err
 	}
-	if c.fs.NArg() != 1 || c.valueFile == "" {
+	if c.FS.NArg() != 1 || c.valueFile == "" {
 		return fmt.Errorf("secret put: want NAME and -value-file (a file, or - for stdin); values never go on the command line")
 	}
 	var b []byte
 	if c.valueFile == "-" {
-		b, err = io.ReadAll(io.LimitReader(c.m.Stdin, 1<<20))
+		b, err = io.ReadAll(io.LimitReader(c.IO.Stdin, 1<<20))
 	} else {
 		b, err = os.ReadFile(c.valueFile)
 	}
 	if err != nil {
 		return fmt.Errorf("secret put: %w", err)
 	}
-	s, err := cl.PutSecret(ctx, c.fs.Arg(0), string(b))
+	s, err := cl.PutSecret(ctx, c.FS.Arg(0), string(b))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "secret %s set (version %d, encrypted %v)\n", s.Name, s.Version, s.Encrypted)
+	fmt.Fprintf(c.IO.Stdout, "secret %s set (version %d, encrypted %v)\n", s.Name, s.Version, s.Encrypted)
 	return nil
 }
 
 // secretListCmd is ax secret list.
 type secretListCmd struct {
-	clientBase
+	command.ClientBase
 	out view.Output
 }
 
-func newSecretListCmd(m *Main) command {
+// NewSecretList makes ax secret list.
+func NewSecretList(io *command.IO) command.Command {
 	c := &secretListCmd{}
-	c.init(m, "secret list", secretUsage)
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
+	c.Init(io, "secret list", SecretUsage)
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *secretListCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -91,26 +95,27 @@ func (c *secretListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Secrets(w, l.Secrets) })
+	return c.out.Print(c.IO.Stdout, l, func(w io.Writer) error { return view.Secrets(w, l.Secrets) })
 }
 
 // secretDeleteCmd is ax secret delete.
-type secretDeleteCmd struct{ clientBase }
+type secretDeleteCmd struct{ command.ClientBase }
 
-func newSecretDeleteCmd(m *Main) command {
+// NewSecretDelete makes ax secret delete.
+func NewSecretDelete(io *command.IO) command.Command {
 	c := &secretDeleteCmd{}
-	c.init(m, "secret delete", secretUsage)
+	c.Init(io, "secret delete", SecretUsage)
 	return c
 }
 
 func (c *secretDeleteCmd) Run(ctx context.Context, args []string) error {
-	cl, name, err := c.connectOne(args, nil, "secret name")
+	cl, name, err := c.ConnectOne(args, nil, "secret name")
 	if err != nil {
 		return err
 	}
 	if _, err := cl.DeleteSecret(ctx, name); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "deleted %s\n", name)
+	fmt.Fprintf(c.IO.Stdout, "deleted %s\n", name)
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package work
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/follow"
@@ -14,8 +16,8 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// instanceUsage is the help of ax instance and of its subcommands.
-const instanceUsage = `
+// InstanceUsage is the help of ax instance and of its subcommands.
+const InstanceUsage = `
 Usage: ax instance <subcommand> [flags] [args]
 
 Subcommands:
@@ -48,7 +50,7 @@ Examples:
 
 // instanceListCmd is ax instance list.
 type instanceListCmd struct {
-	clientBase
+	command.ClientBase
 	f            model.InstanceFilter
 	since, until cli.TimeFlag
 	limit        int
@@ -56,29 +58,30 @@ type instanceListCmd struct {
 	out          view.Output
 }
 
-func newInstanceListCmd(m *Main) command {
+// NewInstanceList makes ax instance list.
+func NewInstanceList(io *command.IO) command.Command {
 	c := &instanceListCmd{}
-	c.init(m, "instance list", instanceUsage)
-	c.fs.StringVar(&c.f.Task, "task", "", "only this task's instances")
-	c.fs.StringVar(&c.f.State, "state", "", "only instances in this state")
-	c.fs.StringVar(&c.f.Source, "source", "", "only instances of this source (cron, api, delay, backfill...)")
-	c.fs.Var(&c.since, "since", "only instances created at or after TIME: "+cli.TimeForms)
-	c.fs.Var(&c.until, "until", "only instances created before TIME (the same forms)")
-	c.fs.IntVar(&c.limit, "limit", 50, "at most this many (0: all)")
-	c.fs.StringVar(&c.f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
-	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
-	c.cf.registerStale(c.fs, true)
-	c.out.Register(c.fs)
+	c.Init(io, "instance list", InstanceUsage)
+	c.FS.StringVar(&c.f.Task, "task", "", "only this task's instances")
+	c.FS.StringVar(&c.f.State, "state", "", "only instances in this state")
+	c.FS.StringVar(&c.f.Source, "source", "", "only instances of this source (cron, api, delay, backfill...)")
+	c.FS.Var(&c.since, "since", "only instances created at or after TIME: "+cli.TimeForms)
+	c.FS.Var(&c.until, "until", "only instances created before TIME (the same forms)")
+	c.FS.IntVar(&c.limit, "limit", 50, "at most this many (0: all)")
+	c.FS.StringVar(&c.f.Cursor, "cursor", "", "start after this instance id (a previous list's next cursor)")
+	c.FS.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
+	c.CF.RegisterStale(c.FS, true)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *instanceListCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return fmt.Errorf("instance list: unexpected arguments %q (filters are flags: -task, -state...)", c.fs.Args())
+	if c.FS.NArg() > 0 {
+		return fmt.Errorf("instance list: unexpected arguments %q (filters are flags: -task, -state...)", c.FS.Args())
 	}
 	if c.limit < 0 {
 		return fmt.Errorf("instance list: -limit wants 0 (all) or more")
@@ -91,29 +94,30 @@ func (c *instanceListCmd) Run(ctx context.Context, args []string) error {
 		if f.Task != "" {
 			q = url.Values{"task": {f.Task}}
 		}
-		return c.m.screen().Watch(ctx, cl, c.out, q, func(ctx context.Context, w io.Writer) error {
+		return c.IO.Screen().Watch(ctx, cl, c.out, q, func(ctx context.Context, w io.Writer) error {
 			return view.InstanceList(ctx, cl, f, c.limit, c.out, w, nil)
 		})
 	}
-	return view.InstanceList(ctx, cl, f, c.limit, c.out, c.m.Stdout, c.m.Stderr)
+	return view.InstanceList(ctx, cl, f, c.limit, c.out, c.IO.Stdout, c.IO.Stderr)
 }
 
 // instanceGetCmd is ax instance get.
 type instanceGetCmd struct {
-	clientBase
+	command.ClientBase
 	out view.Output
 }
 
-func newInstanceGetCmd(m *Main) command {
+// NewInstanceGet makes ax instance get.
+func NewInstanceGet(io *command.IO) command.Command {
 	c := &instanceGetCmd{}
-	c.init(m, "instance get", instanceUsage)
-	c.cf.registerStale(c.fs, true)
-	c.out.Register(c.fs)
+	c.Init(io, "instance get", InstanceUsage)
+	c.CF.RegisterStale(c.FS, true)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *instanceGetCmd) Run(ctx context.Context, args []string) error {
-	cl, id, err := c.connectOne(args, &c.out, "instance id")
+	cl, id, err := c.ConnectOne(args, &c.out, "instance id")
 	if err != nil {
 		return err
 	}
@@ -121,49 +125,51 @@ func (c *instanceGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, in, func(w io.Writer) error { return view.Instance(w, in) })
+	return c.out.Print(c.IO.Stdout, in, func(w io.Writer) error { return view.Instance(w, in) })
 }
 
 // instanceLogCmd is ax instance log.
 type instanceLogCmd struct {
-	clientBase
+	command.ClientBase
 	follow bool
 }
 
-func newInstanceLogCmd(m *Main) command {
+// NewInstanceLog makes ax instance log.
+func NewInstanceLog(io *command.IO) command.Command {
 	c := &instanceLogCmd{}
-	c.init(m, "instance log", instanceUsage)
-	c.cf.registerStale(c.fs, false)
-	c.fs.BoolVar(&c.follow, "f", false, "follow the output until the instance ends")
+	c.Init(io, "instance log", InstanceUsage)
+	c.CF.RegisterStale(c.FS, false)
+	c.FS.BoolVar(&c.follow, "f", false, "follow the output until the instance ends")
 	return c
 }
 
 func (c *instanceLogCmd) Run(ctx context.Context, args []string) error {
-	cl, id, err := c.connectOne(args, nil, "instance id")
+	cl, id, err := c.ConnectOne(args, nil, "instance id")
 	if err != nil {
 		return err
 	}
-	return follow.Log(ctx, cl, id, c.follow, c.m.Stdout, c.m.Stderr)
+	return follow.Log(ctx, cl, id, c.follow, c.IO.Stdout, c.IO.Stderr)
 }
 
 // instanceDecideCmd is ax instance approve, reject, cancel and terminate.
 type instanceDecideCmd struct {
-	clientBase
+	command.ClientBase
 	decision string
 	comment  string
 }
 
-func newInstanceDecideCmd(decision string) func(*Main) command {
-	return func(m *Main) command {
+// NewInstanceDecide makes ax instance DECISION (approve, reject, cancel, terminate).
+func NewInstanceDecide(decision string) func(*command.IO) command.Command {
+	return func(io *command.IO) command.Command {
 		c := &instanceDecideCmd{decision: decision}
-		c.init(m, "instance "+decision, instanceUsage)
-		c.fs.StringVar(&c.comment, "comment", "", "comment recorded with the decision")
+		c.Init(io, "instance "+decision, InstanceUsage)
+		c.FS.StringVar(&c.comment, "comment", "", "comment recorded with the decision")
 		return c
 	}
 }
 
 func (c *instanceDecideCmd) Run(ctx context.Context, args []string) error {
-	cl, id, err := c.connectOne(args, nil, "instance id")
+	cl, id, err := c.ConnectOne(args, nil, "instance id")
 	if err != nil {
 		return err
 	}
@@ -171,6 +177,6 @@ func (c *instanceDecideCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "%s %s\n", id, state)
+	fmt.Fprintf(c.IO.Stdout, "%s %s\n", id, state)
 	return nil
 }

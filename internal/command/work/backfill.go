@@ -1,8 +1,10 @@
-package main
+package work
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
@@ -10,13 +12,14 @@ import (
 
 // backfillCmd is ax backfill.
 type backfillCmd struct {
-	clientBase
+	command.ClientBase
 	from, to cli.TimeFlag
 }
 
-func newBackfillCmd(m *Main) command {
+// NewBackfill makes ax backfill.
+func NewBackfill(io *command.IO) command.Command {
 	c := &backfillCmd{}
-	c.init(m, "backfill", `
+	c.Init(io, "backfill", `
 Usage: ax backfill NAME -from TIME -to TIME
 
 Creates one instance (source "backfill") per fire time of the task in
@@ -28,13 +31,13 @@ the past. At most 10,000 fire times per call.
 Examples:
 	ax backfill daily_report -from 2026-11-01 -to 2026-11-29
 `)
-	c.fs.Var(&c.from, "from", "first fire time (inclusive): "+cli.TimeForms)
-	c.fs.Var(&c.to, "to", "last fire time (inclusive), the same forms")
+	c.FS.Var(&c.from, "from", "first fire time (inclusive): "+cli.TimeForms)
+	c.FS.Var(&c.to, "to", "last fire time (inclusive), the same forms")
 	return c
 }
 
 func (c *backfillCmd) Run(ctx context.Context, args []string) error {
-	name, err := c.parseOne(args, "task name")
+	name, err := c.ParseOne(args, "task name")
 	if err != nil {
 		return err
 	}
@@ -42,7 +45,7 @@ func (c *backfillCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("backfill: -from and -to are required")
 	}
 	req := model.BackfillRequest{From: model.Time{Time: c.from.Time}, To: model.Time{Time: c.to.Time}}
-	cl, err := c.cf.client()
+	cl, err := c.CF.Client()
 	if err != nil {
 		return err
 	}
@@ -51,8 +54,8 @@ func (c *backfillCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, id := range res.Created {
-		fmt.Fprintln(c.m.Stdout, id)
+		fmt.Fprintln(c.IO.Stdout, id)
 	}
-	fmt.Fprintf(c.m.Stdout, "%d created, %d already had an instance\n", len(res.Created), res.Existing)
+	fmt.Fprintf(c.IO.Stdout, "%d created, %d already had an instance\n", len(res.Created), res.Existing)
 	return nil
 }

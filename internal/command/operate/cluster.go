@@ -1,4 +1,4 @@
-package main
+package operate
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"io"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/view"
 )
 
-// clusterUsage is the help of ax cluster and of its subcommands.
-const clusterUsage = `
+// ClusterUsage is the help of ax cluster and of its subcommands.
+const ClusterUsage = `
 Usage: ax cluster <subcommand> [flags] [args]
 
 Subcommands:
@@ -33,72 +35,75 @@ Examples:
 
 // clusterStatusCmd is ax cluster status.
 type clusterStatusCmd struct {
-	clientBase
+	command.ClientBase
 	out   view.Output
 	watch bool
 }
 
-func newClusterStatusCmd(m *Main) command {
+// NewClusterStatus makes ax cluster status.
+func NewClusterStatus(io *command.IO) command.Command {
 	c := &clusterStatusCmd{}
-	c.init(m, "cluster status", clusterUsage)
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
-	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw every 2s while it changes, until Ctrl-C")
+	c.Init(io, "cluster status", ClusterUsage)
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
+	c.FS.BoolVar(&c.watch, "w", false, "watch: redraw every 2s while it changes, until Ctrl-C")
 	return c
 }
 
 func (c *clusterStatusCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
 	if c.watch {
-		return c.m.screen().Poll(ctx, c.out, 2*time.Second, func(ctx context.Context, w io.Writer) error { return view.ClusterStatus(ctx, cl, c.out, w) })
+		return c.IO.Screen().Poll(ctx, c.out, 2*time.Second, func(ctx context.Context, w io.Writer) error { return view.ClusterStatus(ctx, cl, c.out, w) })
 	}
-	return view.ClusterStatus(ctx, cl, c.out, c.m.Stdout)
+	return view.ClusterStatus(ctx, cl, c.out, c.IO.Stdout)
 }
 
 // clusterRemoveCmd is ax cluster remove.
-type clusterRemoveCmd struct{ clientBase }
+type clusterRemoveCmd struct{ command.ClientBase }
 
-func newClusterRemoveCmd(m *Main) command {
+// NewClusterRemove makes ax cluster remove.
+func NewClusterRemove(io *command.IO) command.Command {
 	c := &clusterRemoveCmd{}
-	c.init(m, "cluster remove", clusterUsage)
+	c.Init(io, "cluster remove", ClusterUsage)
 	return c
 }
 
 func (c *clusterRemoveCmd) Run(ctx context.Context, args []string) error {
-	cl, id, err := c.connectOne(args, nil, "node id")
+	cl, id, err := c.ConnectOne(args, nil, "node id")
 	if err != nil {
 		return err
 	}
 	if err := cl.RemoveNode(ctx, id); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "removed %s\n", id)
+	fmt.Fprintf(c.IO.Stdout, "removed %s\n", id)
 	return nil
 }
 
 // clusterTransferCmd is ax cluster transfer.
-type clusterTransferCmd struct{ clientBase }
+type clusterTransferCmd struct{ command.ClientBase }
 
-func newClusterTransferCmd(m *Main) command {
+// NewClusterTransfer makes ax cluster transfer.
+func NewClusterTransfer(io *command.IO) command.Command {
 	c := &clusterTransferCmd{}
-	c.init(m, "cluster transfer", clusterUsage)
+	c.Init(io, "cluster transfer", ClusterUsage)
 	return c
 }
 
 func (c *clusterTransferCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, nil)
+	cl, err := c.Connect(args, nil)
 	if err != nil {
 		return err
 	}
-	if c.fs.NArg() > 1 {
+	if c.FS.NArg() > 1 {
 		return fmt.Errorf("cluster transfer: at most one node id")
 	}
-	if err := cl.Transfer(ctx, c.fs.Arg(0)); err != nil {
+	if err := cl.Transfer(ctx, c.FS.Arg(0)); err != nil {
 		return err
 	}
-	fmt.Fprintln(c.m.Stdout, "leadership transferred")
+	fmt.Fprintln(c.IO.Stdout, "leadership transferred")
 	return nil
 }

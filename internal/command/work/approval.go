@@ -1,4 +1,4 @@
-package main
+package work
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/follow"
 	"github.com/ax-scheduler/ax/worker"
 )
 
-// approvalUsage is the help of ax approval and of approval request.
-const approvalUsage = `
+// ApprovalUsage is the help of ax approval and of approval request.
+const ApprovalUsage = `
 Usage: ax approval request -summary TEXT
 
 Run from inside a task's shell command: asks an operator to approve the
@@ -31,22 +33,23 @@ Example (in a task command):
 
 // approvalRequestCmd is ax approval request.
 type approvalRequestCmd struct {
-	clientBase
+	command.ClientBase
 	summary string
 }
 
-func newApprovalRequestCmd(m *Main) command {
+// NewApprovalRequest makes ax approval request.
+func NewApprovalRequest(io *command.IO) command.Command {
 	c := &approvalRequestCmd{}
-	c.init(m, "approval request", approvalUsage)
-	c.fs.StringVar(&c.summary, "summary", "", "what the operator approves")
+	c.Init(io, "approval request", ApprovalUsage)
+	c.FS.StringVar(&c.summary, "summary", "", "what the operator approves")
 	return c
 }
 
 func (c *approvalRequestCmd) Run(ctx context.Context, args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	if err := c.FS.Parse(args); err != nil {
 		return err
 	}
-	id, attempt := c.m.Getenv("AX_INSTANCE_ID"), c.m.Getenv("AX_ATTEMPT")
+	id, attempt := c.IO.Getenv("AX_INSTANCE_ID"), c.IO.Getenv("AX_ATTEMPT")
 	if id == "" || attempt == "" {
 		return fmt.Errorf("approval request: AX_INSTANCE_ID and AX_ATTEMPT are not set: run it from a task's command")
 	}
@@ -55,10 +58,10 @@ func (c *approvalRequestCmd) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("approval request: bad AX_ATTEMPT %q", attempt)
 	}
 	lease := 10 * time.Second
-	if ms, err := strconv.ParseInt(c.m.Getenv("AX_LEASE_MS"), 10, 64); err == nil && ms > 0 {
+	if ms, err := strconv.ParseInt(c.IO.Getenv("AX_LEASE_MS"), 10, 64); err == nil && ms > 0 {
 		lease = time.Duration(ms) * time.Millisecond
 	}
-	cl, err := c.cf.client()
+	cl, err := c.CF.Client()
 	if err != nil {
 		return err
 	}
@@ -68,13 +71,13 @@ func (c *approvalRequestCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stderr, "waiting for approval of %s (ax instance approve %s)\n", id, id)
-	approved, err := follow.Decision(ctx, cl, id, n, lease, c.m.Stderr)
+	fmt.Fprintf(c.IO.Stderr, "waiting for approval of %s (ax instance approve %s)\n", id, id)
+	approved, err := follow.Decision(ctx, cl, id, n, lease, c.IO.Stderr)
 	if err != nil {
 		return err
 	}
 	if !approved {
-		return exitStatus(1) // rejected: said on stderr
+		return command.ExitStatus(1) // rejected: said on stderr
 	}
 	return nil
 }

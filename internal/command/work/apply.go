@@ -1,10 +1,12 @@
-package main
+package work
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/taskfile"
@@ -62,7 +64,7 @@ Examples:
 
 // taskApplyCmd is ax task apply.
 type taskApplyCmd struct {
-	clientBase
+	command.ClientBase
 	files        cli.MultiFlag
 	dryRun       bool
 	prune        bool
@@ -70,24 +72,25 @@ type taskApplyCmd struct {
 	checkVersion bool
 }
 
-func newTaskApplyCmd(m *Main) command {
+// NewTaskApply makes ax task apply.
+func NewTaskApply(io *command.IO) command.Command {
 	c := &taskApplyCmd{}
-	c.init(m, "task apply", applyUsage)
-	c.fs.Var(&c.files, "f", "definition file, directory, or - for stdin (repeatable)")
-	c.fs.BoolVar(&c.dryRun, "dry-run", false, "show what would change, with diffs, and write nothing")
-	c.fs.BoolVar(&c.prune, "prune", false, "delete the tasks with the -l labels that are not in the files")
-	c.fs.Var(&c.selector, "l", "labels k=v[,k=v] of the tasks -prune may delete (repeatable)")
-	c.fs.BoolVar(&c.checkVersion, "check-version", false, "treat a definition's version as a precondition")
+	c.Init(io, "task apply", applyUsage)
+	c.FS.Var(&c.files, "f", "definition file, directory, or - for stdin (repeatable)")
+	c.FS.BoolVar(&c.dryRun, "dry-run", false, "show what would change, with diffs, and write nothing")
+	c.FS.BoolVar(&c.prune, "prune", false, "delete the tasks with the -l labels that are not in the files")
+	c.FS.Var(&c.selector, "l", "labels k=v[,k=v] of the tasks -prune may delete (repeatable)")
+	c.FS.BoolVar(&c.checkVersion, "check-version", false, "treat a definition's version as a precondition")
 	return c
 }
 
 func (c *taskApplyCmd) Run(ctx context.Context, args []string) error {
-	if err := c.parse(args); err != nil {
+	if err := c.Parse(args); err != nil {
 		return err
 	}
 	switch {
-	case c.fs.NArg() > 0:
-		return fmt.Errorf("task apply: unexpected argument %q (files are given with -f)", c.fs.Arg(0))
+	case c.FS.NArg() > 0:
+		return fmt.Errorf("task apply: unexpected argument %q (files are given with -f)", c.FS.Arg(0))
 	case len(c.files) == 0:
 		return errors.New("task apply: -f FILE|DIR|- is required")
 	}
@@ -101,20 +104,20 @@ func (c *taskApplyCmd) Run(ctx context.Context, args []string) error {
 	case !c.prune && len(labels) > 0:
 		return errors.New("task apply: -l selects the tasks -prune may delete; add -prune")
 	}
-	docs, err := taskfile.Load(c.files, c.m.Stdin, taskfile.Options{KeepVersion: c.checkVersion})
+	docs, err := taskfile.Load(c.files, c.IO.Stdin, taskfile.Options{KeepVersion: c.checkVersion})
 	if err != nil {
 		return fmt.Errorf("task apply: nothing applied:\n%w", err)
 	}
 	if c.dryRun {
-		if err := checkDryRun(ctx, &c.cf); err != nil {
+		if err := checkDryRun(ctx, &c.CF); err != nil {
 			return err
 		}
 	}
-	cl, err := c.cf.client()
+	cl, err := c.CF.Client()
 	if err != nil {
 		return err
 	}
-	a := &taskfile.Applier{Client: cl, Out: c.m.Stdout, ErrOut: c.m.Stderr, DryRun: c.dryRun}
+	a := &taskfile.Applier{Client: cl, Out: c.IO.Stdout, ErrOut: c.IO.Stderr, DryRun: c.dryRun}
 	return a.Run(ctx, docs, c.prune, labels)
 }
 
@@ -125,13 +128,13 @@ const dryRunProto = 5
 // older one ignores ?dryRun=true and would write. Unreachable addresses
 // are skipped (the dry run fails over only to reachable ones), but one at
 // least must answer.
-func checkDryRun(ctx context.Context, cf *clientFlags) error {
+func checkDryRun(ctx context.Context, cf *command.ClientFlags) error {
 	var lastErr error
 	checked := 0
 	for _, addr := range strings.Split(cf.Addr, ",") {
 		one := *cf
 		one.Addr = addr
-		cl, err := one.client()
+		cl, err := one.Client()
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package main
+package work
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -59,7 +60,7 @@ func TestCheckDryRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := checkDryRun(context.Background(), &clientFlags{ClientFlags: cli.ClientFlags{Addr: strings.Join(tt.addrs, ","), Getenv: func(string) string { return "" }}})
+			err := checkDryRun(context.Background(), &command.ClientFlags{ClientFlags: cli.ClientFlags{Addr: strings.Join(tt.addrs, ","), Getenv: func(string) string { return "" }}})
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("got %v, want nil", err)

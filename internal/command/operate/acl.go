@@ -1,4 +1,4 @@
-package main
+package operate
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"io"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
-// aclUsage is the help of ax acl and of its subcommands.
-const aclUsage = `
+// AclUsage is the help of ax acl and of its subcommands.
+const AclUsage = `
 Usage: ax acl <subcommand> [flags] [args]
 
 Subcommands:
@@ -40,19 +42,20 @@ Examples:
 
 // aclBootstrapCmd is ax acl bootstrap.
 type aclBootstrapCmd struct {
-	clientBase
+	command.ClientBase
 	out view.Output
 }
 
-func newACLBootstrapCmd(m *Main) command {
+// NewACLBootstrap makes ax acl bootstrap.
+func NewACLBootstrap(io *command.IO) command.Command {
 	c := &aclBootstrapCmd{}
-	c.init(m, "acl bootstrap", aclUsage)
-	c.out.Register(c.fs)
+	c.Init(io, "acl bootstrap", AclUsage)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *aclBootstrapCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -60,32 +63,33 @@ func (c *aclBootstrapCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return view.Token(c.m.Stdout, c.m.Stderr, t, c.out)
+	return view.Token(c.IO.Stdout, c.IO.Stderr, t, c.out)
 }
 
 // aclTokenCreateCmd is ax acl token create.
 type aclTokenCreateCmd struct {
-	clientBase
+	command.ClientBase
 	req    model.ACLTokenRequest
 	labels string
 	ttl    time.Duration
 	out    view.Output
 }
 
-func newACLTokenCreateCmd(m *Main) command {
+// NewACLTokenCreate makes ax acl token create.
+func NewACLTokenCreate(io *command.IO) command.Command {
 	c := &aclTokenCreateCmd{}
-	c.init(m, "acl token create", aclUsage)
-	c.fs.StringVar(&c.req.Name, "name", "", "token name: the audit actor of its writes")
-	c.fs.StringVar(&c.req.Role, "role", "", "reader, operator, writer, admin or executor")
-	c.fs.StringVar(&c.req.Executor, "executor", "", "executor name an executor token is bound to")
-	c.fs.StringVar(&c.labels, "labels", "", "labels k=v,... an executor token may claim")
-	c.fs.DurationVar(&c.ttl, "ttl", 0, "the token expires this long after it is created (0 never)")
-	c.out.Register(c.fs)
+	c.Init(io, "acl token create", AclUsage)
+	c.FS.StringVar(&c.req.Name, "name", "", "token name: the audit actor of its writes")
+	c.FS.StringVar(&c.req.Role, "role", "", "reader, operator, writer, admin or executor")
+	c.FS.StringVar(&c.req.Executor, "executor", "", "executor name an executor token is bound to")
+	c.FS.StringVar(&c.labels, "labels", "", "labels k=v,... an executor token may claim")
+	c.FS.DurationVar(&c.ttl, "ttl", 0, "the token expires this long after it is created (0 never)")
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *aclTokenCreateCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -98,25 +102,26 @@ func (c *aclTokenCreateCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return view.Token(c.m.Stdout, c.m.Stderr, t, c.out)
+	return view.Token(c.IO.Stdout, c.IO.Stderr, t, c.out)
 }
 
 // aclTokenListCmd is ax acl token list.
 type aclTokenListCmd struct {
-	clientBase
+	command.ClientBase
 	out view.Output
 }
 
-func newACLTokenListCmd(m *Main) command {
+// NewACLTokenList makes ax acl token list.
+func NewACLTokenList(io *command.IO) command.Command {
 	c := &aclTokenListCmd{}
-	c.init(m, "acl token list", aclUsage)
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
+	c.Init(io, "acl token list", AclUsage)
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *aclTokenListCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -124,26 +129,27 @@ func (c *aclTokenListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Tokens(w, l.Tokens, time.Now()) })
+	return c.out.Print(c.IO.Stdout, l, func(w io.Writer) error { return view.Tokens(w, l.Tokens, time.Now()) })
 }
 
 // aclTokenRevokeCmd is ax acl token revoke.
-type aclTokenRevokeCmd struct{ clientBase }
+type aclTokenRevokeCmd struct{ command.ClientBase }
 
-func newACLTokenRevokeCmd(m *Main) command {
+// NewACLTokenRevoke makes ax acl token revoke.
+func NewACLTokenRevoke(io *command.IO) command.Command {
 	c := &aclTokenRevokeCmd{}
-	c.init(m, "acl token revoke", aclUsage)
+	c.Init(io, "acl token revoke", AclUsage)
 	return c
 }
 
 func (c *aclTokenRevokeCmd) Run(ctx context.Context, args []string) error {
-	cl, name, err := c.connectOne(args, nil, "token name")
+	cl, name, err := c.ConnectOne(args, nil, "token name")
 	if err != nil {
 		return err
 	}
 	if _, err := cl.RevokeToken(ctx, name); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "revoked %s\n", name)
+	fmt.Fprintf(c.IO.Stdout, "revoked %s\n", name)
 	return nil
 }

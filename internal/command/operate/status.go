@@ -1,4 +1,4 @@
-package main
+package operate
 
 import (
 	"context"
@@ -9,20 +9,23 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/view"
 )
 
 // statusCmd is ax status.
 type statusCmd struct {
-	clientBase
+	command.ClientBase
 	out   view.Output
 	fires int
 }
 
-func newStatusCmd(m *Main) command {
+// NewStatus makes ax status.
+func NewStatus(io *command.IO) command.Command {
 	c := &statusCmd{}
-	c.init(m, "status", `
+	c.Init(io, "status", `
 Usage: ax status [-o table|json|yaml] [-fires N] [-stale]
 
 The cluster at a glance, from GET /v1/overview and GET /v1/upcoming: the
@@ -39,19 +42,19 @@ Examples:
 	ax status -addr 10.0.0.1:7070,10.0.0.2:7070 -o yaml
 	ax status -stale -addr 10.0.0.2:7070
 `)
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
-	c.fs.IntVar(&c.fires, "fires", 10, "how many of the next fire times to show (1 to 5000)")
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
+	c.FS.IntVar(&c.fires, "fires", 10, "how many of the next fire times to show (1 to 5000)")
 	return c
 }
 
 func (c *statusCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return fmt.Errorf("status: unexpected arguments %q", c.fs.Args())
+	if c.FS.NArg() > 0 {
+		return fmt.Errorf("status: unexpected arguments %q", c.FS.Args())
 	}
 	var r view.StatusReport
 	if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/overview"}, &r.Overview); err != nil {
@@ -61,5 +64,5 @@ func (c *statusCmd) Run(ctx context.Context, args []string) error {
 	if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/upcoming", Query: q}, &r.Upcoming); err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, r, func(w io.Writer) error { return view.Status(w, &r, time.Now()) })
+	return c.out.Print(c.IO.Stdout, r, func(w io.Writer) error { return view.Status(w, &r, time.Now()) })
 }

@@ -1,17 +1,19 @@
-package main
+package work
 
 import (
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
 
-// taskUsage is the help of ax task and of its subcommands.
-const taskUsage = `
+// TaskUsage is the help of ax task and of its subcommands.
+const TaskUsage = `
 Usage: ax task <subcommand> [flags] [args]
 
 Subcommands:
@@ -47,26 +49,27 @@ Examples:
 
 // taskListCmd is ax task list.
 type taskListCmd struct {
-	clientBase
+	command.ClientBase
 	labels cli.MultiFlag
 	paused string
 	watch  bool
 	out    view.Output
 }
 
-func newTaskListCmd(m *Main) command {
+// NewTaskList makes ax task list.
+func NewTaskList(io *command.IO) command.Command {
 	c := &taskListCmd{}
-	c.init(m, "task list", taskUsage)
-	c.fs.Var(&c.labels, "label", "only tasks with this label k=v (repeatable)")
-	c.fs.StringVar(&c.paused, "paused", "", "only paused (true) or active (false) tasks")
-	c.fs.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
+	c.Init(io, "task list", TaskUsage)
+	c.FS.Var(&c.labels, "label", "only tasks with this label k=v (repeatable)")
+	c.FS.StringVar(&c.paused, "paused", "", "only paused (true) or active (false) tasks")
+	c.FS.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *taskListCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -75,34 +78,35 @@ func (c *taskListCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.watch {
-		return c.m.screen().Watch(ctx, cl, c.out, nil, func(ctx context.Context, w io.Writer) error { return view.TaskList(ctx, cl, f, c.out, w) })
+		return c.IO.Screen().Watch(ctx, cl, c.out, nil, func(ctx context.Context, w io.Writer) error { return view.TaskList(ctx, cl, f, c.out, w) })
 	}
-	return view.TaskList(ctx, cl, f, c.out, c.m.Stdout)
+	return view.TaskList(ctx, cl, f, c.out, c.IO.Stdout)
 }
 
 // taskReadCmd is ax task get, history and events: a read of one task.
 type taskReadCmd struct {
-	clientBase
+	command.ClientBase
 	sub string
 	out view.Output
 }
 
-func newTaskReadCmd(sub string) func(*Main) command {
-	return func(m *Main) command {
+// NewTaskRead makes ax task SUB for the subcommand sub.
+func NewTaskRead(sub string) func(*command.IO) command.Command {
+	return func(io *command.IO) command.Command {
 		c := &taskReadCmd{sub: sub}
-		c.init(m, "task "+sub, taskUsage)
-		c.cf.registerStale(c.fs, true)
-		c.out.Register(c.fs)
+		c.Init(io, "task "+sub, TaskUsage)
+		c.CF.RegisterStale(c.FS, true)
+		c.out.Register(c.FS)
 		return c
 	}
 }
 
 func (c *taskReadCmd) Run(ctx context.Context, args []string) error {
-	cl, name, err := c.connectOne(args, &c.out, "task name")
+	cl, name, err := c.ConnectOne(args, &c.out, "task name")
 	if err != nil {
 		return err
 	}
-	w := c.m.Stdout
+	w := c.IO.Stdout
 	switch c.sub {
 	case "get":
 		t, err := cl.GetTask(ctx, name)
@@ -127,20 +131,21 @@ func (c *taskReadCmd) Run(ctx context.Context, args []string) error {
 
 // taskWriteCmd is ax task pause, resume and delete.
 type taskWriteCmd struct {
-	clientBase
+	command.ClientBase
 	sub string
 }
 
-func newTaskWriteCmd(sub string) func(*Main) command {
-	return func(m *Main) command {
+// NewTaskWrite makes ax task SUB for the subcommand sub.
+func NewTaskWrite(sub string) func(*command.IO) command.Command {
+	return func(io *command.IO) command.Command {
 		c := &taskWriteCmd{sub: sub}
-		c.init(m, "task "+sub, taskUsage)
+		c.Init(io, "task "+sub, TaskUsage)
 		return c
 	}
 }
 
 func (c *taskWriteCmd) Run(ctx context.Context, args []string) error {
-	cl, name, err := c.connectOne(args, nil, "task name")
+	cl, name, err := c.ConnectOne(args, nil, "task name")
 	if err != nil {
 		return err
 	}
@@ -156,7 +161,7 @@ func (c *taskWriteCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "%s %sd (version %d)\n", name, c.sub, res.Version)
+	fmt.Fprintf(c.IO.Stdout, "%s %sd (version %d)\n", name, c.sub, res.Version)
 	return nil
 }
 

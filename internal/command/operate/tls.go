@@ -1,16 +1,18 @@
-package main
+package operate
 
 import (
 	"context"
 	"fmt"
 	"net"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
-// tlsUsage is the help of ax tls and of its subcommands.
-const tlsUsage = `
+// TlsUsage is the help of ax tls and of its subcommands.
+const TlsUsage = `
 Usage:
 	ax tls ca create -dir D [-days N]
 	ax tls cert create -dir D -node NAME [-ip IP]... [-dns NAME]... [-days N]
@@ -44,60 +46,62 @@ Examples:
 
 // tlsCACreateCmd is ax tls ca create.
 type tlsCACreateCmd struct {
-	base
+	command.Base
 	dir  string
 	days int
 }
 
-func newTLSCACreateCmd(m *Main) command {
+// NewTLSCACreate makes ax tls ca create.
+func NewTLSCACreate(io *command.IO) command.Command {
 	c := &tlsCACreateCmd{}
-	c.init(m, "tls ca create", tlsUsage)
-	c.fs.StringVar(&c.dir, "dir", ".", "directory to write the CA to")
-	c.fs.IntVar(&c.days, "days", tlsutil.DefaultCADays, "validity in days")
+	c.Init(io, "tls ca create", TlsUsage)
+	c.FS.StringVar(&c.dir, "dir", ".", "directory to write the CA to")
+	c.FS.IntVar(&c.days, "days", tlsutil.DefaultCADays, "validity in days")
 	return c
 }
 
 func (c *tlsCACreateCmd) Run(ctx context.Context, args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	if err := c.FS.Parse(args); err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return fmt.Errorf("tls ca create: unexpected arguments %q", c.fs.Args())
+	if c.FS.NArg() > 0 {
+		return fmt.Errorf("tls ca create: unexpected arguments %q", c.FS.Args())
 	}
 	cert, key, err := tlsutil.CreateCA(c.dir, c.days)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "wrote %s\nwrote %s (the CA's private key: keep it secret, off the nodes)\n", cert, key)
+	fmt.Fprintf(c.IO.Stdout, "wrote %s\nwrote %s (the CA's private key: keep it secret, off the nodes)\n", cert, key)
 	return nil
 }
 
 // tlsCertCreateCmd is ax tls cert create.
 type tlsCertCreateCmd struct {
-	base
+	command.Base
 	dir, node, client string
 	days              int
 	ips, dns          cli.ListFlag
 }
 
-func newTLSCertCreateCmd(m *Main) command {
+// NewTLSCertCreate makes ax tls cert create.
+func NewTLSCertCreate(io *command.IO) command.Command {
 	c := &tlsCertCreateCmd{}
-	c.init(m, "tls cert create", tlsUsage)
-	c.fs.StringVar(&c.dir, "dir", ".", "directory holding the CA, where the certificate is written")
-	c.fs.StringVar(&c.node, "node", "", "make a node certificate for this node id")
-	c.fs.StringVar(&c.client, "client", "", "make a client certificate with this name")
-	c.fs.IntVar(&c.days, "days", tlsutil.DefaultCertDays, "validity in days")
-	c.fs.Var(&c.ips, "ip", "extra IP address the node certificate names (repeatable, or comma-separated)")
-	c.fs.Var(&c.dns, "dns", "extra DNS name the node certificate names (repeatable, or comma-separated)")
+	c.Init(io, "tls cert create", TlsUsage)
+	c.FS.StringVar(&c.dir, "dir", ".", "directory holding the CA, where the certificate is written")
+	c.FS.StringVar(&c.node, "node", "", "make a node certificate for this node id")
+	c.FS.StringVar(&c.client, "client", "", "make a client certificate with this name")
+	c.FS.IntVar(&c.days, "days", tlsutil.DefaultCertDays, "validity in days")
+	c.FS.Var(&c.ips, "ip", "extra IP address the node certificate names (repeatable, or comma-separated)")
+	c.FS.Var(&c.dns, "dns", "extra DNS name the node certificate names (repeatable, or comma-separated)")
 	return c
 }
 
 func (c *tlsCertCreateCmd) Run(ctx context.Context, args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	if err := c.FS.Parse(args); err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return fmt.Errorf("tls cert create: unexpected arguments %q", c.fs.Args())
+	if c.FS.NArg() > 0 {
+		return fmt.Errorf("tls cert create: unexpected arguments %q", c.FS.Args())
 	}
 	var cert, key string
 	var err error
@@ -123,6 +127,6 @@ func (c *tlsCertCreateCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "wrote %s\nwrote %s\n", cert, key)
+	fmt.Fprintf(c.IO.Stdout, "wrote %s\nwrote %s\n", cert, key)
 	return nil
 }

@@ -1,10 +1,12 @@
-package main
+package work
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/follow"
@@ -14,29 +16,30 @@ import (
 
 // instanceRerunCmd is ax instance rerun.
 type instanceRerunCmd struct {
-	clientBase
-	wait waitFlags
+	command.ClientBase
+	wait command.WaitFlags
 	out  view.Output
 }
 
-func newInstanceRerunCmd(m *Main) command {
+// NewInstanceRerun makes ax instance rerun.
+func NewInstanceRerun(io *command.IO) command.Command {
 	c := &instanceRerunCmd{}
-	c.init(m, "instance rerun", instanceUsage)
-	c.wait.register(c.fs)
-	c.out.Register(c.fs)
+	c.Init(io, "instance rerun", InstanceUsage)
+	c.wait.Register(c.FS)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *instanceRerunCmd) Run(ctx context.Context, args []string) error {
-	cl, id, err := c.connectOne(args, &c.out, "instance id")
+	cl, id, err := c.ConnectOne(args, &c.out, "instance id")
 	if err != nil {
 		return err
 	}
-	if err := c.wait.check(); err != nil {
+	if err := c.wait.Check(); err != nil {
 		return fmt.Errorf("instance rerun: %w", err)
 	}
 	first := 0 // -log: the output of the attempts from the re-run's on
-	if c.wait.log {
+	if c.wait.Log {
 		in, err := cl.GetInstance(ctx, id)
 		if err != nil {
 			return err
@@ -45,37 +48,38 @@ func (c *instanceRerunCmd) Run(ctx context.Context, args []string) error {
 	}
 	res, err := cl.Rerun(ctx, id)
 	if err == nil {
-		err = c.out.Print(c.m.Stdout, res, func(w io.Writer) error { return view.Submitted(w, *res) })
+		err = c.out.Print(c.IO.Stdout, res, func(w io.Writer) error { return view.Submitted(w, *res) })
 	}
 	if err != nil {
 		return err
 	}
-	if !c.wait.wait {
+	if !c.wait.Wait {
 		return nil
 	}
-	return follow.InstanceFrom(ctx, cl, res.ID, first, c.wait.log, c.m.Stdout, c.m.Stderr)
+	return follow.InstanceFrom(ctx, cl, res.ID, first, c.wait.Log, c.IO.Stdout, c.IO.Stderr)
 }
 
 // taskRerunCmd is ax task rerun.
 type taskRerunCmd struct {
-	clientBase
+	command.ClientBase
 	from, to cli.TimeFlag
 	states   cli.ListFlag
 	out      view.Output
 }
 
-func newTaskRerunCmd(m *Main) command {
+// NewTaskRerun makes ax task rerun.
+func NewTaskRerun(io *command.IO) command.Command {
 	c := &taskRerunCmd{}
-	c.init(m, "task rerun", taskUsage)
-	c.fs.Var(&c.from, "from", "first fire time (inclusive): "+cli.TimeForms)
-	c.fs.Var(&c.to, "to", "last fire time (inclusive), the same forms")
-	c.fs.Var(&c.states, "state", "re-run instances in this state (repeatable or a comma list; default FAILED)")
-	c.out.Register(c.fs)
+	c.Init(io, "task rerun", TaskUsage)
+	c.FS.Var(&c.from, "from", "first fire time (inclusive): "+cli.TimeForms)
+	c.FS.Var(&c.to, "to", "last fire time (inclusive), the same forms")
+	c.FS.Var(&c.states, "state", "re-run instances in this state (repeatable or a comma list; default FAILED)")
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *taskRerunCmd) Run(ctx context.Context, args []string) error {
-	cl, name, err := c.connectOne(args, &c.out, "task name")
+	cl, name, err := c.ConnectOne(args, &c.out, "task name")
 	if err != nil {
 		return err
 	}
@@ -87,7 +91,7 @@ func (c *taskRerunCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, res, func(w io.Writer) error {
+	return c.out.Print(c.IO.Stdout, res, func(w io.Writer) error {
 		for _, s := range res.Instances {
 			if err := view.Submitted(w, s); err != nil {
 				return err

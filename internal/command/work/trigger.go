@@ -1,8 +1,10 @@
-package main
+package work
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
@@ -10,15 +12,16 @@ import (
 
 // triggerCmd is ax trigger.
 type triggerCmd struct {
-	clientBase
+	command.ClientBase
 	params cli.MultiFlag
 	key    string
-	wait   waitFlags
+	wait   command.WaitFlags
 }
 
-func newTriggerCmd(m *Main) command {
+// NewTrigger makes ax trigger.
+func NewTrigger(io *command.IO) command.Command {
 	c := &triggerCmd{}
-	c.init(m, "trigger", `
+	c.Init(io, "trigger", `
 Usage: ax trigger NAME [-p key=value]... [-key IDEMPOTENCY_KEY] [-wait [-log]]
 
 Runs a task now (an instance with source "api") and prints its id and
@@ -30,25 +33,25 @@ Examples:
 	ax trigger daily_report -p date=2026-11-29
 	ax trigger daily_report -wait -log && echo done
 `)
-	c.fs.Var(&c.params, "p", "parameter key=value (repeatable)")
-	c.fs.StringVar(&c.key, "key", "", "idempotency key: a repeated trigger with it returns the first instance")
-	c.wait.register(c.fs)
+	c.FS.Var(&c.params, "p", "parameter key=value (repeatable)")
+	c.FS.StringVar(&c.key, "key", "", "idempotency key: a repeated trigger with it returns the first instance")
+	c.wait.Register(c.FS)
 	return c
 }
 
 func (c *triggerCmd) Run(ctx context.Context, args []string) error {
-	name, err := c.parseOne(args, "task name")
+	name, err := c.ParseOne(args, "task name")
 	if err != nil {
 		return err
 	}
-	if err := c.wait.check(); err != nil {
+	if err := c.wait.Check(); err != nil {
 		return fmt.Errorf("trigger: %w", err)
 	}
 	req := model.TriggerRequest{IdempotencyKey: c.key}
 	if req.Params, err = c.params.Pairs("trigger: -p"); err != nil {
 		return err
 	}
-	cl, err := c.cf.client()
+	cl, err := c.CF.Client()
 	if err != nil {
 		return err
 	}
@@ -56,6 +59,6 @@ func (c *triggerCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "%s %s\n", res.ID, res.State)
-	return c.wait.follow(ctx, c.m, cl, res.ID)
+	fmt.Fprintf(c.IO.Stdout, "%s %s\n", res.ID, res.State)
+	return c.wait.Follow(ctx, c.IO, cl, res.ID)
 }

@@ -1,4 +1,4 @@
-package main
+package operate
 
 import (
 	"bytes"
@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model/channel"
 )
 
-// channelUsage is the help of ax channel and of its subcommands.
-const channelUsage = `
+// ChannelUsage is the help of ax channel and of its subcommands.
+const ChannelUsage = `
 Usage: ax channel <subcommand> [flags] [args]
 
 Subcommands:
@@ -42,19 +44,20 @@ Examples:
 
 // channelApplyCmd is ax channel apply.
 type channelApplyCmd struct {
-	clientBase
+	command.ClientBase
 	file string
 }
 
-func newChannelApplyCmd(m *Main) command {
+// NewChannelApply makes ax channel apply.
+func NewChannelApply(io *command.IO) command.Command {
 	c := &channelApplyCmd{}
-	c.init(m, "channel apply", channelUsage)
-	c.fs.StringVar(&c.file, "f", "", "channel JSON file, or - for stdin")
+	c.Init(io, "channel apply", ChannelUsage)
+	c.FS.StringVar(&c.file, "f", "", "channel JSON file, or - for stdin")
 	return c
 }
 
 func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, nil)
+	cl, err := c.Connect(args, nil)
 	if err != nil {
 		return err
 	}
@@ -63,7 +66,7 @@ func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
 	case "":
 		return fmt.Errorf("channel apply: -f FILE (or - for stdin) is required")
 	case "-":
-		data, err = io.ReadAll(io.LimitReader(c.m.Stdin, 1<<20))
+		data, err = io.ReadAll(io.LimitReader(c.IO.Stdin, 1<<20))
 	default:
 		data, err = os.ReadFile(c.file)
 	}
@@ -83,26 +86,27 @@ func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "channel %s applied (version %d)\n", out.Name, out.Version)
+	fmt.Fprintf(c.IO.Stdout, "channel %s applied (version %d)\n", out.Name, out.Version)
 	return nil
 }
 
 // channelListCmd is ax channel list.
 type channelListCmd struct {
-	clientBase
+	command.ClientBase
 	out view.Output
 }
 
-func newChannelListCmd(m *Main) command {
+// NewChannelList makes ax channel list.
+func NewChannelList(io *command.IO) command.Command {
 	c := &channelListCmd{}
-	c.init(m, "channel list", channelUsage)
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
+	c.Init(io, "channel list", ChannelUsage)
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *channelListCmd) Run(ctx context.Context, args []string) error {
-	cl, err := c.connect(args, &c.out)
+	cl, err := c.Connect(args, &c.out)
 	if err != nil {
 		return err
 	}
@@ -110,25 +114,26 @@ func (c *channelListCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, l, func(w io.Writer) error { return view.Channels(w, l.Channels) })
+	return c.out.Print(c.IO.Stdout, l, func(w io.Writer) error { return view.Channels(w, l.Channels) })
 }
 
 // channelGetCmd is ax channel get.
 type channelGetCmd struct {
-	clientBase
+	command.ClientBase
 	out view.Output
 }
 
-func newChannelGetCmd(m *Main) command {
+// NewChannelGet makes ax channel get.
+func NewChannelGet(io *command.IO) command.Command {
 	c := &channelGetCmd{}
-	c.init(m, "channel get", channelUsage)
-	c.cf.registerStale(c.fs, false)
-	c.out.Register(c.fs)
+	c.Init(io, "channel get", ChannelUsage)
+	c.CF.RegisterStale(c.FS, false)
+	c.out.Register(c.FS)
 	return c
 }
 
 func (c *channelGetCmd) Run(ctx context.Context, args []string) error {
-	cl, name, err := c.connectOne(args, &c.out, "channel name")
+	cl, name, err := c.ConnectOne(args, &c.out, "channel name")
 	if err != nil {
 		return err
 	}
@@ -136,26 +141,27 @@ func (c *channelGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.m.Stdout, ch, func(w io.Writer) error { return view.Channels(w, []channel.Channel{*ch}) })
+	return c.out.Print(c.IO.Stdout, ch, func(w io.Writer) error { return view.Channels(w, []channel.Channel{*ch}) })
 }
 
 // channelDeleteCmd is ax channel delete.
-type channelDeleteCmd struct{ clientBase }
+type channelDeleteCmd struct{ command.ClientBase }
 
-func newChannelDeleteCmd(m *Main) command {
+// NewChannelDelete makes ax channel delete.
+func NewChannelDelete(io *command.IO) command.Command {
 	c := &channelDeleteCmd{}
-	c.init(m, "channel delete", channelUsage)
+	c.Init(io, "channel delete", ChannelUsage)
 	return c
 }
 
 func (c *channelDeleteCmd) Run(ctx context.Context, args []string) error {
-	cl, name, err := c.connectOne(args, nil, "channel name")
+	cl, name, err := c.ConnectOne(args, nil, "channel name")
 	if err != nil {
 		return err
 	}
 	if _, err := cl.DeleteChannel(ctx, name); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stdout, "deleted %s\n", name)
+	fmt.Fprintf(c.IO.Stdout, "deleted %s\n", name)
 	return nil
 }

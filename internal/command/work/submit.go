@@ -1,4 +1,4 @@
-package main
+package work
 
 import (
 	"context"
@@ -6,21 +6,24 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/command"
+
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/model"
 )
 
 // submitCmd is ax submit.
 type submitCmd struct {
-	clientBase
+	command.ClientBase
 	payload, at, key string
 	delay            time.Duration
-	wait             waitFlags
+	wait             command.WaitFlags
 }
 
-func newSubmitCmd(m *Main) command {
+// NewSubmit makes ax submit.
+func NewSubmit(io *command.IO) command.Command {
 	c := &submitCmd{}
-	c.init(m, "submit", `
+	c.Init(io, "submit", `
 Usage: ax submit NAME [-payload JSON_OR_TEXT] (-delay D | -at TIME) [-key IDEMPOTENCY_KEY] [-wait [-log]]
 
 Creates a delayed instance of a task, due after -delay (leader time) or at
@@ -32,20 +35,20 @@ Examples:
 	ax submit close_order -payload '{"order":42}' -delay 30m -key order-42
 	ax submit remind -payload "call back" -at 2026-12-01T09:00:00+08:00
 `)
-	c.fs.StringVar(&c.payload, "payload", "", "payload (JSON, or text sent as a JSON string)")
-	c.fs.DurationVar(&c.delay, "delay", 0, "due after this long")
-	c.fs.StringVar(&c.at, "at", "", "due at this time (RFC 3339, or 2006-01-02T15:04 in UTC)")
-	c.fs.StringVar(&c.key, "key", "", "idempotency key: resubmitting it returns the existing instance")
-	c.wait.register(c.fs)
+	c.FS.StringVar(&c.payload, "payload", "", "payload (JSON, or text sent as a JSON string)")
+	c.FS.DurationVar(&c.delay, "delay", 0, "due after this long")
+	c.FS.StringVar(&c.at, "at", "", "due at this time (RFC 3339, or 2006-01-02T15:04 in UTC)")
+	c.FS.StringVar(&c.key, "key", "", "idempotency key: resubmitting it returns the existing instance")
+	c.wait.Register(c.FS)
 	return c
 }
 
 func (c *submitCmd) Run(ctx context.Context, args []string) error {
-	name, err := c.parseOne(args, "task name")
+	name, err := c.ParseOne(args, "task name")
 	if err != nil {
 		return err
 	}
-	if err := c.wait.check(); err != nil {
+	if err := c.wait.Check(); err != nil {
 		return fmt.Errorf("submit: %w", err)
 	}
 	req := model.SubmitRequest{Delay: model.Duration(c.delay), IdempotencyKey: c.key}
@@ -64,7 +67,7 @@ func (c *submitCmd) Run(ctx context.Context, args []string) error {
 		}
 		req.At = &model.Time{Time: t}
 	}
-	cl, err := c.cf.client()
+	cl, err := c.CF.Client()
 	if err != nil {
 		return err
 	}
@@ -76,6 +79,6 @@ func (c *submitCmd) Run(ctx context.Context, args []string) error {
 	if res.Existing {
 		existing = " (existing)"
 	}
-	fmt.Fprintf(c.m.Stdout, "%s %s due %s%s\n", res.ID, res.State, res.ScheduledAt.Format(model.TimeLayout), existing)
-	return c.wait.follow(ctx, c.m, cl, res.ID)
+	fmt.Fprintf(c.IO.Stdout, "%s %s due %s%s\n", res.ID, res.State, res.ScheduledAt.Format(model.TimeLayout), existing)
+	return c.wait.Follow(ctx, c.IO, cl, res.ID)
 }

@@ -1,8 +1,10 @@
-package main
+package work
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/internal/cli"
@@ -33,26 +35,27 @@ Examples:
 
 // taskExportCmd is ax task export.
 type taskExportCmd struct {
-	clientBase
+	command.ClientBase
 	sel         cli.MultiFlag
 	format, dir string
 }
 
-func newTaskExportCmd(m *Main) command {
+// NewTaskExport makes ax task export.
+func NewTaskExport(io *command.IO) command.Command {
 	c := &taskExportCmd{}
-	c.init(m, "task export", exportUsage)
-	c.fs.Var(&c.sel, "l", "only tasks with these labels, k=v[,k=v] (repeatable)")
-	c.fs.StringVar(&c.format, "o", "yaml", "yaml or json")
-	c.fs.StringVar(&c.dir, "d", "", "write one file per task into this directory")
+	c.Init(io, "task export", exportUsage)
+	c.FS.Var(&c.sel, "l", "only tasks with these labels, k=v[,k=v] (repeatable)")
+	c.FS.StringVar(&c.format, "o", "yaml", "yaml or json")
+	c.FS.StringVar(&c.dir, "d", "", "write one file per task into this directory")
 	return c
 }
 
 func (c *taskExportCmd) Run(ctx context.Context, args []string) error {
-	if err := c.parse(args); err != nil {
+	if err := c.Parse(args); err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return fmt.Errorf("task export: unexpected argument %q (select tasks with -l)", c.fs.Arg(0))
+	if c.FS.NArg() > 0 {
+		return fmt.Errorf("task export: unexpected argument %q (select tasks with -l)", c.FS.Arg(0))
 	}
 	format, dir := c.format, c.dir
 	if format != "yaml" && format != "json" {
@@ -62,7 +65,7 @@ func (c *taskExportCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("task export: %w", err)
 	}
-	cl, err := c.cf.client()
+	cl, err := c.CF.Client()
 	if err != nil {
 		return err
 	}
@@ -79,11 +82,11 @@ func (c *taskExportCmd) Run(ctx context.Context, args []string) error {
 		specs = append(specs, taskfile.SpecOf(&tasks[i]))
 	}
 	if dir == "" {
-		return taskfile.Write(c.m.Stdout, specs, format)
+		return taskfile.Write(c.IO.Stdout, specs, format)
 	}
 	if err := taskfile.WriteDir(dir, specs, format); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.m.Stderr, "exported %d tasks to %s\n", len(specs), dir)
+	fmt.Fprintf(c.IO.Stderr, "exported %d tasks to %s\n", len(specs), dir)
 	return nil
 }
