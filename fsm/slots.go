@@ -218,7 +218,8 @@ func (q taskReads) SlotsBusy(task string) (int, error) {
 }
 
 // admit decides what a fired instance becomes: WAITING_APPROVAL when the
-// task wants approval first, else READY if a concurrency slot is free,
+// task wants approval first, else READY if a concurrency slot is free
+// (or freed by ending the oldest holder: overlap replace, replace.go),
 // else BLOCKED (overlap queue) or SKIPPED (overlap skip).
 func (w slotWrites) admit(r *record) {
 	t, ok := w.tasks().definition(r.Task)
@@ -241,6 +242,9 @@ func (w slotWrites) admit(r *record) {
 	limit := t.Policy.MaxConcurrency
 	if limit <= 0 {
 		limit = 1
+	}
+	if st.Inflight >= uint64(limit) && w.replaces(r, t) && w.replace(r) {
+		st = w.loadState(r.Task) // a slot freed, unless the queue took it
 	}
 	if st.Inflight < uint64(limit) {
 		st.Inflight++

@@ -129,6 +129,9 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 	if e := windowRefusal(w.protoAt(), &p.Task); e != nil {
 		return nil, e // protocol 7's trigger fields
 	}
+	if e := replaceRefusal(w.protoAt(), &p.Task); e != nil {
+		return nil, e
+	}
 	in := p.Task // normalized and validated
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,
@@ -179,6 +182,9 @@ func (w taskWrites) proposePut(p *command.PutTask) *model.Error {
 		}
 	}
 	if e := windowRefusal(proto, &p.Task); e != nil {
+		return e
+	}
+	if e := replaceRefusal(proto, &p.Task); e != nil {
 		return e
 	}
 	return policyRefusal(w.tx, protoPolicies, &p.Task)

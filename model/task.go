@@ -76,23 +76,26 @@ type Action struct {
 // Policy governs retries, timeouts, concurrency, catch-up, approval,
 // notifications, dependencies and retention of a task's instances.
 type Policy struct {
-	MaxRetries         int               `json:"maxRetries,omitempty"`
-	RetryInterval      Duration          `json:"retryInterval,omitempty"`
-	Backoff            string            `json:"backoff,omitempty"`
-	MaxRetryInterval   Duration          `json:"maxRetryInterval,omitempty"`
-	RetryableExitCodes []int             `json:"retryableExitCodes,omitempty"`
-	Timeout            Timeout           `json:"timeout,omitempty"`
-	MaxConcurrency     int               `json:"maxConcurrency,omitempty"`
-	Overlap            string            `json:"overlap,omitempty"`
-	Catchup            string            `json:"catchup,omitempty"`
-	CatchupWindow      Duration          `json:"catchupWindow,omitempty"`
-	Approval           string            `json:"approval,omitempty"`
-	IdempotencyKey     string            `json:"idempotencyKey,omitempty"`
-	Notify             []string          `json:"notify,omitempty"`
-	OnFailure          []string          `json:"onFailure,omitempty"`
-	DependsOn          []string          `json:"dependsOn,omitempty"`
-	Retention          Duration          `json:"retention,omitempty"`
-	ExecutorLabels     map[string]string `json:"executorLabels,omitempty"`
+	MaxRetries         int      `json:"maxRetries,omitempty"`
+	RetryInterval      Duration `json:"retryInterval,omitempty"`
+	Backoff            string   `json:"backoff,omitempty"`
+	MaxRetryInterval   Duration `json:"maxRetryInterval,omitempty"`
+	RetryableExitCodes []int    `json:"retryableExitCodes,omitempty"`
+	Timeout            Timeout  `json:"timeout,omitempty"`
+	MaxConcurrency     int      `json:"maxConcurrency,omitempty"`
+	// Overlap says what a fire does when every concurrency slot is
+	// busy: queue (BLOCKED until a slot frees), skip (SKIPPED) or, from
+	// protocol 8, replace (OverlapReplace).
+	Overlap        string            `json:"overlap,omitempty"`
+	Catchup        string            `json:"catchup,omitempty"`
+	CatchupWindow  Duration          `json:"catchupWindow,omitempty"`
+	Approval       string            `json:"approval,omitempty"`
+	IdempotencyKey string            `json:"idempotencyKey,omitempty"`
+	Notify         []string          `json:"notify,omitempty"`
+	OnFailure      []string          `json:"onFailure,omitempty"`
+	DependsOn      []string          `json:"dependsOn,omitempty"`
+	Retention      Duration          `json:"retention,omitempty"`
+	ExecutorLabels map[string]string `json:"executorLabels,omitempty"`
 
 	// Protocol 4 (see UsesProto4).
 
@@ -109,6 +112,15 @@ type Policy struct {
 	// DefaultMaxQueued): an instance that would queue beyond it is SKIPPED.
 	MaxQueued int `json:"maxQueued,omitempty"`
 }
+
+// OverlapReplace is policy.overlap "replace" (protocol 8): a fire that
+// finds every slot busy ends the oldest instance holding one as
+// TERMINATED ("replaced by" the new one; a running attempt is stopped
+// within its executor's grace) and takes its slot, as Kubernetes'
+// concurrencyPolicy Replace and Temporal's TerminateOther do. Delayed
+// submissions, backfills and re-runs queue instead: each is work asked
+// for by name, and a backfill's instances would replace one another.
+const OverlapReplace = "replace"
 
 // Chain is one entry of policy.onSuccess: a task to run and the params to
 // run it with (literal values; parent_task and parent_instance are added).

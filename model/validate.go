@@ -245,8 +245,8 @@ func (p *Policy) validate() error {
 	if !oneOf(p.Backoff, "", "fixed", "exponential") {
 		return FieldErrorf("policy.backoff", "unknown backoff %q: use fixed or exponential", p.Backoff)
 	}
-	if !oneOf(p.Overlap, "", "queue", "skip") {
-		return FieldErrorf("policy.overlap", "unknown overlap %q: use queue or skip", p.Overlap)
+	if !oneOf(p.Overlap, "", "queue", "skip", OverlapReplace) {
+		return FieldErrorf("policy.overlap", "unknown overlap %q: use queue, skip or replace", p.Overlap)
 	}
 	if !oneOf(p.Catchup, "", "all", "latest", "none") {
 		return FieldErrorf("policy.catchup", "unknown catchup %q: use all, latest or none", p.Catchup)
@@ -300,8 +300,8 @@ func (p *Policy) validateProto4() error {
 	switch {
 	case p.MaxQueued < 0 || p.MaxQueued > MaxMaxQueued:
 		return FieldErrorf("policy.maxQueued", "must be between 1 and %d, got %d (unset: %d)", MaxMaxQueued, p.MaxQueued, DefaultMaxQueued)
-	case p.MaxQueued != 0 && p.Overlap == "skip":
-		return FieldErrorf("policy.maxQueued", "applies to overlap queue only, not skip")
+	case p.MaxQueued != 0 && (p.Overlap == "skip" || p.Overlap == OverlapReplace):
+		return FieldErrorf("policy.maxQueued", "applies to overlap queue only, not %s", p.Overlap)
 	case len(p.OnSuccess) > MaxOnSuccess:
 		return FieldErrorf("policy.onSuccess", "at most %d entries, got %d", MaxOnSuccess, len(p.OnSuccess))
 	}

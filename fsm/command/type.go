@@ -94,7 +94,9 @@ const (
 // jitter (and a cron trigger startAt), which fire honors (fires outside
 // the window or beyond maxRuns ignored, the trigger's fires counted in
 // the task state, TaskFire.Jitter kept on the instance; fsm/window.go).
-const ProtoVersion = 7
+// Protocol 8: from the entry after set_proto 8, put_task takes
+// policy.overlap "replace", which admit honors (fsm/replace.go).
+const ProtoVersion = 8
 
 // info is what this binary knows of a type.
 type info struct {
