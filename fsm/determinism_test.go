@@ -59,7 +59,7 @@ func (g *logGen) genTask() model.Task {
 	case 2:
 		t.Policy = model.Policy{Approval: "before_run"}
 	case 3:
-		t.Policy = model.Policy{MaxConcurrency: 1, Overlap: []string{"queue", "skip", model.OverlapReplace}[g.rng.Intn(3)]} // replace: protocol 8
+		t.Policy = model.Policy{MaxConcurrency: 1, Overlap: []string{"queue", "skip", model.OverlapReplace}[g.rng.Intn(3)], KeepFailed: g.rng.Intn(3)} // replace: protocol 8
 	case 4:
 		t.Policy = model.Policy{DependsOn: []string{"task-1"}}
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *"}

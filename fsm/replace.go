@@ -7,20 +7,39 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// Protocol 8: policy.overlap "replace" (model.OverlapReplace). put_task
-// refuses it until the cluster reaches protocol 8; admit honors it from
-// the entry after set_proto 8.
+// Protocol 8: policy.overlap "replace" (model.OverlapReplace), which
+// admit honors from the entry after set_proto 8, and the history limits
+// policy.keepSuccessful and policy.keepFailed, which retention reads
+// (Expired). put_task refuses them until the cluster reaches protocol 8:
+// an older replica would take replace for queue and drop the limits.
 
-// protoReplace is the protocol that adds overlap=replace.
-const protoReplace = 8
+// proto8 is the protocol that adds them.
+const proto8 = 8
 
-// replaceRefusal is put_task's refusal of overlap=replace while the state
-// is at protocol proto, below 8: an older replica would take it for
-// queue.
-func replaceRefusal(proto int, t *model.Task) *model.Error {
-	if t.Policy.Overlap == model.OverlapReplace && proto < protoReplace {
-		return &model.Error{Code: model.CodePrecondition, Field: "policy.overlap",
-			Message: fmt.Sprintf("overlap replace needs protocol %d, the cluster is at protocol %d: upgrade every member first", protoReplace, proto)}
+// proto8Field returns the first policy field of t that needs protocol 8
+// ("" when none).
+func proto8Field(t *model.Task) string {
+	switch p := &t.Policy; {
+	case p.Overlap == model.OverlapReplace:
+		return "policy.overlap"
+	case p.KeepSuccessful != 0:
+		return "policy.keepSuccessful"
+	case p.KeepFailed != 0:
+		return "policy.keepFailed"
+	}
+	return ""
+}
+
+// proto8Refusal is put_task's refusal of a protocol 8 field while the
+// state is at protocol proto, below 8.
+func proto8Refusal(proto int, t *model.Task) *model.Error {
+	if f := proto8Field(t); f != "" && proto < proto8 {
+		what := f
+		if f == "policy.overlap" {
+			what = "overlap replace"
+		}
+		return &model.Error{Code: model.CodePrecondition, Field: f,
+			Message: fmt.Sprintf("%s needs protocol %d, the cluster is at protocol %d: upgrade every member first", what, proto8, proto)}
 	}
 	return nil
 }
@@ -30,7 +49,7 @@ func replaceRefusal(proto int, t *model.Task) *model.Error {
 // replace (protocol 8), and r was fired or triggered, not submitted,
 // backfilled or re-run (work asked for by name queues).
 func (w slotWrites) replaces(r *record, t *model.Task) bool {
-	if t.Policy.Overlap != model.OverlapReplace || w.protoAt() < protoReplace || r.Flags&flagRerun != 0 {
+	if t.Policy.Overlap != model.OverlapReplace || w.protoAt() < proto8 || r.Flags&flagRerun != 0 {
 		return false
 	}
 	switch name(sourceNames, r.Source) {

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/model"
 )
 
 func isTerminal(st uint8) bool {
@@ -64,11 +65,14 @@ func (w instanceWrites) delPrefix(bkt, prefix []byte) {
 
 // Expired returns up to limit finished instances that are past the
 // retention of their task as of now: policy.retention, or def when the
-// task sets none or is gone (def 0: keep them). A finished instance whose
-// failure alerts are still pending is kept. It reads the finished index
-// (finished.go): per task, from its oldest finish time up to the first
-// one not yet due, so its cost follows what is due plus one seek per task
-// with finished instances, whatever else the state machine holds.
+// task sets none or is gone (def 0: keep them); and, from protocol 8,
+// those beyond the task's history limits (policy.keepSuccessful,
+// keepFailed: overKept). A finished instance whose failure alerts are
+// still pending is kept. It reads the finished index (finished.go): per
+// task, from its oldest finish time up to the first one not yet due, so
+// the time-based cost follows what is due plus one seek per task with
+// finished instances, whatever else the state machine holds; a task with
+// a history limit adds a walk of its finished instances, newest first.
 func (q instanceReads) Expired(now time.Time, def time.Duration, limit int) ([]uint64, error) {
 	var out []uint64
 	err := q.f.view(func(tx *bolt.Tx) error {
@@ -80,8 +84,14 @@ func (q instanceReads) Expired(now time.Time, def time.Duration, limit int) ([]u
 			if !ok {
 				return fmt.Errorf("fsm: malformed finished index key %x", k)
 			}
+			task = append([]byte(nil), task...)
 			prefix := append(append([]byte(nil), task...), 0)
-			keep := taskRetention(tasks, task, def)
+			t, _ := storedPolicy(tasks, task)
+			keep := def
+			if t != nil && t.Policy.Retention > 0 {
+				keep = t.Policy.Retention.Std()
+			}
+			due := len(out)
 			for ; keep > 0 && k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Next() {
 				_, at, id, _ := parseFinishedKey(k)
 				if now.Sub(time.UnixMilli(at)) <= keep {
@@ -89,6 +99,12 @@ func (q instanceReads) Expired(now time.Time, def time.Duration, limit int) ([]u
 				}
 				if alerts.Get(u64key(id)) == nil {
 					out = append(out, id)
+				}
+			}
+			if t != nil && (t.Policy.KeepSuccessful > 0 || t.Policy.KeepFailed > 0) && len(out) < limit {
+				var err error
+				if out, err = overKept(tx, task, &t.Policy, out, due, limit); err != nil {
+					return err
 				}
 			}
 			// On to the next task: the byte after the separator sorts
@@ -101,14 +117,64 @@ func (q instanceReads) Expired(now time.Time, def time.Duration, limit int) ([]u
 	return out, err
 }
 
-// taskRetention is how long a task's finished instances are kept: its
-// policy.retention, else def.
-func taskRetention(tasks *bolt.Bucket, task []byte, def time.Duration) time.Duration {
-	if tv := tasks.Get(task); tv != nil {
-		var t storedTask
-		if json.Unmarshal(tv, &t) == nil && t.Policy.Retention > 0 {
-			return t.Policy.Retention.Std()
+// overKept appends to out, up to limit, the finished instances of task
+// beyond its history limits p.KeepSuccessful (SUCCESS) and p.KeepFailed
+// (the other terminal states): walking the task's finished index from
+// the newest, an instance is over when more of its kind came after it
+// than its limit keeps. Those already in out[from:] (past retention)
+// are not added twice; those whose failure alerts are pending are kept.
+// Once both limits are set and passed, every older instance is over, and
+// its record is not read.
+func overKept(tx *bolt.Tx, task []byte, p *model.Policy, out []uint64, from, limit int) ([]uint64, error) {
+	taken := make(map[uint64]bool, len(out)-from)
+	for _, id := range out[from:] {
+		taken[id] = true
+	}
+	alerts := tx.Bucket(bktAlerts)
+	prefix := append(append([]byte(nil), task...), 0)
+	c := tx.Bucket(bktFinished).Cursor()
+	k, _ := c.Seek(append(append([]byte(nil), task...), 1))
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	succeeded, other := 0, 0
+	for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Prev() {
+		_, _, id, ok := parseFinishedKey(k)
+		if !ok {
+			return out, fmt.Errorf("fsm: malformed finished index key %x", k)
+		}
+		over := p.KeepSuccessful > 0 && succeeded >= p.KeepSuccessful && p.KeepFailed > 0 && other >= p.KeepFailed
+		if !over {
+			r, err := readRecord(tx, id)
+			if err != nil {
+				return out, err
+			}
+			if r.State == stSuccess {
+				succeeded++
+				over = p.KeepSuccessful > 0 && succeeded > p.KeepSuccessful
+			} else {
+				other++
+				over = p.KeepFailed > 0 && other > p.KeepFailed
+			}
+		}
+		if over && !taken[id] && alerts.Get(u64key(id)) == nil {
+			out = append(out, id)
 		}
 	}
-	return def
+	return out, nil
+}
+
+// storedPolicy is the stored definition of task (nil when it is gone).
+func storedPolicy(tasks *bolt.Bucket, task []byte) (*storedTask, error) {
+	tv := tasks.Get(task)
+	if tv == nil {
+		return nil, nil
+	}
+	var t storedTask
+	if err := json.Unmarshal(tv, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
 }

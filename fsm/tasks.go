@@ -129,7 +129,7 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 	if e := windowRefusal(w.protoAt(), &p.Task); e != nil {
 		return nil, e // protocol 7's trigger fields
 	}
-	if e := replaceRefusal(w.protoAt(), &p.Task); e != nil {
+	if e := proto8Refusal(w.protoAt(), &p.Task); e != nil {
 		return nil, e
 	}
 	in := p.Task // normalized and validated
@@ -184,7 +184,7 @@ func (w taskWrites) proposePut(p *command.PutTask) *model.Error {
 	if e := windowRefusal(proto, &p.Task); e != nil {
 		return e
 	}
-	if e := replaceRefusal(proto, &p.Task); e != nil {
+	if e := proto8Refusal(proto, &p.Task); e != nil {
 		return e
 	}
 	return policyRefusal(w.tx, protoPolicies, &p.Task)

@@ -111,7 +111,23 @@ type Policy struct {
 	// MaxQueued bounds the BLOCKED queue of overlap=queue (0: the default,
 	// DefaultMaxQueued): an instance that would queue beyond it is SKIPPED.
 	MaxQueued int `json:"maxQueued,omitempty"`
+
+	// Protocol 8.
+
+	// KeepSuccessful keeps at most this many SUCCESS instances of the
+	// task, the newest by finish time (0: no count limit), on top of
+	// retention: retention deletes the older ones, whichever comes first
+	// (Kubernetes' successfulJobsHistoryLimit).
+	KeepSuccessful int `json:"keepSuccessful,omitempty"`
+	// KeepFailed keeps at most this many finished instances of the task
+	// that did not succeed (FAILED, TERMINATED, CANCELED, SKIPPED), the
+	// newest (0: no count limit); an instance whose failure alert is
+	// still pending is kept until it is handled.
+	KeepFailed int `json:"keepFailed,omitempty"`
 }
+
+// MaxKeep bounds policy.keepSuccessful and policy.keepFailed.
+const MaxKeep = 1_000_000
 
 // OverlapReplace is policy.overlap "replace" (protocol 8): a fire that
 // finds every slot busy ends the oldest instance holding one as

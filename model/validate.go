@@ -300,6 +300,10 @@ func (p *Policy) validateProto4() error {
 	switch {
 	case p.MaxQueued < 0 || p.MaxQueued > MaxMaxQueued:
 		return FieldErrorf("policy.maxQueued", "must be between 1 and %d, got %d (unset: %d)", MaxMaxQueued, p.MaxQueued, DefaultMaxQueued)
+	case p.KeepSuccessful < 0 || p.KeepSuccessful > MaxKeep:
+		return FieldErrorf("policy.keepSuccessful", "must be between 1 and %d, got %d (unset: no count limit)", MaxKeep, p.KeepSuccessful)
+	case p.KeepFailed < 0 || p.KeepFailed > MaxKeep:
+		return FieldErrorf("policy.keepFailed", "must be between 1 and %d, got %d (unset: no count limit)", MaxKeep, p.KeepFailed)
 	case p.MaxQueued != 0 && (p.Overlap == "skip" || p.Overlap == OverlapReplace):
 		return FieldErrorf("policy.maxQueued", "applies to overlap queue only, not %s", p.Overlap)
 	case len(p.OnSuccess) > MaxOnSuccess:

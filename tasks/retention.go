@@ -13,12 +13,11 @@ import (
 const pruneBatch = 2000
 
 // runRetention deletes finished instances past their retention
-// (policy.retention, else the agent's -retention) for one leadership term:
-// every -retention-interval it deletes everything due.
+// (policy.retention, else the agent's -retention) or beyond their task's
+// history limits (policy.keepSuccessful, keepFailed) for one leadership
+// term: every -retention-interval (0: every minute) it deletes everything
+// due. With -retention 0 it still runs, for the tasks that set either.
 func (ts *Tasks) runRetention(ctx context.Context) {
-	if ts.cfg.Retention <= 0 && ts.cfg.RetentionInterval <= 0 {
-		return
-	}
 	every := ts.cfg.RetentionInterval
 	if every <= 0 {
 		every = time.Minute

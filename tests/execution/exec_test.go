@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -370,7 +371,8 @@ func TestExec_LabelRouting(t *testing.T) {
 }
 
 // TestExec_Retention: finished instances are deleted once past their
-// task's retention; running work is untouched.
+// task's retention, or beyond its history limits (keepSuccessful,
+// keepFailed).
 func TestExec_Retention(t *testing.T) {
 	c := startCluster(t, 3, withArgs("-retention-interval", "300ms"))
 	if _, err := c.StartExecutor("worker"); err != nil {
@@ -389,5 +391,37 @@ func TestExec_Retention(t *testing.T) {
 			return nil
 		}
 		return fmt.Errorf("instance still there (%v)", err)
+	})
+
+	// History limits: the newest 2 successes and the newest failure
+	// stay, whatever the time-based retention (the default: 7 days).
+	if _, err := cl.PutTask(ctx, shellTask("kept", `exit "$AX_PARAM_CODE"`, model.Policy{KeepSuccessful: 2, KeepFailed: 1})); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, code := range []string{"0", "1", "0", "0", "1", "0"} {
+		s, err := cl.Trigger(ctx, "kept", model.TriggerRequest{Params: map[string]string{"code": code}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One at a time, so that finish order is trigger order.
+		agenttest.WaitState(t, cl, s.ID, 30*time.Second, map[string]string{"0": model.StateSuccess, "1": model.StateFailed}[code])
+		ids = append(ids, s.ID)
+	}
+	want := []string{ids[3], ids[4], ids[5]} // successes 4 and 6, failure 5
+	testkit.Eventually(t, 20*time.Second, func() error {
+		l, err := cl.ListInstances(ctx, model.InstanceFilter{Task: "kept"})
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, in := range l.Instances {
+			got = append(got, in.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("instances %v, want %v", got, want)
+		}
+		return nil
 	})
 }
