@@ -14,6 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // streamEvent is one event read from an SSE stream.
@@ -93,12 +94,12 @@ func TestAgent_EventsOnFollower(t *testing.T) {
 		return streamEvent{}
 	}
 	ev := next()
-	var task model.LiveTask
+	var task live.Task
 	if err := json.Unmarshal([]byte(ev.data), &task); err != nil || ev.typ != "task" || task.Name != "live" || task.Index == 0 || ev.id == "" {
 		t.Fatalf("first event: got %+v (%v), want the task live with its index", ev, err)
 	}
 	ev = next()
-	var inst model.LiveInstance
+	var inst live.Instance
 	if err := json.Unmarshal([]byte(ev.data), &inst); err != nil || ev.typ != "instance" || inst.ID != in.ID || inst.Task != "live" || inst.State != model.StateReady {
 		t.Fatalf("second event: got %+v (%v), want instance %s READY", ev, err, in.ID)
 	}
@@ -141,7 +142,7 @@ func TestAgent_Upcoming(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	u, err := a.console.Upcoming(ctx, model.UpcomingQuery{From: from, To: from.Add(2 * time.Hour), Limit: 10})
+	u, err := a.console.Upcoming(ctx, live.UpcomingQuery{From: from, To: from.Add(2 * time.Hour), Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestAgent_Upcoming(t *testing.T) {
 	if strings.Join(got, " ") != "hourly@12:00 hourly@13:00 hourly@14:00" || u.Truncated {
 		t.Errorf("got %v truncated=%v", got, u.Truncated)
 	}
-	if _, err := a.console.Upcoming(ctx, model.UpcomingQuery{From: from, To: from.Add(time.Hour), Limit: 10, Task: "nope"}); !errors.Is(err, model.ErrNotFound) {
+	if _, err := a.console.Upcoming(ctx, live.UpcomingQuery{From: from, To: from.Add(time.Hour), Limit: 10, Task: "nope"}); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("unknown task: got %v, want not found", err)
 	}
 }

@@ -119,8 +119,12 @@ type Alerts struct {
 	notes      *axmetrics.Notifications
 	quorum     *quorumWatch            // this node's quorum_lost (records.go)
 	watchCache map[string]*watchedTask // the watchdog's tasks (watchdog.go)
-	feed       *watchFeed              // what the watchdog learns from the observer (watchfeed.go)
-	failed     chan uint64             // FAILED instances for the failure handler (failures.go)
+	// newMisses are the deadline_missed alerts the last evaluation
+	// raised anew (ax_alerts_total{event="deadline_missed"} once
+	// proposed); only the watchdog's goroutine touches it.
+	newMisses []string
+	feed      *watchFeed  // what the watchdog learns from the observer (watchfeed.go)
+	failed    chan uint64 // FAILED instances for the failure handler (failures.go)
 }
 
 var _ api.AlertsBackend = (*Alerts)(nil)

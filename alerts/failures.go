@@ -113,7 +113,7 @@ func (a *Alerts) alert(ctx context.Context, hc *http.Client, id uint64) {
 	if err == nil {
 		for _, name := range t.Policy.OnFailure {
 			cmd, err := command.New(command.TypeTrigger, "", "alerts", command.Trigger{Task: name, Key: "on_failure:" + failureKey(in),
-				Source: model.SourceOnFailure, Params: map[string]string{"failed_task": in.Task, "failed_instance": in.ID}})
+				Source: model.SourceOnFailure, Params: map[string]string{model.ParamFailedTask: in.Task, model.ParamFailedInstance: in.ID}})
 			if err != nil {
 				continue
 			}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
+	axmetrics "github.com/ax-scheduler/ax/metrics"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/trigger"
 )
@@ -39,7 +41,7 @@ const misfireQuiet = 10 * time.Minute
 // is no longer seen.
 var watchedRules = map[string]bool{
 	model.RuleStuckReady: true, model.RuleStuckBlocked: true, model.RuleStuckApproval: true,
-	model.RuleRunningOvertime: true, model.RuleTaskSilence: true, model.RuleMisfire: true,
+	model.RuleRunningOvertime: true, model.RuleTaskSilence: true, model.RuleMisfire: true, model.RuleDeadlineMissed: true,
 	model.RuleMemberUnreachable: true, model.RuleClockSkew: true, model.RuleClockJump: true, model.RuleExecutorLost: true,
 	model.RuleQueueFull: true, model.RuleFrequencyAnomaly: true, model.RuleClusterSilence: true,
 }
@@ -53,6 +55,8 @@ type watchedTask struct {
 	runs      uint64 // the trigger's fires (Task.Runs)
 	task      *model.Task
 	sched     trigger.Schedule // nil: not a schedule the rules follow
+	deadline  *model.Deadline  // the task's policy.deadline (nil: none)
+	loc       *time.Location   // the task's time zone (deadline.by)
 }
 
 // due returns when the fire of wt's schedule after ms is due at the
@@ -92,6 +96,9 @@ func (a *Alerts) watchedTasks() (map[string]*watchedTask, error) {
 		}
 		wt := next[name]
 		wt.task = t
+		if t.Policy.Deadline != nil {
+			wt.deadline, wt.loc = t.Policy.Deadline, t.Location()
+		}
 		switch t.Trigger.Type {
 		case model.TriggerCron, model.TriggerInterval, model.TriggerOnce:
 			if sc, err := t.Schedule(); err == nil {
@@ -120,6 +127,11 @@ func (a *Alerts) RunWatchdog(ctx context.Context) error {
 			items, err := a.evaluate(a.cfg.Clock.Now())
 			if err == nil && len(items) > 0 {
 				err = a.proposeAlerts(ctx, items)
+				if err == nil {
+					for range a.newMisses {
+						a.notes.Alerted(axmetrics.EventDeadlineMissed)
+					}
+				}
 			}
 			if err != nil && ctx.Err() == nil {
 				a.log.Warn("watchdog evaluation failed", "error", err)
@@ -165,6 +177,15 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 	}
 	stuckAfter := a.cfg.StuckAfter
 	err = a.state.ActiveInstances(func(in fsm.Active) {
+		if wt := tasks[in.Task]; wt != nil && wt.deadline != nil && in.ScheduledAt > 0 {
+			// deadline_missed: not finished by its policy.deadline.
+			if dl := wt.deadline.At(time.UnixMilli(in.ScheduledAt), wt.loc); now.After(dl) {
+				id := model.FormatID(in.ID)
+				see(model.RuleDeadlineMissed, model.SeverityWarning, in.Task, id, dl,
+					fmt.Sprintf("task %s: instance %s is %s past its deadline %s (%s late)", in.Task, id, in.State, dl.In(wt.loc).Format(model.TimeLayout), now.Sub(dl).Round(time.Second)),
+					map[string]string{"deadline": dl.UTC().Format(time.RFC3339), "scheduledAt": time.UnixMilli(in.ScheduledAt).UTC().Format(time.RFC3339), "state": in.State})
+			}
+		}
 		var rule string
 		var since time.Time
 		switch in.State {
@@ -255,6 +276,12 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 		return nil, err
 	}
 	_, hold := a.opsFindings(now, tasks, firing, seen)
+	a.newMisses = a.newMisses[:0]
+	for id, f := range seen {
+		if f.change.Rule == model.RuleDeadlineMissed && !slices.ContainsFunc(firing, func(al model.Alert) bool { return al.ID == id }) {
+			a.newMisses = append(a.newMisses, id)
+		}
+	}
 	return a.diffAlerts(now, seen, firing, hold), nil
 }
 

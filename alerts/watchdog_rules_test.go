@@ -151,6 +151,50 @@ func TestWatchdog_Rules(t *testing.T) {
 			t.Error("not resolved after the attempt ended")
 		}
 	})
+	t.Run("deadline_missed", func(t *testing.T) {
+		// Daily at 01:00 in Berlin, due within 2h or by 02:30, whichever
+		// is first: fired 01:00 CET (00:00 UTC), its deadline is 02:30
+		// CET (01:30 UTC); on 29 March (spring forward at 02:00) 02:30
+		// does not exist: it is the instant after the gap, 03:30 CEST,
+		// 01:30 UTC again (not 02:30 CEST, 00:30 UTC).
+		rs := newRuleState(t)
+		tk := &model.Task{Name: "nightly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 1 * * *", Timezone: "Europe/Berlin"},
+			Action: model.Action{Type: model.ActionShell, Command: "true"},
+			Policy: model.Policy{Deadline: &model.Deadline{Within: model.Duration(2 * time.Hour), By: "02:30"}}}
+		rs.apply(t0ms, command.TypePutTask, command.PutTask{Task: *tk})
+		for _, tc := range []struct {
+			fire, deadline time.Time
+		}{
+			{time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 3, 1, 30, 0, 0, time.UTC)},
+			{time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC)},
+		} {
+			at := tc.fire.UnixMilli()
+			var fr fsm.FireResult
+			if err := rs.apply(at, command.TypeFire, command.Fire{Tasks: []command.TaskFire{{Task: "nightly", Version: 1, At: at}}}).Decode(&fr); err != nil || len(fr.Created) != 1 {
+				t.Fatalf("fire %s: %+v %v", tc.fire, fr, err)
+			}
+			id, _ := model.ParseID(fr.Created[0])
+			dl := tc.deadline.UnixMilli()
+			rs.step(dl - 1000)
+			if rs.firing("deadline_missed:nightly") {
+				t.Fatalf("fire %s: raised before its deadline", tc.fire)
+			}
+			rs.step(dl + 1000)
+			a, ok := rs.f.FiringAlert("deadline_missed:nightly")
+			if !ok || a.Subject.Instance != model.FormatID(id) || a.Details["deadline"] != tc.deadline.Format(time.RFC3339) || a.Details["state"] != model.StateReady {
+				t.Fatalf("fire %s: alert %+v, want the instance past its deadline %s", tc.fire, a, tc.deadline)
+			}
+			rs.apply(dl+2000, command.TypeLease, command.Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 3_600_000})
+			rs.apply(dl+3000, command.TypeComplete, command.Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: true}})
+			rs.step(dl + 4000)
+			if rs.firing("deadline_missed:nightly") {
+				t.Fatalf("fire %s: not resolved once the late instance ended", tc.fire)
+			}
+		}
+		if got := len(rs.a.newMisses); got != 0 {
+			t.Errorf("%d new misses after the last evaluation, want 0", got)
+		}
+	})
 	t.Run("task_silence and misfire", func(t *testing.T) {
 		rs := newRuleState(t)
 		tk := &model.Task{Name: "cron", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * *"},

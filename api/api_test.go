@@ -16,6 +16,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // call is one recorded Backend call.
@@ -31,8 +32,8 @@ type call struct {
 	Submit    []model.SubmitRequest
 	Trigger   model.TriggerRequest
 	Instances model.InstanceFilter
-	Live      model.LiveFilter
-	Upcoming  model.UpcomingQuery
+	Live      live.Filter
+	Upcoming  live.UpcomingQuery
 	Offset    int64
 	N         int               // days, fires or runs of a console read
 	Counts    model.CountFilter // TaskCounts
@@ -74,7 +75,7 @@ type fakeBackend struct {
 	subAdded  chan struct{}
 	ACL       bool
 	Node      string
-	UpcomingV *model.Upcoming
+	UpcomingV *live.Upcoming
 	// LogFn, when set, answers InstanceLog.
 	LogFn     func(offset int64) (*model.InstanceLog, error)
 	OverviewV *model.Overview

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // Bounds of GET /v1/upcoming.
@@ -21,7 +22,7 @@ const (
 // principal, executor tokens included.
 func (s consoleRoutes) whoami(w http.ResponseWriter, r *http.Request) {
 	p := PrincipalFrom(r.Context())
-	writeJSON(w, http.StatusOK, model.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.acl.ACLEnabled(), Node: s.cfg.NodeID})
+	writeJSON(w, http.StatusOK, live.Whoami{Name: p.Name, Role: p.Role, ACL: s.b.acl.ACLEnabled(), Node: s.cfg.NodeID})
 }
 
 // events streams this node's applied changes as Server-Sent Events until
@@ -31,7 +32,7 @@ func (s consoleRoutes) whoami(w http.ResponseWriter, r *http.Request) {
 // read what was buffered.
 func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := model.LiveFilter{Task: q.Get("task"), Instance: q.Get("instance")}
+	f := live.Filter{Task: q.Get("task"), Instance: q.Get("instance")}
 	if f.Task != "" {
 		if err := model.ValidateName("task", f.Task); err != nil {
 			writeError(w, err)
@@ -89,7 +90,7 @@ func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 		}
 		if err == nil && resync && len(events) == 0 {
 			resync = false
-			err = st.event(model.LiveTypeResync, 0, struct{}{})
+			err = st.event(live.TypeResync, 0, struct{}{})
 		}
 		if err != nil {
 			return
@@ -97,12 +98,12 @@ func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func writeLive(st *sseStream, ev *model.LiveEvent) error {
+func writeLive(st *sseStream, ev *live.Event) error {
 	switch {
 	case ev.Instance != nil:
-		return st.queue(model.LiveTypeInstance, ev.Instance.Index, ev.Instance)
+		return st.queue(live.TypeInstance, ev.Instance.Index, ev.Instance)
 	case ev.Task != nil:
-		return st.queue(model.LiveTypeTask, ev.Task.Index, ev.Task)
+		return st.queue(live.TypeTask, ev.Task.Index, ev.Task)
 	}
 	return nil
 }
@@ -113,7 +114,7 @@ func (s consoleRoutes) upcoming(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	within := defaultWithin
 	if v := q.Get("within"); v != "" {
-		d, ok := model.ParseWithin(v)
+		d, ok := live.ParseWithin(v)
 		if !ok || d <= 0 || d > maxWithin {
 			writeError(w, model.FieldErrorf("within", "must be a duration above 0 and at most 7d, such as 1h or 2d, got %q", v))
 			return
@@ -140,7 +141,7 @@ func (s consoleRoutes) upcoming(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	from := s.cfg.Now().UTC().Truncate(time.Millisecond)
-	reply(w)(s.b.live.Upcoming(r.Context(), model.UpcomingQuery{From: from, To: from.Add(within), Limit: limit, Task: task}))
+	reply(w)(s.b.live.Upcoming(r.Context(), live.UpcomingQuery{From: from, To: from.Add(within), Limit: limit, Task: task}))
 }
 
 // logChunk is the data of a "log" event.

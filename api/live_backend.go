@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // LiveBackend serves the console's live views: this node's applied
@@ -14,16 +14,16 @@ type LiveBackend interface {
 	// falls behind loses events and is told so on Lost. At the cap of
 	// subscribers it fails with an unavailable *model.Error. The caller
 	// must Close the subscription.
-	Subscribe(ctx context.Context, f model.LiveFilter) (Subscription, error)
+	Subscribe(ctx context.Context, f live.Filter) (Subscription, error)
 	// Upcoming lists the fire times of unpaused tasks in [q.From, q.To]
 	// from this node's state.
-	Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error)
+	Upcoming(ctx context.Context, q live.UpcomingQuery) (*live.Upcoming, error)
 }
 
 // Subscription is one subscriber's feed of applied changes.
 type Subscription interface {
 	// Events delivers the changes in apply order.
-	Events() <-chan model.LiveEvent
+	Events() <-chan live.Event
 	// Lost is signalled (once per loss, coalesced) when events were
 	// dropped because Events was full.
 	Lost() <-chan struct{}

@@ -15,26 +15,27 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // fakeSub is a subscription the tests feed by hand.
 type fakeSub struct {
-	f      model.LiveFilter
-	ch     chan model.LiveEvent
+	f      live.Filter
+	ch     chan live.Event
 	lost   chan struct{}
 	closed atomic.Bool
 }
 
-func (s *fakeSub) Events() <-chan model.LiveEvent { return s.ch }
-func (s *fakeSub) Lost() <-chan struct{}          { return s.lost }
-func (s *fakeSub) Close()                         { s.closed.Store(true) }
+func (s *fakeSub) Events() <-chan live.Event { return s.ch }
+func (s *fakeSub) Lost() <-chan struct{}     { return s.lost }
+func (s *fakeSub) Close()                    { s.closed.Store(true) }
 
-func (f fakeLive) Subscribe(ctx context.Context, flt model.LiveFilter) (api.Subscription, error) {
+func (f fakeLive) Subscribe(ctx context.Context, flt live.Filter) (api.Subscription, error) {
 	f.record(ctx, call{Method: "Subscribe", Live: flt})
 	if f.SubErr != nil {
 		return nil, f.SubErr
 	}
-	s := &fakeSub{f: flt, ch: make(chan model.LiveEvent, 16), lost: make(chan struct{}, 1)}
+	s := &fakeSub{f: flt, ch: make(chan live.Event, 16), lost: make(chan struct{}, 1)}
 	f.mu.Lock()
 	f.subs = append(f.subs, s)
 	added := f.subAdded
@@ -63,7 +64,7 @@ func (f *fakeBackend) nodeID() string {
 
 func (f fakeACL) ACLEnabled() bool { return f.ACL }
 
-func (f fakeLive) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error) {
+func (f fakeLive) Upcoming(ctx context.Context, q live.UpcomingQuery) (*live.Upcoming, error) {
 	f.record(ctx, call{Method: "Upcoming", Upcoming: q})
 	if f.Err != nil {
 		return nil, f.Err
@@ -71,7 +72,7 @@ func (f fakeLive) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.U
 	if f.UpcomingV != nil {
 		return f.UpcomingV, nil
 	}
-	return &model.Upcoming{From: model.Time{Time: q.From}, To: model.Time{Time: q.To}, Fires: []model.UpcomingFire{}}, nil
+	return &live.Upcoming{From: model.Time{Time: q.From}, To: model.Time{Time: q.To}, Fires: []live.UpcomingFire{}}, nil
 }
 
 // sseEvent is one parsed Server-Sent Event; a comment has Type ":".
@@ -153,8 +154,8 @@ func openStream(t *testing.T, ctx context.Context, srv *httptest.Server, path st
 	return resp, &sseReader{r: bufio.NewReader(resp.Body)}
 }
 
-func instanceEvent(id, task, state string, index uint64) model.LiveEvent {
-	return model.LiveEvent{Type: model.LiveTypeInstance, Instance: &model.LiveInstance{ID: id, Task: task, State: state, Attempt: 1, Executor: "w1", Index: index}}
+func instanceEvent(id, task, state string, index uint64) live.Event {
+	return live.Event{Type: live.TypeInstance, Instance: &live.Instance{ID: id, Task: task, State: state, Attempt: 1, Executor: "w1", Index: index}}
 }
 
 // openEvents opens GET path on a live server over a new fake backend and
@@ -180,11 +181,11 @@ func TestServer_EventsStream(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", k, got, want)
 		}
 	}
-	if sub.f != (model.LiveFilter{Task: "daily"}) {
+	if sub.f != (live.Filter{Task: "daily"}) {
 		t.Errorf("filter: got %+v", sub.f)
 	}
 	sub.ch <- instanceEvent("0000000000000007", "daily", model.StateRunning, 42)
-	sub.ch <- model.LiveEvent{Type: model.LiveTypeTask, Task: &model.LiveTask{Name: "daily", Index: 43}}
+	sub.ch <- live.Event{Type: live.TypeTask, Task: &live.Task{Name: "daily", Index: 43}}
 
 	ev := sr.nextEvent(t)
 	if ev.Type != "instance" || ev.ID != "42" {
@@ -277,12 +278,12 @@ func TestServer_Whoami(t *testing.T) {
 		auth  api.Authenticator
 		token string
 		acl   bool
-		want  model.Whoami
+		want  live.Whoami
 	}{
-		{"without ACLs", nil, "", false, model.Whoami{Name: "anonymous", Role: "admin", ACL: false, Node: "n1"}},
-		{"reader", roleTokens, "reader", true, model.Whoami{Name: "r", Role: "reader", ACL: true, Node: "n1"}},
-		{"operator", roleTokens, "operator", true, model.Whoami{Name: "o", Role: "operator", ACL: true, Node: "n1"}},
-		{"executor token", roleTokens, "executor", true, model.Whoami{Name: "e", Role: "executor", ACL: true, Node: "n1"}},
+		{"without ACLs", nil, "", false, live.Whoami{Name: "anonymous", Role: "admin", ACL: false, Node: "n1"}},
+		{"reader", roleTokens, "reader", true, live.Whoami{Name: "r", Role: "reader", ACL: true, Node: "n1"}},
+		{"operator", roleTokens, "operator", true, live.Whoami{Name: "o", Role: "operator", ACL: true, Node: "n1"}},
+		{"executor token", roleTokens, "executor", true, live.Whoami{Name: "e", Role: "executor", ACL: true, Node: "n1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -334,7 +335,7 @@ func TestServer_Upcoming(t *testing.T) {
 			if !q.From.Equal(tt.wantFrom) || !q.To.Equal(tt.wantTo) || q.Limit != tt.wantLimit || q.Task != tt.wantTask {
 				t.Errorf("query: got %+v, want from %v to %v limit %d task %q", q, tt.wantFrom, tt.wantTo, tt.wantLimit, tt.wantTask)
 			}
-			var got model.Upcoming
+			var got live.Upcoming
 			decodeBody(t, rec, &got)
 			if got.Fires == nil {
 				t.Errorf("fires: got null, want []")

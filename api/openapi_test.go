@@ -16,6 +16,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // loadOpenAPI loads and validates the embedded document.
@@ -188,6 +189,9 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"Task", model.Task{}},
 		{"Task", model.Task{Name: "done", Trigger: model.Trigger{Type: "interval", Every: model.Duration(time.Minute), StartAt: &now, EndAt: &now,
 			MaxRuns: 3, Jitter: model.Duration(time.Second)}, Runs: 3, Completed: "maxRuns 3 reached (3 runs)"}},
+		{"Task", model.Task{Name: "export", Trigger: model.Trigger{Type: "event"},
+			Params: map[string]model.ParamSpec{"limit": {Type: model.ParamInteger, Required: true}, "region": {Enum: []string{"eu"}, Default: new("eu"), Pattern: "e.", Description: "d"}},
+			Policy: model.Policy{Overlap: model.OverlapReplace, KeepSuccessful: 3, KeepFailed: 2, Deadline: &model.Deadline{Within: model.Duration(time.Hour), By: "06:00"}}}},
 		{"TaskFires", model.TaskFires{Timezone: "UTC", Fires: []model.FirePreview{}, Completed: "endAt 2026-01-02T03:04:05.000Z passed"}},
 		{"TaskList", model.TaskList{}},
 		{"TaskHistory", model.TaskHistory{}},
@@ -207,7 +211,7 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"ClusterStatus", model.ClusterStatus{}},
 		{"ExecutorList", model.ExecutorList{}},
 		{"Overview", model.Overview{}},
-		{"Upcoming", model.Upcoming{}},
+		{"Upcoming", live.Upcoming{}},
 		{"AlertList", model.AlertList{}},
 		{"Silence", model.Silence{}},
 		{"ACLToken", model.ACLToken{}},

@@ -158,6 +158,10 @@ type WhyFacts struct {
 	// maxRetries); Rerun is that re-run's event (nil if never re-run).
 	Base  int
 	Rerun *model.Event
+	// Deadline is the task's policy.deadline (nil: none), Timezone its
+	// trigger's time zone ("" for UTC).
+	Deadline *model.Deadline
+	Timezone string
 }
 
 // InstanceWhy returns the facts behind an instance's state.
@@ -182,6 +186,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 		} else {
 			p := &t.Policy
 			wf.MaxRetries, wf.Labels, wf.ActionType, wf.Handler = p.MaxRetries, p.ExecutorLabels, t.Action.Type, t.Action.Handler
+			wf.Deadline, wf.Timezone = p.Deadline, t.Trigger.Timezone
 			wf.Inflight, wf.Limit = int(w.loadState(r.Task).Inflight), max(p.MaxConcurrency, 1)
 			if r.Flags&flagWaitingDeps != 0 {
 				for _, dep := range p.DependsOn {

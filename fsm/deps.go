@@ -3,7 +3,6 @@ package fsm
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -186,21 +185,24 @@ func (w depWrites) chain(r *record) {
 			w.instances().event(r.ID, "on_success", fmt.Sprintf("onSuccess: task %s does not exist; nothing created", c.Task))
 			continue
 		}
-		id, ok := w.instances().newID()
-		if !ok {
-			w.instances().event(r.ID, "on_success", fmt.Sprintf("onSuccess: no instance ids left in this log entry; %s not created", c.Task))
-			continue
-		}
 		params := make(map[string]string, len(c.Params)+2)
 		for k, v := range c.Params {
 			params[k] = v
 		}
 		params[model.ParamParentTask] = r.Task
 		params[model.ParamParentInstance] = model.FormatID(r.ID)
-		pj, err := json.Marshal(params) // sorted keys: deterministic
-		if err != nil {
-			w.err = err
+		pj, e := w.tasks().instanceParams(c.Task, params) // sorted keys: deterministic
+		if w.err != nil {
 			return
+		}
+		if e != nil {
+			w.instances().event(r.ID, "on_success", fmt.Sprintf("onSuccess: task %s refuses the parameters (%s: %s); nothing created", c.Task, e.Field, e.Message))
+			continue
+		}
+		id, ok := w.instances().newID()
+		if !ok {
+			w.instances().event(r.ID, "on_success", fmt.Sprintf("onSuccess: no instance ids left in this log entry; %s not created", c.Task))
+			continue
 		}
 		nr := &record{ID: id, Source: code(sourceNames, model.SourceDependency), CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now,
 			FiredAt: w.cmd.Now, TaskVersion: tv, Task: c.Task, Node: w.cmd.Node, Params: pj, Date: r.Date}

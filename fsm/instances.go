@@ -300,6 +300,9 @@ func (w instanceWrites) submitCheck(s *command.Submit) (taskState, *Result) {
 	if ts.Version == 0 {
 		return ts, notFoundTask(s.Task)
 	}
+	if _, e := w.tasks().instanceParams(s.Task, nil); e != nil {
+		return ts, errResult(e) // a required parameter: a submission passes none
+	}
 	return ts, nil
 }
 
@@ -308,6 +311,7 @@ func (w instanceWrites) submit(s *command.Submit, ts taskState) *Result {
 		return e
 	}
 	out := make([]submitted, len(s.Items))
+	params, _ := w.tasks().instanceParams(s.Task, nil) // the defaults, checked
 	scheduled := code(stateNames, model.StateScheduled)
 	delay := code(sourceNames, model.SourceDelay)
 	newPending := int64(0)
@@ -327,7 +331,7 @@ func (w instanceWrites) submit(s *command.Submit, ts taskState) *Result {
 			due = it.AtMs
 		}
 		r := &record{ID: id, Source: delay, CreatedAt: w.cmd.Now, ScheduledAt: due,
-			TaskVersion: ts.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload}
+			TaskVersion: ts.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload, Params: params}
 		if due <= w.cmd.Now {
 			r.FiredAt = w.cmd.Now
 		} else {
@@ -355,9 +359,17 @@ func (w instanceWrites) submit(s *command.Submit, ts taskState) *Result {
 	return &Result{Data: encodeSubmitResult(out)}
 }
 
-// triggerCheck is trigger's check: the task must exist.
+// triggerCheck is trigger's check: the task must exist, and take the
+// params (instanceParams).
 func (w instanceWrites) triggerCheck(tr *command.Trigger) (*storedTask, *Result) {
-	return w.tasks().taskCheck(tr.Task)
+	t, res := w.tasks().taskCheck(tr.Task)
+	if res != nil || w.err != nil {
+		return t, res
+	}
+	if _, e := w.tasks().instanceParams(tr.Task, tr.Params); e != nil {
+		return nil, errResult(e)
+	}
+	return t, nil
 }
 
 func (w instanceWrites) trigger(tr *command.Trigger, t *storedTask) *Result {
@@ -376,10 +388,7 @@ func (w instanceWrites) trigger(tr *command.Trigger, t *storedTask) *Result {
 	if src == "" {
 		src = model.SourceAPI
 	}
-	var params []byte
-	if len(tr.Params) > 0 {
-		params, _ = json.Marshal(tr.Params)
-	}
+	params, _ := w.tasks().instanceParams(tr.Task, tr.Params) // checked
 	r := &record{ID: id, Source: code(sourceNames, src),
 		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params, Date: tr.Date}
@@ -458,6 +467,9 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 				r := &record{ID: id, Source: code(sourceNames, sourceOf(t.Trigger.Type)),
 					CreatedAt: w.cmd.Now, ScheduledAt: tf.At, FiredAt: w.cmd.Now, TaskVersion: t.Version,
 					Task: tf.Task, IdemKey: tf.Key, Node: w.cmd.Node, Date: tf.Date}
+				if len(t.Params) > 0 {
+					r.Params, _ = w.tasks().instanceParams(tf.Task, nil) // defaults; put_task refused a required one
+				}
 				if windows {
 					r.Jitter = fireJitter(&t.Task, tf.Jitter)
 				}
@@ -561,6 +573,11 @@ func (w instanceWrites) backfillCheck(b *command.Backfill) (*storedTask, *Result
 	if t != nil && t.Version != b.Version {
 		return nil, errResult(backfillConflict(t.Version, b.Version))
 	}
+	if t != nil {
+		if _, e := w.tasks().instanceParams(b.Task, nil); e != nil {
+			return nil, errResult(e) // a required parameter: a backfill passes none
+		}
+	}
 	return t, res
 }
 
@@ -569,6 +586,7 @@ func (w instanceWrites) backfill(b *command.Backfill, t *storedTask) *Result {
 		return e
 	}
 	out := BackfillResult{Created: []string{}}
+	params, _ := w.tasks().instanceParams(b.Task, nil) // the defaults, checked
 	for i, at := range b.At {
 		if _, dup := w.existing(b.Task, b.Keys[i]); dup {
 			out.Existing++
@@ -576,7 +594,7 @@ func (w instanceWrites) backfill(b *command.Backfill, t *storedTask) *Result {
 		}
 		id, _ := w.newID() // reserved above
 		r := &record{ID: id, Source: code(sourceNames, model.SourceBackfill), CreatedAt: w.cmd.Now, ScheduledAt: at,
-			FiredAt: w.cmd.Now, TaskVersion: t.Version, Task: b.Task, IdemKey: b.Keys[i], Node: w.cmd.Node}
+			FiredAt: w.cmd.Now, TaskVersion: t.Version, Task: b.Task, IdemKey: b.Keys[i], Node: w.cmd.Node, Params: params}
 		if i < len(b.Dates) {
 			r.Date = b.Dates[i]
 		}

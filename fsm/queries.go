@@ -323,9 +323,10 @@ type Active struct {
 	Attempt    int
 	Executor   string
 	LeaseUntil int64
-	// FiredAt, RetryAt and AttemptStart (Unix ms) date the instance's
-	// state for the watchdog; MidRun marks a WAITING_APPROVAL entered
-	// from RUNNING.
+	// ScheduledAt, FiredAt, RetryAt and AttemptStart (Unix ms) date the
+	// instance's fire time and state for the watchdog; MidRun marks a
+	// WAITING_APPROVAL entered from RUNNING.
+	ScheduledAt  int64
 	FiredAt      int64
 	RetryAt      int64
 	AttemptStart int64
@@ -349,7 +350,7 @@ func (q instanceReads) ActiveInstances(fn func(Active)) error {
 				return err
 			}
 			fn(Active{ID: id, Task: r.Task, State: name(stateNames, r.State), Attempt: int(r.Attempts), Executor: r.Executor, LeaseUntil: r.LeaseUntil,
-				FiredAt: r.FiredAt, RetryAt: r.RetryAt, AttemptStart: r.AttemptStart, MidRun: r.Flags&flagMidRunApproval != 0})
+				ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, RetryAt: r.RetryAt, AttemptStart: r.AttemptStart, MidRun: r.Flags&flagMidRunApproval != 0})
 			return nil
 		})
 	})

@@ -2,16 +2,20 @@ package fsm
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/ax-scheduler/ax/model"
 )
 
 // Protocol 8: policy.overlap "replace" (model.OverlapReplace), which
-// admit honors from the entry after set_proto 8, and the history limits
+// admit honors from the entry after set_proto 8; the history limits
 // policy.keepSuccessful and policy.keepFailed, which retention reads
-// (Expired). put_task refuses them until the cluster reaches protocol 8:
-// an older replica would take replace for queue and drop the limits.
+// (Expired); and a task's parameter declarations (Task.Params), which
+// every instance's creation resolves (instanceParams). put_task refuses
+// them until the cluster reaches protocol 8: an older replica would take
+// replace for queue and drop the others.
 
 // proto8 is the protocol that adds them.
 const proto8 = 8
@@ -20,12 +24,16 @@ const proto8 = 8
 // ("" when none).
 func proto8Field(t *model.Task) string {
 	switch p := &t.Policy; {
+	case len(t.Params) > 0:
+		return "params"
 	case p.Overlap == model.OverlapReplace:
 		return "policy.overlap"
 	case p.KeepSuccessful != 0:
 		return "policy.keepSuccessful"
 	case p.KeepFailed != 0:
 		return "policy.keepFailed"
+	case p.Deadline != nil:
+		return "policy.deadline"
 	}
 	return ""
 }
@@ -97,4 +105,30 @@ func (w slotWrites) replace(r *record) bool {
 	w.instances().finish(old, stTerm)
 	w.instances().event(r.ID, "replacing", fmt.Sprintf("overlap=replace: ended %s, which held a concurrency slot", model.FormatID(old.ID)))
 	return true
+}
+
+// instanceParams resolves the params of a new instance of task
+// (model.ResolveParams: from protocol 8 a task may declare them) and
+// encodes them, keys sorted (nil for none). A refusal is the *model.Error
+// naming the parameter; a task that declares none takes given as it is.
+func (w taskWrites) instanceParams(task string, given map[string]string) ([]byte, *model.Error) {
+	if t, ok := w.definition(task); ok && len(t.Params) > 0 {
+		p, err := model.ResolveParams(t.Params, given)
+		if err != nil {
+			var e *model.Error
+			if errors.As(err, &e) {
+				return nil, e
+			}
+			return nil, model.FieldErrorf("params", "%v", err)
+		}
+		given = p
+	}
+	if len(given) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(given) // sorted keys: deterministic
+	if err != nil {
+		w.err = err
+	}
+	return b, nil
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // BenchmarkUpcoming measures GET /v1/upcoming as the agent answers it:
 // every task read from the state machine (TaskSchedules), then the merge of
-// their fire times (model.UpcomingFires). 1,000 every-minute cron tasks, a
+// their fire times (live.UpcomingFires). 1,000 every-minute cron tasks, a
 // day ahead, limit 500.
 func BenchmarkUpcoming(b *testing.B) {
 	f, err := Open(Config{Path: filepath.Join(b.TempDir(), "fsm.db"), NoSync: true})
@@ -35,7 +36,7 @@ func BenchmarkUpcoming(b *testing.B) {
 		}
 	}
 	from := time.UnixMilli(t0).Add(30 * time.Second)
-	q := model.UpcomingQuery{From: from, To: from.Add(24 * time.Hour), Limit: 500}
+	q := live.UpcomingQuery{From: from, To: from.Add(24 * time.Hour), Limit: 500}
 	b.ReportAllocs()
 	for b.Loop() {
 		ts, err := f.TaskSchedules()
@@ -46,7 +47,7 @@ func BenchmarkUpcoming(b *testing.B) {
 		for i := range ts {
 			tasks[i] = &ts[i].Task
 		}
-		if u := model.UpcomingFires(tasks, q); len(u.Fires) != 500 || !u.Truncated {
+		if u := live.UpcomingFires(tasks, q); len(u.Fires) != 500 || !u.Truncated {
 			b.Fatalf("got %d fires", len(u.Fires))
 		}
 	}

@@ -23,6 +23,8 @@ const (
 // label.
 const (
 	EventInstanceFailed = "instance_failed"
+	// EventDeadlineMissed: the deadline_missed alert of a task raised.
+	EventDeadlineMissed = "deadline_missed"
 )
 
 // Notifications counts alerts and their notifications on the node that
@@ -43,7 +45,7 @@ func NewNotifications() *Notifications {
 	n := &Notifications{
 		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ax_alerts_total",
-			Help: "Alerts raised by this node while it led, by event (instance_failed: an instance ended FAILED).",
+			Help: "Alerts raised by this node while it led, by event (instance_failed: an instance ended FAILED; deadline_missed: a task's instance was not finished by its policy.deadline).",
 		}, []string{"event"}),
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ax_notifications_total",
@@ -57,6 +59,7 @@ func NewNotifications() *Notifications {
 	}
 	n.Init(ChannelWebhook)
 	n.alerts.WithLabelValues(EventInstanceFailed)
+	n.alerts.WithLabelValues(EventDeadlineMissed)
 	return n
 }
 

@@ -10,6 +10,7 @@ const (
 	RuleStuckBlocked      = "stuck_blocked"
 	RuleStuckApproval     = "stuck_approval"
 	RuleRunningOvertime   = "running_overtime"
+	RuleDeadlineMissed    = "deadline_missed" // an instance not finished by its policy.deadline
 	RuleMisfire           = "misfire"
 	RuleQueueFull         = "queue_full"
 	RuleClockSkew         = "clock_skew"

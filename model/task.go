@@ -27,6 +27,10 @@ type Task struct {
 	Policy  Policy            `json:"policy"`
 	Labels  map[string]string `json:"labels,omitempty"`
 	Paused  bool              `json:"paused"`
+	// Params declares the task's parameters (protocol 8; ParamSpec):
+	// once it declares any, a trigger may pass only those, must pass the
+	// required ones, and every instance gets the defaults of the others.
+	Params map[string]ParamSpec `json:"params,omitempty"`
 
 	Version       uint64 `json:"version,omitempty"`
 	CreatedAt     Time   `json:"createdAt"`
@@ -124,6 +128,9 @@ type Policy struct {
 	// newest (0: no count limit); an instance whose failure alert is
 	// still pending is kept until it is handled.
 	KeepFailed int `json:"keepFailed,omitempty"`
+	// Deadline is when each instance should have succeeded at the latest
+	// (Deadline); past it, unfinished, it raises deadline_missed.
+	Deadline *Deadline `json:"deadline,omitempty"`
 }
 
 // MaxKeep bounds policy.keepSuccessful and policy.keepFailed.
@@ -157,11 +164,26 @@ const (
 	MaxChainParams = 32
 )
 
-// Params that an onSuccess instance gets from its parent.
+// Params that an onSuccess instance gets from its parent, and an
+// onFailure instance from the failed one.
 const (
 	ParamParentTask     = "parent_task"
 	ParamParentInstance = "parent_instance"
+	ParamFailedTask     = "failed_task"
+	ParamFailedInstance = "failed_instance"
 )
+
+// SystemParam reports whether name is a parameter ax itself passes
+// (onSuccess's parent_task and parent_instance, onFailure's failed_task
+// and failed_instance): a task cannot declare one, and its parameter
+// declarations do not refuse them.
+func SystemParam(name string) bool {
+	switch name {
+	case ParamParentTask, ParamParentInstance, ParamFailedTask, ParamFailedInstance:
+		return true
+	}
+	return false
+}
 
 // UsesProto4 returns the first policy field that needs every member at
 // protocol 4 ("" when none is set): onUpstreamFailure, onSuccess,

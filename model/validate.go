@@ -77,6 +77,9 @@ func (t *Task) Validate() error {
 	if err := t.Policy.validate(); err != nil {
 		return err
 	}
+	if err := t.validateParams(); err != nil {
+		return err
+	}
 	if len(t.Labels) > 64 {
 		return FieldErrorf("labels", "at most 64 labels, got %d", len(t.Labels))
 	}
@@ -304,6 +307,12 @@ func (p *Policy) validateProto4() error {
 		return FieldErrorf("policy.keepSuccessful", "must be between 1 and %d, got %d (unset: no count limit)", MaxKeep, p.KeepSuccessful)
 	case p.KeepFailed < 0 || p.KeepFailed > MaxKeep:
 		return FieldErrorf("policy.keepFailed", "must be between 1 and %d, got %d (unset: no count limit)", MaxKeep, p.KeepFailed)
+	case p.Deadline != nil:
+		if err := p.Deadline.validate(); err != nil {
+			return err
+		}
+	}
+	switch {
 	case p.MaxQueued != 0 && (p.Overlap == "skip" || p.Overlap == OverlapReplace):
 		return FieldErrorf("policy.maxQueued", "applies to overlap queue only, not %s", p.Overlap)
 	case len(p.OnSuccess) > MaxOnSuccess:

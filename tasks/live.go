@@ -9,6 +9,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // Bounds of the event streams (GET /v1/events) a node serves.
@@ -35,16 +36,16 @@ func newLiveHub() *liveHub { return &liveHub{subs: map[*liveSub]struct{}{}} }
 // liveSub is one subscriber; it implements api.Subscription.
 type liveSub struct {
 	hub  *liveHub
-	f    model.LiveFilter
-	ch   chan model.LiveEvent
+	f    live.Filter
+	ch   chan live.Event
 	lost chan struct{}
 	once sync.Once
 }
 
 var _ api.Subscription = (*liveSub)(nil)
 
-func (s *liveSub) Events() <-chan model.LiveEvent { return s.ch }
-func (s *liveSub) Lost() <-chan struct{}          { return s.lost }
+func (s *liveSub) Events() <-chan live.Event { return s.ch }
+func (s *liveSub) Lost() <-chan struct{}     { return s.lost }
 
 // Close unregisters the subscriber (idempotent).
 func (s *liveSub) Close() {
@@ -57,13 +58,13 @@ func (s *liveSub) Close() {
 	})
 }
 
-func (h *liveHub) subscribe(f model.LiveFilter) (*liveSub, error) {
+func (h *liveHub) subscribe(f live.Filter) (*liveSub, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.subs) >= maxLiveSubs {
 		return nil, &model.Error{Code: model.CodeUnavailable, Message: fmt.Sprintf("this node serves at most %d event streams; try another node or later", maxLiveSubs)}
 	}
-	s := &liveSub{hub: h, f: f, ch: make(chan model.LiveEvent, liveBuffer), lost: make(chan struct{}, 1)}
+	s := &liveSub{hub: h, f: f, ch: make(chan live.Event, liveBuffer), lost: make(chan struct{}, 1)}
 	h.subs[s] = struct{}{}
 	h.n.Store(int32(len(h.subs)))
 	return s, nil
@@ -74,7 +75,7 @@ func (h *liveHub) active() bool { return h.n.Load() > 0 }
 
 // publish hands ev to every subscriber whose filter it passes, without
 // blocking.
-func (h *liveHub) publish(ev model.LiveEvent) {
+func (h *liveHub) publish(ev live.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
@@ -101,7 +102,7 @@ func (c *Console) InstanceChanged(ic *fsm.InstanceChange) {
 	if ic.Renewed || !c.live.active() {
 		return
 	}
-	c.live.publish(model.LiveEvent{Type: model.LiveTypeInstance, Instance: &model.LiveInstance{
+	c.live.publish(live.Event{Type: live.TypeInstance, Instance: &live.Instance{
 		ID: model.FormatID(ic.ID), Task: ic.Task, State: ic.State, Attempt: ic.Attempt, Executor: ic.Executor,
 		Index: c.state.AppliedIndex()}})
 }
@@ -111,11 +112,11 @@ func (c *Console) TaskChanged(name string) {
 	if !c.live.active() {
 		return
 	}
-	c.live.publish(model.LiveEvent{Type: model.LiveTypeTask, Task: &model.LiveTask{Name: name, Index: c.state.AppliedIndex()}})
+	c.live.publish(live.Event{Type: live.TypeTask, Task: &live.Task{Name: name, Index: c.state.AppliedIndex()}})
 }
 
 // Subscribe implements api.LiveBackend.
-func (c *Console) Subscribe(ctx context.Context, f model.LiveFilter) (api.Subscription, error) {
+func (c *Console) Subscribe(ctx context.Context, f live.Filter) (api.Subscription, error) {
 	if c.stopping() {
 		return nil, &model.Error{Code: model.CodeUnavailable, Message: "the node is shutting down"}
 	}
@@ -125,7 +126,7 @@ func (c *Console) Subscribe(ctx context.Context, f model.LiveFilter) (api.Subscr
 // Upcoming implements api.LiveBackend from this node's state: the fire
 // times are computed from the task definitions (trigger package), for
 // display only; firing uses the leader's clock.
-func (c *Console) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.Upcoming, error) {
+func (c *Console) Upcoming(ctx context.Context, q live.UpcomingQuery) (*live.Upcoming, error) {
 	var tasks []*model.Task
 	if q.Task != "" {
 		t, err := c.state.GetTask(q.Task)
@@ -143,7 +144,7 @@ func (c *Console) Upcoming(ctx context.Context, q model.UpcomingQuery) (*model.U
 			tasks[i] = &ts[i].Task
 		}
 	}
-	return model.UpcomingFires(tasks, q), nil
+	return live.UpcomingFires(tasks, q), nil
 }
 
 func (c *Console) stopping() bool {

@@ -5,17 +5,18 @@ import (
 	"testing"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 func TestLiveHub_NeverBlocks(t *testing.T) {
 	h := newLiveHub()
-	sub, err := h.subscribe(model.LiveFilter{Task: "a"})
+	sub, err := h.subscribe(live.Filter{Task: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := h.subscribe(model.LiveFilter{Task: "b"})
-	ev := func(task string) model.LiveEvent {
-		return model.LiveEvent{Type: model.LiveTypeTask, Task: &model.LiveTask{Name: task}}
+	other, _ := h.subscribe(live.Filter{Task: "b"})
+	ev := func(task string) live.Event {
+		return live.Event{Type: live.TypeTask, Task: &live.Task{Name: task}}
 	}
 	for range liveBuffer + 10 {
 		h.publish(ev("a")) // must not block when the buffer is full
@@ -42,11 +43,11 @@ func TestLiveHub_NeverBlocks(t *testing.T) {
 func TestLiveHub_Cap(t *testing.T) {
 	h := newLiveHub()
 	for i := range maxLiveSubs {
-		if _, err := h.subscribe(model.LiveFilter{}); err != nil {
+		if _, err := h.subscribe(live.Filter{}); err != nil {
 			t.Fatalf("subscriber %d: %v", i, err)
 		}
 	}
-	_, err := h.subscribe(model.LiveFilter{})
+	_, err := h.subscribe(live.Filter{})
 	if !errors.Is(err, model.ErrUnavailable) {
 		t.Errorf("over the cap: got %v, want unavailable", err)
 	}

@@ -50,7 +50,23 @@ func whySentence(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, n
 	if f.Jitter != 0 && why != "" {
 		why += " (" + fsm.JitterNote(f.ScheduledAt, f.Jitter) + ")"
 	}
+	if f.Deadline != nil && why != "" && f.ScheduledAt > 0 {
+		why += "; " + deadlineNote(f, now)
+	}
 	return why
+}
+
+// deadlineNote words where an unfinished instance stands against its
+// task's policy.deadline: "deadline 06:00 CET (in 1h2m)" or "past its
+// deadline 06:00 CET by 5m (deadline_missed)".
+func deadlineNote(f *fsm.WhyFacts, now time.Time) string {
+	loc := (&model.Task{Trigger: model.Trigger{Timezone: f.Timezone}}).Location()
+	dl := f.Deadline.At(time.UnixMilli(f.ScheduledAt), loc)
+	when := dl.In(loc).Format(model.TimeLayout)
+	if now.After(dl) {
+		return fmt.Sprintf("past its deadline %s by %s (deadline_missed)", when, now.Sub(dl).Round(time.Second))
+	}
+	return fmt.Sprintf("deadline %s (in %s)", when, dl.Sub(now).Round(time.Second))
 }
 
 // stateWhy is whySentence but for the jitter.

@@ -95,9 +95,10 @@ const (
 // the window or beyond maxRuns ignored, the trigger's fires counted in
 // the task state, TaskFire.Jitter kept on the instance; fsm/window.go).
 // Protocol 8: from the entry after set_proto 8, put_task takes
-// policy.overlap "replace", which admit honors, and the history limits
+// policy.overlap "replace", which admit honors; the history limits
 // policy.keepSuccessful and keepFailed, which retention's look-up
-// applies (fsm/replace.go, fsm/retention.go).
+// applies; and a task's params declarations, which every instance's
+// creation resolves (fsm/replace.go, fsm/retention.go).
 const ProtoVersion = 8
 
 // info is what this binary knows of a type.

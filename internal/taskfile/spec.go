@@ -22,16 +22,17 @@ import (
 // and less paused, which is operational state. Every other field of
 // model.Task must be here (TestSpec_Fields).
 type Spec struct {
-	Name    string            `json:"name"`
-	Trigger model.Trigger     `json:"trigger"`
-	Action  model.Action      `json:"action"`
-	Policy  model.Policy      `json:"policy"`
-	Labels  map[string]string `json:"labels,omitempty"`
+	Name    string                     `json:"name"`
+	Trigger model.Trigger              `json:"trigger"`
+	Action  model.Action               `json:"action"`
+	Policy  model.Policy               `json:"policy"`
+	Labels  map[string]string          `json:"labels,omitempty"`
+	Params  map[string]model.ParamSpec `json:"params,omitempty"`
 }
 
 // SpecOf is the definition of t, as export writes it.
 func SpecOf(t *model.Task) Spec {
-	return Spec{Name: t.Name, Trigger: t.Trigger, Action: t.Action, Policy: t.Policy, Labels: t.Labels}
+	return Spec{Name: t.Name, Trigger: t.Trigger, Action: t.Action, Policy: t.Policy, Labels: t.Labels, Params: t.Params}
 }
 
 // diffSpec is a definition as apply's dry run compares it: the spec, and

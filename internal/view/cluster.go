@@ -9,12 +9,13 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // StatusReport is what ax status shows, as the API answers it.
 type StatusReport struct {
 	Overview *model.Overview `json:"overview"`
-	Upcoming *model.Upcoming `json:"upcoming"`
+	Upcoming *live.Upcoming  `json:"upcoming"`
 }
 
 // Status prints the overview section by section.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +100,9 @@ func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) er
 		row(tw, "Policy:", string(p))
 	}
 	row(tw, "Labels:", orDash(joinLabels(t.Labels)))
+	if len(t.Params) > 0 {
+		row(tw, "Params:", describeParams(t.Params))
+	}
 	paused := "no"
 	if t.Paused {
 		paused = "yes: it does not fire (ax task resume " + t.Name + ")"
@@ -214,4 +219,35 @@ func History(w io.Writer, h *model.TaskHistory) error {
 		row(tw, v.Version, v.Op, orDash(v.Actor), fmtTime(v.Time), age(v.Time, now))
 	}
 	return tw.Flush()
+}
+
+// describeParams words a task's parameter declarations, one after the
+// other in name order: "count (integer, required), region (eu|us,
+// default eu)".
+func describeParams(ps map[string]model.ParamSpec) string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(ps)) {
+		p := ps[name]
+		var what []string
+		switch {
+		case len(p.Enum) > 0:
+			what = append(what, strings.Join(p.Enum, "|"))
+		case p.Type != "":
+			what = append(what, p.Type)
+		}
+		if p.Pattern != "" {
+			what = append(what, "matching "+p.Pattern)
+		}
+		if p.Required {
+			what = append(what, "required")
+		}
+		if p.Default != nil {
+			what = append(what, "default "+strconv.Quote(*p.Default))
+		}
+		if len(what) > 0 {
+			name += " (" + strings.Join(what, ", ") + ")"
+		}
+		out = append(out, name)
+	}
+	return strings.Join(out, ", ")
 }

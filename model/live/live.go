@@ -1,32 +1,33 @@
-package model
+package live
 
 import (
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
 // Event types of GET /v1/events (the SSE "event:" field).
 const (
-	LiveTypeInstance = "instance"
-	LiveTypeTask     = "task"
-	// LiveTypeResync tells a subscriber that events were dropped because
+	TypeInstance = "instance"
+	TypeTask     = "task"
+	// TypeResync tells a subscriber that events were dropped because
 	// it fell behind: it reloads what it shows.
-	LiveTypeResync = "resync"
+	TypeResync = "resync"
 )
 
-// LiveEvent is one change a node applied, as GET /v1/events streams it.
+// Event is one change a node applied, as GET /v1/events streams it.
 // Exactly one of Instance and Task is set, as Type says.
-type LiveEvent struct {
+type Event struct {
 	Type     string
-	Instance *LiveInstance
-	Task     *LiveTask
+	Instance *Instance
+	Task     *Task
 }
 
 // Index is the applied Raft index the event carries.
-func (e *LiveEvent) Index() uint64 {
+func (e *Event) Index() uint64 {
 	switch {
 	case e.Instance != nil:
 		return e.Instance.Index
@@ -36,9 +37,9 @@ func (e *LiveEvent) Index() uint64 {
 	return 0
 }
 
-// LiveInstance is an "instance" event: the instance entered a state
+// Instance is an "instance" event: the instance entered a state
 // (READY onward; a lease renewal is not an event).
-type LiveInstance struct {
+type Instance struct {
 	ID       string `json:"id"`
 	Task     string `json:"task"`
 	State    string `json:"state"`
@@ -47,23 +48,23 @@ type LiveInstance struct {
 	Index    uint64 `json:"index"`
 }
 
-// LiveTask is a "task" event: the task was created, updated, paused,
+// Task is a "task" event: the task was created, updated, paused,
 // resumed or deleted.
-type LiveTask struct {
+type Task struct {
 	Name  string `json:"name"`
 	Index uint64 `json:"index"`
 }
 
-// LiveFilter selects the events of a subscription; empty fields match
+// Filter selects the events of a subscription; empty fields match
 // everything. With Instance set, only that instance's events pass (no task
 // events).
-type LiveFilter struct {
+type Filter struct {
 	Task     string
 	Instance string
 }
 
 // Match reports whether e passes the filter.
-func (f LiveFilter) Match(e *LiveEvent) bool {
+func (f Filter) Match(e *Event) bool {
 	switch {
 	case e.Instance != nil:
 		return (f.Task == "" || f.Task == e.Instance.Task) && (f.Instance == "" || f.Instance == e.Instance.ID)
@@ -85,8 +86,8 @@ type Whoami struct {
 
 // Upcoming answers GET /v1/upcoming.
 type Upcoming struct {
-	From  Time           `json:"from"`
-	To    Time           `json:"to"`
+	From  model.Time     `json:"from"`
+	To    model.Time     `json:"to"`
 	Fires []UpcomingFire `json:"fires"`
 	// Truncated is true when more fire times fall in [From, To] than the
 	// limit let through.
@@ -95,8 +96,8 @@ type Upcoming struct {
 
 // UpcomingFire is one fire time of a task.
 type UpcomingFire struct {
-	Task string `json:"task"`
-	Time Time   `json:"time"`
+	Task string     `json:"task"`
+	Time model.Time `json:"time"`
 }
 
 // UpcomingQuery asks for the fire times in [From, To] of every unpaused
@@ -125,8 +126,8 @@ func ParseWithin(s string) (time.Duration, bool) {
 // cron, interval or once task (of q.Task only when set) in [q.From, q.To]
 // that its maxRuns leaves, merged in time order, at most q.Limit. Each
 // task's schedule is iterated only as far as its fires are returned.
-func UpcomingFires(tasks []*Task, q UpcomingQuery) *Upcoming {
-	out := &Upcoming{From: Time{q.From.UTC()}, To: Time{q.To.UTC()}, Fires: []UpcomingFire{}}
+func UpcomingFires(tasks []*model.Task, q UpcomingQuery) *Upcoming {
+	out := &Upcoming{From: model.Time{Time: q.From.UTC()}, To: model.Time{Time: q.To.UTC()}, Fires: []UpcomingFire{}}
 	names := make([]string, 0, len(tasks))
 	scheds := make([]trigger.Schedule, 0, len(tasks))
 	caps := make([]int, 0, len(tasks))
@@ -144,7 +145,7 @@ func UpcomingFires(tasks []*Task, q UpcomingQuery) *Upcoming {
 	fires, truncated := trigger.MergeCapped(scheds, caps, q.From, q.To, q.Limit)
 	out.Truncated = truncated
 	for _, f := range fires {
-		out.Fires = append(out.Fires, UpcomingFire{Task: names[f.Index], Time: Time{f.Time.UTC()}})
+		out.Fires = append(out.Fires, UpcomingFire{Task: names[f.Index], Time: model.Time{Time: f.Time.UTC()}})
 	}
 	return out
 }

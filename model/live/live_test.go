@@ -1,21 +1,23 @@
-package model
+package live
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ax-scheduler/ax/model"
 )
 
 func TestUpcomingFires(t *testing.T) {
 	from := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	at := Time{from.Add(10 * time.Minute)}
-	tasks := []*Task{
-		{Name: "hourly", Trigger: Trigger{Type: TriggerCron, Expression: "0 * * * *"}},
-		{Name: "paused", Paused: true, Trigger: Trigger{Type: TriggerCron, Expression: "* * * * *"}},
-		{Name: "event", Trigger: Trigger{Type: TriggerEvent}},
-		{Name: "every20m", Trigger: Trigger{Type: TriggerInterval, Every: Duration(20 * time.Minute)}},
-		{Name: "once", Trigger: Trigger{Type: TriggerOnce, At: &at}},
+	at := model.Time{Time: from.Add(10 * time.Minute)}
+	tasks := []*model.Task{
+		{Name: "hourly", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 * * * *"}},
+		{Name: "paused", Paused: true, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * *"}},
+		{Name: "event", Trigger: model.Trigger{Type: model.TriggerEvent}},
+		{Name: "every20m", Trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(20 * time.Minute)}},
+		{Name: "once", Trigger: model.Trigger{Type: model.TriggerOnce, At: &at}},
 	}
 	render := func(u *Upcoming) string {
 		var parts []string
@@ -51,19 +53,19 @@ func TestUpcomingFires(t *testing.T) {
 }
 
 func TestLiveFilter_Match(t *testing.T) {
-	in := &LiveEvent{Type: LiveTypeInstance, Instance: &LiveInstance{ID: "0000000000000007", Task: "a"}}
-	task := &LiveEvent{Type: LiveTypeTask, Task: &LiveTask{Name: "a"}}
+	in := &Event{Type: TypeInstance, Instance: &Instance{ID: "0000000000000007", Task: "a"}}
+	task := &Event{Type: TypeTask, Task: &Task{Name: "a"}}
 	tests := []struct {
-		f            LiveFilter
+		f            Filter
 		wantInstance bool
 		wantTask     bool
 	}{
-		{LiveFilter{}, true, true},
-		{LiveFilter{Task: "a"}, true, true},
-		{LiveFilter{Task: "b"}, false, false},
-		{LiveFilter{Instance: "0000000000000007"}, true, false},
-		{LiveFilter{Instance: "0000000000000008"}, false, false},
-		{LiveFilter{Task: "b", Instance: "0000000000000007"}, false, false},
+		{Filter{}, true, true},
+		{Filter{Task: "a"}, true, true},
+		{Filter{Task: "b"}, false, false},
+		{Filter{Instance: "0000000000000007"}, true, false},
+		{Filter{Instance: "0000000000000008"}, false, false},
+		{Filter{Task: "b", Instance: "0000000000000007"}, false, false},
 	}
 	for _, tt := range tests {
 		if got := tt.f.Match(in); got != tt.wantInstance {
@@ -91,9 +93,9 @@ func TestParseWithin(t *testing.T) {
 // BenchmarkUpcomingFires: 1,000 every-minute cron tasks, a day ahead,
 // limit 500 (schedules parsed on every call, as the agent does).
 func BenchmarkUpcomingFires(b *testing.B) {
-	tasks := make([]*Task, 1000)
+	tasks := make([]*model.Task, 1000)
 	for i := range tasks {
-		tasks[i] = &Task{Name: fmt.Sprintf("task-%04d", i), Trigger: Trigger{Type: TriggerCron, Expression: "* * * * *", Timezone: "Europe/Berlin"}}
+		tasks[i] = &model.Task{Name: fmt.Sprintf("task-%04d", i), Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * *", Timezone: "Europe/Berlin"}}
 	}
 	from := time.Date(2026, 3, 1, 12, 0, 30, 0, time.UTC)
 	q := UpcomingQuery{From: from, To: from.Add(24 * time.Hour), Limit: 500}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
@@ -298,4 +299,52 @@ func TestAlerts_ChatChannels(t *testing.T) {
 			t.Errorf("%s refused %q", typ, refused)
 		}
 	}
+}
+
+// TestAlerts_DeadlineMissed (real processes): an instance still running
+// past its task's policy.deadline raises deadline_missed, notified to the
+// task's webhook, explained in its "why", and resolved (notified again)
+// once the late instance ends.
+func TestAlerts_DeadlineMissed(t *testing.T) {
+	c := startCluster(t, 3, withArgs("-watch-interval", "250ms"))
+	ctx := ctxT(t, 2*time.Minute)
+	cl := c.Client()
+	if _, err := c.StartExecutor("w1"); err != nil {
+		t.Fatal(err)
+	}
+	hook := newWebhook(t)
+	tk := shellTask("late", "sleep 6", model.Policy{Notify: []string{hook.URL()}, Deadline: &model.Deadline{Within: model.Duration(2 * time.Second)}})
+	testkit.Eventually(t, 30*time.Second, func() error { _, err := cl.PutTask(ctx, tk); return err }) // protocol 8
+	id := trigger(t, cl, "late")
+	const alertID = model.RuleDeadlineMissed + ":late"
+	testkit.Eventually(t, 30*time.Second, func() error {
+		if n := hook.Count(alertID, model.AlertFiring); n != 1 {
+			return fmt.Errorf("%d firing notifications of %s", n, alertID)
+		}
+		return nil
+	})
+	l, err := cl.ListAlerts(ctx, model.AlertQuery{State: model.AlertFiring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a model.Alert
+	for _, al := range l.Alerts {
+		if al.ID == alertID {
+			a = al
+		}
+	}
+	if a.Subject.Instance != id || a.Details["state"] != model.StateRunning {
+		t.Fatalf("alert %+v, want the running instance %s", a, id)
+	}
+	in, err := cl.GetInstance(ctx, id)
+	if err != nil || !strings.Contains(in.Why, "past its deadline") {
+		t.Fatalf("why %q %v, want the missed deadline", in.Why, err)
+	}
+	agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
+	testkit.Eventually(t, 30*time.Second, func() error {
+		if n := hook.Count(alertID, model.AlertResolved); n != 1 {
+			return fmt.Errorf("%d resolved notifications of %s", n, alertID)
+		}
+		return nil
+	})
 }

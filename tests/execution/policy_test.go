@@ -88,6 +88,32 @@ func TestPolicy_Cluster(t *testing.T) {
 		}
 	})
 
+	t.Run("param schemas", func(t *testing.T) {
+		// Through a follower, with the CLI: a refused parameter is a 400
+		// naming it and writes nothing; the defaults are filled.
+		follower, _, err := c.Follower(ctx, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eu := "eu"
+		task := shellTask("export", `echo "$AX_PARAM_REGION $AX_PARAM_LIMIT"`, model.Policy{})
+		task.Params = map[string]model.ParamSpec{"region": {Enum: []string{"eu", "us"}, Default: &eu}, "limit": {Type: model.ParamInteger, Required: true}}
+		testkit.Eventually(t, 30*time.Second, func() error { _, err := cl.PutTask(ctx, task); return err }) // protocol 8
+		for _, bad := range [][]string{{"-p", "limit=many"}, {}, {"-p", "limit=1", "-p", "region=ap"}, {"-p", "limit=1", "-p", "colour=red"}} {
+			out, err := axCLI(t, append([]string{"trigger", "export", "-addr", follower.HTTPAddr}, bad...)...)
+			if err == nil || !strings.Contains(err.Error(), "params.") {
+				t.Fatalf("trigger %v: %q %v, want a refusal naming the parameter", bad, out, err)
+			}
+		}
+		if l, err := cl.ListInstances(ctx, model.InstanceFilter{Task: "export"}); err != nil || len(l.Instances) != 0 {
+			t.Fatalf("refused triggers wrote %+v (%v)", l, err)
+		}
+		out, err := axCLI(t, "trigger", "export", "-addr", follower.HTTPAddr, "-p", "limit=5", "-wait", "-log")
+		if err != nil || !strings.Contains(out, "eu 5") {
+			t.Fatalf("trigger with limit=5: %q %v, want the default region and the limit in its output", out, err)
+		}
+	})
+
 	t.Run("upstream failure", func(t *testing.T) {
 		midnight := time.Now().UTC().Truncate(24 * time.Hour)
 		yesterday := model.BackfillRequest{From: model.Time{Time: midnight.Add(-24 * time.Hour)}, To: model.Time{Time: midnight.Add(-24 * time.Hour)}}

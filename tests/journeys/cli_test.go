@@ -22,6 +22,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // go test ./tests/journeys/ -run TestCLI -update rewrites tests/journeys/testdata/cli.
@@ -284,7 +285,7 @@ func TestCLI_Agent(t *testing.T) {
 	}
 	var st struct {
 		Overview *model.Overview `json:"overview"`
-		Upcoming *model.Upcoming `json:"upcoming"`
+		Upcoming *live.Upcoming  `json:"upcoming"`
 	}
 	if err := json.Unmarshal([]byte(ax(0, "status", "-o", "json").stdout), &st); err != nil || st.Overview == nil || st.Upcoming == nil || len(st.Upcoming.Fires) == 0 {
 		t.Errorf("status -o json: %+v, %v", st, err)

@@ -199,6 +199,13 @@ func TestUI_Console(t *testing.T) {
 		{Name: "cleanup", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}},
 	}
+	// export declares its parameters (protocol 8: retried until the new
+	// cluster has reached it): the trigger form is built from them.
+	eu := "eu"
+	export := &model.Task{Name: "export", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "echo {{.Params.region}} {{.Params.limit}}"},
+		Params: map[string]model.ParamSpec{"region": {Enum: []string{"eu", "us"}, Default: &eu, Description: "where the data lives"},
+			"limit": {Type: model.ParamInteger, Required: true}, "day": {Pattern: `\d{4}-\d{2}-\d{2}`}}}
 	for _, task := range tasks {
 		if _, err := adm.PutTask(ctx, task); err != nil {
 			t.Fatalf("put %s: %v", task.Name, err)
@@ -212,6 +219,7 @@ func TestUI_Console(t *testing.T) {
 		StartAt: &model.Time{Time: past.Add(-24 * time.Hour)}, EndAt: &past, MaxRuns: 5, Jitter: model.Duration(time.Minute)},
 		Action: model.Action{Type: model.ActionShell, Command: "true"}}
 	testkit.Eventually(t, 30*time.Second, func() error { _, err := adm.PutTask(ctx, ended); return err })
+	testkit.Eventually(t, 30*time.Second, func() error { _, err := adm.PutTask(ctx, export); return err })
 
 	// Through a follower, as an operator.
 	leader, err := c.Leader(ctx, 20*time.Second)
@@ -275,6 +283,31 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("instance SUCCESS", state+` === 'SUCCESS'`, 20*time.Second)
 	b.waitJS("whole output", `document.querySelector('#log').textContent.includes('report done')`, 10*time.Second)
 	b.waitJS("no reload", `window.axNoReload === true`, time.Second)
+
+	// The trigger form of a task that declares its parameters: a list
+	// for the enum, a required number field, the pattern checked by the
+	// server (its refusal, naming the parameter, shown in the dialog).
+	b.open(base+"/ui/#/tasks/export", "#act-trigger")
+	b.do("trigger form from the declarations", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-trigger")),
+		chromedp.WaitVisible(chromedp.CSS(`dialog select[name="region"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog input[name="limit"][type="number"][required]`)),
+		chromedp.SetValue(chromedp.CSS(`dialog input[name="limit"]`), "5"),
+		chromedp.SetValue(chromedp.CSS(`dialog input[name="day"]`), "tomorrow"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the pattern's refusal", `(document.querySelector('dialog .error')?.textContent || '').includes('params.day')`, 10*time.Second)
+	b.do("trigger with declared params", 20*time.Second,
+		chromedp.SetValue(chromedp.CSS(`dialog input[name="day"]`), "2026-12-03"),
+		chromedp.SetValue(chromedp.CSS(`dialog select[name="region"]`), "us"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the instance page", `location.hash.startsWith('#/instances/') && !!document.querySelector('h1 + .badge')`, 20*time.Second)
+	exported, err := adm.ListInstances(ctx, model.InstanceFilter{Task: "export"})
+	if err != nil || len(exported.Instances) != 1 {
+		t.Fatalf("export's instances %+v %v, want the one triggered", exported, err)
+	}
+	if got := exported.Instances[0].Params; got["region"] != "us" || got["limit"] != "5" || got["day"] != "2026-12-03" {
+		t.Fatalf("export's params %v, want those of the form", got)
+	}
 
 	// Approve a WAITING_APPROVAL instance.
 	s, err := adm.Trigger(ctx, "deploy", model.TriggerRequest{})

@@ -92,7 +92,53 @@ function paramNames(t) {
   return [...names];
 }
 
+// schemaFields builds the trigger form of a task that declares its
+// parameters (t.params): one labelled field per parameter, in name
+// order, of its type (a list for an enum or a boolean, a number field
+// for integer and number), required when it is, preset to its default;
+// read returns what was filled (an empty optional field is left out, so
+// the server fills its default).
+function schemaFields(t) {
+  const names = Object.keys(t.params).sort();
+  const fields = names.map(n => {
+    const p = t.params[n], id = 'param-' + n;
+    let input;
+    if ((p.enum && p.enum.length) || p.type === 'boolean') {
+      const opts = p.enum && p.enum.length ? p.enum : ['true', 'false'];
+      input = h('select', {id, name: n, required: !!p.required},
+        ...(p.required ? [] : [h('option', {value: ''}, p.default != null ? '(default: ' + p.default + ')' : '(none)')]),
+        ...opts.map(v => h('option', {value: v}, v)));
+    } else {
+      const attrs = {id, name: n, required: !!p.required, placeholder: p.default != null ? 'default: ' + p.default : (p.type || 'string')};
+      if (p.type === 'integer') Object.assign(attrs, {type: 'number', step: '1'});
+      else if (p.type === 'number') Object.assign(attrs, {type: 'number', step: 'any'});
+      input = h('input', attrs);
+    }
+    const hint = [p.type || 'string', p.required ? 'required' : null, p.pattern ? 'matching ' + p.pattern : null].filter(Boolean).join(', ');
+    return h('div', {class: 'field'},
+      h('label', {for: id}, n + (p.required ? ' *' : '')), input,
+      h('span', {class: 'muted'}, hint + (p.description ? ' — ' + p.description : '')));
+  });
+  const read = form => {
+    const params = {};
+    names.forEach(n => { const v = form.querySelector('[name="' + n + '"]').value; if (v !== '') params[n] = v; });
+    return params;
+  };
+  return {body: h('div', {class: 'params'}, ...fields), read};
+}
+
 function triggerDialog(t, base) {
+  if (t.params && Object.keys(t.params).length) {
+    const f = schemaFields(t);
+    const body = h('div', {},
+      h('p', {class: 'muted'}, 'Creates an instance due now with these parameters (the task declares them; an empty optional one gets its default).'), f.body);
+    dialog('Trigger ' + t.name, body, 'Trigger', async form => {
+      const res = await api(base + '/trigger', {method: 'POST', body: {params: f.read(form)}});
+      location.hash = '#/instances/' + res.id;
+      return res;
+    });
+    return;
+  }
   const rows = h('div', {class: 'params'});
   const addRow = (k = '', v = '') => rows.append(h('div', {class: 'row'},
     h('input', {name: 'pk', placeholder: 'name', value: k, 'aria-label': 'Parameter name'}),
