@@ -50,8 +50,9 @@ func parseClock(s string) (h, m int, ok bool) {
 // At is the deadline of an instance fired for scheduled, in loc (the
 // task's time zone): scheduled + Within, or the first By at or after
 // scheduled on loc's wall clock, whichever is earlier. A By that does not
-// exist that day (a DST gap) is the instant after the gap, as time.Date
-// normalizes it; one that exists twice (a DST overlap) is its first.
+// exist that day (a DST gap) is moved forward by the gap (02:30 on a
+// spring-forward night is 03:30), as time.Date does; one that happens
+// twice (a DST fall-back) is its first, which time.Date does not promise.
 func (d *Deadline) At(scheduled time.Time, loc *time.Location) time.Time {
 	var at time.Time
 	if d.Within > 0 {
@@ -59,15 +60,42 @@ func (d *Deadline) At(scheduled time.Time, loc *time.Location) time.Time {
 	}
 	if h, m, ok := parseClock(d.By); ok {
 		s := scheduled.In(loc)
-		by := time.Date(s.Year(), s.Month(), s.Day(), h, m, 0, 0, loc)
+		by := onWall(s.Year(), s.Month(), s.Day(), h, m, loc)
 		if by.Before(s) {
-			by = time.Date(s.Year(), s.Month(), s.Day()+1, h, m, 0, 0, loc)
+			by = onWall(s.Year(), s.Month(), s.Day()+1, h, m, loc)
 		}
 		if at.IsZero() || by.Before(at) {
 			at = by
 		}
 	}
 	return at
+}
+
+// onWall is the instant loc's wall clock reads h:m on that day, made
+// deterministic where time.Date is not: in a DST gap it is the time read
+// with the offset before the gap (so it lands after it, moved forward by
+// the gap), in a fall-back the first of the two.
+func onWall(y int, mo time.Month, d, h, m int, loc *time.Location) time.Time {
+	t := time.Date(y, mo, d, h, m, 0, 0, loc)
+	if t.Hour() == h && t.Minute() == m {
+		return firstInstant(t)
+	}
+	_, before := t.Add(-3 * time.Hour).Zone()
+	return time.Date(t.Year(), t.Month(), t.Day(), h, m, 0, 0, time.UTC).Add(-time.Duration(before) * time.Second)
+}
+
+// firstInstant is the earliest instant whose wall clock in t's location
+// reads as t's does: t itself, unless a DST fall-back repeats that time
+// (by 30 minutes, an hour or two, the shifts time zones use).
+func firstInstant(t time.Time) time.Time {
+	first := t
+	for _, back := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+		e := t.Add(-back).In(t.Location())
+		if e.Year() == t.Year() && e.YearDay() == t.YearDay() && e.Hour() == t.Hour() && e.Minute() == t.Minute() {
+			first = e
+		}
+	}
+	return first
 }
 
 // Location is the task's time zone: its cron trigger's, else UTC.
