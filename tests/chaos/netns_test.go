@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,6 +170,16 @@ func TestSweep_RemovesWhatADeadRunLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	go leftover.Wait()
+	t.Cleanup(func() { _ = leftover.Process.Kill() })
+	// Sweep finds what runs in a namespace: wait until the leftover has
+	// entered it (ip netns exec joins it, then runs sleep), as a dead
+	// run's processes had long before (a sweep between the two left the
+	// sleep running in a namespace no longer listed).
+	want := strconv.Itoa(leftover.Process.Pid)
+	testkit.Until(t, 10*time.Second, "the leftover in its namespace", func() bool {
+		out, _ := exec.Command("ip", "netns", "pids", stale).Output()
+		return slices.Contains(strings.Fields(string(out)), want)
+	})
 	removed, err := Sweep()
 	if err != nil {
 		t.Fatal(err)
