@@ -7,12 +7,15 @@ import (
 	"fmt"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // Protocol 8: policy.overlap "replace" (model.OverlapReplace), which
 // admit honors from the entry after set_proto 8; the history limits
 // policy.keepSuccessful and policy.keepFailed, which retention reads
-// (Expired); and a task's parameter declarations (Task.Params), which
+// (Expired); Quartz's L, W and # in cron expressions (trigger/quartz.go),
+// which an older replica's validation refuses; and a task's parameter
+// declarations (Task.Params), which
 // every instance's creation resolves (instanceParams). put_task refuses
 // them until the cluster reaches protocol 8: an older replica would take
 // replace for queue and drop the others.
@@ -24,6 +27,8 @@ const proto8 = 8
 // ("" when none).
 func proto8Field(t *model.Task) string {
 	switch p := &t.Policy; {
+	case t.Trigger.Type == model.TriggerCron && trigger.UsesQuartz(t.Trigger.Expression):
+		return "trigger.expression"
 	case len(t.Params) > 0:
 		return "params"
 	case p.Overlap == model.OverlapReplace:
@@ -43,8 +48,11 @@ func proto8Field(t *model.Task) string {
 func proto8Refusal(proto int, t *model.Task) *model.Error {
 	if f := proto8Field(t); f != "" && proto < proto8 {
 		what := f
-		if f == "policy.overlap" {
+		switch f {
+		case "policy.overlap":
 			what = "overlap replace"
+		case "trigger.expression":
+			what = "Quartz's L, W and # in a cron expression"
 		}
 		return &model.Error{Code: model.CodePrecondition, Field: f,
 			Message: fmt.Sprintf("%s needs protocol %d, the cluster is at protocol %d: upgrade every member first", what, proto8, proto)}

@@ -60,13 +60,21 @@ func TestFSM_OverlapReplace(t *testing.T) {
 }
 
 // TestFSM_OverlapReplaceNeedsProto8: put_task refuses overlap replace
-// below protocol 8, naming the field; maxQueued does not go with it.
+// and Quartz's cron extensions below protocol 8, naming the field;
+// maxQueued does not go with replace.
 func TestFSM_OverlapReplaceNeedsProto8(t *testing.T) {
 	fx := newPolicyFixture(t, 7)
 	task := eventTask("job", model.Policy{Overlap: model.OverlapReplace})
 	r := fx.put(task)
 	if r.Err == nil || r.Err.Field != "policy.overlap" || !strings.Contains(r.Err.Message, "needs protocol 8") {
 		t.Fatalf("put at protocol 7: %v", r.Err)
+	}
+	quartz := cronTask("month-end", "0 18 LW * ?")
+	if r := fx.put(quartz); r.Err == nil || r.Err.Field != "trigger.expression" || !strings.Contains(r.Err.Message, "needs protocol 8") {
+		t.Fatalf("a Quartz expression at protocol 7: %v", r.Err)
+	}
+	if r := newPolicyFixture(t, ProtoVersion).put(quartz); r.Err != nil {
+		t.Fatalf("a Quartz expression at protocol 8: %v", r.Err)
 	}
 	task.Policy.MaxQueued = 5
 	if err := task.Validate(); err == nil || !strings.Contains(err.Error(), "policy.maxQueued") {

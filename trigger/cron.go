@@ -22,7 +22,9 @@ const searchYears = 5
 type cronSchedule struct {
 	second, minute, hour, dom, month, dow uint64
 	domStar, dowStar                      bool
-	loc                                   *time.Location
+	// Quartz's L, W and # items of the two day fields (quartz.go).
+	domRules, dowRules []dayRule
+	loc                *time.Location
 }
 
 var _ Schedule = (*cronSchedule)(nil)
@@ -133,8 +135,8 @@ func (s *cronSchedule) nextWall(c civil, limit int) (civil, bool) {
 // dayMatches applies robfig/cron's day rule: if either day field was
 // written as "*" or "?", both must match; otherwise either may.
 func (s *cronSchedule) dayMatches(y, m, d int) bool {
-	domMatch := s.dom&(1<<uint(d)) != 0
-	dowMatch := s.dow&(1<<uint(weekday(y, m, d))) != 0
+	domMatch := s.dom&(1<<uint(d)) != 0 || anyRule(s.domRules, y, m, d)
+	dowMatch := s.dow&(1<<uint(weekday(y, m, d))) != 0 || anyRule(s.dowRules, y, m, d)
 	if s.domStar || s.dowStar {
 		return domMatch && dowMatch
 	}

@@ -19,7 +19,9 @@ var fieldNames = [6]string{"second", "minute", "hour", "day-of-month", "month", 
 // The expression has 5 fields (minute hour day-of-month month day-of-week)
 // or 6 with seconds first, in the syntax of github.com/robfig/cron/v3:
 // numbers, ranges "a-b", steps "*/n" and "a-b/n", lists "a,b", "*" and "?",
-// month and weekday names (jan, mon), Sunday = 0. When both day-of-month and
+// month and weekday names (jan, mon), Sunday = 0, and Quartz's day
+// extensions L, L-n, nW and LW (day-of-month), xL and x#n (day-of-week;
+// quartz.go). When both day-of-month and
 // day-of-week are restricted (neither contains "*", "?" or "*/1"; "*/2"
 // counts as restricted), a day matches if either matches, as in robfig/cron
 // and Vixie cron; otherwise both must match. The descriptors @yearly (@annually),
@@ -57,14 +59,16 @@ func ParseCron(expr, timezone string) (Schedule, error) {
 		sched.loc = loc
 		return sched, nil
 	}
-	spec, specErr := parseSpec(e)
+	spec, rules, specErr := parseSpec(e)
 	if specErr != nil {
 		return nil, specErr
 	}
 	if err != nil {
 		return nil, err
 	}
-	return newCronSchedule(spec, loc), nil
+	cs := newCronSchedule(spec, loc)
+	rules.apply(cs)
+	return cs, nil
 }
 
 // loadLocation resolves an IANA timezone name, "" meaning UTC.
@@ -121,18 +125,19 @@ func parseEvery(e string) (*every, error) {
 
 // parseSpec parses a descriptor or a 5/6-field expression with robfig/cron
 // and, when robfig rejects it, finds the offending field.
-func parseSpec(e string) (*cron.SpecSchedule, error) {
+func parseSpec(e string) (*cron.SpecSchedule, quartzRules, error) {
 	p := cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	var q quartzRules
 	if strings.HasPrefix(e, "@") {
 		s, err := p.Parse(e)
 		if err != nil {
-			return nil, exprError("unknown descriptor %q", e)
+			return nil, q, exprError("unknown descriptor %q", e)
 		}
 		spec, ok := s.(*cron.SpecSchedule)
 		if !ok {
-			return nil, exprError("unknown descriptor %q", e)
+			return nil, q, exprError("unknown descriptor %q", e)
 		}
-		return spec, nil
+		return spec, q, nil
 	}
 
 	fields := strings.Fields(e)
@@ -141,23 +146,71 @@ func parseSpec(e string) (*cron.SpecSchedule, error) {
 		fields = append([]string{"0"}, fields...)
 	case 6:
 	default:
-		return nil, exprError("expected 5 or 6 fields, got %d", len(fields))
+		return nil, q, exprError("expected 5 or 6 fields, got %d", len(fields))
 	}
-	s, err := p.Parse(strings.Join(fields, " "))
+	// Quartz's L, W and # items go to rules; robfig parses the rest ("*"
+	// standing for a field of rules only, which apply then clears).
+	plain := append([]string(nil), fields...)
+	for _, i := range []int{3, 5} {
+		rest, rules, err := splitDayRules(i, fields[i])
+		if err != nil {
+			return nil, q, err
+		}
+		if len(rules) > 0 {
+			q.set(i, rules, rest == "")
+			if rest == "" {
+				rest = "*"
+			}
+			plain[i] = rest
+		}
+	}
+	s, err := p.Parse(strings.Join(plain, " "))
 	if err != nil {
-		return nil, diagnose(p, fields, err)
+		return nil, q, diagnose(p, plain, err)
 	}
 	spec, ok := s.(*cron.SpecSchedule)
 	if !ok {
-		return nil, exprError("unsupported expression %q", e)
+		return nil, q, exprError("unsupported expression %q", e)
 	}
 	masks := [6]uint64{spec.Second, spec.Minute, spec.Hour, spec.Dom, spec.Month, spec.Dow}
 	for i, m := range masks {
 		if m&^starBit == 0 {
-			return nil, exprError("%s field %q: no values", fieldNames[i], fields[i])
+			return nil, q, exprError("%s field %q: no values", fieldNames[i], fields[i])
 		}
 	}
-	return spec, nil
+	return spec, q, nil
+}
+
+// quartzRules are the Quartz items of the two day fields, and whether a
+// field held nothing else.
+type quartzRules struct {
+	dom, dow         []dayRule
+	domOnly, dowOnly bool
+}
+
+func (q *quartzRules) set(i int, rules []dayRule, only bool) {
+	if i == 3 {
+		q.dom, q.domOnly = rules, only
+	} else {
+		q.dow, q.dowOnly = rules, only
+	}
+}
+
+// apply adds the rules to s: a day field with rules is restricted (not
+// "*"), and one of rules only matches by its rules alone.
+func (q quartzRules) apply(s *cronSchedule) {
+	if len(q.dom) > 0 {
+		s.domRules, s.domStar = q.dom, false
+		if q.domOnly {
+			s.dom = 0
+		}
+	}
+	if len(q.dow) > 0 {
+		s.dowRules, s.dowStar = q.dow, false
+		if q.dowOnly {
+			s.dow = 0
+		}
+	}
 }
 
 // diagnose finds the first field, left to right, that robfig rejects by

@@ -114,6 +114,33 @@ func TestPolicy_Cluster(t *testing.T) {
 		}
 	})
 
+	t.Run("quartz day extensions", func(t *testing.T) {
+		// The last weekday of the month, read back through a follower:
+		// every next fire time is one.
+		follower, _, err := c.Follower(ctx, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := &model.Task{Name: "month-end", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 18 LW * ?"},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}}
+		testkit.Eventually(t, 30*time.Second, func() error { _, err := cl.PutTask(ctx, task); return err }) // protocol 8
+		got, err := client.New(client.Config{Addrs: []string{follower.HTTPAddr}}).GetTask(ctx, "month-end")
+		if err != nil || len(got.NextFireTimes) < 3 {
+			t.Fatalf("month-end: %+v %v, want its next fires", got, err)
+		}
+		for _, f := range got.NextFireTimes {
+			d := f.UTC()
+			last := time.Date(d.Year(), d.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day()
+			lastWeekday := last
+			for wd := time.Date(d.Year(), d.Month(), lastWeekday, 0, 0, 0, 0, time.UTC).Weekday(); wd == time.Saturday || wd == time.Sunday; wd = time.Date(d.Year(), d.Month(), lastWeekday, 0, 0, 0, 0, time.UTC).Weekday() {
+				lastWeekday--
+			}
+			if d.Hour() != 18 || d.Minute() != 0 || d.Day() != lastWeekday {
+				t.Fatalf("fire %s: want 18:00 on the month's last weekday, the %d", d, lastWeekday)
+			}
+		}
+	})
+
 	t.Run("upstream failure", func(t *testing.T) {
 		midnight := time.Now().UTC().Truncate(24 * time.Hour)
 		yesterday := model.BackfillRequest{From: model.Time{Time: midnight.Add(-24 * time.Hour)}, To: model.Time{Time: midnight.Add(-24 * time.Hour)}}
