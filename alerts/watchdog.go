@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -276,9 +275,13 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 		return nil, err
 	}
 	_, hold := a.opsFindings(now, tasks, firing, seen)
+	firingMiss := map[string]bool{} // deadline_missed alerts firing already
+	for _, al := range firing {
+		firingMiss[al.ID] = al.Rule == model.RuleDeadlineMissed
+	}
 	a.newMisses = a.newMisses[:0]
 	for id, f := range seen {
-		if f.change.Rule == model.RuleDeadlineMissed && !slices.ContainsFunc(firing, func(al model.Alert) bool { return al.ID == id }) {
+		if f.change.Rule == model.RuleDeadlineMissed && !firingMiss[id] {
 			a.newMisses = append(a.newMisses, id)
 		}
 	}

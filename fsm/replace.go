@@ -2,63 +2,14 @@ package fsm
 
 import (
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/ax-scheduler/ax/model"
-	"github.com/ax-scheduler/ax/trigger"
 )
 
-// Protocol 8: policy.overlap "replace" (model.OverlapReplace), which
-// admit honors from the entry after set_proto 8; the history limits
-// policy.keepSuccessful and policy.keepFailed, which retention reads
-// (Expired); Quartz's L, W and # in cron expressions (trigger/quartz.go),
-// which an older replica's validation refuses; and a task's parameter
-// declarations (Task.Params), which
-// every instance's creation resolves (instanceParams). put_task refuses
-// them until the cluster reaches protocol 8: an older replica would take
-// replace for queue and drop the others.
-
-// proto8 is the protocol that adds them.
-const proto8 = 8
-
-// proto8Field returns the first policy field of t that needs protocol 8
-// ("" when none).
-func proto8Field(t *model.Task) string {
-	switch p := &t.Policy; {
-	case t.Trigger.Type == model.TriggerCron && trigger.UsesQuartz(t.Trigger.Expression):
-		return "trigger.expression"
-	case len(t.Params) > 0:
-		return "params"
-	case p.Overlap == model.OverlapReplace:
-		return "policy.overlap"
-	case p.KeepSuccessful != 0:
-		return "policy.keepSuccessful"
-	case p.KeepFailed != 0:
-		return "policy.keepFailed"
-	case p.Deadline != nil:
-		return "policy.deadline"
-	}
-	return ""
-}
-
-// proto8Refusal is put_task's refusal of a protocol 8 field while the
-// state is at protocol proto, below 8.
-func proto8Refusal(proto int, t *model.Task) *model.Error {
-	if f := proto8Field(t); f != "" && proto < proto8 {
-		what := f
-		switch f {
-		case "policy.overlap":
-			what = "overlap replace"
-		case "trigger.expression":
-			what = "Quartz's L, W and # in a cron expression"
-		}
-		return &model.Error{Code: model.CodePrecondition, Field: f,
-			Message: fmt.Sprintf("%s needs protocol %d, the cluster is at protocol %d: upgrade every member first", what, proto8, proto)}
-	}
-	return nil
-}
+// policy.overlap "replace" (model.OverlapReplace; protocol 8, see
+// proto8.go): admit ends the oldest slot holder for a fire that finds
+// every slot busy.
 
 // replaces reports whether r, admitted with every slot of t busy, ends
 // the oldest instance holding one instead of queueing: t's overlap is
@@ -113,30 +64,4 @@ func (w slotWrites) replace(r *record) bool {
 	w.instances().finish(old, stTerm)
 	w.instances().event(r.ID, "replacing", fmt.Sprintf("overlap=replace: ended %s, which held a concurrency slot", model.FormatID(old.ID)))
 	return true
-}
-
-// instanceParams resolves the params of a new instance of task
-// (model.ResolveParams: from protocol 8 a task may declare them) and
-// encodes them, keys sorted (nil for none). A refusal is the *model.Error
-// naming the parameter; a task that declares none takes given as it is.
-func (w taskWrites) instanceParams(task string, given map[string]string) ([]byte, *model.Error) {
-	if t, ok := w.definition(task); ok && len(t.Params) > 0 {
-		p, err := model.ResolveParams(t.Params, given)
-		if err != nil {
-			var e *model.Error
-			if errors.As(err, &e) {
-				return nil, e
-			}
-			return nil, model.FieldErrorf("params", "%v", err)
-		}
-		given = p
-	}
-	if len(given) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(given) // sorted keys: deterministic
-	if err != nil {
-		w.err = err
-	}
-	return b, nil
 }

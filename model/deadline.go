@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"time"
+
+	"github.com/ax-scheduler/ax/trigger"
 )
 
 // Deadline is policy.deadline (protocol 8): when an instance should be
@@ -51,8 +53,8 @@ func parseClock(s string) (h, m int, ok bool) {
 // task's time zone): scheduled + Within, or the first By at or after
 // scheduled on loc's wall clock, whichever is earlier. A By that does not
 // exist that day (a DST gap) is moved forward by the gap (02:30 on a
-// spring-forward night is 03:30), as time.Date does; one that happens
-// twice (a DST fall-back) is its first, which time.Date does not promise.
+// spring-forward night is 03:30); one that happens twice (a DST
+// fall-back) is its first (trigger.WallTime).
 func (d *Deadline) At(scheduled time.Time, loc *time.Location) time.Time {
 	var at time.Time
 	if d.Within > 0 {
@@ -60,9 +62,9 @@ func (d *Deadline) At(scheduled time.Time, loc *time.Location) time.Time {
 	}
 	if h, m, ok := parseClock(d.By); ok {
 		s := scheduled.In(loc)
-		by := onWall(s.Year(), s.Month(), s.Day(), h, m, loc)
+		by := trigger.WallTime(s.Year(), s.Month(), s.Day(), h, m, loc)
 		if by.Before(s) {
-			by = onWall(s.Year(), s.Month(), s.Day()+1, h, m, loc)
+			by = trigger.WallTime(s.Year(), s.Month(), s.Day()+1, h, m, loc)
 		}
 		if at.IsZero() || by.Before(at) {
 			at = by
@@ -71,39 +73,14 @@ func (d *Deadline) At(scheduled time.Time, loc *time.Location) time.Time {
 	return at
 }
 
-// onWall is the instant loc's wall clock reads h:m on that day, made
-// deterministic where time.Date is not: in a DST gap it is the time read
-// with the offset before the gap (so it lands after it, moved forward by
-// the gap), in a fall-back the first of the two.
-func onWall(y int, mo time.Month, d, h, m int, loc *time.Location) time.Time {
-	t := time.Date(y, mo, d, h, m, 0, 0, loc)
-	if t.Hour() == h && t.Minute() == m {
-		return firstInstant(t)
-	}
-	_, before := t.Add(-3 * time.Hour).Zone()
-	return time.Date(t.Year(), t.Month(), t.Day(), h, m, 0, 0, time.UTC).Add(-time.Duration(before) * time.Second)
-}
-
-// firstInstant is the earliest instant whose wall clock in t's location
-// reads as t's does: t itself, unless a DST fall-back repeats that time
-// (by 30 minutes, an hour or two, the shifts time zones use).
-func firstInstant(t time.Time) time.Time {
-	first := t
-	for _, back := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
-		e := t.Add(-back).In(t.Location())
-		if e.Year() == t.Year() && e.YearDay() == t.YearDay() && e.Hour() == t.Hour() && e.Minute() == t.Minute() {
-			first = e
-		}
-	}
-	return first
-}
-
 // Location is the task's time zone: its cron trigger's, else UTC.
-func (t *Task) Location() *time.Location {
-	if t.Trigger.Timezone != "" {
-		if loc, err := time.LoadLocation(t.Trigger.Timezone); err == nil {
-			return loc
-		}
+func (t *Task) Location() *time.Location { return ZoneOr(t.Trigger.Timezone) }
+
+// ZoneOr is the location of IANA timezone name, UTC for "" or a name the
+// zone database does not know (a definition is checked when written).
+func ZoneOr(name string) *time.Location {
+	if loc, err := trigger.Zone(name); err == nil {
+		return loc
 	}
 	return time.UTC
 }

@@ -68,12 +68,7 @@ type KeyRenderer struct {
 // and .Yesterday in the task's timezone; any other name is an error, which
 // Validate refuses), else "<task>@<scheduledAt>".
 func (t *Task) FireKeys() *KeyRenderer {
-	k := &KeyRenderer{task: t.Name, tz: time.UTC}
-	if t.Trigger.Timezone != "" {
-		if loc, err := time.LoadLocation(t.Trigger.Timezone); err == nil {
-			k.tz = loc
-		}
-	}
+	k := &KeyRenderer{task: t.Name, tz: t.Location()}
 	if s := t.Policy.IdempotencyKey; s != "" {
 		if kt, err := ParseTemplate("policy.idempotencyKey", s); err == nil {
 			k.tmpl = kt.Option("missingkey=error")

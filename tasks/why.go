@@ -60,7 +60,7 @@ func whySentence(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, n
 // task's policy.deadline: "deadline 06:00 CET (in 1h2m)" or "past its
 // deadline 06:00 CET by 5m (deadline_missed)".
 func deadlineNote(f *fsm.WhyFacts, now time.Time) string {
-	loc := (&model.Task{Trigger: model.Trigger{Timezone: f.Timezone}}).Location()
+	loc := model.ZoneOr(f.Timezone)
 	dl := f.Deadline.At(time.UnixMilli(f.ScheduledAt), loc)
 	when := dl.In(loc).Format(model.TimeLayout)
 	if now.After(dl) {

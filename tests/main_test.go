@@ -8,13 +8,11 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
-// axBinary is the ax executable installed once for all tests; benchBinary
-// is ax-bench, the load tool, whose temporary clusters run axBinary.
-var axBinary, benchBinary string
+// axBinary is the ax executable installed once for all tests.
+var axBinary string
 
 func TestMain(m *testing.M) {
-	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary},
-		clustertest.Binary{Pkg: "github.com/ax-scheduler/ax/cmd/ax-bench", Path: &benchBinary})
+	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary})
 }
 
 // both are the implementations a scenario written against

@@ -146,8 +146,11 @@ func (s *cronSchedule) dayMatches(y, m, d int) bool {
 // resolve converts a wall time to its first instant in the schedule's
 // timezone. ok is false when the wall time does not exist (DST gap); t is
 // then time.Date's normalisation of it.
-func (s *cronSchedule) resolve(w civil) (t time.Time, ok bool) {
-	t = time.Date(w.year, time.Month(w.month), w.day, w.hour, w.min, w.sec, 0, s.loc)
+func (s *cronSchedule) resolve(w civil) (t time.Time, ok bool) { return resolveIn(w, s.loc) }
+
+// resolveIn is resolve in loc.
+func resolveIn(w civil, loc *time.Location) (t time.Time, ok bool) {
+	t = time.Date(w.year, time.Month(w.month), w.day, w.hour, w.min, w.sec, 0, loc)
 	if civilOf(t) != w {
 		return t, false
 	}
@@ -168,19 +171,46 @@ func (s *cronSchedule) resolve(w civil) (t time.Time, ok bool) {
 	return t, true
 }
 
+// WallTime is the instant loc's wall clock reads h:min on day d of month
+// m of year y (normalized as time.Date does), made deterministic where
+// time.Date is not: the first of the two instants a DST fall-back
+// repeats, and for a wall time in a spring-forward gap the time read
+// with the offset before the gap, so moved forward by the gap (02:30 on
+// a night that jumps from 02:00 to 03:00 is 03:30).
+func WallTime(y int, m time.Month, d, h, min int, loc *time.Location) time.Time {
+	day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	w := civil{year: day.Year(), month: int(day.Month()), day: day.Day(), hour: h, min: min}
+	t, ok := resolveIn(w, loc)
+	if ok {
+		return t
+	}
+	tr := gapTransition(w, t)
+	if tr.IsZero() {
+		return t
+	}
+	_, before := tr.Add(-time.Second).Zone()
+	return time.Date(w.year, time.Month(w.month), w.day, h, min, 0, 0, time.UTC).Add(-time.Duration(before) * time.Second)
+}
+
 // gapEnd returns the first wall time after the DST gap that contains w,
 // given t = time.Date's normalisation of w, or w itself when it cannot
 // tell.
 func (s *cronSchedule) gapEnd(w civil, t time.Time) civil {
-	zs, ze := t.ZoneBounds()
-	tr := zs
-	if civilOf(t).less(w) {
-		tr = ze
-	}
+	tr := gapTransition(w, t)
 	if tr.IsZero() {
 		return w
 	}
 	return civilOf(tr.In(s.loc))
+}
+
+// gapTransition is the instant of the DST jump that skips wall time w,
+// given t = time.Date's normalisation of w (zero when it cannot tell).
+func gapTransition(w civil, t time.Time) time.Time {
+	zs, ze := t.ZoneBounds()
+	if civilOf(t).less(w) {
+		return ze
+	}
+	return zs
 }
 
 // nextBit returns the lowest set bit of mask at position from or above, or

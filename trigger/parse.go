@@ -71,6 +71,11 @@ func ParseCron(expr, timezone string) (Schedule, error) {
 	return cs, nil
 }
 
+// Zone is the location of an IANA timezone name ("" meaning UTC), from
+// the cache this package's schedules share; an unknown name or "Local"
+// is an *Error naming the timezone field.
+func Zone(name string) (*time.Location, error) { return loadLocation(name) }
+
 // loadLocation resolves an IANA timezone name, "" meaning UTC.
 func loadLocation(name string) (*time.Location, error) {
 	if name == "" {

@@ -98,7 +98,7 @@ const (
 // policy.overlap "replace", which admit honors; the history limits
 // policy.keepSuccessful and keepFailed, which retention's look-up
 // applies; and a task's params declarations, which every instance's
-// creation resolves (fsm/replace.go, fsm/retention.go).
+// creation resolves (fsm/proto8.go, fsm/replace.go, fsm/retention.go, fsm/params.go).
 const ProtoVersion = 8
 
 // info is what this binary knows of a type.

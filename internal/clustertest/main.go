@@ -22,6 +22,9 @@ import (
 // AxPkg is the import path of the ax command.
 const AxPkg = "github.com/ax-scheduler/ax/cmd/ax"
 
+// BenchPkg is ax-bench's package, the load tool the failover tests run.
+const BenchPkg = "github.com/ax-scheduler/ax/cmd/ax-bench"
+
 // Binary is a command of this module that Main installs for its test
 // package.
 type Binary struct {

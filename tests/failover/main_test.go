@@ -20,7 +20,7 @@ var axBinary, benchBinary string
 
 func TestMain(m *testing.M) {
 	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary},
-		clustertest.Binary{Pkg: "github.com/ax-scheduler/ax/cmd/ax-bench", Path: &benchBinary})
+		clustertest.Binary{Pkg: clustertest.BenchPkg, Path: &benchBinary})
 }
 
 // both are the implementations a scenario written against
