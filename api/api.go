@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ax-scheduler/ax/internal/jsonpath"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -38,6 +39,7 @@ type Config struct {
 	ACL       ACLBackend
 	Secrets   SecretBackend
 	Channels  ChannelBackend
+	Calendars CalendarBackend
 	Live      LiveBackend
 	Console   ConsoleBackend
 	Alerts    AlertsBackend
@@ -110,6 +112,7 @@ type backends struct {
 	acl       ACLBackend
 	secrets   SecretBackend
 	channels  ChannelBackend
+	calendars CalendarBackend
 	live      LiveBackend
 	console   ConsoleBackend
 	alerts    AlertsBackend
@@ -117,7 +120,7 @@ type backends struct {
 
 func byRole(c *Config) backends {
 	return backends{barrier: c.Barrier, tasks: c.Tasks, instances: c.Instances, executors: c.Executors, cluster: c.Cluster,
-		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, live: c.Live, console: c.Console, alerts: c.Alerts}
+		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, calendars: c.Calendars, live: c.Live, console: c.Console, alerts: c.Alerts}
 }
 
 // New returns the public API's handler.
@@ -156,6 +159,7 @@ func New(cfg Config) *Server {
 func (s *Server) routes() []route {
 	taskR, instanceR, execR, clusterR := taskRoutes{s}, instanceRoutes{s}, execRoutes{s}, clusterRoutes{s}
 	aclR, alertR, consoleR := aclRoutes{s}, alertRoutes{s}, consoleRoutes{s}
+	calR, winR := calendarRoutes(s), windowRoutes(s)
 	reader, operator, writer, admin, executor := model.RoleReader, model.RoleOperator, model.RoleWriter, model.RoleAdmin, model.RoleExecutor
 	rs := []route{
 		{"GET /healthz", AccessOpen, clusterR.health},
@@ -217,6 +221,14 @@ func (s *Server) routes() []route {
 		{"GET /v1/channels", reader, alertR.listChannels},
 		{"GET /v1/channels/{name}", reader, alertR.getChannel},
 		{"DELETE /v1/channels/{name}", writer, alertR.deleteChannel},
+		{"PUT /v1/calendars/{name}", writer, calR.putDef},
+		{"GET /v1/calendars", reader, calR.listDefs},
+		{"GET /v1/calendars/{name}", reader, calR.getDef},
+		{"DELETE /v1/calendars/{name}", writer, calR.deleteDef},
+		{"PUT /v1/windows/{name}", writer, winR.putDef},
+		{"GET /v1/windows", reader, winR.listDefs},
+		{"GET /v1/windows/{name}", reader, winR.getDef},
+		{"DELETE /v1/windows/{name}", writer, winR.deleteDef},
 	}
 	if s.cfg.Metrics != nil {
 		rs = append(rs, route{"GET /metrics", reader, s.cfg.Metrics.ServeHTTP})
@@ -382,8 +394,8 @@ func decodeBytes(body []byte, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		me := decodeError(err)
-		if isUnknownField(err) {
-			if p := unknownFieldPath(body, reflect.TypeOf(v)); p != "" {
+		if jsonpath.IsUnknownField(err) {
+			if p := jsonpath.UnknownFieldPath(body, reflect.TypeOf(v)); p != "" {
 				me.Field = p
 				me.Message = "unknown field " + strconv.Quote(p)
 			}

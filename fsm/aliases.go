@@ -49,6 +49,10 @@ const (
 	CmdPutChannel     = command.TypePutChannel
 	CmdDeleteChannel  = command.TypeDeleteChannel
 	CmdRerun          = command.TypeRerun
+	CmdPutCalendar    = command.TypePutCalendar
+	CmdDeleteCalendar = command.TypeDeleteCalendar
+	CmdPutWindow      = command.TypePutWindow
+	CmdDeleteWindow   = command.TypeDeleteWindow
 )
 
 // Constants of the command bodies (for the migration).
@@ -100,6 +104,8 @@ type (
 	PutSilence    = command.PutSilence
 	SilenceRef    = command.SilenceRef
 	PutChannel    = command.PutChannel
+	PutCalendar   = command.PutCalendar
+	PutWindow     = command.PutWindow
 	Rerun         = command.Rerun
 )
 

@@ -124,9 +124,13 @@ func (q consoleReads) ScanTask(task string, fn func(b Brief)) error {
 // instance waits; the agent words it, adding what only the leader knows
 // (its executors) and the time.
 type WhyFacts struct {
-	State        string
-	ScheduledAt  int64
-	Jitter       int64 // a task fire's jitter (ms)
+	State       string
+	ScheduledAt int64
+	Jitter      int64 // a task fire's jitter (ms)
+	// Moved and Held: how calendars and windows moved the fire
+	// (CalendarNote).
+	Moved        int64
+	Held         string
 	RetryAt      int64
 	LeaseUntil   int64
 	AttemptStart int64
@@ -172,7 +176,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 		if err != nil {
 			return err
 		}
-		wf := &WhyFacts{State: name(stateNames, r.State), ScheduledAt: r.ScheduledAt, Jitter: r.Jitter, RetryAt: r.RetryAt,
+		wf := &WhyFacts{State: name(stateNames, r.State), ScheduledAt: r.ScheduledAt, Jitter: r.Jitter, Moved: r.Moved, Held: r.Held, RetryAt: r.RetryAt,
 			LeaseUntil: r.LeaseUntil, AttemptStart: r.AttemptStart, Attempts: int(r.Attempts), Free: int(r.Free), Executor: r.Executor,
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0, Base: int(r.Base)}
 		out = wf

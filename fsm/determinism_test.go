@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/calendar"
 	"github.com/ax-scheduler/ax/model/channel"
 )
 
@@ -51,6 +52,9 @@ func (g *logGen) genTask() model.Task {
 	switch g.rng.Intn(9) {
 	case 0:
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: []string{"* * * * *", "@hourly", "*/5 * * * * *"}[g.rng.Intn(3)]}
+		if g.rng.Intn(2) == 0 { // protocol 8: a calendar (maybe missing), a window's label
+			t.Trigger.Calendars, t.Labels = []string{fmt.Sprintf("cal-%d", g.rng.Intn(2))}, map[string]string{"team": "a"}
+		}
 	case 1:
 		t.Policy = model.Policy{MaxRetries: 1 + g.rng.Intn(2), MaxConcurrency: 2, Notify: []string{"http://127.0.0.1:1/hook"}, OnFailure: []string{"task-0"}}
 		if g.rng.Intn(2) == 0 {
@@ -157,7 +161,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(33) {
+	switch g.rng.Intn(35) {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
@@ -332,6 +336,26 @@ func (g *logGen) command(t *testing.T) *Command {
 		slices.Sort(ids)
 		states := []string{model.StateFailed, model.StateSuccess, model.StateSkipped, model.StateCanceled, model.StateTerminated}
 		typ, body = CmdRerun, Rerun{Task: g.taskName(), IDs: slices.Compact(ids), States: states[:1+g.rng.Intn(len(states))], HoldMs: hold}
+	case 33, 34: // protocol 8: calendars and blackout windows, around the log's time
+		day := time.UnixMilli(g.now).UTC().Format(time.DateOnly)
+		name := fmt.Sprintf("cal-%d", g.rng.Intn(2))
+		switch g.rng.Intn(4) {
+		case 0:
+			typ, body = CmdPutCalendar, PutCalendar{Calendar: calendar.Calendar{Name: name, Timezone: "Europe/Berlin",
+				Exclude: []string{day, "sat"}[:1+g.rng.Intn(2)], Include: []string{"2026-10-10"}}}
+		case 1:
+			typ, body = CmdDeleteCalendar, TaskRef{Name: name}
+		case 2:
+			from := time.UnixMilli(g.now + int64(g.rng.Intn(120_000)) - 60_000).UTC()
+			w := calendar.Window{Name: fmt.Sprintf("win-%d", g.rng.Intn(2)), Ranges: []string{from.Format("2006-01-02T15:04") + "/" +
+				from.Add(time.Duration(1+g.rng.Intn(5))*time.Minute).Format("2006-01-02T15:04")}}
+			if g.rng.Intn(2) == 0 {
+				w.Selector = map[string]string{"team": "a"}
+			}
+			typ, body = CmdPutWindow, PutWindow{Window: w}
+		default:
+			typ, body = CmdDeleteWindow, TaskRef{Name: fmt.Sprintf("win-%d", g.rng.Intn(2))}
+		}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {

@@ -47,6 +47,8 @@ var (
 	bktACLHashes   = []byte("acl_hashes")   // token SHA-256 hex: token name
 	bktSecrets     = []byte("secrets")      // secret name: SecretRecord
 	bktChannels    = []byte("channels")     // channel name: ChannelRecord (protocol 4)
+	bktCalendars   = []byte("calendars")    // calendar name: calendar.Calendar (protocol 8)
+	bktWindows     = []byte("windows")      // window name: calendar.Window (protocol 8)
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -70,7 +72,7 @@ var (
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
-		bktFailedDeps, bktChannels)
+		bktFailedDeps, bktChannels, bktCalendars, bktWindows)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -153,6 +155,8 @@ type FSM struct {
 	// goroutine; an entry is used only while its version matches the
 	// stored task state, so it never changes what an apply does.
 	taskCache map[string]*model.Task
+	// defs caches the compiled calendars and windows (calendars.go).
+	defs defCache
 
 	// applyHook, set by tests only, runs before each command's apply
 	// (to make one fail). It does not take the writer: handing the writer
@@ -486,6 +490,8 @@ func (f *FSM) replaceDB(tmp string) error {
 	}
 	f.db = db
 	f.taskCache = map[string]*model.Task{}
+	f.defs.cals.Store(nil)
+	f.defs.wins.Store(nil)
 	if err := f.loadApplied(); err != nil {
 		return err
 	}

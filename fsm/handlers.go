@@ -3,6 +3,7 @@ package fsm
 import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/calendar"
 )
 
 // handlers is the state machine's table of command types: for each type
@@ -71,6 +72,15 @@ var handlers = [...]handler{
 
 	command.TypeRerun: spec[instanceWrites, *command.Rerun, []*record]{decode: command.JSONBody[command.Rerun],
 		check: instanceWrites.rerunCheck, write: instanceWrites.rerun},
+
+	command.TypePutCalendar: spec[calendarWrites, *command.PutCalendar, *calendar.Calendar]{decode: command.JSONBody[command.PutCalendar],
+		check: calendarWrites.putCalendarCheck, write: calendarWrites.putCalendar},
+	command.TypeDeleteCalendar: spec[calendarWrites, *command.TaskRef, *calendar.Calendar]{decode: command.JSONBody[command.TaskRef],
+		check: calendarWrites.namedCalendar, write: calendarWrites.deleteCalendar},
+	command.TypePutWindow: spec[calendarWrites, *command.PutWindow, *calendar.Window]{decode: command.JSONBody[command.PutWindow],
+		check: calendarWrites.putWindowCheck, write: calendarWrites.putWindow},
+	command.TypeDeleteWindow: spec[calendarWrites, *command.TaskRef, *calendar.Window]{decode: command.JSONBody[command.TaskRef],
+		check: calendarWrites.namedWindow, write: calendarWrites.deleteWindow},
 }
 
 // handlerOf returns the handler of type t, nil for a type this version

@@ -446,6 +446,9 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 			msg := fmt.Sprintf("%s fire time(s) from %s to %s not fired (catchup %s, window %s)",
 				count, model.UnixMilli(tf.MissedFirst).Format(model.TimeLayout), model.UnixMilli(tf.MissedLast).Format(model.TimeLayout),
 				t.Policy.Catchup, t.Policy.CatchupWindow.Std())
+			if tf.Held != "" {
+				msg += "; held back by blackout window " + tf.Held
+			}
 			w.tasks().event(tf.Task, &st, "misfire", msg)
 			w.stats().misfire(tf.Task, st.EventSeq, msg)
 			st.Watermark = tf.MissedLast
@@ -455,6 +458,11 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 			counted := false
 			if tf.At <= st.Watermark || (windows && fireRefused(&t.Task, &st, tf.At) != "") {
 				res.Ignored++
+			} else if why := w.fireRefusedAt(&t.Task, tf.At, tf.Jitter); why != "" {
+				// A calendar or window changed after the leader read the
+				// task: it reloads it (the fire is still unaccounted for).
+				res.Ignored++
+				w.notes.tasks = append(w.notes.tasks, tf.Task)
 			} else if _, dup := w.existing(tf.Task, tf.Key); dup {
 				res.Ignored++
 				st.Watermark = tf.At
@@ -473,6 +481,7 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 				if windows {
 					r.Jitter = fireJitter(&t.Task, tf.Jitter)
 				}
+				r.Moved, r.Held = fireMoved(&t.Task, tf), tf.Held
 				w.create(r, true)
 				st.Watermark, st.LastInstance = tf.At, id
 				w.saveState(tf.Task, st) // admit reads and updates the same record

@@ -11,7 +11,8 @@ import (
 // admit honors from the entry after set_proto 8; the history limits
 // policy.keepSuccessful and policy.keepFailed, which retention reads
 // (Expired); Quartz's L, W and # in cron expressions (trigger/quartz.go),
-// which an older replica's validation refuses; and a task's parameter
+// which an older replica's validation refuses; a trigger's calendars
+// (calendars.go), which need the calendar types; and a task's parameter
 // declarations (Task.Params), which
 // every instance's creation resolves (instanceParams). put_task refuses
 // them until the cluster reaches protocol 8: an older replica would take
@@ -26,6 +27,8 @@ func proto8Field(t *model.Task) string {
 	switch p := &t.Policy; {
 	case t.Trigger.Type == model.TriggerCron && trigger.UsesQuartz(t.Trigger.Expression):
 		return "trigger.expression"
+	case len(t.Trigger.Calendars) > 0:
+		return "trigger.calendars"
 	case len(t.Params) > 0:
 		return "params"
 	case p.Overlap == model.OverlapReplace:

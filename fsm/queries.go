@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -50,10 +51,27 @@ func firedEvent(r *record) model.Event {
 // the time its jitter moved it to if it has one.
 func firedMessage(r *record) string {
 	late := "late by " + (time.Duration(r.FiredAt-r.ScheduledAt-r.Jitter) * time.Millisecond).String()
-	if r.Jitter == 0 {
-		return late
+	if r.Jitter != 0 {
+		late = JitterNote(r.ScheduledAt, r.Jitter) + "; " + late
 	}
-	return JitterNote(r.ScheduledAt, r.Jitter) + "; " + late
+	if n := CalendarNote(r.Moved, r.Held); n != "" {
+		late = n + "; " + late
+	}
+	return late
+}
+
+// CalendarNote says how calendars and blackout windows moved a fire
+// ("" when they did not): "moved from 2026-01-31T17:00:00.000Z by its
+// calendars", "held back by blackout window freeze".
+func CalendarNote(moved int64, held string) string {
+	var parts []string
+	if moved != 0 {
+		parts = append(parts, "moved from "+model.UnixMilli(moved).Format(model.TimeLayout)+" (a day its calendars exclude)")
+	}
+	if held != "" {
+		parts = append(parts, "held back by blackout window "+held+" until it ended")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // JitterNote says how a task's jitter moved a fire: "fire at
@@ -241,7 +259,7 @@ func (q taskReads) TaskSchedule(name string) (*TaskSchedule, error) {
 			return err
 		}
 		st := (&writer{tx: tx}).loadState(name)
-		t.Runs = st.Runs
+		t.Runs, t.Resolved = st.Runs, q.f.resolved(tx, &t.Task)
 		ts = &TaskSchedule{Task: t.Task, Watermark: st.Watermark}
 		return nil
 	})
@@ -259,7 +277,7 @@ func (q taskReads) TaskSchedules() ([]TaskSchedule, error) {
 				return err
 			}
 			st := w.loadState(string(k))
-			t.Runs = st.Runs
+			t.Runs, t.Resolved = st.Runs, q.f.resolved(tx, &t.Task)
 			out = append(out, TaskSchedule{Task: t.Task, Watermark: st.Watermark})
 			return nil
 		})

@@ -77,6 +77,10 @@ type record struct {
 	// Jitter is how much later than ScheduledAt a task fire was fired
 	// (ms, trigger.jitter; protocol 7).
 	Jitter int64
+	// Moved is the fire time the trigger's calendars moved the fire from
+	// (Unix ms), Held the blackout window that held it back (protocol 8).
+	Moved int64
+	Held  string
 }
 
 // Record flags.
@@ -108,7 +112,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -123,18 +127,25 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 {
+	later := r.Moved != 0 || r.Held != ""
+	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 && !later {
 		return b // as before protocol 6
 	}
 	b = binary.AppendUvarint(b, uint64(r.Free))
-	if r.Base == 0 && r.Jitter == 0 {
+	if r.Base == 0 && r.Jitter == 0 && !later {
 		return b // as before protocol 7
 	}
 	b = binary.AppendUvarint(b, uint64(r.Base))
-	if r.Jitter == 0 {
+	if r.Jitter == 0 && !later {
 		return b
 	}
-	return binary.AppendUvarint(b, uint64(r.Jitter))
+	b = binary.AppendUvarint(b, uint64(r.Jitter))
+	if !later {
+		return b // as before protocol 8
+	}
+	b = binary.AppendVarint(b, r.Moved)
+	b = binary.AppendUvarint(b, uint64(len(r.Held)))
+	return append(b, r.Held...)
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -243,10 +254,21 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		return r, nil
 	}
 	jitter, k := binary.Uvarint(rest)
-	if k <= 0 || jitter > 1<<62 || k != len(rest) {
+	if k <= 0 || jitter > 1<<62 {
 		return nil, errRecord
 	}
-	r.Jitter = int64(jitter)
+	r.Jitter, rest = int64(jitter), rest[k:]
+	if len(rest) == 0 {
+		return r, nil
+	}
+	if r.Moved, k = binary.Varint(rest); k <= 0 {
+		return nil, errRecord
+	}
+	held, rest, err := readBytes(rest[k:])
+	if err != nil || len(rest) != 0 {
+		return nil, errRecord
+	}
+	r.Held = string(held)
 	return r, nil
 }
 

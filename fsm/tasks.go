@@ -132,6 +132,9 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 	if e := proto8Refusal(w.protoAt(), &p.Task); e != nil {
 		return nil, e
 	}
+	if e := calendarsRefusal(w.tx, &p.Task); e != nil {
+		return nil, e // a calendar exists only from protocol 8: no older entry names one
+	}
 	in := p.Task // normalized and validated
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,
@@ -407,6 +410,7 @@ func (q taskReads) GetTask(name string) (*model.Task, error) {
 			return err
 		}
 		t.Runs = taskRuns(tx, name)
+		t.Resolved = q.f.resolved(tx, &t.Task)
 		return nil
 	})
 	if err != nil {
@@ -425,7 +429,12 @@ func taskRuns(tx *bolt.Tx, name string) uint64 {
 func (q taskReads) ListTasks(filter model.TaskFilter) (*model.TaskList, error) {
 	var out *model.TaskList
 	err := q.f.view(func(tx *bolt.Tx) (err error) {
-		out, err = listTasks(tx, filter)
+		if out, err = listTasks(tx, filter); err != nil {
+			return err
+		}
+		for i := range out.Tasks {
+			out.Tasks[i].Resolved = q.f.resolved(tx, &out.Tasks[i])
+		}
 		return err
 	})
 	return out, err

@@ -21,6 +21,8 @@ package fsm
 //     onUpstreamFailure, onSuccess (deps.go);
 //   - alertWrites: alert records, silences, channels and the failures
 //     whose alerts wait (alerts.go, channels.go);
+//   - calendarWrites: exclusion calendars and blackout windows
+//     (calendars.go);
 //   - statWrites: the console's aggregates (stats.go);
 //   - noteWrites: the dispatcher's notes on instances (note.go);
 //   - accessWrites: ACL tokens and secrets (acl.go, secrets.go);
@@ -39,6 +41,7 @@ type (
 	slotWrites     struct{ *writer }
 	depWrites      struct{ *writer }
 	alertWrites    struct{ *writer }
+	calendarWrites struct{ *writer }
 	statWrites     struct{ *writer }
 	noteWrites     struct{ *writer }
 	accessWrites   struct{ *writer }

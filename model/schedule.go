@@ -13,9 +13,21 @@ import (
 // by its startAt and endAt, or nil for an event trigger (which fires only
 // through the API). An interval without startAt is anchored at the Unix
 // epoch, so "every 1h" fires on the hour.
+//
+// A trigger that names calendars fires only on the days they allow
+// (trigger.Exclude, onExcluded), which needs the calendars the state
+// machine resolved when it read the task: without them, the answer is an
+// error naming trigger.calendars.
 func (t *Task) Schedule() (trigger.Schedule, error) {
 	s, err := t.Trigger.schedule()
-	return trigger.Window(s, t.Trigger.StartAt.Or(), t.Trigger.EndAt.Or()), err
+	if err != nil || s == nil || len(t.Trigger.Calendars) == 0 {
+		return trigger.Window(s, t.Trigger.StartAt.Or(), t.Trigger.EndAt.Or()), err
+	}
+	if t.Resolved == nil || len(t.Resolved.Calendars) != len(t.Trigger.Calendars) {
+		return nil, FieldErrorf("trigger.calendars", "the task's calendars were not resolved")
+	}
+	s = trigger.Exclude(s, t.Resolved.Calendars, t.Trigger.OnExcluded)
+	return trigger.Window(s, t.Trigger.StartAt.Or(), t.Trigger.EndAt.Or()), nil
 }
 
 func (tr *Trigger) schedule() (trigger.Schedule, error) {

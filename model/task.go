@@ -1,5 +1,7 @@
 package model
 
+import "github.com/ax-scheduler/ax/trigger"
+
 // Trigger types.
 const (
 	TriggerCron     = "cron"
@@ -41,6 +43,8 @@ type Task struct {
 	// Completed says why the trigger fires no more ("" while it may).
 	Runs      uint64 `json:"runs,omitempty"`
 	Completed string `json:"completed,omitempty"`
+	// Resolved is set by the state machine's reads (Resolved).
+	Resolved *Resolved `json:"-"`
 }
 
 // Trigger says when a task fires. Which fields apply depends on Type:
@@ -58,6 +62,20 @@ type Trigger struct {
 	EndAt      *Time    `json:"endAt,omitempty"`
 	MaxRuns    int64    `json:"maxRuns,omitempty"`
 	Jitter     Duration `json:"jitter,omitempty"`
+	// Calendars names the calendars whose excluded days the trigger does
+	// not fire on, and OnExcluded what becomes of such a fire: skip
+	// (default), next or previous (trigger.Exclude; protocol 8).
+	Calendars  []string `json:"calendars,omitempty"`
+	OnExcluded string   `json:"onExcluded,omitempty"`
+}
+
+// Resolved is what a stored task's firing depends on beside its
+// definition, compiled by the state machine's reads: its trigger's
+// calendars, in the trigger's order, and the blackout windows whose
+// selector matches its labels (none for a task not read from the state).
+type Resolved struct {
+	Calendars []*trigger.Calendar
+	Blackouts []*trigger.Blackout
 }
 
 // Action says what runs on an executor: a shell command, an HTTP request or

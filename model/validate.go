@@ -27,6 +27,18 @@ func ValidateName(field, s string) error {
 	return nil
 }
 
+// ValidateLabel checks a label of a map named field (labels, a window's
+// selector); the error names field.key.
+func ValidateLabel(field, k, v string) error {
+	if !labelKeyRE.MatchString(k) {
+		return FieldErrorf(field+"."+k, "label key %q is not valid: 1-63 characters of letters, digits, '.', '_', '/', '-'", k)
+	}
+	if len(v) > 256 {
+		return FieldErrorf(field+"."+k, "label value longer than 256 bytes")
+	}
+	return nil
+}
+
 // Normalize fills defaults that do not change meaning (timezone UTC,
 // maxConcurrency 1, catchup "latest", catchupWindow 60s, overlap "queue",
 // backoff "fixed", HTTP method GET) so stored definitions are explicit.
@@ -84,11 +96,8 @@ func (t *Task) Validate() error {
 		return FieldErrorf("labels", "at most 64 labels, got %d", len(t.Labels))
 	}
 	for _, k := range sortedKeys(t.Labels) {
-		if !labelKeyRE.MatchString(k) {
-			return FieldErrorf("labels."+k, "label key %q is not valid: 1-63 characters of letters, digits, '.', '_', '/', '-'", k)
-		}
-		if len(t.Labels[k]) > 256 {
-			return FieldErrorf("labels."+k, "label value longer than 256 bytes")
+		if err := ValidateLabel("labels", k, t.Labels[k]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -156,7 +165,41 @@ func (tr *Trigger) validate() error {
 	// startAt, endAt, maxRuns and jitter (a cron expression's period in
 	// UTC, so that the answer depends on no zone database).
 	s, _ := (&Trigger{Type: tr.Type, Expression: tr.Expression, Every: tr.Every}).schedule()
-	return triggerError(trigger.CheckLimits(s, tr.StartAt.Or(), tr.EndAt.Or(), tr.MaxRuns, tr.Jitter.Std()))
+	if err := trigger.CheckLimits(s, tr.StartAt.Or(), tr.EndAt.Or(), tr.MaxRuns, tr.Jitter.Std()); err != nil {
+		return triggerError(err)
+	}
+	return tr.validateCalendars(s)
+}
+
+// MaxTriggerCalendars bounds trigger.calendars.
+const MaxTriggerCalendars = 10
+
+// validateCalendars checks trigger.calendars and onExcluded (whether the
+// calendars exist is the state machine's to say): names, no repeats, not
+// on an event trigger, and a move (next, previous) only for a trigger
+// that fires at most daily (trigger.CheckExclude, on s, the schedule in
+// UTC).
+func (tr *Trigger) validateCalendars(s trigger.Schedule) error {
+	switch {
+	case len(tr.Calendars) == 0 && tr.OnExcluded != "":
+		return FieldErrorf("trigger.onExcluded", "needs trigger.calendars")
+	case len(tr.Calendars) == 0:
+		return nil
+	case tr.Type == TriggerEvent:
+		return FieldErrorf("trigger.calendars", "not allowed for an event trigger")
+	case len(tr.Calendars) > MaxTriggerCalendars:
+		return FieldErrorf("trigger.calendars", "at most %d calendars, got %d", MaxTriggerCalendars, len(tr.Calendars))
+	}
+	for i, n := range tr.Calendars {
+		f := "trigger.calendars[" + strconv.Itoa(i) + "]"
+		if err := ValidateName(f, n); err != nil {
+			return err
+		}
+		if slices.Contains(tr.Calendars[:i], n) {
+			return FieldErrorf(f, "%q is listed twice", n)
+		}
+	}
+	return triggerError(trigger.CheckExclude(s, tr.OnExcluded))
 }
 
 var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}

@@ -94,6 +94,10 @@ type taskTimer struct {
 	// fire it did not count, the last run).
 	runsLeft int
 	jitter   time.Duration // trigger.jitter
+	// holds are the blackout windows that apply to the task; moves says
+	// its calendars move excluded fires (trigger.Moved).
+	holds []*trigger.Blackout
+	moves bool
 }
 
 // Stats are the scheduler's counters.
@@ -363,7 +367,11 @@ func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []comman
 	s.mu.Unlock()
 	tt.version, tt.sched, tt.policy, tt.wm = t.Version, sc, t.Policy, ts.Watermark
 	tt.runsLeft, tt.jitter = trigger.RunsLeft(t.Trigger.MaxRuns, t.Runs), t.Trigger.Jitter.Std()
-	tt.keys = t.FireKeys()
+	tt.keys, tt.holds = t.FireKeys(), nil
+	if t.Resolved != nil {
+		tt.holds = t.Resolved.Blackouts
+	}
+	tt.moves = len(t.Trigger.Calendars) > 0 && t.Trigger.OnExcluded != "" && t.Trigger.OnExcluded != trigger.OnExcludedSkip
 	return s.catchUp(tt, now, out)
 }
 
@@ -375,6 +383,11 @@ func (s *Scheduler) reschedule(ts *fsm.TaskSchedule, now time.Time, out []comman
 // scheduled time, watermark and idempotency key). No more fires than the
 // trigger's maxRuns leaves are proposed; with none left the task is not
 // armed.
+//
+// While a blackout window holds the task (trigger.Held at now), the
+// fires that became due since the hold began wait: the timer is armed
+// for the hold's end, when this runs again and the task's catch-up
+// policy decides what the hold held back, as after an outage.
 func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire) []command.TaskFire {
 	window := tt.policy.CatchupWindow.Std()
 	if window == 0 {
@@ -412,10 +425,11 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 	if tt.runsLeft != 0 {
 		t = tt.sched.Next(time.UnixMilli(tt.wm))
 	}
+	hold, held := trigger.Held(tt.holds, now)
 	for !t.IsZero() {
 		var n time.Time
 		n, j = tt.jitterAt(t, windowStart)
-		if t.Add(j).After(now) {
+		if t.Add(j).After(now) || held && !t.Add(j).Before(hold.From) {
 			break
 		}
 		if !t.Add(j).After(windowStart) {
@@ -448,15 +462,21 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 	}
 	if missed > 0 {
 		out = append(out, command.TaskFire{Task: tt.name, Version: tt.version, Missed: missed, MissedMore: more,
-			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli()})
+			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli(), Held: tt.heldAt(missedLast)})
 		tt.wm = max(tt.wm, missedLast.UnixMilli())
 	}
 	if tt.runsLeft >= 0 && len(due) > tt.runsLeft {
 		due = due[:tt.runsLeft] // the rest are past the trigger's end
 	}
 	for _, d := range due {
-		out = append(out, command.TaskFire{Task: tt.name, Version: tt.version, At: d.at.UnixMilli(), Key: tt.key(d.at),
-			Date: tt.keys.Date(d.at), Jitter: d.jitter.Milliseconds()})
+		tf := command.TaskFire{Task: tt.name, Version: tt.version, At: d.at.UnixMilli(), Key: tt.key(d.at),
+			Date: tt.keys.Date(d.at), Jitter: d.jitter.Milliseconds(), Held: tt.heldAt(d.at.Add(d.jitter))}
+		if tt.moves {
+			if m := trigger.Moved(tt.sched, d.at); !m.IsZero() {
+				tf.Moved = m.UnixMilli()
+			}
+		}
+		out = append(out, tf)
 		tt.wm = max(tt.wm, d.at.UnixMilli())
 	}
 	if tt.runsLeft > 0 {
@@ -468,10 +488,24 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 		tt.armed = false
 	}
 	if !t.IsZero() && tt.runsLeft != 0 {
-		tt.handle = s.driver.Add(taskBit|uint64(tt.slot), t.Add(j))
+		due := t.Add(j)
+		if held && !due.After(now) {
+			due = hold.Until
+		}
+		tt.handle = s.driver.Add(taskBit|uint64(tt.slot), due)
 		tt.armed = true
 	}
 	return out
+}
+
+// heldAt names the blackout window that held the task at t, a fire's
+// due time ("" when none did).
+func (tt *taskTimer) heldAt(t time.Time) string {
+	if len(tt.holds) == 0 {
+		return ""
+	}
+	h, _ := trigger.Held(tt.holds, t)
+	return h.Window
 }
 
 // jitterAt returns the jitter of the fire at t, and the schedule's next

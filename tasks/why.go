@@ -50,6 +50,9 @@ func whySentence(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, n
 	if f.Jitter != 0 && why != "" {
 		why += " (" + fsm.JitterNote(f.ScheduledAt, f.Jitter) + ")"
 	}
+	if n := fsm.CalendarNote(f.Moved, f.Held); n != "" && why != "" {
+		why += " (" + n + ")"
+	}
 	if f.Deadline != nil && why != "" && f.ScheduledAt > 0 {
 		why += "; " + deadlineNote(f, now)
 	}

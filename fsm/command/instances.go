@@ -61,6 +61,12 @@ type TaskFire struct {
 	// Jitter is how much later than At the leader fired it (Unix ms,
 	// trigger.Jitter of the task's trigger.jitter); kept from protocol 7.
 	Jitter int64 `json:"j,omitempty"`
+	// Moved is the fire time the trigger's calendars moved this fire
+	// from (onExcluded next or previous; Unix ms, 0 for none), and Held
+	// the blackout window that held it back until the leader fired it
+	// late; both kept on the instance from protocol 8, for its why.
+	Moved int64  `json:"mv,omitempty"`
+	Held  string `json:"hb,omitempty"`
 }
 
 // Backfill creates one instance per given past fire time of a task (source
@@ -213,7 +219,7 @@ func (f *Fire) Validate(*Command) *model.Error {
 		for _, t := range []struct {
 			field string
 			ms    int64
-		}{{"at", tf.At}, {"missedFirst", tf.MissedFirst}, {"missedLast", tf.MissedLast}} {
+		}{{"at", tf.At}, {"missedFirst", tf.MissedFirst}, {"missedLast", tf.MissedLast}, {"moved", tf.Moved}} {
 			if e := checkTime(item("tasks", i, t.field), t.ms); e != nil {
 				return e
 			}
@@ -223,6 +229,11 @@ func (f *Fire) Validate(*Command) *model.Error {
 		}
 		if tf.Jitter < 0 {
 			return model.FieldErrorf(item("tasks", i, "jitter").String(), "negative jitter %d", tf.Jitter)
+		}
+		if tf.Held != "" {
+			if e := checkName(item("tasks", i, "held"), tf.Held); e != nil {
+				return e
+			}
 		}
 		if e := checkLen(item("tasks", i, "key"), tf.Key, maxFireKey); e != nil {
 			return e

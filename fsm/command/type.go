@@ -61,6 +61,12 @@ const (
 
 	// Protocol 7. 38 is left to other work of the same release.
 	TypeRerun Type = 39 // body: Rerun
+
+	// Protocol 8.
+	TypePutCalendar    Type = 40 // body: PutCalendar
+	TypeDeleteCalendar Type = 41 // body: TaskRef (Name = calendar name)
+	TypePutWindow      Type = 42 // body: PutWindow
+	TypeDeleteWindow   Type = 43 // body: TaskRef (Name = window name)
 )
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -94,7 +100,9 @@ const (
 // jitter (and a cron trigger startAt), which fire honors (fires outside
 // the window or beyond maxRuns ignored, the trigger's fires counted in
 // the task state, TaskFire.Jitter kept on the instance; fsm/window.go).
-// Protocol 8: from the entry after set_proto 8, put_task takes
+// Protocol 8 adds the exclusion calendars (40, 41) and blackout windows
+// (42, 43), which a task's trigger.calendars names and fire honors
+// (fsm/calendars.go). From the entry after set_proto 8, put_task takes
 // policy.overlap "replace", which admit honors; the history limits
 // policy.keepSuccessful and keepFailed, which retention's look-up
 // applies; and a task's params declarations, which every instance's
@@ -130,6 +138,9 @@ var types = [...]info{
 	TypeDeleteSilence: {"delete_silence", 4}, TypePutChannel: {"put_channel", 4}, TypeDeleteChannel: {"delete_channel", 4},
 
 	TypeRerun: {"rerun", 7},
+
+	TypePutCalendar: {"put_calendar", 8}, TypeDeleteCalendar: {"delete_calendar", 8},
+	TypePutWindow: {"put_window", 8}, TypeDeleteWindow: {"delete_window", 8},
 }
 
 // Known reports whether this binary knows the type.
@@ -151,7 +162,8 @@ func (t Type) String() string {
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
 // protocol types (21..27), 3 for note (31), 4 for the alert, silence
-// and channel types (32..37), 7 for rerun (39), and ProtoVersion+1 for
+// and channel types (32..37), 7 for rerun (39), 8 for the calendar and
+// window types (40..43), and ProtoVersion+1 for
 // a type this binary does not know.
 func MinProto(t Type) int {
 	if t.Known() {

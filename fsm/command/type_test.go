@@ -16,6 +16,9 @@ func TestType(t *testing.T) {
 		{TypeNote, "note", true, false, 3},
 		{TypeDeleteChannel, "delete_channel", true, false, 4},
 		{TypeRerun, "rerun", true, false, 7},
+		{TypePutCalendar, "put_calendar", true, false, 8},
+		{TypeDeleteWindow, "delete_window", true, false, 8},
+		{44, "command(44)", false, false, ProtoVersion + 1},
 		{0, "command(0)", false, false, ProtoVersion + 1},
 		{29, "command(29)", false, false, ProtoVersion + 1}, // taken by other work of release 3
 		{38, "command(38)", false, false, ProtoVersion + 1},
@@ -38,8 +41,8 @@ func TestType(t *testing.T) {
 			}
 		})
 	}
-	if n := len(Types()); n != 35 {
-		t.Errorf("Types() lists %d types, want 35", n)
+	if n := len(Types()); n != 39 {
+		t.Errorf("Types() lists %d types, want 39", n)
 	}
 }
 

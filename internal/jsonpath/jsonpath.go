@@ -1,4 +1,7 @@
-package api
+// Package jsonpath names the JSON object key that encoding/json refused
+// as unknown by its dotted path ("trigger.bogus"), for errors that name
+// the field.
+package jsonpath
 
 import (
 	"encoding/json"
@@ -6,18 +9,18 @@ import (
 	"strings"
 )
 
-// isUnknownField reports whether err is encoding/json's unknown-field error.
-func isUnknownField(err error) bool {
+// IsUnknownField reports whether err is encoding/json's unknown-field error.
+func IsUnknownField(err error) bool {
 	return strings.HasPrefix(err.Error(), "json: unknown field ")
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// unknownFieldPath returns the dotted path ("trigger.bogus") of the first
+// UnknownFieldPath returns the dotted path ("trigger.bogus") of the first
 // object key in the JSON value data that has no field in type t, or "" when
 // there is none. It matches keys to fields as encoding/json does (tag name,
 // else field name; exact match first, then case-insensitive).
-func unknownFieldPath(data []byte, t reflect.Type) string {
+func UnknownFieldPath(data []byte, t reflect.Type) string {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	p, _ := walkUnknown(dec, t, "")
 	return p

@@ -1,0 +1,36 @@
+package command
+
+import (
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/calendar"
+)
+
+// PutCalendar is the body of TypePutCalendar: an exclusion calendar's
+// definition (protocol 8). IfVersion, when set, makes the put a
+// compare-and-set: it is refused unless the stored calendar is at that
+// version.
+type PutCalendar struct {
+	Calendar  calendar.Calendar `json:"calendar"`
+	IfVersion uint64            `json:"ifVersion,omitempty"`
+}
+
+// Validate normalizes and checks the definition.
+func (p *PutCalendar) Validate(*Command) *model.Error {
+	p.Calendar = p.Calendar.Definition()
+	p.Calendar.Normalize()
+	return asModelError(p.Calendar.Validate())
+}
+
+// PutWindow is the body of TypePutWindow: a blackout window's definition
+// (protocol 8), with IfVersion as PutCalendar's.
+type PutWindow struct {
+	Window    calendar.Window `json:"window"`
+	IfVersion uint64          `json:"ifVersion,omitempty"`
+}
+
+// Validate normalizes and checks the definition.
+func (p *PutWindow) Validate(*Command) *model.Error {
+	p.Window = p.Window.Definition()
+	p.Window.Normalize()
+	return asModelError(p.Window.Validate())
+}

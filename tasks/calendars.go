@@ -1,0 +1,148 @@
+package tasks
+
+import (
+	"context"
+	"time"
+
+	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/calendar"
+	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/trigger"
+	"github.com/ax-scheduler/ax/wheel"
+)
+
+// CalendarState is what the calendars role reads of the state machine
+// (*fsm.FSM).
+type CalendarState interface {
+	Calendars() (*calendar.List, error)
+	Calendar(name string) (*calendar.Calendar, error)
+	Windows() ([]calendar.Window, error)
+	Window(name string) (*calendar.Window, error)
+	ListTasks(f model.TaskFilter) (*model.TaskList, error)
+}
+
+// Calendars stores the exclusion calendars and blackout windows
+// (api.CalendarBackend); window reads carry their status at the node's
+// clock.
+type Calendars struct {
+	rep   replica.Proposer
+	state CalendarState
+	clock wheel.Clock
+}
+
+var _ api.CalendarBackend = (*Calendars)(nil)
+
+// NewCalendars returns the calendars role.
+func NewCalendars(clock wheel.Clock, rep replica.Proposer, state CalendarState) *Calendars {
+	return &Calendars{rep: rep, state: state, clock: clock}
+}
+
+// PutCalendar implements api.CalendarBackend.
+func (cs *Calendars) PutCalendar(ctx context.Context, c api.Caller, def *calendar.Calendar) (*calendar.Calendar, error) {
+	var out calendar.Calendar
+	if err := replica.Write(ctx, cs.rep, c, command.TypePutCalendar, command.PutCalendar{Calendar: *def}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListCalendars implements api.CalendarBackend.
+func (cs *Calendars) ListCalendars(context.Context) (*calendar.List, error) {
+	return cs.state.Calendars()
+}
+
+// GetCalendar implements api.CalendarBackend.
+func (cs *Calendars) GetCalendar(_ context.Context, name string) (*calendar.Calendar, error) {
+	return cs.state.Calendar(name)
+}
+
+// DeleteCalendar implements api.CalendarBackend.
+func (cs *Calendars) DeleteCalendar(ctx context.Context, c api.Caller, name string) (*calendar.Calendar, error) {
+	var out calendar.Calendar
+	if err := replica.Write(ctx, cs.rep, c, command.TypeDeleteCalendar, command.TaskRef{Name: name}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PutWindow implements api.CalendarBackend.
+func (cs *Calendars) PutWindow(ctx context.Context, c api.Caller, def *calendar.Window) (*calendar.Window, error) {
+	var out calendar.Window
+	if err := replica.Write(ctx, cs.rep, c, command.TypePutWindow, command.PutWindow{Window: *def}, &out); err != nil {
+		return nil, err
+	}
+	return cs.withStatus(&out, cs.clock.Now())
+}
+
+// ListWindows implements api.CalendarBackend.
+func (cs *Calendars) ListWindows(context.Context) (*calendar.WindowList, error) {
+	l, err := cs.state.Windows()
+	if err != nil {
+		return nil, err
+	}
+	out := &calendar.WindowList{Windows: make([]calendar.Window, 0, len(l))}
+	now := cs.clock.Now()
+	for i := range l {
+		w, err := cs.withStatus(&l[i], now)
+		if err != nil {
+			return nil, err
+		}
+		out.Windows = append(out.Windows, *w)
+	}
+	return out, nil
+}
+
+// GetWindow implements api.CalendarBackend.
+func (cs *Calendars) GetWindow(_ context.Context, name string) (*calendar.Window, error) {
+	w, err := cs.state.Window(name)
+	if err != nil {
+		return nil, err
+	}
+	return cs.withStatus(w, cs.clock.Now())
+}
+
+// DeleteWindow implements api.CalendarBackend.
+func (cs *Calendars) DeleteWindow(ctx context.Context, c api.Caller, name string) (*calendar.Window, error) {
+	var out calendar.Window
+	if err := replica.Write(ctx, cs.rep, c, command.TypeDeleteWindow, command.TaskRef{Name: name}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// maxStatusTasks bounds the tasks a window's status lists.
+const maxStatusTasks = 1000
+
+// withStatus adds w's status at now: whether it holds its tasks, its
+// next span, and the tasks its selector matches.
+func (cs *Calendars) withStatus(w *calendar.Window, now time.Time) (*calendar.Window, error) {
+	b, err := w.Compile()
+	if err != nil {
+		return w, nil // a zone this node cannot load: no status
+	}
+	st := &calendar.Status{Tasks: []string{}}
+	if h, held := trigger.Held([]*trigger.Blackout{b}, now); held {
+		from, until := model.Time{Time: h.From.UTC()}, model.Time{Time: h.Until.UTC()}
+		st.Active, st.From, st.Until = true, &from, &until
+	}
+	if from, to := b.Next(now); !from.IsZero() {
+		nf, nu := model.Time{Time: from.UTC()}, model.Time{Time: to.UTC()}
+		st.NextFrom, st.NextUntil = &nf, &nu
+	}
+	for cursor := ""; len(st.Tasks) < maxStatusTasks; {
+		l, err := cs.state.ListTasks(model.TaskFilter{Labels: w.Selector, Cursor: cursor, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range l.Tasks {
+			st.Tasks = append(st.Tasks, t.Name)
+		}
+		if cursor = l.NextCursor; cursor == "" {
+			break
+		}
+	}
+	w.Status = st
+	return w, nil
+}
