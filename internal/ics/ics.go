@@ -171,19 +171,18 @@ func zone(cals []*ical.Calendar, loc *time.Location) (*time.Location, error) {
 }
 
 // recurrenceIDs maps each UID to the occurrences that events with a
-// RECURRENCE-ID replace, in the form the master's occurrences take.
+// RECURRENCE-ID replace (an override without a UID replaces nothing).
 func recurrenceIDs(events []ical.Event, loc *time.Location) (map[string][]time.Time, error) {
 	ids := map[string][]time.Time{}
 	for i, ev := range events {
-		p := ev.Props.Get(ical.PropRecurrenceID)
-		if p == nil {
+		p, u := ev.Props.Get(ical.PropRecurrenceID), uid(ev.Component)
+		if p == nil || u == "" {
 			continue
 		}
 		t, err := instant(p, loc)
 		if err != nil {
 			return nil, fmt.Errorf("ics: event %q: RECURRENCE-ID %q: %w", label(ev.Component, i+1), p.Value, err)
 		}
-		u := uid(ev.Component)
 		ids[u] = append(ids[u], t)
 	}
 	return ids, nil

@@ -255,6 +255,14 @@ func TestParse_Events(t *testing.T) {
 			opt: inZone(berlin2026), want: []string{"2026-01-05", "2026-03-02"},
 		},
 		{
+			name: "an override without a UID replaces nothing",
+			events: []string{
+				"SUMMARY:yearly\nDTSTART;VALUE=DATE:20250704\nRRULE:FREQ=YEARLY",
+				"SUMMARY:moved\nRECURRENCE-ID;VALUE=DATE:20260704\nDTSTART;VALUE=DATE:20260703",
+			},
+			opt: utc2026, want: []string{"2026-07-03/2026-07-04"},
+		},
+		{
 			name: "a recurrence starting long before From, with COUNT",
 			events: []string{
 				"SUMMARY:daily since 2000\nDTSTART;VALUE=DATE:20000101\nRRULE:FREQ=DAILY",
