@@ -413,12 +413,16 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 	var missed int64
 	var missedFirst, missedLast time.Time
 	more := false // missed more than counted
+	heldBy := "" // a window that held back one of the missed fires
 	miss := func(t time.Time) {
 		if missed == 0 {
 			missedFirst = t
 		}
 		missed++
 		missedLast = t
+		if heldBy == "" {
+			heldBy = tt.heldAt(t)
+		}
 	}
 	t := time.Time{}
 	var j time.Duration
@@ -453,16 +457,22 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 		}
 		t = n
 	}
-	// Normal operation: exactly one due time, the one just expired.
+	// Normal operation: exactly one due time, the one just expired. At
+	// the end of a hold, the fire due then is on time too.
 	if tt.policy.Catchup == "none" && (len(due) > 1 || (len(due) == 1 && now.Sub(due[0].at.Add(due[0].jitter)) > firingSlack)) {
+		var onTime []fire
 		for _, d := range due {
+			if len(tt.holds) > 0 && now.Sub(d.at.Add(d.jitter)) <= firingSlack {
+				onTime = append(onTime, d)
+				continue
+			}
 			miss(d.at)
 		}
-		due = nil
+		due = onTime
 	}
 	if missed > 0 {
 		out = append(out, command.TaskFire{Task: tt.name, Version: tt.version, Missed: missed, MissedMore: more,
-			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli(), Held: tt.heldAt(missedLast)})
+			MissedFirst: missedFirst.UnixMilli(), MissedLast: missedLast.UnixMilli(), Held: heldBy})
 		tt.wm = max(tt.wm, missedLast.UnixMilli())
 	}
 	if tt.runsLeft >= 0 && len(due) > tt.runsLeft {

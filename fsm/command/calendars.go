@@ -18,7 +18,10 @@ type PutCalendar struct {
 func (p *PutCalendar) Validate(*Command) *model.Error {
 	p.Calendar = p.Calendar.Definition()
 	p.Calendar.Normalize()
-	return asModelError(p.Calendar.Validate())
+	if err := p.Calendar.Validate(); err != nil {
+		return asModelError(err)
+	}
+	return nil
 }
 
 // PutWindow is the body of TypePutWindow: a blackout window's definition
@@ -32,5 +35,8 @@ type PutWindow struct {
 func (p *PutWindow) Validate(*Command) *model.Error {
 	p.Window = p.Window.Definition()
 	p.Window.Normalize()
-	return asModelError(p.Window.Validate())
+	if err := p.Window.Validate(); err != nil {
+		return asModelError(err)
+	}
+	return nil
 }

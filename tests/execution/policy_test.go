@@ -114,6 +114,8 @@ func TestPolicy_Cluster(t *testing.T) {
 		}
 	})
 
+	calendarChecks(t, ctx, c)
+
 	t.Run("quartz day extensions", func(t *testing.T) {
 		// The last weekday of the month, read back through a follower:
 		// every next fire time is one.
