@@ -51,7 +51,7 @@ func TestScheduler_Run_BlackoutWindow(t *testing.T) {
 				h.waitInstances("tick", i)
 			}
 			h.step(10*time.Second, at(secs(60))) // t0+60s: the hold begins
-			h.settle(at(secs(120)))               // armed for its end, nothing fired
+			h.settle(at(secs(120)))              // armed for its end, nothing fired
 			if n := len(h.instances("tick")); n != 5 {
 				t.Fatalf("%d instances inside the hold, want 5", n)
 			}

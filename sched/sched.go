@@ -413,7 +413,7 @@ func (s *Scheduler) catchUp(tt *taskTimer, now time.Time, out []command.TaskFire
 	var missed int64
 	var missedFirst, missedLast time.Time
 	more := false // missed more than counted
-	heldBy := "" // a window that held back one of the missed fires
+	heldBy := ""  // a window that held back one of the missed fires
 	miss := func(t time.Time) {
 		if missed == 0 {
 			missedFirst = t
