@@ -4,11 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/calendar"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -18,10 +21,12 @@ import (
 // cost to fire lateness and submission throughput), and the lateness of
 // their own fires, measured from each fire's moved time.
 type cronLoad struct {
-	n      int
-	expr   string
-	jitter time.Duration
-	window bool
+	n        int
+	expr     string
+	jitter   time.Duration
+	window   bool
+	calendar bool
+	blackout bool
 
 	since time.Time
 }
@@ -31,6 +36,39 @@ func (c *cronLoad) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.expr, "cron-expr", "*/10 * * * * *", "the background tasks' cron expression (UTC)")
 	fs.DurationVar(&c.jitter, "cron-jitter", 0, "the background tasks' trigger.jitter (0: none; needs protocol 7)")
 	fs.BoolVar(&c.window, "cron-window", false, "give the background tasks a startAt an hour ago, an endAt in an hour and maxRuns 1000000 (protocol 7)")
+	fs.BoolVar(&c.calendar, "cron-calendar", false, "give the background tasks a calendar of 60 excluded days, none of them today (protocol 8)")
+	fs.BoolVar(&c.blackout, "cron-blackout", false, "put blackout windows matching the background tasks that are not in force during the run (protocol 8)")
+}
+
+// definitions puts the calendar and the windows of -cron-calendar and
+// -cron-blackout, and gives tr and labels what refers to them. They
+// exclude and hold nothing during the run, so that the A/B compares the
+// same fires: what is measured is their evaluation.
+func (c *cronLoad) definitions(ctx context.Context, cl *client.Client, tr *model.Trigger, labels map[string]string) error {
+	put := func(path string, body any) error {
+		return cl.Do(ctx, client.Request{Method: http.MethodPut, Path: path, Body: body}, nil)
+	}
+	if c.calendar {
+		var days []string
+		for d := 2; len(days) < 60; d += 3 {
+			days = append(days, time.Now().UTC().AddDate(0, 0, d).Format(time.DateOnly))
+		}
+		if err := put("/v1/calendars/bench-holidays", calendar.Calendar{Exclude: days}); err != nil {
+			return fmt.Errorf("-cron-calendar: %w", err)
+		}
+		tr.Calendars = []string{"bench-holidays"}
+	}
+	if c.blackout {
+		later := time.Now().UTC().Add(2 * time.Hour)
+		for i, w := range []calendar.Window{{Cron: later.Format("4 15 * * *"), Duration: model.Duration(time.Hour)},
+			{Ranges: []string{later.AddDate(0, 1, 0).Format(time.DateOnly)}}} {
+			w.Selector = labels
+			if err := put(fmt.Sprintf("/v1/windows/bench-freeze-%d", i), w); err != nil {
+				return fmt.Errorf("-cron-blackout: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // start creates the background tasks.
@@ -46,16 +84,21 @@ func (c *cronLoad) start(ctx context.Context, cl *client.Client) error {
 		start, end := model.Time{Time: time.Now().Add(-time.Hour)}, model.Time{Time: time.Now().Add(time.Hour)}
 		tr.StartAt, tr.EndAt, tr.MaxRuns = &start, &end, 1_000_000
 	}
+	labels := map[string]string{"bench": "cron"}
+	if err := c.definitions(ctx, cl, &tr, labels); err != nil {
+		return err
+	}
 	var next atomic.Int64
 	if _, err := runLoad(ctx, 8, c.n, func() error {
-		_, err := cl.PutTask(ctx, &model.Task{Name: c.name(int(next.Add(1) - 1)), Trigger: tr,
+		_, err := cl.PutTask(ctx, &model.Task{Name: c.name(int(next.Add(1) - 1)), Trigger: tr, Labels: labels,
 			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1_000_000}})
 		return err
 	}); err != nil {
 		return fmt.Errorf("background cron tasks: %w", err)
 	}
 	c.since = time.Now()
-	fmt.Printf("background: %d cron tasks %q, jitter %s, window and maxRuns %v\n", c.n, c.expr, c.jitter, c.window)
+	fmt.Printf("background: %d cron tasks %q, jitter %s, window and maxRuns %v, calendar %v, blackout windows %v\n",
+		c.n, c.expr, c.jitter, c.window, c.calendar, c.blackout)
 	return nil
 }
 
@@ -79,7 +122,7 @@ func (c *cronLoad) report(ctx context.Context, cl *client.Client) error {
 	if err != nil {
 		return err
 	}
-	if err := sleep(ctx, quiet); err != nil {
+	if err := benchkit.Sleep(ctx, quiet); err != nil {
 		return err
 	}
 	h1, err := cl.Health(ctx)
@@ -92,7 +135,7 @@ func (c *cronLoad) report(ctx context.Context, cl *client.Client) error {
 	for i := range c.n {
 		name := c.name(i)
 		seen := map[int64]bool{}
-		err := eachInstance(ctx, cl, model.InstanceFilter{Task: name, Limit: 1000}, func(in *model.Instance) bool {
+		err := benchkit.EachInstance(ctx, cl, model.InstanceFilter{Task: name, Limit: 1000}, func(in *model.Instance) bool {
 			if in.FiredAt.IsZero() || in.ScheduledAt.Before(c.since) {
 				return true
 			}
@@ -115,7 +158,7 @@ func (c *cronLoad) report(ctx context.Context, cl *client.Client) error {
 			return err
 		}
 	}
-	pct := percentileOf(late)
+	pct := benchkit.PercentileOf(late)
 	fmt.Printf("background cron fires: %d (scheduled over %s; %s measured), lateness p50 %s p99 %s p99.9 %s max %s, early %d, duplicates %d; alone: %.0f log entries/s\n",
 		len(late), last.Sub(c.since).Round(time.Second), elapsed.Round(time.Second), pct(0.5), pct(0.99), pct(0.999), pct(1), early, dups,
 		float64(int64(h1.AppliedIndex)-int64(h0.AppliedIndex))/quiet.Seconds())

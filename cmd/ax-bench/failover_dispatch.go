@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -115,7 +116,7 @@ func benchFailoverDispatch(ctx context.Context, t *target, o dispatchOptions) er
 		{"new leader seen -> first instance started", electedStart},
 	} {
 		if len(m.d) > 0 {
-			p50, p99, mx := percentiles(m.d)
+			p50, p99, mx := benchkit.Percentiles(m.d)
 			fmt.Printf("%-52s %8d %8s %8s %8s\n", m.name, len(m.d), p50, p99, mx)
 		}
 	}

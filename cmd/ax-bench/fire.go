@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -40,7 +40,7 @@ func (c *fireCommand) Run(ctx context.Context, args []string) error {
 	if err := bf.parse(args); err != nil {
 		return err
 	}
-	rs, err := parseCounts("-rates", *rates)
+	rs, err := benchkit.ParseCounts("-rates", *rates)
 	if err != nil {
 		return fmt.Errorf("fire: %w", err)
 	}
@@ -101,7 +101,7 @@ func fireRound(ctx context.Context, cl *client.Client, task string, rate int, se
 	// Wait for every instance to fire, then read them back (a while longer
 	// if some have not fired yet).
 	end := t0.Add(time.Duration(seconds * float64(time.Second)))
-	if err := sleep(ctx, time.Until(end)+500*time.Millisecond); err != nil {
+	if err := benchkit.Sleep(ctx, time.Until(end)+500*time.Millisecond); err != nil {
 		return err
 	}
 	var late []time.Duration
@@ -109,7 +109,7 @@ func fireRound(ctx context.Context, cl *client.Client, task string, rate int, se
 	for attempt := 0; ; attempt++ {
 		late, early = late[:0], 0
 		pending := 0
-		err := eachInstance(ctx, cl, model.InstanceFilter{Task: task, Limit: 1000}, func(in *model.Instance) bool {
+		err := benchkit.EachInstance(ctx, cl, model.InstanceFilter{Task: task, Limit: 1000}, func(in *model.Instance) bool {
 			if in.FiredAt.IsZero() {
 				pending++
 				return true
@@ -127,23 +127,11 @@ func fireRound(ctx context.Context, cl *client.Client, task string, rate int, se
 		if pending == 0 || attempt > 20 {
 			break
 		}
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+		if err := benchkit.Sleep(ctx, 500*time.Millisecond); err != nil {
 			return err
 		}
 	}
-	pct := percentileOf(late)
+	pct := benchkit.PercentileOf(late)
 	fmt.Printf("%-10d %10d %10s %10s %10s %10s %8d\n", rate, len(late), pct(0.5), pct(0.99), pct(0.999), pct(1), early)
 	return nil
-}
-
-// percentileOf sorts late and returns its percentile function (p in
-// [0, 1]; 0 for no values).
-func percentileOf(late []time.Duration) func(p float64) time.Duration {
-	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
-	return func(p float64) time.Duration {
-		if len(late) == 0 {
-			return 0
-		}
-		return late[min(len(late)-1, int(p*float64(len(late))))]
-	}
 }

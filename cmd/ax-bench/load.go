@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,56 +81,4 @@ func summarize(lat []time.Duration, el time.Duration) *loadResult {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(10 * time.Microsecond)
 	}
 	return &loadResult{n: len(lat), elapsed: el, p50: pct(0.5), p99: pct(0.99), max: lat[len(lat)-1].Round(10 * time.Microsecond)}
-}
-
-// percentiles returns the p50, p99 and max of ds, rounded to ms.
-func percentiles(ds []time.Duration) (p50, p99, mx time.Duration) {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	at := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))].Round(time.Millisecond) }
-	return at(0.5), at(0.99), s[len(s)-1].Round(time.Millisecond)
-}
-
-// parseCounts parses a comma-separated list of positive numbers, the
-// value of flag name.
-func parseCounts(name, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("bad %s entry %q: want positive numbers, comma-separated", name, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
-
-// eachInstance calls fn with every instance f selects, read consistently
-// page after page, until fn returns false.
-func eachInstance(ctx context.Context, cl *client.Client, f model.InstanceFilter, fn func(*model.Instance) bool) error {
-	for {
-		page, err := cl.ListInstances(ctx, f)
-		if err != nil {
-			return err
-		}
-		for i := range page.Instances {
-			if !fn(&page.Instances[i]) {
-				return nil
-			}
-		}
-		if page.NextCursor == "" {
-			return nil
-		}
-		f.Cursor = page.NextCursor
-	}
 }

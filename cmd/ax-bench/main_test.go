@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ax-scheduler/ax/internal/benchkit"
 )
 
 // Help answers at every level; an unknown scenario is one line with a
@@ -125,15 +127,15 @@ func TestParseCounts(t *testing.T) {
 		{"-3", "error"},
 		{"ten", "error"},
 	} {
-		got, err := parseCounts("-clients", tc.in)
+		got, err := benchkit.ParseCounts("-clients", tc.in)
 		if tc.want == "error" {
 			if err == nil || !strings.Contains(err.Error(), "-clients") {
-				t.Errorf("parseCounts(%q) = %v, %v; want an error naming -clients", tc.in, got, err)
+				t.Errorf("benchkit.ParseCounts(%q) = %v, %v; want an error naming -clients", tc.in, got, err)
 			}
 			continue
 		}
 		if err != nil || fmt.Sprint(got) != tc.want {
-			t.Errorf("parseCounts(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
+			t.Errorf("benchkit.ParseCounts(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -150,7 +152,7 @@ func TestSummarize(t *testing.T) {
 	if r := summarize(nil, time.Second); r.n != 0 || r.rate() != 0 {
 		t.Fatalf("empty run: got %+v", r)
 	}
-	p50, p99, mx := percentiles([]time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond})
+	p50, p99, mx := benchkit.Percentiles([]time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond})
 	if p50 != 2*time.Millisecond || p99 != 3*time.Millisecond || mx != 3*time.Millisecond {
 		t.Fatalf("percentiles: %s %s %s", p50, p99, mx)
 	}

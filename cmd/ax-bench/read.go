@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -56,7 +57,7 @@ func (c *readCommand) Run(ctx context.Context, args []string) error {
 	if err := bf.parse(args); err != nil {
 		return err
 	}
-	counts, err := parseCounts("-clients", *clients)
+	counts, err := benchkit.ParseCounts("-clients", *clients)
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
@@ -168,14 +169,14 @@ func readYourWrites(ctx context.Context, t *target, nodes map[string]string, n i
 	if missed > 0 {
 		return fmt.Errorf("read-your-writes: %d of %d default reads through %s missed the write just made through %s", missed, n, r, w)
 	}
-	wp50, wp99, _ := percentiles(writes)
+	wp50, wp99, _ := benchkit.Percentiles(writes)
 	fmt.Printf("read-your-writes: %d PUTs through follower %s, each then a default GET through follower %s: all found; PUT+GET p50 %s p99 %s (the PUTs alone p50 %s p99 %s); the leader sent the commit index early %d times\n",
 		res.n, w, r, res.p50, res.p99, wp50, wp99, sends()-before)
 	res, writes, missed, err = pairs(client.Stale())
 	if err != nil {
 		return err
 	}
-	wp50, _, _ = percentiles(writes)
+	wp50, _, _ = benchkit.Percentiles(writes)
 	fmt.Printf("the same with ?stale=true GETs: %d of %d missed the write (404); PUT+GET p50 %s (the PUTs alone p50 %s)\n", missed, res.n, res.p50, wp50)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/worker"
 )
@@ -111,7 +112,7 @@ func benchRun(ctx context.Context, t *target, o runOptions) error {
 			if err == nil && h.Active == 0 && h.Pending == 0 {
 				return nil
 			}
-			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			if err := benchkit.Sleep(ctx, 100*time.Millisecond); err != nil {
 				return err
 			}
 		}
@@ -159,7 +160,7 @@ func benchRun(ctx context.Context, t *target, o runOptions) error {
 		return err
 	}
 	var lat []time.Duration
-	err := eachInstance(ctx, cl, model.InstanceFilter{Task: "bench-run-sdk", Limit: 1000}, func(in *model.Instance) bool {
+	err := benchkit.EachInstance(ctx, cl, model.InstanceFilter{Task: "bench-run-sdk", Limit: 1000}, func(in *model.Instance) bool {
 		if !in.StartedAt.IsZero() {
 			lat = append(lat, in.StartedAt.Sub(in.FiredAt.Time))
 		}

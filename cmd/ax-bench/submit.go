@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -64,13 +65,13 @@ func (c *submitCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	inflights, err := parseCounts("-sdk-inflight", *sdkInFlight)
+	inflights, err := benchkit.ParseCounts("-sdk-inflight", *sdkInFlight)
 	if err != nil {
 		return err
 	}
 	goroutines := []int{*singleClients}
 	if *sdkGoroutines != "" {
-		if goroutines, err = parseCounts("-sdk-goroutines", *sdkGoroutines); err != nil {
+		if goroutines, err = benchkit.ParseCounts("-sdk-goroutines", *sdkGoroutines); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -35,7 +36,7 @@ func (c *tasksCommand) Run(ctx context.Context, args []string) error {
 	if err := bf.parse(args); err != nil {
 		return err
 	}
-	counts, err := parseCounts("-clients", *clients)
+	counts, err := benchkit.ParseCounts("-clients", *clients)
 	if err != nil {
 		return fmt.Errorf("tasks: %w", err)
 	}

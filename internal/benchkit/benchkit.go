@@ -1,0 +1,80 @@
+// Package benchkit holds the measuring helpers of the load tools
+// (cmd/ax-bench): percentiles, paced sleeps, and reading every instance
+// of a task back.
+package benchkit
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Percentiles returns the p50, p99 and max of ds, rounded to ms.
+func Percentiles(ds []time.Duration) (p50, p99, mx time.Duration) {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	at := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))].Round(time.Millisecond) }
+	return at(0.5), at(0.99), s[len(s)-1].Round(time.Millisecond)
+}
+
+// ParseCounts parses a comma-separated list of positive numbers, the
+// value of flag name.
+func ParseCounts(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad %s entry %q: want positive numbers, comma-separated", name, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Sleep waits d or until ctx ends.
+func Sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// EachInstance calls fn with every instance f selects, read consistently
+// page after page, until fn returns false.
+func EachInstance(ctx context.Context, cl *client.Client, f model.InstanceFilter, fn func(*model.Instance) bool) error {
+	for {
+		page, err := cl.ListInstances(ctx, f)
+		if err != nil {
+			return err
+		}
+		for i := range page.Instances {
+			if !fn(&page.Instances[i]) {
+				return nil
+			}
+		}
+		if page.NextCursor == "" {
+			return nil
+		}
+		f.Cursor = page.NextCursor
+	}
+}
+
+// PercentileOf sorts late and returns its percentile function (p in
+// [0, 1]; 0 for no values).
+func PercentileOf(late []time.Duration) func(p float64) time.Duration {
+	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+	return func(p float64) time.Duration {
+		if len(late) == 0 {
+			return 0
+		}
+		return late[min(len(late)-1, int(p*float64(len(late))))]
+	}
+}
