@@ -12,12 +12,12 @@ import (
 	"github.com/ax-scheduler/ax/internal/jsonpath"
 )
 
-// maxFile bounds a definition read by an apply command (-f).
-const maxFile = 1 << 20
+// MaxFile bounds a definition read by an apply command (-f).
+const MaxFile = 1 << 20
 
-// ReadFile reads the file an apply command's -f names, stdin for "-",
-// at most 1 MiB.
-func (o *IO) ReadFile(name string) ([]byte, error) {
+// ReadFile reads the file name, stdin for "-" (an apply command's -f),
+// at most max bytes.
+func (o *IO) ReadFile(name string, max int) ([]byte, error) {
 	var r io.Reader
 	switch name {
 	case "":
@@ -32,9 +32,9 @@ func (o *IO) ReadFile(name string) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxFile+1))
-	if err == nil && len(data) > maxFile {
-		err = fmt.Errorf("%s: larger than %d bytes", name, maxFile)
+	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err == nil && len(data) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", name, max)
 	}
 	return data, err
 }
@@ -59,10 +59,10 @@ func DecodeJSON(data []byte, v any) error {
 	return nil
 }
 
-// ReadJSON reads the file -f names (see ReadFile) into v (see
-// DecodeJSON).
+// ReadJSON reads the file -f names (see ReadFile, at most MaxFile
+// bytes) into v (see DecodeJSON).
 func (o *IO) ReadJSON(name string, v any) error {
-	data, err := o.ReadFile(name)
+	data, err := o.ReadFile(name, MaxFile)
 	if err != nil {
 		return err
 	}
