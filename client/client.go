@@ -71,6 +71,7 @@ type Config struct {
 type Client struct {
 	transport
 	alertCalls
+	calendarCalls
 }
 
 // New returns a Client for cfg.
@@ -94,6 +95,7 @@ func New(cfg Config) *Client {
 	}
 	c := &Client{transport: transport{cfg: cfg, hc: hc}}
 	c.alertCalls = alertCalls{&c.transport}
+	c.calendarCalls = calendarCalls{&c.transport}
 	for _, a := range cfg.Addrs {
 		for _, p := range strings.Split(a, ",") {
 			if p = strings.TrimSpace(p); p != "" {

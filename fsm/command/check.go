@@ -13,6 +13,9 @@ import (
 // asModelError turns a validation error into the *model.Error a result
 // carries.
 func asModelError(err error) *model.Error {
+	if err == nil {
+		return nil
+	}
 	var me *model.Error
 	if errors.As(err, &me) {
 		return me

@@ -1,12 +1,9 @@
 package operate
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ax-scheduler/ax/internal/command"
 
@@ -61,22 +58,8 @@ func (c *channelApplyCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var data []byte
-	switch c.file {
-	case "":
-		return fmt.Errorf("channel apply: -f FILE (or - for stdin) is required")
-	case "-":
-		data, err = io.ReadAll(io.LimitReader(c.IO.Stdin, 1<<20))
-	default:
-		data, err = os.ReadFile(c.file)
-	}
-	if err != nil {
-		return fmt.Errorf("channel apply: %w", err)
-	}
 	var ch channel.Channel
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ch); err != nil {
+	if err := c.IO.ReadJSON(c.file, &ch); err != nil {
 		return fmt.Errorf("channel apply: %w", err)
 	}
 	if ch.Name == "" {
