@@ -11,8 +11,11 @@ import (
 // The checks the bodies' Validate methods share.
 
 // asModelError turns a validation error into the *model.Error a result
-// carries.
+// carries (nil for nil).
 func asModelError(err error) *model.Error {
+	if err == nil {
+		return nil
+	}
 	var me *model.Error
 	if errors.As(err, &me) {
 		return me
