@@ -11,7 +11,7 @@ import (
 // The checks the bodies' Validate methods share.
 
 // asModelError turns a validation error into the *model.Error a result
-// carries.
+// carries (nil for nil).
 func asModelError(err error) *model.Error {
 	if err == nil {
 		return nil

@@ -1,8 +1,13 @@
 package journeys
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -434,4 +439,149 @@ func TestUI_Console(t *testing.T) {
 		t.Fatalf("after the edit: %+v %v", got, err)
 	}
 	t.Logf("screenshots in %s", b.shots)
+}
+
+// putDef PUTs a definition (a calendar, a window) as token through addr;
+// an answer other than 200 is an error, so that callers can retry until
+// a new cluster has reached protocol 8.
+func putDef(ctx context.Context, token, addr, path string, def any) error {
+	body, err := json.Marshal(def)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT %s: %d %s", path, resp.StatusCode, out)
+	}
+	return nil
+}
+
+// TestUI_CalendarsAndWindows drives the Calendars and Windows pages in a
+// real browser through a follower of a cluster with ACLs: a calendar and
+// two windows made through the API are listed (the excluded days, the
+// tasks using the calendar, a window active now and one to come); a
+// writer creates a calendar through the form (the API's refusal shown
+// naming the field first) and deletes it; the page of a task naming the
+// calendar shows it, and that of a task a window holds marks the fires
+// held back; a reader gets neither the form nor the delete buttons.
+func TestUI_CalendarsAndWindows(t *testing.T) {
+	b := newBrowser(t)
+	c := startCluster(t, 3)
+	ctx := ctxT(t, 3*time.Minute)
+	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := tokenClient(c, boot.Secret)
+	readTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "rita", Role: model.RoleReader})
+	_, followers := leaderAndFollowers(ctx, t, c)
+	via := followers[0].HTTPAddr
+
+	testkit.Eventually(t, 30*time.Second, func() error {
+		return putDef(ctx, boot.Secret, via, "/v1/calendars/holidays", map[string]any{"timezone": "Europe/Berlin",
+			"exclude": []string{"sat", "sun", "2026-12-25", "2026-12-24/2026-12-26"}, "include": []string{"2026-12-19"}})
+	})
+	// freeze holds the tasks labelled team=pay now (a range of wall
+	// times around now, in UTC); later holds every task, from 3 h on.
+	now := time.Now().UTC()
+	wall := func(d time.Duration) string { return now.Add(d).Format("2006-01-02T15:04") }
+	if err := putDef(ctx, boot.Secret, via, "/v1/windows/freeze", map[string]any{"timezone": "UTC",
+		"ranges": []string{wall(-time.Hour) + "/" + wall(2*time.Hour)}, "selector": map[string]string{"team": "pay"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := putDef(ctx, boot.Secret, via, "/v1/windows/later", map[string]any{"timezone": "UTC",
+		"ranges": []string{wall(3*time.Hour) + "/" + wall(4*time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []*model.Task{
+		{Name: "payroll", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 9 * * *", Timezone: "Europe/Berlin",
+			Calendars: []string{"holidays"}, OnExcluded: "next"}, Action: model.Action{Type: model.ActionShell, Command: "true"}},
+		{Name: "sync", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/15 * * * *"},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}, Labels: map[string]string{"team": "pay"}},
+	} {
+		if _, err := adm.PutTask(ctx, task); err != nil {
+			t.Fatalf("put %s: %v", task.Name, err)
+		}
+	}
+
+	base := "http://" + via
+	b.open(base+"/ui/#/calendars", "#token")
+	b.do("sign in as admin", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), boot.Secret),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-calendar="holidays"]`)))
+	row := `document.querySelector('tr[data-calendar="holidays"]')`
+	b.waitJS("the calendar's row", `(() => { const r = `+row+`; return r.querySelector('.exclude').innerText.includes('every sat, sun') &&
+		r.querySelector('.exclude').innerText.includes('2026-12-24/2026-12-26') && r.querySelector('.include').innerText.includes('2026-12-19') &&
+		r.innerText.includes('Europe/Berlin') && !!r.querySelector('.used-by a[href="#/tasks/payroll"]'); })()`, 10*time.Second)
+	b.waitJS("nav marks the page", `document.querySelector('[data-nav="calendars"]').getAttribute('aria-current') === 'page'`, 5*time.Second)
+
+	// A writer's form: a refused entry is named and its field marked;
+	// once fixed, the calendar is listed; then deleted.
+	b.do("new calendar refused", 20*time.Second,
+		chromedp.Click(chromedp.CSS("#act-new")),
+		chromedp.WaitVisible(chromedp.CSS("#def-name")),
+		chromedp.SendKeys(chromedp.CSS("#def-name"), "closures"),
+		chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\n2026-13-01"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the API's refusal names the entry", `(document.querySelector('dialog .error')?.textContent || '').startsWith('exclude[1]') &&
+		document.querySelector('#cal-exclude').getAttribute('aria-invalid') === 'true'`, 10*time.Second)
+	b.do("new calendar", 20*time.Second,
+		chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\nsunday"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-calendar="closures"]`)))
+	b.waitJS("its row", `document.querySelector('tr[data-calendar="closures"] .exclude').innerText.includes('every sunday')`, 5*time.Second)
+	b.shot("calendars")
+	b.do("delete it", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-calendar="closures"] .act-delete`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-calendar="closures"]`)))
+
+	b.open(base+"/ui/#/windows", `tr[data-window="freeze"]`)
+	b.waitJS("freeze is active and holds sync, the team=pay task", `(() => { const r = document.querySelector('tr[data-window="freeze"]');
+		return r.classList.contains('held') && r.querySelector('.status .active')?.textContent.startsWith('active until ') &&
+			!!r.querySelector('.held-tasks a[href="#/tasks/sync"]') && !r.querySelector('.held-tasks a[href="#/tasks/payroll"]') &&
+			r.innerText.includes('team=pay'); })()`, 10*time.Second)
+	b.waitJS("later is to come and holds every task", `(() => { const r = document.querySelector('tr[data-window="later"]');
+		return !r.classList.contains('held') && !r.querySelector('.active') && r.querySelector('.status .next')?.textContent.startsWith('next ') &&
+			r.innerText.includes('every task') && !!r.querySelector('.held-tasks a[href="#/tasks/payroll"]'); })()`, 10*time.Second)
+	b.shot("windows")
+
+	// The task pages: payroll names the calendar; sync's next fires in
+	// the next two hours are held by freeze, those 3–4 h on by later.
+	b.open(base+"/ui/#/tasks/payroll", "#calendars")
+	b.waitJS("payroll's calendar", `(() => { const e = document.querySelector('#calendars');
+		return e.querySelector('a[href="#/calendars"]')?.textContent === 'holidays' && e.textContent.includes('on an excluded day: next'); })()`, 5*time.Second)
+	b.open(base+"/ui/#/tasks/sync", `tr[data-held-by="freeze"]`)
+	b.waitJS("sync's fires held back", `(() => { const held = [...document.querySelectorAll('tr[data-held-by]')];
+		return held.filter(r => r.dataset.heldBy === 'freeze').length >= 6 && held.every(r => r.innerText.includes('held by window ' + r.dataset.heldBy + ' until ')) &&
+			held.some(r => r.dataset.heldBy === 'later') && held.length < document.querySelectorAll('tr').length - 1; })()`, 10*time.Second)
+	b.shot("task-held")
+
+	// A reader sees the pages without the form or the delete buttons.
+	evalJS[chromedp.Void](b, `sessionStorage.clear()`)
+	b.open(base+"/ui/#/windows", "#token")
+	b.do("sign in as reader", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#token"), readTok),
+		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-window="freeze"]`)))
+	for _, pg := range []struct{ hash, ready string }{{"#/windows", `tr[data-window="later"]`}, {"#/calendars", `tr[data-calendar="holidays"]`}} {
+		b.open(base+"/ui/"+pg.hash, pg.ready)
+		if n := evalJS[int](b, `document.querySelectorAll('#act-new, .act-edit, .act-delete').length`); n != 0 {
+			t.Fatalf("a reader sees %d writer buttons on %s", n, pg.hash)
+		}
+	}
 }

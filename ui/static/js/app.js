@@ -10,6 +10,8 @@ import * as tasks from './tasks.js';
 import * as task from './task.js';
 import * as instances from './instances.js';
 import * as instance from './instance.js';
+import * as calendars from './calendars.js';
+import * as windows from './windows.js';
 
 const main = document.getElementById('main');
 let current = null; // AbortController of the page on screen
@@ -20,6 +22,8 @@ const routes = [
   [/^\/tasks\/([^/?]+)$/, task],
   [/^\/instances\/?$/, instances],
   [/^\/instances\/([0-9a-f]{16})$/, instance],
+  [/^\/calendars\/?$/, calendars],
+  [/^\/windows\/?$/, windows],
 ];
 
 async function route() {
@@ -97,7 +101,7 @@ function login(err) {
 
 setUnauthorizedHandler(err => { setToken(''); forget(); login(err); });
 
-// Keyboard: g o / g t / g i go to a page, / focuses the page's first
+// Keyboard: g o / g t / g i / g c / g w go to a page, / focuses the page's first
 // filter, ? lists the keys.
 let pendingG = 0;
 document.addEventListener('keydown', e => {
@@ -105,7 +109,7 @@ document.addEventListener('keydown', e => {
   if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === 'g') { pendingG = Date.now(); return; }
   if (Date.now() - pendingG < 1000) {
-    const to = {o: '#/', t: '#/tasks', i: '#/instances'}[e.key];
+    const to = {o: '#/', t: '#/tasks', i: '#/instances', c: '#/calendars', w: '#/windows'}[e.key];
     pendingG = 0;
     if (to) { location.hash = to; e.preventDefault(); return; }
   }
@@ -113,7 +117,7 @@ document.addEventListener('keydown', e => {
     const f = main.querySelector('.filters input, .filters select');
     if (f) { f.focus(); e.preventDefault(); }
   } else if (e.key === '?') {
-    showInfo('Keys: g o overview · g t tasks · g i instances · / filter · Esc closes dialogs');
+    showInfo('Keys: g o overview · g t tasks · g i instances · g c calendars · g w windows · / filter · Esc closes dialogs');
   }
 });
 

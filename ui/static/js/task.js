@@ -3,7 +3,7 @@
 
 import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
-import {h, fill, section, table, fmtTime, zoneName, ago, between, badge, triggerText, windowText, throttle, localInput} from './util.js';
+import {h, fill, section, table, fmtTime, zoneName, ago, between, badge, triggerText, windowText, throttle, localInput, isZero} from './util.js';
 import {strip} from './tasks.js';
 import {lineDiff} from './diff.js';
 
@@ -43,7 +43,12 @@ export async function render(main, [name], page) {
   };
   const tasks = [
     loadRuns(),
-    api(base + '/fires?n=20', {signal: page.signal}).then(f => fill(fires, nextFires(f, t))),
+    // The windows are read once, to mark the fires one will hold back
+    // (their status knows the span holding now and the next one); a node
+    // that cannot list them still shows the fires.
+    Promise.all([api(base + '/fires?n=20', {signal: page.signal}),
+      api('/v1/windows', {signal: page.signal}).catch(err => { if (err.name === 'AbortError') throw err; return {windows: []}; })])
+      .then(([f, w]) => fill(fires, nextFires(f, t, holds(w.windows || [], t.name)))),
     api(base + '/calendar?days=91', {signal: page.signal}).then(c => fill(cal, calendar(c))),
     api(base + '/history', {signal: page.signal}).then(x => fill(hist, history(x))),
     api(base + '/events', {signal: page.signal}).then(x => fill(events, taskEvents(x))),
@@ -232,6 +237,9 @@ function definition(t) {
   const rows = [
     ['Trigger', triggerText(t)],
     ...(windowText(tr, tz) ? [['Window', windowText(tr, tz) + ' (' + tz + ')']] : []),
+    ...(tr.calendars && tr.calendars.length ? [['Calendars', h('span', {id: 'calendars'},
+      tr.calendars.map((c, i) => [i ? ', ' : '', h('a', {href: '#/calendars', dataset: {calendar: c}}, c)]),
+      ' · on an excluded day: ' + (tr.onExcluded || 'skip'))]] : []),
     ...(tr.maxRuns || t.runs ? [['Runs', (t.runs || 0) + (tr.maxRuns ? ' of ' + tr.maxRuns + ' (maxRuns)' : '')]] : []),
     ...(t.completed ? [['Completed', t.completed + ': the trigger fires no more. Raise maxRuns or move endAt to make it fire again.']] : []),
     ['Action', a.type + ': ' + (a.command || (a.method ? a.method + ' ' : '') + (a.url || '') || a.handler || '')],
@@ -244,15 +252,42 @@ function definition(t) {
     h('details', {}, h('summary', {}, 'Raw JSON'), h('pre', {class: 'code'}, JSON.stringify(t, null, 2)))];
 }
 
-function nextFires(f, t) {
+// holds lists the spans of the windows holding back task: the one
+// holding now and the next, each {name, from, until} in ms.
+function holds(windows, task) {
+  const out = [];
+  for (const w of windows) {
+    const s = w.status;
+    if (!s || !(s.tasks || []).includes(task)) continue;
+    if (s.active && !isZero(s.from)) out.push({name: w.name, from: Date.parse(s.from), until: Date.parse(s.until)});
+    if (!isZero(s.nextFrom)) out.push({name: w.name, from: Date.parse(s.nextFrom), until: Date.parse(s.nextUntil)});
+  }
+  return out;
+}
+
+// heldBy is the span holding back a fire at time t (the one ending last
+// when several do), or null.
+function heldBy(spans, t) {
+  const ms = Date.parse(t);
+  let best = null;
+  for (const s of spans) if (s.from <= ms && ms < s.until && (!best || s.until > best.until)) best = s;
+  return best;
+}
+
+function nextFires(f, t, spans = []) {
   const list = f.fires || [];
   if (!list.length) return h('p', {class: 'empty', id: 'fires-none'}, t.trigger && t.trigger.type === 'event' ? 'Event tasks fire when submitted to, not on a schedule.'
     : f.completed ? 'Completed: ' + f.completed + '. No fire is due.' : 'No fire is due.');
   return [t.paused ? h('p', {class: 'warn-text'}, 'Paused: these fires will not happen until the task is resumed.') : null,
-    table(['Task time', 'Your time', ''], list.map(x => h('tr', {class: x.dstChange ? 'dst' : ''},
-      h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtTime(x.time, f.timezone, true)),
-      h('td', {class: 'muted'}, fmtTime(x.time) + ' ' + zoneName(x.time)),
-      h('td', {}, x.dstChange ? h('span', {class: 'badge warn', title: 'The UTC offset changes before this fire'}, 'DST change') : ''))), '')];
+    table(['Task time', 'Your time', ''], list.map(x => {
+      const held = heldBy(spans, x.time);
+      return h('tr', {class: x.dstChange ? 'dst' : '', dataset: held ? {heldBy: held.name} : null},
+        h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtTime(x.time, f.timezone, true)),
+        h('td', {class: 'muted'}, fmtTime(x.time) + ' ' + zoneName(x.time)),
+        h('td', {}, x.dstChange ? h('span', {class: 'badge warn', title: 'The UTC offset changes before this fire'}, 'DST change') : '',
+          held ? [' ', h('a', {class: 'badge warn held', href: '#/windows', title: 'A blackout window holds this fire back; the catch-up policy decides what fires when it ends'},
+            'held by window ' + held.name + ' until ' + fmtTime(new Date(held.until).toISOString()) + ' ' + zoneName(held.until))] : null));
+    }), '')];
 }
 
 // calendar draws 13 weeks of days, coloured by how the day's instances
