@@ -31,6 +31,7 @@ func TestHeld(t *testing.T) {
 	weekend := mustBlackout(t, "weekend", "Europe/Berlin", "0 22 * * 5", 56*time.Hour)
 	christmas := mustBlackout(t, "christmas", "America/New_York", "", 0, "2026-12-24/2026-12-26")
 	springDay := mustBlackout(t, "spring-day", "America/New_York", "", 0, "2026-03-08")
+	fallDay := mustBlackout(t, "fall-day", "America/New_York", "", 0, "2026-11-01")
 	gap := mustBlackout(t, "gap", "America/New_York", "", 0, "2026-03-08T02:30/2026-03-08T05:00")
 	golden := mustBlackout(t, "golden-week", "Asia/Shanghai", "", 0, "2026-10-01/2026-10-07")
 	evening := mustBlackout(t, "evening", "Asia/Shanghai", "", 0, "2026-10-07T18:00/2026-10-08T02:00")
@@ -55,6 +56,8 @@ func TestHeld(t *testing.T) {
 		{"the day before is not", []*Blackout{christmas}, "2026-12-23T23:59:59-05:00", false, "", "", ""},
 		{"the spring-forward day lasts 23 hours", []*Blackout{springDay}, "2026-03-08T23:30:00-04:00", true, "spring-day",
 			"2026-03-08T00:00:00-05:00", "2026-03-09T00:00:00-04:00"},
+		{"the fall-back day lasts 25 hours", []*Blackout{fallDay}, "2026-11-01T23:30:00-05:00", true, "fall-day",
+			"2026-11-01T00:00:00-04:00", "2026-11-02T00:00:00-05:00"},
 		{"a wall time in the gap moves forward by the gap", []*Blackout{gap}, "2026-03-08T03:29:00-04:00", false, "", "", ""},
 		{"from 03:30 EDT", []*Blackout{gap}, "2026-03-08T03:30:00-04:00", true, "gap",
 			"2026-03-08T03:30:00-04:00", "2026-03-08T05:00:00-04:00"},

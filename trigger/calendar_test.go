@@ -141,3 +141,36 @@ func BenchmarkExclude_NextMoved(b *testing.B) {
 		at = s.Next(at)
 	}
 }
+
+// BenchmarkCalendarNext compares a plain schedule's Next with the same
+// schedule under a calendar of 60 excluded days (skip) and with the
+// check of two blackout windows that are not in force: what a fire of a
+// task with calendars and windows costs the leader's scheduler beyond a
+// plain one.
+func BenchmarkCalendarNext(b *testing.B) {
+	s := mustParseCron(b, "*/10 * * * * *", "UTC")
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var days []string
+	for d := 2; len(days) < 60; d += 3 {
+		days = append(days, start.AddDate(0, 0, d).Format(time.DateOnly))
+	}
+	cal, _ := NewCalendar("c", time.UTC, days, nil)
+	w1, _ := NewBlackout("w1", time.UTC, mustParseCron(b, "0 3 * * *", "UTC"), time.Hour, nil)
+	w2, _ := NewBlackout("w2", time.UTC, nil, 0, []string{"2027-01-01"})
+	holds := []*Blackout{w1, w2}
+	for _, c := range []struct {
+		name  string
+		s     Schedule
+		holds []*Blackout
+	}{{"plain", s, nil}, {"calendar", Exclude(s, []*Calendar{cal}, OnExcludedSkip), nil}, {"calendar+windows", Exclude(s, []*Calendar{cal}, OnExcludedSkip), holds}} {
+		b.Run(c.name, func(b *testing.B) {
+			at := start
+			for b.Loop() {
+				at = c.s.Next(at)
+				if len(c.holds) > 0 {
+					Held(c.holds, at)
+				}
+			}
+		})
+	}
+}
