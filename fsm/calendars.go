@@ -162,7 +162,11 @@ func (w calendarWrites) putCalendarCheck(p *command.PutCalendar) (*calendar.Cale
 
 func (w calendarWrites) putCalendar(p *command.PutCalendar, cur *calendar.Calendar) *Result {
 	c := p.Calendar
-	c.Version, c.CreatedAt, c.UpdatedAt, c.UpdatedBy = w.stamp(cur)
+	var curMeta *calendar.Meta
+	if cur != nil {
+		curMeta = &cur.Meta
+	}
+	c.Meta = w.stamp(curMeta)
 	if !w.putDef(bktCalendars, c.Name, &c) {
 		return nil
 	}
@@ -206,11 +210,11 @@ func (w calendarWrites) putWindowCheck(p *command.PutWindow) (*calendar.Window, 
 
 func (w calendarWrites) putWindow(p *command.PutWindow, cur *calendar.Window) *Result {
 	win := p.Window
-	var meta *calendar.Calendar
+	var curMeta *calendar.Meta
 	if cur != nil {
-		meta = &calendar.Calendar{Version: cur.Version, CreatedAt: cur.CreatedAt}
+		curMeta = &cur.Meta
 	}
-	win.Version, win.CreatedAt, win.UpdatedAt, win.UpdatedBy = w.stamp(meta)
+	win.Meta = w.stamp(curMeta)
 	if !w.putDef(bktWindows, win.Name, &win) {
 		return nil
 	}
@@ -235,18 +239,19 @@ func (w calendarWrites) deleteWindow(ref *command.TaskRef, cur *calendar.Window)
 	return okResult(cur)
 }
 
-// stamp returns the version, creation and update times and author of a
-// definition put over cur (nil: a new one).
-func (w calendarWrites) stamp(cur *calendar.Calendar) (uint64, *model.Time, *model.Time, string) {
+// stamp returns what the server sets on a definition put over one with
+// meta cur (nil: a new one).
+func (w calendarWrites) stamp(cur *calendar.Meta) calendar.Meta {
 	now := model.UnixMilli(w.cmd.Now)
-	version, created := uint64(1), now
+	m := calendar.Meta{Version: 1, CreatedAt: &now, UpdatedAt: &now, UpdatedBy: w.cmd.Actor}
 	if cur != nil {
-		version = cur.Version + 1
+		m.Version = cur.Version + 1
 		if cur.CreatedAt != nil {
-			created = *cur.CreatedAt
+			created := *cur.CreatedAt
+			m.CreatedAt = &created
 		}
 	}
-	return version, &created, &now, w.cmd.Actor
+	return m
 }
 
 // putDef stores a definition and bumps its bucket's sequence.

@@ -24,6 +24,16 @@ const (
 	MaxSelector    = 32 // selector labels
 )
 
+// Meta is what the server sets on a definition it stores: its version
+// (1 for a new one, one more on each put) and when and by whom it was
+// created and last put.
+type Meta struct {
+	Version   uint64      `json:"version,omitempty"`
+	CreatedAt *model.Time `json:"createdAt,omitempty"`
+	UpdatedAt *model.Time `json:"updatedAt,omitempty"`
+	UpdatedBy string      `json:"updatedBy,omitempty"`
+}
+
 // Calendar is an exclusion calendar: the days, in its timezone, on which
 // the triggers that name it do not fire (docs/tasks.md, "Calendars").
 // Version and the times are the server's.
@@ -39,10 +49,7 @@ type Calendar struct {
 	// working Saturday).
 	Include []string `json:"include,omitempty"`
 
-	Version   uint64      `json:"version,omitempty"`
-	CreatedAt *model.Time `json:"createdAt,omitempty"`
-	UpdatedAt *model.Time `json:"updatedAt,omitempty"`
-	UpdatedBy string      `json:"updatedBy,omitempty"`
+	Meta
 	// UsedBy lists the tasks whose trigger names the calendar (reads).
 	UsedBy []string `json:"usedBy,omitempty"`
 }
@@ -55,7 +62,7 @@ type List struct {
 // Definition returns the calendar without what the server sets.
 func (c *Calendar) Definition() Calendar {
 	d := *c
-	d.Version, d.CreatedAt, d.UpdatedAt, d.UpdatedBy, d.UsedBy = 0, nil, nil, "", nil
+	d.Meta, d.UsedBy = Meta{}, nil
 	return d
 }
 
@@ -122,11 +129,8 @@ type Window struct {
 	// held back; an empty selector matches every task.
 	Selector map[string]string `json:"selector,omitempty"`
 
-	Version   uint64      `json:"version,omitempty"`
-	CreatedAt *model.Time `json:"createdAt,omitempty"`
-	UpdatedAt *model.Time `json:"updatedAt,omitempty"`
-	UpdatedBy string      `json:"updatedBy,omitempty"`
-	Status    *Status     `json:"status,omitempty"`
+	Meta
+	Status *Status `json:"status,omitempty"`
 }
 
 // Status is where a window stands at the time of a read.
@@ -152,7 +156,7 @@ type WindowList struct {
 // Definition returns the window without what the server sets.
 func (w *Window) Definition() Window {
 	d := *w
-	d.Version, d.CreatedAt, d.UpdatedAt, d.UpdatedBy, d.Status = 0, nil, nil, "", nil
+	d.Meta, d.Status = Meta{}, nil
 	return d
 }
 
