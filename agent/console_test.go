@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // TestAgent_ConsoleReads runs the console's reads against a one-node
@@ -64,15 +65,15 @@ func TestAgent_ConsoleReads(t *testing.T) {
 		t.Errorf("summaries %+v", l)
 	}
 
-	counts, err := a.console.TaskCounts(ctx, "job", model.CountFilter{Source: model.SourceAPI})
+	counts, err := a.console.TaskCounts(ctx, "job", live.CountFilter{Source: model.SourceAPI})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if counts.Total != 3 || counts.Counts[model.StateReady] != 2 || counts.Counts[model.StateCanceled] != 1 ||
-		counts.Slots == nil || *counts.Slots != (model.SlotUse{Busy: 2, Limit: 5}) {
+		counts.Slots == nil || *counts.Slots != (live.SlotUse{Busy: 2, Limit: 5}) {
 		t.Errorf("counts %+v (slots %+v)", counts, counts.Slots)
 	}
-	if counts, _ := a.console.TaskCounts(ctx, "job", model.CountFilter{Source: model.SourceBackfill}); counts.Total != 0 {
+	if counts, _ := a.console.TaskCounts(ctx, "job", live.CountFilter{Source: model.SourceBackfill}); counts.Total != 0 {
 		t.Errorf("backfill counts %+v, want none", counts)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	axmetrics "github.com/ax-scheduler/ax/metrics"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 	"github.com/ax-scheduler/ax/notify"
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/wheel"
@@ -59,7 +60,7 @@ type State interface {
 	Log(id uint64) (*model.InstanceLog, error)
 	TaskVersions(fn func(name string, version uint64, watermark int64, runs uint64)) error
 	ActiveInstances(fn func(fsm.Active)) error
-	RecentMisfires(n int) ([]model.RecentMisfire, error)
+	RecentMisfires(n int) ([]live.RecentMisfire, error)
 	FiringAlerts() ([]model.Alert, error)
 	ListAlerts(f fsm.AlertFilter) (*model.AlertList, error)
 	Silences(nowMs int64) ([]model.Silence, error)

@@ -35,9 +35,9 @@ type call struct {
 	Live      live.Filter
 	Upcoming  live.UpcomingQuery
 	Offset    int64
-	N         int               // days, fires or runs of a console read
-	Counts    model.CountFilter // TaskCounts
-	Put       api.PutOptions    // PutTask, PlanTask
+	N         int              // days, fires or runs of a console read
+	Counts    live.CountFilter // TaskCounts
+	Put       api.PutOptions   // PutTask, PlanTask
 	Rerun     model.RerunRequest
 }
 
@@ -78,11 +78,11 @@ type fakeBackend struct {
 	UpcomingV *live.Upcoming
 	// LogFn, when set, answers InstanceLog.
 	LogFn     func(offset int64) (*model.InstanceLog, error)
-	OverviewV *model.Overview
-	Summaries *model.TaskSummaryList
-	Calendar  *model.TaskCalendar
-	Fires     *model.TaskFires
-	CountsV   *model.InstanceCounts
+	OverviewV *live.Overview
+	Summaries *live.TaskSummaryList
+	Calendar  *live.TaskCalendar
+	Fires     *live.TaskFires
+	CountsV   *live.InstanceCounts
 	ChannelsV *channel.List
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // Bounds of the console's query parameters.
@@ -50,7 +51,7 @@ func (s consoleRoutes) taskIntRead(w http.ResponseWriter, r *http.Request, key s
 // taskCounts serves GET /v1/tasks/{name}/counts?source=&from=&to=.
 func (s consoleRoutes) taskCounts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := model.CountFilter{Source: q.Get("source")}
+	f := live.CountFilter{Source: q.Get("source")}
 	err := validSource(f.Source)
 	if err == nil {
 		f.From, err = timeParam(q, "from")
@@ -81,7 +82,7 @@ func summaryParams(q url.Values) (bool, int, error) {
 	if !on && q.Get("runs") != "" {
 		return false, 0, model.FieldErrorf("runs", "applies with summary=true only")
 	}
-	runs, err := intParam(q, "runs", model.DefaultSummaryRuns, 1, model.MaxSummaryRuns)
+	runs, err := intParam(q, "runs", live.DefaultSummaryRuns, 1, live.MaxSummaryRuns)
 	return on, runs, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // ConsoleBackend answers the console's aggregate reads. Each works on any
@@ -11,15 +12,15 @@ import (
 // leader's executor list, and reports their failures in its answer).
 type ConsoleBackend interface {
 	// Overview answers GET /v1/overview.
-	Overview(ctx context.Context) (*model.Overview, error)
+	Overview(ctx context.Context) (*live.Overview, error)
 	// TaskSummaries lists tasks as ListTasks does, each with its next
 	// fire time and its runs newest instances that fired.
-	TaskSummaries(ctx context.Context, f model.TaskFilter, runs int) (*model.TaskSummaryList, error)
+	TaskSummaries(ctx context.Context, f model.TaskFilter, runs int) (*live.TaskSummaryList, error)
 	// TaskCalendar counts a task's instances by state per scheduled date
 	// (in the task's timezone) over the last days days.
-	TaskCalendar(ctx context.Context, name string, days int) (*model.TaskCalendar, error)
+	TaskCalendar(ctx context.Context, name string, days int) (*live.TaskCalendar, error)
 	// TaskFires returns the task's next n fire times from now.
-	TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error)
+	TaskFires(ctx context.Context, name string, n int) (*live.TaskFires, error)
 	// TaskCounts counts a task's instances by state, selected by f.
-	TaskCounts(ctx context.Context, name string, f model.CountFilter) (*model.InstanceCounts, error)
+	TaskCounts(ctx context.Context, name string, f live.CountFilter) (*live.InstanceCounts, error)
 }

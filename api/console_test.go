@@ -12,31 +12,32 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
-func (f fakeConsole) Overview(ctx context.Context) (*model.Overview, error) {
+func (f fakeConsole) Overview(ctx context.Context) (*live.Overview, error) {
 	f.record(ctx, call{Method: "Overview"})
-	return answer(f.fakeBackend, f.OverviewV, &model.Overview{})
+	return answer(f.fakeBackend, f.OverviewV, &live.Overview{})
 }
 
-func (f fakeConsole) TaskSummaries(ctx context.Context, flt model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
+func (f fakeConsole) TaskSummaries(ctx context.Context, flt model.TaskFilter, runs int) (*live.TaskSummaryList, error) {
 	f.record(ctx, call{Method: "TaskSummaries", Filter: flt, N: runs})
-	return answer(f.fakeBackend, f.Summaries, &model.TaskSummaryList{Tasks: []model.SummarizedTask{}})
+	return answer(f.fakeBackend, f.Summaries, &live.TaskSummaryList{Tasks: []live.SummarizedTask{}})
 }
 
-func (f fakeConsole) TaskCalendar(ctx context.Context, name string, days int) (*model.TaskCalendar, error) {
+func (f fakeConsole) TaskCalendar(ctx context.Context, name string, days int) (*live.TaskCalendar, error) {
 	f.record(ctx, call{Method: "TaskCalendar", Name: name, N: days})
-	return answer(f.fakeBackend, f.Calendar, &model.TaskCalendar{Task: name, Days: []model.CalendarDay{}})
+	return answer(f.fakeBackend, f.Calendar, &live.TaskCalendar{Task: name, Days: []live.CalendarDay{}})
 }
 
-func (f fakeConsole) TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error) {
+func (f fakeConsole) TaskFires(ctx context.Context, name string, n int) (*live.TaskFires, error) {
 	f.record(ctx, call{Method: "TaskFires", Name: name, N: n})
-	return answer(f.fakeBackend, f.Fires, &model.TaskFires{Fires: []model.FirePreview{}})
+	return answer(f.fakeBackend, f.Fires, &live.TaskFires{Fires: []live.FirePreview{}})
 }
 
-func (f fakeConsole) TaskCounts(ctx context.Context, name string, flt model.CountFilter) (*model.InstanceCounts, error) {
+func (f fakeConsole) TaskCounts(ctx context.Context, name string, flt live.CountFilter) (*live.InstanceCounts, error) {
 	f.record(ctx, call{Method: "TaskCounts", Name: name, Counts: flt})
-	return answer(f.fakeBackend, f.CountsV, &model.InstanceCounts{Counts: map[string]int{}})
+	return answer(f.fakeBackend, f.CountsV, &live.InstanceCounts{Counts: map[string]int{}})
 }
 
 // answer returns the fake's error if set, else its configured value, else
@@ -78,14 +79,14 @@ func TestServer_ConsoleShapes(t *testing.T) {
 	at := model.UnixMilli(1_795_000_000_000)
 	outcomes := `fired SUCCESS FAILED TERMINATED CANCELED SKIPPED`
 	fb := &fakeBackend{
-		OverviewV: &model.Overview{Time: at, PerMinute: []model.MinuteStats{{Minute: at}},
-			RecentFailures: []model.RecentFailure{{ID: "00000000000000ff", Task: "daily", State: model.StateFailed, FinishedAt: at}},
-			RecentMisfires: []model.RecentMisfire{{Task: "daily", Time: at}}, ExecutorsError: "no leader"},
-		Summaries: &model.TaskSummaryList{Tasks: []model.SummarizedTask{{Task: model.Task{Name: "daily"},
-			Summary: model.TaskSummary{RecentRuns: []model.RunBrief{{ID: "00000000000000ff"}}}}}},
-		Calendar: &model.TaskCalendar{Task: "daily", Timezone: "UTC", Days: []model.CalendarDay{{Date: "2026-11-30", Counts: map[string]int{"SUCCESS": 3}}}},
-		Fires:    &model.TaskFires{Timezone: "America/Los_Angeles", Fires: []model.FirePreview{{Time: at, Local: "x", Zone: "PDT", Offset: -25200}}},
-		CountsV:  &model.InstanceCounts{Total: 4, Counts: map[string]int{"SUCCESS": 3, "RUNNING": 1}},
+		OverviewV: &live.Overview{Time: at, PerMinute: []live.MinuteStats{{Minute: at}},
+			RecentFailures: []live.RecentFailure{{ID: "00000000000000ff", Task: "daily", State: model.StateFailed, FinishedAt: at}},
+			RecentMisfires: []live.RecentMisfire{{Task: "daily", Time: at}}, ExecutorsError: "no leader"},
+		Summaries: &live.TaskSummaryList{Tasks: []live.SummarizedTask{{Task: model.Task{Name: "daily"},
+			Summary: live.TaskSummary{RecentRuns: []live.RunBrief{{ID: "00000000000000ff"}}}}}},
+		Calendar: &live.TaskCalendar{Task: "daily", Timezone: "UTC", Days: []live.CalendarDay{{Date: "2026-11-30", Counts: map[string]int{"SUCCESS": 3}}}},
+		Fires:    &live.TaskFires{Timezone: "America/Los_Angeles", Fires: []live.FirePreview{{Time: at, Local: "x", Zone: "PDT", Offset: -25200}}},
+		CountsV:  &live.InstanceCounts{Total: 4, Counts: map[string]int{"SUCCESS": 3, "RUNNING": 1}},
 	}
 	tests := []struct {
 		name string
@@ -165,7 +166,7 @@ func TestServer_ConsoleReads(t *testing.T) {
 	}{
 		{"overview", "/v1/overview", []call{{Method: "Overview"}}},
 		{"overview consistent", "/v1/overview?consistent=true", []call{{Method: "Overview"}}},
-		{"summaries default runs", "/v1/tasks?summary=true", []call{{Method: "TaskSummaries", N: model.DefaultSummaryRuns}}},
+		{"summaries default runs", "/v1/tasks?summary=true", []call{{Method: "TaskSummaries", N: live.DefaultSummaryRuns}}},
 		{"summaries with filters", "/v1/tasks?summary=true&runs=100&paused=true&limit=5&cursor=a",
 			[]call{{Method: "TaskSummaries", N: 100, Filter: model.TaskFilter{Paused: &paused, Limit: 5, Cursor: "a"}}}},
 		{"summary=false lists", "/v1/tasks?summary=false", []call{{Method: "ListTasks"}}},
@@ -175,8 +176,8 @@ func TestServer_ConsoleReads(t *testing.T) {
 		{"fires 200 consistent", "/v1/tasks/daily/fires?n=200&consistent=true", []call{{Method: "TaskFires", Name: "daily", N: 200}}},
 		{"counts", "/v1/tasks/daily/counts", []call{{Method: "TaskCounts", Name: "daily"}}},
 		{"counts filtered", "/v1/tasks/daily/counts?source=backfill&from=2026-01-02T03:04:05Z&to=2026-02-02T00:00:00Z",
-			[]call{{Method: "TaskCounts", Name: "daily", Counts: model.CountFilter{Source: model.SourceBackfill, From: from, To: to}}}},
-		{"counts from only", "/v1/tasks/daily/counts?from=2026-01-02T03:04:05Z", []call{{Method: "TaskCounts", Name: "daily", Counts: model.CountFilter{From: from}}}},
+			[]call{{Method: "TaskCounts", Name: "daily", Counts: live.CountFilter{Source: model.SourceBackfill, From: from, To: to}}}},
+		{"counts from only", "/v1/tasks/daily/counts?from=2026-01-02T03:04:05Z", []call{{Method: "TaskCounts", Name: "daily", Counts: live.CountFilter{From: from}}}},
 		{"instances source and until", "/v1/instances?source=backfill&until=2026-02-02T00:00:00Z&state=READY",
 			[]call{{Method: "ListInstances", Instances: model.InstanceFilter{Source: model.SourceBackfill, Until: to, State: model.StateReady}}}},
 	}
@@ -240,7 +241,7 @@ func TestServer_ConsoleBadInput(t *testing.T) {
 func TestServer_SummariesRedacted(t *testing.T) {
 	task := model.Task{Name: "daily", Action: model.Action{Type: model.ActionShell, Command: "x",
 		Env: map[string]model.Value{"TOKEN": {Text: "hunter2"}}}}
-	fb := &fakeBackend{Summaries: &model.TaskSummaryList{Tasks: []model.SummarizedTask{{Task: task}}}}
+	fb := &fakeBackend{Summaries: &live.TaskSummaryList{Tasks: []live.SummarizedTask{{Task: task}}}}
 	rec := serve(t, api.Config{Auth: roleTokens}, fb, request{method: http.MethodGet, path: "/v1/tasks?summary=true",
 		header: map[string]string{"Authorization": "Bearer reader"}})
 	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "hunter2") || !strings.Contains(rec.Body.String(), api.Redacted) {

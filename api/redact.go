@@ -5,6 +5,7 @@ import (
 
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // Redacted replaces literal env and header values of tasks, and the path
@@ -35,12 +36,12 @@ func redactFor(p *model.Principal, v any) any {
 		c := *x
 		c.Tasks = redactTasks(x.Tasks, func(t *model.Task) *model.Action { return &t.Action })
 		return &c
-	case *model.TaskSummaryList:
+	case *live.TaskSummaryList:
 		if x == nil {
 			return v
 		}
 		c := *x
-		c.Tasks = redactTasks(x.Tasks, func(t *model.SummarizedTask) *model.Action { return &t.Action })
+		c.Tasks = redactTasks(x.Tasks, func(t *live.SummarizedTask) *model.Action { return &t.Action })
 		return &c
 	case *channel.Channel:
 		if x == nil {

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // TaskCounts counts a task's instances by state (those of f.Source
 // scheduled in [f.From, f.To], each optional) and says how many of its
 // concurrency slots are busy (GET /v1/tasks/{name}/counts).
-func (c *Client) TaskCounts(ctx context.Context, task string, f model.CountFilter, opts ...ReadOption) (*model.InstanceCounts, error) {
+func (c *Client) TaskCounts(ctx context.Context, task string, f live.CountFilter, opts ...ReadOption) (*live.InstanceCounts, error) {
 	q := query(opts)
 	if f.Source != "" {
 		q.Set("source", f.Source)
@@ -21,6 +22,6 @@ func (c *Client) TaskCounts(ctx context.Context, task string, f model.CountFilte
 			q.Set(k, t.UTC().Format(time.RFC3339Nano))
 		}
 	}
-	var out model.InstanceCounts
+	var out live.InstanceCounts
 	return &out, c.Do(ctx, Request{Method: http.MethodGet, Path: taskPath(task, "/counts"), Query: q}, &out)
 }

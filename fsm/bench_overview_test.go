@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // BenchmarkOverview measures the overview query (ns/op), and instance
@@ -186,13 +187,13 @@ func BenchmarkOverviewDerived(b *testing.B) {
 // parts that the replicated aggregates hold: the last day's and hour's
 // fires and finishes, the last 60 minutes and the 20 newest failures. It
 // can only count the instances retention has kept.
-func deriveOverview(f *FSM, nowMs int64) (*model.Overview, error) {
-	o := &model.Overview{PerMinute: make([]model.MinuteStats, 60)}
+func deriveOverview(f *FSM, nowMs int64) (*live.Overview, error) {
+	o := &live.Overview{PerMinute: make([]live.MinuteStats, 60)}
 	now := nowMs / minuteMs
 	for i := range o.PerMinute {
 		o.PerMinute[i].Minute = model.UnixMilli((now - 59 + int64(i)) * minuteMs)
 	}
-	add := func(ms int64, out model.Outcomes) {
+	add := func(ms int64, out live.Outcomes) {
 		m := ms / minuteMs
 		if m < now-1439 || m > now {
 			return
@@ -212,9 +213,9 @@ func deriveOverview(f *FSM, nowMs int64) (*model.Overview, error) {
 				return errRecord
 			}
 			if fired != 0 {
-				add(fired, model.Outcomes{Fired: 1})
+				add(fired, live.Outcomes{Fired: 1})
 			}
-			var out model.Outcomes
+			var out live.Outcomes
 			switch st {
 			case stSuccess:
 				out.Success = 1
@@ -246,13 +247,13 @@ func deriveOverview(f *FSM, nowMs int64) (*model.Overview, error) {
 	slices.SortFunc(failed, func(a, b *record) int {
 		return cmp.Or(cmp.Compare(b.FinishedAt, a.FinishedAt), cmp.Compare(b.ID, a.ID))
 	})
-	o.RecentFailures = []model.RecentFailure{}
+	o.RecentFailures = []live.RecentFailure{}
 	for _, r := range failed[:min(20, len(failed))] {
 		lastErr := r.LastError
 		if len(lastErr) > recentErrorMax {
 			lastErr = lastErr[:recentErrorMax]
 		}
-		o.RecentFailures = append(o.RecentFailures, model.RecentFailure{ID: model.FormatID(r.ID), Task: r.Task,
+		o.RecentFailures = append(o.RecentFailures, live.RecentFailure{ID: model.FormatID(r.ID), Task: r.Task,
 			State: name(stateNames, r.State), Attempts: int(r.Attempts), FinishedAt: model.UnixMilli(r.FinishedAt), LastError: lastErr})
 	}
 	return o, nil

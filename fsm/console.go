@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // Reads for the console: task summaries, a task's instances in brief and
@@ -52,8 +53,8 @@ func peekBrief(id uint64, v []byte) (Brief, bool) {
 	return b, true
 }
 
-func (b *Brief) toRun() model.RunBrief {
-	return model.RunBrief{ID: model.FormatID(b.ID), State: b.State, Source: b.Source,
+func (b *Brief) toRun() live.RunBrief {
+	return live.RunBrief{ID: model.FormatID(b.ID), State: b.State, Source: b.Source,
 		ScheduledAt: model.UnixMilli(b.ScheduledAt), FinishedAt: model.UnixMilli(b.FinishedAt)}
 }
 
@@ -61,8 +62,8 @@ func (b *Brief) toRun() model.RunBrief {
 // its newest instances that fired (SCHEDULED ones are not runs), newest
 // first, reading at most maxSummaryScan instances a task. NextFire is
 // left to the caller, who has a clock.
-func (q consoleReads) TaskSummaries(filter model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
-	out := &model.TaskSummaryList{Tasks: []model.SummarizedTask{}}
+func (q consoleReads) TaskSummaries(filter model.TaskFilter, runs int) (*live.TaskSummaryList, error) {
+	out := &live.TaskSummaryList{Tasks: []live.SummarizedTask{}}
 	err := q.f.view(func(tx *bolt.Tx) error {
 		l, err := listTasks(tx, filter)
 		if err != nil {
@@ -71,7 +72,7 @@ func (q consoleReads) TaskSummaries(filter model.TaskFilter, runs int) (*model.T
 		out.NextCursor = l.NextCursor
 		insts := tx.Bucket(bktInstances)
 		for _, t := range l.Tasks {
-			st := model.SummarizedTask{Task: t, Summary: model.TaskSummary{RecentRuns: []model.RunBrief{}}}
+			st := live.SummarizedTask{Task: t, Summary: live.TaskSummary{RecentRuns: []live.RunBrief{}}}
 			next := taskNewestFirst(tx, t.Name, ^uint64(0))
 			for scanned := 0; scanned < maxSummaryScan && len(st.Summary.RecentRuns) < runs; scanned++ {
 				id, ok := next()

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // The console's aggregates (see DESIGN.md, "Console aggregates"): per
@@ -194,9 +195,9 @@ func putCapped(tx *bolt.Tx, bkt, countKey []byte, items []kv) {
 // minutes, the latest failures and misfires and the pending alerts. Its
 // cost does not grow with the number of instances kept, only with the
 // unfinished ones (the active index, one byte each) and the tasks.
-func (q consoleReads) Overview(nowMs int64) (*model.Overview, error) {
-	o := &model.Overview{PerMinute: make([]model.MinuteStats, 60),
-		RecentFailures: []model.RecentFailure{}, RecentMisfires: []model.RecentMisfire{}}
+func (q consoleReads) Overview(nowMs int64) (*live.Overview, error) {
+	o := &live.Overview{PerMinute: make([]live.MinuteStats, 60),
+		RecentFailures: []live.RecentFailure{}, RecentMisfires: []live.RecentMisfire{}}
 	err := q.f.view(func(tx *bolt.Tx) error {
 		o.Counts = stateCounts(tx)
 		t, err := taskTotals(tx)
@@ -223,7 +224,7 @@ func (q consoleReads) Overview(nowMs int64) (*model.Overview, error) {
 
 // stateCounts counts SCHEDULED instances (a counter) and the active ones
 // by the state byte their index holds.
-func stateCounts(tx *bolt.Tx) model.StateCounts {
+func stateCounts(tx *bolt.Tx) live.StateCounts {
 	var n [256]int
 	c := tx.Bucket(bktActive).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -231,13 +232,13 @@ func stateCounts(tx *bolt.Tx) model.StateCounts {
 			n[v[0]]++
 		}
 	}
-	return model.StateCounts{Scheduled: int(metaU64(tx, keyPending)), Ready: n[stReady], Running: n[stRunning],
+	return live.StateCounts{Scheduled: int(metaU64(tx, keyPending)), Ready: n[stReady], Running: n[stRunning],
 		Retrying: n[stRetrying], Blocked: n[stBlocked], WaitingApproval: n[stApproval]}
 }
 
 // taskTotals counts tasks and the paused ones (decoding only the flag).
-func taskTotals(tx *bolt.Tx) (model.TaskTotals, error) {
-	var t model.TaskTotals
+func taskTotals(tx *bolt.Tx) (live.TaskTotals, error) {
+	var t live.TaskTotals
 	err := tx.Bucket(bktTasks).ForEach(func(_, v []byte) error {
 		var p struct {
 			Paused bool `json:"paused"`
@@ -256,7 +257,7 @@ func taskTotals(tx *bolt.Tx) (model.TaskTotals, error) {
 
 // minuteStatsOf fills o's last hour, last day and per-minute chart from
 // the stats minutes of the 1,440 minutes up to nowMs's.
-func minuteStatsOf(tx *bolt.Tx, nowMs int64, o *model.Overview) {
+func minuteStatsOf(tx *bolt.Tx, nowMs int64, o *live.Overview) {
 	now := nowMs / minuteMs
 	for i := range o.PerMinute {
 		o.PerMinute[i].Minute = model.UnixMilli((now - 59 + int64(i)) * minuteMs)
@@ -274,7 +275,7 @@ func minuteStatsOf(tx *bolt.Tx, nowMs int64, o *model.Overview) {
 		for i := range n {
 			n[i] = int(binary.BigEndian.Uint64(v[8*i:]))
 		}
-		out := model.Outcomes{Fired: n[statFired], Success: n[statSuccess], Failed: n[statFailed],
+		out := live.Outcomes{Fired: n[statFired], Success: n[statSuccess], Failed: n[statFailed],
 			Terminated: n[statTerminated], Canceled: n[statCanceled], Skipped: n[statSkipped]}
 		o.LastDay.Add(out)
 		if i := m - (now - 59); i >= 0 {
@@ -286,8 +287,8 @@ func minuteStatsOf(tx *bolt.Tx, nowMs int64, o *model.Overview) {
 }
 
 // recentFailures returns up to n of the latest failures, newest first.
-func recentFailures(tx *bolt.Tx, n int) ([]model.RecentFailure, error) {
-	out := []model.RecentFailure{}
+func recentFailures(tx *bolt.Tx, n int) ([]live.RecentFailure, error) {
+	out := []live.RecentFailure{}
 	c := tx.Bucket(bktRecentFailures).Cursor()
 	for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
 		if len(k) != 16 || len(v) < 1 {
@@ -305,7 +306,7 @@ func recentFailures(tx *bolt.Tx, n int) ([]model.RecentFailure, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, model.RecentFailure{ID: model.FormatID(binary.BigEndian.Uint64(k[8:])), Task: string(task),
+		out = append(out, live.RecentFailure{ID: model.FormatID(binary.BigEndian.Uint64(k[8:])), Task: string(task),
 			State: name(stateNames, v[0]), Attempts: int(attempts),
 			FinishedAt: model.UnixMilli(int64(binary.BigEndian.Uint64(k))), LastError: string(lastErr)})
 	}
@@ -313,14 +314,14 @@ func recentFailures(tx *bolt.Tx, n int) ([]model.RecentFailure, error) {
 }
 
 // recentMisfires returns up to n of the latest misfires, newest first.
-func recentMisfires(tx *bolt.Tx, n int) []model.RecentMisfire {
-	out := []model.RecentMisfire{}
+func recentMisfires(tx *bolt.Tx, n int) []live.RecentMisfire {
+	out := []live.RecentMisfire{}
 	c := tx.Bucket(bktRecentMisfires).Cursor()
 	for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
 		if len(k) < 17 {
 			continue
 		}
-		out = append(out, model.RecentMisfire{Task: string(k[8 : len(k)-9]),
+		out = append(out, live.RecentMisfire{Task: string(k[8 : len(k)-9]),
 			Time: model.UnixMilli(int64(binary.BigEndian.Uint64(k))), Message: string(v)})
 	}
 	return out
@@ -328,8 +329,8 @@ func recentMisfires(tx *bolt.Tx, n int) []model.RecentMisfire {
 
 // RecentMisfires returns up to n of the latest misfires (of the newest
 // 100 kept), newest first.
-func (q consoleReads) RecentMisfires(n int) ([]model.RecentMisfire, error) {
-	var out []model.RecentMisfire
+func (q consoleReads) RecentMisfires(n int) ([]live.RecentMisfire, error) {
+	var out []live.RecentMisfire
 	err := q.f.view(func(tx *bolt.Tx) error {
 		out = recentMisfires(tx, n)
 		return nil

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // statMinutes returns the minutes the stats bucket holds.
@@ -31,7 +32,7 @@ func statMinutes(t *testing.T, f *FSM) []int64 {
 	return out
 }
 
-func overview(t *testing.T, f *FSM, now int64) *model.Overview {
+func overview(t *testing.T, f *FSM, now int64) *live.Overview {
 	t.Helper()
 	o, err := f.Overview(now)
 	if err != nil {
@@ -57,14 +58,14 @@ func TestFSM_OverviewCounts(t *testing.T) {
 	fx.do(CmdDecide, Decide{ID: ids[3], Action: DecideTerminate})
 
 	o := overview(t, fx.f, fx.now)
-	wantHour := model.Outcomes{Fired: 5, Success: 1, Failed: 1, Terminated: 1, Canceled: 1}
+	wantHour := live.Outcomes{Fired: 5, Success: 1, Failed: 1, Terminated: 1, Canceled: 1}
 	if o.LastHour != wantHour || o.LastDay != wantHour {
 		t.Errorf("last hour %+v, day %+v; want %+v", o.LastHour, o.LastDay, wantHour)
 	}
-	if want := (model.StateCounts{Scheduled: 1, Ready: 1}); o.Counts != want {
+	if want := (live.StateCounts{Scheduled: 1, Ready: 1}); o.Counts != want {
 		t.Errorf("counts: got %+v, want %+v", o.Counts, want)
 	}
-	if want := (model.TaskTotals{Total: 1}); o.Tasks != want {
+	if want := (live.TaskTotals{Total: 1}); o.Tasks != want {
 		t.Errorf("tasks: got %+v, want %+v", o.Tasks, want)
 	}
 	if len(o.PerMinute) != 60 {
@@ -84,7 +85,7 @@ func TestFSM_OverviewCounts(t *testing.T) {
 	}
 	// An hour and a half later the minutes are in the last day only.
 	o = overview(t, fx.f, fx.now+90*minuteMs)
-	if o.LastHour != (model.Outcomes{}) || o.LastDay != wantHour {
+	if o.LastHour != (live.Outcomes{}) || o.LastDay != wantHour {
 		t.Errorf("90 minutes later: last hour %+v, day %+v", o.LastHour, o.LastDay)
 	}
 }

@@ -232,3 +232,11 @@ type BackfillResult struct {
 	Created  []string `json:"created"`
 	Existing int      `json:"existing"`
 }
+
+// Sources lists every instance source.
+var Sources = []string{SourceCron, SourceInterval, SourceOnce, SourceDelay, SourceAPI, SourceRetry,
+	SourceBackfill, SourceDependency, SourceOnFailure}
+
+// ActiveStates are the states of the active index: fired and not
+// finished.
+var ActiveStates = []string{StateReady, StateRunning, StateRetrying, StateBlocked, StateWaitingApproval}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -20,7 +21,7 @@ const overviewWait = 2 * time.Second
 // Overview implements api.ConsoleBackend: this node's state machine
 // aggregates, its clock, and the cluster's and executors' status asked
 // at the same time.
-func (c *Console) Overview(ctx context.Context) (*model.Overview, error) {
+func (c *Console) Overview(ctx context.Context) (*live.Overview, error) {
 	now := c.cfg.Clock.Now()
 	o, err := c.state.Overview(now.UnixMilli())
 	if err != nil {
@@ -73,7 +74,7 @@ func (c *Console) Overview(ctx context.Context) (*model.Overview, error) {
 
 // TaskSummaries implements api.ConsoleBackend. The next fire time is
 // computed from this node's clock, as GetTask's are.
-func (c *Console) TaskSummaries(ctx context.Context, f model.TaskFilter, runs int) (*model.TaskSummaryList, error) {
+func (c *Console) TaskSummaries(ctx context.Context, f model.TaskFilter, runs int) (*live.TaskSummaryList, error) {
 	l, err := c.state.TaskSummaries(f, runs)
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func taskZone(t *model.Task) (string, *time.Location) {
 // TaskCalendar implements api.ConsoleBackend: the task's instances by
 // scheduled date in its timezone, from days-1 days before today (this
 // node's clock) to today.
-func (c *Console) TaskCalendar(ctx context.Context, name string, days int) (*model.TaskCalendar, error) {
+func (c *Console) TaskCalendar(ctx context.Context, name string, days int) (*live.TaskCalendar, error) {
 	t, err := c.state.GetTask(name)
 	if err != nil {
 		return nil, err
@@ -133,11 +134,11 @@ func (c *Console) TaskCalendar(ctx context.Context, name string, days int) (*mod
 	if err != nil {
 		return nil, err
 	}
-	out := &model.TaskCalendar{Task: name, Timezone: tz, Days: []model.CalendarDay{}}
+	out := &live.TaskCalendar{Task: name, Timezone: tz, Days: []live.CalendarDay{}}
 	for date, c := range byDate {
-		out.Days = append(out.Days, model.CalendarDay{Date: date, Counts: c})
+		out.Days = append(out.Days, live.CalendarDay{Date: date, Counts: c})
 	}
-	slices.SortFunc(out.Days, func(x, y model.CalendarDay) int { return strings.Compare(x.Date, y.Date) })
+	slices.SortFunc(out.Days, func(x, y live.CalendarDay) int { return strings.Compare(x.Date, y.Date) })
 	return out, nil
 }
 
@@ -164,14 +165,14 @@ func (c *dayCache) of(ms int64, loc *time.Location) string {
 // this node's clock, as the trigger package computes them, no more than
 // the task's maxRuns leaves (paused tasks too; none for event triggers),
 // and why there are none when its trigger completed.
-func (c *Console) TaskFires(ctx context.Context, name string, n int) (*model.TaskFires, error) {
+func (c *Console) TaskFires(ctx context.Context, name string, n int) (*live.TaskFires, error) {
 	t, err := c.state.GetTask(name)
 	if err != nil {
 		return nil, err
 	}
 	tz, loc := taskZone(t)
 	now := c.cfg.Clock.Now()
-	out := &model.TaskFires{Timezone: tz, Fires: []model.FirePreview{}, Completed: completed(t, now)}
+	out := &live.TaskFires{Timezone: tz, Fires: []live.FirePreview{}, Completed: completed(t, now)}
 	sc, err := t.Schedule()
 	if err != nil || sc == nil {
 		return out, nil // no fire times (an event trigger; a once trigger not resolved)
@@ -183,7 +184,7 @@ func (c *Console) TaskFires(ctx context.Context, name string, n int) (*model.Tas
 	for _, ft := range trigger.NextN(sc, now, n) {
 		local := ft.In(loc)
 		zone, off := local.Zone()
-		out.Fires = append(out.Fires, model.FirePreview{Time: model.Time{Time: ft.UTC()}, Local: local.Format(time.RFC3339),
+		out.Fires = append(out.Fires, live.FirePreview{Time: model.Time{Time: ft.UTC()}, Local: local.Format(time.RFC3339),
 			Zone: zone, Offset: off, DSTChange: off != prev})
 		prev = off
 	}
@@ -191,9 +192,9 @@ func (c *Console) TaskFires(ctx context.Context, name string, n int) (*model.Tas
 }
 
 // TaskCounts implements api.ConsoleBackend.
-func (c *Console) TaskCounts(ctx context.Context, name string, f model.CountFilter) (*model.InstanceCounts, error) {
+func (c *Console) TaskCounts(ctx context.Context, name string, f live.CountFilter) (*live.InstanceCounts, error) {
 	from, to := f.From.Millis(), f.To.Millis()
-	out := &model.InstanceCounts{Counts: map[string]int{}}
+	out := &live.InstanceCounts{Counts: map[string]int{}}
 	err := c.state.ScanTask(name, func(b fsm.Brief) {
 		if f.Source != "" && b.Source != f.Source || !f.From.IsZero() && b.ScheduledAt < from || !f.To.IsZero() && b.ScheduledAt > to {
 			return
@@ -209,7 +210,7 @@ func (c *Console) TaskCounts(ctx context.Context, name string, f model.CountFilt
 		if err != nil {
 			return nil, err
 		}
-		out.Slots = &model.SlotUse{Busy: busy, Limit: max(t.Policy.MaxConcurrency, 1)}
+		out.Slots = &live.SlotUse{Busy: busy, Limit: max(t.Policy.MaxConcurrency, 1)}
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // ConsoleConfig configures the console's reads and live views.
@@ -24,10 +25,10 @@ type ConsoleConfig struct {
 
 // ConsoleState is what the console reads of the state machine (*fsm.FSM).
 type ConsoleState interface {
-	Overview(nowMs int64) (*model.Overview, error)
+	Overview(nowMs int64) (*live.Overview, error)
 	FiringAlerts() ([]model.Alert, error)
 	NotificationsPending() int
-	TaskSummaries(f model.TaskFilter, runs int) (*model.TaskSummaryList, error)
+	TaskSummaries(f model.TaskFilter, runs int) (*live.TaskSummaryList, error)
 	GetTask(name string) (*model.Task, error)
 	ScanTask(task string, fn func(b fsm.Brief)) error
 	SlotsBusy(task string) (int, error)

@@ -12,6 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -28,8 +29,8 @@ func waitProto7(ctx context.Context, t *testing.T, n clustertest.Node) {
 }
 
 // taskFires reads GET /v1/tasks/{name}/fires.
-func taskFires(ctx context.Context, cl *client.Client, name string) (*model.TaskFires, error) {
-	var f model.TaskFires
+func taskFires(ctx context.Context, cl *client.Client, name string) (*live.TaskFires, error) {
+	var f live.TaskFires
 	err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/tasks/" + name + "/fires"}, &f)
 	return &f, err
 }

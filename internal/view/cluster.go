@@ -14,8 +14,8 @@ import (
 
 // StatusReport is what ax status shows, as the API answers it.
 type StatusReport struct {
-	Overview *model.Overview `json:"overview"`
-	Upcoming *live.Upcoming  `json:"upcoming"`
+	Overview *live.Overview `json:"overview"`
+	Upcoming *live.Upcoming `json:"upcoming"`
 }
 
 // Status prints the overview section by section.
@@ -49,12 +49,12 @@ func Status(w io.Writer, r *StatusReport, now time.Time) error {
 	fmt.Fprintf(w, "Tasks: %d (%d paused)\n", o.Tasks.Total, o.Tasks.Paused)
 	for _, p := range []struct {
 		name string
-		o    model.Outcomes
+		o    live.Outcomes
 	}{{"Last hour", o.LastHour}, {"Last 24h", o.LastDay}} {
 		fmt.Fprintf(w, "%s: %d fired; SUCCESS %d, FAILED %d, TERMINATED %d, CANCELED %d, SKIPPED %d\n",
 			p.name, p.o.Fired, p.o.Success, p.o.Failed, p.o.Terminated, p.o.Canceled, p.o.Skipped)
 	}
-	var failures []model.RecentFailure
+	var failures []live.RecentFailure
 	for _, f := range o.RecentFailures {
 		if now.Sub(f.FinishedAt.Time) <= 24*time.Hour && len(failures) < 5 {
 			failures = append(failures, f)

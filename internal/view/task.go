@@ -15,11 +15,12 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // listTaskSummaries returns every task of f with its summary (next fire,
 // last run), following the cursor.
-func listTaskSummaries(ctx context.Context, cl *client.Client, f model.TaskFilter) ([]model.SummarizedTask, error) {
+func listTaskSummaries(ctx context.Context, cl *client.Client, f model.TaskFilter) ([]live.SummarizedTask, error) {
 	q := url.Values{"summary": {"true"}, "runs": {"1"}, "limit": {"1000"}}
 	for k, v := range f.Labels {
 		q.Add("label", k+"="+v)
@@ -27,9 +28,9 @@ func listTaskSummaries(ctx context.Context, cl *client.Client, f model.TaskFilte
 	if f.Paused != nil {
 		q.Set("paused", strconv.FormatBool(*f.Paused))
 	}
-	var all []model.SummarizedTask
+	var all []live.SummarizedTask
 	for {
-		var page model.TaskSummaryList
+		var page live.TaskSummaryList
 		if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/tasks", Query: q}, &page); err != nil {
 			return nil, err
 		}
@@ -57,7 +58,7 @@ func TaskList(ctx context.Context, cl *client.Client, f model.TaskFilter, out Ou
 
 // writeTaskTable prints one row per task: what people scan a task list
 // for.
-func writeTaskTable(w io.Writer, tasks []model.SummarizedTask, now time.Time) error {
+func writeTaskTable(w io.Writer, tasks []live.SummarizedTask, now time.Time) error {
 	tw := newTable(w)
 	row(tw, "NAME", "TRIGGER", "NEXT FIRE", "LAST RUN", "PAUSED", "LABELS")
 	for _, t := range tasks {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // TestDescribeTrigger: the window, maxRuns and jitter follow the schedule.
@@ -34,10 +35,10 @@ func TestDescribeTrigger(t *testing.T) {
 // TestWriteTaskTable_Completed: a completed task shows "completed" where
 // its next fire would be.
 func TestWriteTaskTable_Completed(t *testing.T) {
-	done := model.SummarizedTask{Task: model.Task{Name: "done", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * *", MaxRuns: 3},
+	done := live.SummarizedTask{Task: model.Task{Name: "done", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * *", MaxRuns: 3},
 		Runs: 3, Completed: "maxRuns 3 reached (3 runs)"}}
 	var b bytes.Buffer
-	if err := writeTaskTable(&b, []model.SummarizedTask{done}, time.Now()); err != nil {
+	if err := writeTaskTable(&b, []live.SummarizedTask{done}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")

@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 )
 
 // collect waits for the cluster to finish what was due before end (at
@@ -120,7 +121,7 @@ func collectSlots(ctx context.Context, cl *client.Client) ([]SlotCount, error) {
 		var last SlotCount
 		var lastErr error
 		read := func() bool {
-			before, err := cl.TaskCounts(ctx, task, model.CountFilter{}, client.Consistent())
+			before, err := cl.TaskCounts(ctx, task, live.CountFilter{}, client.Consistent())
 			if err != nil || before.Slots == nil {
 				lastErr = fmt.Errorf("counts of %s: %v (slots %v)", task, err, before)
 				return false
@@ -138,7 +139,7 @@ func collectSlots(ctx context.Context, cl *client.Client) ([]SlotCount, error) {
 					}
 				}
 			}
-			after, err := cl.TaskCounts(ctx, task, model.CountFilter{}, client.Consistent())
+			after, err := cl.TaskCounts(ctx, task, live.CountFilter{}, client.Consistent())
 			if err != nil || after.Slots == nil {
 				lastErr = fmt.Errorf("counts of %s: %v", task, err)
 				return false

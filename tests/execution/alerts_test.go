@@ -17,6 +17,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
+	"github.com/ax-scheduler/ax/model/live"
 	"github.com/ax-scheduler/ax/notify"
 	"github.com/ax-scheduler/ax/notify/notifytest"
 )
@@ -94,7 +95,7 @@ func TestAlerts_InstanceFailed(t *testing.T) {
 	}
 	// Once the leader has recorded the notification as sent, kill it.
 	testkit.Eventually(t, 30*time.Second, func() error {
-		var o model.Overview
+		var o live.Overview
 		if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/overview?consistent=true"}, &o); err != nil {
 			return err
 		}

@@ -284,8 +284,8 @@ func TestCLI_Agent(t *testing.T) {
 		t.Errorf("task list -o yaml: %d tasks, %v", len(tasks), err)
 	}
 	var st struct {
-		Overview *model.Overview `json:"overview"`
-		Upcoming *live.Upcoming  `json:"upcoming"`
+		Overview *live.Overview `json:"overview"`
+		Upcoming *live.Upcoming `json:"upcoming"`
 	}
 	if err := json.Unmarshal([]byte(ax(0, "status", "-o", "json").stdout), &st); err != nil || st.Overview == nil || st.Upcoming == nil || len(st.Upcoming.Fires) == 0 {
 		t.Errorf("status -o json: %+v, %v", st, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/live"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -266,7 +267,7 @@ func journeyApproval(c *cell) {
 			// good).
 			agenttest.WaitState(t, user, trigger(t, user, givesUp), 30*time.Second, model.StateFailed)
 			agenttest.WaitState(t, user, trigger(t, user, givesUp), 30*time.Second, model.StateFailed)
-			counts, err := user.TaskCounts(c.ctx, givesUp, model.CountFilter{})
+			counts, err := user.TaskCounts(c.ctx, givesUp, live.CountFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -523,7 +524,7 @@ func journeyFailureAlert(c *cell) {
 		})
 		// Once nothing is pending, nothing more comes.
 		testkit.Eventually(t, 30*time.Second, func() error {
-			var o model.Overview
+			var o live.Overview
 			if err := user.Do(c.ctx, client.Request{Method: http.MethodGet, Path: "/v1/overview"}, &o); err != nil {
 				return err
 			}

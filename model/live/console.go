@@ -1,4 +1,6 @@
-package model
+package live
+
+import "github.com/ax-scheduler/ax/model"
 
 // Wire types of the console's aggregate reads (GET /v1/overview, task
 // summaries, calendars, fire previews and counts).
@@ -7,7 +9,7 @@ package model
 // now and did in the last hour and day.
 type Overview struct {
 	// Time is the answering node's clock.
-	Time   Time        `json:"time"`
+	Time   model.Time  `json:"time"`
 	Counts StateCounts `json:"counts"`
 	Tasks  TaskTotals  `json:"tasks"`
 	// LastHour and LastDay count fires and finishes in the minutes of the
@@ -26,15 +28,15 @@ type Overview struct {
 	// at most 20; AlertsFiring counts them all. NotificationsPending
 	// counts alert transitions whose notification is not recorded as
 	// sent yet.
-	Alerts               []Alert `json:"alerts"`
-	AlertsFiring         int     `json:"alertsFiring"`
-	NotificationsPending int     `json:"notificationsPending"`
+	Alerts               []model.Alert `json:"alerts"`
+	AlertsFiring         int           `json:"alertsFiring"`
+	NotificationsPending int           `json:"notificationsPending"`
 	// Cluster is GET /v1/cluster's answer, nil with ClusterError when it
 	// failed; Executors GET /v1/executors', nil with ExecutorsError.
-	Cluster        *ClusterStatus   `json:"cluster"`
-	ClusterError   string           `json:"clusterError,omitempty"`
-	Executors      []ExecutorStatus `json:"executors"`
-	ExecutorsError string           `json:"executorsError,omitempty"`
+	Cluster        *model.ClusterStatus   `json:"cluster"`
+	ClusterError   string                 `json:"clusterError,omitempty"`
+	Executors      []model.ExecutorStatus `json:"executors"`
+	ExecutorsError string                 `json:"executorsError,omitempty"`
 }
 
 // StateCounts counts the instances in each unfinished state.
@@ -77,27 +79,27 @@ func (o *Outcomes) Add(o2 Outcomes) {
 // MinuteStats is one minute of the overview's chart: Succeeded counts
 // SUCCESS, Failed counts FAILED.
 type MinuteStats struct {
-	Minute    Time `json:"minute"`
-	Fired     int  `json:"fired"`
-	Succeeded int  `json:"succeeded"`
-	Failed    int  `json:"failed"`
+	Minute    model.Time `json:"minute"`
+	Fired     int        `json:"fired"`
+	Succeeded int        `json:"succeeded"`
+	Failed    int        `json:"failed"`
 }
 
 // RecentFailure is one FAILED or TERMINATED instance as it finished.
 type RecentFailure struct {
-	ID         string `json:"id"`
-	Task       string `json:"task"`
-	State      string `json:"state"`
-	Attempts   int    `json:"attempts"`
-	FinishedAt Time   `json:"finishedAt"`
-	LastError  string `json:"lastError"`
+	ID         string     `json:"id"`
+	Task       string     `json:"task"`
+	State      string     `json:"state"`
+	Attempts   int        `json:"attempts"`
+	FinishedAt model.Time `json:"finishedAt"`
+	LastError  string     `json:"lastError"`
 }
 
 // RecentMisfire is one misfire event of a task.
 type RecentMisfire struct {
-	Task    string `json:"task"`
-	Time    Time   `json:"time"`
-	Message string `json:"message"`
+	Task    string     `json:"task"`
+	Time    model.Time `json:"time"`
+	Message string     `json:"message"`
 }
 
 // TaskSummaryList is the answer of GET /v1/tasks?summary=true: a TaskList
@@ -111,7 +113,7 @@ type TaskSummaryList struct {
 // fields plus "summary". (A field of Task itself would be a field that
 // a PUT could carry into the log.)
 type SummarizedTask struct {
-	Task
+	model.Task
 	Summary TaskSummary `json:"summary"`
 }
 
@@ -119,7 +121,7 @@ type SummarizedTask struct {
 type TaskSummary struct {
 	// NextFire is nil for a paused task and for one that will not fire
 	// again (event triggers, a once trigger that fired).
-	NextFire *Time `json:"nextFire"`
+	NextFire *model.Time `json:"nextFire"`
 	// LastRun is the newest instance that fired (RecentRuns[0]).
 	LastRun    *RunBrief  `json:"lastRun"`
 	RecentRuns []RunBrief `json:"recentRuns"`
@@ -127,11 +129,11 @@ type TaskSummary struct {
 
 // RunBrief is an instance in a task summary.
 type RunBrief struct {
-	ID          string `json:"id"`
-	State       string `json:"state"`
-	Source      string `json:"source"`
-	ScheduledAt Time   `json:"scheduledAt"`
-	FinishedAt  Time   `json:"finishedAt"`
+	ID          string     `json:"id"`
+	State       string     `json:"state"`
+	Source      string     `json:"source"`
+	ScheduledAt model.Time `json:"scheduledAt"`
+	FinishedAt  model.Time `json:"finishedAt"`
 }
 
 // Summary run counts: DefaultSummaryRuns by default, at most
@@ -168,19 +170,19 @@ type TaskFires struct {
 // timezone; DSTChange says its UTC offset differs from the previous
 // fire's (from now's for the first).
 type FirePreview struct {
-	Time      Time   `json:"time"`
-	Local     string `json:"local"`
-	Zone      string `json:"zone"`
-	Offset    int    `json:"offset"`
-	DSTChange bool   `json:"dstChange"`
+	Time      model.Time `json:"time"`
+	Local     string     `json:"local"`
+	Zone      string     `json:"zone"`
+	Offset    int        `json:"offset"`
+	DSTChange bool       `json:"dstChange"`
 }
 
 // CountFilter selects a task's instances to count: scheduled in
 // [From, To] (each optional) and, with Source, of that source.
 type CountFilter struct {
 	Source string
-	From   Time
-	To     Time
+	From   model.Time
+	To     model.Time
 }
 
 // InstanceCounts is the answer of GET /v1/tasks/{name}/counts.
@@ -199,11 +201,3 @@ type SlotUse struct {
 	Busy  int `json:"busy"`
 	Limit int `json:"limit"`
 }
-
-// Sources lists every instance source.
-var Sources = []string{SourceCron, SourceInterval, SourceOnce, SourceDelay, SourceAPI, SourceRetry,
-	SourceBackfill, SourceDependency, SourceOnFailure}
-
-// ActiveStates are the states of the active index: fired and not
-// finished.
-var ActiveStates = []string{StateReady, StateRunning, StateRetrying, StateBlocked, StateWaitingApproval}
