@@ -86,6 +86,10 @@ type Config struct {
 	// Overlapped, when set, is told of each fenced attempt found to have
 	// outlived the start of the next one (see Store.Overlap).
 	Overlapped func(task string)
+	// PriorityAging is how long an instance waits READY for its
+	// policy.priority to count one higher when executors are handed work
+	// (default 1s): low priorities never starve.
+	PriorityAging time.Duration
 }
 
 // Dispatcher runs for one leadership term.
@@ -164,6 +168,9 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 	if cfg.NoteAfter == 0 {
 		cfg.NoteAfter = 3 * cfg.Lease
 	}
+	if cfg.PriorityAging <= 0 {
+		cfg.PriorityAging = time.Second
+	}
 	if cfg.MaxSkew == 0 {
 		cfg.MaxSkew = time.Second
 	}
@@ -174,6 +181,7 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 		seen: map[string]*model.ExecutorStatus{}, lost: map[string]int{}, sessions: map[string]string{}, done: make(chan struct{}),
 	}
 	d.ready = newReadyIndex(d.taskRoute)
+	d.ready.aging = cfg.PriorityAging.Milliseconds()
 	return d
 }
 
@@ -415,7 +423,7 @@ func (d *Dispatcher) TaskChanged(task string) {
 func (d *Dispatcher) pick(c *model.Capabilities, labels map[string]string, n int) ([]uint64, <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := d.ready.pick(c, labels, n, func(id uint64) bool { return d.taken[id] })
+	out := d.ready.pick(c, labels, n, d.cfg.Now().UnixMilli(), func(id uint64) bool { return d.taken[id] })
 	for _, id := range out {
 		d.taken[id] = true
 	}

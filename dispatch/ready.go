@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ax-scheduler/ax/model"
@@ -16,7 +17,10 @@ type route struct {
 	kind    string // model.ActionShell, ActionHTTP, ActionSDK; "" for anyone (the task is gone)
 	handler string
 	labels  map[string]string
-	key     string // kind, handler and labels, as a map key
+	// priority is the tasks' policy.priority: a queue holds one
+	// priority, so its head is its best (its oldest, aged the most).
+	priority int
+	key      string // kind, handler, labels and priority, as a map key
 }
 
 // routeOf is the route of a task (nil: the task is gone or unreadable,
@@ -26,12 +30,15 @@ func routeOf(t *model.Task) route {
 	if t == nil {
 		return route{}
 	}
-	r := route{kind: t.Action.Type, labels: t.Policy.ExecutorLabels}
+	r := route{kind: t.Action.Type, labels: t.Policy.ExecutorLabels, priority: t.Policy.Priority}
 	if r.kind == model.ActionSDK {
 		r.handler = t.Action.Handler
 	}
 	var b strings.Builder
 	b.WriteString(r.kind + "\x00" + r.handler)
+	if r.priority != 0 {
+		b.WriteString("\x00priority=" + strconv.Itoa(r.priority))
+	}
 	keys := make([]string, 0, len(r.labels))
 	for k := range r.labels {
 		keys = append(keys, k)
@@ -89,8 +96,9 @@ func (r *route) String() string {
 // by the time the dispatcher learned the instance was READY). An item
 // whose seq is not its instance's current entry's is stale.
 type queued struct {
-	id  uint64
-	seq uint64
+	id    uint64
+	seq   uint64
+	since int64 // when it became READY (readyEntry.since), for aging
 }
 
 // queue holds the READY instances of one route, oldest first.
@@ -127,6 +135,9 @@ type readyIndex struct {
 	dirty   map[string]bool  // tasks whose definition changed
 	seq     uint64
 	lookup  func(task string) route
+	// aging is how long (ms) an instance waits READY for its priority to
+	// rise by one (0: no aging).
+	aging int64
 }
 
 func newReadyIndex(lookup func(string) route) *readyIndex {
@@ -168,7 +179,7 @@ func (x *readyIndex) add(id uint64, task string, now, at int64) bool {
 		e.since, e.loaded = now, true
 	}
 	x.entries[id] = e
-	q.items = append(q.items, queued{id: id, seq: x.seq})
+	q.items = append(q.items, queued{id: id, seq: x.seq, since: e.since})
 	q.n++
 	return true
 }
@@ -253,11 +264,15 @@ func (x *readyIndex) refresh() {
 	}
 }
 
-// pick returns up to n READY ids, oldest first, from the queues an
-// executor with capabilities c and labels serves, skipping those skip
-// says are taken. It costs the number of queues plus what it picks and
-// skips, never a scan of all READY instances.
-func (x *readyIndex) pick(c *model.Capabilities, labels map[string]string, n int, skip func(uint64) bool) []uint64 {
+// pick returns up to n READY ids from the queues an executor with
+// capabilities c and labels serves, skipping those skip says are taken:
+// the highest effective priority first (policy.priority plus one for
+// each aging step, at now in Unix ms, the instance has waited READY),
+// the oldest first among equals, so without priorities oldest first. A
+// queue holds one priority in FIFO order, so only its head competes. It
+// costs the number of queues plus what it picks and skips, never a scan
+// of all READY instances.
+func (x *readyIndex) pick(c *model.Capabilities, labels map[string]string, n int, now int64, skip func(uint64) bool) []uint64 {
 	x.refresh()
 	type cursor struct {
 		q *queue
@@ -283,7 +298,7 @@ func (x *readyIndex) pick(c *model.Capabilities, labels map[string]string, n int
 				k--
 				continue
 			}
-			if best < 0 || c.q.items[c.i].seq < cs[best].q.items[cs[best].i].seq {
+			if best < 0 || x.before(c.q, c.q.items[c.i], cs[best].q, cs[best].q.items[cs[best].i], now) {
 				best = k
 			}
 		}
@@ -295,6 +310,29 @@ func (x *readyIndex) pick(c *model.Capabilities, labels map[string]string, n int
 		c.i++
 	}
 	return out
+}
+
+// before reports whether item a of queue qa goes before item b of qb at
+// now: a higher effective priority, else the older.
+func (x *readyIndex) before(qa *queue, a queued, qb *queue, b queued, now int64) bool {
+	if qa.route.priority == qb.route.priority {
+		return a.seq < b.seq
+	}
+	pa, pb := x.effective(qa, a, now), x.effective(qb, b, now)
+	if pa != pb {
+		return pa > pb
+	}
+	return a.seq < b.seq
+}
+
+// effective is an item's priority at now: its route's plus one for each
+// aging step it has waited READY.
+func (x *readyIndex) effective(q *queue, it queued, now int64) int64 {
+	p := int64(q.route.priority)
+	if x.aging > 0 && now > it.since {
+		p += (now - it.since) / x.aging
+	}
+	return p
 }
 
 // unrunnable collects, per queue that no executor serves (served says),

@@ -267,3 +267,51 @@ func TestDispatcher_reapWaitsExpireGrace(t *testing.T) {
 		t.Errorf("ExpireGrace %s, want half the 10s lease", td.cfg.ExpireGrace)
 	}
 }
+
+// TestDispatcher_pickByPriority: executors are handed the highest
+// policy.priority first, FIFO within a priority and across routes of the
+// same priority; aging raises a waiting instance by one a second, so an
+// old low-priority instance goes before newer high-priority ones.
+func TestDispatcher_pickByPriority(t *testing.T) {
+	prio := func(name string, p int, labels map[string]string) *model.Task {
+		tk := task(name, shellAct, labels)
+		tk.Policy.Priority = p
+		return tk
+	}
+	tasks := []*model.Task{prio("low", -5, nil), prio("mid", 0, nil), prio("mid2", 0, map[string]string{"zone": "a"}),
+		prio("high", 10, nil)}
+	ready := func(td *testDispatcher, id uint64, task string, at time.Time) {
+		td.InstanceChanged(fsm.InstanceChange{ID: id, Task: task, State: model.StateReady, At: at.UnixMilli()})
+	}
+	t.Run("highest first, FIFO within a priority", func(t *testing.T) {
+		td := newTestDispatcher(t, tasks...)
+		for i, name := range []string{"low", "mid", "high", "mid2", "low", "high", "mid"} { // ids 1..7
+			ready(td, uint64(i+1), name, td.now)
+		}
+		got, _ := td.pick(nil, map[string]string{"zone": "a"}, 10)
+		if want := []uint64{3, 6, 2, 4, 7, 1, 5}; !slices.Equal(got, want) {
+			t.Errorf("picked %v, want %v", got, want)
+		}
+	})
+	t.Run("aging", func(t *testing.T) {
+		td := newTestDispatcher(t, tasks...)
+		ready(td, 1, "low", td.now.Add(-16*time.Second)) // -5 + 16 s = 11
+		ready(td, 2, "high", td.now.Add(-time.Second))   // 10 + 1 = 11: the older wins the tie
+		ready(td, 3, "high", td.now)                     // 10
+		ready(td, 4, "mid", td.now.Add(-9*time.Second))  // 9
+		got, _ := td.pick(nil, nil, 10)
+		if want := []uint64{1, 2, 3, 4}; !slices.Equal(got, want) {
+			t.Errorf("picked %v, want %v", got, want)
+		}
+	})
+	t.Run("a priority change moves READY instances", func(t *testing.T) {
+		td := newTestDispatcher(t, tasks...)
+		ready(td, 1, "high", td.now)
+		ready(td, 2, "mid", td.now)
+		td.store.put(prio("mid", 20, nil))
+		td.TaskChanged("mid")
+		if got, _ := td.pick(nil, nil, 10); !slices.Equal(got, []uint64{2, 1}) {
+			t.Errorf("picked %v, want the raised task first", got)
+		}
+	})
+}

@@ -103,3 +103,21 @@ func TestFSM_WindowHold(t *testing.T) {
 		t.Errorf("after the window's deletion: %+v, want created", fr)
 	}
 }
+
+// TestFSM_PriorityGate: policy.priority is refused below protocol 8
+// (an older replica would drop it from the stored definition) and out
+// of its range; at 8 it is stored.
+func TestFSM_PriorityGate(t *testing.T) {
+	old := newPolicyFixture(t, 7)
+	if r := old.put(eventTask("job", model.Policy{Priority: 5})); r.Err == nil || r.Err.Field != "policy.priority" || r.Err.Code != model.CodePrecondition {
+		t.Errorf("priority at protocol 7: %v, want failed_precondition naming policy.priority", r.Err)
+	}
+	fx := newPolicyFixture(t, 8)
+	if r := fx.put(eventTask("job", model.Policy{Priority: 1001})); r.Err == nil || r.Err.Field != "policy.priority" {
+		t.Errorf("priority 1001: %v, want an error naming policy.priority", r.Err)
+	}
+	fx.mustPut(eventTask("job", model.Policy{Priority: -7}))
+	if tk, err := fx.f.GetTask("job"); err != nil || tk.Policy.Priority != -7 {
+		t.Errorf("stored priority: %+v, %v", tk, err)
+	}
+}

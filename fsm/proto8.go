@@ -12,7 +12,8 @@ import (
 // policy.keepSuccessful and policy.keepFailed, which retention reads
 // (Expired); Quartz's L, W and # in cron expressions (trigger/quartz.go),
 // which an older replica's validation refuses; a trigger's calendars
-// (calendars.go), which need the calendar types; and a task's parameter
+// (calendars.go), which need the calendar types; policy.priority, which
+// the leader's dispatcher orders READY work by; and a task's parameter
 // declarations (Task.Params), which
 // every instance's creation resolves (instanceParams). put_task refuses
 // them until the cluster reaches protocol 8: an older replica would take
@@ -39,6 +40,8 @@ func proto8Field(t *model.Task) string {
 		return "policy.keepFailed"
 	case p.Deadline != nil:
 		return "policy.deadline"
+	case p.Priority != 0:
+		return "policy.priority"
 	}
 	return ""
 }

@@ -149,7 +149,16 @@ type Policy struct {
 	// Deadline is when each instance should have succeeded at the latest
 	// (Deadline); past it, unfinished, it raises deadline_missed.
 	Deadline *Deadline `json:"deadline,omitempty"`
+	// Priority orders the task's READY instances against other tasks'
+	// (protocol 8; -MaxPriority..MaxPriority, default 0): an executor is
+	// handed the highest first, FIFO within a priority, and each second
+	// an instance waits READY raises it by one (aging), so that low
+	// priorities never starve.
+	Priority int `json:"priority,omitempty"`
 }
+
+// MaxPriority bounds policy.priority, both ways.
+const MaxPriority = 1000
 
 // MaxKeep bounds policy.keepSuccessful and policy.keepFailed.
 const MaxKeep = 1_000_000
