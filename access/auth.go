@@ -64,6 +64,9 @@ func (a *Access) Authenticate(r *http.Request) (api.Identity, error) {
 	}
 	if node, ok := a.member(r, boot, key); ok {
 		p := &model.Principal{Name: "node:" + node, Role: model.RoleAdmin}
+		if node == "" {
+			p.Name = "anonymous" // no auth at all: not a node, whoever it is
+		}
 		if h := r.Header.Get(api.HeaderPrincipal); h != "" {
 			fp, err := api.DecodePrincipal(h)
 			if err != nil {
@@ -169,7 +172,7 @@ func (a *Access) member(r *http.Request, bootstrapped bool, key []byte) (string,
 		return memberName(r), true
 	}
 	if a.cfg.Token == "" && !bootstrapped {
-		return "anonymous", true // no auth at all
+		return "", true // no auth at all: anyone is a member, and named anonymous
 	}
 	return "", false
 }
