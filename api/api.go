@@ -39,7 +39,7 @@ type Config struct {
 	ACL       ACLBackend
 	Secrets   SecretBackend
 	Channels  ChannelBackend
-	Calendars CalendarBackend
+	Shared    SharedBackend
 	Live      LiveBackend
 	Console   ConsoleBackend
 	Alerts    AlertsBackend
@@ -112,7 +112,7 @@ type backends struct {
 	acl       ACLBackend
 	secrets   SecretBackend
 	channels  ChannelBackend
-	calendars CalendarBackend
+	shared    SharedBackend
 	live      LiveBackend
 	console   ConsoleBackend
 	alerts    AlertsBackend
@@ -120,7 +120,7 @@ type backends struct {
 
 func byRole(c *Config) backends {
 	return backends{barrier: c.Barrier, tasks: c.Tasks, instances: c.Instances, executors: c.Executors, cluster: c.Cluster,
-		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, calendars: c.Calendars, live: c.Live, console: c.Console, alerts: c.Alerts}
+		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, shared: c.Shared, live: c.Live, console: c.Console, alerts: c.Alerts}
 }
 
 // New returns the public API's handler.
@@ -159,7 +159,7 @@ func New(cfg Config) *Server {
 func (s *Server) routes() []route {
 	taskR, instanceR, execR, clusterR := taskRoutes{s}, instanceRoutes{s}, execRoutes{s}, clusterRoutes{s}
 	aclR, alertR, consoleR := aclRoutes{s}, alertRoutes{s}, consoleRoutes{s}
-	calR, winR := calendarRoutes(s), windowRoutes(s)
+	calR, winR, poolR := calendarRoutes(s), windowRoutes(s), poolRoutes(s)
 	reader, operator, writer, admin, executor := model.RoleReader, model.RoleOperator, model.RoleWriter, model.RoleAdmin, model.RoleExecutor
 	rs := []route{
 		{"GET /healthz", AccessOpen, clusterR.health},
@@ -229,6 +229,10 @@ func (s *Server) routes() []route {
 		{"GET /v1/windows", reader, winR.listDefs},
 		{"GET /v1/windows/{name}", reader, winR.getDef},
 		{"DELETE /v1/windows/{name}", writer, winR.deleteDef},
+		{"PUT /v1/pools/{name}", writer, poolR.putDef},
+		{"GET /v1/pools", reader, poolR.listDefs},
+		{"GET /v1/pools/{name}", reader, poolR.getDef},
+		{"DELETE /v1/pools/{name}", writer, poolR.deleteDef},
 	}
 	if s.cfg.Metrics != nil {
 		rs = append(rs, route{"GET /metrics", reader, s.cfg.Metrics.ServeHTTP})

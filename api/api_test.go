@@ -124,7 +124,7 @@ var (
 func (f *fakeBackend) configure(cfg *api.Config) {
 	cfg.Barrier, cfg.Tasks, cfg.Instances, cfg.Executors = fakeBarrier{f}, fakeTasks{f}, fakeInstances{f}, fakeExecutors{f}
 	cfg.Cluster, cfg.ACL, cfg.Secrets, cfg.Channels = fakeCluster{f}, fakeACL{f}, fakeSecrets{f}, fakeChannels{f}
-	cfg.Live, cfg.Console, cfg.Alerts, cfg.Calendars = fakeLive{f}, fakeConsole{f}, fakeAlerts{f}, fakeCalendars{f}
+	cfg.Live, cfg.Console, cfg.Alerts, cfg.Shared = fakeLive{f}, fakeConsole{f}, fakeAlerts{f}, fakeCalendars{f}
 	cfg.NodeID, cfg.Stopping = f.nodeID(), f.stopping()
 }
 

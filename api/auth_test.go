@@ -64,6 +64,7 @@ func sampleRequest(pattern string) request {
 		"PUT /v1/channels/{name}":          `{"type":"webhook","url":"https://hooks.example/ax","secret":"k"}`,
 		"PUT /v1/calendars/{name}":         `{"exclude":["2026-12-25"]}`,
 		"PUT /v1/windows/{name}":           `{"ranges":["2026-12-25"]}`,
+		"PUT /v1/pools/{name}":             `{"slots":2}`,
 		"POST /v1/internal/apply":          "x",
 	}
 	if pattern == "GET /v1/instances/{id}/approval" {
@@ -301,6 +302,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"PUT /v1/channels/{name}": "writer", "DELETE /v1/channels/{name}": "writer",
 		"PUT /v1/calendars/{name}": "writer", "DELETE /v1/calendars/{name}": "writer", "GET /v1/calendars": "reader", "GET /v1/calendars/{name}": "reader",
 		"PUT /v1/windows/{name}": "writer", "DELETE /v1/windows/{name}": "writer", "GET /v1/windows": "reader", "GET /v1/windows/{name}": "reader",
+		"PUT /v1/pools/{name}": "writer", "DELETE /v1/pools/{name}": "writer", "GET /v1/pools": "reader", "GET /v1/pools/{name}": "reader",
 		"GET /v1/channels": "reader", "GET /v1/channels/{name}": "reader",
 		"POST /v1/cluster/join": "admin", "POST /v1/cluster/member-key": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin",
 		"POST /v1/acl/bootstrap": "admin", "GET /v1/acl/tokens": "admin", "POST /v1/acl/tokens": "admin",

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/calendar"
 )
 
@@ -14,7 +15,7 @@ import (
 // Cmd (their exclude or ranges, joined).
 type fakeCalendars struct{ *fakeBackend }
 
-var _ api.CalendarBackend = fakeCalendars{}
+var _ api.SharedBackend = fakeCalendars{}
 
 func (f fakeCalendars) PutCalendar(ctx context.Context, c api.Caller, d *calendar.Calendar) (*calendar.Calendar, error) {
 	f.record(ctx, call{Method: "PutCalendar", Name: d.Name, Cmd: d.Timezone + " " + strings.Join(d.Exclude, ",")})
@@ -56,6 +57,26 @@ func (f fakeCalendars) DeleteWindow(ctx context.Context, c api.Caller, name stri
 	return &calendar.Window{Name: name}, f.Err
 }
 
+func (f fakeCalendars) PutPool(ctx context.Context, c api.Caller, d *model.Pool) (*model.Pool, error) {
+	f.record(ctx, call{Method: "PutPool", Name: d.Name, N: d.Slots})
+	return d, f.Err
+}
+
+func (f fakeCalendars) ListPools(ctx context.Context) (*model.PoolList, error) {
+	f.record(ctx, call{Method: "ListPools"})
+	return &model.PoolList{Pools: []model.Pool{}}, f.Err
+}
+
+func (f fakeCalendars) GetPool(ctx context.Context, name string) (*model.Pool, error) {
+	f.record(ctx, call{Method: "GetPool", Name: name})
+	return &model.Pool{Name: name, Slots: 1}, f.Err
+}
+
+func (f fakeCalendars) DeletePool(ctx context.Context, c api.Caller, name string) (*model.Pool, error) {
+	f.record(ctx, call{Method: "DeletePool", Name: name})
+	return &model.Pool{Name: name}, f.Err
+}
+
 // TestServer_Calendars: definitions are normalized and checked before
 // the backend sees them; a bad one is a 400 naming its field, and
 // nothing is written.
@@ -90,6 +111,11 @@ func TestServer_Calendars(t *testing.T) {
 			400, "selector.a b", nil},
 		{"list windows", getReq("/v1/windows"), 200, "", []call{{Method: "ListWindows"}}},
 		{"delete a window", request{method: "DELETE", path: "/v1/windows/freeze"}, 200, "", []call{{Method: "DeleteWindow", Name: "freeze"}}},
+		{"put a pool", request{method: "PUT", path: "/v1/pools/db", body: `{"slots":4,"busy":9}`}, 200, "", []call{{Method: "PutPool", Name: "db", N: 4}}},
+		{"a pool without slots", request{method: "PUT", path: "/v1/pools/db", body: `{"description":"x"}`}, 400, "slots", nil},
+		{"list pools", getReq("/v1/pools"), 200, "", []call{{Method: "ListPools"}}},
+		{"get a pool", getReq("/v1/pools/db"), 200, "", []call{{Method: "GetPool", Name: "db"}}},
+		{"delete a pool", request{method: "DELETE", path: "/v1/pools/db"}, 200, "", []call{{Method: "DeletePool", Name: "db"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/sse"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
 )
@@ -56,8 +57,8 @@ func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sub.Close()
-	st := startSSE(w)
-	defer st.end()
+	st := sse.Start(w)
+	defer st.End()
 	keep := time.NewTicker(s.keepalive)
 	defer keep.Stop()
 	// Events are written as they come and flushed at most every
@@ -76,12 +77,12 @@ func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.cfg.Stopping:
 			return
 		case <-keep.C:
-			err = st.comment("keepalive")
+			err = st.Comment("keepalive")
 		case <-sub.Lost():
 			resync = true
 		case <-flush.C:
 			pending = false
-			err = st.flush()
+			err = st.Flush()
 		case ev := <-events:
 			if err = writeLive(st, &ev); err == nil && !pending {
 				pending = true
@@ -90,7 +91,7 @@ func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 		}
 		if err == nil && resync && len(events) == 0 {
 			resync = false
-			err = st.event(live.TypeResync, 0, struct{}{})
+			err = st.Event(live.TypeResync, 0, struct{}{})
 		}
 		if err != nil {
 			return
@@ -98,12 +99,12 @@ func (s consoleRoutes) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func writeLive(st *sseStream, ev *live.Event) error {
+func writeLive(st *sse.Stream, ev *live.Event) error {
 	switch {
 	case ev.Instance != nil:
-		return st.queue(live.TypeInstance, ev.Instance.Index, ev.Instance)
+		return st.Queue(live.TypeInstance, ev.Instance.Index, ev.Instance)
 	case ev.Task != nil:
-		return st.queue(live.TypeTask, ev.Task.Index, ev.Task)
+		return st.Queue(live.TypeTask, ev.Task.Index, ev.Task)
 	}
 	return nil
 }
@@ -163,8 +164,8 @@ func (s instanceRoutes) followLog(w http.ResponseWriter, r *http.Request, id str
 		writeError(w, err)
 		return
 	}
-	st := startSSE(w)
-	defer st.end()
+	st := sse.Start(w)
+	defer st.End()
 	poll := time.NewTimer(s.logPoll)
 	defer poll.Stop()
 	keep := time.NewTicker(s.keepalive)
@@ -189,13 +190,13 @@ func (s instanceRoutes) followLog(w http.ResponseWriter, r *http.Request, id str
 			// that does not line up with what was streamed (output over
 			// 64 KiB) is not sent again.
 			if l.Output != "" && l.Offset >= offset {
-				if err := st.event("log", 0, logChunk{Offset: l.Offset, Data: l.Output, Attempt: l.Attempt}); err != nil {
+				if err := st.Event("log", 0, logChunk{Offset: l.Offset, Data: l.Output, Attempt: l.Attempt}); err != nil {
 					return
 				}
 				offset = l.Offset + int64(len(l.Output))
 			}
 			if terminal(l.State) {
-				_ = st.event("end", 0, map[string]string{"state": l.State})
+				_ = st.Event("end", 0, map[string]string{"state": l.State})
 				return
 			}
 		}
@@ -205,7 +206,7 @@ func (s instanceRoutes) followLog(w http.ResponseWriter, r *http.Request, id str
 		case <-s.cfg.Stopping:
 			return
 		case <-keep.C:
-			if st.comment("keepalive") != nil {
+			if st.Comment("keepalive") != nil {
 				return
 			}
 			continue

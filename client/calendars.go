@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/calendar"
 )
 
-// calendarCalls are the Client's calls on exclusion calendars and
-// blackout windows (embedded in Client: they are its methods).
+// calendarCalls are the Client's calls on what tasks share: exclusion
+// calendars, blackout windows and pools (embedded in Client: they are its
+// methods).
 type calendarCalls struct {
 	*transport
 }
@@ -59,6 +61,28 @@ func (c *calendarCalls) DeleteWindow(ctx context.Context, name string) (*calenda
 
 func calendarPath(name string) string { return "/v1/calendars/" + url.PathEscape(name) }
 func windowPath(name string) string   { return "/v1/windows/" + url.PathEscape(name) }
+func poolPath(name string) string     { return "/v1/pools/" + url.PathEscape(name) }
+
+// PutPool creates or replaces a pool of slots (PUT /v1/pools/{name});
+// the server's fields of p (its counts) are ignored.
+func (c *calendarCalls) PutPool(ctx context.Context, p *model.Pool) (*model.Pool, error) {
+	return call[model.Pool](ctx, c.transport, http.MethodPut, poolPath(p.Name), p)
+}
+
+// ListPools lists the pools with their counts (GET /v1/pools).
+func (c *calendarCalls) ListPools(ctx context.Context) (*model.PoolList, error) {
+	return call[model.PoolList](ctx, c.transport, http.MethodGet, "/v1/pools", nil)
+}
+
+// GetPool returns one pool with its counts and tasks.
+func (c *calendarCalls) GetPool(ctx context.Context, name string) (*model.Pool, error) {
+	return call[model.Pool](ctx, c.transport, http.MethodGet, poolPath(name), nil)
+}
+
+// DeletePool deletes a pool and returns what it was.
+func (c *calendarCalls) DeletePool(ctx context.Context, name string) (*model.Pool, error) {
+	return call[model.Pool](ctx, c.transport, http.MethodDelete, poolPath(name), nil)
+}
 
 // call sends one request with body (nil for none) and decodes the answer
 // into a new T.

@@ -53,6 +53,8 @@ const (
 	CmdDeleteCalendar = command.TypeDeleteCalendar
 	CmdPutWindow      = command.TypePutWindow
 	CmdDeleteWindow   = command.TypeDeleteWindow
+	CmdPutPool        = command.TypePutPool
+	CmdDeletePool     = command.TypeDeletePool
 )
 
 // Constants of the command bodies (for the migration).
@@ -106,6 +108,7 @@ type (
 	PutChannel    = command.PutChannel
 	PutCalendar   = command.PutCalendar
 	PutWindow     = command.PutWindow
+	PutPool       = command.PutPool
 	Rerun         = command.Rerun
 )
 

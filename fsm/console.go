@@ -167,6 +167,9 @@ type WhyFacts struct {
 	// trigger's time zone ("" for UTC).
 	Deadline *model.Deadline
 	Timezone string
+	// Pool is the pool a BLOCKED instance waits for a slot of, with its
+	// counts (nil: it does not).
+	Pool *model.Pool
 }
 
 // InstanceWhy returns the facts behind an instance's state.
@@ -181,6 +184,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 			LeaseUntil: r.LeaseUntil, AttemptStart: r.AttemptStart, Attempts: int(r.Attempts), Free: int(r.Free), Executor: r.Executor,
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0, Base: int(r.Base)}
 		out = wf
+		wf.Pool, _ = waitingPool(tx, r)
 		w := &writer{tx: tx}
 		t, ok := w.tasks().loadTask(r.Task)
 		if w.err != nil {

@@ -72,8 +72,11 @@ func (g *logGen) genTask() model.Task {
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *"}
 	case 7: // protocol 4: onSuccess chains (cycles too, and missing tasks)
 		t.Policy = model.Policy{OnSuccess: []model.Chain{{Task: g.taskName(), Params: map[string]string{"b": "2", "a": "1"}}, {Task: "task-9"}}}
-	case 8: // protocol 4: a short queue, no timeout
+	case 8: // protocol 4: a short queue, no timeout; protocol 8: a pool (maybe missing)
 		t.Policy = model.Policy{MaxConcurrency: 1, MaxQueued: 1 + g.rng.Intn(2), Timeout: model.NoTimeout}
+		if g.rng.Intn(2) == 0 {
+			t.Policy.Pool, t.Policy.MaxConcurrency = "pool-0", 1+g.rng.Intn(3)
+		}
 	case 5: // protocol 7: a window, maxRuns, jitter
 		start, end := model.UnixMilli(g.now-int64(g.rng.Intn(60_000))), model.UnixMilli(g.now+int64(g.rng.Intn(600_000)))
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "* * * * *", StartAt: &start, EndAt: &end,
@@ -161,7 +164,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(35) {
+	switch g.rng.Intn(36) {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
@@ -355,6 +358,12 @@ func (g *logGen) command(t *testing.T) *Command {
 			typ, body = CmdPutWindow, PutWindow{Window: w}
 		default:
 			typ, body = CmdDeleteWindow, TaskRef{Name: fmt.Sprintf("win-%d", g.rng.Intn(2))}
+		}
+	case 35: // protocol 8: a shared pool, resized or deleted
+		if g.rng.Intn(4) == 0 {
+			typ, body = CmdDeletePool, TaskRef{Name: "pool-0"}
+		} else {
+			typ, body = CmdPutPool, PutPool{Pool: model.Pool{Name: "pool-0", Slots: 1 + g.rng.Intn(3)}}
 		}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)

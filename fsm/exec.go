@@ -165,7 +165,7 @@ type InstanceChange struct {
 // finish moves r to a terminal state, freeing its slot.
 func (w instanceWrites) finish(r *record, st uint8) {
 	held := holdsSlot(r)
-	if r.State == stBlocked && r.Flags&flagWaitingDeps == 0 {
+	if r.State == stBlocked && r.Flags&(flagWaitingDeps|flagWaitingPool) == 0 {
 		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
 		st := w.loadState(r.Task)
 		if st.Blocked > 0 {
@@ -176,12 +176,17 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	if r.State == stScheduled {
 		w.pending(-1)
 	}
+	r.Flags &^= flagWaitingPool // poolLeave, below, reads the pool index
 	r.FinishedAt = w.cmd.Now
 	r.LeaseUntil = 0
 	w.setState(r, st)
 	if held {
 		w.slots().release(r.Task)
 	}
+	// Then the pool slot it holds (or its place in the pool's wait): an
+	// instance its task's slot let through waits for the pool first, so
+	// the pool's oldest waiter gets the slot.
+	w.slots().poolLeave(r)
 	if st == stSuccess && r.Date != "" {
 		w.deps().succeeded(r)
 	}

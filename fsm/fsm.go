@@ -49,6 +49,9 @@ var (
 	bktChannels    = []byte("channels")     // channel name: ChannelRecord (protocol 4)
 	bktCalendars   = []byte("calendars")    // calendar name: calendar.Calendar (protocol 8)
 	bktWindows     = []byte("windows")      // window name: calendar.Window (protocol 8)
+	bktPools       = []byte("pools")        // pool name: model.Pool with its counts (protocol 8)
+	bktPoolWait    = []byte("pool_wait")    // pool \x00 id: task, an instance waiting for a slot (protocol 8)
+	bktPoolIdx     = []byte("pool_idx")     // id: role byte + pool, the slot it holds or waits for (protocol 8)
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -72,7 +75,7 @@ var (
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
-		bktFailedDeps, bktChannels, bktCalendars, bktWindows)
+		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,

@@ -81,6 +81,10 @@ var handlers = [...]handler{
 		check: calendarWrites.putWindowCheck, write: calendarWrites.putWindow},
 	command.TypeDeleteWindow: spec[calendarWrites, *command.TaskRef, *calendar.Window]{decode: command.JSONBody[command.TaskRef],
 		check: calendarWrites.namedWindow, write: calendarWrites.deleteWindow},
+	command.TypePutPool: spec[slotWrites, *command.PutPool, *model.Pool]{decode: command.JSONBody[command.PutPool],
+		check: slotWrites.putPoolCheck, write: slotWrites.putPool},
+	command.TypeDeletePool: spec[slotWrites, *command.TaskRef, *model.Pool]{decode: command.JSONBody[command.TaskRef],
+		check: slotWrites.namedPool, write: slotWrites.deletePool},
 }
 
 // handlerOf returns the handler of type t, nil for a type this version

@@ -42,6 +42,8 @@ func proto8Field(t *model.Task) string {
 		return "policy.deadline"
 	case p.Priority != 0:
 		return "policy.priority"
+	case p.Pool != "":
+		return "policy.pool"
 	}
 	return ""
 }

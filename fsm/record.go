@@ -95,6 +95,9 @@ const (
 	// flagRerun: the instance was re-run (protocol 7); its latest rerun
 	// event says by whom and what it had ended as.
 	flagRerun = 1 << 5
+	// flagWaitingPool: BLOCKED for a slot of its task's pool (protocol 8;
+	// pools.go), not in its task's overlap queue.
+	flagWaitingPool = 1 << 6
 )
 
 const recordVersion = 1

@@ -199,6 +199,12 @@ func (w slotWrites) unblockHead(task string) bool {
 	if !ok || nr.State != stBlocked {
 		return true
 	}
+	if t, ok := w.tasks().definition(task); ok {
+		if p, ok := w.poolOf(t); ok && !w.poolTake(p, nr) {
+			w.poolWait(p, nr) // its task's slot is free, its pool's are not
+			return true
+		}
+	}
 	st.Inflight++
 	w.saveState(task, st)
 	w.instances().setState(nr, stReady)
@@ -247,6 +253,16 @@ func (w slotWrites) admit(r *record) {
 		st = w.loadState(r.Task) // a slot freed, unless the queue took it
 	}
 	if st.Inflight < uint64(limit) {
+		if p, ok := w.poolOf(t); ok && !w.poolTake(p, r) {
+			if t.Policy.Overlap == "skip" {
+				r.FinishedAt = w.cmd.Now
+				w.instances().setState(r, stSkipped)
+				w.instances().event(r.ID, "skipped", fmt.Sprintf("overlap=skip: pool %s: %d of %d slots busy", p.Name, p.Busy, p.Slots))
+				return
+			}
+			w.poolWait(p, r)
+			return
+		}
 		st.Inflight++
 		w.saveState(r.Task, st)
 		w.instances().setState(r, stReady)
@@ -277,6 +293,11 @@ func (w slotWrites) release(task string) {
 	}
 	w.saveState(task, st)
 	w.unblockHead(task)
+	// An instance of the task that waits for its pool may start now that
+	// its task has a slot.
+	if t, ok := w.tasks().definition(task); ok && t.Policy.Pool != "" && w.loadState(task).Inflight < uint64(max(t.Policy.MaxConcurrency, 1)) {
+		w.poolWake(t.Policy.Pool)
+	}
 }
 
 // queueFull skips r instead of queueing it when its task's queue holds

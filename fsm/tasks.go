@@ -135,6 +135,9 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 	if e := calendarsRefusal(w.tx, &p.Task); e != nil {
 		return nil, e // a calendar exists only from protocol 8: no older entry names one
 	}
+	if e := poolRefusal(w.tx, &p.Task); e != nil {
+		return nil, e // the same for a pool
+	}
 	in := p.Task // normalized and validated
 	if in.Trigger.Type == model.TriggerOnce && in.Trigger.Delay != 0 {
 		// A relative one-shot is pinned to leader time when it is written,

@@ -155,6 +155,9 @@ type Policy struct {
 	// an instance waits READY raises it by one (aging), so that low
 	// priorities never starve.
 	Priority int `json:"priority,omitempty"`
+	// Pool names a shared pool of slots (Pool; protocol 8) the task's
+	// instances also need one of to run.
+	Pool string `json:"pool,omitempty"`
 }
 
 // MaxPriority bounds policy.priority, both ways.

@@ -277,6 +277,8 @@ func (p *Policy) validate() error {
 		return FieldErrorf("policy.maxRetries", "must be between 0 and 100, got %d", p.MaxRetries)
 	case p.Priority < -MaxPriority || p.Priority > MaxPriority:
 		return FieldErrorf("policy.priority", "must be between %d and %d, got %d", -MaxPriority, MaxPriority, p.Priority)
+	case p.Pool != "" && !ValidName(p.Pool):
+		return ValidateName("policy.pool", p.Pool)
 	case p.RetryInterval < 0:
 		return FieldErrorf("policy.retryInterval", "must not be negative")
 	case p.MaxRetryInterval < 0:

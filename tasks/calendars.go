@@ -21,25 +21,27 @@ type CalendarState interface {
 	Windows() ([]calendar.Window, error)
 	Window(name string) (*calendar.Window, error)
 	ListTasks(f model.TaskFilter) (*model.TaskList, error)
+	Pools() (*model.PoolList, error)
+	Pool(name string) (*model.Pool, error)
 }
 
-// Calendars stores the exclusion calendars and blackout windows
-// (api.CalendarBackend); window reads carry their status at the node's
-// clock.
+// Calendars stores what tasks share: the exclusion calendars, blackout
+// windows and pools (api.SharedBackend); window reads carry their status
+// at the node's clock.
 type Calendars struct {
 	rep   replica.Proposer
 	state CalendarState
 	clock wheel.Clock
 }
 
-var _ api.CalendarBackend = (*Calendars)(nil)
+var _ api.SharedBackend = (*Calendars)(nil)
 
 // NewCalendars returns the calendars role.
 func NewCalendars(clock wheel.Clock, rep replica.Proposer, state CalendarState) *Calendars {
 	return &Calendars{rep: rep, state: state, clock: clock}
 }
 
-// PutCalendar implements api.CalendarBackend.
+// PutCalendar implements api.SharedBackend.
 func (cs *Calendars) PutCalendar(ctx context.Context, c api.Caller, def *calendar.Calendar) (*calendar.Calendar, error) {
 	var out calendar.Calendar
 	if err := replica.Write(ctx, cs.rep, c, command.TypePutCalendar, command.PutCalendar{Calendar: *def}, &out); err != nil {
@@ -48,17 +50,17 @@ func (cs *Calendars) PutCalendar(ctx context.Context, c api.Caller, def *calenda
 	return &out, nil
 }
 
-// ListCalendars implements api.CalendarBackend.
+// ListCalendars implements api.SharedBackend.
 func (cs *Calendars) ListCalendars(context.Context) (*calendar.List, error) {
 	return cs.state.Calendars()
 }
 
-// GetCalendar implements api.CalendarBackend.
+// GetCalendar implements api.SharedBackend.
 func (cs *Calendars) GetCalendar(_ context.Context, name string) (*calendar.Calendar, error) {
 	return cs.state.Calendar(name)
 }
 
-// DeleteCalendar implements api.CalendarBackend.
+// DeleteCalendar implements api.SharedBackend.
 func (cs *Calendars) DeleteCalendar(ctx context.Context, c api.Caller, name string) (*calendar.Calendar, error) {
 	var out calendar.Calendar
 	if err := replica.Write(ctx, cs.rep, c, command.TypeDeleteCalendar, command.TaskRef{Name: name}, &out); err != nil {
@@ -67,7 +69,7 @@ func (cs *Calendars) DeleteCalendar(ctx context.Context, c api.Caller, name stri
 	return &out, nil
 }
 
-// PutWindow implements api.CalendarBackend.
+// PutWindow implements api.SharedBackend.
 func (cs *Calendars) PutWindow(ctx context.Context, c api.Caller, def *calendar.Window) (*calendar.Window, error) {
 	var out calendar.Window
 	if err := replica.Write(ctx, cs.rep, c, command.TypePutWindow, command.PutWindow{Window: *def}, &out); err != nil {
@@ -76,7 +78,7 @@ func (cs *Calendars) PutWindow(ctx context.Context, c api.Caller, def *calendar.
 	return cs.withStatus(&out, cs.clock.Now())
 }
 
-// ListWindows implements api.CalendarBackend.
+// ListWindows implements api.SharedBackend.
 func (cs *Calendars) ListWindows(context.Context) (*calendar.WindowList, error) {
 	l, err := cs.state.Windows()
 	if err != nil {
@@ -94,7 +96,7 @@ func (cs *Calendars) ListWindows(context.Context) (*calendar.WindowList, error) 
 	return out, nil
 }
 
-// GetWindow implements api.CalendarBackend.
+// GetWindow implements api.SharedBackend.
 func (cs *Calendars) GetWindow(_ context.Context, name string) (*calendar.Window, error) {
 	w, err := cs.state.Window(name)
 	if err != nil {
@@ -103,7 +105,7 @@ func (cs *Calendars) GetWindow(_ context.Context, name string) (*calendar.Window
 	return cs.withStatus(w, cs.clock.Now())
 }
 
-// DeleteWindow implements api.CalendarBackend.
+// DeleteWindow implements api.SharedBackend.
 func (cs *Calendars) DeleteWindow(ctx context.Context, c api.Caller, name string) (*calendar.Window, error) {
 	var out calendar.Window
 	if err := replica.Write(ctx, cs.rep, c, command.TypeDeleteWindow, command.TaskRef{Name: name}, &out); err != nil {
@@ -145,4 +147,30 @@ func (cs *Calendars) withStatus(w *calendar.Window, now time.Time) (*calendar.Wi
 	}
 	w.Status = st
 	return w, nil
+}
+
+// PutPool implements api.SharedBackend.
+func (cs *Calendars) PutPool(ctx context.Context, c api.Caller, def *model.Pool) (*model.Pool, error) {
+	var out model.Pool
+	if err := replica.Write(ctx, cs.rep, c, command.TypePutPool, command.PutPool{Pool: *def}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListPools implements api.SharedBackend.
+func (cs *Calendars) ListPools(context.Context) (*model.PoolList, error) { return cs.state.Pools() }
+
+// GetPool implements api.SharedBackend.
+func (cs *Calendars) GetPool(_ context.Context, name string) (*model.Pool, error) {
+	return cs.state.Pool(name)
+}
+
+// DeletePool implements api.SharedBackend.
+func (cs *Calendars) DeletePool(ctx context.Context, c api.Caller, name string) (*model.Pool, error) {
+	var out model.Pool
+	if err := replica.Write(ctx, cs.rep, c, command.TypeDeletePool, command.TaskRef{Name: name}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

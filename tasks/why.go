@@ -102,6 +102,9 @@ func stateWhy(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, now 
 		if len(f.WaitingFor) > 0 {
 			return fmt.Sprintf("waiting for upstream %s to succeed for %s", plural(len(f.WaitingFor), "task", "tasks")+" "+strings.Join(f.WaitingFor, ", "), f.Date)
 		}
+		if f.Pool != nil {
+			return fmt.Sprintf("waiting for a slot of pool %s: %d of its %d busy, %d waiting (policy.pool)", f.Pool.Name, f.Pool.Busy, f.Pool.Slots, f.Pool.Queued)
+		}
 		return fmt.Sprintf("waiting for a free slot: %d of the task's %d %s busy (policy overlap=queue)",
 			f.Inflight, f.Limit, plural(f.Limit, "slot is", "slots are"))
 	case model.StateWaitingApproval:

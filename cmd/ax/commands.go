@@ -111,6 +111,12 @@ func commands() []entry {
 			{name: "get", new: work.NewWindowGet},
 			{name: "delete", new: work.NewWindowDelete},
 		}},
+		{name: "pool", summary: "apply, list, get and delete shared pools of slots", usage: work.PoolUsage, subs: []entry{
+			{name: "apply", new: work.NewPoolApply},
+			{name: "list", new: work.NewPoolList},
+			{name: "get", new: work.NewPoolGet},
+			{name: "delete", new: work.NewPoolDelete},
+		}},
 		{name: "keygen", summary: "make a key for -encrypt-key-file", new: newKeygenCmd},
 		{name: "completion", summary: "print a bash, zsh or fish completion script", new: newCompletionCmd, choices: []string{"bash", "zsh", "fish"}},
 		{name: "version", summary: "print the version", new: newVersionCmd},

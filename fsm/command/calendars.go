@@ -40,3 +40,18 @@ func (p *PutWindow) Validate(*Command) *model.Error {
 	}
 	return nil
 }
+
+// PutPool is the body of TypePutPool: a shared pool's definition
+// (protocol 8; its counts are the state machine's).
+type PutPool struct {
+	Pool model.Pool `json:"pool"`
+}
+
+// Validate checks the definition.
+func (p *PutPool) Validate(*Command) *model.Error {
+	p.Pool = p.Pool.Definition()
+	if err := p.Pool.Validate(); err != nil {
+		return asModelError(err)
+	}
+	return nil
+}

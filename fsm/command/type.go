@@ -67,6 +67,8 @@ const (
 	TypeDeleteCalendar Type = 41 // body: TaskRef (Name = calendar name)
 	TypePutWindow      Type = 42 // body: PutWindow
 	TypeDeleteWindow   Type = 43 // body: TaskRef (Name = window name)
+	TypePutPool        Type = 44 // body: PutPool
+	TypeDeletePool     Type = 45 // body: TaskRef (Name = pool name)
 )
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -102,7 +104,8 @@ const (
 // the task state, TaskFire.Jitter kept on the instance; fsm/window.go).
 // Protocol 8 adds the exclusion calendars (40, 41) and blackout windows
 // (42, 43), which a task's trigger.calendars names and fire honors
-// (fsm/calendars.go). From the entry after set_proto 8, put_task takes
+// (fsm/calendars.go), and shared pools (44, 45), which admission honors
+// (fsm/pools.go). From the entry after set_proto 8, put_task takes
 // policy.overlap "replace", which admit honors; the history limits
 // policy.keepSuccessful and keepFailed, which retention's look-up
 // applies; and a task's params declarations, which every instance's
@@ -141,6 +144,7 @@ var types = [...]info{
 
 	TypePutCalendar: {"put_calendar", 8}, TypeDeleteCalendar: {"delete_calendar", 8},
 	TypePutWindow: {"put_window", 8}, TypeDeleteWindow: {"delete_window", 8},
+	TypePutPool: {"put_pool", 8}, TypeDeletePool: {"delete_pool", 8},
 }
 
 // Known reports whether this binary knows the type.
@@ -162,8 +166,8 @@ func (t Type) String() string {
 // MinProto returns the protocol a command type needs: 1 for the types of
 // the first release (1..20), 2 for the ACL, secret, member-key and
 // protocol types (21..27), 3 for note (31), 4 for the alert, silence
-// and channel types (32..37), 7 for rerun (39), 8 for the calendar and
-// window types (40..43), and ProtoVersion+1 for
+// and channel types (32..37), 7 for rerun (39), 8 for the calendar,
+// window and pool types (40..45), and ProtoVersion+1 for
 // a type this binary does not know.
 func MinProto(t Type) int {
 	if t.Known() {

@@ -18,7 +18,8 @@ func TestType(t *testing.T) {
 		{TypeRerun, "rerun", true, false, 7},
 		{TypePutCalendar, "put_calendar", true, false, 8},
 		{TypeDeleteWindow, "delete_window", true, false, 8},
-		{44, "command(44)", false, false, ProtoVersion + 1},
+		{TypeDeletePool, "delete_pool", true, false, 8},
+		{46, "command(46)", false, false, ProtoVersion + 1},
 		{0, "command(0)", false, false, ProtoVersion + 1},
 		{29, "command(29)", false, false, ProtoVersion + 1}, // taken by other work of release 3
 		{38, "command(38)", false, false, ProtoVersion + 1},
@@ -41,8 +42,8 @@ func TestType(t *testing.T) {
 			}
 		})
 	}
-	if n := len(Types()); n != 39 {
-		t.Errorf("Types() lists %d types, want 39", n)
+	if n := len(Types()); n != 41 {
+		t.Errorf("Types() lists %d types, want 41", n)
 	}
 }
 

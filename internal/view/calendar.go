@@ -24,6 +24,17 @@ func Calendars(w io.Writer, cals []calendar.Calendar) error {
 	return tw.Flush()
 }
 
+// Pools prints pools of slots as a table: their slots, the instances
+// holding one and waiting for one, and the tasks that use them.
+func Pools(w io.Writer, pools []model.Pool) error {
+	tw := newTable(w)
+	row(tw, "NAME", "SLOTS", "BUSY", "QUEUED", "TASKS")
+	for _, p := range pools {
+		row(tw, p.Name, p.Slots, p.Busy, p.Queued, orDash(firstOf(p.Tasks)))
+	}
+	return tw.Flush()
+}
+
 // Windows prints blackout windows as a table, with where each stands at
 // the time of the read: active until when, the next span, and how many
 // tasks its selector matches.

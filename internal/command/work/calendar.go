@@ -8,6 +8,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/command"
 	"github.com/ax-scheduler/ax/internal/view"
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/calendar"
 )
 
@@ -115,6 +116,52 @@ var windows = defKind[calendar.Window, calendar.WindowList]{
 	get:   (*client.Client).GetWindow, delete: (*client.Client).DeleteWindow,
 	table: view.Windows,
 }
+
+// PoolUsage is the help of ax pool and of its subcommands.
+const PoolUsage = `
+Usage: ax pool <subcommand> [flags] [args]
+
+Subcommands:
+	apply -f FILE|-   create or replace a pool of slots from JSON (its name in the file)
+	list              the pools: slots, instances holding one and waiting, tasks
+	get NAME          one pool (-o json: as apply takes it)
+	delete NAME       delete a pool (refused while a task names it or an instance uses it)
+
+A pool is {"name", "description", "slots"}: the instances of every task
+whose policy.pool names it hold at most slots at once, on top of each
+task's maxConcurrency; the others wait BLOCKED and start oldest first as
+slots free (more slots start them at once).
+
+list and get take -o table|json|yaml (-json: -o json).
+
+Examples:
+	echo '{"name":"warehouse","slots":4}' | ax pool apply -f -
+	ax pool list
+	ax pool delete warehouse
+`
+
+var pools = defKind[model.Pool, model.PoolList]{
+	noun: "pool", usage: PoolUsage,
+	name:       func(p *model.Pool) string { return p.Name },
+	version:    func(p *model.Pool) uint64 { return p.Version },
+	definition: (*model.Pool).Definition,
+	put:        (*client.Client).PutPool, list: (*client.Client).ListPools,
+	items: func(l *model.PoolList) []model.Pool { return l.Pools },
+	get:   (*client.Client).GetPool, delete: (*client.Client).DeletePool,
+	table: view.Pools,
+}
+
+// NewPoolApply makes ax pool apply.
+func NewPoolApply(io *command.IO) command.Command { return pools.newApply(io) }
+
+// NewPoolList makes ax pool list.
+func NewPoolList(io *command.IO) command.Command { return pools.newList(io) }
+
+// NewPoolGet makes ax pool get.
+func NewPoolGet(io *command.IO) command.Command { return pools.newGet(io) }
+
+// NewPoolDelete makes ax pool delete.
+func NewPoolDelete(io *command.IO) command.Command { return pools.newDelete(io) }
 
 // NewCalendarApply makes ax calendar apply.
 func NewCalendarApply(io *command.IO) command.Command { return calendars.newApply(io) }
