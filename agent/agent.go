@@ -198,7 +198,7 @@ type Agent struct {
 	exec    *executors.Executors // the executor protocol, the term's dispatcher
 	al      *alerts.Alerts       // the watchdog, alert records, failures, quorum watch
 	chans   *alerts.Channels     // notification channels and delivery
-	cals    *tasks.Calendars     // calendars and blackout windows
+	shared  *tasks.Shared        // calendars, blackout windows and pools
 
 	ln       net.Listener
 	conns    *connLimiter
@@ -324,7 +324,7 @@ func (a *Agent) roles(raw wheel.Clock, base *clock.Base, localExecToken string) 
 	a.tasks = tasks.New(tasks.Config{Logger: a.log, Clock: cfg.Clock, Horizon: cfg.Horizon, Retention: cfg.Retention,
 		RetentionInterval: cfg.RetentionInterval, MetricsMaxTasks: cfg.MetricsMaxTasks, Executors: a.exec.Executors,
 		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live, StopHold: a.exec.StopHold()}, rep, f)
-	a.cals = tasks.NewCalendars(cfg.Clock, rep, f)
+	a.shared = tasks.NewShared(cfg.Clock, rep, f)
 	a.console = tasks.NewConsole(tasks.ConsoleConfig{Clock: cfg.Clock, Stopping: a.stopCh, Cluster: a.cl.Cluster,
 		Executors: a.exec.Executors, QuorumAlerts: quorum}, f)
 	alertsCfg := alerts.Config{NodeID: cfg.NodeID, Logger: a.log, Clock: cfg.Clock, DefaultTimeout: cfg.DefaultTimeout,

@@ -20,7 +20,7 @@ func (a *Agent) serveHTTP(wallClock func() time.Time, jump func() *model.ClockJu
 	reg, metrics := a.metrics()
 	a.reg = reg
 	public := api.New(api.Config{Barrier: a.rep, Tasks: a.tasks, Instances: a.tasks, Executors: a.exec, Cluster: a.cl,
-		ACL: a.acc, Secrets: a.acc, Channels: a.chans, Shared: a.cals, Live: a.console, Console: a.console, Alerts: a.al,
+		ACL: a.acc, Secrets: a.acc, Channels: a.chans, Shared: a.shared, Live: a.console, Console: a.console, Alerts: a.al,
 		NodeID: a.cfg.NodeID, Stopping: a.stopCh, Auth: a.acc, Logger: a.log, Now: a.now, Metrics: metrics, CheckAction: action.Check})
 	var h http.Handler = public
 	if !a.cfg.NoUI {

@@ -146,15 +146,8 @@ func (w instanceWrites) fireRefusedAt(t *model.Task, at, jitter int64) string {
 // putCalendarCheck is put_calendar's check: IfVersion, when set, must be
 // the stored version.
 func (w calendarWrites) putCalendarCheck(p *command.PutCalendar) (*calendar.Calendar, *Result) {
-	var cur *calendar.Calendar
-	if v := w.tx.Bucket(bktCalendars).Get([]byte(p.Calendar.Name)); v != nil {
-		cur = new(calendar.Calendar)
-		if err := json.Unmarshal(v, cur); err != nil {
-			w.err = err
-			return nil, nil
-		}
-	}
-	if p.IfVersion != 0 && (cur == nil || cur.Version != p.IfVersion) {
+	cur, ok := readDef[calendar.Calendar](w.tx, bktCalendars, p.Calendar.Name)
+	if p.IfVersion != 0 && (!ok || cur.Version != p.IfVersion) {
 		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "version", Message: "calendar " + p.Calendar.Name + " changed since"})
 	}
 	return cur, nil
@@ -177,20 +170,15 @@ func (w calendarWrites) putCalendar(p *command.PutCalendar, cur *calendar.Calend
 // namedCalendar is delete_calendar's check: the calendar exists and no
 // task's trigger names it.
 func (w calendarWrites) namedCalendar(ref *command.TaskRef) (*calendar.Calendar, *Result) {
-	v := w.tx.Bucket(bktCalendars).Get([]byte(ref.Name))
-	if v == nil {
+	cur, ok := readDef[calendar.Calendar](w.tx, bktCalendars, ref.Name)
+	if !ok {
 		return nil, errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no calendar named " + ref.Name})
 	}
 	if users := calendarUsers(w.tx, ref.Name); len(users) > 0 {
 		return nil, errResult(&model.Error{Code: model.CodePrecondition, Field: "name",
 			Message: fmt.Sprintf("calendar %s is used by task(s) %s: remove it from their trigger.calendars first", ref.Name, strings.Join(users, ", "))})
 	}
-	var c calendar.Calendar
-	if err := json.Unmarshal(v, &c); err != nil {
-		w.err = err
-		return nil, nil
-	}
-	return &c, nil
+	return cur, nil
 }
 
 func (w calendarWrites) deleteCalendar(ref *command.TaskRef, cur *calendar.Calendar) *Result {
@@ -299,16 +287,22 @@ func calendarUsers(tx *bolt.Tx, name string) []string {
 	return out
 }
 
-func readWindow(tx *bolt.Tx, name string) (*calendar.Window, bool) {
-	v := tx.Bucket(bktWindows).Get([]byte(name))
+// readDef reads the definition stored under name in bkt (a calendar, a
+// window, a pool); false when there is none or it does not decode.
+func readDef[T any](tx *bolt.Tx, bkt []byte, name string) (*T, bool) {
+	v := tx.Bucket(bkt).Get([]byte(name))
 	if v == nil {
 		return nil, false
 	}
-	var win calendar.Window
-	if json.Unmarshal(v, &win) != nil {
+	d := new(T)
+	if json.Unmarshal(v, d) != nil {
 		return nil, false
 	}
-	return &win, true
+	return d, true
+}
+
+func readWindow(tx *bolt.Tx, name string) (*calendar.Window, bool) {
+	return readDef[calendar.Window](tx, bktWindows, name)
 }
 
 // calendarsRefusal is put_task's check of trigger.calendars: each must
@@ -343,15 +337,11 @@ func (q taskReads) Calendars() (*calendar.List, error) {
 func (q taskReads) Calendar(name string) (*calendar.Calendar, error) {
 	var out *calendar.Calendar
 	err := q.f.view(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktCalendars).Get([]byte(name))
-		if v == nil {
+		c, ok := readDef[calendar.Calendar](tx, bktCalendars, name)
+		if !ok {
 			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no calendar named " + name}
 		}
-		out = new(calendar.Calendar)
-		if err := json.Unmarshal(v, out); err != nil {
-			return err
-		}
-		out.UsedBy = calendarUsers(tx, name)
+		c.UsedBy, out = calendarUsers(tx, name), c
 		return nil
 	})
 	return out, err

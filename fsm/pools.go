@@ -40,15 +40,7 @@ func poolWaitKey(pool string, id uint64) []byte {
 }
 
 func readPool(tx *bolt.Tx, name string) (*model.Pool, bool) {
-	v := tx.Bucket(bktPools).Get([]byte(name))
-	if v == nil {
-		return nil, false
-	}
-	var p model.Pool
-	if json.Unmarshal(v, &p) != nil {
-		return nil, false
-	}
-	return &p, true
+	return readDef[model.Pool](tx, bktPools, name)
 }
 
 func (w *writer) savePool(p *model.Pool) {

@@ -13,9 +13,9 @@ import (
 	"github.com/ax-scheduler/ax/wheel"
 )
 
-// CalendarState is what the calendars role reads of the state machine
+// SharedState is what the Shared role reads of the state machine
 // (*fsm.FSM).
-type CalendarState interface {
+type SharedState interface {
 	Calendars() (*calendar.List, error)
 	Calendar(name string) (*calendar.Calendar, error)
 	Windows() ([]calendar.Window, error)
@@ -25,24 +25,24 @@ type CalendarState interface {
 	Pool(name string) (*model.Pool, error)
 }
 
-// Calendars stores what tasks share: the exclusion calendars, blackout
+// Shared stores what tasks share: the exclusion calendars, blackout
 // windows and pools (api.SharedBackend); window reads carry their status
 // at the node's clock.
-type Calendars struct {
+type Shared struct {
 	rep   replica.Proposer
-	state CalendarState
+	state SharedState
 	clock wheel.Clock
 }
 
-var _ api.SharedBackend = (*Calendars)(nil)
+var _ api.SharedBackend = (*Shared)(nil)
 
-// NewCalendars returns the calendars role.
-func NewCalendars(clock wheel.Clock, rep replica.Proposer, state CalendarState) *Calendars {
-	return &Calendars{rep: rep, state: state, clock: clock}
+// NewShared returns the role of what tasks share.
+func NewShared(clock wheel.Clock, rep replica.Proposer, state SharedState) *Shared {
+	return &Shared{rep: rep, state: state, clock: clock}
 }
 
 // PutCalendar implements api.SharedBackend.
-func (cs *Calendars) PutCalendar(ctx context.Context, c api.Caller, def *calendar.Calendar) (*calendar.Calendar, error) {
+func (cs *Shared) PutCalendar(ctx context.Context, c api.Caller, def *calendar.Calendar) (*calendar.Calendar, error) {
 	var out calendar.Calendar
 	if err := replica.Write(ctx, cs.rep, c, command.TypePutCalendar, command.PutCalendar{Calendar: *def}, &out); err != nil {
 		return nil, err
@@ -51,17 +51,17 @@ func (cs *Calendars) PutCalendar(ctx context.Context, c api.Caller, def *calenda
 }
 
 // ListCalendars implements api.SharedBackend.
-func (cs *Calendars) ListCalendars(context.Context) (*calendar.List, error) {
+func (cs *Shared) ListCalendars(context.Context) (*calendar.List, error) {
 	return cs.state.Calendars()
 }
 
 // GetCalendar implements api.SharedBackend.
-func (cs *Calendars) GetCalendar(_ context.Context, name string) (*calendar.Calendar, error) {
+func (cs *Shared) GetCalendar(_ context.Context, name string) (*calendar.Calendar, error) {
 	return cs.state.Calendar(name)
 }
 
 // DeleteCalendar implements api.SharedBackend.
-func (cs *Calendars) DeleteCalendar(ctx context.Context, c api.Caller, name string) (*calendar.Calendar, error) {
+func (cs *Shared) DeleteCalendar(ctx context.Context, c api.Caller, name string) (*calendar.Calendar, error) {
 	var out calendar.Calendar
 	if err := replica.Write(ctx, cs.rep, c, command.TypeDeleteCalendar, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (cs *Calendars) DeleteCalendar(ctx context.Context, c api.Caller, name stri
 }
 
 // PutWindow implements api.SharedBackend.
-func (cs *Calendars) PutWindow(ctx context.Context, c api.Caller, def *calendar.Window) (*calendar.Window, error) {
+func (cs *Shared) PutWindow(ctx context.Context, c api.Caller, def *calendar.Window) (*calendar.Window, error) {
 	var out calendar.Window
 	if err := replica.Write(ctx, cs.rep, c, command.TypePutWindow, command.PutWindow{Window: *def}, &out); err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (cs *Calendars) PutWindow(ctx context.Context, c api.Caller, def *calendar.
 }
 
 // ListWindows implements api.SharedBackend.
-func (cs *Calendars) ListWindows(context.Context) (*calendar.WindowList, error) {
+func (cs *Shared) ListWindows(context.Context) (*calendar.WindowList, error) {
 	l, err := cs.state.Windows()
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func (cs *Calendars) ListWindows(context.Context) (*calendar.WindowList, error) 
 }
 
 // GetWindow implements api.SharedBackend.
-func (cs *Calendars) GetWindow(_ context.Context, name string) (*calendar.Window, error) {
+func (cs *Shared) GetWindow(_ context.Context, name string) (*calendar.Window, error) {
 	w, err := cs.state.Window(name)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (cs *Calendars) GetWindow(_ context.Context, name string) (*calendar.Window
 }
 
 // DeleteWindow implements api.SharedBackend.
-func (cs *Calendars) DeleteWindow(ctx context.Context, c api.Caller, name string) (*calendar.Window, error) {
+func (cs *Shared) DeleteWindow(ctx context.Context, c api.Caller, name string) (*calendar.Window, error) {
 	var out calendar.Window
 	if err := replica.Write(ctx, cs.rep, c, command.TypeDeleteWindow, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ const maxStatusTasks = 1000
 
 // withStatus adds w's status at now: whether it holds its tasks, its
 // next span, and the tasks its selector matches.
-func (cs *Calendars) withStatus(w *calendar.Window, now time.Time) (*calendar.Window, error) {
+func (cs *Shared) withStatus(w *calendar.Window, now time.Time) (*calendar.Window, error) {
 	b, err := w.Compile()
 	if err != nil {
 		return w, nil // a zone this node cannot load: no status
@@ -150,7 +150,7 @@ func (cs *Calendars) withStatus(w *calendar.Window, now time.Time) (*calendar.Wi
 }
 
 // PutPool implements api.SharedBackend.
-func (cs *Calendars) PutPool(ctx context.Context, c api.Caller, def *model.Pool) (*model.Pool, error) {
+func (cs *Shared) PutPool(ctx context.Context, c api.Caller, def *model.Pool) (*model.Pool, error) {
 	var out model.Pool
 	if err := replica.Write(ctx, cs.rep, c, command.TypePutPool, command.PutPool{Pool: *def}, &out); err != nil {
 		return nil, err
@@ -159,15 +159,15 @@ func (cs *Calendars) PutPool(ctx context.Context, c api.Caller, def *model.Pool)
 }
 
 // ListPools implements api.SharedBackend.
-func (cs *Calendars) ListPools(context.Context) (*model.PoolList, error) { return cs.state.Pools() }
+func (cs *Shared) ListPools(context.Context) (*model.PoolList, error) { return cs.state.Pools() }
 
 // GetPool implements api.SharedBackend.
-func (cs *Calendars) GetPool(_ context.Context, name string) (*model.Pool, error) {
+func (cs *Shared) GetPool(_ context.Context, name string) (*model.Pool, error) {
 	return cs.state.Pool(name)
 }
 
 // DeletePool implements api.SharedBackend.
-func (cs *Calendars) DeletePool(ctx context.Context, c api.Caller, name string) (*model.Pool, error) {
+func (cs *Shared) DeletePool(ctx context.Context, c api.Caller, name string) (*model.Pool, error) {
 	var out model.Pool
 	if err := replica.Write(ctx, cs.rep, c, command.TypeDeletePool, command.TaskRef{Name: name}, &out); err != nil {
 		return nil, err
