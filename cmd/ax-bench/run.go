@@ -16,7 +16,7 @@ type runCommand struct{}
 
 func (*runCommand) Usage() string {
 	return `
-Usage: ax-bench run [-n 50000] [-executors 2 -capacity 64] [-kinds sdk,shell] [-rate 1000 -seconds 5] [common flags]
+Usage: ax-bench run [-n 50000] [-executors 2 -capacity 64] [-kinds sdk,shell] [-rate 1000 -seconds 5] [-priority P -pool S] [common flags]
 
 End to end, submission to SUCCESS, through executors: sdk no-op handlers
 in this process, and shell "true" run by ax executor processes (the
@@ -40,6 +40,8 @@ func (c *runCommand) Run(ctx context.Context, args []string) error {
 	bf.fs.IntVar(&o.shellN, "shell-n", 5000, "instances for the shell run")
 	bf.fs.IntVar(&o.rate, "rate", 1000, "paced submissions/s for the dispatch latency run (0 to skip)")
 	bf.fs.IntVar(&o.seconds, "seconds", 5, "length of the paced run")
+	bf.fs.IntVar(&o.priority, "priority", 0, "policy.priority of the sdk task, and minus it of a second sdk task the paced run alternates with (protocol 8; 0: neither)")
+	bf.fs.IntVar(&o.poolSlots, "pool", 0, "put a pool of this many slots and name it in the bench tasks' policy.pool (protocol 8; 0: none)")
 	if err := bf.parse(args); err != nil {
 		return err
 	}
@@ -66,6 +68,7 @@ type runOptions struct {
 	executors, capacity int
 	kinds               []string
 	rate, seconds       int
+	priority, poolSlots int
 }
 
 func benchRun(ctx context.Context, t *target, o runOptions) error {
@@ -95,15 +98,24 @@ func benchRun(ctx context.Context, t *target, o runOptions) error {
 			}
 		}
 	}
-	mk := func(name string, act model.Action, kind string) error {
+	pool := ""
+	if o.poolSlots > 0 {
+		if _, err := cl.PutPool(ctx, &model.Pool{Name: "bench-pool", Slots: o.poolSlots}); err != nil {
+			return fmt.Errorf("-pool: %w", err)
+		}
+		pool = "bench-pool"
+	}
+	mk := func(name string, act model.Action, kind string, priority int) error {
 		_, err := cl.PutTask(ctx, &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: act,
-			Policy: model.Policy{MaxConcurrency: 1_000_000, ExecutorLabels: map[string]string{"kind": kind}}})
+			Policy: model.Policy{MaxConcurrency: 1_000_000, ExecutorLabels: map[string]string{"kind": kind}, Priority: priority, Pool: pool}})
 		return err
 	}
-	if err := mk("bench-run-sdk", model.Action{Type: model.ActionSDK, Handler: "noop"}, "sdk"); err != nil {
-		return err
+	for name, prio := range map[string]int{"bench-run-sdk": o.priority, "bench-run-sdk-other": -o.priority} {
+		if err := mk(name, model.Action{Type: model.ActionSDK, Handler: "noop"}, "sdk", prio); err != nil {
+			return err
+		}
 	}
-	if err := mk("bench-run-shell", model.Action{Type: model.ActionShell, Command: "true"}, "shell"); err != nil {
+	if err := mk("bench-run-shell", model.Action{Type: model.ActionShell, Command: "true"}, "shell", 0); err != nil {
 		return err
 	}
 	drained := func() error {
@@ -143,31 +155,37 @@ func benchRun(ctx context.Context, t *target, o runOptions) error {
 	total := o.rate * o.seconds
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	per := max(o.rate/100, 1)
+	per, paced := max(o.rate/100, 1), map[string]int{}
 	for done := 0; done < total; {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
 		}
-		b := min(per, total-done)
-		if _, err := cl.SubmitBatch(ctx, "bench-run-sdk", make([]model.SubmitRequest, b)); err != nil {
+		b, task := min(per, total-done), "bench-run-sdk"
+		if o.priority != 0 && done/per%2 == 1 {
+			task = "bench-run-sdk-other" // the dispatcher compares the two by effective priority
+		}
+		if _, err := cl.SubmitBatch(ctx, task, make([]model.SubmitRequest, b)); err != nil {
 			return err
 		}
+		paced[task] += b
 		done += b
 	}
 	if err := drained(); err != nil {
 		return err
 	}
 	var lat []time.Duration
-	err := benchkit.EachInstance(ctx, cl, model.InstanceFilter{Task: "bench-run-sdk", Limit: 1000}, func(in *model.Instance) bool {
-		if !in.StartedAt.IsZero() {
-			lat = append(lat, in.StartedAt.Sub(in.FiredAt.Time))
+	for task, n := range paced { // the newest n of each: the paced ones
+		err := benchkit.EachInstance(ctx, cl, model.InstanceFilter{Task: task, Limit: 1000}, func(in *model.Instance) bool {
+			if n--; !in.StartedAt.IsZero() {
+				lat = append(lat, in.StartedAt.Sub(in.FiredAt.Time))
+			}
+			return n > 0
+		})
+		if err != nil {
+			return err
 		}
-		return len(lat) < total
-	})
-	if err != nil {
-		return err
 	}
 	if len(lat) == 0 {
 		return fmt.Errorf("run: no instance of bench-run-sdk started")
