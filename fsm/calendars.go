@@ -50,8 +50,9 @@ type compiledWindow struct {
 // while its bucket is at the same sequence, so it never changes what an
 // apply or a read answers.
 type defCache struct {
-	cals atomic.Pointer[defs[compiledCalendar]]
-	wins atomic.Pointer[defs[compiledWindow]]
+	cals  atomic.Pointer[defs[compiledCalendar]]
+	wins  atomic.Pointer[defs[compiledWindow]]
+	pools atomic.Pointer[defs[model.Pool]]
 }
 
 // loadDefs returns the compiled contents of bucket bkt in tx, from cache

@@ -184,7 +184,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 			LeaseUntil: r.LeaseUntil, AttemptStart: r.AttemptStart, Attempts: int(r.Attempts), Free: int(r.Free), Executor: r.Executor,
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0, Base: int(r.Base)}
 		out = wf
-		wf.Pool, _ = waitingPool(tx, r)
+		wf.Pool, _ = q.f.waitingPool(tx, r)
 		w := &writer{tx: tx}
 		t, ok := w.tasks().loadTask(r.Task)
 		if w.err != nil {

@@ -52,6 +52,7 @@ var (
 	bktPools       = []byte("pools")        // pool name: model.Pool with its counts (protocol 8)
 	bktPoolWait    = []byte("pool_wait")    // pool \x00 id: task, an instance waiting for a slot (protocol 8)
 	bktPoolIdx     = []byte("pool_idx")     // id: role byte + pool, the slot it holds or waits for (protocol 8)
+	bktPoolState   = []byte("pool_state")   // pool name: uvarint busy, uvarint queued (protocol 8)
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -75,7 +76,7 @@ var (
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
-		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx)
+		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx, bktPoolState)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -495,6 +496,7 @@ func (f *FSM) replaceDB(tmp string) error {
 	f.taskCache = map[string]*model.Task{}
 	f.defs.cals.Store(nil)
 	f.defs.wins.Store(nil)
+	f.defs.pools.Store(nil)
 	if err := f.loadApplied(); err != nil {
 		return err
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -39,17 +41,39 @@ func poolWaitKey(pool string, id uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, id)
 }
 
-func readPool(tx *bolt.Tx, name string) (*model.Pool, bool) {
-	return readDef[model.Pool](tx, bktPools, name)
+// readPool returns pool name with its counts: the definition from the
+// compiled cache (keyed by bktPools' sequence, as calendars are), the
+// counts from bktPoolState (two uvarints, written on every admission and
+// end, so kept out of the definition's JSON).
+func (f *FSM) readPool(tx *bolt.Tx, name string) (*model.Pool, bool) {
+	cache := new(atomic.Pointer[defs[model.Pool]]) // none: decode afresh
+	if f != nil {
+		cache = &f.defs.pools
+	}
+	defs := loadDefs(tx, bktPools, cache, func(v []byte) (model.Pool, bool) {
+		var p model.Pool
+		return p, json.Unmarshal(v, &p) == nil
+	})
+	i := slices.IndexFunc(defs, func(p model.Pool) bool { return p.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	p := defs[i]
+	p.Busy, p.Queued = 0, 0
+	if v := tx.Bucket(bktPoolState).Get([]byte(name)); v != nil {
+		busy, n := binary.Uvarint(v)
+		queued, m := binary.Uvarint(v[max(n, 0):])
+		if n > 0 && m > 0 {
+			p.Busy, p.Queued = busy, queued
+		}
+	}
+	return &p, true
 }
 
+// savePool writes p's counts.
 func (w *writer) savePool(p *model.Pool) {
-	v, err := json.Marshal(p)
-	if err != nil {
-		w.err = err
-		return
-	}
-	w.put(bktPools, []byte(p.Name), v)
+	v := binary.AppendUvarint(binary.AppendUvarint(make([]byte, 0, 8), p.Busy), p.Queued)
+	w.put(bktPoolState, []byte(p.Name), v)
 }
 
 // poolOf returns the pool t's instances need a slot of, if its policy
@@ -59,7 +83,7 @@ func (w slotWrites) poolOf(t *model.Task) (*model.Pool, bool) {
 	if t.Policy.Pool == "" {
 		return nil, false
 	}
-	return readPool(w.tx, t.Policy.Pool)
+	return w.f.readPool(w.tx, t.Policy.Pool)
 }
 
 // poolTake gives r a slot of p if one is free, and reports whether it did.
@@ -93,7 +117,7 @@ func (w slotWrites) poolLeave(r *record) {
 	}
 	role, name := v[0], string(v[1:])
 	w.del(bktPoolIdx, u64key(r.ID))
-	p, ok := readPool(w.tx, name)
+	p, ok := w.f.readPool(w.tx, name)
 	if !ok {
 		return
 	}
@@ -120,9 +144,9 @@ const maxWakeScan = 10_000
 // others keep their places). It looks at maxWakeScan waiting instances
 // at most.
 func (w slotWrites) poolWake(name string) {
-	p, ok := readPool(w.tx, name)
-	if !ok {
-		return
+	p, ok := w.f.readPool(w.tx, name)
+	if !ok || p.Queued == 0 {
+		return // nobody waits
 	}
 	prefix := append([]byte(name), 0)
 	at := prefix
@@ -162,7 +186,7 @@ func (w slotWrites) poolWake(name string) {
 
 // putPoolCheck is put_pool's check: it finds the stored pool, if any.
 func (w slotWrites) putPoolCheck(b *command.PutPool) (*model.Pool, *Result) {
-	p, _ := readPool(w.tx, b.Pool.Name)
+	p, _ := w.f.readPool(w.tx, b.Pool.Name)
 	return p, nil
 }
 
@@ -171,21 +195,29 @@ func (w slotWrites) putPool(b *command.PutPool, cur *model.Pool) *Result {
 	now := model.UnixMilli(w.cmd.Now)
 	p.Version, p.CreatedAt, p.UpdatedAt, p.UpdatedBy = 1, &now, &now, w.cmd.Actor
 	if cur != nil {
-		p.Version, p.CreatedAt, p.Busy, p.Queued = cur.Version+1, cur.CreatedAt, cur.Busy, cur.Queued
+		p.Version, p.CreatedAt = cur.Version+1, cur.CreatedAt
 	}
-	w.savePool(&p)
+	v, err := json.Marshal(&p)
+	if err != nil {
+		w.err = err
+		return nil
+	}
+	w.put(bktPools, []byte(p.Name), v)
+	if w.err == nil {
+		_, w.err = w.tx.Bucket(bktPools).NextSequence() // the cached definitions are stale
+	}
 	w.poolWake(p.Name) // more slots start waiting instances at once
 	if w.err != nil {
 		return nil
 	}
-	out, _ := readPool(w.tx, p.Name)
+	out, _ := w.f.readPool(w.tx, p.Name)
 	return okResult(out)
 }
 
 // namedPool is delete_pool's check: the pool exists, no task names it
 // and no instance holds or waits for a slot.
 func (w slotWrites) namedPool(ref *command.TaskRef) (*model.Pool, *Result) {
-	p, ok := readPool(w.tx, ref.Name)
+	p, ok := w.f.readPool(w.tx, ref.Name)
 	if !ok {
 		return nil, errResult(&model.Error{Code: model.CodeNotFound, Field: "name", Message: "no pool named " + ref.Name})
 	}
@@ -202,6 +234,10 @@ func (w slotWrites) namedPool(ref *command.TaskRef) (*model.Pool, *Result) {
 
 func (w slotWrites) deletePool(ref *command.TaskRef, cur *model.Pool) *Result {
 	w.del(bktPools, []byte(ref.Name))
+	w.del(bktPoolState, []byte(ref.Name))
+	if w.err == nil {
+		_, w.err = w.tx.Bucket(bktPools).NextSequence()
+	}
 	return okResult(cur)
 }
 
@@ -219,11 +255,11 @@ func poolUsers(tx *bolt.Tx, pool string) []string {
 }
 
 // poolRefusal is put_task's check of policy.pool: it must exist.
-func poolRefusal(tx *bolt.Tx, t *model.Task) *model.Error {
+func (f *FSM) poolRefusal(tx *bolt.Tx, t *model.Task) *model.Error {
 	if t.Policy.Pool == "" {
 		return nil
 	}
-	if _, ok := readPool(tx, t.Policy.Pool); !ok {
+	if _, ok := f.readPool(tx, t.Policy.Pool); !ok {
 		return &model.Error{Code: model.CodeInvalid, Field: "policy.pool",
 			Message: "no pool named " + t.Policy.Pool + ": put it first (PUT /v1/pools/" + t.Policy.Pool + ")"}
 	}
@@ -234,13 +270,11 @@ func poolRefusal(tx *bolt.Tx, t *model.Task) *model.Error {
 func (q taskReads) Pools() (*model.PoolList, error) {
 	out := &model.PoolList{Pools: []model.Pool{}}
 	err := q.f.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktPools).ForEach(func(k, v []byte) error {
-			var p model.Pool
-			if err := json.Unmarshal(v, &p); err != nil {
-				return err
+		return tx.Bucket(bktPools).ForEach(func(k, _ []byte) error {
+			if p, ok := q.f.readPool(tx, string(k)); ok {
+				p.Tasks = poolUsers(tx, p.Name)
+				out.Pools = append(out.Pools, *p)
 			}
-			p.Tasks = poolUsers(tx, p.Name)
-			out.Pools = append(out.Pools, p)
 			return nil
 		})
 	})
@@ -251,7 +285,7 @@ func (q taskReads) Pools() (*model.PoolList, error) {
 func (q taskReads) Pool(name string) (*model.Pool, error) {
 	var out *model.Pool
 	err := q.f.view(func(tx *bolt.Tx) error {
-		p, ok := readPool(tx, name)
+		p, ok := q.f.readPool(tx, name)
 		if !ok {
 			return &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no pool named " + name}
 		}
@@ -264,7 +298,7 @@ func (q taskReads) Pool(name string) (*model.Pool, error) {
 
 // waitingPool returns the pool r waits for a slot of and its counts (ok
 // false when it does not wait for one).
-func waitingPool(tx *bolt.Tx, r *record) (*model.Pool, bool) {
+func (f *FSM) waitingPool(tx *bolt.Tx, r *record) (*model.Pool, bool) {
 	if r.Flags&flagWaitingPool == 0 {
 		return nil, false
 	}
@@ -272,5 +306,5 @@ func waitingPool(tx *bolt.Tx, r *record) (*model.Pool, bool) {
 	if len(v) < 2 || v[0] != poolWaiting {
 		return nil, false
 	}
-	return readPool(tx, string(v[1:]))
+	return f.readPool(tx, string(v[1:]))
 }

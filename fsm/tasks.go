@@ -135,7 +135,7 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 	if e := calendarsRefusal(w.tx, &p.Task); e != nil {
 		return nil, e // a calendar exists only from protocol 8: no older entry names one
 	}
-	if e := poolRefusal(w.tx, &p.Task); e != nil {
+	if e := w.f.poolRefusal(w.tx, &p.Task); e != nil {
 		return nil, e // the same for a pool
 	}
 	in := p.Task // normalized and validated
