@@ -176,7 +176,9 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	if r.State == stScheduled {
 		w.pending(-1)
 	}
-	r.Flags &^= flagWaitingPool // poolLeave, below, reads the pool index
+	heldPool, waitingPool := r.Pool, r.Flags&flagWaitingPool != 0
+	r.Flags &^= flagWaitingPool // poolLeave, below, frees what they say
+	r.Pool = ""
 	r.FinishedAt = w.cmd.Now
 	r.LeaseUntil = 0
 	w.setState(r, st)
@@ -186,7 +188,7 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	// Then the pool slot it holds (or its place in the pool's wait): an
 	// instance its task's slot let through waits for the pool first, so
 	// the pool's oldest waiter gets the slot.
-	w.slots().poolLeave(r)
+	w.slots().poolLeave(r, heldPool, waitingPool)
 	if st == stSuccess && r.Date != "" {
 		w.deps().succeeded(r)
 	}

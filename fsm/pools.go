@@ -15,12 +15,14 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// Shared pools (protocol 8): bktPools holds each pool, name → model.Pool
-// JSON with its counts (Busy, Queued); bktPoolWait the instances waiting
-// for a slot, pool \x00 id → task, oldest id first; bktPoolIdx, id →
-// role byte + pool, which pool an instance holds a slot of ('h') or
-// waits for ('w'), so that its end frees what it took even if its
-// task's policy.pool changed since.
+// Shared pools (protocol 8): bktPools holds each pool's definition, name
+// → model.Pool JSON (read through a cache keyed by the bucket's
+// sequence), and bktPoolState its counts, busy and queued; bktPoolWait
+// the instances waiting for a slot, pool \x00 id → task, oldest id
+// first, and bktPoolIdx, id → 'w' + pool, the pool each of them waits
+// for. An instance holding a slot names its pool in its record
+// (record.Pool), so that its end frees what it took even if its task's
+// policy.pool changed since.
 //
 // Admission (slots.go) takes a slot of the task's pool with the task's
 // own slot; an instance that finds its task's slot free but the pool
@@ -29,10 +31,8 @@ import (
 // of a task in a pool, starts the oldest waiting instance whose task has
 // a slot of its own free (poolWake).
 
-const (
-	poolHeld    = 'h'
-	poolWaiting = 'w'
-)
+// poolWaiting marks a pool_idx entry of a waiting instance.
+const poolWaiting = 'w'
 
 func poolWaitKey(pool string, id uint64) []byte {
 	k := make([]byte, 0, len(pool)+9)
@@ -93,7 +93,7 @@ func (w slotWrites) poolTake(p *model.Pool, r *record) bool {
 	}
 	p.Busy++
 	w.savePool(p)
-	w.put(bktPoolIdx, u64key(r.ID), append([]byte{poolHeld}, p.Name...))
+	r.Pool = p.Name // saved with r's new state by the caller
 	return true
 }
 
@@ -108,32 +108,33 @@ func (w slotWrites) poolWait(p *model.Pool, r *record) {
 	w.instances().event(r.ID, "blocked", fmt.Sprintf("pool %s: %d of %d slots busy", p.Name, p.Busy, p.Slots))
 }
 
-// poolLeave undoes what r took of a pool as it ends: the slot it held,
-// which then starts a waiting instance, or its place in the wait.
-func (w slotWrites) poolLeave(r *record) {
-	v := w.tx.Bucket(bktPoolIdx).Get(u64key(r.ID))
-	if len(v) < 2 {
-		return
-	}
-	role, name := v[0], string(v[1:])
-	w.del(bktPoolIdx, u64key(r.ID))
-	p, ok := w.f.readPool(w.tx, name)
-	if !ok {
-		return
-	}
-	if role == poolWaiting {
-		w.del(bktPoolWait, poolWaitKey(name, r.ID))
-		if p.Queued > 0 {
-			p.Queued--
+// poolLeave undoes what an instance that ends took of a pool: the slot
+// of pool held it held (its record's Pool, which finish clears), which
+// then starts a waiting instance, or, waiting (flagWaitingPool, which
+// finish clears too), its place in the wait.
+func (w slotWrites) poolLeave(r *record, held string, waiting bool) {
+	if waiting {
+		v := w.tx.Bucket(bktPoolIdx).Get(u64key(r.ID))
+		if len(v) < 2 || v[0] != poolWaiting {
+			return
 		}
-		w.savePool(p)
+		name := string(v[1:])
+		w.del(bktPoolIdx, u64key(r.ID))
+		w.del(bktPoolWait, poolWaitKey(name, r.ID))
+		if p, ok := w.f.readPool(w.tx, name); ok {
+			p.Queued = max(p.Queued, 1) - 1
+			w.savePool(p)
+		}
 		return
 	}
-	if p.Busy > 0 {
-		p.Busy--
+	if held == "" {
+		return
 	}
-	w.savePool(p)
-	w.poolWake(name)
+	if p, ok := w.f.readPool(w.tx, held); ok {
+		p.Busy = max(p.Busy, 1) - 1
+		w.savePool(p)
+		w.poolWake(held)
+	}
 }
 
 // maxWakeScan bounds the waiting instances one wake looks at.
@@ -174,6 +175,7 @@ func (w slotWrites) poolWake(name string) {
 			continue // its task is at its own limit: it keeps its place
 		}
 		w.del(bktPoolWait, key)
+		w.del(bktPoolIdx, u64key(id))
 		p.Queued = max(p.Queued, 1) - 1
 		w.poolTake(p, r)
 		st.Inflight++

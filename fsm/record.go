@@ -81,6 +81,9 @@ type record struct {
 	// (Unix ms), Held the blackout window that held it back (protocol 8).
 	Moved int64
 	Held  string
+	// Pool is the pool it holds a slot of while it holds its task's slot
+	// (protocol 8; fsm/pools.go).
+	Pool string
 }
 
 // Record flags.
@@ -115,7 +118,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -130,7 +133,7 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	later := r.Moved != 0 || r.Held != ""
+	later := r.Moved != 0 || r.Held != "" || r.Pool != ""
 	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 && !later {
 		return b // as before protocol 6
 	}
@@ -148,7 +151,12 @@ func (r *record) encode() []byte {
 	}
 	b = binary.AppendVarint(b, r.Moved)
 	b = binary.AppendUvarint(b, uint64(len(r.Held)))
-	return append(b, r.Held...)
+	b = append(b, r.Held...)
+	if r.Pool == "" {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Pool)))
+	return append(b, r.Pool...)
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -268,10 +276,18 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		return nil, errRecord
 	}
 	held, rest, err := readBytes(rest[k:])
-	if err != nil || len(rest) != 0 {
+	if err != nil {
 		return nil, errRecord
 	}
 	r.Held = string(held)
+	if len(rest) == 0 {
+		return r, nil
+	}
+	pool, rest, err := readBytes(rest)
+	if err != nil || len(rest) != 0 {
+		return nil, errRecord
+	}
+	r.Pool = string(pool)
 	return r, nil
 }
 
