@@ -351,8 +351,14 @@ func TestWorker_shutdownGrace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeCluster(t, 2*time.Second, "echo started > "+filepath.Join(t.TempDir(), "x")+"; "+tt.command)
+			marker := filepath.Join(t.TempDir(), "x")
+			f := newFakeCluster(t, 2*time.Second, "echo started > "+marker+"; "+tt.command)
 			_, stop, done := startWorker(t, Config{Servers: []string{f.srv.URL}, ShutdownGrace: tt.grace, KillGrace: 200 * time.Millisecond})
+			// Stop once the command runs: the poll that leased it reaching
+			// the cluster is not enough, its answer may still be on its way
+			// (a worker stopped before it has the job runs nothing and
+			// reports nothing, rightly).
+			f.until(10*time.Second, "the command's start", func() bool { _, err := os.Stat(marker); return err == nil })
 			// The promise is Run's bound (grace + 10s); how close to the
 			// grace it returns is load, judged by no test.
 			took := f.stopOnceLeased(stop, done, tt.grace+10*time.Second)
