@@ -147,20 +147,12 @@ func (w instanceWrites) fireRefusedAt(t *model.Task, at, jitter int64) string {
 // putCalendarCheck is put_calendar's check: IfVersion, when set, must be
 // the stored version.
 func (w calendarWrites) putCalendarCheck(p *command.PutCalendar) (*calendar.Calendar, *Result) {
-	cur, ok := readDef[calendar.Calendar](w.tx, bktCalendars, p.Calendar.Name)
-	if p.IfVersion != 0 && (!ok || cur.Version != p.IfVersion) {
-		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "version", Message: "calendar " + p.Calendar.Name + " changed since"})
-	}
-	return cur, nil
+	return putCheck[calendar.Calendar](w.tx, bktCalendars, "calendar", p.Calendar.Name, p.IfVersion)
 }
 
 func (w calendarWrites) putCalendar(p *command.PutCalendar, cur *calendar.Calendar) *Result {
 	c := p.Calendar
-	var curMeta *calendar.Meta
-	if cur != nil {
-		curMeta = &cur.Meta
-	}
-	c.Meta = w.stamp(curMeta)
+	c.Meta = w.stamp(metaOf(cur))
 	if !w.putDef(bktCalendars, c.Name, &c) {
 		return nil
 	}
@@ -190,26 +182,44 @@ func (w calendarWrites) deleteCalendar(ref *command.TaskRef, cur *calendar.Calen
 
 // putWindowCheck is put_window's check (IfVersion).
 func (w calendarWrites) putWindowCheck(p *command.PutWindow) (*calendar.Window, *Result) {
-	cur, ok := readWindow(w.tx, p.Window.Name)
-	if p.IfVersion != 0 && (!ok || cur.Version != p.IfVersion) {
-		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "version", Message: "window " + p.Window.Name + " changed since"})
-	}
-	return cur, nil
+	return putCheck[calendar.Window](w.tx, bktWindows, "window", p.Window.Name, p.IfVersion)
 }
 
 func (w calendarWrites) putWindow(p *command.PutWindow, cur *calendar.Window) *Result {
 	win := p.Window
-	var curMeta *calendar.Meta
-	if cur != nil {
-		curMeta = &cur.Meta
-	}
-	win.Meta = w.stamp(curMeta)
+	win.Meta = w.stamp(metaOf(cur))
 	if !w.putDef(bktWindows, win.Name, &win) {
 		return nil
 	}
 	// The tasks it held or holds now reload their timers.
 	w.noteTasks(func(t *model.Task) bool { return win.Matches(t.Labels) || cur != nil && cur.Matches(t.Labels) })
 	return okResult(&win)
+}
+
+// stamped is a stored definition that carries the server's fields
+// (calendar.Meta): a calendar or a window.
+type stamped[T any] interface {
+	*T
+	Stored() *calendar.Meta
+}
+
+// putCheck reads the definition of kind that a put of name replaces (nil:
+// none), and refuses the put, a conflict, when ifVersion is set and the
+// stored definition is not at that version.
+func putCheck[T any, P stamped[T]](tx *bolt.Tx, bkt []byte, kind, name string, ifVersion uint64) (P, *Result) {
+	cur, ok := readDef[T](tx, bkt, name)
+	if ifVersion != 0 && (!ok || P(cur).Stored().Version != ifVersion) {
+		return nil, errResult(&model.Error{Code: model.CodeConflict, Field: "version", Message: kind + " " + name + " changed since"})
+	}
+	return cur, nil
+}
+
+// metaOf returns the server's fields of a stored definition, nil for none.
+func metaOf[T any, P stamped[T]](cur P) *calendar.Meta {
+	if cur == nil {
+		return nil
+	}
+	return cur.Stored()
 }
 
 // namedWindow is delete_window's check: the window exists.

@@ -34,6 +34,10 @@ type Meta struct {
 	UpdatedBy string      `json:"updatedBy,omitempty"`
 }
 
+// Stored returns the server's fields of a definition (a calendar's or a
+// window's, through the embedding).
+func (m *Meta) Stored() *Meta { return m }
+
 // Calendar is an exclusion calendar: the days, in its timezone, on which
 // the triggers that name it do not fire (docs/tasks.md, "Calendars").
 // Version and the times are the server's.
