@@ -170,6 +170,10 @@ type WhyFacts struct {
 	// Pool is the pool a BLOCKED instance waits for a slot of, with its
 	// counts (nil: it does not).
 	Pool *model.Pool
+	// Shards counts a fanned-out sharded instance's shards by state;
+	// Shard is a shard's place (and a broadcast shard's executor).
+	Shards *model.ShardSummary
+	Shard  *model.ShardRef
 }
 
 // InstanceWhy returns the facts behind an instance's state.
@@ -185,6 +189,10 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0, Base: int(r.Base)}
 		out = wf
 		wf.Pool, _ = q.f.waitingPool(tx, r)
+		if r.FirstShard != 0 {
+			wf.Shards = shardSummary(tx, r)
+		}
+		wf.Shard = r.toModel().Shard
 		w := &writer{tx: tx}
 		t, ok := w.tasks().loadTask(r.Task)
 		if w.err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/calendar"
 	"github.com/ax-scheduler/ax/model/channel"
@@ -85,6 +86,13 @@ func (g *logGen) genTask() model.Task {
 			t.Trigger = model.Trigger{Type: model.TriggerInterval, Every: model.Duration(time.Minute), StartAt: &start, MaxRuns: 2}
 		}
 		t.Policy = model.Policy{MaxConcurrency: 1, Overlap: []string{"queue", "skip"}[g.rng.Intn(2)]}
+	}
+	switch g.rng.Intn(6) { // protocol 8: sharded, or a broadcast
+	case 0:
+		t.Policy.Shards = 1 + g.rng.Intn(3)
+		t.Policy.ShardFailure = []string{"", model.ShardFinish}[g.rng.Intn(2)]
+	case 1:
+		t.Policy.Broadcast = true
 	}
 	if g.rng.Intn(3) == 0 {
 		t.Labels = map[string]string{"k": fmt.Sprint(g.rng.Intn(3)), "z": "1", "a": "2"}
@@ -164,7 +172,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(36) {
+	switch g.rng.Intn(37) {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
@@ -365,6 +373,18 @@ func (g *logGen) command(t *testing.T) *Command {
 		} else {
 			typ, body = CmdPutPool, PutPool{Pool: model.Pool{Name: "pool-0", Slots: 1 + g.rng.Intn(3)}}
 		}
+	case 36: // protocol 8: a fan-out into shards, a broadcast's, a departed executor
+		s := command.Shard{ID: g.id()}
+		switch g.rng.Intn(3) {
+		case 0:
+			s.Total = 1 + g.rng.Intn(3)
+		case 1:
+			s.Executors = []string{"e2", "e1"}[:1+g.rng.Intn(2)]
+		default:
+			s.Left = g.executor()
+		}
+		g.created(s.Count())
+		typ, body = command.TypeShard, s
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {

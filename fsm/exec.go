@@ -48,6 +48,9 @@ var (
 // holdsSlot reports whether an instance in this state counts against its
 // task's maxConcurrency.
 func holdsSlot(r *record) bool {
+	if r.Parent != 0 {
+		return false // a shard: its instance holds the slot
+	}
 	switch r.State {
 	case stReady, stRunning, stRetrying:
 		return true
@@ -98,7 +101,9 @@ func (w instanceWrites) setState(r *record, st uint8) {
 		w.del(bktActive, u64key(r.ID))
 		w.es.active--
 	}
-	if isTerminal(st) && !isTerminal(was) {
+	if isTerminal(st) && !isTerminal(was) && r.Parent == 0 {
+		// A shard is not in the finished index (it goes with its
+		// instance) nor counted as an instance.
 		w.put(bktFinished, finishedKey(r.Task, r.FinishedAt, r.ID), nil)
 		w.stats().finished(r, st)
 	}
@@ -111,7 +116,8 @@ func (w instanceWrites) setState(r *record, st uint8) {
 	ch := InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
 		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
 		From: name(stateNames, was), Source: name(sourceNames, r.Source),
-		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter}
+		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter,
+		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin}
 	if w.ended != nil && w.ended.id == r.ID {
 		ch.Ended, w.ended = &w.ended.a, nil
 	}
@@ -160,6 +166,12 @@ type InstanceChange struct {
 	// Reason names why, for a transition the state machine decided on
 	// its own: "queue_full" for an instance skipped by maxQueued.
 	Reason string
+	// Parent is, for a shard, its sharded instance (shards.go); Pin the
+	// executor a broadcast shard runs on. Shards is a sharded
+	// instance's count of shards once it fanned out (0 before).
+	Parent uint64
+	Shards int
+	Pin    string
 }
 
 // finish moves r to a terminal state, freeing its slot.
@@ -189,6 +201,15 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	// instance its task's slot let through waits for the pool first, so
 	// the pool's oldest waiter gets the slot.
 	w.slots().poolLeave(r, heldPool, waitingPool)
+	if r.Parent != 0 {
+		// A shard: its instance counts it, and alerts, chains and
+		// records dependencies when it ends itself.
+		w.shardEnded(r, st)
+		return
+	}
+	if r.FirstShard != 0 {
+		w.endShards(r, st)
+	}
 	if st == stSuccess && r.Date != "" {
 		w.deps().succeeded(r)
 	}
@@ -218,8 +239,8 @@ func (w attemptWrites) lease(l *command.Lease) *Result {
 		if w.err != nil {
 			return nil
 		}
-		if !ok || r.State != stReady {
-			continue
+		if !ok || r.State != stReady || r.FirstShard != 0 || r.Pin != "" && r.Pin != l.Executor {
+			continue // a fanned-out instance runs as its shards, a broadcast shard on its executor
 		}
 		r.Attempts++
 		r.Flags &^= flagConfirmed

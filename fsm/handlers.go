@@ -85,6 +85,8 @@ var handlers = [...]handler{
 		check: slotWrites.putPoolCheck, write: slotWrites.putPool},
 	command.TypeDeletePool: spec[slotWrites, *command.TaskRef, *model.Pool]{decode: command.JSONBody[command.TaskRef],
 		check: slotWrites.namedPool, write: slotWrites.deletePool},
+	command.TypeShard: spec[instanceWrites, *command.Shard, *record]{decode: command.JSONBody[command.Shard],
+		check: instanceWrites.shardCheck, write: instanceWrites.shard},
 }
 
 // handlerOf returns the handler of type t, nil for a type this version

@@ -44,6 +44,10 @@ func proto8Field(t *model.Task) string {
 		return "policy.priority"
 	case p.Pool != "":
 		return "policy.pool"
+	case p.Shards != 0:
+		return "policy.shards"
+	case p.Broadcast:
+		return "policy.broadcast"
 	}
 	return ""
 }

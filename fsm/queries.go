@@ -34,6 +34,12 @@ func (r *record) toModel() model.Instance {
 	if len(r.Payload) > 0 {
 		in.Payload = json.RawMessage(r.Payload)
 	}
+	if r.Parent != 0 {
+		in.Parent = model.FormatID(r.Parent)
+		in.Shard = &model.ShardRef{Index: int(r.ShardIndex), Total: int(r.Shards), Executor: r.Pin}
+	} else if r.FirstShard != 0 {
+		in.Shards = &model.ShardSummary{Total: int(r.Shards)}
+	}
 	return in
 }
 
@@ -90,6 +96,9 @@ func (q instanceReads) GetInstance(id uint64) (*model.Instance, error) {
 			return err
 		}
 		in = r.toModel()
+		if r.FirstShard != 0 {
+			in.Shards = shardSummary(tx, r)
+		}
 		in.Events = append(in.Events, model.Event{Time: in.CreatedAt, Type: "created", Node: r.Node, Message: "source " + in.Source + ", due " + in.ScheduledAt.Format(model.TimeLayout)})
 		if !in.FiredAt.IsZero() {
 			in.Events = append(in.Events, firedEvent(r))
@@ -206,6 +215,9 @@ func (q instanceReads) ListInstances(flt model.InstanceFilter) (*model.InstanceL
 			}
 			if since != 0 && r.CreatedAt < since {
 				return nil
+			}
+			if r.Parent != 0 {
+				continue // a shard: listed with its instance (Shards)
 			}
 			if flt.State != "" && name(stateNames, r.State) != flt.State ||
 				flt.Task != "" && r.Task != flt.Task ||
@@ -349,6 +361,10 @@ type Active struct {
 	RetryAt      int64
 	AttemptStart int64
 	MidRun       bool
+	// Parent, Shards and Pin: InstanceChange's.
+	Parent uint64
+	Shards int
+	Pin    string
 }
 
 // ActiveInstances calls fn for every READY, RUNNING, RETRYING, BLOCKED
@@ -368,7 +384,8 @@ func (q instanceReads) ActiveInstances(fn func(Active)) error {
 				return err
 			}
 			fn(Active{ID: id, Task: r.Task, State: name(stateNames, r.State), Attempt: int(r.Attempts), Executor: r.Executor, LeaseUntil: r.LeaseUntil,
-				ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, RetryAt: r.RetryAt, AttemptStart: r.AttemptStart, MidRun: r.Flags&flagMidRunApproval != 0})
+				ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, RetryAt: r.RetryAt, AttemptStart: r.AttemptStart, MidRun: r.Flags&flagMidRunApproval != 0,
+				Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin})
 			return nil
 		})
 	})
@@ -412,7 +429,7 @@ func (q instanceReads) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 			in := r.toModel()
 			out = append(out, model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(ref.Attempt), Task: r.Task,
 				Attempt: ref.Attempt, ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
-				Payload: in.Payload, Action: t.Action, Policy: t.Policy})
+				Payload: in.Payload, Action: t.Action, Policy: t.Policy, Shard: in.Shard, Parent: in.Parent})
 		}
 		return nil
 	})

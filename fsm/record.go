@@ -84,6 +84,24 @@ type record struct {
 	// Pool is the pool it holds a slot of while it holds its task's slot
 	// (protocol 8; fsm/pools.go).
 	Pool string
+	// Shards (protocol 8; shards.go). A shard: Parent is the sharded
+	// instance, ShardIndex its place of Shards, Pin the executor a
+	// broadcast shard runs on. A sharded instance once fanned out:
+	// Shards, FirstShard (the shards' ids are FirstShard..+Shards-1),
+	// and how many shards have ended (ShardsDone), of them not
+	// successfully (ShardsFailed).
+	Parent       uint64
+	ShardIndex   uint32
+	Shards       uint32
+	FirstShard   uint64
+	Pin          string
+	ShardsDone   uint32
+	ShardsFailed uint32
+}
+
+// sharded reports whether r holds any shard field.
+func (r *record) sharded() bool {
+	return r.Parent != 0 || r.Shards != 0 || r.FirstShard != 0 || r.Pin != ""
 }
 
 // Record flags.
@@ -118,7 +136,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" && !r.sharded() {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -133,7 +151,7 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	later := r.Moved != 0 || r.Held != "" || r.Pool != ""
+	later := r.Moved != 0 || r.Held != "" || r.Pool != "" || r.sharded()
 	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 && !later {
 		return b // as before protocol 6
 	}
@@ -152,11 +170,21 @@ func (r *record) encode() []byte {
 	b = binary.AppendVarint(b, r.Moved)
 	b = binary.AppendUvarint(b, uint64(len(r.Held)))
 	b = append(b, r.Held...)
-	if r.Pool == "" {
+	if r.Pool == "" && !r.sharded() {
 		return b
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Pool)))
-	return append(b, r.Pool...)
+	b = append(b, r.Pool...)
+	if !r.sharded() {
+		return b
+	}
+	for _, v := range []uint64{r.Parent, uint64(r.ShardIndex), uint64(r.Shards), r.FirstShard} {
+		b = binary.AppendUvarint(b, v)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Pin)))
+	b = append(b, r.Pin...)
+	b = binary.AppendUvarint(b, uint64(r.ShardsDone))
+	return binary.AppendUvarint(b, uint64(r.ShardsFailed))
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -284,11 +312,46 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		return r, nil
 	}
 	pool, rest, err := readBytes(rest)
-	if err != nil || len(rest) != 0 {
+	if err != nil {
 		return nil, errRecord
 	}
 	r.Pool = string(pool)
-	return r, nil
+	if len(rest) == 0 {
+		return r, nil
+	}
+	return r, r.decodeShards(rest)
+}
+
+// decodeShards reads the shard fields, the record's last.
+func (r *record) decodeShards(b []byte) error {
+	var v [4]uint64
+	for i := range v {
+		x, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errRecord
+		}
+		v[i], b = x, b[k:]
+	}
+	if v[1] > 1<<32-1 || v[2] > 1<<32-1 {
+		return errRecord
+	}
+	r.Parent, r.ShardIndex, r.Shards, r.FirstShard = v[0], uint32(v[1]), uint32(v[2]), v[3]
+	pin, rest, err := readBytes(b)
+	if err != nil {
+		return errRecord
+	}
+	r.Pin = string(pin)
+	for _, c := range []*uint32{&r.ShardsDone, &r.ShardsFailed} {
+		x, k := binary.Uvarint(rest)
+		if k <= 0 || x > 1<<32-1 {
+			return errRecord
+		}
+		*c, rest = uint32(x), rest[k:]
+	}
+	if len(rest) != 0 {
+		return errRecord
+	}
+	return nil
 }
 
 func u64key(v uint64) []byte {

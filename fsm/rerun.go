@@ -65,6 +65,10 @@ func (w instanceWrites) rerunRefusal(id uint64, r *record, ok bool, b *command.R
 		return instanceNotFound(id)
 	case b.Task != "" && (r.Task != b.Task || !slices.Contains(b.States, name(stateNames, r.State))):
 		return &model.Error{Code: model.CodePrecondition, Field: "state", Message: "no longer selected"}
+	case r.Parent != 0:
+		return &model.Error{Code: model.CodePrecondition, Field: "id",
+			Message: fmt.Sprintf("instance %s is shard %d of instance %s: re-run that instance, which runs its shards that did not succeed again",
+				model.FormatID(id), r.ShardIndex, model.FormatID(r.Parent))}
 	case !isTerminal(r.State):
 		return &model.Error{Code: model.CodePrecondition, Field: "state",
 			Message: fmt.Sprintf("instance %s is %s: only a finished instance (%s) can be re-run", model.FormatID(id),

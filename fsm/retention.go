@@ -28,8 +28,11 @@ func (w instanceWrites) prune(p *command.Prune) *Result {
 		if w.err != nil {
 			return nil
 		}
-		if !ok || !isTerminal(r.State) || w.tx.Bucket(bktAlerts).Get(u64key(id)) != nil {
-			continue
+		if !ok || !isTerminal(r.State) || r.Parent != 0 || w.tx.Bucket(bktAlerts).Get(u64key(id)) != nil {
+			continue // a shard goes with its instance
+		}
+		if r.FirstShard != 0 {
+			w.pruneShards(r)
 		}
 		w.del(bktInstances, u64key(id))
 		w.del(bktFinished, finishedKey(r.Task, r.FinishedAt, id))

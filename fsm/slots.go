@@ -53,6 +53,9 @@ func (w slotWrites) dropsMidRunFlag(was, st uint8) bool {
 // decision moves the instance: the attempt's report, which the executor
 // still sends after the process is stopped, only adds its output to it.
 func (w attemptWrites) stopAttempt(r *record, outcome, why string) {
+	if r.FirstShard != 0 {
+		return // a sharded instance's attempts are its shards' (finish ends them)
+	}
 	a := currentAttempt(r)
 	a.EndedAt, a.Outcome, a.Error = model.UnixMilli(w.cmd.Now), outcome, why
 	w.saveAttempt(r.ID, a)

@@ -55,6 +55,7 @@ type writes interface {
 
 func (w *writer) tasks() taskWrites         { return taskWrites{w} }
 func (w *writer) instances() instanceWrites { return instanceWrites{w} }
+func (w *writer) attempts() attemptWrites   { return attemptWrites{w} }
 func (w *writer) slots() slotWrites         { return slotWrites{w} }
 func (w *writer) deps() depWrites           { return depWrites{w} }
 func (w *writer) alerts() alertWrites       { return alertWrites{w} }

@@ -51,6 +51,10 @@ type Job struct {
 	// action.SecretRefs), by name, filled by the leader when it leases
 	// the job. The executor masks them in the attempt's output and error.
 	Secrets map[string]string `json:"secrets,omitempty"`
+	// Shard is the shard this job runs of a sharded instance (its own
+	// InstanceID is the shard's; Parent the sharded instance).
+	Shard  *ShardRef `json:"shard,omitempty"`
+	Parent string    `json:"parent,omitempty"`
 }
 
 // PollRequest asks for up to Free jobs, waiting up to WaitMs.

@@ -64,6 +64,27 @@ type Instance struct {
 	// Why says in one sentence what an unfinished instance waits for
 	// (GET /v1/instances/{id} only).
 	Why string `json:"why,omitempty"`
+	// Parent and Shard name, for a shard of a sharded instance, the
+	// instance it is a shard of and its place; Shards counts, for a
+	// sharded instance, its shards by state (policy.shards, broadcast).
+	Parent string        `json:"parent,omitempty"`
+	Shard  *ShardRef     `json:"shard,omitempty"`
+	Shards *ShardSummary `json:"shards,omitempty"`
+}
+
+// ShardRef is a shard's place in its instance: Index of Total (0-based),
+// and for a broadcast the executor it runs on.
+type ShardRef struct {
+	Index    int    `json:"index"`
+	Total    int    `json:"total"`
+	Executor string `json:"executor,omitempty"`
+}
+
+// ShardSummary counts a sharded instance's shards: Total, and how many
+// are in each state (only states some shard is in).
+type ShardSummary struct {
+	Total   int            `json:"total"`
+	ByState map[string]int `json:"byState,omitempty"`
 }
 
 // Event is one thing that happened to an instance or a task.

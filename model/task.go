@@ -158,7 +158,29 @@ type Policy struct {
 	// Pool names a shared pool of slots (Pool; protocol 8) the task's
 	// instances also need one of to run.
 	Pool string `json:"pool,omitempty"`
+	// Shards runs each instance as this many shards (1..MaxShards;
+	// protocol 8): each leased, retried and reported on its own, at most
+	// one per executor while free executors remain. Broadcast runs one
+	// shard on every executor that can run the task when it starts.
+	// ShardFailure says what a shard that fails for good does: fail-fast
+	// (default: the instance fails at once, its unfinished shards are
+	// stopped) or finish (the others run to their end first).
+	Shards       int    `json:"shards,omitempty"`
+	Broadcast    bool   `json:"broadcast,omitempty"`
+	ShardFailure string `json:"shardFailure,omitempty"`
 }
+
+// MaxShards bounds policy.shards and the executors a broadcast runs on.
+const MaxShards = 1000
+
+// policy.shardFailure values.
+const (
+	ShardFailFast = "fail-fast"
+	ShardFinish   = "finish"
+)
+
+// Sharded reports whether the policy runs an instance as shards.
+func (p *Policy) Sharded() bool { return p.Shards > 0 || p.Broadcast }
 
 // MaxPriority bounds policy.priority, both ways.
 const MaxPriority = 1000

@@ -279,6 +279,14 @@ func (p *Policy) validate() error {
 		return FieldErrorf("policy.priority", "must be between %d and %d, got %d", -MaxPriority, MaxPriority, p.Priority)
 	case p.Pool != "" && !ValidName(p.Pool):
 		return ValidateName("policy.pool", p.Pool)
+	case p.Shards < 0 || p.Shards > MaxShards:
+		return FieldErrorf("policy.shards", "must be between 1 and %d, got %d", MaxShards, p.Shards)
+	case p.Broadcast && p.Shards > 0:
+		return FieldErrorf("policy.shards", "a broadcast runs one shard per executor: set shards or broadcast, not both")
+	case !oneOf(p.ShardFailure, "", ShardFailFast, ShardFinish):
+		return FieldErrorf("policy.shardFailure", "unknown shardFailure %q: use fail-fast or finish", p.ShardFailure)
+	case p.ShardFailure != "" && !p.Sharded():
+		return FieldErrorf("policy.shardFailure", "applies to sharded tasks only (policy.shards or policy.broadcast)")
 	case p.RetryInterval < 0:
 		return FieldErrorf("policy.retryInterval", "must not be negative")
 	case p.MaxRetryInterval < 0:

@@ -85,8 +85,14 @@ func stateWhy(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, now 
 		if f.TaskGone {
 			return "its task no longer exists: nothing will lease it; cancel it"
 		}
+		if f.Shard != nil && f.Shard.Executor != "" {
+			return fmt.Sprintf("shard %d of %d of a broadcast: waiting for executor %s to poll (it ends FAILED if that executor leaves)", f.Shard.Index, f.Shard.Total, f.Shard.Executor)
+		}
 		return readyWhy(f, execs, execErr)
 	case model.StateRunning:
+		if f.Shards != nil {
+			return "running as " + shardCounts(f.Shards)
+		}
 		s := fmt.Sprintf("attempt %d on executor %s", f.Attempts, f.Executor)
 		if f.Host != "" {
 			s += " (host " + f.Host + ")"
@@ -125,6 +131,16 @@ func stateWhy(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, now 
 		return s
 	}
 	return ""
+}
+
+// shardCounts words a sharded instance's shards by state: "4 shards: 1
+// SUCCESS, 3 RUNNING".
+func shardCounts(s *model.ShardSummary) string {
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(s.ByState)) {
+		parts = append(parts, fmt.Sprintf("%d %s", s.ByState[st], st))
+	}
+	return fmt.Sprintf("%d %s: %s", s.Total, plural(s.Total, "shard", "shards"), strings.Join(parts, ", "))
 }
 
 // attemptEnd says how an attempt ended: "failed (exit status 3)".

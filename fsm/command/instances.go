@@ -137,6 +137,12 @@ func (c *Command) Instances() int {
 			return 0
 		}
 		return len(b.At)
+	case TypeShard:
+		var s Shard
+		if json.Unmarshal(c.Body, &s) != nil {
+			return 0
+		}
+		return s.Count()
 	}
 	return 0
 }

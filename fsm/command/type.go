@@ -69,6 +69,7 @@ const (
 	TypeDeleteWindow   Type = 43 // body: TaskRef (Name = window name)
 	TypePutPool        Type = 44 // body: PutPool
 	TypeDeletePool     Type = 45 // body: TaskRef (Name = pool name)
+	TypeShard          Type = 46 // body: Shard
 )
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -145,6 +146,7 @@ var types = [...]info{
 	TypePutCalendar: {"put_calendar", 8}, TypeDeleteCalendar: {"delete_calendar", 8},
 	TypePutWindow: {"put_window", 8}, TypeDeleteWindow: {"delete_window", 8},
 	TypePutPool: {"put_pool", 8}, TypeDeletePool: {"delete_pool", 8},
+	TypeShard: {"shard", 8},
 }
 
 // Known reports whether this binary knows the type.
@@ -167,7 +169,7 @@ func (t Type) String() string {
 // the first release (1..20), 2 for the ACL, secret, member-key and
 // protocol types (21..27), 3 for note (31), 4 for the alert, silence
 // and channel types (32..37), 7 for rerun (39), 8 for the calendar,
-// window and pool types (40..45), and ProtoVersion+1 for
+// window and pool types (40..45) and shard (46), and ProtoVersion+1 for
 // a type this binary does not know.
 func MinProto(t Type) int {
 	if t.Known() {

@@ -19,7 +19,8 @@ func TestType(t *testing.T) {
 		{TypePutCalendar, "put_calendar", true, false, 8},
 		{TypeDeleteWindow, "delete_window", true, false, 8},
 		{TypeDeletePool, "delete_pool", true, false, 8},
-		{46, "command(46)", false, false, ProtoVersion + 1},
+		{TypeShard, "shard", true, false, 8},
+		{51, "command(51)", false, false, ProtoVersion + 1},
 		{0, "command(0)", false, false, ProtoVersion + 1},
 		{29, "command(29)", false, false, ProtoVersion + 1}, // taken by other work of release 3
 		{38, "command(38)", false, false, ProtoVersion + 1},
@@ -42,8 +43,8 @@ func TestType(t *testing.T) {
 			}
 		})
 	}
-	if n := len(Types()); n != 41 {
-		t.Errorf("Types() lists %d types, want 41", n)
+	if n := len(Types()); n != 42 {
+		t.Errorf("Types() lists %d types, want 42", n)
 	}
 }
 
