@@ -93,6 +93,13 @@ type Job struct {
 	// lease. They are masked (RedactMask) in the Result's Output and
 	// Error and in the live output.
 	Secrets map[string]string
+	// Shard is, for a shard of a sharded instance (policy.shards,
+	// broadcast), its place: shell actions get AX_SHARD_INDEX and
+	// AX_SHARD_TOTAL, HTTP actions the header X-AX-Shard: index/total,
+	// templates {{.Shard.Index}} and {{.Shard.Total}}. Parent is the
+	// sharded instance (AX_PARENT_ID); InstanceID is the shard's own.
+	Shard  *model.ShardRef
+	Parent string
 }
 
 // Result is the outcome of one attempt.

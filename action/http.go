@@ -26,6 +26,9 @@ const (
 	// AttemptHeader carries the attempt number (1, 2, ...);
 	// InstanceID-Attempt is the ExecutionID of the attempt.
 	AttemptHeader = "X-AX-Attempt"
+	// ShardHeader carries a shard's place, "index/total" (from 0), on
+	// the attempts of a shard of a sharded instance.
+	ShardHeader = "X-AX-Shard"
 )
 
 // runHTTP runs an HTTP action.
@@ -89,6 +92,9 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Reda
 	}
 	req.Header.Set(RequestIDHeader, job.InstanceID)
 	req.Header.Set(AttemptHeader, strconv.Itoa(job.Attempt))
+	if job.Shard != nil {
+		req.Header.Set(ShardHeader, fmt.Sprintf("%d/%d", job.Shard.Index, job.Shard.Total))
+	}
 
 	client := r.HTTPClient
 	if client == nil {

@@ -226,6 +226,10 @@ func shellEnv(job Job) ([]string, error) {
 		{"AX_TASK", job.Task},
 		{"AX_ATTEMPT", strconv.Itoa(job.Attempt)},
 	}
+	if job.Shard != nil {
+		ax = append(ax, [2]string{"AX_SHARD_INDEX", strconv.Itoa(job.Shard.Index)}, [2]string{"AX_SHARD_TOTAL", strconv.Itoa(job.Shard.Total)},
+			[2]string{"AX_PARENT_ID", job.Parent})
+	}
 	for _, kv := range ax {
 		if err := add(kv[0], kv[1]); err != nil {
 			return nil, fmt.Errorf("%s contains a NUL byte", kv[0])

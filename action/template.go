@@ -40,6 +40,9 @@ type templateData struct {
 	// Payload is a value, or a jsonValue in an HTTP template when the
 	// payload is JSON but not a string.
 	Payload any
+	// Shard is a shard's place ({{.Shard.Index}} of {{.Shard.Total}});
+	// zero for an instance that is not a shard.
+	Shard model.ShardRef
 
 	scheduled time.Time
 	loc       *time.Location // the job's timezone
@@ -88,7 +91,12 @@ func newTemplateData(job Job, jsonPayload bool) templateData {
 	if err != nil {
 		err = fmt.Errorf("timezone %q: %w", job.Timezone, err)
 	}
+	var shard model.ShardRef
+	if job.Shard != nil {
+		shard = *job.Shard
+	}
 	return templateData{
+		Shard:       shard,
 		ScheduledAt: scheduledText(job),
 		Task:        job.Task,
 		InstanceID:  job.InstanceID,

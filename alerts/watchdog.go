@@ -176,7 +176,7 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 	}
 	stuckAfter := a.cfg.StuckAfter
 	err = a.state.ActiveInstances(func(in fsm.Active) {
-		if wt := tasks[in.Task]; wt != nil && wt.deadline != nil && in.ScheduledAt > 0 {
+		if wt := tasks[in.Task]; wt != nil && wt.deadline != nil && in.ScheduledAt > 0 && in.Parent == 0 { // a shard's instance has the deadline
 			// deadline_missed: not finished by its policy.deadline.
 			if dl := wt.deadline.At(time.UnixMilli(in.ScheduledAt), wt.loc); now.After(dl) {
 				id := model.FormatID(in.ID)

@@ -48,8 +48,8 @@ func isSchedule(source string) bool {
 // observe takes one instance change. It is called for every change the
 // state machine applies and must stay cheap.
 func (f *watchFeed) observe(c *fsm.InstanceChange) {
-	if f == nil || c.From != "" && c.Reason == "" {
-		return
+	if f == nil || c.From != "" && c.Reason == "" || c.Parent != 0 {
+		return // a shard is not a fire
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

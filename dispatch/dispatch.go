@@ -111,6 +111,8 @@ type Dispatcher struct {
 	lost    map[string]int                   // executor -> leases expired while it was silent (lost.go)
 	// sessions is each executor's latest process (PollRequest.Session).
 	sessions map[string]string
+	// Sharded execution (shards.go).
+	shards shardState
 
 	done chan struct{} // closed when Run returns: the term is over
 }
@@ -179,6 +181,7 @@ func New(cfg Config, store Store, propose Proposer) *Dispatcher {
 		taken: map[uint64]bool{}, wake: make(chan struct{}),
 		leases: map[uint64]lease{}, live: map[uint64]*liveLog{},
 		seen: map[string]*model.ExecutorStatus{}, lost: map[string]int{}, sessions: map[string]string{}, done: make(chan struct{}),
+		shards: newShardState(),
 	}
 	d.ready = newReadyIndex(d.taskRoute)
 	d.ready.aging = cfg.PriorityAging.Milliseconds()
@@ -193,18 +196,17 @@ func (d *Dispatcher) InstanceChanged(c fsm.InstanceChange) {
 }
 
 func (d *Dispatcher) apply(c fsm.InstanceChange) {
+	if d.shardChanged(c) {
+		return // a sharded instance to fan out
+	}
 	switch c.State {
 	case model.StateReady:
 		var now int64
 		if c.At == 0 {
 			now = d.cfg.Now().UnixMilli()
 		}
-		if d.ready.add(c.ID, c.Task, now, c.At) {
-			if d.waiting > 0 {
-				close(d.wake)
-				d.wake = make(chan struct{})
-				d.waiting = 0
-			}
+		if d.ready.add(c.ID, c.Task, c.Pin, now, c.At) {
+			d.wakeAll()
 		}
 		delete(d.leases, c.ID)
 		return
@@ -250,7 +252,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	n := 0
 	err := d.store.ActiveInstances(func(a fsm.Active) {
 		n++
-		d.InstanceChanged(fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt, LeaseUntil: a.LeaseUntil, Executor: a.Executor})
+		d.InstanceChanged(fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt, LeaseUntil: a.LeaseUntil, Executor: a.Executor,
+			Parent: a.Parent, Shards: a.Shards, Pin: a.Pin})
 		d.mu.Lock()
 		if l, ok := d.leases[a.ID]; ok && l.until == a.LeaseUntil {
 			l.inherited = true
@@ -273,10 +276,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-d.shards.kick:
+			d.fanOut(ctx)
 		case <-tick.C:
 			d.reap(ctx)
+			d.fanOut(ctx)
 			if n%noteEvery == 0 {
 				d.note(ctx)
+				d.shardsLeft(ctx)
 			}
 		}
 	}
@@ -421,9 +428,16 @@ func (d *Dispatcher) TaskChanged(task string) {
 // routes plus what it picks (and skips of instances other polls are
 // leasing right now), however many instances wait for other executors.
 func (d *Dispatcher) pick(c *model.Capabilities, labels map[string]string, n int) ([]uint64, <-chan struct{}) {
+	return d.pickFor("", c, labels, n)
+}
+
+// pickFor is pick for a named executor: it also gets the broadcast
+// shards pinned to it, and the shards of an instance are spread (spread).
+func (d *Dispatcher) pickFor(executor string, c *model.Capabilities, labels map[string]string, n int) ([]uint64, <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := d.ready.pick(c, labels, n, d.cfg.Now().UnixMilli(), func(id uint64) bool { return d.taken[id] })
+	sp := d.spread(executor)
+	out := d.ready.pick(executor, c, labels, n, d.cfg.Now().UnixMilli(), func(id uint64) bool { return d.taken[id] || sp.skip(id) }, sp.took)
 	for _, id := range out {
 		d.taken[id] = true
 	}
@@ -495,7 +509,7 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 			return resp, nil
 		default:
 		}
-		ids, wake := d.pick(req.Capabilities, req.Labels, req.Free)
+		ids, wake := d.pickFor(req.Executor, req.Capabilities, req.Labels, req.Free)
 		if len(ids) > 0 {
 			// The lease starts after this moment (it is stamped when
 			// committed): the executor counts from here.
@@ -517,14 +531,19 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 			}
 			continue
 		}
+		d.polling(req, true)
 		select {
 		case <-wake:
+			d.polling(req, false)
 		case <-d.done:
+			d.polling(req, false)
 			resp.Released = true
 			return resp, nil
 		case <-timer.C:
+			d.polling(req, false)
 			return resp, nil
 		case <-ctx.Done():
+			d.polling(req, false)
 			return resp, nil
 		}
 	}

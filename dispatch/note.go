@@ -29,7 +29,7 @@ func (d *Dispatcher) note(ctx context.Context) {
 	}
 	waiting := d.ready.unrunnable(now.Add(-d.cfg.NoteAfter).UnixMilli(), func(r *route) bool {
 		for _, e := range present {
-			if r.servedBy(e.Capabilities, e.Labels) {
+			if r.servedBy(e.Name, e.Capabilities, e.Labels) {
 				return true
 			}
 		}

@@ -167,9 +167,11 @@ func (m *machine) propose(ctx context.Context, c *command.Command) (*fsm.Result,
 			a.LeaseUntil = m.now.UnixMilli() + l.LeaseMs
 			res.IDs, res.Attempts = append(res.IDs, id), append(res.Attempts, a.Attempt)
 			changes = append(changes, fsm.InstanceChange{ID: id, Task: a.Task, State: a.State, Attempt: a.Attempt,
-				LeaseUntil: a.LeaseUntil, Executor: a.Executor})
+				LeaseUntil: a.LeaseUntil, Executor: a.Executor, Parent: a.Parent, Pin: a.Pin})
 		}
 		out = res
+	case command.TypeShard:
+		changes = m.shard(c)
 	case command.TypeExpire:
 		// Every lost attempt is retried at once.
 		var e command.Expire

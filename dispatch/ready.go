@@ -20,7 +20,13 @@ type route struct {
 	// priority is the tasks' policy.priority: a queue holds one
 	// priority, so its head is its best (its oldest, aged the most).
 	priority int
-	key      string // kind, handler, labels and priority, as a map key
+	// pin is the one executor a broadcast shard's queue is for ("": any).
+	pin string
+	key string // kind, handler, labels, priority and pin, as a map key
+	// sharded says the task's instances fan out into shards
+	// (policy.shards or broadcast): the dispatcher proposes the fan-out
+	// instead of leasing them. Not part of the key: shards are queued.
+	sharded bool
 }
 
 // routeOf is the route of a task (nil: the task is gone or unreadable,
@@ -30,7 +36,7 @@ func routeOf(t *model.Task) route {
 	if t == nil {
 		return route{}
 	}
-	r := route{kind: t.Action.Type, labels: t.Policy.ExecutorLabels, priority: t.Policy.Priority}
+	r := route{kind: t.Action.Type, labels: t.Policy.ExecutorLabels, priority: t.Policy.Priority, sharded: t.Policy.Sharded()}
 	if r.kind == model.ActionSDK {
 		r.handler = t.Action.Handler
 	}
@@ -51,9 +57,18 @@ func routeOf(t *model.Task) route {
 	return r
 }
 
-// servedBy reports whether an executor with capabilities c (nil: an old
-// executor, shell and http) and labels can run the route's instances.
-func (r *route) servedBy(c *model.Capabilities, labels map[string]string) bool {
+// pinned is r for the broadcast shards pinned to executor.
+func (r route) pinned(executor string) route {
+	r.pin, r.key = executor, r.key+"\x00@"+executor
+	return r
+}
+
+// servedBy reports whether executor, with capabilities c (nil: an old
+// executor, shell and http) and labels, can run the route's instances.
+func (r *route) servedBy(executor string, c *model.Capabilities, labels map[string]string) bool {
+	if r.pin != "" && r.pin != executor {
+		return false
+	}
 	if r.kind != "" && !c.Runs(&model.Action{Type: r.kind, Handler: r.handler}) {
 		return false
 	}
@@ -130,6 +145,7 @@ type readyEntry struct {
 // dispatcher holds its lock.
 type readyIndex struct {
 	entries map[uint64]*readyEntry
+	pins    map[uint64]string // broadcast shards' executors
 	queues  map[string]*queue
 	routes  map[string]route // task -> route (cache)
 	dirty   map[string]bool  // tasks whose definition changed
@@ -141,7 +157,7 @@ type readyIndex struct {
 }
 
 func newReadyIndex(lookup func(string) route) *readyIndex {
-	return &readyIndex{entries: map[uint64]*readyEntry{}, queues: map[string]*queue{},
+	return &readyIndex{entries: map[uint64]*readyEntry{}, pins: map[uint64]string{}, queues: map[string]*queue{},
 		routes: map[string]route{}, dirty: map[string]bool{}, lookup: lookup}
 }
 
@@ -162,12 +178,16 @@ func (x *readyIndex) route(task string) route {
 
 // add records that id became READY at at (Unix ms; the committed
 // change's time) or, when at is 0 (unknown), at now; an id already READY
-// keeps its place.
-func (x *readyIndex) add(id uint64, task string, now, at int64) bool {
+// keeps its place. A broadcast shard is queued for its executor (pin).
+func (x *readyIndex) add(id uint64, task, pin string, now, at int64) bool {
 	if _, ok := x.entries[id]; ok {
 		return false
 	}
 	r := x.route(task)
+	if pin != "" {
+		r = r.pinned(pin)
+		x.pins[id] = pin
+	}
 	q := x.queues[r.key]
 	if q == nil {
 		q = &queue{route: r}
@@ -191,6 +211,7 @@ func (x *readyIndex) remove(id uint64) *readyEntry {
 	if e != nil {
 		e.q.n--
 		delete(x.entries, id)
+		delete(x.pins, id)
 	}
 	return e
 }
@@ -227,33 +248,44 @@ func (x *readyIndex) reroute(task string) {
 	if !had || old.key == r.key {
 		return
 	}
-	from := x.queues[old.key]
-	if from == nil {
-		return
-	}
-	var keep, moved []queued
-	for _, it := range from.items {
-		if e := x.entries[it.id]; e != nil && e.seq == it.seq && e.task == task {
-			moved = append(moved, it)
-		} else {
-			keep = append(keep, it)
+	// The task's queues: the plain one, and its broadcast shards' pinned
+	// ones.
+	var froms []*queue
+	for _, q := range x.queues {
+		if q.route.key == old.key || q.route.pin != "" && q.route.key == old.pinned(q.route.pin).key {
+			froms = append(froms, q)
 		}
 	}
-	if len(moved) == 0 {
-		return
-	}
-	from.items = keep
-	from.n -= len(moved)
-	to := x.queues[r.key]
-	if to == nil {
-		to = &queue{route: r}
-		x.queues[r.key] = to
-	}
-	to.items = append(to.items, moved...)
-	to.n += len(moved)
-	slices.SortFunc(to.items, func(a, b queued) int { return cmp.Compare(a.seq, b.seq) })
-	for _, it := range moved {
-		x.entries[it.id].q = to
+	slices.SortFunc(froms, func(a, b *queue) int { return cmp.Compare(a.route.key, b.route.key) })
+	for _, from := range froms {
+		var keep, moved []queued
+		for _, it := range from.items {
+			if e := x.entries[it.id]; e != nil && e.seq == it.seq && e.task == task {
+				moved = append(moved, it)
+			} else {
+				keep = append(keep, it)
+			}
+		}
+		if len(moved) == 0 {
+			continue
+		}
+		from.items = keep
+		from.n -= len(moved)
+		nr := r
+		if from.route.pin != "" {
+			nr = r.pinned(from.route.pin)
+		}
+		to := x.queues[nr.key]
+		if to == nil {
+			to = &queue{route: nr}
+			x.queues[nr.key] = to
+		}
+		to.items = append(to.items, moved...)
+		to.n += len(moved)
+		slices.SortFunc(to.items, func(a, b queued) int { return cmp.Compare(a.seq, b.seq) })
+		for _, it := range moved {
+			x.entries[it.id].q = to
+		}
 	}
 }
 
@@ -272,7 +304,7 @@ func (x *readyIndex) refresh() {
 // queue holds one priority in FIFO order, so only its head competes. It
 // costs the number of queues plus what it picks and skips, never a scan
 // of all READY instances.
-func (x *readyIndex) pick(c *model.Capabilities, labels map[string]string, n int, now int64, skip func(uint64) bool) []uint64 {
+func (x *readyIndex) pick(executor string, c *model.Capabilities, labels map[string]string, n int, now int64, skip func(uint64) bool, took func(uint64)) []uint64 {
 	x.refresh()
 	type cursor struct {
 		q *queue
@@ -280,7 +312,7 @@ func (x *readyIndex) pick(c *model.Capabilities, labels map[string]string, n int
 	}
 	var cs []cursor
 	for _, q := range x.queues {
-		if x.trim(q) && q.route.servedBy(c, labels) {
+		if x.trim(q) && q.route.servedBy(executor, c, labels) {
 			cs = append(cs, cursor{q: q})
 		}
 	}
@@ -307,6 +339,9 @@ func (x *readyIndex) pick(c *model.Capabilities, labels map[string]string, n int
 		}
 		c := &cs[best]
 		out = append(out, c.q.items[c.i].id)
+		if took != nil {
+			took(c.q.items[c.i].id)
+		}
 		c.i++
 	}
 	return out

@@ -168,7 +168,7 @@ func (h *taskHistograms) observeLeader(c *fsm.InstanceChange) {
 	if c.Renewed {
 		return
 	}
-	if (c.From == "" || c.From == model.StateScheduled) && firedState(c.State) && timedSource(c.Source) && c.ScheduledAt > 0 && c.FiredAt > 0 {
+	if c.Parent == 0 && (c.From == "" || c.From == model.StateScheduled) && firedState(c.State) && timedSource(c.Source) && c.ScheduledAt > 0 && c.FiredAt > 0 {
 		h.observe(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt-c.Jitter, 0))/1000)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 // histograms and health.
 type metrics struct {
 	transitions *prometheus.CounterVec
+	shards      *prometheus.CounterVec // shard transitions, by new state
 	fired       prometheus.Counter
 	misfires    prometheus.Counter
 	attempts    *prometheus.CounterVec // attempts ended, by outcome
@@ -27,6 +28,10 @@ func newMetrics(maxTasks int, state State, now func() time.Time) *metrics {
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ax_instance_transitions_total",
 			Help: "Instance state transitions applied by this node's state machine, by new state.",
+		}, []string{"state"}),
+		shards: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ax_shard_transitions_total",
+			Help: "State transitions of the shards of sharded instances (policy.shards, broadcast) applied by this node's state machine, by new state; not counted in ax_instance_transitions_total.",
 		}, []string{"state"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ax_attempts_ended_total",
@@ -48,7 +53,7 @@ func (m *metrics) collectors(ts *Tasks) []prometheus.Collector {
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
-	return append(m.tasks.collectors(), m.health, m.transitions, m.attempts, m.fired, m.misfires,
+	return append(m.tasks.collectors(), m.health, m.transitions, m.shards, m.attempts, m.fired, m.misfires,
 		gauge("ax_tasks", "Tasks defined.", func() float64 { return float64(ts.state.CountTasks()) }),
 		gauge("ax_pending_instances", "SCHEDULED (delayed) instances.", func() float64 { return float64(ts.state.Pending()) }),
 		gauge("ax_active_instances", "READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL instances.", func() float64 { return float64(ts.state.ActiveCount()) }),
@@ -70,10 +75,18 @@ func (m *metrics) observe(c *fsm.InstanceChange, leader bool) {
 	if c.Renewed {
 		return
 	}
-	m.transitions.WithLabelValues(c.State).Inc()
 	if c.Ended != nil {
 		m.attempts.WithLabelValues(c.Ended.Outcome).Inc()
 	}
+	if c.Parent != 0 {
+		// A shard: counted apart; its instance is the task's success.
+		m.shards.WithLabelValues(c.State).Inc()
+		if leader {
+			m.tasks.observeLeader(c)
+		}
+		return
+	}
+	m.transitions.WithLabelValues(c.State).Inc()
 	if c.State == model.StateSuccess {
 		m.health.succeeded(c.Task, c.At)
 	}
