@@ -287,6 +287,14 @@ func (f fakeInstances) ListInstances(ctx context.Context, flt model.InstanceFilt
 	return &model.InstanceList{Instances: []model.Instance{}}, nil
 }
 
+func (f fakeInstances) Shards(ctx context.Context, id string) (*model.ShardList, error) {
+	f.record(ctx, call{Method: "Shards", Name: id})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.ShardList{Instance: id, Shards: []model.Instance{}}, nil
+}
+
 func (f fakeInstances) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
 	f.record(ctx, call{Method: "InstanceLog", Name: id, Offset: offset})
 	if f.Err != nil {

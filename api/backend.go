@@ -67,6 +67,8 @@ type InstanceBackend interface {
 	// InstanceLog returns the latest attempt's output from offset on:
 	// live while it runs, the committed tail once it ended.
 	InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error)
+	// Shards lists a sharded instance's shards (policy.shards, broadcast).
+	Shards(ctx context.Context, id string) (*model.ShardList, error)
 	// Decide applies an operator decision (approve, reject, cancel,
 	// terminate) or a running attempt's approval request.
 	Decide(ctx context.Context, c Caller, id, action string, attempt int, comment string) (string, error)

@@ -153,6 +153,18 @@ func (s instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {
 	reply(w)(s.b.instances.GetInstance(r.Context(), id))
 }
 
+func (s instanceRoutes) shards(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := model.ParseID(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !s.barrier(w, r) {
+		return
+	}
+	reply(w)(s.b.instances.Shards(r.Context(), id))
+}
+
 var instanceStates = map[string]bool{
 	model.StateScheduled: true, model.StateReady: true, model.StateRunning: true, model.StateSuccess: true,
 	model.StateRetrying: true, model.StateFailed: true, model.StateWaitingApproval: true, model.StateTerminated: true,

@@ -309,6 +309,13 @@ func (c *Client) GetInstance(ctx context.Context, id string, opts ...ReadOption)
 	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id), Query: query(opts)}, &r)
 }
 
+// Shards returns a sharded instance's shards, in order (policy.shards,
+// broadcast).
+func (c *Client) Shards(ctx context.Context, id string, opts ...ReadOption) (*model.ShardList, error) {
+	var r model.ShardList
+	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id) + "/shards", Query: query(opts)}, &r)
+}
+
 // ListInstances returns one page of instances, newest first.
 func (c *Client) ListInstances(ctx context.Context, f model.InstanceFilter, opts ...ReadOption) (*model.InstanceList, error) {
 	q := query(opts)

@@ -80,6 +80,14 @@ type ShardRef struct {
 	Executor string `json:"executor,omitempty"`
 }
 
+// ShardList is a sharded instance's shards, in order (GET
+// /v1/instances/{id}/shards): empty until it fanned out.
+type ShardList struct {
+	Instance string        `json:"instance"`
+	Summary  *ShardSummary `json:"summary,omitempty"`
+	Shards   []Instance    `json:"shards"`
+}
+
 // ShardSummary counts a sharded instance's shards: Total, and how many
 // are in each state (only states some shard is in).
 type ShardSummary struct {

@@ -61,6 +61,26 @@ func (ts *Tasks) GetInstance(ctx context.Context, id string) (*model.Instance, e
 	return in, nil
 }
 
+// Shards implements api.InstanceBackend.
+func (ts *Tasks) Shards(ctx context.Context, id string) (*model.ShardList, error) {
+	n, err := model.ParseID(id)
+	if err != nil {
+		return nil, err
+	}
+	in, err := ts.state.GetInstance(n)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := ts.state.Shards(n)
+	if err != nil {
+		return nil, err
+	}
+	if shards == nil {
+		shards = []model.Instance{}
+	}
+	return &model.ShardList{Instance: in.ID, Summary: in.Shards, Shards: shards}, nil
+}
+
 // ListInstances implements api.InstanceBackend.
 func (ts *Tasks) ListInstances(ctx context.Context, f model.InstanceFilter) (*model.InstanceList, error) {
 	return ts.state.ListInstances(f)

@@ -65,6 +65,7 @@ type State interface {
 	TaskEvents(name string) (*model.TaskEvents, error)
 	PlanPutTask(c *command.Command) (*model.TaskPlan, error)
 	GetInstance(id uint64) (*model.Instance, error)
+	Shards(id uint64) ([]model.Instance, error)
 	ListInstances(f model.InstanceFilter) (*model.InstanceList, error)
 	InstanceWhy(id uint64) (*fsm.WhyFacts, error)
 	Log(id uint64) (*model.InstanceLog, error)

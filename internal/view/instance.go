@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -99,6 +102,16 @@ func Instance(w io.Writer, in *model.Instance) error {
 	if in.Why != "" {
 		row(tw, "Why:", in.Why)
 	}
+	if in.Shard != nil {
+		s := fmt.Sprintf("%d of %d of instance %s", in.Shard.Index, in.Shard.Total, in.Parent)
+		if in.Shard.Executor != "" {
+			s += ", broadcast to executor " + in.Shard.Executor
+		}
+		row(tw, "Shard:", s)
+	}
+	if in.Shards != nil {
+		row(tw, "Shards:", shardCounts(in.Shards))
+	}
 	for _, t := range []struct {
 		name string
 		t    model.Time
@@ -151,6 +164,73 @@ func Instance(w io.Writer, in *model.Instance) error {
 		return Events(indent(w), in.Events)
 	}
 	return nil
+}
+
+// shardCounts words a shard summary: "10: 7 SUCCESS, 3 RUNNING".
+func shardCounts(s *model.ShardSummary) string {
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(s.ByState)) {
+		parts = append(parts, fmt.Sprintf("%d %s", s.ByState[st], st))
+	}
+	if len(parts) == 0 {
+		return strconv.Itoa(s.Total)
+	}
+	return strconv.Itoa(s.Total) + ": " + strings.Join(parts, ", ")
+}
+
+// shardGlyphs are the shard grid's marks, by state.
+var shardGlyphs = map[string]string{
+	model.StateSuccess: "#", model.StateRunning: ">", model.StateReady: ".", model.StateRetrying: "r",
+	model.StateFailed: "X", model.StateTerminated: "T", model.StateCanceled: "-", model.StateSkipped: "-",
+	model.StateBlocked: ".", model.StateWaitingApproval: "?",
+}
+
+// ShardGrid prints a sharded instance's shards: a grid of one mark per
+// shard (50 a row, with its first index), the legend, then a table of
+// the shards that did not succeed (all of them with all).
+func ShardGrid(w io.Writer, l *model.ShardList, all bool) error {
+	if l.Summary != nil {
+		fmt.Fprintf(w, "Instance %s: %s shards\n", l.Instance, shardCounts(l.Summary))
+	}
+	if len(l.Shards) == 0 {
+		_, err := fmt.Fprintln(w, "no shards yet: it fans out when it starts")
+		return err
+	}
+	for i := 0; i < len(l.Shards); i += 50 {
+		var b strings.Builder
+		for _, s := range l.Shards[i:min(i+50, len(l.Shards))] {
+			g := shardGlyphs[s.State]
+			if g == "" {
+				g = "?"
+			}
+			b.WriteString(g)
+		}
+		fmt.Fprintf(w, "%4d  %s\n", i, b.String())
+	}
+	fmt.Fprintln(w, "      # SUCCESS  > RUNNING  . READY/BLOCKED  r RETRYING  X FAILED  T TERMINATED  - CANCELED/SKIPPED  ? WAITING_APPROVAL")
+	tw := newTable(w)
+	row(tw, "SHARD", "ID", "STATE", "ATTEMPTS", "EXECUTOR", "LAST ERROR")
+	n := 0
+	for _, s := range l.Shards {
+		if s.State == model.StateSuccess && !all {
+			continue
+		}
+		n++
+		idx := "-"
+		if s.Shard != nil {
+			idx = strconv.Itoa(s.Shard.Index)
+		}
+		ex := s.Executor
+		if ex == "" && s.Shard != nil {
+			ex = s.Shard.Executor
+		}
+		row(tw, idx, s.ID, s.State, s.Attempts, orDash(ex), orDash(Ellipsis(s.LastError, 80)))
+	}
+	if n == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return tw.Flush()
 }
 
 // Submitted prints an instance a write answered with: its id, its state

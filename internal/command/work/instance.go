@@ -24,7 +24,9 @@ Subcommands:
 	list [-task NAME] [-state STATE] [-source SOURCE] [-since TIME] [-until TIME] [-limit N] [-cursor ID] [-w]
 	                       newest first: id, task, source, state, scheduled time, age,
 	                       attempt, how long it took, executor
-	get ID                 an instance with its attempts and events
+	get ID                 an instance with its attempts and events (and its shard grid)
+	shards [-all] ID       a sharded instance's shards: a grid of their states and the
+	                       shards that did not succeed (-all: every shard)
 	log [-f] ID            the latest attempt's output (-f follows it)
 	approve|reject ID [-comment TEXT]
 	cancel ID              a SCHEDULED, READY, BLOCKED, WAITING_APPROVAL or RETRYING instance
@@ -125,7 +127,46 @@ func (c *instanceGetCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.out.Print(c.IO.Stdout, in, func(w io.Writer) error { return view.Instance(w, in) })
+	return c.out.Print(c.IO.Stdout, in, func(w io.Writer) error {
+		if err := view.Instance(w, in); err != nil || in.Shards == nil {
+			return err
+		}
+		l, err := cl.Shards(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "\nShards:")
+		return view.ShardGrid(w, l, false)
+	})
+}
+
+// instanceShardsCmd is ax instance shards.
+type instanceShardsCmd struct {
+	command.ClientBase
+	all bool
+	out view.Output
+}
+
+// NewInstanceShards makes ax instance shards.
+func NewInstanceShards(io *command.IO) command.Command {
+	c := &instanceShardsCmd{}
+	c.Init(io, "instance shards", InstanceUsage)
+	c.FS.BoolVar(&c.all, "all", false, "list every shard, not only those that did not succeed")
+	c.CF.RegisterStale(c.FS, true)
+	c.out.Register(c.FS)
+	return c
+}
+
+func (c *instanceShardsCmd) Run(ctx context.Context, args []string) error {
+	cl, id, err := c.ConnectOne(args, &c.out, "instance id")
+	if err != nil {
+		return err
+	}
+	l, err := cl.Shards(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.out.Print(c.IO.Stdout, l, func(w io.Writer) error { return view.ShardGrid(w, l, c.all) })
 }
 
 // instanceLogCmd is ax instance log.
