@@ -27,11 +27,12 @@ const (
 	CheckSlots          = "slot-leak"       // a task's busy slots differ from its instances that hold one
 	CheckCharged        = "charged-unrun"   // an attempt charged to maxRetries (lost) that never ran
 	CheckAttemptOrder   = "attempt-order"   // a run whose attempt number is not above an earlier run's
+	CheckShards         = "shards"          // a sharded instance whose outcome its shards do not give, or a shard without exactly one success
 )
 
 // Checks lists every check in the order results are reported.
 var Checks = []string{CheckLost, CheckDuplicateFire, CheckDuplicateKey, CheckDuplicateWrite, CheckOverlap,
-	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckPhantom, CheckRecorded, CheckSlots,
+	CheckEarly, CheckMissed, CheckFiringResume, CheckDispatchResume, CheckStuck, CheckReplicas, CheckPhantom, CheckRecorded, CheckSlots, CheckShards,
 	CheckCharged, CheckAttemptOrder}
 
 // Bounds are the timing promises a history is held to.
@@ -97,7 +98,7 @@ func Check(h *History, b Bounds) *Result {
 	r := &Result{}
 	for _, f := range []func(*History, Bounds, *Result){
 		checkLost, checkDuplicates, checkOverlap, checkEarly, checkMissed, checkResume, checkStuck, checkReplicas, checkRecorded,
-		checkSlots, checkCharged, checkAttemptOrder,
+		checkSlots, checkCharged, checkAttemptOrder, checkShards,
 	} {
 		f(h, b, r)
 	}
@@ -150,6 +151,9 @@ func checkDuplicates(h *History, _ Bounds, r *Result) {
 	byTime := map[string][]string{}
 	byKey := map[string][]string{}
 	for _, in := range h.Instances {
+		if in.Parent != "" {
+			continue // a shard shares its instance's fire time and key
+		}
 		switch in.Source {
 		case model.SourceCron, model.SourceInterval, model.SourceOnce:
 			k := in.Task + " at " + in.ScheduledAt.UTC().Format(model.TimeLayout)
@@ -446,8 +450,64 @@ func checkRecorded(h *History, _ Bounds, r *Result) {
 		}
 	}
 	for _, in := range h.Instances {
-		if in.State == model.StateSuccess && !seen[in.ID] {
+		if in.State == model.StateSuccess && !seen[in.ID] && in.Shards == nil { // a sharded instance runs as its shards
 			r.add(CheckRecorded, "instance %s (%s) succeeded but the action log has no run of it", in.ID, in.Task)
+		}
+	}
+}
+
+// checkShards: a finished sharded instance has all its shards, each
+// finished, and its outcome is theirs: SUCCESS exactly when every shard
+// succeeded (then each with exactly one successful attempt), FAILED or
+// stopped otherwise; a shard of a successful instance ran (the action
+// log saw it).
+func checkShards(h *History, _ Bounds, r *Result) {
+	shards := map[string][]model.Instance{}
+	for _, in := range h.Instances {
+		if in.Parent != "" {
+			shards[in.Parent] = append(shards[in.Parent], in)
+		}
+	}
+	ran := map[string]bool{}
+	for _, run := range h.Runs {
+		ran[run.Instance] = true
+	}
+	for _, in := range h.Instances {
+		if in.Shards == nil || !Terminal(in.State) {
+			continue
+		}
+		got := shards[in.ID]
+		if len(got) != in.Shards.Total {
+			r.add(CheckShards, "instance %s (%s) %s with %d shards, %d found", in.ID, in.Task, in.State, in.Shards.Total, len(got))
+			continue
+		}
+		succeeded := 0
+		for _, s := range got {
+			if !Terminal(s.State) {
+				r.add(CheckShards, "instance %s ended %s while its shard %s is %s", in.ID, in.State, s.ID, s.State)
+			}
+			if s.State != model.StateSuccess {
+				continue
+			}
+			succeeded++
+			wins := 1 // one attempt, a success (its attempts are not listed)
+			if len(s.AttemptList) > 0 {
+				wins = 0
+				for _, a := range s.AttemptList {
+					if a.Outcome == model.OutcomeSuccess {
+						wins++
+					}
+				}
+			}
+			if wins != 1 {
+				r.add(CheckShards, "shard %s of instance %s: %d successful attempts, want exactly 1", s.ID, in.ID, wins)
+			}
+			if !ran[s.ID] {
+				r.add(CheckShards, "shard %s of instance %s succeeded but the action log has no run of it", s.ID, in.ID)
+			}
+		}
+		if all := succeeded == len(got); all != (in.State == model.StateSuccess) {
+			r.add(CheckShards, "instance %s ended %s with %d of its %d shards successful", in.ID, in.State, succeeded, len(got))
 		}
 	}
 }
@@ -496,6 +556,11 @@ func dueTimes(h *History) map[string]time.Time {
 		}
 		if d, ok := out[a.ID]; !ok || a.At.Before(d) {
 			out[a.ID] = a.At
+		}
+	}
+	for _, in := range h.Instances {
+		if d, ok := out[in.Parent]; ok && in.Parent != "" {
+			out[in.ID] = d // a shard is due with its instance
 		}
 	}
 	return out

@@ -340,3 +340,76 @@ func TestParseLaunched(t *testing.T) {
 		t.Fatalf("a lost attempt its executor launched: %+v, want no violation", v)
 	}
 }
+
+// shardedHistory is cleanHistory with a sharded instance s1 of two
+// shards (s1a, s1b), each run once, and the instance a success.
+func shardedHistory() *History {
+	h := cleanHistory()
+	due := at(3 * time.Second)
+	h.Instances = append(h.Instances, model.Instance{ID: "s1", Task: "sharded", Source: model.SourceAPI, IdempotencyKey: "s-1",
+		State: model.StateSuccess, ScheduledAt: model.Time{Time: due}, FiredAt: model.Time{Time: due},
+		Shards: &model.ShardSummary{Total: 2, ByState: map[string]int{model.StateSuccess: 2}}})
+	h.Acks = append(h.Acks, Ack{Kind: "trigger", Task: "sharded", Key: "s-1", Request: "r9", ID: "s1", At: due})
+	for i, id := range []string{"s1a", "s1b"} {
+		addRun(h, model.Instance{ID: id, Task: "sharded", Source: model.SourceAPI, IdempotencyKey: "s-1", Parent: "s1",
+			Shard: &model.ShardRef{Index: i, Total: 2}, ScheduledAt: model.Time{Time: due}, FiredAt: model.Time{Time: due}},
+			due.Add(50*time.Millisecond))
+	}
+	for _, states := range h.Replicas {
+		states["s1"] = model.StateSuccess
+	}
+	return h
+}
+
+// TestCheckShards: the history checker knows shards: a sharded instance
+// and its shards (which share its key and fire time, and which alone
+// run) keep every promise; a shard with two successes, a success with a
+// failed shard, a failure whose shards all succeeded and a missing shard
+// are each caught.
+func TestCheckShards(t *testing.T) {
+	if r := Check(shardedHistory(), Bounds{}); len(r.Violations) > 0 {
+		t.Fatalf("a clean sharded history: %v", r.Violations)
+	}
+	find := func(h *History, id string) *model.Instance {
+		for i := range h.Instances {
+			if h.Instances[i].ID == id {
+				return &h.Instances[i]
+			}
+		}
+		t.Fatalf("no instance %s", id)
+		return nil
+	}
+	for _, tt := range []struct {
+		name   string
+		mutate func(*History)
+		want   string
+	}{
+		{"a shard succeeded twice", func(h *History) {
+			s := find(h, "s1b")
+			s.Attempts = 2
+			s.AttemptList = []model.Attempt{{Number: 1, Outcome: model.OutcomeSuccess}, {Number: 2, Outcome: model.OutcomeSuccess}}
+		}, "shard s1b of instance s1: 2 successful attempts, want exactly 1"},
+		{"a success with a failed shard", func(h *History) {
+			find(h, "s1a").State = model.StateFailed
+		}, "instance s1 ended SUCCESS with 1 of its 2 shards successful"},
+		{"a failure whose shards succeeded", func(h *History) {
+			find(h, "s1").State = model.StateFailed
+		}, "instance s1 ended FAILED with 2 of its 2 shards successful"},
+		{"a missing shard", func(h *History) {
+			h.Instances = h.Instances[:len(h.Instances)-1]
+		}, "instance s1 (sharded) SUCCESS with 2 shards, 1 found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := shardedHistory()
+			tt.mutate(h)
+			r := Check(h, Bounds{})
+			found := false
+			for _, v := range r.Failed(CheckShards) {
+				found = found || strings.Contains(v.Detail, tt.want)
+			}
+			if !found {
+				t.Errorf("want a %s violation %q, got %v", CheckShards, tt.want, r.Violations)
+			}
+		})
+	}
+}

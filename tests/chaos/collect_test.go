@@ -158,7 +158,8 @@ func collectSlots(ctx context.Context, cl *client.Client) ([]SlotCount, error) {
 	return out, nil
 }
 
-// listAll lists every instance of the workload's tasks, linearizably.
+// listAll lists every instance of the workload's tasks, linearizably,
+// and the shards of those that fanned out (after them).
 func listAll(ctx context.Context, cl *client.Client) ([]model.Instance, error) {
 	var out []model.Instance
 	for _, task := range workloadTasks {
@@ -176,6 +177,18 @@ func listAll(ctx context.Context, cl *client.Client) ([]model.Instance, error) {
 			}
 			f.Cursor = page.NextCursor
 		}
+	}
+	for _, in := range out {
+		if in.Shards == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		l, err := cl.Shards(cctx, in.ID, client.Consistent())
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("shards of %s: %w", in.ID, err)
+		}
+		out = append(out, l.Shards...)
 	}
 	return out, nil
 }

@@ -59,6 +59,8 @@ type env struct {
 	script  string
 	logPath string
 
+	execs map[string]*localcluster.Node // the executors, by name
+
 	mu      sync.Mutex
 	offsets map[string]string // node id -> AX_FAULT_CLOCK_OFFSET at its next start
 	faults  []Fault
@@ -113,10 +115,13 @@ func newEnv(t *testing.T) *env {
 	}
 	e.c = c
 	e.watchLeaders()
+	e.execs = map[string]*localcluster.Node{}
 	for _, name := range executors {
-		if _, err := c.StartExecutor(name, "-capacity", "64", "-log-level", "debug"); err != nil {
+		n, err := c.StartExecutor(name, "-capacity", "64", "-log-level", "debug")
+		if err != nil {
 			t.Fatalf("start executor %s: %v", name, err)
 		}
+		e.execs[name] = n
 	}
 	return e
 }

@@ -106,6 +106,12 @@ var scenarios = []scenario{
 		short: 12 * time.Second, long: time.Minute,
 	},
 	{
+		name:   "shard-kills",
+		proves: "kill -9 of an executor running shards of a sharded instance, then of the leader, mid-run: every shard of a successful instance has exactly one successful attempt, no two attempts of a shard overlap, and each instance's outcome is its shards'",
+		cycle:  killShards,
+		short:  2 * time.Second, long: 5 * time.Second, longRun: 2 * lease,
+	},
+	{
 		name:   "executor-cut",
 		proves: "an executor cut off mid-attempt: it stops the attempt before the leader re-leases it (no overlap), the instance finishes elsewhere",
 		cycle:  cutExecutor,
@@ -287,6 +293,41 @@ func churnLeader(ctx context.Context, e *env, hold time.Duration) error {
 	})
 	e.t.Logf("moved leadership %d times", moves)
 	return errors.Join(err, churnErr)
+}
+
+// killShards waits for a shard of the sharded task that has run for a
+// moment, kills its executor with SIGKILL and then the leader, holds,
+// and restarts both.
+func killShards(ctx context.Context, e *env, hold time.Duration) error {
+	var victim string
+	err := localcluster.WaitFor(ctx, 30*time.Second, func() error {
+		for _, r := range e.runs() {
+			if r.Task == taskSharded && r.Ended == "" && time.Since(r.Start) > 300*time.Millisecond && time.Since(r.Last) < time.Second {
+				victim = r.Executor
+				return nil
+			}
+		}
+		return errors.New("no shard running")
+	})
+	if err != nil {
+		return err
+	}
+	lead, err := e.leader(ctx, 15*time.Second)
+	if err != nil {
+		return err
+	}
+	ex := e.execs[victim]
+	if ex == nil {
+		return fmt.Errorf("a shard runs on unknown executor %q", victim)
+	}
+	err = e.inject("kill -9 executor "+victim+" mid-shard, then leader "+lead.ID,
+		func() error { ex.Kill(); lead.Kill(); return nil },
+		holdFor(ctx, hold),
+		func() error { return errors.Join(ex.Start(), lead.Start()) })
+	if err != nil {
+		return err
+	}
+	return e.caughtUp(ctx, lead, 30*time.Second)
 }
 
 // churnEvery is how often churnLeader moves leadership.

@@ -24,9 +24,13 @@ const (
 	taskLong    = "long"    // triggered with idempotency keys; runs for seconds
 	taskDelayed = "delayed" // delayed submissions due within the run
 	taskQuick   = "quick"   // triggered with only a request id, replayed at the end
+	taskSharded = "sharded" // triggered with idempotency keys; runs as shardCount shards
 )
 
-var workloadTasks = []string{taskTick, taskLong, taskDelayed, taskQuick}
+// shardCount is how many shards an instance of the sharded task runs as.
+const shardCount = 4
+
+var workloadTasks = []string{taskTick, taskLong, taskDelayed, taskQuick, taskSharded}
 
 // workload drives the cluster while faults happen and records every
 // acknowledged write. Writes go to one node at a time with a short
@@ -63,14 +67,17 @@ func newWorkload(ctx context.Context, e *env, longFor time.Duration) (*workload,
 	tick := policy
 	tick.Catchup, tick.CatchupWindow = "all", model.Duration(10*time.Minute)
 	ticks := int(longFor / (250 * time.Millisecond))
+	sharded := policy
+	sharded.Shards = shardCount
 	tasks := []*model.Task{
 		{Name: taskTick, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"}, Action: w.action(2, "0.1"), Policy: tick},
 		{Name: taskLong, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(ticks, "0.25"), Policy: policy},
 		{Name: taskDelayed, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(2, "0.1"), Policy: policy},
 		{Name: taskQuick, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(1, "0.1"), Policy: policy},
+		{Name: taskSharded, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(ticks/2+1, "0.25"), Policy: sharded},
 	}
 	// Event tasks first: the cron's span starts when it is acknowledged.
-	for _, i := range []int{1, 2, 3, 0} {
+	for _, i := range []int{1, 2, 3, 4, 0} {
 		if _, _, err := w.write(ctx, http.MethodPut, "/v1/tasks/"+tasks[i].Name, client.NewRequestID(), tasks[i]); err != nil {
 			return nil, fmt.Errorf("put task %s: %w", tasks[i].Name, err)
 		}
@@ -108,6 +115,10 @@ func (w *workload) run() {
 	})
 	w.every(ctx, 700*time.Millisecond, false, func(ctx context.Context, n int64) {
 		w.send(ctx, "trigger", taskQuick, "", model.TriggerRequest{}, time.Time{})
+	})
+	w.every(ctx, 2*time.Second, true, func(ctx context.Context, n int64) {
+		key := fmt.Sprintf("s-%d", n)
+		w.send(ctx, "trigger", taskSharded, key, model.TriggerRequest{IdempotencyKey: key}, time.Time{})
 	})
 }
 
