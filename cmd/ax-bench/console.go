@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -66,7 +67,7 @@ func benchConsole(ctx context.Context, t *target, o consoleOptions) error {
 	start := time.Now()
 	zones := []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Tokyo"}
 	var next atomic.Int64
-	if _, err := runLoad(ctx, 16, o.tasks, func() error {
+	if _, err := benchkit.RunLoad(ctx, 16, o.tasks, func() error {
 		i := int(next.Add(1) - 1)
 		t := &model.Task{Name: fmt.Sprintf("console-%04d", i), Labels: map[string]string{"team": fmt.Sprintf("t%d", i%10)},
 			// One run in sixteen fails (its hex id ends in 0), 64 at a time.
@@ -93,7 +94,7 @@ func benchConsole(ctx context.Context, t *target, o consoleOptions) error {
 		const batch = 10000
 		var sent atomic.Int64
 		var req atomic.Int64
-		_, err := runLoad(ctx, 4, (n+batch-1)/batch, func() error {
+		_, err := benchkit.RunLoad(ctx, 4, (n+batch-1)/batch, func() error {
 			r := int(req.Add(1) - 1)
 			size := min(batch, n-r*batch)
 			reqs := make([]model.SubmitRequest, size)
@@ -124,7 +125,7 @@ func benchConsole(ctx context.Context, t *target, o consoleOptions) error {
 		fmt.Printf("%d instances run to the end in %v\n", o.finished, time.Since(start).Round(time.Millisecond))
 	}
 
-	leader, err := leaderAddr(ctx, cl)
+	leader, err := benchkit.LeaderAddr(ctx, cl)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func (c *cronLoad) start(ctx context.Context, cl *client.Client) error {
 		return err
 	}
 	var next atomic.Int64
-	if _, err := runLoad(ctx, 8, c.n, func() error {
+	if _, err := benchkit.RunLoad(ctx, 8, c.n, func() error {
 		_, err := cl.PutTask(ctx, &model.Task{Name: c.name(int(next.Add(1) - 1)), Trigger: tr, Labels: labels,
 			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{MaxConcurrency: 1_000_000}})
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -119,15 +120,15 @@ func benchFailover(ctx context.Context, t *target, pending, batch, clients int) 
 		reqs[i] = model.SubmitRequest{Payload: payload, Delay: model.Duration(10*time.Minute + spread)}
 	}
 	requests := (pending + batch - 1) / batch
-	r, err := runLoad(ctx, clients, requests, func() error {
+	r, err := benchkit.RunLoad(ctx, clients, requests, func() error {
 		_, err := cl.SubmitBatch(ctx, "bench-failover", reqs)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	total := r.n * batch
-	fmt.Printf("submitted %d pending instances in %s (%.0f/s)\n", total, r.elapsed.Round(time.Millisecond), float64(total)/r.elapsed.Seconds())
+	total := r.N * batch
+	fmt.Printf("submitted %d pending instances in %s (%.0f/s)\n", total, r.Elapsed.Round(time.Millisecond), float64(total)/r.Elapsed.Seconds())
 
 	old, err := t.leaderHealth(ctx)
 	if err != nil {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,11 +142,11 @@ func TestSummarize(t *testing.T) {
 	for i := 100; i >= 1; i-- {
 		lat = append(lat, time.Duration(i)*time.Millisecond)
 	}
-	r := summarize(lat, 2*time.Second)
-	if r.n != 100 || r.p50 != 51*time.Millisecond || r.p99 != 100*time.Millisecond || r.max != 100*time.Millisecond || r.rate() != 50 {
-		t.Fatalf("got %+v (rate %v)", r, r.rate())
+	r := benchkit.Summarize(lat, 2*time.Second)
+	if r.N != 100 || r.P50 != 51*time.Millisecond || r.P99 != 100*time.Millisecond || r.Max != 100*time.Millisecond || r.Rate() != 50 {
+		t.Fatalf("got %+v (rate %v)", r, r.Rate())
 	}
-	if r := summarize(nil, time.Second); r.n != 0 || r.rate() != 0 {
+	if r := benchkit.Summarize(nil, time.Second); r.N != 0 || r.Rate() != 0 {
 		t.Fatalf("empty run: got %+v", r)
 	}
 	p50, p99, mx := benchkit.Percentiles([]time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond})
@@ -162,76 +159,13 @@ func TestSummarize(t *testing.T) {
 func TestRunLoad_Stops(t *testing.T) {
 	boom := errors.New("boom")
 	calls := 0
-	if _, err := runLoad(context.Background(), 1, 10, func() error { calls++; return boom }); !errors.Is(err, boom) || calls != 1 {
+	if _, err := benchkit.RunLoad(context.Background(), 1, 10, func() error { calls++; return boom }); !errors.Is(err, boom) || calls != 1 {
 		t.Fatalf("got %v after %d calls, want boom after 1", err, calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := runLoad(ctx, 2, 10, func() error { return nil }); !errors.Is(err, context.Canceled) {
+	if _, err := benchkit.RunLoad(ctx, 2, 10, func() error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled run: %v, want context.Canceled", err)
-	}
-}
-
-func TestReadRawAnswer(t *testing.T) {
-	for _, tc := range []struct {
-		name, answer string
-		want         int
-		wantErr      string
-	}{
-		{"200 any 2xx", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0, ""},
-		{"202 any 2xx", "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n", 0, ""},
-		{"404 wanted", "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope", 404, ""},
-		{"404 unwanted", "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope", 0, "status 404: nope"},
-		{"no length", "HTTP/1.1 200 OK\r\n\r\n", 0, "without Content-Length"},
-		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", 0, "bad Content-Length"},
-		{"bad status line", "SSH-2.0-OpenSSH\r\n\r\n", 0, "bad status line"},
-		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nok", 0, "EOF"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := readRawAnswer(bufio.NewReader(strings.NewReader(tc.answer)), tc.want)
-			if tc.wantErr == "" && err != nil {
-				t.Fatalf("got %v, want nil", err)
-			}
-			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
-			}
-		})
-	}
-}
-
-// rawLoad sends every request over keep-alive connections, with the
-// token and a fresh idempotency key each, and reads every answer.
-func TestRawLoad(t *testing.T) {
-	keys := make(chan string, 100)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer s3cret" || r.URL.Path != "/v1/tasks/x/submit" {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		keys <- r.Header.Get("Idempotency-Key")
-		w.Write([]byte(`{"id":"1"}`))
-	}))
-	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
-	r, err := rawLoad(context.Background(), addr, nil, 4, 100, 0, func(buf []byte, _ int) []byte {
-		return rawPost(buf, addr, "/v1/tasks/x/submit", "s3cret", []byte(`{}`))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	close(keys)
-	seen := map[string]bool{}
-	for k := range keys {
-		seen[k] = true
-	}
-	if r.n != 100 || len(seen) != 100 {
-		t.Fatalf("%d answers, %d distinct idempotency keys; want 100 of each", r.n, len(seen))
-	}
-	_, err = rawLoad(context.Background(), addr, nil, 1, 1, 0, func(buf []byte, _ int) []byte {
-		return rawPost(buf, addr, "/v1/tasks/x/submit", "wrong", []byte(`{}`))
-	})
-	if err == nil || !strings.Contains(err.Error(), "status 400") {
-		t.Fatalf("a refused request: %v, want its status", err)
 	}
 }
 

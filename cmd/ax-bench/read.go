@@ -105,7 +105,7 @@ func (c *readCommand) Run(ctx context.Context, args []string) error {
 						opts = append(opts, client.Stale())
 					}
 					before := t.readCounters(ctx, addr, nodes["leader"])
-					r, err := runLoad(ctx, cc, *n, func() error {
+					r, err := benchkit.RunLoad(ctx, cc, *n, func() error {
 						_, err := cl.GetTask(ctx, name, opts...)
 						return err
 					})
@@ -113,7 +113,7 @@ func (c *readCommand) Run(ctx context.Context, args []string) error {
 						return fmt.Errorf("read via %s (%s): %w", v, m, err)
 					}
 					after := t.readCounters(ctx, addr, nodes["leader"])
-					fmt.Printf("%-9s %-8s %-8d %7d %9.0f %9s %9s %9s %7s %9s\n", v, m, cc, r.n, r.rate(), r.p50, r.p99, r.max,
+					fmt.Printf("%-9s %-8s %-8d %7d %9.0f %9s %9s %9s %7s %9s\n", v, m, cc, r.N, r.Rate(), r.P50, r.P99, r.Max,
 						ratio(after.barriers-before.barriers, after.rounds-before.rounds),
 						ratio(after.requests-before.requests, after.confirms-before.confirms))
 				}
@@ -138,8 +138,8 @@ func readYourWrites(ctx context.Context, t *target, nodes map[string]string, n i
 	}
 	wc, rc := t.nodeClient(w, 5*time.Second), t.nodeClient(r, 5*time.Second)
 	var i atomic.Int64
-	pairs := func(opts ...client.ReadOption) (res *loadResult, writes []time.Duration, missed int, err error) {
-		res, err = runLoad(ctx, 1, n, func() error {
+	pairs := func(opts ...client.ReadOption) (res *benchkit.LoadResult, writes []time.Duration, missed int, err error) {
+		res, err = benchkit.RunLoad(ctx, 1, n, func() error {
 			name := fmt.Sprintf("bench-ryw-%d", i.Add(1))
 			t0 := time.Now()
 			if _, err := wc.PutTask(ctx, &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerEvent},
@@ -171,13 +171,13 @@ func readYourWrites(ctx context.Context, t *target, nodes map[string]string, n i
 	}
 	wp50, wp99, _ := benchkit.Percentiles(writes)
 	fmt.Printf("read-your-writes: %d PUTs through follower %s, each then a default GET through follower %s: all found; PUT+GET p50 %s p99 %s (the PUTs alone p50 %s p99 %s); the leader sent the commit index early %d times\n",
-		res.n, w, r, res.p50, res.p99, wp50, wp99, sends()-before)
+		res.N, w, r, res.P50, res.P99, wp50, wp99, sends()-before)
 	res, writes, missed, err = pairs(client.Stale())
 	if err != nil {
 		return err
 	}
 	wp50, _, _ = benchkit.Percentiles(writes)
-	fmt.Printf("the same with ?stale=true GETs: %d of %d missed the write (404); PUT+GET p50 %s (the PUTs alone p50 %s)\n", missed, res.n, res.p50, wp50)
+	fmt.Printf("the same with ?stale=true GETs: %d of %d missed the write (404); PUT+GET p50 %s (the PUTs alone p50 %s)\n", missed, res.N, res.P50, wp50)
 	return nil
 }
 

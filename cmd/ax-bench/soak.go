@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/worker"
 )
@@ -194,7 +195,7 @@ func (ld *soakLoad) backlog(ctx context.Context, n int) error {
 	if n == 0 {
 		return nil
 	}
-	_, err := runLoad(ctx, 4, (n+batch-1)/batch, func() error {
+	_, err := benchkit.RunLoad(ctx, 4, (n+batch-1)/batch, func() error {
 		return ld.submit(ctx, ld.farTask, batch, 2*time.Hour, time.Hour, &ld.farN)
 	})
 	return err

@@ -121,20 +121,20 @@ func benchSubmit(ctx context.Context, t *target, o submitOptions) error {
 		for i := range reqs {
 			reqs[i] = model.SubmitRequest{Payload: payload, Delay: model.Duration(o.delay)}
 		}
-		r, err := runLoad(ctx, o.clients, (o.n+o.batch-1)/o.batch, func() error {
+		r, err := benchkit.RunLoad(ctx, o.clients, (o.n+o.batch-1)/o.batch, func() error {
 			_, err := cl.SubmitBatch(ctx, "bench-submit", reqs)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("batched %d x %d clients", o.batch, o.clients), r.n*o.batch, r.rate()*float64(o.batch), r.p50, r.p99)
+		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("batched %d x %d clients", o.batch, o.clients), r.N*o.batch, r.Rate()*float64(o.batch), r.P50, r.P99)
 	}
 	if o.singleN == 0 {
 		return nil
 	}
 	req := model.SubmitRequest{Payload: payload, Delay: model.Duration(o.delay)}
-	leader, err := leaderAddr(ctx, cl)
+	leader, err := benchkit.LeaderAddr(ctx, cl)
 	if err != nil {
 		return err
 	}
@@ -145,44 +145,44 @@ func benchSubmit(ctx context.Context, t *target, o submitOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", run.label(len(o.sdk) > 1), r.n, r.rate(), r.p50, r.p99)
+		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", run.label(len(o.sdk) > 1), r.N, r.Rate(), r.P50, r.P99)
 		if run.goroutines == o.singleClients {
-			sdkRate = max(sdkRate, r.rate())
+			sdkRate = max(sdkRate, r.Rate())
 		}
 	}
 	if o.goClient {
-		r, err := runLoad(ctx, o.singleClients, o.singleN, func() error {
+		r, err := benchkit.RunLoad(ctx, o.singleClients, o.singleN, func() error {
 			_, err := lc.Submit(ctx, "bench-submit", req)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d (Go client)", o.singleClients), r.n, r.rate(), r.p50, r.p99)
+		fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d (Go client)", o.singleClients), r.N, r.Rate(), r.P50, r.P99)
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	r, err := rawLoad(ctx, leader, t.tls, o.singleClients, o.singleN, 0, func(buf []byte, _ int) []byte {
-		return rawPost(buf, leader, "/v1/tasks/bench-submit/submit", t.token, body)
+	r, err := benchkit.RawLoad(ctx, leader, t.tls, o.singleClients, o.singleN, 0, func(buf []byte, _ int) []byte {
+		return benchkit.RawPost(buf, leader, "/v1/tasks/bench-submit/submit", t.token, body)
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d clients", o.singleClients), r.n, r.rate(), r.p50, r.p99)
-	rawRate := r.rate()
+	fmt.Printf("%-28s %10d %12.0f %10s %10s\n", fmt.Sprintf("single x %d clients", o.singleClients), r.N, r.Rate(), r.P50, r.P99)
+	rawRate := r.Rate()
 	// The same requests to a route that does not exist: what the HTTP
 	// layer alone costs on this machine, the ceiling for single writes.
-	r, err = rawLoad(ctx, leader, t.tls, o.singleClients, o.singleN, http.StatusNotFound, func(buf []byte, _ int) []byte {
-		return rawPost(buf, leader, "/v1/no-such-route", t.token, body)
+	r, err = benchkit.RawLoad(ctx, leader, t.tls, o.singleClients, o.singleN, http.StatusNotFound, func(buf []byte, _ int) []byte {
+		return benchkit.RawPost(buf, leader, "/v1/no-such-route", t.token, body)
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-28s %10d %12.0f %10s %10s\n", "  HTTP only (404 route)", r.n, r.rate(), r.p50, r.p99)
+	fmt.Printf("%-28s %10d %12.0f %10s %10s\n", "  HTTP only (404 route)", r.N, r.Rate(), r.P50, r.P99)
 	if sdkRate > 0 {
-		fmt.Printf("sdk / single: %.1fx; sdk / HTTP only: %.2fx\n", sdkRate/rawRate, sdkRate/r.rate())
+		fmt.Printf("sdk / single: %.1fx; sdk / HTTP only: %.2fx\n", sdkRate/rawRate, sdkRate/r.Rate())
 	}
 	return nil
 }
@@ -207,10 +207,10 @@ func (r sdkRun) label(detailed bool) string {
 
 // sdkLoad submits n single submissions from `goroutines` goroutines
 // through one client.Submitter.
-func sdkLoad(ctx context.Context, c *client.Client, sc client.SubmitterConfig, goroutines, n int, req model.SubmitRequest) (*loadResult, error) {
+func sdkLoad(ctx context.Context, c *client.Client, sc client.SubmitterConfig, goroutines, n int, req model.SubmitRequest) (*benchkit.LoadResult, error) {
 	s := client.NewSubmitter(c, sc)
 	defer s.Close()
-	return runLoad(ctx, goroutines, n, func() error {
+	return benchkit.RunLoad(ctx, goroutines, n, func() error {
 		_, err := s.Submit(ctx, "bench-submit", req)
 		return err
 	})

@@ -54,16 +54,16 @@ func (c *tasksCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-8d %8d %10.0f %10s %10s %10s\n", cc, r.n, r.rate(), r.p50, r.p99, r.max)
+		fmt.Printf("%-8d %8d %10.0f %10s %10s %10s\n", cc, r.N, r.Rate(), r.P50, r.P99, r.Max)
 	}
 	return nil
 }
 
 // writeTasks writes n tasks from the given number of clients, named after
 // the round so that each round creates new ones.
-func writeTasks(ctx context.Context, cl *client.Client, round, clients, n int) (*loadResult, error) {
+func writeTasks(ctx context.Context, cl *client.Client, round, clients, n int) (*benchkit.LoadResult, error) {
 	var next atomic.Int64
-	return runLoad(ctx, clients, n, func() error {
+	return benchkit.RunLoad(ctx, clients, n, func() error {
 		i := next.Add(1) - 1
 		_, err := cl.PutTask(ctx, &model.Task{
 			Name:    fmt.Sprintf("bench-%d-%d", round, i),

@@ -1,6 +1,7 @@
 // Package benchkit holds the measuring helpers of the load tools
-// (cmd/ax-bench): percentiles, paced sleeps, and reading every instance
-// of a task back.
+// (cmd/ax-bench): load runs over clients and over raw keep-alive HTTP
+// connections, percentiles, paced sleeps, and reading every instance of
+// a task back.
 package benchkit
 
 import (

@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 )
 
-// rawLoad drives n HTTP/1.1 requests over `clients` keep-alive connections
+// RawLoad drives n HTTP/1.1 requests over `clients` keep-alive connections
 // to one server, the way wrk does: each request is written from a prepared
 // buffer and the answer is read with a bufio.Reader, so the load generator
 // spends a few microseconds per request instead of the Go HTTP client's
@@ -26,7 +26,7 @@ import (
 // cluster; a lean one leaves more of it to the thing being measured.
 // Every answer must have status want (0: any 2xx). With tc the
 // connections are TLS.
-func rawLoad(ctx context.Context, addr string, tc *tls.Config, clients, n, want int, build func(buf []byte, i int) []byte) (*loadResult, error) {
+func RawLoad(ctx context.Context, addr string, tc *tls.Config, clients, n, want int, build func(buf []byte, i int) []byte) (*LoadResult, error) {
 	conns := make([]net.Conn, clients)
 	for i := range conns {
 		var c net.Conn
@@ -79,7 +79,7 @@ func rawLoad(ctx context.Context, addr string, tc *tls.Config, clients, n, want 
 		return nil, err
 	default:
 	}
-	return summarize(lat, el), nil
+	return Summarize(lat, el), nil
 }
 
 // readRawAnswer reads one HTTP/1.1 response with a Content-Length body and
@@ -127,9 +127,9 @@ func readRawAnswer(r *bufio.Reader, want int) error {
 	return nil
 }
 
-// rawPost appends a POST request with a JSON body and a fresh
+// RawPost appends a POST request with a JSON body and a fresh
 // Idempotency-Key, as client.Client sends it, to buf.
-func rawPost(buf []byte, host, path, token string, body []byte) []byte {
+func RawPost(buf []byte, host, path, token string, body []byte) []byte {
 	buf = fmt.Appendf(buf, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s: %s\r\n",
 		path, host, len(body), client.HeaderIdempotencyKey, client.NewRequestID())
 	if token != "" {
@@ -139,9 +139,9 @@ func rawPost(buf []byte, host, path, token string, body []byte) []byte {
 	return append(buf, body...)
 }
 
-// leaderAddr asks the cluster for its leader's HTTP address, so load
+// LeaderAddr asks the cluster for its leader's HTTP address, so load
 // generators that do not follow redirects or forwarding hit it directly.
-func leaderAddr(ctx context.Context, cl *client.Client) (string, error) {
+func LeaderAddr(ctx context.Context, cl *client.Client) (string, error) {
 	s, err := cl.Cluster(ctx)
 	if err != nil {
 		return "", err
