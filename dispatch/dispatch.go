@@ -492,6 +492,7 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 		if req.Session != "" {
 			d.sessions[req.Executor] = req.Session
 		}
+		d.shards.polled[req.Executor] = d.cfg.Now()
 	})
 	arrived := time.Now()
 	resp := &model.PollResponse{Jobs: []model.Job{}, LeaseMs: d.cfg.Lease.Milliseconds(), HeartbeatMs: (d.cfg.Lease / 4).Milliseconds(),

@@ -15,22 +15,25 @@ import (
 // instance of a sharded task is not leased but fanned out (the shard
 // command: policy.shards' count, or a broadcast's executors); its shards
 // are queued like any READY instance, a broadcast shard for its executor
-// only, and spread: an executor takes a shard of an instance only while
-// it runs no more of that instance's shards than each other executor
-// that waits for work and could take it, so while free executors remain
-// no executor runs two shards of one instance. An executor that stops
-// polling and heartbeating for executorTTL has left: its broadcast
-// shards that wait to run end FAILED (shardsLeft).
+// only, and spread (spreader): an executor takes at most its share of an
+// instance's unfinished shards, divided evenly among the executors with
+// free slots that could run them, so while free executors remain no
+// executor runs two shards of one instance, and 100 shards over 4 idle
+// executors go 25 to each. An executor that stops polling and
+// heartbeating for executorTTL has left: its broadcast shards that wait
+// to run end FAILED (shardsLeft).
 
 // shardState is what the dispatcher keeps of sharded execution, under
 // its lock.
 type shardState struct {
 	fan     map[uint64]*fanItem       // READY sharded instances to fan out
 	parent  map[uint64]uint64         // READY or running shard -> its instance
+	active  map[uint64]int            // instance -> its shards in parent
 	on      map[uint64]string         // running shard -> the executor counted in running
 	running map[uint64]map[string]int // instance -> executor -> its shards running there
 	pinned  map[uint64]pin            // READY broadcast shards
 	waiting map[string]*pollWait      // executors waiting in a poll now
+	polled  map[string]time.Time      // executor -> when its latest poll ended
 	kick    chan struct{}             // a fan-out is due
 }
 
@@ -53,8 +56,9 @@ type pollWait struct {
 }
 
 func newShardState() shardState {
-	return shardState{fan: map[uint64]*fanItem{}, parent: map[uint64]uint64{}, on: map[uint64]string{},
-		running: map[uint64]map[string]int{}, pinned: map[uint64]pin{}, waiting: map[string]*pollWait{}, kick: make(chan struct{}, 1)}
+	return shardState{fan: map[uint64]*fanItem{}, parent: map[uint64]uint64{}, active: map[uint64]int{}, on: map[uint64]string{},
+		running: map[uint64]map[string]int{}, pinned: map[uint64]pin{}, waiting: map[string]*pollWait{}, polled: map[string]time.Time{},
+		kick: make(chan struct{}, 1)}
 }
 
 // shardChanged keeps the shard state in step with a change, under d's
@@ -76,21 +80,37 @@ func (d *Dispatcher) shardChanged(c fsm.InstanceChange) bool {
 	}
 	switch c.State {
 	case model.StateReady:
-		s.parent[c.ID] = c.Parent
+		s.track(c.ID, c.Parent, true)
 		if c.Pin != "" {
 			s.pinned[c.ID] = pin{parent: c.Parent, executor: c.Pin}
 		}
 		s.count(c.ID, c.Parent, "")
 	case model.StateRunning, model.StateWaitingApproval:
-		s.parent[c.ID] = c.Parent
+		s.track(c.ID, c.Parent, true)
 		delete(s.pinned, c.ID)
 		s.count(c.ID, c.Parent, c.Executor)
 	default:
-		delete(s.parent, c.ID)
+		s.track(c.ID, c.Parent, false)
 		delete(s.pinned, c.ID)
 		s.count(c.ID, c.Parent, "")
 	}
 	return false
+}
+
+// track records whether shard id of instance parent is READY or running
+// (on), keeping the instance's count of such shards.
+func (s *shardState) track(id, parent uint64, on bool) {
+	_, had := s.parent[id]
+	switch {
+	case on && !had:
+		s.parent[id] = parent
+		s.active[parent]++
+	case !on && had:
+		delete(s.parent, id)
+		if s.active[parent]--; s.active[parent] <= 0 {
+			delete(s.active, parent)
+		}
+	}
 }
 
 // count records that shard id of instance parent runs on executor (""
@@ -122,11 +142,13 @@ func (s *shardState) count(id, parent uint64, executor string) {
 	}
 }
 
-// polling records that req's executor waits in a poll (on) or no longer.
+// polling records that req's executor waits in a poll (on) or no longer,
+// and when it was last seen polling.
 func (d *Dispatcher) polling(req model.PollRequest, on bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	w := d.shards.waiting[req.Executor]
+	d.shards.polled[req.Executor] = d.cfg.Now()
 	switch {
 	case on && w == nil:
 		d.shards.waiting[req.Executor] = &pollWait{caps: req.Capabilities, labels: req.Labels, n: 1}
@@ -144,15 +166,23 @@ type spreader struct {
 	d        *Dispatcher
 	executor string
 	picked   map[uint64]int // instance -> its shards this pick took
+	free     map[uint64]int // instance -> executors with free slots that may run its shards (counted once)
 }
 
 func (d *Dispatcher) spread(executor string) *spreader {
 	return &spreader{d: d, executor: executor}
 }
 
-// skip reports whether the pick passes over shard id: its executor
-// would run more of the instance's shards than another executor that
-// waits for work and could run it.
+// freshPoll is how recently an executor's poll must have ended for it to
+// count as free while it is between two polls (one with no free slot
+// does not poll).
+const freshPoll = time.Second
+
+// skip reports whether the pick passes over shard id: its executor runs
+// (or this pick took) its share of the instance's unfinished shards
+// already, the share being those shards divided among the executors
+// with free slots that could run them: those waiting in a poll or whose
+// poll ended within freshPoll, and this one.
 func (sp *spreader) skip(id uint64) bool {
 	s := &sp.d.shards
 	p := s.parent[id]
@@ -167,12 +197,26 @@ func (sp *spreader) skip(id uint64) bool {
 	if e == nil {
 		return false
 	}
-	for name, w := range s.waiting {
-		if name != sp.executor && s.running[p][name] < mine && e.q.route.servedBy(name, w.caps, w.labels) {
-			return true
+	free := sp.free[p]
+	if free == 0 {
+		free = 1 // this one
+		cutoff := sp.d.cfg.Now().Add(-freshPoll)
+		for name, st := range sp.d.seen {
+			if name == sp.executor {
+				continue
+			}
+			_, waiting := s.waiting[name]
+			if (waiting || s.polled[name].After(cutoff)) && e.q.route.servedBy(name, st.Capabilities, st.Labels) {
+				free++
+			}
 		}
+		if sp.free == nil {
+			sp.free = map[uint64]int{}
+		}
+		sp.free[p] = free
 	}
-	return false
+	share := (s.active[p] + free - 1) / free
+	return mine >= share
 }
 
 func (sp *spreader) took(id uint64) {

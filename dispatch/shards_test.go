@@ -57,9 +57,10 @@ func poll(t *testing.T, m *machine, executor string, free int) []string {
 }
 
 // TestDispatcher_ShardsSpread: a READY instance of a sharded task is not
-// leased but fanned out (policy.shards' count); while another executor
-// waits for work, an executor takes one shard of the instance, not
-// more; with no other executor waiting it takes the rest.
+// leased but fanned out (policy.shards' count); an executor takes its
+// share of the instance's unfinished shards among the executors with
+// free slots (waiting in a poll, or polled within a second), not more;
+// with no other executor free it takes the rest.
 func TestDispatcher_ShardsSpread(t *testing.T) {
 	tk := task("s", shellAct, nil)
 	tk.Policy.Shards = 4
@@ -72,23 +73,19 @@ func TestDispatcher_ShardsSpread(t *testing.T) {
 	if b := m.shardBodies(t); len(b) != 1 || b[0].ID != 1 || b[0].Total != 4 {
 		t.Fatalf("shard commands %+v, want one of 4 shards", b)
 	}
-	m.d.mu.Lock()
-	m.d.shards.waiting["e2"] = &pollWait{n: 1} // e2 waits for work
-	m.d.mu.Unlock()
-	if got := poll(t, m, "e1", 4); !slices.Equal(got, []string{model.FormatID(100)}) {
-		t.Fatalf("e1 got %v while e2 waits, want shard 0 only", got)
+	poll(t, m, "e2", 0) // e2 has polled: it is free
+	if got := poll(t, m, "e1", 4); !slices.Equal(got, []string{model.FormatID(100), model.FormatID(101)}) {
+		t.Fatalf("e1 got %v while e2 is free, want its share, shards 0 and 1", got)
 	}
-	if got := poll(t, m, "e2", 1); !slices.Equal(got, []string{model.FormatID(101)}) {
-		t.Fatalf("e2 got %v, want shard 1", got)
-	}
-	m.d.mu.Lock()
-	delete(m.d.shards.waiting, "e2")
-	m.d.mu.Unlock()
+	m.advance(2 * freshPoll) // e2 went quiet (busy elsewhere)
 	if got := poll(t, m, "e1", 4); len(got) != 2 {
-		t.Fatalf("e1 got %v with nobody else waiting, want the 2 left", got)
+		t.Fatalf("e1 got %v with nobody else free, want the 2 left", got)
 	}
-	if r := m.d.shards.running[1]; r["e1"] != 3 || r["e2"] != 1 {
+	if r := m.d.shards.running[1]; r["e1"] != 4 {
 		t.Errorf("running counts %v", r)
+	}
+	if n := m.d.shards.active[1]; n != 4 {
+		t.Errorf("%d shards of the instance counted active, want 4", n)
 	}
 }
 

@@ -28,6 +28,7 @@ func commands() map[string]cli.Command {
 		"soak":     &soakCommand{},
 		"console":  &consoleCommand{},
 		"read":     &readCommand{},
+		"shards":   &shardsCommand{},
 	}
 }
 
@@ -45,6 +46,7 @@ Scenarios:
 	soak      a mixed load for minutes, sampling every node's memory, fds and disk
 	console   the operator console's requests on a cluster filled like a busy one
 	read      linearizable (default) vs stale reads, through the leader and a follower
+	shards    one sharded instance over executors: until fanned out, all shards started, finished
 
 Without -addr a scenario starts a temporary loopback cluster (-nodes, 3 by
 default; -tls for TLS on HTTP and Raft) in a temporary directory and
