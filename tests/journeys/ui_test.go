@@ -330,6 +330,21 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("approved and ran", state+` === 'SUCCESS'`, 20*time.Second)
 	b.waitJS("approval in the timeline", `document.body.innerText.includes('checked the diff')`, 10*time.Second)
 
+	// A sharded instance shows its shard grid; a shard links back to it
+	// (issue 24; protocol 8: retried until the cluster has reached it).
+	fanout := &model.Task{Name: "fanout", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: "echo part $AX_SHARD_INDEX"}, Policy: model.Policy{Shards: 3}}
+	testkit.Eventually(t, 30*time.Second, func() error { _, err := adm.PutTask(ctx, fanout); return err })
+	fs, err := adm.Trigger(ctx, "fanout", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.open(base+"/ui/#/instances/"+fs.ID, "#shard-summary")
+	b.waitJS("the shard grid", `document.querySelectorAll('#shard-grid a.sq.ok').length === 3 && `+state+` === 'SUCCESS' && `+
+		`document.querySelector('#shard-summary').textContent.includes('3 SUCCESS')`, 30*time.Second)
+	b.do("open a shard", 10*time.Second, chromedp.Click(chromedp.CSS(`#shard-grid a:nth-child(2)`)), chromedp.WaitVisible(chromedp.CSS("#shard-of")))
+	b.waitJS("the shard's place", `document.querySelector('#shard-of').textContent.startsWith('1 of 3 of ')`, 10*time.Second)
+
 	// Backfill the last three hours of hourly and watch its progress;
 	// first a range the wrong way round, which the API refuses naming the
 	// field, shown in the dialog.

@@ -1,18 +1,18 @@
 // Instance: what it is waiting for, its timeline of events and attempts,
-// its output (streamed while it runs), and the operator's decisions (a
-// finished one can be re-run).
+// its output (streamed while it runs), a sharded instance's shard grid,
+// and the operator's decisions (a finished one can be re-run).
 
 import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
-import {h, section, table, fmtTime, between, badge, throttle, isZero, TERMINAL} from './util.js';
+import {h, section, table, fmtTime, between, badge, throttle, isZero, stateClass, TERMINAL} from './util.js';
 
 export async function render(main, [id], page) {
   const path = '/v1/instances/' + id;
   const head = h('div', {}), why = h('div', {}), acts = h('div', {class: 'row wrap actions'});
-  const timeline = h('div', {}), attempts = h('div', {});
+  const timeline = h('div', {}), attempts = h('div', {}), shardBox = h('div', {});
   const out = h('pre', {class: 'log', id: 'log', tabindex: '0', 'aria-label': 'Output', 'aria-live': 'polite'});
   const logState = h('span', {class: 'muted', id: 'log-state'});
-  main.append(head, why, acts,
+  main.append(head, why, acts, shardBox,
     h('div', {class: 'grid'},
       section('Timeline', timeline),
       section('Attempts', attempts)),
@@ -30,7 +30,11 @@ export async function render(main, [id], page) {
       h('dt', {}, 'Finished'), h('dd', {}, fmtTime(inst.finishedAt) + (isZero(inst.finishedAt) ? '' : ' (took ' + between(inst.startedAt, inst.finishedAt) + ')')),
       Object.keys(inst.params || {}).length ? [h('dt', {}, 'Params'), h('dd', {class: 'mono'}, Object.entries(inst.params).map(([k, v]) => k + '=' + v).join(' '))] : null,
       inst.payload ? [h('dt', {}, 'Payload'), h('dd', {class: 'mono clip'}, JSON.stringify(inst.payload))] : null,
+      inst.shard ? [h('dt', {}, 'Shard'), h('dd', {id: 'shard-of'}, inst.shard.index + ' of ' + inst.shard.total + ' of ',
+        h('a', {href: '#/instances/' + inst.parent, class: 'mono'}, inst.parent),
+        inst.shard.executor ? ' (broadcast to ' + inst.shard.executor + ')' : '')] : null,
       inst.lastError ? [h('dt', {}, 'Last error'), h('dd', {class: 'bad-text'}, inst.lastError)] : null));
+    shardBox.replaceChildren(shardList ? shardGrid(shardList) : '');
     why.replaceChildren(inst.why ? h('p', {class: 'why card', id: 'why'}, h('strong', {}, 'Why ' + inst.state.toLowerCase().replaceAll('_', ' ') + ': '), inst.why) : '');
     acts.replaceChildren(...actions(inst, path));
     timeline.replaceChildren(events(inst));
@@ -40,9 +44,11 @@ export async function render(main, [id], page) {
   // right after a write (trigger, approve) sent through another node.
   // Later reads answer this node's own event stream, so the node has
   // applied what they look for: they read its state as it is (stale=true).
-  let first = true;
+  let first = true, shardList = null;
   const load = async () => {
-    inst = await api(path + (first ? '' : '?stale=true'), {signal: page.signal});
+    const q = first ? '' : '?stale=true';
+    inst = await api(path + q, {signal: page.signal});
+    if (inst.shards) shardList = await api(path + '/shards' + q, {signal: page.signal});
     first = false;
     draw();
   };
@@ -51,6 +57,10 @@ export async function render(main, [id], page) {
   // On (re)connecting too: changes before the stream started are in no event.
   stream('/v1/events?instance=' + id, (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal,
     ok => { if (ok) reload(); });
+  // The shards' own changes are not the instance's events: while it runs
+  // as shards, their grid is read again every 2 s.
+  const tick = setInterval(() => { if (shardList && !TERMINAL.has(inst.state)) reload(); }, 2000);
+  page.signal.addEventListener('abort', () => clearInterval(tick));
 
   // Output: the committed tail once ended; while it runs, the live stream.
   let following = null;
@@ -86,6 +96,25 @@ export async function render(main, [id], page) {
     following = null;
   }
   follow();
+}
+
+// shardGrid draws a sharded instance's shards: a square per shard in
+// its state's colour (a link to it), and those that did not succeed.
+function shardGrid(l) {
+  const by = l.summary ? l.summary.byState || {} : {};
+  const counts = Object.keys(by).sort().map(s => by[s] + ' ' + s).join(', ');
+  const label = s => 'shard ' + (s.shard ? s.shard.index : '?') + ': ' + s.state + (s.attempts > 1 ? ', ' + s.attempts + ' attempts' : '') +
+    (s.executor ? ' on ' + s.executor : '');
+  const rest = l.shards.filter(s => s.state !== 'SUCCESS');
+  return section('Shards',
+    h('p', {class: 'muted', id: 'shard-summary'}, (l.summary ? l.summary.total : l.shards.length) + ' shards' + (counts ? ': ' + counts : '')),
+    l.shards.length ? h('div', {class: 'strip', id: 'shard-grid', role: 'list'}, l.shards.map(s =>
+      h('a', {class: 'sq ' + stateClass(s.state), role: 'listitem', href: '#/instances/' + s.id, title: label(s), 'aria-label': label(s)}))) :
+      h('p', {class: 'empty'}, 'no shards yet: it fans out when it starts'),
+    rest.length ? table(['Shard', 'Instance', 'State', 'Attempts', 'Executor', 'Last error'], rest.map(s => h('tr', {},
+      h('td', {}, s.shard ? String(s.shard.index) : ''), h('td', {}, h('a', {href: '#/instances/' + s.id, class: 'mono'}, s.id)),
+      h('td', {}, badge(s.state)), h('td', {}, String(s.attempts)), h('td', {}, s.executor || (s.shard && s.shard.executor) || ''),
+      h('td', {class: 'clip', title: s.lastError || ''}, s.lastError || '')))) : null);
 }
 
 function actions(inst, path) {
