@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,18 +143,16 @@ func decodeBatch(body []byte) ([]model.SubmitRequest, error) {
 }
 
 func (s instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if _, err := model.ParseID(id); err != nil {
-		writeError(w, err)
-		return
-	}
-	if !s.barrier(w, r) {
-		return
-	}
-	reply(w)(s.b.instances.GetInstance(r.Context(), id))
+	readInstance(s, w, r, s.b.instances.GetInstance)
 }
 
 func (s instanceRoutes) shards(w http.ResponseWriter, r *http.Request) {
+	readInstance(s, w, r, s.b.instances.Shards)
+}
+
+// readInstance answers a read of instance {id} with get, the id checked
+// and the read linearizable (the barrier) unless asked otherwise.
+func readInstance[T any](s instanceRoutes, w http.ResponseWriter, r *http.Request, get func(context.Context, string) (T, error)) {
 	id := r.PathValue("id")
 	if _, err := model.ParseID(id); err != nil {
 		writeError(w, err)
@@ -162,7 +161,7 @@ func (s instanceRoutes) shards(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	reply(w)(s.b.instances.Shards(r.Context(), id))
+	reply(w)(get(r.Context(), id))
 }
 
 var instanceStates = map[string]bool{
