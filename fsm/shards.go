@@ -117,18 +117,24 @@ func (w instanceWrites) shard(s *command.Shard, r *record) *Result {
 }
 
 // shardsAgain runs again the shards of the re-run instance r that did
-// not succeed (it is READY: rerun admitted it), and moves it to
-// RUNNING; it refuses while a stopped shard's process may still run.
+// not succeed (it is READY: rerun admitted it), or all of them if all
+// had, and moves it to RUNNING; it refuses while a stopped shard's
+// process may still run.
 func (w instanceWrites) shardsAgain(r *record) *Result {
-	var again []*record
+	var again, succeeded []*record
 	done := uint32(0)
 	for i := uint64(0); i < uint64(r.Shards); i++ {
 		c, ok := w.loadRecord(r.FirstShard + i)
 		if w.err != nil {
 			return nil
 		}
-		if !ok || c.State == stSuccess {
-			done++ // a shard pruned by hand counts as done: nothing is left of it to run
+		if !ok {
+			done++ // a shard deleted by hand: nothing is left of it to run
+			continue
+		}
+		if c.State == stSuccess {
+			done++
+			succeeded = append(succeeded, c)
 			continue
 		}
 		if !isTerminal(c.State) {
@@ -139,6 +145,11 @@ func (w instanceWrites) shardsAgain(r *record) *Result {
 				c.ShardIndex, model.FormatID(r.ID), a.Number, a.EndedAt.Format(model.TimeLayout), model.UnixMilli(until).Format(model.TimeLayout)))
 		}
 		again = append(again, c)
+	}
+	if len(again) == 0 && len(succeeded) > 0 {
+		// Every shard had succeeded: a re-run of a success runs it all
+		// again, as it does an instance that is not sharded.
+		again, done = succeeded, done-uint32(len(succeeded))
 	}
 	for _, c := range again {
 		was := name(stateNames, c.State)

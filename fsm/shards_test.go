@@ -151,6 +151,11 @@ func TestFSM_ShardFailure(t *testing.T) {
 	if n := fx.inst(ids[0]).Attempts; n != 2 {
 		t.Errorf("the re-run shard made %d attempts in all, want 2", n)
 	}
+	fx.mustRerun(b) // a success: every shard runs again
+	fx.fanOut(b, command.Shard{Total: 3})
+	if got := fx.states(b, ids[0], ids[1], ids[2]); got != "RUNNING READY READY READY" {
+		t.Fatalf("re-run of a success: %s, want every shard again", got)
+	}
 }
 
 // TestFSM_ShardStopHeld: a shard stopped by a failing sibling is not run
