@@ -37,6 +37,7 @@ var journeys = []journey{
 	{name: "rerun-depends-on", run: journeyRerun},
 	{name: "failure-alert", run: journeyFailureAlert},
 	{name: "terminate-cancel", run: journeyTerminateCancel},
+	{name: "shards-pool", run: journeyShardsPool},
 }
 
 // put defines tasks as the user.
@@ -654,6 +655,49 @@ func journeyTerminateCancel(c *cell) {
 // exit. The stopped attempt is interrupted, not failed: with maxRetries 0
 // its instance is READY again, uses no retry, and runs to its end on the
 // next executor.
+// journeyShardsPool (issue 24): a pool from the CLI, a task of 4 shards
+// that needs a slot of it (and a priority), run with ax trigger -wait and
+// its grid read with ax instance shards; a broadcast that runs one shard
+// on the deployment's executor for the route.
+func journeyShardsPool(c *cell) {
+	d, r := c.d, c.d.runners[0]
+	pool, sharded, everywhere := c.n("shard-pool"), c.n("sharded"), c.n("everywhere")
+	c.step("pool", func(t *testing.T) {
+		testkit.Eventually(t, 30*time.Second, func() error { // protocol 8
+			_, err := d.User().PutPool(c.ctx, &model.Pool{Name: pool, Slots: 1})
+			return err
+		})
+		if out := d.ax(t, 0, "pool", "get", pool).stdout; !strings.Contains(out, pool) {
+			t.Fatalf("ax pool get:\n%s", out)
+		}
+	})
+	c.step("define", func(t *testing.T) {
+		c.put(t, r.route(shellTask(sharded, "echo part $AX_SHARD_INDEX of $AX_SHARD_TOTAL", model.Policy{Shards: 4, Pool: pool, Priority: 5})),
+			r.route(shellTask(everywhere, "echo on $AX_EXECUTOR", model.Policy{Broadcast: true})))
+	})
+	c.step("sharded", func(t *testing.T) {
+		out := d.ax(t, 0, "trigger", sharded, "-wait").stdout
+		id := strings.Fields(out)[0]
+		if !strings.Contains(out, id+" SUCCESS") {
+			t.Fatalf("ax trigger -wait of a sharded task:\n%s", out)
+		}
+		if grid := d.ax(t, 0, "instance", "shards", id).stdout; !strings.Contains(grid, "4: 4 SUCCESS") || !strings.Contains(grid, "   0  ####") {
+			t.Fatalf("ax instance shards:\n%s", grid)
+		}
+		if p, err := d.User().GetPool(c.ctx, pool); err != nil || p.Busy != 0 {
+			t.Fatalf("pool after the run: %+v %v, want its slot free", p, err)
+		}
+	})
+	c.step("broadcast", func(t *testing.T) {
+		out := d.ax(t, 0, "trigger", everywhere, "-wait").stdout
+		id := strings.Fields(out)[0]
+		l, err := d.User().Shards(c.ctx, id)
+		if err != nil || len(l.Shards) != 1 || l.Shards[0].Executor != r.executor || l.Shards[0].State != model.StateSuccess {
+			t.Fatalf("broadcast shards %+v %v, want one on %s", l, err, r.executor)
+		}
+	})
+}
+
 func journeySIGTERMExecutor(c *cell) {
 	d, user := c.d, c.d.User()
 	leaving, next := c.n("leaving"), c.n("next")
