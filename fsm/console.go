@@ -170,6 +170,9 @@ type WhyFacts struct {
 	// Pool is the pool a BLOCKED instance waits for a slot of, with its
 	// counts (nil: it does not).
 	Pool *model.Pool
+	// Rate is the rate limit a BLOCKED instance waits for its turn under
+	// (nil: it does not).
+	Rate *RateWait
 }
 
 // InstanceWhy returns the facts behind an instance's state.
@@ -185,6 +188,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 			Host: r.Host, Date: r.Date, MidRun: r.Flags&flagMidRunApproval != 0, Base: int(r.Base)}
 		out = wf
 		wf.Pool, _ = q.f.waitingPool(tx, r)
+		wf.Rate = q.f.rateWaiting(tx, r)
 		w := &writer{tx: tx}
 		t, ok := w.tasks().loadTask(r.Task)
 		if w.err != nil {

@@ -53,6 +53,8 @@ func holdsSlot(r *record) bool {
 		return true
 	case stApproval:
 		return r.Flags&flagMidRunApproval != 0
+	case stBlocked:
+		return r.Flags&flagWaitingRate != 0 // waiting for its turn under a rate limit
 	}
 	return false
 }
@@ -165,7 +167,7 @@ type InstanceChange struct {
 // finish moves r to a terminal state, freeing its slot.
 func (w instanceWrites) finish(r *record, st uint8) {
 	held := holdsSlot(r)
-	if r.State == stBlocked && r.Flags&(flagWaitingDeps|flagWaitingPool) == 0 {
+	if r.State == stBlocked && r.Flags&(flagWaitingDeps|flagWaitingPool|flagWaitingRate) == 0 {
 		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
 		st := w.loadState(r.Task)
 		if st.Blocked > 0 {
@@ -178,6 +180,7 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	}
 	heldPool, waitingPool := r.Pool, r.Flags&flagWaitingPool != 0
 	r.Flags &^= flagWaitingPool // poolLeave, below, frees what they say
+	w.slots().rateLeave(r)
 	r.Pool = ""
 	r.FinishedAt = w.cmd.Now
 	r.LeaseUntil = 0

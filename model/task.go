@@ -158,6 +158,9 @@ type Policy struct {
 	// Pool names a shared pool of slots (Pool; protocol 8) the task's
 	// instances also need one of to run.
 	Pool string `json:"pool,omitempty"`
+	// RateLimit bounds how often the task's instances start (RateLimit;
+	// protocol 8).
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 }
 
 // MaxPriority bounds policy.priority, both ways.
