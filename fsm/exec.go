@@ -160,7 +160,8 @@ type InstanceChange struct {
 	// Ended is the attempt whose end caused this transition, if one did.
 	Ended *model.Attempt
 	// Reason names why, for a transition the state machine decided on
-	// its own: "queue_full" for an instance skipped by maxQueued.
+	// its own: "queue_full" for an instance skipped by maxQueued,
+	// ReasonRateLimited for one a rate limit made wait or skipped.
 	Reason string
 }
 

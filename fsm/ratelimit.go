@@ -109,8 +109,13 @@ func (w slotWrites) rateCheck(r *record, ls []limiter) *limiter {
 func (w slotWrites) rateSkip(r *record, l *limiter) {
 	r.FinishedAt = w.cmd.Now
 	w.instances().setState(r, stSkipped)
+	w.notes.changes[len(w.notes.changes)-1].Reason = ReasonRateLimited
 	w.instances().event(r.ID, "skipped", fmt.Sprintf("onLimit=skip: %s: next start at %s", l, fmtMs(max(l.freeAt(), w.cmd.Now))))
 }
+
+// ReasonRateLimited is InstanceChange.Reason of an instance a rate limit
+// made wait (BLOCKED) or skipped (SKIPPED).
+const ReasonRateLimited = "rate_limited"
 
 func fmtMs(ms int64) string { return model.UnixMilli(ms).Format(model.TimeLayout) }
 
@@ -192,6 +197,7 @@ func (w slotWrites) rateWait(r *record, l *limiter) {
 		return
 	}
 	w.instances().setState(r, stBlocked)
+	w.notes.changes[len(w.notes.changes)-1].Reason = ReasonRateLimited
 	w.instances().event(r.ID, "blocked", fmt.Sprintf("%s: %d waiting, its turn at %s", l, l.waiting, fmtMs(r.RetryAt)))
 }
 
@@ -305,6 +311,7 @@ func (w slotWrites) rateRetry(h *record) bool {
 	}
 	if l.lim.Skips() && !inFIFO(rateKeys(w.tx, h.ID), l.key) {
 		w.instances().finish(h, stSkipped)
+		w.notes.changes[len(w.notes.changes)-1].Reason = ReasonRateLimited
 		w.instances().event(h.ID, "skipped", fmt.Sprintf("onLimit=skip: %s: next start at %s", l, fmtMs(l.freeAt())))
 		return true
 	}

@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -36,6 +37,16 @@ func readyTimes(t *testing.T, ctx context.Context, cl *client.Client, ids []stri
 	slices.Sort(ready)
 	slices.Sort(started)
 	return ready, started
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func offsets(times []int64) []int64 {
@@ -115,6 +126,16 @@ func TestExec_RateLimit(t *testing.T) {
 	}
 	if span := ready[5] - ready[0]; span < 5000 || started[5]-started[0] < 5000-slack {
 		t.Errorf("six starts over %d ms (lease %d ms), want one per second: 5 s", span, started[5]-started[0])
+	}
+	// Every node counts the waits it applied.
+	resp, err := http.Get("http://" + follower.HTTPAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `ax_rate_limited_total{state="BLOCKED"} 5`) {
+		t.Errorf("metrics: no ax_rate_limited_total{state=\"BLOCKED\"} 5 in\n%s", grepLines(string(body), "ax_rate_limited"))
 	}
 	var order []string
 	for _, id := range ids {
