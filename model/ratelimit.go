@@ -49,6 +49,8 @@ func (l *RateLimit) validate(field string) error {
 		return FieldErrorf(field+".per", "must be between %s and %s, got %s", MinRatePer.Std(), MaxRatePer.Std(), l.Per.Std())
 	case l.Per.Std()%time.Millisecond != 0:
 		return FieldErrorf(field+".per", "must be whole milliseconds, got %s", l.Per.Std())
+	case int64(l.Count) > l.Per.Std().Milliseconds():
+		return FieldErrorf(field+".count", "at most one start per millisecond: %d per %s is more", l.Count, l.Per.Std())
 	case l.Burst < 0 || l.Burst > l.Count:
 		return FieldErrorf(field+".burst", "must be between 1 and count (%d), got %d", l.Count, l.Burst)
 	case !oneOf(l.OnLimit, "", "wait", "skip"):

@@ -33,6 +33,7 @@ func TestRateLimit_Validate(t *testing.T) {
 		{"ok all set", rl(100, time.Minute, 10, "skip"), ""},
 		{"count zero", rl(0, time.Minute, 0, ""), "policy.rateLimit.count"},
 		{"count too big", rl(model.MaxRateCount+1, time.Minute, 0, ""), "policy.rateLimit.count"},
+		{"count above one per ms", rl(1001, time.Second, 0, ""), "policy.rateLimit.count"},
 		{"per missing", rl(1, 0, 0, ""), "policy.rateLimit.per"},
 		{"per too short", rl(1, 999*time.Millisecond, 0, ""), "policy.rateLimit.per"},
 		{"per too long", rl(1, 8*24*time.Hour, 0, ""), "policy.rateLimit.per"},

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -91,6 +92,19 @@ func TestExec_RateLimit(t *testing.T) {
 		_, err := fc.PutTask(ctx, shellTask("rl", "true", model.Policy{MaxConcurrency: 10, RateLimit: limit}))
 		return err
 	})
+	// Bad limits are refused with 400 naming the field, nothing written.
+	var apiErr *model.Error
+	_, err = fc.PutTask(ctx, shellTask("bad", "true", model.Policy{RateLimit: &model.RateLimit{Count: 2, Per: model.Duration(time.Millisecond)}}))
+	if !errors.As(err, &apiErr) || apiErr.Code != model.CodeInvalid || apiErr.Field != "policy.rateLimit.per" {
+		t.Errorf("a task with per 1ms: %v, want invalid_argument on policy.rateLimit.per", err)
+	}
+	err = fc.Do(ctx, client.Request{Method: http.MethodPut, Path: "/v1/pools/bad", Body: model.Pool{Slots: 1, RateLimit: &model.RateLimit{Per: model.Duration(time.Minute)}}}, nil)
+	if !errors.As(err, &apiErr) || apiErr.Code != model.CodeInvalid || apiErr.Field != "rateLimit.count" {
+		t.Errorf("a pool with count 0: %v, want invalid_argument on rateLimit.count", err)
+	}
+	if _, err := fc.GetTask(ctx, "bad"); err == nil {
+		t.Error("the refused task was written")
+	}
 	if _, err := c.StartExecutor("wide", "-capacity", "8"); err != nil {
 		t.Fatal(err)
 	}
