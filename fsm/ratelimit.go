@@ -172,6 +172,7 @@ func inFIFO(keys [][]byte, key string) bool {
 func (w slotWrites) rateWait(r *record, l *limiter) {
 	keys := rateKeys(w.tx, r.ID)
 	prefix := append([]byte(l.key), 0)
+	pos := int64(-1) // its place in l's FIFO: rateTurn finds it
 	if !inFIFO(keys, l.key) {
 		k := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(prefix, uint64(w.cmd.Now)), r.ID)
 		w.put(bktRateWait, k, nil)
@@ -182,12 +183,13 @@ func (w slotWrites) rateWait(r *record, l *limiter) {
 		w.put(bktRateIdx, u64key(r.ID), v)
 		l.waiting++
 		w.saveLimiter(l)
+		pos = int64(l.waiting) - 1 // the last
 	}
 	was := r.Flags&flagWaitingRate != 0 && r.State == stBlocked
 	if was {
 		w.del(bktDue, dueKey(r.RetryAt, r.ID))
 	}
-	r.RetryAt = w.rateTurn(r.ID, l)
+	r.RetryAt = w.rateTurn(r.ID, l, pos)
 	r.Flags |= flagWaitingRate
 	w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))
 	w.notes.ids = append(w.notes.ids, r.ID)
@@ -201,26 +203,29 @@ func (w slotWrites) rateWait(r *record, l *limiter) {
 	w.instances().event(r.ID, "blocked", fmt.Sprintf("%s: %d waiting, its turn at %s", l, l.waiting, fmtMs(r.RetryAt)))
 }
 
-// rateTurn is when instance id, in l's FIFO, may start if those before
-// it start on time: one interval after another from when l frees (or
-// the head's own turn, if it waits for its pool), later than now.
-func (w slotWrites) rateTurn(id uint64, l *limiter) int64 {
-	prefix := append([]byte(l.key), 0)
-	at, k := l.freeAt(), int64(0)
-	c := w.tx.Bucket(bktRateWait).Cursor()
-	for key, _ := c.Seek(prefix); key != nil && bytes.HasPrefix(key, prefix) && k < maxWakeScan; key, _ = c.Next() {
-		hid := binary.BigEndian.Uint64(key[len(key)-8:])
-		if hid == id {
-			break
+// rateTurn is when instance id, at place pos of l's FIFO (-1: look it
+// up), may start if those before it start on time: one interval after
+// another from when l frees (or the head's own turn, if it waits for its
+// pool), later than now.
+func (w slotWrites) rateTurn(id uint64, l *limiter, pos int64) int64 {
+	at := l.freeAt()
+	if head := rateHead(w.tx, l.key); head != 0 && head != id {
+		if h, ok := w.instances().loadRecord(head); ok && h.Flags&flagWaitingRate != 0 {
+			at = max(at, h.RetryAt)
 		}
-		if k == 0 {
-			if h, ok := w.instances().loadRecord(hid); ok && h.Flags&flagWaitingRate != 0 {
-				at = max(at, h.RetryAt)
-			}
-		}
-		k++
 	}
-	return max(at+k*l.lim.Interval(), w.cmd.Now+1)
+	if pos < 0 {
+		pos = 0
+		prefix := append([]byte(l.key), 0)
+		c := w.tx.Bucket(bktRateWait).Cursor()
+		for key, _ := c.Seek(prefix); key != nil && bytes.HasPrefix(key, prefix) && pos < maxWakeScan; key, _ = c.Next() {
+			if binary.BigEndian.Uint64(key[len(key)-8:]) == id {
+				break
+			}
+			pos++
+		}
+	}
+	return max(at+pos*l.lim.Interval(), w.cmd.Now+1)
 }
 
 // rateLeave takes r out of the FIFOs and the due index it waits in, and
