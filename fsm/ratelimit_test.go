@@ -342,3 +342,37 @@ func TestFSM_RateLimitCancelAndChange(t *testing.T) {
 		t.Errorf("policy.rateLimit at protocol 7: %v", r.Err)
 	}
 }
+
+// TestFSM_RateLimitTaskThenPool: an instance whose task's turn comes
+// while its pool's limit is taken waits in the pool's FIFO behind those
+// already there, keeping its place at the head of its task's FIFO: the
+// task's next instance waits behind it; every start keeps both limits.
+func TestFSM_RateLimitTaskThenPool(t *testing.T) {
+	fx := newPolicyFixture(t, 8)
+	fx.do(CmdPutPool, "", PutPool{Pool: model.Pool{Name: "p", Slots: 10, RateLimit: rl(1, time.Second, "")}})
+	fx.mustPut(eventTask("x", model.Policy{Pool: "p", MaxConcurrency: 5, RateLimit: rl(1, 2*time.Second, "")}))
+	fx.mustPut(eventTask("y", model.Policy{Pool: "p", MaxConcurrency: 5}))
+	x1 := fx.trigger("x")
+	started := fx.wheel(fx.now)
+	base := fx.now
+	x2, y1, y2, y3 := fx.trigger("x"), fx.trigger("y"), fx.trigger("y"), fx.trigger("y")
+	started = append(started, fx.wheel(base+2500)...)
+	if f, _ := fx.f.InstanceWhy(x2); f == nil || f.Rate == nil || f.Rate.What != "pool p" {
+		t.Errorf("x2 after its task's turn: %+v, want waiting for the pool's", f.Rate)
+	}
+	x3 := fx.trigger("x")
+	if f, _ := fx.f.InstanceWhy(x3); f == nil || f.Rate == nil || f.Rate.What != "task x" || f.Rate.At < fx.inst(x2).RetryAt.UnixMilli()+2000 {
+		t.Errorf("x3: %+v, want waiting for task x, after x2's turn", f.Rate)
+	}
+	started = append(started, fx.wheel(base+60_000)...)
+	if want := []uint64{x1, y1, y2, y3, x2, x3}; !slices.Equal(started, want) {
+		t.Fatalf("started %v, want %v", started, want)
+	}
+	all := append(fx.instancesOf("x"), fx.instancesOf("y")...)
+	if m := maxInWindow(all, time.Second); m > 1 {
+		t.Errorf("%d starts of the pool in one second", m)
+	}
+	if m := maxInWindow(fx.instancesOf("x"), 2*time.Second); m > 1 {
+		t.Errorf("%d starts of task x in two seconds", m)
+	}
+}
