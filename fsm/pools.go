@@ -216,7 +216,9 @@ func (w slotWrites) putPool(b *command.PutPool, cur *model.Pool) *Result {
 		_, w.err = w.tx.Bucket(bktPools).NextSequence() // the cached definitions are stale
 	}
 	w.poolWake(p.Name) // more slots start waiting instances at once
-	w.rateChanged("p" + p.Name)
+	if p.RateLimit != nil || (cur != nil && cur.RateLimit != nil) {
+		w.rateChanged("p" + p.Name) // a changed rate limit applies at once
+	}
 	if w.err != nil {
 		return nil
 	}

@@ -46,6 +46,9 @@ type limiter struct {
 	lim     *model.RateLimit
 	tat     int64
 	waiting uint64
+	// interval is the one TAT was counted with (0: none yet), so that a
+	// changed limit re-counts it (rateChanged).
+	interval int64
 }
 
 // freeAt is when the limiter lets the next start through.
@@ -59,13 +62,18 @@ func loadLimiter(tx *bolt.Tx, key, what string, lim *model.RateLimit) limiter {
 	l := limiter{key: key, what: what, lim: lim}
 	if v := tx.Bucket(bktRateState).Get([]byte(key)); len(v) >= 8 {
 		l.tat = int64(binary.BigEndian.Uint64(v))
-		l.waiting, _ = binary.Uvarint(v[8:])
+		n := 0
+		if l.waiting, n = binary.Uvarint(v[8:]); n > 0 {
+			iv, _ := binary.Uvarint(v[8+n:])
+			l.interval = int64(iv)
+		}
 	}
 	return l
 }
 
 func (w slotWrites) saveLimiter(l *limiter) {
-	v := binary.AppendUvarint(binary.BigEndian.AppendUint64(make([]byte, 0, 12), uint64(l.tat)), l.waiting)
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(l.tat))
+	v = binary.AppendUvarint(binary.AppendUvarint(v, l.waiting), uint64(l.interval))
 	w.put(bktRateState, []byte(l.key), v)
 }
 
@@ -137,7 +145,8 @@ func (w slotWrites) rateStart(r *record, ls []limiter) {
 	w.rateLeave(r)
 	for i := range ls {
 		l := loadLimiter(w.tx, ls[i].key, ls[i].what, ls[i].lim) // rateLeave changed its count
-		l.tat = max(l.tat, w.cmd.Now) + l.lim.Interval()
+		l.interval = l.lim.Interval()
+		l.tat = max(l.tat, w.cmd.Now) + l.interval
 		w.saveLimiter(&l)
 	}
 	w.instances().setState(r, stReady)
@@ -186,14 +195,7 @@ func (w slotWrites) rateWait(r *record, l *limiter) {
 		pos = int64(l.waiting) - 1 // the last
 	}
 	was := r.Flags&flagWaitingRate != 0 && r.State == stBlocked
-	if was {
-		w.del(bktDue, dueKey(r.RetryAt, r.ID))
-	}
-	r.RetryAt = w.rateTurn(r.ID, l, pos)
-	r.Flags |= flagWaitingRate
-	w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))
-	w.notes.ids = append(w.notes.ids, r.ID)
-	w.notes.dues = append(w.notes.dues, r.RetryAt)
+	w.rateDue(r, w.rateTurn(r.ID, l, pos))
 	if was {
 		w.instances().putRecord(r)
 		return
@@ -201,6 +203,19 @@ func (w slotWrites) rateWait(r *record, l *limiter) {
 	w.instances().setState(r, stBlocked)
 	w.notes.changes[len(w.notes.changes)-1].Reason = ReasonRateLimited
 	w.instances().event(r.ID, "blocked", fmt.Sprintf("%s: %d waiting, its turn at %s", l, l.waiting, fmtMs(r.RetryAt)))
+}
+
+// rateDue puts r, waiting or about to, in the due index at its turn at
+// (RetryAt) instead of its previous one; the caller stores r.
+func (w slotWrites) rateDue(r *record, at int64) {
+	if r.Flags&flagWaitingRate != 0 && r.State == stBlocked {
+		w.del(bktDue, dueKey(r.RetryAt, r.ID))
+	}
+	r.RetryAt = at
+	r.Flags |= flagWaitingRate
+	w.put(bktDue, dueKey(r.RetryAt, r.ID), u64key(uint64(r.RetryAt)))
+	w.notes.ids = append(w.notes.ids, r.ID)
+	w.notes.dues = append(w.notes.dues, r.RetryAt)
 }
 
 // rateTurn is when instance id, at place pos of l's FIFO (-1: look it
@@ -324,11 +339,63 @@ func (w slotWrites) rateRetry(h *record) bool {
 	return false
 }
 
-// rateChanged starts the waiters a changed limit lets through at once
-// (put_task, put_pool).
+// rateChanged applies a changed limit to its waiters at once (put_task,
+// put_pool): it starts those it lets through, and gives the others their
+// turns under it (those of a limit removed are checked again, each).
 func (w slotWrites) rateChanged(key string) {
-	if l := loadLimiter(w.tx, key, "", nil); l.waiting > 0 {
-		w.rateDrain(key, nil)
+	what, lim := w.f.limitOf(w.tx, key)
+	if l := loadLimiter(w.tx, key, what, lim); lim != nil && l.interval != 0 && l.interval != lim.Interval() {
+		// The next start comes one new interval after the last.
+		l.tat += lim.Interval() - l.interval
+		l.interval = lim.Interval()
+		w.saveLimiter(&l)
+	}
+	if l := loadLimiter(w.tx, key, "", nil); l.waiting == 0 {
+		return
+	}
+	w.rateDrain(key, nil)
+	l := loadLimiter(w.tx, key, what, lim)
+	var ids []uint64
+	prefix := append([]byte(key), 0)
+	c := w.tx.Bucket(bktRateWait).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(ids) < maxWakeScan; k, _ = c.Next() {
+		ids = append(ids, binary.BigEndian.Uint64(k[len(k)-8:]))
+	}
+	for i, id := range ids {
+		r, ok := w.instances().loadRecord(id)
+		if !ok || r.State != stBlocked || r.Flags&flagWaitingRate == 0 {
+			continue
+		}
+		keys := rateKeys(w.tx, id)
+		if len(keys) == 0 || !bytes.HasPrefix(keys[len(keys)-1], prefix) {
+			continue // it waits for its pool's limit now
+		}
+		if lim == nil {
+			w.rateRetry(r) // the limit is gone
+			continue
+		}
+		if at := w.rateTurn(id, &l, int64(i)); at != r.RetryAt {
+			w.rateDue(r, at)
+			w.instances().putRecord(r)
+		}
+	}
+}
+
+// limitOf returns what limiter key is ("task x", "pool y") and its limit
+// as now defined (nil: none).
+func (f *FSM) limitOf(tx *bolt.Tx, key string) (string, *model.RateLimit) {
+	switch name := key[1:]; key[0] {
+	case 't':
+		var st storedTask
+		if v := tx.Bucket(bktTasks).Get([]byte(name)); v != nil && json.Unmarshal(v, &st) == nil {
+			return "task " + name, st.Policy.RateLimit
+		}
+		return "task " + name, nil
+	default:
+		if p, ok := f.readPool(tx, name); ok {
+			return "pool " + name, p.RateLimit
+		}
+		return "pool " + name, nil
 	}
 }
 
@@ -364,21 +431,10 @@ func (f *FSM) rateWaiting(tx *bolt.Tx, r *record) *RateWait {
 	}
 	last := keys[len(keys)-1]
 	key := string(last[:len(last)-17])
-	out := &RateWait{At: r.RetryAt}
-	l := loadLimiter(tx, key, "", nil)
-	out.Waiting = l.waiting
-	switch key[0] {
-	case 't':
-		var st storedTask
-		if v := tx.Bucket(bktTasks).Get([]byte(key[1:])); v != nil && json.Unmarshal(v, &st) == nil && st.Policy.RateLimit != nil {
-			out.Limit = *st.Policy.RateLimit
-		}
-		out.What = "task " + key[1:]
-	case 'p':
-		if p, ok := f.readPool(tx, key[1:]); ok && p.RateLimit != nil {
-			out.Limit = *p.RateLimit
-		}
-		out.What = "pool " + key[1:]
+	out := &RateWait{At: r.RetryAt, Waiting: loadLimiter(tx, key, "", nil).waiting}
+	var lim *model.RateLimit
+	if out.What, lim = f.limitOf(tx, key); lim != nil {
+		out.Limit = *lim
 	}
 	return out
 }

@@ -376,3 +376,34 @@ func TestFSM_RateLimitTaskThenPool(t *testing.T) {
 		t.Errorf("%d starts of task x in two seconds", m)
 	}
 }
+
+// TestFSM_RateLimitLoosened: a limit changed while instances wait for it
+// re-times them at once: the next start comes one new interval after the
+// last start, each waiter one more after it.
+func TestFSM_RateLimitLoosened(t *testing.T) {
+	fx := newPolicyFixture(t, 8)
+	task := eventTask("l", model.Policy{MaxConcurrency: 10, RateLimit: rl(1, time.Minute, "")})
+	fx.mustPut(task)
+	a := fx.trigger("l")
+	start := fx.now
+	b, c := fx.trigger("l"), fx.trigger("l")
+	turn := func(id uint64) int64 { return fx.inst(id).RetryAt.UnixMilli() - start }
+	if tb, tc := turn(b), turn(c); tb != 60_000 || tc != 120_000 {
+		t.Fatalf("turns +%d, +%d ms, want +60 s, +120 s", tb, tc)
+	}
+	task.Policy.RateLimit = rl(6, time.Minute, "") // one every 10 s
+	fx.mustPut(task)
+	if tb, tc := turn(b), turn(c); tb != 10_000 || tc != 20_000 {
+		t.Errorf("after loosening: turns +%d, +%d ms, want +10 s, +20 s", tb, tc)
+	}
+	fx.wheel(start + 60_000)
+	if got := fx.states(a, b, c); got != "RUNNING RUNNING RUNNING" {
+		t.Errorf("states %s", got)
+	}
+	if at := fx.inst(c).StartedAt.UnixMilli() - start; at < 20_000 || at > 20_050 {
+		t.Errorf("c started at +%d ms, want +20 s", at)
+	}
+	if err := auditSlots(fx.f); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -223,7 +223,9 @@ func (w taskWrites) putTask(_ *command.PutTask, pl *putPlan) *Result {
 			// before the change were never due.
 			w.advanceWatermark(in.Name, w.cmd.Now)
 		}
-		w.slots().rateChanged("t" + in.Name) // a changed rate limit applies to its waiters at once
+		if cur.Policy.RateLimit != nil || in.Policy.RateLimit != nil {
+			w.slots().rateChanged("t" + in.Name) // a changed rate limit applies at once
+		}
 		w.notes.tasks = append(w.notes.tasks, in.Name)
 		return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
 	}
