@@ -174,6 +174,9 @@ type WhyFacts struct {
 	// Shard is a shard's place (and a broadcast shard's executor).
 	Shards *model.ShardSummary
 	Shard  *model.ShardRef
+	// Rate is the rate limit a BLOCKED instance waits for its turn under
+	// (nil: it does not).
+	Rate *RateWait
 }
 
 // InstanceWhy returns the facts behind an instance's state.
@@ -193,6 +196,7 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 			wf.Shards = shardSummary(tx, r)
 		}
 		wf.Shard = r.toModel().Shard
+		wf.Rate = q.f.rateWaiting(tx, r)
 		w := &writer{tx: tx}
 		t, ok := w.tasks().loadTask(r.Task)
 		if w.err != nil {

@@ -65,6 +65,9 @@ func (g *logGen) genTask() model.Task {
 		t.Policy = model.Policy{Approval: "before_run"}
 	case 3:
 		t.Policy = model.Policy{MaxConcurrency: 1, Overlap: []string{"queue", "skip", model.OverlapReplace}[g.rng.Intn(3)], KeepFailed: g.rng.Intn(3)} // replace: protocol 8
+		if g.rng.Intn(2) == 0 {
+			t.Policy.MaxConcurrency, t.Policy.RateLimit = 3, g.rateLimit() // protocol 8
+		}
 	case 4:
 		t.Policy = model.Policy{DependsOn: []string{"task-1"}}
 		t.Trigger = model.Trigger{Type: model.TriggerCron, Expression: "0 2 * * *"}
@@ -77,6 +80,9 @@ func (g *logGen) genTask() model.Task {
 		t.Policy = model.Policy{MaxConcurrency: 1, MaxQueued: 1 + g.rng.Intn(2), Timeout: model.NoTimeout}
 		if g.rng.Intn(2) == 0 {
 			t.Policy.Pool, t.Policy.MaxConcurrency = "pool-0", 1+g.rng.Intn(3)
+		}
+		if g.rng.Intn(2) == 0 { // protocol 8: a rate limit
+			t.Policy.RateLimit, t.Policy.MaxConcurrency = g.rateLimit(), 1+g.rng.Intn(3)
 		}
 	case 5: // protocol 7: a window, maxRuns, jitter
 		start, end := model.UnixMilli(g.now-int64(g.rng.Intn(60_000))), model.UnixMilli(g.now+int64(g.rng.Intn(600_000)))
@@ -101,6 +107,12 @@ func (g *logGen) genTask() model.Task {
 		t.Version = uint64(1 + g.rng.Intn(3)) // a conditional put
 	}
 	return t
+}
+
+// rateLimit returns one of a few rate limits (protocol 8).
+func (g *logGen) rateLimit() *model.RateLimit {
+	return &model.RateLimit{Count: 1 + g.rng.Intn(3), Per: model.Duration(1+g.rng.Intn(60)) * model.Duration(time.Second),
+		Burst: g.rng.Intn(2), OnLimit: []string{"", "wait", "skip"}[g.rng.Intn(3)]}
 }
 
 func (g *logGen) taskName() string { return fmt.Sprintf("task-%d", g.rng.Intn(6)) }
@@ -371,7 +383,11 @@ func (g *logGen) command(t *testing.T) *Command {
 		if g.rng.Intn(4) == 0 {
 			typ, body = CmdDeletePool, TaskRef{Name: "pool-0"}
 		} else {
-			typ, body = CmdPutPool, PutPool{Pool: model.Pool{Name: "pool-0", Slots: 1 + g.rng.Intn(3)}}
+			p := model.Pool{Name: "pool-0", Slots: 1 + g.rng.Intn(3)}
+			if g.rng.Intn(2) == 0 {
+				p.RateLimit = g.rateLimit()
+			}
+			typ, body = CmdPutPool, PutPool{Pool: p}
 		}
 	case 36: // protocol 8: a fan-out into shards, a broadcast's, a departed executor
 		s := command.Shard{ID: g.id()}
@@ -457,6 +473,15 @@ func (g *logGen) scripted(t *testing.T) []*raft.Log {
 		}
 	}
 	run(chained, true) // creates a task-1 instance
+	// Protocol 8: a rate limit of 1 per second; one starts, two wait, the
+	// first waiter's turn comes.
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-3", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: shell,
+		Policy: model.Policy{MaxConcurrency: 3, RateLimit: &model.RateLimit{Count: 1, Per: model.Duration(time.Second)}}}})
+	add(CmdTrigger, Trigger{Task: "task-3"})
+	waiter := add(CmdTrigger, Trigger{Task: "task-3"})
+	add(CmdTrigger, Trigger{Task: "task-3"})
+	g.now += 1000
+	add(CmdFire, Fire{Instances: []uint64{waiter}})
 	for _, l := range out {
 		g.ids = append(g.ids, l.Index<<20)
 	}

@@ -56,6 +56,8 @@ func holdsSlot(r *record) bool {
 		return true
 	case stApproval:
 		return r.Flags&flagMidRunApproval != 0
+	case stBlocked:
+		return r.Flags&flagWaitingRate != 0 // waiting for its turn under a rate limit
 	}
 	return false
 }
@@ -164,7 +166,8 @@ type InstanceChange struct {
 	// Ended is the attempt whose end caused this transition, if one did.
 	Ended *model.Attempt
 	// Reason names why, for a transition the state machine decided on
-	// its own: "queue_full" for an instance skipped by maxQueued.
+	// its own: "queue_full" for an instance skipped by maxQueued,
+	// ReasonRateLimited for one a rate limit made wait or skipped.
 	Reason string
 	// Parent is, for a shard, its sharded instance (shards.go); Pin the
 	// executor a broadcast shard runs on. Shards is a sharded
@@ -177,7 +180,7 @@ type InstanceChange struct {
 // finish moves r to a terminal state, freeing its slot.
 func (w instanceWrites) finish(r *record, st uint8) {
 	held := holdsSlot(r)
-	if r.State == stBlocked && r.Flags&(flagWaitingDeps|flagWaitingPool) == 0 {
+	if r.State == stBlocked && r.Flags&(flagWaitingDeps|flagWaitingPool|flagWaitingRate) == 0 {
 		w.del(bktBlocked, blockedKey(r.Task, r.ScheduledAt, r.ID))
 		st := w.loadState(r.Task)
 		if st.Blocked > 0 {
@@ -190,6 +193,7 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	}
 	heldPool, waitingPool := r.Pool, r.Flags&flagWaitingPool != 0
 	r.Flags &^= flagWaitingPool // poolLeave, below, frees what they say
+	w.slots().rateLeave(r)
 	r.Pool = ""
 	r.FinishedAt = w.cmd.Now
 	r.LeaseUntil = 0

@@ -53,6 +53,9 @@ var (
 	bktPoolWait    = []byte("pool_wait")    // pool \x00 id: task, an instance waiting for a slot (protocol 8)
 	bktPoolIdx     = []byte("pool_idx")     // id: role byte + pool, the slot it holds or waits for (protocol 8)
 	bktPoolState   = []byte("pool_state")   // pool name: uvarint busy, uvarint queued (protocol 8)
+	bktRateState   = []byte("rate_state")   // 't' task or 'p' pool: u64 TAT (ms), uvarint waiting, uvarint interval (protocol 8)
+	bktRateWait    = []byte("rate_wait")    // limiter \x00 u64 joined, u64 id: empty, a rate limit's FIFO (protocol 8)
+	bktRateIdx     = []byte("rate_idx")     // id: the rate_wait keys of a waiting instance (protocol 8)
 
 	keyApplied   = []byte("applied")    // u64 index, u64 term
 	keyLastFired = []byte("last_fired") // u64 id of the instance fired last
@@ -76,7 +79,8 @@ var (
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
-		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx, bktPoolState)
+		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx, bktPoolState,
+		bktRateState, bktRateWait, bktRateIdx)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,

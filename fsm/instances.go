@@ -524,6 +524,10 @@ func (w instanceWrites) fire(f *command.Fire) *Result {
 			// Its concurrency slot is still held.
 			w.setState(r, stReady)
 			res.Retried++
+		case ok && r.State == stBlocked && r.Flags&flagWaitingRate != 0 && r.RetryAt <= w.cmd.Now:
+			// Its turn under a rate limit: its slots are still held.
+			w.slots().rateWake(r)
+			res.Retried++
 		default:
 			res.Ignored++
 		}

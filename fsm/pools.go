@@ -177,12 +177,19 @@ func (w slotWrites) poolWake(name string) {
 		w.del(bktPoolWait, key)
 		w.del(bktPoolIdx, u64key(id))
 		p.Queued = max(p.Queued, 1) - 1
+		r.Flags &^= flagWaitingPool
+		ls := w.ratesOf(t, p)
+		if l := w.rateCheck(r, ls); l != nil && l.lim.Skips() {
+			w.savePool(p)
+			w.rateSkip(r, l)
+			continue
+		}
 		w.poolTake(p, r)
 		st.Inflight++
 		w.saveState(task, st)
-		r.Flags &^= flagWaitingPool
-		w.instances().setState(r, stReady)
-		w.instances().event(id, "unblocked", "a slot of pool "+name+" freed")
+		if w.rateAdmit(r, ls) {
+			w.instances().event(id, "unblocked", "a slot of pool "+name+" freed")
+		}
 	}
 }
 
@@ -209,6 +216,9 @@ func (w slotWrites) putPool(b *command.PutPool, cur *model.Pool) *Result {
 		_, w.err = w.tx.Bucket(bktPools).NextSequence() // the cached definitions are stale
 	}
 	w.poolWake(p.Name) // more slots start waiting instances at once
+	if p.RateLimit != nil || (cur != nil && cur.RateLimit != nil) {
+		w.rateChanged("p" + p.Name) // a changed rate limit applies at once
+	}
 	if w.err != nil {
 		return nil
 	}
@@ -237,6 +247,7 @@ func (w slotWrites) namedPool(ref *command.TaskRef) (*model.Pool, *Result) {
 func (w slotWrites) deletePool(ref *command.TaskRef, cur *model.Pool) *Result {
 	w.del(bktPools, []byte(ref.Name))
 	w.del(bktPoolState, []byte(ref.Name))
+	w.dropLimiter("p" + ref.Name)
 	if w.err == nil {
 		_, w.err = w.tx.Bucket(bktPools).NextSequence()
 	}

@@ -15,7 +15,8 @@ import (
 // (calendars.go), which need the calendar types; policy.priority, which
 // the leader's dispatcher orders READY work by; and a task's parameter
 // declarations (Task.Params), which
-// every instance's creation resolves (instanceParams). put_task refuses
+// every instance's creation resolves (instanceParams); and
+// policy.rateLimit, which admission honors (ratelimit.go). put_task refuses
 // them until the cluster reaches protocol 8: an older replica would take
 // replace for queue and drop the others.
 
@@ -48,6 +49,8 @@ func proto8Field(t *model.Task) string {
 		return "policy.shards"
 	case p.Broadcast:
 		return "policy.broadcast"
+	case p.RateLimit != nil:
+		return "policy.rateLimit"
 	}
 	return ""
 }

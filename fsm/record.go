@@ -119,6 +119,9 @@ const (
 	// flagWaitingPool: BLOCKED for a slot of its task's pool (protocol 8;
 	// pools.go), not in its task's overlap queue.
 	flagWaitingPool = 1 << 6
+	// flagWaitingRate: BLOCKED for its turn under a rate limit (protocol
+	// 8; ratelimit.go), holding its slots, in the due index at RetryAt.
+	flagWaitingRate = 1 << 7
 )
 
 const recordVersion = 1

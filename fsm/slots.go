@@ -182,17 +182,31 @@ func (w slotWrites) recountSlots() {
 }
 
 // unblockHead gives a concurrency slot to the oldest BLOCKED instance of
-// task (overlap=queue) and reports whether the queue had one.
+// task (overlap=queue) and reports whether the queue had one; instances
+// a rate limit skips (onLimit skip) give it to the next.
 func (w slotWrites) unblockHead(task string) bool {
+	had := false
+	for {
+		one, skipped := w.unblockOne(task)
+		had = had || one
+		if !skipped {
+			return had
+		}
+	}
+}
+
+// unblockOne is one step of unblockHead: whether the queue had an
+// instance, and whether a rate limit skipped it.
+func (w slotWrites) unblockOne(task string) (had, skipped bool) {
 	st := w.loadState(task)
 	if st.Blocked == 0 {
-		return false
+		return false, false
 	}
 	prefix := append([]byte(task), 0)
 	c := w.tx.Bucket(bktBlocked).Cursor()
 	k, _ := c.Seek(prefix)
 	if k == nil || !bytes.HasPrefix(k, prefix) {
-		return false
+		return false, false
 	}
 	id := binary.BigEndian.Uint64(k[len(k)-8:])
 	w.del(bktBlocked, append([]byte(nil), k...))
@@ -200,19 +214,30 @@ func (w slotWrites) unblockHead(task string) bool {
 	w.saveState(task, st)
 	nr, ok := w.instances().loadRecord(id)
 	if !ok || nr.State != stBlocked {
-		return true
+		return true, false
 	}
+	var ls []limiter
 	if t, ok := w.tasks().definition(task); ok {
-		if p, ok := w.poolOf(t); ok && !w.poolTake(p, nr) {
+		p, _ := w.poolOf(t)
+		if p != nil && p.Busy >= uint64(p.Slots) {
 			w.poolWait(p, nr) // its task's slot is free, its pool's are not
-			return true
+			return true, false
+		}
+		ls = w.ratesOf(t, p)
+		if l := w.rateCheck(nr, ls); l != nil && l.lim.Skips() {
+			w.rateSkip(nr, l)
+			return true, true
+		}
+		if p != nil {
+			w.poolTake(p, nr)
 		}
 	}
 	st.Inflight++
 	w.saveState(task, st)
-	w.instances().setState(nr, stReady)
-	w.instances().event(id, "unblocked", "a concurrency slot freed")
-	return true
+	if w.rateAdmit(nr, ls) {
+		w.instances().event(id, "unblocked", "a concurrency slot freed")
+	}
+	return true, false
 }
 
 // SlotsBusy returns how many of task's concurrency slots are busy, as its
@@ -256,7 +281,8 @@ func (w slotWrites) admit(r *record) {
 		st = w.loadState(r.Task) // a slot freed, unless the queue took it
 	}
 	if st.Inflight < uint64(limit) {
-		if p, ok := w.poolOf(t); ok && !w.poolTake(p, r) {
+		p, _ := w.poolOf(t)
+		if p != nil && p.Busy >= uint64(p.Slots) {
 			if t.Policy.Overlap == "skip" {
 				r.FinishedAt = w.cmd.Now
 				w.instances().setState(r, stSkipped)
@@ -266,9 +292,17 @@ func (w slotWrites) admit(r *record) {
 			w.poolWait(p, r)
 			return
 		}
+		ls := w.ratesOf(t, p)
+		if l := w.rateCheck(r, ls); l != nil && l.lim.Skips() {
+			w.rateSkip(r, l)
+			return
+		}
+		if p != nil {
+			w.poolTake(p, r)
+		}
 		st.Inflight++
 		w.saveState(r.Task, st)
-		w.instances().setState(r, stReady)
+		w.rateAdmit(r, ls)
 		return
 	}
 	if t.Policy.Overlap != "skip" && w.queueFull(r, t, st) {

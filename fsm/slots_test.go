@@ -36,6 +36,7 @@ func auditSlots(f *FSM) error {
 				bad = append(bad, fmt.Sprintf("task %s: %d counted queued, %d in the queue", n, st.Blocked, queued[n]))
 			}
 		}
+		bad = append(bad, auditRates(tx)...)
 		if len(bad) > 0 {
 			return fmt.Errorf("%s", strings.Join(bad, "; "))
 		}
@@ -343,6 +344,8 @@ type slotGen struct {
 	rng *rand.Rand
 	ids []uint64
 	log []string // what was applied, for a failure's report
+	// tasks are the tasks it drives (slotTasks when nil).
+	tasks []string
 }
 
 var slotTasks = []string{"q1", "q2", "skip", "gate"}
@@ -356,6 +359,13 @@ func (g *slotGen) policy(task string) model.Policy {
 		return model.Policy{MaxConcurrency: 1 + g.rng.Intn(3), Overlap: "queue", MaxRetries: g.rng.Intn(2), RetryInterval: retry}
 	case "skip":
 		return model.Policy{MaxConcurrency: 1, Overlap: "skip", MaxRetries: 1, RetryInterval: retry}
+	case "rate": // protocol 8: a rate limit, in a pool with its own
+		return model.Policy{MaxConcurrency: 1 + g.rng.Intn(4), Overlap: "queue", MaxRetries: 1, RetryInterval: retry,
+			RateLimit: &model.RateLimit{Count: 1 + g.rng.Intn(2), Per: model.Duration(5 * time.Second), Burst: g.rng.Intn(2)}, Pool: "rp"}
+	case "rskip":
+		return model.Policy{MaxConcurrency: 2, Overlap: "queue", RateLimit: &model.RateLimit{Count: 1, Per: model.Duration(3 * time.Second), OnLimit: "skip"}, Pool: "rp"}
+	case "pooled":
+		return model.Policy{MaxConcurrency: 2, Overlap: "queue", MaxRetries: 1, RetryInterval: retry, Pool: "rp"}
 	}
 	return model.Policy{Approval: "before_run", MaxConcurrency: 1, Overlap: "queue", MaxRetries: 1, RetryInterval: retry}
 }
@@ -378,7 +388,11 @@ func (g *slotGen) report(executor string) model.CompleteRequest {
 // step applies one command.
 func (g *slotGen) step() {
 	fx, rng := g.fx, g.rng
-	task := slotTasks[rng.Intn(len(slotTasks))]
+	tasks := g.tasks
+	if tasks == nil {
+		tasks = slotTasks
+	}
+	task := tasks[rng.Intn(len(tasks))]
 	var typ CommandType
 	var body any
 	switch n := rng.Intn(20); {
@@ -461,6 +475,14 @@ func (g *slotGen) commandFor(id uint64, in *model.Instance) (CommandType, any) {
 		fx.now += 2000
 		return CmdFire, Fire{Instances: []uint64{id}}
 	case model.StateBlocked:
+		if !in.RetryAt.IsZero() && rng.Intn(3) > 0 { // waiting for its turn under a rate limit
+			early := int64(0)
+			if rng.Intn(4) == 0 {
+				early = int64(rng.Intn(1000)) // a fire before its turn changes nothing
+			}
+			fx.now = max(fx.now, in.RetryAt.UnixMilli()-early)
+			return CmdFire, Fire{Instances: []uint64{id}}
+		}
 		return decide(DecideCancel, DecideApprove)
 	}
 	switch rng.Intn(4) {
@@ -513,6 +535,48 @@ func TestFSM_SlotInvariant(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFSM_SlotInvariantRate is TestFSM_SlotInvariant at protocol 8 with
+// rate limits (ratelimit.go): tasks with their own limit (wait, skip) in
+// a pool with one, a task of the pool without one, and instances waiting
+// for their turn fired (sometimes early), canceled, their tasks deleted
+// and changed; auditSlots also checks the limiters' FIFOs, the due index
+// of the waiters and the pool's busy count.
+func TestFSM_SlotInvariantRate(t *testing.T) {
+	waits, turns := 0, 0
+	for seed := int64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			fx := newProtoFixture(t, proto8)
+			fx.mustDo(CmdPutPool, PutPool{Pool: model.Pool{Name: "rp", Slots: 4,
+				RateLimit: &model.RateLimit{Count: 2, Per: model.Duration(2 * time.Second)}}})
+			g := &slotGen{t: t, fx: fx, rng: rand.New(rand.NewSource(seed)), tasks: []string{"q1", "rate", "rskip", "pooled"}}
+			for _, task := range g.tasks {
+				fx.putTask(task, g.policy(task))
+			}
+			for i := range 600 {
+				g.step()
+				if err := auditSlots(fx.f); err != nil {
+					tail := g.log[max(len(g.log)-8, 0):]
+					t.Fatalf("after command %d: %v\nlast commands:\n%s", i+1, err, strings.Join(tail, "\n"))
+				}
+			}
+			for _, id := range g.ids {
+				in, err := fx.f.GetInstance(id)
+				if err != nil {
+					continue // pruned
+				}
+				for _, e := range in.Events {
+					waits += strings.Count(e.Message, "rate limit of")
+					turns += strings.Count(e.Message, "its turn under the rate limit came")
+				}
+			}
+		})
+	}
+	if waits < 100 || turns < 40 {
+		t.Fatalf("%d waits for a rate limit and %d turns, want at least 100 and 40", waits, turns)
+	}
+	t.Logf("%d waits for a rate limit, %d turns", waits, turns)
 }
 
 // TestFSM_SlotInvariantRandomLog checks the invariant after every entry

@@ -223,6 +223,9 @@ func (w taskWrites) putTask(_ *command.PutTask, pl *putPlan) *Result {
 			// before the change were never due.
 			w.advanceWatermark(in.Name, w.cmd.Now)
 		}
+		if cur.Policy.RateLimit != nil || in.Policy.RateLimit != nil {
+			w.slots().rateChanged("t" + in.Name) // a changed rate limit applies at once
+		}
 		w.notes.tasks = append(w.notes.tasks, in.Name)
 		return okResult(model.WriteResult{Name: in.Name, Version: in.Version, Changed: true})
 	}
@@ -339,6 +342,7 @@ func (w taskWrites) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
 	w.del(bktTasks, []byte(r.Name))
 	w.put(bktHistory, historyKey(r.Name, cur.Version), h)
 	w.instances().cancelScheduled(r.Name)
+	w.slots().dropLimiter("t" + r.Name)
 	busy := w.loadState(r.Name).Inflight
 	w.dropState(r.Name)
 	if busy > 0 && w.protoAt() >= protoSlots {

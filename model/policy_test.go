@@ -2,7 +2,6 @@ package model_test
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,14 +77,7 @@ func TestPolicy_ValidateProto4(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			task := baseTask()
 			task.Policy = tt.p
-			err := task.Validate()
-			var me *model.Error
-			switch {
-			case tt.field == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tt.field != "" && (!errors.As(err, &me) || me.Field != tt.field):
-				t.Fatalf("got %v, want an error on %s", err, tt.field)
-			}
+			wantFieldError(t, task.Validate(), tt.field)
 		})
 	}
 }

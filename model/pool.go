@@ -11,6 +11,9 @@ type Pool struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Slots       int    `json:"slots"`
+	// RateLimit bounds how often instances of the pool start, across
+	// its tasks (RateLimit).
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 
 	Version   uint64 `json:"version,omitempty"`
 	CreatedAt *Time  `json:"createdAt,omitempty"`
@@ -33,7 +36,7 @@ const MaxPoolSlots = 1_000_000
 
 // Definition returns the pool without what the server sets.
 func (p *Pool) Definition() Pool {
-	return Pool{Name: p.Name, Description: p.Description, Slots: p.Slots}
+	return Pool{Name: p.Name, Description: p.Description, Slots: p.Slots, RateLimit: p.RateLimit}
 }
 
 // Validate checks the definition; errors name the field.
@@ -47,5 +50,5 @@ func (p *Pool) Validate() error {
 	case p.Slots < 1 || p.Slots > MaxPoolSlots:
 		return FieldErrorf("slots", "must be between 1 and %d, got %d", MaxPoolSlots, p.Slots)
 	}
-	return nil
+	return p.RateLimit.validate("rateLimit")
 }

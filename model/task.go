@@ -168,6 +168,9 @@ type Policy struct {
 	Shards       int    `json:"shards,omitempty"`
 	Broadcast    bool   `json:"broadcast,omitempty"`
 	ShardFailure string `json:"shardFailure,omitempty"`
+	// RateLimit bounds how often the task's instances start (RateLimit;
+	// protocol 8).
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 }
 
 // MaxShards bounds policy.shards and the executors a broadcast runs on.

@@ -300,6 +300,9 @@ func (p *Policy) validate() error {
 	case p.Retention < 0:
 		return FieldErrorf("policy.retention", "must not be negative")
 	}
+	if err := p.RateLimit.validate("policy.rateLimit"); err != nil {
+		return err
+	}
 	if !oneOf(p.Backoff, "", "fixed", "exponential") {
 		return FieldErrorf("policy.backoff", "unknown backoff %q: use fixed or exponential", p.Backoff)
 	}

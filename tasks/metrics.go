@@ -18,6 +18,7 @@ type metrics struct {
 	fired       prometheus.Counter
 	misfires    prometheus.Counter
 	attempts    *prometheus.CounterVec // attempts ended, by outcome
+	rateLimited *prometheus.CounterVec // instances a rate limit held back, by state
 
 	tasks  *taskHistograms // fire lateness, dispatch latency, attempt duration by task
 	health *taskHealth     // last success and expected interval by task
@@ -37,6 +38,10 @@ func newMetrics(maxTasks int, state State, now func() time.Time) *metrics {
 			Name: "ax_attempts_ended_total",
 			Help: "Attempts ended, applied by this node's state machine, by outcome (success, failed, timeout, lost, canceled, terminated, interrupted).",
 		}, []string{"outcome"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ax_rate_limited_total",
+			Help: "Instances a rate limit made wait (state BLOCKED) or skipped (SKIPPED), applied by this node's state machine.",
+		}, []string{"state"}),
 		fired: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ax_fired_total", Help: "Instances fired by this node while it led (task fire times and due delayed instances).",
 		}),
@@ -53,7 +58,7 @@ func (m *metrics) collectors(ts *Tasks) []prometheus.Collector {
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
 	}
-	return append(m.tasks.collectors(), m.health, m.transitions, m.shards, m.attempts, m.fired, m.misfires,
+	return append(m.tasks.collectors(), m.health, m.transitions, m.shards, m.attempts, m.rateLimited, m.fired, m.misfires,
 		gauge("ax_tasks", "Tasks defined.", func() float64 { return float64(ts.state.CountTasks()) }),
 		gauge("ax_pending_instances", "SCHEDULED (delayed) instances.", func() float64 { return float64(ts.state.Pending()) }),
 		gauge("ax_active_instances", "READY, RUNNING, RETRYING, BLOCKED and WAITING_APPROVAL instances.", func() float64 { return float64(ts.state.ActiveCount()) }),
@@ -87,6 +92,9 @@ func (m *metrics) observe(c *fsm.InstanceChange, leader bool) {
 		return
 	}
 	m.transitions.WithLabelValues(c.State).Inc()
+	if c.Reason == fsm.ReasonRateLimited {
+		m.rateLimited.WithLabelValues(c.State).Inc()
+	}
 	if c.State == model.StateSuccess {
 		m.health.succeeded(c.Task, c.At)
 	}

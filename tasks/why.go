@@ -108,6 +108,10 @@ func stateWhy(f *fsm.WhyFacts, execs []model.ExecutorStatus, execErr error, now 
 		if len(f.WaitingFor) > 0 {
 			return fmt.Sprintf("waiting for upstream %s to succeed for %s", plural(len(f.WaitingFor), "task", "tasks")+" "+strings.Join(f.WaitingFor, ", "), f.Date)
 		}
+		if f.Rate != nil {
+			return fmt.Sprintf("waiting for its turn under the rate limit of %s (%d per %s): it starts at %s, %d waiting (rateLimit)",
+				f.Rate.What, f.Rate.Limit.Count, f.Rate.Limit.Per.Std(), at(f.Rate.At), f.Rate.Waiting)
+		}
 		if f.Pool != nil {
 			return fmt.Sprintf("waiting for a slot of pool %s: %d of its %d busy, %d waiting (policy.pool)", f.Pool.Name, f.Pool.Busy, f.Pool.Slots, f.Pool.Queued)
 		}

@@ -106,7 +106,8 @@ const (
 // Protocol 8 adds the exclusion calendars (40, 41) and blackout windows
 // (42, 43), which a task's trigger.calendars names and fire honors
 // (fsm/calendars.go), and shared pools (44, 45), which admission honors
-// (fsm/pools.go). From the entry after set_proto 8, put_task takes
+// (fsm/pools.go), with their rate limits, as policy.rateLimit's
+// (fsm/ratelimit.go). From the entry after set_proto 8, put_task takes
 // policy.overlap "replace", which admit honors; the history limits
 // policy.keepSuccessful and keepFailed, which retention's look-up
 // applies; and a task's params declarations, which every instance's

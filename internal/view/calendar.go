@@ -25,12 +25,17 @@ func Calendars(w io.Writer, cals []calendar.Calendar) error {
 }
 
 // Pools prints pools of slots as a table: their slots, the instances
-// holding one and waiting for one, and the tasks that use them.
+// holding one and waiting for one, their rate limit and the tasks that
+// use them.
 func Pools(w io.Writer, pools []model.Pool) error {
 	tw := newTable(w)
-	row(tw, "NAME", "SLOTS", "BUSY", "QUEUED", "TASKS")
+	row(tw, "NAME", "SLOTS", "BUSY", "QUEUED", "RATE", "TASKS")
 	for _, p := range pools {
-		row(tw, p.Name, p.Slots, p.Busy, p.Queued, orDash(firstOf(p.Tasks)))
+		rate := "-"
+		if l := p.RateLimit; l != nil {
+			rate = fmt.Sprintf("%d/%s", l.Count, l.Per.Std())
+		}
+		row(tw, p.Name, p.Slots, p.Busy, p.Queued, rate, orDash(firstOf(p.Tasks)))
 	}
 	return tw.Flush()
 }

@@ -56,3 +56,18 @@ func squeeze(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestPools: the RATE cell shows a pool's rate limit, "-" without one.
+func TestPools(t *testing.T) {
+	var b strings.Builder
+	pools := []model.Pool{{Name: "api", Slots: 8, Busy: 3, Queued: 1, RateLimit: &model.RateLimit{Count: 10, Per: model.Duration(time.Minute)}, Tasks: []string{"a", "b"}},
+		{Name: "db", Slots: 2}}
+	if err := Pools(&b, pools); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"NAME SLOTS BUSY QUEUED RATE TASKS", "api 8 3 1 10/1m0s a", "db 2 0 0 - -"} {
+		if !strings.Contains(squeeze(b.String()), want) {
+			t.Errorf("got\n%s\nwant a line with %q", b.String(), want)
+		}
+	}
+}

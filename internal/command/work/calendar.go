@@ -127,10 +127,12 @@ Subcommands:
 	get NAME          one pool (-o json: as apply takes it)
 	delete NAME       delete a pool (refused while a task names it or an instance uses it)
 
-A pool is {"name", "description", "slots"}: the instances of every task
-whose policy.pool names it hold at most slots at once, on top of each
-task's maxConcurrency; the others wait BLOCKED and start oldest first as
-slots free (more slots start them at once).
+A pool is {"name", "description", "slots", "rateLimit"}: the instances of
+every task whose policy.pool names it hold at most slots at once, on top
+of each task's maxConcurrency; the others wait BLOCKED and start oldest
+first as slots free (more slots start them at once). A rateLimit
+{"count", "per", "burst", "onLimit"} bounds how often they start, all
+tasks together (docs/tasks.md, Rate limits).
 
 list and get take -o table|json|yaml (-json: -o json).
 
