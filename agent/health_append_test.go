@@ -16,15 +16,15 @@ import (
 	"github.com/ax-scheduler/ax/cluster"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // healthz asks a's /healthz as a client would.
-func healthz(t *testing.T, a *Agent) (int, *model.Health) {
+func healthz(t *testing.T, a *Agent) (int, *member.Health) {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	a.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	var h model.Health
+	var h member.Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
 		t.Fatalf("GET /healthz: %d %s: %v", rec.Code, rec.Body, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // TestAgent_HealthAndClusterStatus: every member's status shows its role,
@@ -60,7 +60,7 @@ func TestAgent_HealthAndClusterStatus(t *testing.T) {
 	})
 	rec := httptest.NewRecorder()
 	l.http.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	var h model.Health
+	var h member.Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil || rec.Code != http.StatusServiceUnavailable || h.Node != l.cfg.NodeID {
 		t.Fatalf("GET /healthz without a leader: %d %s, want 503 with the node's health", rec.Code, rec.Body)
 	}

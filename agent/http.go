@@ -7,6 +7,7 @@ import (
 	"github.com/ax-scheduler/ax/action"
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/ui"
 )
 
@@ -16,7 +17,7 @@ import (
 // tracking and the body deadline. wallClock is the node's own clock,
 // uncorrected, and jump its latest clock step, both for the other
 // members' clock monitors.
-func (a *Agent) serveHTTP(wallClock func() time.Time, jump func() *model.ClockJump) {
+func (a *Agent) serveHTTP(wallClock func() time.Time, jump func() *member.ClockJump) {
 	reg, metrics := a.metrics()
 	a.reg = reg
 	public := api.New(api.Config{Barrier: a.rep, Tasks: a.tasks, Instances: a.tasks, Executors: a.exec, Cluster: a.cl,

@@ -11,6 +11,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // TestAgent_JoinRefusesAnOlderProtocol: a node that speaks a lower
@@ -23,7 +24,7 @@ func TestAgent_JoinRefusesAnOlderProtocol(t *testing.T) {
 	testkit.Until(t, 10*time.Second, "the cluster at this protocol", func() bool { return a.fsm.Proto() == command.ProtoVersion })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := a.cl.Join(ctx, model.JoinRequest{ID: "old", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2", Proto: command.ProtoVersion - 1})
+	err := a.cl.Join(ctx, member.JoinRequest{ID: "old", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2", Proto: command.ProtoVersion - 1})
 	var me *model.Error
 	if !errors.As(err, &me) || me.Code != model.CodePrecondition {
 		t.Fatalf("got %v, want failed_precondition", err)

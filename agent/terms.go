@@ -5,7 +5,7 @@ import (
 
 	"github.com/ax-scheduler/ax/alerts"
 	"github.com/ax-scheduler/ax/fsm"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/replica"
 )
 
@@ -77,4 +77,4 @@ func (a *Agent) leaderExecutors() alerts.Executors {
 }
 
 // Health is this node's /healthz answer (cluster.Cluster.Health).
-func (a *Agent) Health(ctx context.Context) *model.Health { return a.cl.Health(ctx) }
+func (a *Agent) Health(ctx context.Context) *member.Health { return a.cl.Health(ctx) }

@@ -15,6 +15,7 @@ import (
 	axmetrics "github.com/ax-scheduler/ax/metrics"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/notify"
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/wheel"
@@ -96,7 +97,7 @@ type Clocks interface {
 	Silent(grace time.Duration) ([]clock.Silent, bool)
 	Off() ([]clock.Offset, bool)
 	MaxSkew() time.Duration
-	MemberJumps() (jumps map[string]*model.ClockJump, unknown map[string]bool)
+	MemberJumps() (jumps map[string]*member.ClockJump, unknown map[string]bool)
 	Stepped() <-chan struct{}
 }
 

@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // clockJumpAlert is the clock_jump finding for member id's step j.
-func clockJumpAlert(id string, j *model.ClockJump) (alertID, summary string, details map[string]string) {
+func clockJumpAlert(id string, j *member.ClockJump) (alertID, summary string, details map[string]string) {
 	dir := "forward"
 	if j.Step < 0 {
 		dir = "back"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // The watchdog's cluster and frequency rules (docs/alerts.md): members
@@ -59,7 +60,7 @@ func (a *Alerts) opsFindings(now time.Time, tasks map[string]*watchedTask, firin
 			}
 		}
 		// clock_jump: the steps each member reports (clockjump.go).
-		var jumps map[string]*model.ClockJump
+		var jumps map[string]*member.ClockJump
 		jumps, jumpUnknown = m.MemberJumps()
 		for id, j := range jumps {
 			if j != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/ax-scheduler/ax/dispatch"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -58,7 +59,7 @@ type ruleMembers struct {
 
 type memberAnswer struct {
 	off  time.Duration
-	jump *model.ClockJump
+	jump *member.ClockJump
 }
 
 func (rm *ruleMembers) peers(context.Context) ([]clock.Peer, error) {
@@ -70,7 +71,7 @@ func (rm *ruleMembers) peers(context.Context) ([]clock.Peer, error) {
 	return rulePeers, nil
 }
 
-func (rm *ruleMembers) ask(_ context.Context, addr string) (time.Time, *model.ClockJump, error) {
+func (rm *ruleMembers) ask(_ context.Context, addr string) (time.Time, *member.ClockJump, error) {
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	a, ok := rm.answers[addr]

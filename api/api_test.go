@@ -17,6 +17,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/model/live"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // call is one recorded Backend call.
@@ -26,7 +27,7 @@ type call struct {
 	Name      string
 	Task      *model.Task
 	Filter    model.TaskFilter
-	Join      model.JoinRequest
+	Join      member.JoinRequest
 	Cmd       string
 	Forwarded bool
 	Submit    []model.SubmitRequest
@@ -57,7 +58,7 @@ type fakeBackend struct {
 	List    *model.TaskList
 	History *model.TaskHistory
 	Status  *model.ClusterStatus
-	HealthV *model.Health
+	HealthV *member.Health
 	Applied []byte
 	ReadIdx uint64
 
@@ -386,14 +387,14 @@ func (f *fakeBackend) Barriers() int {
 	return f.barriers
 }
 
-func (f fakeCluster) Join(ctx context.Context, req model.JoinRequest) error {
+func (f fakeCluster) Join(ctx context.Context, req member.JoinRequest) error {
 	f.record(ctx, call{Method: "Join", Join: req})
 	return f.Err
 }
 
-func (f fakeCluster) MemberKey(ctx context.Context) (*model.MemberKey, error) {
+func (f fakeCluster) MemberKey(ctx context.Context) (*member.MemberKey, error) {
 	f.record(ctx, call{Method: "MemberKey"})
-	return &model.MemberKey{Key: []byte("key"), Required: true}, f.Err
+	return &member.MemberKey{Key: []byte("key"), Required: true}, f.Err
 }
 
 func (f fakeCluster) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
@@ -417,12 +418,12 @@ func (f fakeCluster) Transfer(ctx context.Context, id string) error {
 	return f.Err
 }
 
-func (f fakeCluster) Health(ctx context.Context) *model.Health {
+func (f fakeCluster) Health(ctx context.Context) *member.Health {
 	f.record(ctx, call{Method: "Health"})
 	if f.HealthV != nil {
 		return f.HealthV
 	}
-	return &model.Health{Node: "n1", Role: model.RoleLeader}
+	return &member.Health{Node: "n1", Role: member.RoleLeader}
 }
 
 func (f fakeInternal) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error) {
@@ -911,7 +912,7 @@ func TestServer_Endpoints(t *testing.T) {
 			name:       "join",
 			backend:    &fakeBackend{},
 			req:        request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raftAddr":"10.0.0.2:7071","httpAddr":"10.0.0.2:7070"}`},
-			wantCalls:  []call{{Method: "Join", Join: model.JoinRequest{ID: "n2", RaftAddr: "10.0.0.2:7071", HTTPAddr: "10.0.0.2:7070"}}},
+			wantCalls:  []call{{Method: "Join", Join: member.JoinRequest{ID: "n2", RaftAddr: "10.0.0.2:7071", HTTPAddr: "10.0.0.2:7070"}}},
 			wantStatus: 200,
 		},
 		{
@@ -937,11 +938,11 @@ func TestServer_Endpoints(t *testing.T) {
 		},
 		{
 			name:       "healthz",
-			backend:    &fakeBackend{HealthV: &model.Health{Node: "n1", Role: model.RoleFollower, Leader: "n2", AppliedIndex: 9}},
+			backend:    &fakeBackend{HealthV: &member.Health{Node: "n1", Role: member.RoleFollower, Leader: "n2", AppliedIndex: 9}},
 			req:        request{method: http.MethodGet, path: "/healthz"},
 			wantCalls:  []call{{Method: "Health"}},
 			wantStatus: 200,
-			wantBody:   &model.Health{Node: "n1", Role: model.RoleFollower, Leader: "n2", AppliedIndex: 9},
+			wantBody:   &member.Health{Node: "n1", Role: member.RoleFollower, Leader: "n2", AppliedIndex: 9},
 		},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // tokenAuth is a fake Authenticator: bearer tokens map to principals;
@@ -115,7 +116,7 @@ func TestServer_RoleMatrix(t *testing.T) {
 				// An attempt of the instance runs on w1, the executor token's.
 				in := &model.Instance{ID: "0000000000100000", State: model.StateWaitingApproval, Attempts: 1, Executor: "w1"}
 				fb := &fakeBackend{Task: &model.Task{Name: "daily"}, Instance: in,
-					Instances: &model.InstanceList{}, HealthV: &model.Health{}, Status: &model.ClusterStatus{},
+					Instances: &model.InstanceList{}, HealthV: &member.Health{}, Status: &model.ClusterStatus{},
 					Applied: []byte(`{}`), Events: &model.TaskEvents{}, List: &model.TaskList{}, History: &model.TaskHistory{}}
 				rec := serve(t, api.Config{Auth: roleTokens, Metrics: metrics}, fb, req)
 				switch {

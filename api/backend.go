@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // Caller identifies a write: who makes it (recorded in history) and the
@@ -92,14 +93,14 @@ type ExecutorBackend interface {
 
 // ClusterBackend is membership and health.
 type ClusterBackend interface {
-	Join(ctx context.Context, req model.JoinRequest) error
+	Join(ctx context.Context, req member.JoinRequest) error
 	// MemberKey is the key a node without TLS proves membership with on
 	// Raft connections, for a node about to join.
-	MemberKey(ctx context.Context) (*model.MemberKey, error)
+	MemberKey(ctx context.Context) (*member.MemberKey, error)
 	Cluster(ctx context.Context) (*model.ClusterStatus, error)
 	RemoveNode(ctx context.Context, id string) error
 	Transfer(ctx context.Context, id string) error
-	Health(ctx context.Context) *model.Health
+	Health(ctx context.Context) *member.Health
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the

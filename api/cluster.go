@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // Cluster handlers: membership and health, over the ClusterBackend.
@@ -20,7 +21,7 @@ func (s clusterRoutes) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s clusterRoutes) join(w http.ResponseWriter, r *http.Request) {
-	var req model.JoinRequest
+	var req member.JoinRequest
 	if err := decode(r, &req); err != nil {
 		writeError(w, err)
 		return
@@ -67,7 +68,7 @@ func (s clusterRoutes) removeNode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s clusterRoutes) transfer(w http.ResponseWriter, r *http.Request) {
-	var req model.TransferRequest
+	var req member.TransferRequest
 	if r.ContentLength != 0 {
 		if err := decode(r, &req); err != nil {
 			writeError(w, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // InternalPrefix is the path prefix of the node-to-node endpoints. Only
@@ -49,7 +50,7 @@ type InternalConfig struct {
 	// ClockJump, when set, is the node's latest clock step while it
 	// reports one (nil: none), which GET /v1/internal/time adds so that
 	// the leader's watchdog sees every member's steps.
-	ClockJump func() *model.ClockJump
+	ClockJump func() *member.ClockJump
 }
 
 // Internal serves the node-to-node endpoints under InternalPrefix: its own
@@ -163,7 +164,7 @@ func (in *Internal) applied(w http.ResponseWriter, r *http.Request) {
 // cluster's members compare clocks with it (NTP style, from the round
 // trip), with its latest clock step while it reports one.
 func (in *Internal) clockTime(w http.ResponseWriter, r *http.Request) {
-	out := model.ClockReading{UnixMs: in.cfg.WallClock().UnixMilli()}
+	out := member.ClockReading{UnixMs: in.cfg.WallClock().UnixMilli()}
 	if in.cfg.ClockJump != nil {
 		out.Jump = in.cfg.ClockJump()
 	}

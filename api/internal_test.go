@@ -12,6 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // serveInternal sends req to a node-to-node handler built from cfg with fb
@@ -49,7 +50,7 @@ func TestInternal_Endpoints(t *testing.T) {
 		{"read index", &fakeBackend{ReadIdx: 42}, request{method: http.MethodGet, path: "/v1/internal/readindex"},
 			[]call{{Method: "ReadIndex"}}, &map[string]uint64{"index": 42}},
 		{"wall clock", &fakeBackend{}, request{method: http.MethodGet, path: "/v1/internal/time"},
-			nil, &model.ClockReading{UnixMs: clock.UnixMilli()}},
+			nil, &member.ClockReading{UnixMs: clock.UnixMilli()}},
 		{"applied", &fakeBackend{}, request{method: http.MethodGet, path: "/v1/internal/applied?index=7"},
 			[]call{{Method: "WaitApplied"}}, &map[string]uint64{"index": 7}},
 	}

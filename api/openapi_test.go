@@ -17,6 +17,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/model/live"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // loadOpenAPI loads and validates the embedded document.
@@ -207,7 +208,7 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"BackfillResult", model.BackfillResult{}},
 		{"RerunResult", model.RerunResult{}},
 		{"RerunResult", model.RerunResult{Rerun: 1, Instances: []model.Submitted{{ID: "0000000000100000", ScheduledAt: now, State: "BLOCKED"}}}},
-		{"Health", model.Health{}},
+		{"Health", member.Health{}},
 		{"ClusterStatus", model.ClusterStatus{}},
 		{"ExecutorList", model.ExecutorList{}},
 		{"Overview", live.Overview{}},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // Headers used by the API.
@@ -229,15 +230,15 @@ func (c *Client) TaskHistory(ctx context.Context, name string, opts ...ReadOptio
 }
 
 // Join asks the cluster to add a node as a voter.
-func (c *Client) Join(ctx context.Context, req model.JoinRequest) error {
+func (c *Client) Join(ctx context.Context, req member.JoinRequest) error {
 	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/join", Body: req}, nil)
 }
 
 // MemberKey asks a member for the cluster's member key, with which a node
 // without TLS authenticates its Raft connections (a node about to join
 // asks for it; it needs the credentials of a join).
-func (c *Client) MemberKey(ctx context.Context) (*model.MemberKey, error) {
-	var k model.MemberKey
+func (c *Client) MemberKey(ctx context.Context) (*member.MemberKey, error) {
+	var k member.MemberKey
 	return &k, c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/member-key"}, &k)
 }
 
@@ -256,15 +257,15 @@ func (c *Client) RemoveNode(ctx context.Context, id string) error {
 func (c *Client) Transfer(ctx context.Context, id string) error {
 	// A transfer repeated after it took effect would move leadership
 	// again (each new leader would pass it on).
-	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/transfer", Body: model.TransferRequest{ID: id}, Unrepeatable: true}, nil)
+	return c.Do(ctx, Request{Method: http.MethodPost, Path: "/v1/cluster/transfer", Body: member.TransferRequest{ID: id}, Unrepeatable: true}, nil)
 }
 
 // Health returns the answering node's health. It does not fail over: it
 // asks the first address only. A node that is not healthy answers 503
 // with its health, whose Problem says why: Health then returns both the
 // health and an unavailable error.
-func (c *Client) Health(ctx context.Context) (*model.Health, error) {
-	var h model.Health
+func (c *Client) Health(ctx context.Context) (*member.Health, error) {
+	var h member.Health
 	err := c.Do(ctx, Request{Method: http.MethodGet, Path: "/healthz", NoRetry: true, Also503: true}, &h)
 	if err != nil && h.Node != "" && h.Problem != "" {
 		err = &model.Error{Code: model.CodeUnavailable, Message: "node " + h.Node + " is not healthy: " + h.Problem}

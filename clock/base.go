@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -157,7 +157,7 @@ func (c *Base) stepGen() uint64 {
 
 // Jump is this node's latest step as /healthz and GET /v1/internal/time
 // report it, or nil.
-func (c *Base) Jump() *model.ClockJump {
+func (c *Base) Jump() *member.ClockJump {
 	if c.read == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // What a node does with its clock's steps (step.go): logs them, wakes
@@ -88,8 +89,8 @@ func (m *Monitor) Problem(hwm int64) string {
 // MemberJumps returns the latest clock step each member reports (nil:
 // none), this node's included, and the members that have not answered
 // the monitor recently, whose steps it cannot tell.
-func (m *Monitor) MemberJumps() (jumps map[string]*model.ClockJump, unknown map[string]bool) {
-	jumps = map[string]*model.ClockJump{m.self: m.clock.Jump()}
+func (m *Monitor) MemberJumps() (jumps map[string]*member.ClockJump, unknown map[string]bool) {
+	jumps = map[string]*member.ClockJump{m.self: m.clock.Jump()}
 	unknown = map[string]bool{}
 	now := m.raw.Now()
 	m.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -77,7 +78,7 @@ type MonitorConfig struct {
 	// Peers lists the members; Ask reads a member's wall clock and its
 	// latest clock step (GET /v1/internal/time).
 	Peers func(ctx context.Context) ([]Peer, error)
-	Ask   func(ctx context.Context, addr string) (time.Time, *model.ClockJump, error)
+	Ask   func(ctx context.Context, addr string) (time.Time, *member.ClockJump, error)
 	// OnStep is called when this node's time base changes for a step of
 	// its wall clock (the scheduler's time may have jumped); optional.
 	OnStep func()
@@ -92,7 +93,7 @@ type Monitor struct {
 	interval time.Duration
 	log      hclog.Logger
 	peers    func(ctx context.Context) ([]Peer, error)
-	ask      func(ctx context.Context, addr string) (time.Time, *model.ClockJump, error)
+	ask      func(ctx context.Context, addr string) (time.Time, *member.ClockJump, error)
 	onStep   func()
 	kick     chan struct{} // measure now (this node's clock stepped)
 	stepped  chan struct{} // a member's clock stepped (this node's included): the watchdog evaluates now
@@ -101,11 +102,11 @@ type Monitor struct {
 	mu        sync.Mutex
 	samples   map[string]clockSample
 	view      view
-	warned    map[string]warning          // last warning per member
-	answered  map[string]time.Time        // raw clock: each member's last answer
-	listed    map[string]time.Time        // raw clock: since when each member is in the configuration
-	transfers int                         // leadership handed over for this node's clock
-	jumps     map[string]*model.ClockJump // each member's latest step, as it last answered
+	warned    map[string]warning           // last warning per member
+	answered  map[string]time.Time         // raw clock: each member's last answer
+	listed    map[string]time.Time         // raw clock: since when each member is in the configuration
+	transfers int                          // leadership handed over for this node's clock
+	jumps     map[string]*member.ClockJump // each member's latest step, as it last answered
 }
 
 // NewMonitor returns a monitor; Run runs it.
@@ -116,7 +117,7 @@ func NewMonitor(cfg MonitorConfig) *Monitor {
 	return &Monitor{self: cfg.Self, raw: cfg.Raw, clock: cfg.Base, maxSkew: cfg.MaxSkew, interval: cfg.Interval, log: cfg.Logger.Named("clock"),
 		peers: cfg.Peers, ask: cfg.Ask, onStep: cfg.OnStep,
 		samples: map[string]clockSample{}, warned: map[string]warning{}, answered: map[string]time.Time{}, listed: map[string]time.Time{},
-		jumps: map[string]*model.ClockJump{}, kick: make(chan struct{}, 1), stepped: make(chan struct{}, 1)}
+		jumps: map[string]*member.ClockJump{}, kick: make(chan struct{}, 1), stepped: make(chan struct{}, 1)}
 }
 
 // warning is the last warning logged about a member: when (raw clock) and
@@ -220,7 +221,7 @@ func (m *Monitor) record(id string, t0, t1, remote time.Time) {
 }
 
 // noteJump keeps what a member said of its latest clock step.
-func (m *Monitor) noteJump(id string, j *model.ClockJump) {
+func (m *Monitor) noteJump(id string, j *member.ClockJump) {
 	m.mu.Lock()
 	old := m.jumps[id]
 	m.jumps[id] = j
@@ -458,19 +459,19 @@ func (m *Monitor) handedOver() {
 
 // Health is this node's part of /healthz: its own offset (once a quorum
 // was measured), every member's, and its latest clock step.
-func (m *Monitor) Health() (*model.Duration, *model.ClockHealth) {
+func (m *Monitor) Health() (*model.Duration, *member.ClockHealth) {
 	v := m.current()
 	jump := m.clock.Jump()
 	if v.at.IsZero() {
 		if jump == nil {
 			return nil, nil
 		}
-		return nil, &model.ClockHealth{MaxSkew: model.Duration(m.maxSkew), Members: []model.ClockOffset{}, Jump: jump}
+		return nil, &member.ClockHealth{MaxSkew: model.Duration(m.maxSkew), Members: []member.ClockOffset{}, Jump: jump}
 	}
-	h := &model.ClockHealth{MaxSkew: model.Duration(m.maxSkew), Quorum: v.quorum, Corrected: model.Duration(m.clock.correction()),
-		Members: []model.ClockOffset{}, Jump: jump}
+	h := &member.ClockHealth{MaxSkew: model.Duration(m.maxSkew), Quorum: v.quorum, Corrected: model.Duration(m.clock.correction()),
+		Members: []member.ClockOffset{}, Jump: jump}
 	for _, mc := range v.members {
-		o := model.ClockOffset{Node: mc.id, Offset: model.Duration(mc.offset), RTT: model.Duration(mc.rtt), Age: model.Duration(mc.age)}
+		o := member.ClockOffset{Node: mc.id, Offset: model.Duration(mc.offset), RTT: model.Duration(mc.rtt), Age: model.Duration(mc.age)}
 		h.Members = append(h.Members, o)
 		if abs(mc.offset) > m.maxSkew {
 			h.Skewed = append(h.Skewed, o)

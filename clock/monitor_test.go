@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -33,7 +33,7 @@ func (c *fakeCluster) list(context.Context) ([]Peer, error) {
 	return append([]Peer(nil), c.peers...), nil
 }
 
-func (c *fakeCluster) ask(_ context.Context, addr string) (time.Time, *model.ClockJump, error) {
+func (c *fakeCluster) ask(_ context.Context, addr string) (time.Time, *member.ClockJump, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.down[addr] {
@@ -214,8 +214,8 @@ func TestClockMonitor_correction(t *testing.T) {
 // not kept.
 func TestClockMonitor_roundTrip(t *testing.T) {
 	m, fc := newFakeMonitor(t, 3, nil)
-	slow := func(rtt time.Duration) func(context.Context, string) (time.Time, *model.ClockJump, error) {
-		return func(_ context.Context, addr string) (time.Time, *model.ClockJump, error) {
+	slow := func(rtt time.Duration) func(context.Context, string) (time.Time, *member.ClockJump, error) {
+		return func(_ context.Context, addr string) (time.Time, *member.ClockJump, error) {
 			fc.clock.Advance(rtt / 2)
 			now := fc.clock.Now().Add(fc.offsets[addr])
 			fc.clock.Advance(rtt / 2)

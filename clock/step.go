@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -269,7 +270,7 @@ func (s *stepState) wait(gap, mono time.Duration) time.Duration {
 
 // report is the latest step as /healthz and GET /v1/internal/time show
 // it, or nil once it is older than stepQuiet and nothing of it is held.
-func (s *stepState) report(mono time.Duration) *model.ClockJump {
+func (s *stepState) report(mono time.Duration) *member.ClockJump {
 	if s.gen == 0 {
 		return nil
 	}
@@ -279,7 +280,7 @@ func (s *stepState) report(mono time.Duration) *model.ClockJump {
 		return nil
 	}
 	step := s.last.step.Round(time.Millisecond) // measured between two readings
-	j := &model.ClockJump{At: model.Time{Time: s.last.wall.UTC()}, Step: model.Duration(step),
+	j := &member.ClockJump{At: model.Time{Time: s.last.wall.UTC()}, Step: model.Duration(step),
 		Ago: model.Duration(ago.Round(time.Millisecond)), Held: model.Duration(h)}
 	dir := "forward"
 	if step < 0 {

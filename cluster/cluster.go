@@ -12,6 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/clock"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/wheel"
@@ -135,8 +136,8 @@ func (c *Cluster) clockPeers(ctx context.Context) ([]clock.Peer, error) {
 }
 
 // askClock reads a member's wall clock and its latest clock step.
-func (c *Cluster) askClock(ctx context.Context, addr string) (time.Time, *model.ClockJump, error) {
-	var r model.ClockReading
+func (c *Cluster) askClock(ctx context.Context, addr string) (time.Time, *member.ClockJump, error) {
+	var r member.ClockReading
 	err := c.rep.Peer(addr).Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/internal/time", NoRetry: true}, &r)
 	return time.UnixMilli(r.UnixMs), r.Jump, err
 }

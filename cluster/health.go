@@ -10,6 +10,7 @@ import (
 
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/replica"
 )
@@ -35,7 +36,7 @@ const memberProbeTimeout = time.Second
 // Health implements api.ClusterBackend: this node's health, with the
 // clock comparison (its offset, the members', its latest step) and the
 // clock's problem, if it has no other.
-func (c *Cluster) Health(ctx context.Context) *model.Health {
+func (c *Cluster) Health(ctx context.Context) *member.Health {
 	h := c.health()
 	h.ClockOffset, h.Clock = c.clock.Health()
 	if h.Problem == "" {
@@ -46,9 +47,9 @@ func (c *Cluster) Health(ctx context.Context) *model.Health {
 
 // health is this node's health without the clock comparison, as the
 // cluster status shows it for this node.
-func (c *Cluster) health() *model.Health {
+func (c *Cluster) health() *member.Health {
 	leaderID, _ := c.raft().Leader()
-	h := &model.Health{
+	h := &member.Health{
 		Node: c.cfg.NodeID, Role: c.raft().State(), Leader: leaderID,
 		Time: model.Time{Time: c.cfg.Base.Now().UTC()}, AppliedIndex: c.state.AppliedIndex(),
 		CommitIndex: c.raft().KnownCommitIndex(), Term: c.raft().Term(), Tasks: c.state.CountTasks(),
@@ -147,7 +148,7 @@ func (c *Cluster) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 
 // probeMembers fills in each member's health, asking all at once.
 func (c *Cluster) probeMembers(ctx context.Context, st *model.ClusterStatus) {
-	healths := make([]*model.Health, len(st.Nodes))
+	healths := make([]*member.Health, len(st.Nodes))
 	errs := make([]error, len(st.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range st.Nodes {
@@ -201,7 +202,7 @@ func (c *Cluster) probeMembers(ctx context.Context, st *model.ClusterStatus) {
 // its lag against commit, the highest commit index any member reported.
 // A member beyond the lag bound is unhealthy even when it does not say so
 // itself (an older version, which judges only by its own commit index).
-func memberHealth(n *model.Node, h *model.Health, commit uint64) {
+func memberHealth(n *model.Node, h *member.Health, commit uint64) {
 	n.Status, n.Problem, n.Role, n.Version = "ok", h.Problem, h.Role, h.Version
 	n.AppliedIndex, n.LastContact = h.AppliedIndex, h.LastContact
 	lag := commit - min(commit, h.AppliedIndex)

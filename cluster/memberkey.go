@@ -6,6 +6,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // needsMemberKey reports whether this node must ask the cluster for its
@@ -23,7 +24,7 @@ func (c *Cluster) fetchMemberKey(ctx context.Context, targets []string) error {
 	waiting := c.raft().PeerAuth().Waiting
 	err := errors.New("no member to ask for the cluster's member key")
 	for _, t := range targets {
-		var mk *model.MemberKey
+		var mk *member.MemberKey
 		mk, err = c.rep.Peer(t).MemberKey(ctx)
 		if err == nil {
 			if err = c.raft().SetMemberKey(mk.Key, mk.Required); err != nil {
@@ -47,7 +48,7 @@ func (c *Cluster) fetchMemberKey(ctx context.Context, targets []string) error {
 
 // MemberKey implements api.ClusterBackend: the member key this node
 // authenticates Raft connections with, for a node about to join.
-func (c *Cluster) MemberKey(ctx context.Context) (*model.MemberKey, error) {
+func (c *Cluster) MemberKey(ctx context.Context) (*member.MemberKey, error) {
 	st := c.raft().PeerAuth()
 	switch {
 	case c.cfg.TLS:
@@ -58,7 +59,7 @@ func (c *Cluster) MemberKey(ctx context.Context) (*model.MemberKey, error) {
 			who = p.Name
 		}
 		c.log.Info("handed the member key out (a node about to join)", "to", who)
-		return &model.MemberKey{Key: st.Key, Required: st.Required}, nil
+		return &member.MemberKey{Key: st.Key, Required: st.Required}, nil
 	case st.Required || st.Waiting:
 		return nil, &model.Error{Code: model.CodeUnavailable, Message: "this node has no member key yet: ask another member"}
 	default:

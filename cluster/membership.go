@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/replica"
 )
@@ -113,7 +114,7 @@ func (c *Cluster) registerOnce() (done bool, err error) {
 		// Only the record is stale: write it through the leader.
 		return false, c.proposeSelf(ctx)
 	}
-	req := model.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr, Proto: self.Proto}
+	req := member.JoinRequest{ID: self.ID, RaftAddr: self.RaftAddr, HTTPAddr: self.HTTPAddr, Proto: self.Proto}
 	targets := c.peerTargets(nodes, false)
 	if len(targets) == 0 {
 		return false, nil // wait until a leader appears
@@ -181,14 +182,14 @@ func (c *Cluster) isMember(ctx context.Context, self command.NodeInfo) bool {
 // Join implements api.ClusterBackend: the leader adds the node as a voter (a
 // known id at a new address replaces its old entry) and records its
 // addresses; a follower forwards the request to the leader.
-func (c *Cluster) Join(ctx context.Context, req model.JoinRequest) error {
+func (c *Cluster) Join(ctx context.Context, req member.JoinRequest) error {
 	_, err := replica.Ask[struct{}](ctx, c.rep, replica.Call{},
 		func(ctx context.Context, _ *replica.Term) (struct{}, error) { return struct{}{}, c.join(ctx, req) },
 		func(ctx context.Context, c *client.Client) (struct{}, error) { return struct{}{}, c.Join(ctx, req) })
 	return err
 }
 
-func (c *Cluster) join(ctx context.Context, req model.JoinRequest) error {
+func (c *Cluster) join(ctx context.Context, req member.JoinRequest) error {
 	if p := c.state.Proto(); max(req.Proto, 1) < p {
 		// It would meet entries it cannot apply as its peers do (and from
 		// replica.PeerAuthProto, no member would talk to it).

@@ -20,6 +20,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // TestCluster_ThreeNodesJoin (on both implementations): every node sees
@@ -375,7 +376,7 @@ func TestCluster_TokenRequired(t *testing.T) {
 		t.Fatalf("write with token: %v", err)
 	}
 	// A node without the cluster's token cannot join.
-	if err := anon.Join(ctx, model.JoinRequest{ID: "intruder", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2"}); !errors.Is(err, model.ErrUnauthorized) {
+	if err := anon.Join(ctx, member.JoinRequest{ID: "intruder", RaftAddr: "127.0.0.1:1", HTTPAddr: "127.0.0.1:2"}); !errors.Is(err, model.ErrUnauthorized) {
 		t.Fatalf("join without token: got %v, want unauthorized", err)
 	}
 }

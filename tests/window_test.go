@@ -13,6 +13,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -20,7 +21,7 @@ import (
 // windows, maxRuns and jitter.
 func waitProto7(ctx context.Context, t *testing.T, n clustertest.Node) {
 	t.Helper()
-	waitHealth(ctx, t, n, 30*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, n, 30*time.Second, func(h *member.Health) error {
 		if h.Protocol < 7 {
 			return fmt.Errorf("cluster at protocol %d", h.Protocol)
 		}

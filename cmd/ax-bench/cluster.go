@@ -16,7 +16,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/localcluster"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // benchFlags are the flags every scenario has: the client's (with no
@@ -177,10 +177,10 @@ func (t *target) nodeClient(addr string, retryFor time.Duration) *client.Client 
 }
 
 // leaderHealth asks each address until it finds the leader's health.
-func (t *target) leaderHealth(ctx context.Context) (*model.Health, error) {
+func (t *target) leaderHealth(ctx context.Context) (*member.Health, error) {
 	for _, a := range t.addrs {
 		h, err := t.nodeClient(a, time.Second).Health(ctx)
-		if err == nil && h.Role == model.RoleLeader {
+		if err == nil && h.Role == member.RoleLeader {
 			return h, nil
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 type failoverCommand struct{}
@@ -158,11 +159,11 @@ func benchFailover(ctx context.Context, t *target, pending, batch, clients int) 
 		return fmt.Errorf("failover: transfer leadership: %w", err)
 	}
 	var elected, full time.Duration
-	var h *model.Health
+	var h *member.Health
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		for _, a := range t.addrs {
 			got, err := probes[a].Health(ctx)
-			if err != nil || got.Role != model.RoleLeader || got.Node == old.Node {
+			if err != nil || got.Role != member.RoleLeader || got.Node == old.Node {
 				continue
 			}
 			if elected == 0 {

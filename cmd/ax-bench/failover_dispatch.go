@@ -11,6 +11,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // dispatchTask is the task the dispatch failover runs: a shell "true"
@@ -258,7 +259,7 @@ func dispatchAfterKill(ctx context.Context, t *target) (killFigures, error) {
 	victim.Kill()
 	err = localcluster.WaitFor(ctx, 60*time.Second, func() error {
 		for _, a := range survivors {
-			if h, err := probes[a].Health(ctx); err == nil && h.Role == model.RoleLeader {
+			if h, err := probes[a].Health(ctx); err == nil && h.Role == member.RoleLeader {
 				k.elected = time.Since(kill)
 				return nil
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/benchkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 type readCommand struct{}
@@ -191,7 +192,7 @@ func (t *target) roles(ctx context.Context) (map[string]string, error) {
 			return nil, fmt.Errorf("%s: %w", a, err)
 		}
 		switch {
-		case h.Role == model.RoleLeader:
+		case h.Role == member.RoleLeader:
 			out["leader"] = a
 		case out["follower"] == "":
 			out["follower"] = a

@@ -14,6 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // EventTask is a task fired by triggers only, running `echo name`,
@@ -33,7 +34,7 @@ type Clienter interface{ Client() *client.Client }
 
 // WaitHealth polls n's /healthz (200, or 503 with the same JSON) until
 // cond holds, failing the test after within.
-func WaitHealth(ctx context.Context, t testing.TB, n Clienter, within time.Duration, cond func(*model.Health) error) {
+func WaitHealth(ctx context.Context, t testing.TB, n Clienter, within time.Duration, cond func(*member.Health) error) {
 	t.Helper()
 	c := n.Client()
 	testkit.Eventually(t, within, func() error {

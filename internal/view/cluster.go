@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // StatusReport is what ax status shows, as the API answers it.
@@ -153,7 +154,7 @@ func members(w io.Writer, nodes []model.Node) error {
 			contact = n.RaftContact.Std().String() + " (raft)"
 		case n.Status == "unreachable":
 			contact = "?"
-		case n.Role != model.RoleLeader:
+		case n.Role != member.RoleLeader:
 			contact = n.LastContact.Std().String()
 		}
 		if n.Lag != nil {

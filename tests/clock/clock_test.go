@@ -19,6 +19,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // faults is ax built with -tags faults (the fault hooks), built the first
@@ -78,7 +79,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 	// Every node finds n2 off, with its offset.
 	start := time.Now()
 	for _, n := range c.Nodes {
-		waitHealth(ctx, t, n, 20*time.Second, func(h *model.Health) error {
+		waitHealth(ctx, t, n, 20*time.Second, func(h *member.Health) error {
 			if h.Clock == nil || !h.Clock.Quorum {
 				return fmt.Errorf("%s: no clock verdict yet (%+v)", n.ID, h.Clock)
 			}
@@ -154,7 +155,7 @@ func testClockSkew(t *testing.T, offset time.Duration) {
 	if err := leader.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitHealth(ctx, t, leader, 20*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, leader, 20*time.Second, func(h *member.Health) error {
 		if h.Leader == "" || h.Leader == skewed.ID {
 			return fmt.Errorf("%s sees leader %q", leader.ID, h.Leader)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // stepClock steps a running node's wall clock: the fault hook of a
@@ -172,7 +173,7 @@ func TestClockStep_SingleNode(t *testing.T) {
 	// 2h10m back: more than a node holds.
 	stepped = time.Now()
 	clock.set(-2 * time.Hour)
-	waitHealth(ctx, t, n, 10*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, n, 10*time.Second, func(h *member.Health) error {
 		if !strings.Contains(h.Problem, "behind the latest leader time applied") {
 			return fmt.Errorf("problem %q", h.Problem)
 		}
@@ -186,7 +187,7 @@ func TestClockStep_SingleNode(t *testing.T) {
 		t.Error(err)
 	}
 	clock.set(10 * time.Minute)
-	waitHealth(ctx, t, n, 10*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, n, 10*time.Second, func(h *member.Health) error {
 		if h.Problem != "" {
 			return fmt.Errorf("problem %q", h.Problem)
 		}
@@ -204,7 +205,7 @@ func checkClockJump(ctx context.Context, t *testing.T, n *localcluster.Node, cl 
 	testkit.Eventually(t, within, func() error {
 		return logStep(n.LogPath, dir, step)
 	})
-	waitHealth(ctx, t, n, within, func(h *model.Health) error {
+	waitHealth(ctx, t, n, within, func(h *member.Health) error {
 		if h.Problem != "" || h.Clock == nil || h.Clock.Jump == nil || !near(h.Clock.Jump.Step.Std(), step) {
 			return fmt.Errorf("problem %q, clock %+v", h.Problem, h.Clock)
 		}

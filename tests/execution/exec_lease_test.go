@@ -21,6 +21,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -256,7 +257,7 @@ func TestExec_LeaderlessNodeAnswersExecutorsAtOnce(t *testing.T) {
 		}
 		n.Kill()
 	}
-	waitHealth(ctx, t, lone, 20*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, lone, 20*time.Second, func(h *member.Health) error {
 		if h.Leader != "" {
 			return fmt.Errorf("%s still follows %s", lone.ID, h.Leader)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // execCluster starts 3 agents (no embedded executor, 2s leases) and two
@@ -345,7 +346,7 @@ func TestExec_LabelRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitHealth(ctx, t, leader, 10*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, leader, 10*time.Second, func(h *member.Health) error {
 		if h.Executors != 2 {
 			return fmt.Errorf("healthz counts %d executors, want 2", h.Executors)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // killLeaderDuring starts a per-second task, kills the leader once it
@@ -160,7 +161,7 @@ func TestFire_DelayedSubmissionsAcrossLeaderKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Kill the leader while the submissions are coming due.
-		waitHealth(ctx, t, leader, 10*time.Second, func(h *model.Health) error {
+		waitHealth(ctx, t, leader, 10*time.Second, func(h *member.Health) error {
 			if h.Pending > total*9/10 {
 				return fmt.Errorf("%d pending", h.Pending)
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // tmpfsWrap returns the command prefix that runs a process in a mount
@@ -101,7 +101,7 @@ func TestDisk_FollowerRaftLogFull(t *testing.T) {
 	if leader == n3 {
 		t.Skip("n3 leads; the test wants a follower's disk full") // n1 bootstraps and leads in practice
 	}
-	waitHealth(ctx, t, n3, 10*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, n3, 10*time.Second, func(h *member.Health) error {
 		if h.Problem != "" {
 			return fmt.Errorf("n3 healthy before the disk fills? %q", h.Problem)
 		}
@@ -114,7 +114,7 @@ func TestDisk_FollowerRaftLogFull(t *testing.T) {
 	// behind it is (a few appends may still fit in raft.db's free pages).
 	lc := leader.Client()
 	wrote := 0
-	var h *model.Health
+	var h *member.Health
 	testkit.Eventually(t, 2*time.Minute, func() error {
 		for i := 0; i < 100; i++ {
 			if _, err := lc.PutTask(ctx, eventTask(fmt.Sprintf("full-%d", wrote))); err != nil {
@@ -158,7 +158,7 @@ func TestDisk_FollowerRaftLogFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	waitHealth(ctx, t, n3, time.Minute, func(h *model.Health) error {
+	waitHealth(ctx, t, n3, time.Minute, func(h *member.Health) error {
 		if h.Problem != "" {
 			return fmt.Errorf("n3 after space came back: %q", h.Problem)
 		}

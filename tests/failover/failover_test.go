@@ -12,7 +12,7 @@ import (
 
 	"github.com/ax-scheduler/ax/internal/clustertest"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // TestFailover_DispatchResumesWithinASecond runs ax-bench's dispatch
@@ -111,7 +111,7 @@ func TestFailover_DeadMembersAndNoLeader(t *testing.T) {
 		}
 		testkit.Eventually(t, 10*time.Second, func() error {
 			code, body := get("/healthz")
-			var h model.Health
+			var h member.Health
 			if err := json.Unmarshal(body, &h); err != nil {
 				return fmt.Errorf("/healthz: %v: %s", err, body)
 			}

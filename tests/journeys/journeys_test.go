@@ -19,6 +19,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -160,7 +161,7 @@ func journeyTour(c *cell) {
 		if r := d.ax(t, 0, "status"); !regexp.MustCompile(`Cluster: leader n\d+ at `).MatchString(r.stdout) {
 			t.Fatalf("ax status printed:\n%s", r.stdout)
 		}
-		var h model.Health
+		var h member.Health
 		if code, body := d.get(c.ctx, t, "/healthz"); code != http.StatusOK || json.Unmarshal([]byte(body), &h) != nil || h.Leader == "" {
 			t.Fatalf("GET /healthz: %d %s", code, body)
 		}

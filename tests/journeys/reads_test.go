@@ -14,6 +14,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // Reads are linearizable by default on every node (DESIGN §11): a client
@@ -128,7 +129,7 @@ func TestReads_NoLeader(t *testing.T) {
 	})
 	leader.Kill()
 	fs[1].Kill()
-	waitHealth(ctx, t, alone, 20*time.Second, func(h *model.Health) error {
+	waitHealth(ctx, t, alone, 20*time.Second, func(h *member.Health) error {
 		if h.Leader != "" {
 			return fmt.Errorf("%s still knows leader %q", alone.ID, h.Leader)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
@@ -75,16 +76,16 @@ func tokenHash(tok string) string {
 // its applied index has stopped moving (the new leader's own writes are
 // done, so that a forged entry after the last one is not overtaken), and
 // returns its health.
-func settled(ctx context.Context, t *testing.T, n *localcluster.Node) *model.Health {
+func settled(ctx context.Context, t *testing.T, n *localcluster.Node) *member.Health {
 	t.Helper()
 	return settledAt(ctx, t, n, 0)
 }
 
 // settledAt is settled once n has applied at least index.
-func settledAt(ctx context.Context, t *testing.T, n *localcluster.Node, index uint64) *model.Health {
+func settledAt(ctx context.Context, t *testing.T, n *localcluster.Node, index uint64) *member.Health {
 	t.Helper()
-	var h *model.Health
-	waitHealth(ctx, t, n, 15*time.Second, func(got *model.Health) error {
+	var h *member.Health
+	waitHealth(ctx, t, n, 15*time.Second, func(got *member.Health) error {
 		if got.Protocol != command.ProtoVersion || got.Leader == "" {
 			return fmt.Errorf("cluster protocol %d (want %d), leader %q", got.Protocol, command.ProtoVersion, got.Leader)
 		}
@@ -173,7 +174,7 @@ func TestRaftAuth_ForgedEntriesGetNowhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := map[string]clusterState{}
-	health := map[string]*model.Health{}
+	health := map[string]*member.Health{}
 	lead := settled(ctx, t, leader)
 	for _, n := range c.Nodes {
 		health[n.ID] = settledAt(ctx, t, n, lead.AppliedIndex)
@@ -469,8 +470,8 @@ func TestRaftAuth_ForgedConfigurationsCannotCrashLoop(t *testing.T) {
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitHealth(ctx, t, victim, 20*time.Second, func(got *model.Health) error {
-		if got.Role != model.RoleFollower && got.Role != model.RoleLeader || got.Leader == "" {
+	waitHealth(ctx, t, victim, 20*time.Second, func(got *member.Health) error {
+		if got.Role != member.RoleFollower && got.Role != member.RoleLeader || got.Leader == "" {
 			return fmt.Errorf("role %q, leader %q", got.Role, got.Leader)
 		}
 		return nil

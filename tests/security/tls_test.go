@@ -28,6 +28,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/raftnode"
 	"github.com/ax-scheduler/ax/tlsutil"
 )
@@ -91,7 +92,7 @@ func forgeRPC(t *testing.T, rpcType byte, req any) []byte {
 // against the cluster's current term and last index: a vote request with
 // a much higher term, an AppendEntries carrying a shell task, and one
 // carrying a configuration that adds an outside voter.
-func forgedRPCs(t *testing.T, h *model.Health, members []model.Node) map[string][]byte {
+func forgedRPCs(t *testing.T, h *member.Health, members []model.Node) map[string][]byte {
 	t.Helper()
 	hdr := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("evil"), Addr: []byte("127.0.0.1:1")}
 	term, last := h.Term, h.CommitIndex
@@ -429,7 +430,7 @@ func TestForged_AppendEntriesNeedsTheMemberKey(t *testing.T) {
 	if _, err := conn.Write(forged); err != nil {
 		t.Fatal(err)
 	}
-	waitHealth(ctx, t, n, 10*time.Second, func(got *model.Health) error {
+	waitHealth(ctx, t, n, 10*time.Second, func(got *member.Health) error {
 		if got.Term < h.Term+100 {
 			return fmt.Errorf("term %d, want >= %d", got.Term, h.Term+100)
 		}
@@ -488,7 +489,7 @@ func TestInsecure_NonLoopbackNeedsTLSOrInsecure(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if h.Role != model.RoleLeader {
+		if h.Role != member.RoleLeader {
 			return fmt.Errorf("role %s", h.Role)
 		}
 		return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
@@ -56,7 +56,7 @@ func TestUpgrade_RollingFromProtocol5(t *testing.T) {
 	waitProtocol := func(want int) {
 		t.Helper()
 		for _, n := range c.Nodes {
-			waitHealth(ctx, t, n, 30*time.Second, func(h *model.Health) error {
+			waitHealth(ctx, t, n, 30*time.Second, func(h *member.Health) error {
 				if h.Protocol != want || h.Leader == "" {
 					return fmt.Errorf("%s: protocol %d (want %d), leader %q", n.ID, h.Protocol, want, h.Leader)
 				}
@@ -118,7 +118,7 @@ func TestUpgrade_RollingFromProtocol5(t *testing.T) {
 		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitHealth(ctx, t, n, 30*time.Second, func(h *model.Health) error {
+		waitHealth(ctx, t, n, 30*time.Second, func(h *member.Health) error {
 			if h.Leader == "" || h.Proto != command.ProtoVersion {
 				return fmt.Errorf("%s: leader %q, binary protocol %d", n.ID, h.Leader, h.Proto)
 			}
@@ -130,8 +130,8 @@ func TestUpgrade_RollingFromProtocol5(t *testing.T) {
 			if err := n.Client().Transfer(ctx, n.ID); err != nil {
 				t.Fatal(err)
 			}
-			waitHealth(ctx, t, n, 20*time.Second, func(h *model.Health) error {
-				if h.Role != model.RoleLeader {
+			waitHealth(ctx, t, n, 20*time.Second, func(h *member.Health) error {
+				if h.Role != member.RoleLeader {
 					return fmt.Errorf("%s: role %s, want leader", n.ID, h.Role)
 				}
 				return nil

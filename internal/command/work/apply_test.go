@@ -11,7 +11,7 @@ import (
 
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/command"
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // healthServer answers GET /healthz as a node of the given binary protocol.
@@ -24,7 +24,7 @@ func healthServer(t *testing.T, node string, proto int) string {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(model.Health{Node: node, Proto: proto})
+		_ = json.NewEncoder(w).Encode(member.Health{Node: node, Proto: proto})
 	}))
 	t.Cleanup(srv.Close)
 	return srv.Listener.Addr().String()
