@@ -164,10 +164,18 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(36) {
+	switch g.rng.Intn(37) {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
+		if g.rng.Intn(3) == 0 { // protocol 8: a canary rollout (or its replacement)
+			off := false
+			tk.Rollout = &model.RolloutSpec{Percent: []int{0, 50, 100}[g.rng.Intn(3)], PromoteAfter: 1 + g.rng.Intn(3)}
+			if g.rng.Intn(2) == 0 {
+				tk.Rollout.AbortOnFailure, tk.Rollout.TestLabels = &off, map[string]string{"env": "test"}
+			}
+			tk.Action.Command = fmt.Sprintf("echo canary %d", g.rng.Intn(3))
+		}
 		typ, body = CmdPutTask, PutTask{Task: tk, KeepPaused: g.rng.Intn(2) == 0}
 	case 3:
 		typ, body = CmdDeleteTask, TaskRef{Name: g.taskName()}
@@ -365,6 +373,9 @@ func (g *logGen) command(t *testing.T) *Command {
 		} else {
 			typ, body = CmdPutPool, PutPool{Pool: model.Pool{Name: "pool-0", Slots: 1 + g.rng.Intn(3)}}
 		}
+	case 36: // protocol 8: a rollout promoted or aborted by hand
+		typ = []CommandType{CmdPromoteRollout, CmdAbortRollout}[g.rng.Intn(2)]
+		body = TaskRef{Name: g.taskName()}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {

@@ -111,7 +111,7 @@ func (w instanceWrites) setState(r *record, st uint8) {
 	ch := InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, st),
 		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
 		From: name(stateNames, was), Source: name(sourceNames, r.Source),
-		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter}
+		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter, Canary: r.Canary}
 	if w.ended != nil && w.ended.id == r.ID {
 		ch.Ended, w.ended = &w.ended.a, nil
 	}
@@ -160,6 +160,9 @@ type InstanceChange struct {
 	// Reason names why, for a transition the state machine decided on
 	// its own: "queue_full" for an instance skipped by maxQueued.
 	Reason string
+	// Canary: the instance runs its task's canary (fsm/rollout.go): the
+	// dispatcher routes it by CanaryTask.
+	Canary bool
 }
 
 // finish moves r to a terminal state, freeing its slot.
@@ -197,6 +200,9 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	}
 	if st == stFailed || st == stTerm {
 		w.deps().upstreamFailed(r)
+	}
+	if r.Canary {
+		w.tasks().canaryFinished(r, st)
 	}
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,

@@ -76,7 +76,8 @@ var (
 		bktActive, bktBlocked, bktAttempts, bktLogs, bktAlerts, bktSucceeded, bktWaitDeps}
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
-		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx, bktPoolState)
+		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx, bktPoolState,
+		bktRollouts)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,

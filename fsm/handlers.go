@@ -85,6 +85,10 @@ var handlers = [...]handler{
 		check: slotWrites.putPoolCheck, write: slotWrites.putPool},
 	command.TypeDeletePool: spec[slotWrites, *command.TaskRef, *model.Pool]{decode: command.JSONBody[command.TaskRef],
 		check: slotWrites.namedPool, write: slotWrites.deletePool},
+	command.TypePromoteRollout: spec[taskWrites, *command.TaskRef, *storedTask]{decode: command.JSONBody[command.TaskRef],
+		check: taskWrites.rolloutCheck, write: taskWrites.promoteRollout},
+	command.TypeAbortRollout: spec[taskWrites, *command.TaskRef, *storedTask]{decode: command.JSONBody[command.TaskRef],
+		check: taskWrites.rolloutCheck, write: taskWrites.abortRollout},
 }
 
 // handlerOf returns the handler of type t, nil for a type this version

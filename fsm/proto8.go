@@ -44,6 +44,8 @@ func proto8Field(t *model.Task) string {
 		return "policy.priority"
 	case p.Pool != "":
 		return "policy.pool"
+	case t.Rollout != nil:
+		return "rollout"
 	}
 	return ""
 }
@@ -58,6 +60,8 @@ func proto8Refusal(proto int, t *model.Task) *model.Error {
 			what = "overlap replace"
 		case "trigger.expression":
 			what = "Quartz's L, W and # in a cron expression"
+		case "rollout":
+			what = "a canary rollout"
 		}
 		return &model.Error{Code: model.CodePrecondition, Field: f,
 			Message: fmt.Sprintf("%s needs protocol %d, the cluster is at protocol %d: upgrade every member first", what, proto8, proto)}

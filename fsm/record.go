@@ -84,6 +84,9 @@ type record struct {
 	// Pool is the pool it holds a slot of while it holds its task's slot
 	// (protocol 8; fsm/pools.go).
 	Pool string
+	// Canary marks an instance its task's rollout picked to run the
+	// canary version (TaskVersion; protocol 8; fsm/rollout.go).
+	Canary bool
 }
 
 // Record flags.
@@ -118,7 +121,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" && !r.Canary {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -133,7 +136,7 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	later := r.Moved != 0 || r.Held != "" || r.Pool != ""
+	later := r.Moved != 0 || r.Held != "" || r.Pool != "" || r.Canary
 	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 && !later {
 		return b // as before protocol 6
 	}
@@ -152,11 +155,15 @@ func (r *record) encode() []byte {
 	b = binary.AppendVarint(b, r.Moved)
 	b = binary.AppendUvarint(b, uint64(len(r.Held)))
 	b = append(b, r.Held...)
-	if r.Pool == "" {
+	if r.Pool == "" && !r.Canary {
 		return b
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Pool)))
-	return append(b, r.Pool...)
+	b = append(b, r.Pool...)
+	if !r.Canary {
+		return b
+	}
+	return append(b, 1) // the canary flag: a trailing byte
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -284,10 +291,17 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		return r, nil
 	}
 	pool, rest, err := readBytes(rest)
-	if err != nil || len(rest) != 0 {
+	if err != nil {
 		return nil, errRecord
 	}
 	r.Pool = string(pool)
+	switch {
+	case len(rest) == 0:
+	case len(rest) == 1 && rest[0] == 1:
+		r.Canary = true
+	default:
+		return nil, errRecord
+	}
 	return r, nil
 }
 

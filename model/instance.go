@@ -45,6 +45,9 @@ type Instance struct {
 	ID             string            `json:"id"`
 	Task           string            `json:"task"`
 	TaskVersion    uint64            `json:"taskVersion"`
+	// Canary: the task's rollout picked it to run the canary version,
+	// TaskVersion (protocol 8).
+	Canary bool `json:"canary,omitempty"`
 	Source         string            `json:"source"`
 	State          string            `json:"state"`
 	Params         map[string]string `json:"params,omitempty"`

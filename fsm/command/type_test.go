@@ -20,6 +20,9 @@ func TestType(t *testing.T) {
 		{TypeDeleteWindow, "delete_window", true, false, 8},
 		{TypeDeletePool, "delete_pool", true, false, 8},
 		{46, "command(46)", false, false, ProtoVersion + 1},
+		{TypePromoteRollout, "promote_rollout", true, false, 8},
+		{TypeAbortRollout, "abort_rollout", true, false, 8},
+		{49, "command(49)", false, false, ProtoVersion + 1},
 		{0, "command(0)", false, false, ProtoVersion + 1},
 		{29, "command(29)", false, false, ProtoVersion + 1}, // taken by other work of release 3
 		{38, "command(38)", false, false, ProtoVersion + 1},
@@ -42,8 +45,8 @@ func TestType(t *testing.T) {
 			}
 		})
 	}
-	if n := len(Types()); n != 41 {
-		t.Errorf("Types() lists %d types, want 41", n)
+	if n := len(Types()); n != 43 {
+		t.Errorf("Types() lists %d types, want 43", n)
 	}
 }
 
