@@ -168,7 +168,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
-		if g.rng.Intn(3) == 0 { // protocol 8: a canary rollout (or its replacement)
+		if g.rng.Intn(3) == 0 {        // protocol 8: a canary rollout (or its replacement)
 			off := false
 			tk.Rollout = &model.RolloutSpec{Percent: []int{0, 50, 100}[g.rng.Intn(3)], PromoteAfter: 1 + g.rng.Intn(3)}
 			if g.rng.Intn(2) == 0 {

@@ -42,12 +42,12 @@ const MaxSubmitBatch = 10000
 
 // Instance is one run of a task for one fire time.
 type Instance struct {
-	ID             string            `json:"id"`
-	Task           string            `json:"task"`
-	TaskVersion    uint64            `json:"taskVersion"`
+	ID          string `json:"id"`
+	Task        string `json:"task"`
+	TaskVersion uint64 `json:"taskVersion"`
 	// Canary: the task's rollout picked it to run the canary version,
 	// TaskVersion (protocol 8).
-	Canary bool `json:"canary,omitempty"`
+	Canary         bool              `json:"canary,omitempty"`
 	Source         string            `json:"source"`
 	State          string            `json:"state"`
 	Params         map[string]string `json:"params,omitempty"`
