@@ -448,6 +448,12 @@ func (g *logGen) scripted(t *testing.T) []*raft.Log {
 		}
 	}
 	run(chained, true) // creates a task-1 instance
+	// A canary rollout whose first canary fails: a rollback and its alert.
+	event := model.Trigger{Type: model.TriggerEvent}
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-5", Trigger: event, Action: shell}})
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-5", Trigger: event, Action: model.Action{Type: model.ActionShell, Command: "false"},
+		Rollout: &model.RolloutSpec{Percent: 100, PromoteAfter: 2}}})
+	run(add(CmdTrigger, Trigger{Task: "task-5"}), false)
 	for _, l := range out {
 		g.ids = append(g.ids, l.Index<<20)
 	}
@@ -481,7 +487,10 @@ func TestFSM_Deterministic(t *testing.T) {
 	// The protocol 4 policies the logs must have exercised: events in the
 	// state, refusals in the answers.
 	behaviours := map[string]bool{`"type":"chained"`: false, `"type":"queue_full"`: false, `"type":"upstream_failed"`: false,
-		`dependsOn cycle: `: false, `onSuccess cycle: `: false, `"type":"rerun"`: false}
+		`dependsOn cycle: `: false, `onSuccess cycle: `: false, `"type":"rerun"`: false,
+		// Protocol 8's canary rollouts: their ends, and the refusal of a
+		// plain put during one.
+		`"type":"promoted"`: false, `"type":"rollback"`: false, `"type":"rollout_aborted"`: false, `has a rollout in progress`: false, `"rule":"rollback"`: false}
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			g := newLogGen(seed, 0)
