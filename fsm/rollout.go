@@ -40,7 +40,7 @@ const (
 )
 
 // rolloutAlertRule is the rule of the alert a rollback raises.
-const rolloutAlertRule = "rollback"
+const rolloutAlertRule = model.RuleRollback
 
 // loadRollout returns the task's latest rollout (nil: none).
 func (w *writer) loadRollout(task string) *model.Rollout {
