@@ -310,6 +310,9 @@ func TestFSM_RolloutNewTask(t *testing.T) {
 		if !fx.inst(id).Canary {
 			t.Fatal("a new task's fire is not a canary")
 		}
+		if f, err := fx.f.InstanceWhy(id); err != nil || f.Labels["env"] != "test" {
+			t.Errorf("why facts of a READY canary: labels %v %v, want the test labels", f.Labels, err)
+		}
 		if j := fx.job(id); j.Policy.ExecutorLabels["env"] != "test" {
 			t.Errorf("canary job labels %v", j.Policy.ExecutorLabels)
 		}
