@@ -553,6 +553,9 @@ type writer struct {
 	es     *entryState // what the commands of the entry share
 	notes  *notes
 	states map[string]*taskState // task states changed by this command
+	// rollouts caches the rollouts records this command read or wrote
+	// (nil: none), so a submission of many instances reads one once.
+	rollouts map[string]*model.Rollout
 	err    error
 	proto  int // the state's protocol as this command began (0: not read yet)
 	ended  *endedAttempt

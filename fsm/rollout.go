@@ -42,18 +42,25 @@ const (
 // rolloutAlertRule is the rule of the alert a rollback raises.
 const rolloutAlertRule = model.RuleRollback
 
-// loadRollout returns the task's latest rollout (nil: none).
+// loadRollout returns the task's latest rollout (nil: none), read once
+// per command: a caller that changes it saves it (saveRollout).
 func (w *writer) loadRollout(task string) *model.Rollout {
-	v := w.tx.Bucket(bktRollouts).Get([]byte(task))
-	if v == nil {
-		return nil
+	if ro, ok := w.rollouts[task]; ok {
+		return ro
 	}
-	var ro model.Rollout
-	if err := json.Unmarshal(v, &ro); err != nil {
-		w.err = err
-		return nil
+	var out *model.Rollout
+	if v := w.tx.Bucket(bktRollouts).Get([]byte(task)); v != nil {
+		out = &model.Rollout{}
+		if err := json.Unmarshal(v, out); err != nil {
+			w.err = err
+			return nil
+		}
 	}
-	return &ro
+	if w.rollouts == nil {
+		w.rollouts = map[string]*model.Rollout{}
+	}
+	w.rollouts[task] = out
+	return out
 }
 
 func (w *writer) saveRollout(ro *model.Rollout) {
@@ -63,6 +70,16 @@ func (w *writer) saveRollout(ro *model.Rollout) {
 		return
 	}
 	w.put(bktRollouts, []byte(ro.Task), b)
+	if w.rollouts == nil {
+		w.rollouts = map[string]*model.Rollout{}
+	}
+	w.rollouts[ro.Task] = ro
+}
+
+// dropRollout deletes the task's rollout record (its task is deleted).
+func (w *writer) dropRollout(task string) {
+	w.del(bktRollouts, []byte(task))
+	delete(w.rollouts, task)
 }
 
 // activeRollout is the task's rollout while canary fires run (nil:

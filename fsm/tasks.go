@@ -350,7 +350,7 @@ func (w taskWrites) existingTask(name string) (*storedTask, *Result) {
 func (w taskWrites) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
 	cur.Version = lastVersion(w.tx, r.Name) + 1 // past a canary version (rollout.go)
 	if w.protoAt() >= proto8 {
-		w.del(bktRollouts, []byte(r.Name)) // its rollout ends with it
+		w.dropRollout(r.Name) // its rollout ends with it
 	}
 	h, err := json.Marshal(model.TaskVersion{Version: cur.Version, Op: OpDelete, Actor: w.cmd.Actor, Time: model.UnixMilli(w.cmd.Now)})
 	if err != nil {
