@@ -553,15 +553,16 @@ type writer struct {
 	es     *entryState // what the commands of the entry share
 	notes  *notes
 	states map[string]*taskState // task states changed by this command
-	// rollouts caches the rollouts records this command read or wrote
-	// (nil: none), so a submission of many instances reads one once.
-	rollouts map[string]*model.Rollout
-	err      error
-	proto    int // the state's protocol as this command began (0: not read yet)
-	ended    *endedAttempt
+	err    error
+	proto  int // the state's protocol as this command began (0: not read yet)
+	ended  *endedAttempt
 	// dry marks a Precheck: the transaction is read-only, and what a
 	// check finds is not used, only its answer.
 	dry bool
+
+	// rollouts caches the rollouts records this command read or wrote
+	// (nil: none), so a submission of many instances reads one once.
+	rollouts map[string]*model.Rollout
 }
 
 func (w *writer) put(bkt, k, v []byte) {
