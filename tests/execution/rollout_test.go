@@ -19,7 +19,9 @@ import (
 // version's command), and three canary successes promote the canary.
 // Then a failing change at 50% rolls back at its first canary failure:
 // the task stays at the promoted version, with a rollback event and a
-// firing rollback alert.
+// firing rollback alert. Last, a new task with testLabels runs its
+// canaries on the executor carrying them only, and anywhere once
+// promoted.
 func TestExec_CanaryRollout(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx := ctxT(t, 3*time.Minute)
@@ -117,6 +119,49 @@ func TestExec_CanaryRollout(t *testing.T) {
 	if err != nil || !strings.Contains(out, "rolled_back") || !strings.Contains(out, fmt.Sprintf("Canary version:       %d, 50%% of the fires", res.Version)) {
 		t.Errorf("ax task rollout: %q %v", out, err)
 	}
+
+	// A new task with testLabels runs its first two fires on the
+	// executor labelled env=test only, then anywhere.
+	if _, err := c.StartExecutor("tester", "-labels", "env=test"); err != nil {
+		t.Fatal(err)
+	}
+	fresh := task("echo fresh", &model.RolloutSpec{PromoteAfter: 2, TestLabels: map[string]string{"env": "test"}})
+	fresh.Name = "fresh"
+	if _, err := fc.PutTask(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 60*time.Second, func() error {
+		ro, err := fc.Rollout(ctx, "fresh")
+		if err == nil && ro.Phase != model.RolloutPromoted {
+			err = fmt.Errorf("rollout of fresh %s, %d successes", ro.Phase, ro.Successes)
+		}
+		return err
+	})
+	ins, err = allInstances(ctx, fc, "fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, in := range ins {
+		if in.Canary && in.State == model.StateSuccess {
+			n++
+			if in.Executor != "tester" {
+				t.Errorf("canary %s of the new task ran on %s, want the test executor", in.ID, in.Executor)
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d successful canaries of the new task, want 2", n)
+	}
+	testkit.Eventually(t, 60*time.Second, func() error { // then w1 takes its share
+		ins, err := allInstances(ctx, fc, "fresh")
+		for _, in := range ins {
+			if !in.Canary && in.Executor == "w1" && in.State == model.StateSuccess {
+				return nil
+			}
+		}
+		return fmt.Errorf("no plain instance of fresh ran on w1 (%d instances, %v)", len(ins), err)
+	})
 }
 
 // waitRollout waits until the task tick's rollout reaches phase.
