@@ -385,3 +385,24 @@ func TestRecord_Canary(t *testing.T) {
 		t.Errorf("a pending record without the flag grew to %d bytes", len(b))
 	}
 }
+
+// TestFSM_RolloutReplacedCanary: a canary instance of a canary that was
+// replaced before it ran runs the stable version, and its success
+// counts for no rollout.
+func TestFSM_RolloutReplacedCanary(t *testing.T) {
+	fx := newPolicyFixture(t, 8)
+	fx.mustPut(shellTask("a", "echo stable"))
+	fx.mustPut(withRollout(shellTask("a", "echo c1"), 100, 1, nil, nil))
+	old := fx.trigger("a")
+	fx.mustPut(withRollout(shellTask("a", "echo c2"), 100, 1, nil, nil))
+	if j := fx.job(old); j.Action.Command != "echo stable" {
+		t.Errorf("a canary of the replaced canary runs %q, want the stable command", j.Action.Command)
+	}
+	fx.complete(old, true, "")
+	if ro := fx.rollout("a"); ro.Phase != model.RolloutProgressing || ro.Successes != 0 || ro.Canary != 3 {
+		t.Errorf("rollout after the old canary's success: %+v, want the replacement untouched", ro)
+	}
+	if got := fx.taskEvents("a"); got != "rollout_started rollout_started" {
+		t.Errorf("events %q", got)
+	}
+}
