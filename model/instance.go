@@ -42,12 +42,9 @@ const MaxSubmitBatch = 10000
 
 // Instance is one run of a task for one fire time.
 type Instance struct {
-	ID          string `json:"id"`
-	Task        string `json:"task"`
-	TaskVersion uint64 `json:"taskVersion"`
-	// Canary: the task's rollout picked it to run the canary version,
-	// TaskVersion (protocol 8).
-	Canary         bool              `json:"canary,omitempty"`
+	ID             string            `json:"id"`
+	Task           string            `json:"task"`
+	TaskVersion    uint64            `json:"taskVersion"`
 	Source         string            `json:"source"`
 	State          string            `json:"state"`
 	Params         map[string]string `json:"params,omitempty"`
@@ -67,6 +64,9 @@ type Instance struct {
 	// Why says in one sentence what an unfinished instance waits for
 	// (GET /v1/instances/{id} only).
 	Why string `json:"why,omitempty"`
+	// Canary: the task's rollout picked it to run the canary version,
+	// TaskVersion (protocol 8).
+	Canary bool `json:"canary,omitempty"`
 }
 
 // Event is one thing that happened to an instance or a task.
