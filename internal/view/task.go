@@ -119,6 +119,12 @@ func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) er
 	if t.Completed != "" {
 		row(tw, "Completed:", t.Completed+": the trigger fires no more")
 	}
+	// A rollout in progress (a second read; a node without rollouts, or
+	// a task that never had one, answers 404: no line).
+	if ro, err := cl.Rollout(ctx, t.Name); err == nil && ro.Active() {
+		row(tw, "Rollout:", fmt.Sprintf("canary version %d on %d%% of the fires, %d of %d canary successes (ax task rollout %s)",
+			ro.Canary, ro.Percent, ro.Successes, ro.PromoteAfter, t.Name))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -103,6 +103,13 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 	}
 	_, err = viaFollower(reader).PromoteRollout(ctx, task.Name)
 	wantCode(t, "reader promotes", err, model.CodeForbidden)
+	if out, err := axCLI(t, "task", "get", "-addr", follower.HTTPAddr, "-token", reader, task.Name); err != nil ||
+		!strings.Contains(out, "Rollout:") || !strings.Contains(out, "on 10% of the fires, 0 of 5 canary successes") {
+		t.Errorf("ax task get during the rollout: %q %v", out, err)
+	}
+	if out, err := axCLI(t, "task", "promote", "-addr", follower.HTTPAddr, "-token", reader, task.Name); err == nil {
+		t.Errorf("ax task promote as a reader: %q, want refused", out)
+	}
 	if _, err := viaFollower(operator).PromoteRollout(ctx, task.Name); err != nil {
 		t.Fatalf("operator promotes: %v", err)
 	}
