@@ -19,7 +19,7 @@ import (
 // definition to the history only, as version C (op "canary"); bktRollouts
 // holds the task's latest rollout. While it progresses, each instance the
 // task gets is a canary or not by a hash of the task's name and its fire
-// time (canaryPick): a canary records version C and the canary flag, and
+// time (CanaryPick): a canary records version C and the canary flag, and
 // runs C's action and policy on executors carrying the rollout's
 // testLabels beside C's executorLabels (Jobs, CanaryTask). Its end, in
 // the apply of the finish that causes it, counts: promoteAfter successes
@@ -94,9 +94,10 @@ func (w *writer) activeRollout(task string) *model.Rollout {
 	return nil
 }
 
-// canaryPick says whether the fire of task at (Unix ms) is one of the
-// percent that run the canary: a hash of both, the same on every replica.
-func canaryPick(task string, at int64, percent int) bool {
+// CanaryPick says whether the fire of task at (Unix ms) is one of the
+// percent that run the canary: a hash of both, the same on every replica
+// (exported for tests that check which instances were canaries).
+func CanaryPick(task string, at int64, percent int) bool {
 	h := fnv.New64a()
 	h.Write([]byte(task))
 	var b [8]byte
@@ -116,7 +117,7 @@ func canaryPick(task string, at int64, percent int) bool {
 // its fire time: it records the canary version.
 func (w instanceWrites) pickCanary(r *record) {
 	ro := w.activeRollout(r.Task)
-	if ro == nil || (ro.Stable != 0 && !canaryPick(r.Task, r.ScheduledAt, ro.Percent)) {
+	if ro == nil || (ro.Stable != 0 && !CanaryPick(r.Task, r.ScheduledAt, ro.Percent)) {
 		return
 	}
 	r.Canary, r.TaskVersion = true, ro.Canary

@@ -343,8 +343,8 @@ func TestCanaryPick(t *testing.T) {
 		const fires = 20_000
 		for i := int64(0); i < fires; i++ {
 			at := t0 + i*1000
-			got := canaryPick("nightly-report", at, p)
-			if got != canaryPick("nightly-report", at, p) {
+			got := CanaryPick("nightly-report", at, p)
+			if got != CanaryPick("nightly-report", at, p) {
 				t.Fatal("not deterministic")
 			}
 			if got {
@@ -356,7 +356,7 @@ func TestCanaryPick(t *testing.T) {
 			t.Errorf("percent %d: %.2f%% of %d fires picked", p, share, fires)
 		}
 	}
-	if canaryPick("a", t0, 0) || !canaryPick("a", t0, 100) {
+	if CanaryPick("a", t0, 0) || !CanaryPick("a", t0, 100) {
 		t.Error("0% picks, or 100% does not")
 	}
 }
