@@ -229,6 +229,24 @@ func (f fakeTasks) TaskHistory(ctx context.Context, name string) (*model.TaskHis
 	return &model.TaskHistory{Name: name}, nil
 }
 
+func (f fakeTasks) PromoteRollout(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	f.record(ctx, call{Method: "PromoteRollout", Caller: c, Name: name})
+	return f.write(name)
+}
+
+func (f fakeTasks) AbortRollout(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	f.record(ctx, call{Method: "AbortRollout", Caller: c, Name: name})
+	return f.write(name)
+}
+
+func (f fakeTasks) Rollout(ctx context.Context, name string) (*model.Rollout, error) {
+	f.record(ctx, call{Method: "Rollout", Name: name})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.Rollout{Task: name, Phase: model.RolloutProgressing}, nil
+}
+
 func (f fakeTasks) TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error) {
 	f.record(ctx, call{Method: "TaskEvents", Name: name})
 	if f.Err != nil {
@@ -875,6 +893,30 @@ func TestServer_Endpoints(t *testing.T) {
 			wantCalls:  []call{{Method: "ResumeTask", Name: "daily", Caller: api.Caller{Actor: "anonymous"}}},
 			wantStatus: 200,
 			wantBody:   &model.WriteResult{Name: "daily", Version: 4},
+		},
+		{
+			name:       "promote",
+			backend:    &fakeBackend{Write: &model.WriteResult{Name: "daily", Version: 5, Changed: true}},
+			req:        request{method: http.MethodPost, path: "/v1/tasks/daily/promote"},
+			wantCalls:  []call{{Method: "PromoteRollout", Name: "daily", Caller: api.Caller{Actor: "anonymous"}}},
+			wantStatus: 200,
+			wantBody:   &model.WriteResult{Name: "daily", Version: 5, Changed: true},
+		},
+		{
+			name:       "abort",
+			backend:    &fakeBackend{Write: &model.WriteResult{Name: "daily", Version: 4}},
+			req:        request{method: http.MethodPost, path: "/v1/tasks/daily/abort"},
+			wantCalls:  []call{{Method: "AbortRollout", Name: "daily", Caller: api.Caller{Actor: "anonymous"}}},
+			wantStatus: 200,
+			wantBody:   &model.WriteResult{Name: "daily", Version: 4},
+		},
+		{
+			name:       "rollout",
+			backend:    &fakeBackend{},
+			req:        request{method: http.MethodGet, path: "/v1/tasks/daily/rollout"},
+			wantCalls:  []call{{Method: "Rollout", Name: "daily"}},
+			wantStatus: 200,
+			wantBody:   &model.Rollout{Task: "daily", Phase: model.RolloutProgressing},
 		},
 		{
 			name:       "delete",

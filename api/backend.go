@@ -51,6 +51,11 @@ type TaskBackend interface {
 	ListTasks(ctx context.Context, f model.TaskFilter) (*model.TaskList, error)
 	TaskHistory(ctx context.Context, name string) (*model.TaskHistory, error)
 	TaskEvents(ctx context.Context, name string) (*model.TaskEvents, error)
+	// Rollout returns the task's latest canary rollout; PromoteRollout
+	// makes its canary the task, AbortRollout keeps the stable version.
+	Rollout(ctx context.Context, name string) (*model.Rollout, error)
+	PromoteRollout(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
+	AbortRollout(ctx context.Context, c Caller, name string) (*model.WriteResult, error)
 }
 
 // InstanceBackend creates instances, reads them and applies decisions to

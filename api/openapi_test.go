@@ -163,6 +163,9 @@ func TestOpenAPI_RequestBodies(t *testing.T) {
 		{"dingtalk channel", "PUT /v1/channels/{name}", `{"type":"dingtalk","url":"https://oapi.dingtalk.com/robot/send?access_token=t","secret":"SECx"}`, true},
 		{"feishu channel", "PUT /v1/channels/{name}", `{"type":"feishu","url":"https://open.feishu.cn/open-apis/bot/v2/hook/h"}`, true},
 		{"channel of an unknown type", "PUT /v1/channels/{name}", `{"type":"teams","url":"https://h.example"}`, false},
+		{"task with a rollout", "PUT /v1/tasks/{name}", `{"trigger":{"type":"interval","every":"1m"},"action":{"type":"shell","command":"x"},
+			"rollout":{"percent":10,"promoteAfter":3,"testLabels":{"env":"test"},"abortOnFailure":false}}`, true},
+		{"rollout without promoteAfter", "PUT /v1/tasks/{name}", `{"trigger":{"type":"once"},"action":{"type":"shell","command":"x"},"rollout":{"percent":10}}`, false},
 		{"silence until", "POST /v1/silences", `{"rule":"failed","until":"2030-01-01T00:00:00Z","comment":"maintenance"}`, true},
 	}
 	for _, tt := range tests {
@@ -201,6 +204,10 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"TaskPlan", model.TaskPlan{Name: "daily", Op: model.PlanUpdate, Version: 3, Task: &model.Task{Name: "daily"}, Current: &model.Task{Name: "daily", Version: 3, CreatedAt: now}}},
 		{"TaskPlan", model.TaskPlan{Name: "daily", Op: model.PlanCreate, Task: &model.Task{Name: "daily"}}},
 		{"Instance", model.Instance{}},
+		{"Instance", model.Instance{ID: "0000000000100000", TaskVersion: 4, Canary: true}},
+		{"Rollout", model.Rollout{}},
+		{"Rollout", model.Rollout{Task: "daily", Phase: model.RolloutRolledBack, Stable: 2, Canary: 3, Percent: 50, PromoteAfter: 3,
+			TestLabels: map[string]string{"env": "test"}, Fires: 2, Failures: 1, StartedAt: now, EndedAt: &now, Reason: "canary instance x failed"}},
 		{"InstanceList", model.InstanceList{}},
 		{"ApprovalStatus", model.ApprovalStatus{}},
 		{"ApprovalStatus", model.ApprovalStatus{ID: "0000000000100000", Attempt: 1, Decision: model.ApprovalRejected, State: "CANCELED", CurrentAttempt: 1, By: "alice", Comment: "no"}},

@@ -76,6 +76,18 @@ func (s taskRoutes) resumeTask(w http.ResponseWriter, r *http.Request) {
 	taskWrite(w, r, s.b.tasks.ResumeTask)
 }
 
+func (s taskRoutes) promote(w http.ResponseWriter, r *http.Request) {
+	taskWrite(w, r, s.b.tasks.PromoteRollout)
+}
+
+func (s taskRoutes) abort(w http.ResponseWriter, r *http.Request) {
+	taskWrite(w, r, s.b.tasks.AbortRollout)
+}
+
+func (s taskRoutes) rollout(w http.ResponseWriter, r *http.Request) {
+	s.readTask(w, r, func(ctx contextT, n string) (any, error) { return s.b.tasks.Rollout(ctx, n) })
+}
+
 // taskWrite serves a write on one task that takes no body.
 func taskWrite(w http.ResponseWriter, r *http.Request, fn func(ctx contextT, c Caller, name string) (*model.WriteResult, error)) {
 	name, c, ok := writeTarget(w, r, "name")

@@ -223,6 +223,26 @@ func (c *Client) ResumeTask(ctx context.Context, name string) (*model.WriteResul
 	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(name, "/resume")}, &r)
 }
 
+// PromoteRollout makes the canary of a task's rollout in progress the
+// task.
+func (c *Client) PromoteRollout(ctx context.Context, name string) (*model.WriteResult, error) {
+	var r model.WriteResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(name, "/promote")}, &r)
+}
+
+// AbortRollout ends a task's rollout in progress, keeping its stable
+// version.
+func (c *Client) AbortRollout(ctx context.Context, name string) (*model.WriteResult, error) {
+	var r model.WriteResult
+	return &r, c.Do(ctx, Request{Method: http.MethodPost, Path: taskPath(name, "/abort")}, &r)
+}
+
+// Rollout returns a task's latest canary rollout.
+func (c *Client) Rollout(ctx context.Context, name string, opts ...ReadOption) (*model.Rollout, error) {
+	var r model.Rollout
+	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: taskPath(name, "/rollout"), Query: query(opts)}, &r)
+}
+
 // TaskHistory returns every version of a task.
 func (c *Client) TaskHistory(ctx context.Context, name string, opts ...ReadOption) (*model.TaskHistory, error) {
 	var h model.TaskHistory

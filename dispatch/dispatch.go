@@ -205,7 +205,7 @@ func (d *Dispatcher) apply(c fsm.InstanceChange) {
 		if c.At == 0 {
 			now = d.cfg.Now().UnixMilli()
 		}
-		if d.ready.add(c.ID, c.Task, c.Pin, now, c.At) {
+		if d.ready.add(c.ID, routeName(c.Task, c.Canary), c.Pin, now, c.At) {
 			d.wakeAll()
 		}
 		delete(d.leases, c.ID)
@@ -253,7 +253,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	err := d.store.ActiveInstances(func(a fsm.Active) {
 		n++
 		d.InstanceChanged(fsm.InstanceChange{ID: a.ID, Task: a.Task, State: a.State, Attempt: a.Attempt, LeaseUntil: a.LeaseUntil, Executor: a.Executor,
-			Parent: a.Parent, Shards: a.Shards, Pin: a.Pin})
+			Parent: a.Parent, Shards: a.Shards, Pin: a.Pin, Canary: a.Canary})
 		d.mu.Lock()
 		if l, ok := d.leases[a.ID]; ok && l.until == a.LeaseUntil {
 			l.inherited = true
@@ -406,19 +406,52 @@ func (d *Dispatcher) reap(ctx context.Context) {
 	d.log.Info("attempts lost: leases expired", "count", out.Expired, "proposed", len(items))
 }
 
-// taskRoute reads a task's route from the store.
+// taskRoute reads a task's route from the store: for the canary
+// instances of a task (routeName), what its rollout's canary runs.
 func (d *Dispatcher) taskRoute(task string) route {
-	t, err := d.store.GetTask(task)
+	get := d.store.GetTask
+	if name, ok := strings.CutSuffix(task, canarySuffix); ok {
+		task = name
+		if cs, ok := d.store.(canaryStore); ok {
+			get = cs.CanaryTask
+		}
+	}
+	t, err := get(task)
 	if err != nil {
 		return routeOf(nil)
 	}
 	return routeOf(t)
 }
 
-// TaskChanged makes the dispatcher read a task's route again.
+// canaryStore is a Store that knows canary rollouts (fsm.FSM).
+type canaryStore interface {
+	// CanaryTask returns what the task's canary instances run: its
+	// canary version with the rollout's testLabels while one
+	// progresses, else the task.
+	CanaryTask(name string) (*model.Task, error)
+}
+
+// canarySuffix marks the ready index's name of a task's canary
+// instances: they have a route of their own.
+const canarySuffix = "\x00canary"
+
+// routeName is the ready index's name of the task's canary or other
+// instances.
+func routeName(task string, canary bool) string {
+	if canary {
+		return task + canarySuffix
+	}
+	return task
+}
+
+// TaskChanged makes the dispatcher read a task's route again (and its
+// canary instances').
 func (d *Dispatcher) TaskChanged(task string) {
 	d.mu.Lock()
 	d.ready.taskChanged(task)
+	if _, ok := d.ready.routes[task+canarySuffix]; ok {
+		d.ready.taskChanged(task + canarySuffix) // else read when first used
+	}
 	d.mu.Unlock()
 }
 

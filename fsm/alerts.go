@@ -64,7 +64,6 @@ type AlertTransition struct {
 
 // alertUpdate applies the watchdog's findings in order.
 func (w alertWrites) alertUpdate(u *command.AlertUpdate) *Result {
-	now := model.UnixMilli(w.cmd.Now)
 	var out struct {
 		Raised    int `json:"raised"`
 		Refreshed int `json:"refreshed"`
@@ -78,30 +77,19 @@ func (w alertWrites) alertUpdate(u *command.AlertUpdate) *Result {
 		}
 		switch {
 		case it.Op == command.AlertResolve && ok:
-			cur.State = model.AlertResolved
-			cur.ResolvedAt = &now
-			w.del(bktAlertsCur, []byte(it.ID))
-			// A resolution is announced only if its firing was.
-			w.transition(model.AlertResolved, cur.Alert, !cur.Silenced && !w.silenced(silences, &cur.Alert))
+			w.resolve(cur, silences)
 			out.Resolved++
 		case it.Op == command.AlertResolve:
 		case ok:
 			if it.Key != "" && it.Key == cur.Key {
 				continue
 			}
-			cur.LastSeen = now
-			cur.Count++
 			cur.Key = it.Key
-			cur.Severity, cur.Subject, cur.Summary, cur.Details = it.Severity, it.Subject, it.Summary, it.Details
-			cur.Silenced = w.silenced(silences, &cur.Alert)
-			w.putAlert(cur)
+			w.again(cur, model.Alert{Severity: it.Severity, Subject: it.Subject, Summary: it.Summary, Details: it.Details}, silences)
 			out.Refreshed++
 		default:
-			rec := &alertRecord{Alert: model.Alert{ID: it.ID, Rule: it.Rule, Severity: it.Severity, Subject: it.Subject,
-				Summary: it.Summary, Details: it.Details, State: model.AlertFiring, FirstSeen: now, LastSeen: now, Count: 1}, Key: it.Key}
-			rec.Silenced = w.silenced(silences, &rec.Alert)
-			rec.Seq = w.transition(model.AlertFiring, rec.Alert, !rec.Silenced)
-			w.putAlert(rec)
+			w.raiseNew(&alertRecord{Alert: model.Alert{ID: it.ID, Rule: it.Rule, Severity: it.Severity, Subject: it.Subject,
+				Summary: it.Summary, Details: it.Details}, Key: it.Key}, silences)
 			out.Raised++
 		}
 	}
@@ -109,6 +97,51 @@ func (w alertWrites) alertUpdate(u *command.AlertUpdate) *Result {
 		return nil
 	}
 	return okResult(out)
+}
+
+// resolve resolves a firing alert; its resolution is announced only if
+// its firing was.
+func (w alertWrites) resolve(cur *alertRecord, silences []model.Silence) {
+	now := model.UnixMilli(w.cmd.Now)
+	cur.State = model.AlertResolved
+	cur.ResolvedAt = &now
+	w.del(bktAlertsCur, []byte(cur.ID))
+	w.transition(model.AlertResolved, cur.Alert, !cur.Silenced && !w.silenced(silences, &cur.Alert))
+}
+
+// raiseNew records rec, an alert not firing, as firing from now.
+func (w alertWrites) raiseNew(rec *alertRecord, silences []model.Silence) {
+	now := model.UnixMilli(w.cmd.Now)
+	rec.State, rec.FirstSeen, rec.LastSeen, rec.Count = model.AlertFiring, now, now, 1
+	rec.Silenced = w.silenced(silences, &rec.Alert)
+	rec.Seq = w.transition(model.AlertFiring, rec.Alert, !rec.Silenced)
+	w.putAlert(rec)
+}
+
+// raise raises alert id from apply (a rollback's): a new incident, or
+// one more occurrence of the firing one, with the words of this one.
+func (w alertWrites) raise(id, rule, severity string, subject model.AlertSubject, summary string, details map[string]string) {
+	a := model.Alert{ID: id, Rule: rule, Severity: severity, Subject: subject, Summary: summary, Details: details}
+	cur, ok := w.loadAlert(id)
+	if w.err != nil {
+		return
+	}
+	silences := w.activeSilences(w.cmd.Now)
+	if !ok {
+		w.raiseNew(&alertRecord{Alert: a}, silences)
+		return
+	}
+	w.again(cur, a, silences)
+}
+
+// again records one more occurrence of the firing alert cur, with a's
+// severity, subject and words.
+func (w alertWrites) again(cur *alertRecord, a model.Alert, silences []model.Silence) {
+	cur.LastSeen = model.UnixMilli(w.cmd.Now)
+	cur.Count++
+	cur.Severity, cur.Subject, cur.Summary, cur.Details = a.Severity, a.Subject, a.Summary, a.Details
+	cur.Silenced = w.silenced(silences, &cur.Alert)
+	w.putAlert(cur)
 }
 
 func (w alertWrites) loadAlert(id string) (*alertRecord, bool) {

@@ -55,6 +55,8 @@ const (
 	CmdDeleteWindow   = command.TypeDeleteWindow
 	CmdPutPool        = command.TypePutPool
 	CmdDeletePool     = command.TypeDeletePool
+	CmdPromoteRollout = command.TypePromoteRollout
+	CmdAbortRollout   = command.TypeAbortRollout
 )
 
 // Constants of the command bodies (for the migration).

@@ -207,6 +207,11 @@ func (q consoleReads) InstanceWhy(id uint64) (*WhyFacts, error) {
 		} else {
 			p := &t.Policy
 			wf.MaxRetries, wf.Labels, wf.ActionType, wf.Handler = p.MaxRetries, p.ExecutorLabels, t.Action.Type, t.Action.Handler
+			if c, ok, err := canaryDefinition(tx, r); err != nil {
+				return err
+			} else if ok { // a canary waits for what its route needs (rollout.go)
+				wf.Labels, wf.ActionType, wf.Handler = c.Policy.ExecutorLabels, c.Action.Type, c.Action.Handler
+			}
 			wf.Deadline, wf.Timezone = p.Deadline, t.Trigger.Timezone
 			wf.Inflight, wf.Limit = int(w.loadState(r.Task).Inflight), max(p.MaxConcurrency, 1)
 			if r.Flags&flagWaitingDeps != 0 {

@@ -184,10 +184,18 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(37) {
+	switch g.rng.Intn(38) {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
+		if g.rng.Intn(3) == 0 {        // protocol 8: a canary rollout (or its replacement)
+			off := false
+			tk.Rollout = &model.RolloutSpec{Percent: []int{0, 50, 100}[g.rng.Intn(3)], PromoteAfter: 1 + g.rng.Intn(3)}
+			if g.rng.Intn(2) == 0 {
+				tk.Rollout.AbortOnFailure, tk.Rollout.TestLabels = &off, map[string]string{"env": "test"}
+			}
+			tk.Action.Command = fmt.Sprintf("echo canary %d", g.rng.Intn(3))
+		}
 		typ, body = CmdPutTask, PutTask{Task: tk, KeepPaused: g.rng.Intn(2) == 0}
 	case 3:
 		typ, body = CmdDeleteTask, TaskRef{Name: g.taskName()}
@@ -401,6 +409,9 @@ func (g *logGen) command(t *testing.T) *Command {
 		}
 		g.created(s.Count())
 		typ, body = command.TypeShard, s
+	case 37: // protocol 8: a rollout promoted or aborted by hand
+		typ = []CommandType{CmdPromoteRollout, CmdAbortRollout}[g.rng.Intn(2)]
+		body = TaskRef{Name: g.taskName()}
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {
@@ -482,6 +493,12 @@ func (g *logGen) scripted(t *testing.T) []*raft.Log {
 	add(CmdTrigger, Trigger{Task: "task-3"})
 	g.now += 1000
 	add(CmdFire, Fire{Instances: []uint64{waiter}})
+	// A canary rollout whose first canary fails: a rollback and its alert.
+	event := model.Trigger{Type: model.TriggerEvent}
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-5", Trigger: event, Action: shell}})
+	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-5", Trigger: event, Action: model.Action{Type: model.ActionShell, Command: "false"},
+		Rollout: &model.RolloutSpec{Percent: 100, PromoteAfter: 2}}})
+	run(add(CmdTrigger, Trigger{Task: "task-5"}), false)
 	for _, l := range out {
 		g.ids = append(g.ids, l.Index<<20)
 	}
@@ -515,7 +532,10 @@ func TestFSM_Deterministic(t *testing.T) {
 	// The protocol 4 policies the logs must have exercised: events in the
 	// state, refusals in the answers.
 	behaviours := map[string]bool{`"type":"chained"`: false, `"type":"queue_full"`: false, `"type":"upstream_failed"`: false,
-		`dependsOn cycle: `: false, `onSuccess cycle: `: false, `"type":"rerun"`: false}
+		`dependsOn cycle: `: false, `onSuccess cycle: `: false, `"type":"rerun"`: false,
+		// Protocol 8's canary rollouts: their ends, and the refusal of a
+		// plain put during one.
+		`"type":"promoted"`: false, `"type":"rollback"`: false, `"type":"rollout_aborted"`: false, `has a rollout in progress`: false, `"rule":"rollback"`: false}
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			g := newLogGen(seed, 0)

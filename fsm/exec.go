@@ -119,7 +119,7 @@ func (w instanceWrites) setState(r *record, st uint8) {
 		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
 		From: name(stateNames, was), Source: name(sourceNames, r.Source),
 		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter,
-		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin}
+		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin, Canary: r.Canary}
 	if w.ended != nil && w.ended.id == r.ID {
 		ch.Ended, w.ended = &w.ended.a, nil
 	}
@@ -175,6 +175,9 @@ type InstanceChange struct {
 	Parent uint64
 	Shards int
 	Pin    string
+	// Canary: the instance runs its task's canary (fsm/rollout.go): the
+	// dispatcher routes it by CanaryTask.
+	Canary bool
 }
 
 // finish moves r to a terminal state, freeing its slot.
@@ -222,6 +225,9 @@ func (w instanceWrites) finish(r *record, st uint8) {
 	}
 	if st == stFailed || st == stTerm {
 		w.deps().upstreamFailed(r)
+	}
+	if r.Canary {
+		w.tasks().canaryFinished(r, st)
 	}
 	if st == stFailed {
 		// A failure the task wants to be told about (notify webhooks,

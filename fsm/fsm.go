@@ -80,7 +80,7 @@ var (
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
 		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx, bktPoolState,
-		bktRateState, bktRateWait, bktRateIdx)
+		bktRateState, bktRateWait, bktRateIdx, bktRollouts)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,
@@ -562,6 +562,10 @@ type writer struct {
 	// dry marks a Precheck: the transaction is read-only, and what a
 	// check finds is not used, only its answer.
 	dry bool
+
+	// rollouts caches the rollouts records this command read or wrote
+	// (nil: none), so a submission of many instances reads one once.
+	rollouts map[string]*model.Rollout
 }
 
 func (w *writer) put(bkt, k, v []byte) {

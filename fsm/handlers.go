@@ -87,6 +87,10 @@ var handlers = [...]handler{
 		check: slotWrites.namedPool, write: slotWrites.deletePool},
 	command.TypeShard: spec[instanceWrites, *command.Shard, *record]{decode: command.JSONBody[command.Shard],
 		check: instanceWrites.shardCheck, write: instanceWrites.shard},
+	command.TypePromoteRollout: spec[taskWrites, *command.TaskRef, *storedTask]{decode: command.JSONBody[command.TaskRef],
+		check: taskWrites.rolloutCheck, write: taskWrites.promoteRollout},
+	command.TypeAbortRollout: spec[taskWrites, *command.TaskRef, *storedTask]{decode: command.JSONBody[command.TaskRef],
+		check: taskWrites.rolloutCheck, write: taskWrites.abortRollout},
 }
 
 // handlerOf returns the handler of type t, nil for a type this version

@@ -207,6 +207,7 @@ func (w instanceWrites) loadRecord(id uint64) (*record, bool) {
 // whether to count a SCHEDULED one now (Submit counts its batch once). An
 // instance without a state yet is about to be admitted, which stores it.
 func (w instanceWrites) create(r *record, countPending bool) {
+	w.pickCanary(r)
 	if r.State != 0 {
 		w.putRecord(r)
 	}

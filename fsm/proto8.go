@@ -51,6 +51,8 @@ func proto8Field(t *model.Task) string {
 		return "policy.broadcast"
 	case p.RateLimit != nil:
 		return "policy.rateLimit"
+	case t.Rollout != nil:
+		return "rollout"
 	}
 	return ""
 }
@@ -65,6 +67,8 @@ func proto8Refusal(proto int, t *model.Task) *model.Error {
 			what = "overlap replace"
 		case "trigger.expression":
 			what = "Quartz's L, W and # in a cron expression"
+		case "rollout":
+			what = "a canary rollout"
 		}
 		return &model.Error{Code: model.CodePrecondition, Field: f,
 			Message: fmt.Sprintf("%s needs protocol %d, the cluster is at protocol %d: upgrade every member first", what, proto8, proto)}

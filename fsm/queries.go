@@ -23,6 +23,7 @@ func (r *record) toModel() model.Instance {
 		IdempotencyKey: r.IdemKey, Attempts: int(r.Attempts),
 		CreatedAt: model.UnixMilli(r.CreatedAt), ScheduledAt: model.UnixMilli(r.ScheduledAt),
 		FiredAt: model.UnixMilli(r.FiredAt), StartedAt: model.UnixMilli(r.StartedAt), FinishedAt: model.UnixMilli(r.FinishedAt),
+		Canary: r.Canary,
 	}
 	if in.IdempotencyKey == "" && r.Source != code(sourceNames, model.SourceDelay) && r.Source != code(sourceNames, model.SourceAPI) {
 		in.IdempotencyKey = r.Task + "@" + in.ScheduledAt.UTC().Format(model.TimeLayout)
@@ -365,6 +366,8 @@ type Active struct {
 	Parent uint64
 	Shards int
 	Pin    string
+	// Canary: the instance runs its task's canary (fsm/rollout.go).
+	Canary bool
 }
 
 // ActiveInstances calls fn for every READY, RUNNING, RETRYING, BLOCKED
@@ -385,7 +388,7 @@ func (q instanceReads) ActiveInstances(fn func(Active)) error {
 			}
 			fn(Active{ID: id, Task: r.Task, State: name(stateNames, r.State), Attempt: int(r.Attempts), Executor: r.Executor, LeaseUntil: r.LeaseUntil,
 				ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, RetryAt: r.RetryAt, AttemptStart: r.AttemptStart, MidRun: r.Flags&flagMidRunApproval != 0,
-				Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin})
+				Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin, Canary: r.Canary})
 			return nil
 		})
 	})
@@ -426,10 +429,16 @@ func (q instanceReads) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 			if t == nil {
 				continue
 			}
+			def := &t.Task
+			if c, ok, err := canaryDefinition(tx, r); err != nil {
+				return err
+			} else if ok {
+				def = c
+			}
 			in := r.toModel()
 			out = append(out, model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(ref.Attempt), Task: r.Task,
 				Attempt: ref.Attempt, ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
-				Payload: in.Payload, Action: t.Action, Policy: t.Policy, Shard: in.Shard, Parent: in.Parent})
+				Payload: in.Payload, Action: def.Action, Policy: def.Policy, Shard: in.Shard, Parent: in.Parent})
 		}
 		return nil
 	})

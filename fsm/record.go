@@ -84,6 +84,9 @@ type record struct {
 	// Pool is the pool it holds a slot of while it holds its task's slot
 	// (protocol 8; fsm/pools.go).
 	Pool string
+	// Canary marks an instance its task's rollout picked to run the
+	// canary version (TaskVersion; protocol 8; fsm/rollout.go).
+	Canary bool
 	// Shards (protocol 8; shards.go). A shard: Parent is the sharded
 	// instance, ShardIndex its place of Shards, Pin the executor a
 	// broadcast shard runs on. A sharded instance once fanned out:
@@ -139,7 +142,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" && !r.sharded() {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" && !r.Canary && !r.sharded() {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -154,7 +157,7 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	later := r.Moved != 0 || r.Held != "" || r.Pool != "" || r.sharded()
+	later := r.Moved != 0 || r.Held != "" || r.Pool != "" || r.Canary || r.sharded()
 	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 && !later {
 		return b // as before protocol 6
 	}
@@ -173,11 +176,20 @@ func (r *record) encode() []byte {
 	b = binary.AppendVarint(b, r.Moved)
 	b = binary.AppendUvarint(b, uint64(len(r.Held)))
 	b = append(b, r.Held...)
-	if r.Pool == "" && !r.sharded() {
+	if r.Pool == "" && !r.Canary && !r.sharded() {
 		return b
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Pool)))
 	b = append(b, r.Pool...)
+	if !r.Canary && !r.sharded() {
+		return b
+	}
+	// The canary flag: one byte (0 or 1), then the shard fields if any.
+	if r.Canary {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
 	if !r.sharded() {
 		return b
 	}
@@ -320,6 +332,16 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 	}
 	r.Pool = string(pool)
 	if len(rest) == 0 {
+		return r, nil
+	}
+	switch rest[0] {
+	case 0:
+	case 1:
+		r.Canary = true
+	default:
+		return nil, errRecord
+	}
+	if rest = rest[1:]; len(rest) == 0 {
 		return r, nil
 	}
 	return r, r.decodeShards(rest)

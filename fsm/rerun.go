@@ -134,7 +134,7 @@ func (w instanceWrites) rerunOne(r *record) {
 		w.putEvent(r.ID, firedEvent(r)) // the first firing, which FiredAt no longer tells
 	}
 	st := w.loadState(r.Task)
-	r.Base, r.Free, r.Flags = r.Attempts, 0, flagRerun
+	r.Base, r.Free, r.Flags, r.Canary = r.Attempts, 0, flagRerun, false
 	r.FiredAt, r.StartedAt, r.FinishedAt, r.Node, r.TaskVersion = w.cmd.Now, 0, 0, w.cmd.Node, st.Version
 	r.Executor, r.Host, r.LastError, r.ExitCode, r.LeaseUntil, r.RetryAt, r.AttemptStart = "", "", "", 0, 0, 0, 0
 	w.event(r.ID, "rerun", msg)

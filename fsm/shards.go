@@ -91,7 +91,7 @@ func (w instanceWrites) shard(s *command.Shard, r *record) *Result {
 		id, _ := w.newID()
 		c := &record{ID: id, Source: r.Source, CreatedAt: w.cmd.Now, ScheduledAt: r.ScheduledAt, FiredAt: w.cmd.Now,
 			TaskVersion: r.TaskVersion, Task: r.Task, IdemKey: "", Node: w.cmd.Node, Params: r.Params, Payload: r.Payload,
-			Date: r.Date, Parent: r.ID, ShardIndex: uint32(i), Shards: uint32(n)}
+			Date: r.Date, Parent: r.ID, ShardIndex: uint32(i), Shards: uint32(n), Canary: r.Canary}
 		if len(s.Executors) > 0 {
 			c.Pin = s.Executors[i]
 		}
@@ -154,7 +154,7 @@ func (w instanceWrites) shardsAgain(r *record) *Result {
 	for _, c := range again {
 		was := name(stateNames, c.State)
 		c.Base, c.Free, c.Flags = c.Attempts, 0, flagRerun
-		c.FiredAt, c.StartedAt, c.FinishedAt, c.Node, c.TaskVersion = w.cmd.Now, 0, 0, w.cmd.Node, r.TaskVersion
+		c.FiredAt, c.StartedAt, c.FinishedAt, c.Node, c.TaskVersion, c.Canary = w.cmd.Now, 0, 0, w.cmd.Node, r.TaskVersion, r.Canary
 		c.Executor, c.Host, c.LastError, c.ExitCode, c.LeaseUntil, c.RetryAt, c.AttemptStart = "", "", "", 0, 0, 0, 0
 		w.event(c.ID, "rerun", fmt.Sprintf("re-run with instance %s by %s; it had ended %s", model.FormatID(r.ID), w.cmd.Actor, was))
 		w.setState(c, stReady)

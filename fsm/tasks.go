@@ -98,6 +98,7 @@ type putPlan struct {
 	next    model.Task
 	cur     *storedTask
 	changed bool
+	rollout *rolloutPlan // a rollout of next as a canary (rollout.go)
 }
 
 // planPut decides a put_task from the state, writing nothing: the checks
@@ -163,10 +164,19 @@ func (w taskWrites) planPut(p *command.PutTask) (*putPlan, *model.Error) {
 	}
 	in.Version, in.CreatedAt, in.UpdatedAt, in.UpdatedBy, in.NextFireTimes = 0, model.Time{}, model.Time{}, "", nil
 	in.Runs, in.Completed = 0, ""
-	if !exists {
-		return &putPlan{next: in, changed: true}, nil
+	rp, canaryChanged, e := w.planRollout(&in, exists)
+	switch {
+	case e != nil:
+		return nil, e
+	case w.err != nil:
+		return nil, nil
+	case !exists:
+		return &putPlan{next: in, changed: true, rollout: rp}, nil
+	case rp != nil && rp.replaces != nil:
+		// Judged against the canary it would replace.
+		return &putPlan{next: in, cur: cur, changed: canaryChanged, rollout: rp}, nil
 	}
-	return &putPlan{next: in, cur: cur, changed: !sameSpec(&cur.Task, &in)}, nil
+	return &putPlan{next: in, cur: cur, changed: !sameSpec(&cur.Task, &in), rollout: rp}, nil
 }
 
 // proposePut holds a new put_task to this version's rules whatever the
@@ -215,7 +225,12 @@ func (w taskWrites) putCheck(p *command.PutTask) (*putPlan, *Result) {
 func (w taskWrites) putTask(_ *command.PutTask, pl *putPlan) *Result {
 	in := pl.next
 	if cur := pl.cur; cur != nil {
-		in.Version = cur.Version + 1
+		if pl.rollout != nil {
+			return w.startRollout(&in, cur, pl.rollout)
+		}
+		// The history's last version is the task's but after a rollout,
+		// whose canary version the task may never have had.
+		in.Version = lastVersion(w.tx, in.Name) + 1
 		in.CreatedAt = cur.CreatedAt
 		w.saveTask(&in, OpUpdate)
 		if !sameTrigger(&cur.Task.Trigger, &in.Trigger) {
@@ -239,6 +254,9 @@ func (w taskWrites) putTask(_ *command.PutTask, pl *putPlan) *Result {
 	}
 	w.saveState(in.Name, fresh)
 	w.notes.tasks = append(w.notes.tasks, in.Name)
+	if pl.rollout != nil {
+		return w.startRollout(&in, nil, pl.rollout)
+	}
 	// The answer is remembered with the request id: what it says may
 	// change only with the protocol.
 	created := w.protoAt() >= protoKeepPaused
@@ -333,13 +351,23 @@ func (w taskWrites) existingTask(name string) (*storedTask, *Result) {
 }
 
 func (w taskWrites) deleteTask(r *command.TaskRef, cur *storedTask) *Result {
-	cur.Version++
+	cur.Version = lastVersion(w.tx, r.Name) + 1 // past a canary version (rollout.go)
+	if w.protoAt() >= proto8 {
+		w.dropRollout(r.Name) // its rollout ends with it
+	}
 	h, err := json.Marshal(model.TaskVersion{Version: cur.Version, Op: OpDelete, Actor: w.cmd.Actor, Time: model.UnixMilli(w.cmd.Now)})
 	if err != nil {
 		w.err = err
 		return nil
 	}
 	w.del(bktTasks, []byte(r.Name))
+	if w.f != nil {
+		// The cached definition goes with the row: what the rest of the
+		// delete reads of the task (admitting a queued instance as its
+		// rate limiter lets its waiters go) must not depend on whether
+		// this replica had it cached, which depends on its batches.
+		delete(w.f.taskCache, r.Name)
+	}
 	w.put(bktHistory, historyKey(r.Name, cur.Version), h)
 	w.instances().cancelScheduled(r.Name)
 	w.slots().dropLimiter("t" + r.Name)
@@ -364,7 +392,11 @@ func (w taskWrites) setPaused(paused bool, r *command.TaskRef, cur *storedTask) 
 	}
 	t := cur.Task
 	t.Paused = paused
-	t.Version++
+	t.Version = lastVersion(w.tx, r.Name) + 1 // past a canary version (rollout.go)
+	if ro := w.activeRollout(r.Name); ro != nil && ro.Stable != 0 {
+		ro.Stable = t.Version // a rollout goes on across a pause
+		w.saveRollout(ro)
+	}
 	op := OpResume
 	if paused {
 		op = OpPause

@@ -18,6 +18,7 @@ const (
 	RuleMemberUnreachable = "member_unreachable"
 	RuleExecutorLost      = "executor_lost"
 	RuleQuorumLost        = "quorum_lost" // raised by a node that sees it; not a state-machine record
+	RuleRollback          = "rollback"    // a canary rollout rolled back (raised by the state machine)
 )
 
 // Alert severities.

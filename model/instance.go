@@ -70,6 +70,9 @@ type Instance struct {
 	Parent string        `json:"parent,omitempty"`
 	Shard  *ShardRef     `json:"shard,omitempty"`
 	Shards *ShardSummary `json:"shards,omitempty"`
+	// Canary: the task's rollout picked it to run the canary version,
+	// TaskVersion (protocol 8).
+	Canary bool `json:"canary,omitempty"`
 }
 
 // ShardRef is a shard's place in its instance: Index of Total (0-based),

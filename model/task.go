@@ -33,6 +33,9 @@ type Task struct {
 	// once it declares any, a trigger may pass only those, must pass the
 	// required ones, and every instance gets the defaults of the others.
 	Params map[string]ParamSpec `json:"params,omitempty"`
+	// Rollout, on a write only, rolls the definition out as a canary
+	// (RolloutSpec); it is not stored.
+	Rollout *RolloutSpec `json:"rollout,omitempty"`
 
 	Version       uint64 `json:"version,omitempty"`
 	CreatedAt     Time   `json:"createdAt"`

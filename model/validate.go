@@ -69,6 +69,9 @@ func (t *Task) Normalize() {
 	if len(t.Labels) == 0 {
 		t.Labels = nil
 	}
+	if t.Rollout != nil {
+		t.Rollout.normalize()
+	}
 }
 
 // Validate checks every user-settable field of t and returns an *Error naming
@@ -91,6 +94,11 @@ func (t *Task) Validate() error {
 	}
 	if err := t.validateParams(); err != nil {
 		return err
+	}
+	if t.Rollout != nil {
+		if err := t.Rollout.validate(); err != nil {
+			return err
+		}
 	}
 	if len(t.Labels) > 64 {
 		return FieldErrorf("labels", "at most 64 labels, got %d", len(t.Labels))

@@ -50,6 +50,21 @@ func (ts *Tasks) PauseTask(ctx context.Context, c api.Caller, name string) (*mod
 	return ts.write(ctx, c, command.TypePauseTask, command.TaskRef{Name: name})
 }
 
+// PromoteRollout implements api.TaskBackend.
+func (ts *Tasks) PromoteRollout(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return ts.write(ctx, c, command.TypePromoteRollout, command.TaskRef{Name: name})
+}
+
+// AbortRollout implements api.TaskBackend.
+func (ts *Tasks) AbortRollout(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
+	return ts.write(ctx, c, command.TypeAbortRollout, command.TaskRef{Name: name})
+}
+
+// Rollout implements api.TaskBackend.
+func (ts *Tasks) Rollout(ctx context.Context, name string) (*model.Rollout, error) {
+	return ts.state.Rollout(name)
+}
+
 // ResumeTask implements api.TaskBackend.
 func (ts *Tasks) ResumeTask(ctx context.Context, c api.Caller, name string) (*model.WriteResult, error) {
 	return ts.write(ctx, c, command.TypeResumeTask, command.TaskRef{Name: name})

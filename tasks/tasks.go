@@ -63,6 +63,7 @@ type State interface {
 	ListTasks(f model.TaskFilter) (*model.TaskList, error)
 	TaskHistory(name string) (*model.TaskHistory, error)
 	TaskEvents(name string) (*model.TaskEvents, error)
+	Rollout(name string) (*model.Rollout, error)
 	PlanPutTask(c *command.Command) (*model.TaskPlan, error)
 	GetInstance(id uint64) (*model.Instance, error)
 	Shards(id uint64) ([]model.Instance, error)

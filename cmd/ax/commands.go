@@ -35,7 +35,7 @@ func commands() []entry {
 	return []entry{
 		{name: "agent", summary: "run a node (with no flags: a single-node cluster on 127.0.0.1:7070)", new: newAgentCmd},
 		{name: "status", summary: "the cluster at a glance: members, executors, instances, failures, alerts, next fires", new: operate.NewStatus},
-		{name: "task", summary: "apply, export, list, get, pause, resume, delete tasks; show their history and events; re-run their instances", usage: work.TaskUsage, subs: []entry{
+		{name: "task", summary: "apply, export, list, get, pause, resume, delete tasks; show their history and events; follow, promote and abort canary rollouts; re-run their instances", usage: work.TaskUsage, subs: []entry{
 			{name: "apply", new: work.NewTaskApply},
 			{name: "export", new: work.NewTaskExport},
 			{name: "list", new: work.NewTaskList},
@@ -45,6 +45,9 @@ func commands() []entry {
 			{name: "delete", new: work.NewTaskWrite("delete"), taskArg: true},
 			{name: "history", new: work.NewTaskRead("history"), taskArg: true},
 			{name: "events", new: work.NewTaskRead("events"), taskArg: true},
+			{name: "rollout", new: work.NewTaskRead("rollout"), taskArg: true},
+			{name: "promote", new: work.NewTaskWrite("promote"), taskArg: true},
+			{name: "abort", new: work.NewTaskWrite("abort"), taskArg: true},
 			{name: "rerun", new: work.NewTaskRerun, taskArg: true},
 		}},
 		{name: "trigger", summary: "run a task now", new: work.NewTrigger, taskArg: true},

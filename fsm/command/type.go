@@ -70,6 +70,8 @@ const (
 	TypePutPool        Type = 44 // body: PutPool
 	TypeDeletePool     Type = 45 // body: TaskRef (Name = pool name)
 	TypeShard          Type = 46 // body: Shard
+	TypePromoteRollout Type = 47 // body: TaskRef (the task whose canary to promote)
+	TypeAbortRollout   Type = 48 // body: TaskRef (the task whose rollout to abort)
 )
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -105,9 +107,11 @@ const (
 // the task state, TaskFire.Jitter kept on the instance; fsm/window.go).
 // Protocol 8 adds the exclusion calendars (40, 41) and blackout windows
 // (42, 43), which a task's trigger.calendars names and fire honors
-// (fsm/calendars.go), and shared pools (44, 45), which admission honors
+// (fsm/calendars.go), shared pools (44, 45), which admission honors
 // (fsm/pools.go), with their rate limits, as policy.rateLimit's
-// (fsm/ratelimit.go). From the entry after set_proto 8, put_task takes
+// (fsm/ratelimit.go), the fan-out of sharded instances (46,
+// fsm/shards.go), and the promotion and abort of a canary rollout (47,
+// 48; fsm/rollout.go), which a put_task with a rollout starts. From the entry after set_proto 8, put_task takes
 // policy.overlap "replace", which admit honors; the history limits
 // policy.keepSuccessful and keepFailed, which retention's look-up
 // applies; and a task's params declarations, which every instance's
@@ -147,7 +151,7 @@ var types = [...]info{
 	TypePutCalendar: {"put_calendar", 8}, TypeDeleteCalendar: {"delete_calendar", 8},
 	TypePutWindow: {"put_window", 8}, TypeDeleteWindow: {"delete_window", 8},
 	TypePutPool: {"put_pool", 8}, TypeDeletePool: {"delete_pool", 8},
-	TypeShard: {"shard", 8},
+	TypeShard: {"shard", 8}, TypePromoteRollout: {"promote_rollout", 8}, TypeAbortRollout: {"abort_rollout", 8},
 }
 
 // Known reports whether this binary knows the type.
@@ -170,7 +174,7 @@ func (t Type) String() string {
 // the first release (1..20), 2 for the ACL, secret, member-key and
 // protocol types (21..27), 3 for note (31), 4 for the alert, silence
 // and channel types (32..37), 7 for rerun (39), 8 for the calendar,
-// window and pool types (40..45) and shard (46), and ProtoVersion+1 for
+// window and pool types (40..45), shard (46) and the rollout types (47, 48), and ProtoVersion+1 for
 // a type this binary does not know.
 func MinProto(t Type) int {
 	if t.Known() {

@@ -20,6 +20,8 @@ func TestType(t *testing.T) {
 		{TypeDeleteWindow, "delete_window", true, false, 8},
 		{TypeDeletePool, "delete_pool", true, false, 8},
 		{TypeShard, "shard", true, false, 8},
+		{TypePromoteRollout, "promote_rollout", true, false, 8},
+		{TypeAbortRollout, "abort_rollout", true, false, 8},
 		{51, "command(51)", false, false, ProtoVersion + 1},
 		{0, "command(0)", false, false, ProtoVersion + 1},
 		{29, "command(29)", false, false, ProtoVersion + 1}, // taken by other work of release 3
@@ -43,8 +45,8 @@ func TestType(t *testing.T) {
 			}
 		})
 	}
-	if n := len(Types()); n != 42 {
-		t.Errorf("Types() lists %d types, want 42", n)
+	if n := len(Types()); n != 44 {
+		t.Errorf("Types() lists %d types, want 44", n)
 	}
 }
 

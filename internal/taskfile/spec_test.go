@@ -19,7 +19,8 @@ import (
 func TestSpec_Fields(t *testing.T) {
 	t.Parallel()
 	left := map[string]bool{"version": true, "createdAt": true, "updatedAt": true, "updatedBy": true, "nextFireTimes": true, "paused": true,
-		"runs": true, "completed": true, "-": true} // "-": Resolved, what the state machine compiles for a read
+		"runs": true, "completed": true, "-": true, // "-": Resolved, what the state machine compiles for a read
+		"rollout": true} // a write's request to roll the definition out as a canary, never stored
 	spec := map[string]bool{}
 	st := reflect.TypeFor[Spec]()
 	for i := range st.NumField() {

@@ -96,7 +96,11 @@ func Instance(w io.Writer, in *model.Instance) error {
 	now := time.Now()
 	tw := newTable(w)
 	row(tw, "ID:", in.ID)
-	row(tw, "Task:", fmt.Sprintf("%s (version %d)", in.Task, in.TaskVersion))
+	canary := ""
+	if in.Canary {
+		canary = ", canary"
+	}
+	row(tw, "Task:", fmt.Sprintf("%s (version %d%s)", in.Task, in.TaskVersion, canary))
 	row(tw, "Source:", in.Source)
 	row(tw, "State:", in.State)
 	if in.Why != "" {

@@ -119,6 +119,12 @@ func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) er
 	if t.Completed != "" {
 		row(tw, "Completed:", t.Completed+": the trigger fires no more")
 	}
+	// A rollout in progress (a second read; a node without rollouts, or
+	// a task that never had one, answers 404: no line).
+	if ro, err := cl.Rollout(ctx, t.Name); err == nil && ro.Active() {
+		row(tw, "Rollout:", fmt.Sprintf("canary version %d on %d%% of the fires, %d of %d canary successes (ax task rollout %s)",
+			ro.Canary, ro.Percent, ro.Successes, ro.PromoteAfter, t.Name))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -218,6 +224,41 @@ func History(w io.Writer, h *model.TaskHistory) error {
 	row(tw, "VERSION", "OP", "ACTOR", "TIME", "AGE")
 	for _, v := range h.Versions {
 		row(tw, v.Version, v.Op, orDash(v.Actor), fmtTime(v.Time), age(v.Time, now))
+	}
+	return tw.Flush()
+}
+
+// Rollout prints a task's canary rollout for people: the versions, the
+// split and the progress, and how it ended.
+func Rollout(w io.Writer, ro *model.Rollout) error {
+	tw := newTable(w)
+	row(tw, "Task:", ro.Task)
+	row(tw, "Phase:", ro.Phase)
+	stable := strconv.FormatUint(ro.Stable, 10)
+	if ro.Stable == 0 {
+		stable = "- (a new task: every fire is a canary)"
+	}
+	row(tw, "Stable version:", stable)
+	row(tw, "Canary version:", fmt.Sprintf("%d, %d%% of the fires", ro.Canary, ro.Percent))
+	if len(ro.TestLabels) > 0 {
+		keys := slices.Sorted(maps.Keys(ro.TestLabels))
+		for i, k := range keys {
+			keys[i] = k + "=" + ro.TestLabels[k]
+		}
+		row(tw, "Test labels:", strings.Join(keys, ","))
+	}
+	row(tw, "Progress:", fmt.Sprintf("%d of %d canary successes, %d failed, %d canary fires", ro.Successes, ro.PromoteAfter, ro.Failures, ro.Fires))
+	onFail := "roll back"
+	if !ro.AbortOnFailure {
+		onFail = "counted, the rollout goes on"
+	}
+	row(tw, "On a canary failure:", onFail)
+	row(tw, "Started:", fmt.Sprintf("%s by %s", fmtTime(ro.StartedAt), orDash(ro.StartedBy)))
+	if ro.EndedAt != nil {
+		row(tw, "Ended:", fmt.Sprintf("%s: %s", fmtTime(*ro.EndedAt), ro.Reason))
+	}
+	if ro.Promoted != 0 {
+		row(tw, "Promoted as:", fmt.Sprintf("version %d", ro.Promoted))
 	}
 	return tw.Flush()
 }

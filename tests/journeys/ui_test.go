@@ -314,6 +314,26 @@ func TestUI_Console(t *testing.T) {
 		t.Fatalf("export's params %v, want those of the form", got)
 	}
 
+	// A canary rollout of cleanup: both versions, what changed, the
+	// progress; the operator promotes it.
+	canary := *tasks[5]
+	canary.Action.Command = "echo canary"
+	canary.Rollout = &model.RolloutSpec{Percent: 50, PromoteAfter: 3}
+	if _, err := adm.PutTask(ctx, &canary); err != nil {
+		t.Fatal(err)
+	}
+	b.open(base+"/ui/#/tasks/cleanup", "#rollout-versions")
+	b.waitJS("the rollout's versions, diff and progress", `(() => { const r = document.querySelector('#rollout');
+		return r.querySelector('#rollout-versions').textContent.startsWith('Stable v1 · canary v2 on 50% of the fires') &&
+			r.querySelector('#rollout-progress').textContent.startsWith('0 of 3 canary successes') &&
+			r.querySelector('pre.diff').textContent.includes('+     "command": "echo canary"'); })()`, 10*time.Second)
+	b.shot("task-rollout")
+	b.do("promote", 20*time.Second, chromedp.Click(chromedp.CSS("#act-promote")))
+	b.waitJS("promoted", `document.querySelector('#rollout-phase')?.textContent === 'promoted' && !document.querySelector('#act-promote')`, 15*time.Second)
+	if tk, err := adm.GetTask(ctx, "cleanup"); err != nil || tk.Action.Command != "echo canary" {
+		t.Fatalf("cleanup after the promotion: %+v %v", tk, err)
+	}
+
 	// Approve a WAITING_APPROVAL instance.
 	s, err := adm.Trigger(ctx, "deploy", model.TriggerRequest{})
 	if err != nil {

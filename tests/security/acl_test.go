@@ -90,6 +90,30 @@ func TestACL_RolesAcrossNodes(t *testing.T) {
 	_, err = viaFollower(writer).ListTokens(ctx)
 	wantCode(t, "writer lists tokens", err, model.CodeForbidden)
 
+	// A canary rollout: the writer starts it, a reader sees it and may not
+	// end it, the operator promotes it.
+	canary := eventTask("acl-task")
+	canary.Action.Command = "echo canary"
+	canary.Rollout = &model.RolloutSpec{Percent: 10, PromoteAfter: 5}
+	if _, err := viaFollower(writer).PutTask(ctx, canary); err != nil {
+		t.Fatalf("writer starts a rollout: %v", err)
+	}
+	if ro, err := viaFollower(reader).Rollout(ctx, task.Name); err != nil || ro.Phase != model.RolloutProgressing {
+		t.Fatalf("reader reads the rollout: %+v %v", ro, err)
+	}
+	_, err = viaFollower(reader).PromoteRollout(ctx, task.Name)
+	wantCode(t, "reader promotes", err, model.CodeForbidden)
+	if out, err := axCLI(t, "task", "get", "-addr", follower.HTTPAddr, "-token", reader, task.Name); err != nil ||
+		!strings.Contains(out, "Rollout:") || !strings.Contains(out, "on 10% of the fires, 0 of 5 canary successes") {
+		t.Errorf("ax task get during the rollout: %q %v", out, err)
+	}
+	if out, err := axCLI(t, "task", "promote", "-addr", follower.HTTPAddr, "-token", reader, task.Name); err == nil {
+		t.Errorf("ax task promote as a reader: %q, want refused", out)
+	}
+	if _, err := viaFollower(operator).PromoteRollout(ctx, task.Name); err != nil {
+		t.Fatalf("operator promotes: %v", err)
+	}
+
 	// /v1/internal is for members only, even with an admin token.
 	err = adm.Do(ctx, client.Request{Method: http.MethodPost, Path: "/v1/internal/apply", Body: []byte("x"), NoRetry: true}, nil)
 	wantCode(t, "admin token on /v1/internal/apply", err, model.CodeForbidden)

@@ -27,10 +27,13 @@ Subcommands:
 	pause NAME | resume NAME | delete NAME
 	history NAME           every version: who, when, what
 	events NAME            the task's events (misfires...)
+	rollout NAME           its canary rollout: versions, split, progress
+	promote NAME | abort NAME
+	                       end its rollout: the canary becomes the task, or not
 	rerun NAME -from TIME -to TIME [-state FAILED,...]
 	                       run its finished instances of those fire times again
 
-list, get, history, events and rerun take -o table|json|yaml (-json: -o json);
+list, get, history, events, rollout and rerun take -o table|json|yaml (-json: -o json);
 list -w redraws the table on every change until Ctrl-C. Reads are
 linearizable (they see every acknowledged write, through any node);
 -stale reads the node's own state instead, answered even without a
@@ -44,6 +47,7 @@ Examples:
 	ax task list -label team=data
 	ax task get daily_report -o yaml
 	ax task history daily_report
+	ax task rollout daily_report
 	ax task rerun daily_report -from 2026-11-01 -to 2026-11-29 -state FAILED,TERMINATED
 `
 
@@ -114,6 +118,12 @@ func (c *taskReadCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.out.Print(w, t, func(w io.Writer) error { return view.Task(ctx, cl, w, t) })
+	case "rollout":
+		ro, err := cl.Rollout(ctx, name)
+		if err != nil {
+			return err
+		}
+		return c.out.Print(w, ro, func(w io.Writer) error { return view.Rollout(w, ro) })
 	case "events":
 		ev, err := cl.TaskEvents(ctx, name)
 		if err != nil {
@@ -129,7 +139,7 @@ func (c *taskReadCmd) Run(ctx context.Context, args []string) error {
 	}
 }
 
-// taskWriteCmd is ax task pause, resume and delete.
+// taskWriteCmd is ax task pause, resume, delete, promote and abort.
 type taskWriteCmd struct {
 	command.ClientBase
 	sub string
@@ -155,13 +165,21 @@ func (c *taskWriteCmd) Run(ctx context.Context, args []string) error {
 		res, err = cl.PauseTask(ctx, name)
 	case "resume":
 		res, err = cl.ResumeTask(ctx, name)
+	case "promote":
+		res, err = cl.PromoteRollout(ctx, name)
+	case "abort":
+		res, err = cl.AbortRollout(ctx, name)
 	default: // delete
 		res, err = cl.DeleteTask(ctx, name)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.IO.Stdout, "%s %sd (version %d)\n", name, c.sub, res.Version)
+	done := map[string]string{"promote": "promoted", "abort": "rollout aborted"}[c.sub]
+	if done == "" {
+		done = c.sub + "d"
+	}
+	fmt.Fprintf(c.IO.Stdout, "%s %s (version %d)\n", name, done, res.Version)
 	return nil
 }
 

@@ -16,6 +16,7 @@ export async function render(main, [name], page) {
   const runs = h('div', {});
   const progress = h('div', {id: 'backfill-progress'});
   const fires = h('div', {}), cal = h('div', {}), hist = h('div', {}), events = h('div', {});
+  const rollout = h('div', {id: 'rollout'});
 
   main.append(
     h('div', {class: 'row wrap'},
@@ -23,6 +24,7 @@ export async function render(main, [name], page) {
       t.completed ? h('span', {class: 'badge off', id: 'completed', title: t.completed}, 'completed') : null,
       h('span', {class: 'muted'}, triggerText(t)), h('span', {class: 'grow'}), actions(t, base, progress)),
     progress,
+    rollout,
     h('div', {class: 'grid'},
       section('Recent runs', runs),
       section('Next fires (' + tz + ')', fires),
@@ -36,7 +38,8 @@ export async function render(main, [name], page) {
     runs.replaceChildren(strip(l.instances.map(i => ({id: i.id, state: i.state, scheduledAt: i.scheduledAt}))),
       table(['Instance', 'State', 'Source', 'Scheduled (' + tz + ')', 'Took', 'Attempts'], l.instances.map(i => h('tr', {dataset: {id: i.id}},
         h('td', {}, h('a', {class: 'mono', href: '#/instances/' + i.id}, i.id)),
-        h('td', {}, badge(i.state)), h('td', {}, i.source),
+        h('td', {}, badge(i.state), i.canary ? h('span', {class: 'badge warn', title: 'ran canary version ' + i.taskVersion}, 'canary v' + i.taskVersion) : null),
+        h('td', {}, i.source),
         h('td', {title: i.scheduledAt}, fmtTime(i.scheduledAt, tz)),
         h('td', {}, between(i.startedAt, i.finishedAt)), h('td', {}, String(i.attempts)))),
       'No runs yet.' + (can('operator') ? ' Trigger one with the button above.' : '')));
@@ -50,7 +53,9 @@ export async function render(main, [name], page) {
       api('/v1/windows', {signal: page.signal}).catch(err => { if (err.name === 'AbortError') throw err; return {windows: []}; })])
       .then(([f, w]) => fill(fires, nextFires(f, t, holds(w.windows || [], t.name)))),
     api(base + '/calendar?days=91', {signal: page.signal}).then(c => fill(cal, calendar(c))),
-    api(base + '/history', {signal: page.signal}).then(x => fill(hist, history(x))),
+    Promise.all([api(base + '/history', {signal: page.signal}),
+      api(base + '/rollout', {signal: page.signal}).catch(err => { if (err.status === 404) return null; throw err; })])
+      .then(([x, ro]) => { fill(hist, history(x)); if (ro) rollout.replaceChildren(rolloutCard(ro, x, base)); }),
     api(base + '/events', {signal: page.signal}).then(x => fill(events, taskEvents(x))),
   ];
   for (const p of tasks) p.catch(showError);
@@ -323,6 +328,33 @@ function defText(task) {
   return JSON.stringify(c, null, 2);
 }
 
+// rolloutCard shows the task's latest canary rollout: the stable and
+// canary versions with what changed between them, the split, the
+// progress towards promotion, how it ended; promote and abort for an
+// operator while it progresses.
+function rolloutCard(ro, hist, base) {
+  const live = ro.phase === 'progressing';
+  const byVersion = new Map((hist.versions || []).map(v => [v.version, v.task]));
+  const stable = byVersion.get(ro.stableVersion), canary = byVersion.get(ro.canaryVersion);
+  const lines = stable && canary ? lineDiff(defText(stable), defText(canary)).filter(l => l.op !== ' ') : [];
+  const bar = h('progress', {id: 'rollout-bar', max: ro.promoteAfter, value: ro.canarySuccesses});
+  const cls = {progressing: 'warn', promoted: 'ok', rolled_back: 'bad', aborted: 'off'}[ro.phase] || 'off';
+  const buttons = live && can('operator') ? [
+    h('button', {class: 'primary', id: 'act-promote', onclick: () => write(base + '/promote')}, 'Promote'),
+    h('button', {class: 'danger', id: 'act-abort', onclick: () => write(base + '/abort')}, 'Abort')] : [];
+  const labels = Object.entries(ro.testLabels || {}).map(([k, v]) => k + '=' + v).join(',');
+  return h('section', {class: 'card'},
+    h('div', {class: 'row wrap'}, h('h2', {}, 'Canary rollout'), h('span', {class: 'badge ' + cls, id: 'rollout-phase'}, ro.phase.replace('_', ' ')),
+      h('span', {class: 'grow'}), ...buttons),
+    h('p', {id: 'rollout-versions'}, ro.stableVersion ? 'Stable v' + ro.stableVersion + ' · canary v' + ro.canaryVersion + ' on ' + ro.percent + '% of the fires'
+      : 'New task v' + ro.canaryVersion + ': every fire is a canary', labels ? ' · on executors labelled ' + labels : ''),
+    h('div', {class: 'row wrap'}, bar, h('span', {id: 'rollout-progress'}, ro.canarySuccesses + ' of ' + ro.promoteAfter + ' canary successes · ' +
+      ro.canaryFailures + ' failed · ' + ro.canaryFires + ' canary fires' + (ro.abortOnFailure ? '' : ' · failures do not roll back'))),
+    ro.endedAt ? h('p', {class: 'muted'}, fmtTime(ro.endedAt) + ': ' + (ro.reason || ro.phase)) : null,
+    lines.length ? h('details', {open: live}, h('summary', {}, 'v' + ro.stableVersion + ' → v' + ro.canaryVersion + ': ' + lines.length + ' changed lines'),
+      h('pre', {class: 'code diff'}, lines.map(l => h('span', {class: l.op === '+' ? 'add' : 'del'}, l.op + ' ' + l.text + '\n')))) : null);
+}
+
 function history(x) {
   const vs = (x.versions || []).slice().reverse(); // newest first
   if (!vs.length) return h('p', {class: 'empty'}, 'No history.');
@@ -349,6 +381,6 @@ function near(lines, j) {
 function taskEvents(x) {
   const evs = (x.events || []).slice().reverse().slice(0, 50);
   return table(['When', 'Type', 'What'], evs.map(e => h('tr', {},
-    h('td', {title: e.time}, fmtTime(e.time)), h('td', {}, h('span', {class: 'badge ' + (e.type === 'misfire' ? 'warn' : 'off')}, e.type)),
+    h('td', {title: e.time}, fmtTime(e.time)), h('td', {}, h('span', {class: 'badge ' + (e.type === 'misfire' || e.type === 'rollback' ? 'warn' : 'off')}, e.type)),
     h('td', {}, e.message || ''))), 'No events: no misfires or alerts for this task.');
 }
