@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -90,7 +91,7 @@ type Job struct {
 	// Secrets are the values of the secrets the action references
 	// ({{secret "name"}} in its templates, {"fromSecret": "name"} in its
 	// env or headers), by name, as the leader delivered them with the
-	// lease. They are masked (RedactMask) in the Result's Output and
+	// lease. They are masked (redact.Mask) in the Result's Output and
 	// Error and in the live output.
 	Secrets map[string]string
 }
@@ -166,7 +167,7 @@ type Runner struct {
 // the attempt is over: for a shell action, when the shell has exited and
 // the rest of its process group is gone (killed if need be). The values of
 // job.Secrets are masked in the output (live and kept) and the error (see
-// Redactor).
+// package action/redact).
 //
 // live, which may be nil, receives the output as it is produced, for
 // streaming logs: a shell command's stdout and stderr, an HTTP response's
@@ -187,7 +188,7 @@ func (r *Runner) Run(ctx context.Context, job Job, live io.Writer) Result {
 		}
 		return res
 	}
-	red := SecretRedactor(job.Secrets)
+	red := redact.Secrets(job.Secrets)
 	var res Result
 	switch job.Action.Type {
 	case model.ActionShell:

@@ -119,7 +119,7 @@
 // The leader delivers with each job the values of the secrets its action
 // references (SecretRefs), in Job.Secrets. A secret that was not
 // delivered fails the attempt, naming it. Run masks every secret value of
-// at least RedactMinLen bytes (and its JSON-, URL- and Go-quoted forms and
-// its lines) as RedactMask in the output, live and kept, and in the error;
-// see Redactor.
+// at least redact.MinLen bytes (and its JSON-, URL- and Go-quoted forms and
+// its lines) as redact.Mask in the output, live and kept, and in the error;
+// see package action/redact.
 package action

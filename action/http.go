@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -29,7 +30,7 @@ const (
 )
 
 // runHTTP runs an HTTP action.
-func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
+func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *redact.Masker) Result {
 	var res Result
 	a := job.Action
 	rawURL, err := expandURL(a.URL, job)

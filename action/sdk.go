@@ -7,11 +7,13 @@ import (
 	"io"
 	"runtime/debug"
 	"time"
+
+	"github.com/ax-scheduler/ax/action/redact"
 )
 
 // runSDK runs an SDK action: the registered handler, in a goroutine, with
 // the attempt's timeout on its context.
-func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
+func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *redact.Masker) Result {
 	var res Result
 	name := job.Action.Handler
 	h := r.Handlers[name]

@@ -14,11 +14,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ax-scheduler/ax/action/redact"
 )
 
 // runShell runs a shell action: /bin/sh -c command in its own process
 // group, stdout and stderr into one pipe.
-func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
+func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *redact.Masker) Result {
 	res := Result{ExitCode: -1}
 	command, err := expandCommand(job.Action.Command, job)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -429,7 +430,7 @@ func (e *Worker) runJob(a *attempt) {
 // already (and in the live output, which it streams to the attempt), this
 // is a second guard on what leaves the executor.
 func (e *Worker) completeReport(job model.Job, res action.Result, reason string) model.CompleteRequest {
-	red := action.SecretRedactor(job.Secrets)
+	red := redact.Secrets(job.Secrets)
 	report := model.CompleteRequest{
 		Executor: e.cfg.Name, Host: e.cfg.Host, PID: res.PID, Success: res.Success, Retryable: res.Retryable,
 		TimedOut: res.TimedOut, Canceled: res.Canceled, ExitCode: res.ExitCode, HTTPStatus: res.HTTPStatus,
