@@ -44,6 +44,8 @@ func proto8Field(t *model.Task) string {
 		return "policy.priority"
 	case p.Pool != "":
 		return "policy.pool"
+	case t.Action.ResultFrom != "":
+		return "action.resultFrom"
 	}
 	return ""
 }

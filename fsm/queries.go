@@ -412,7 +412,7 @@ func (q instanceReads) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 			in := r.toModel()
 			out = append(out, model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(ref.Attempt), Task: r.Task,
 				Attempt: ref.Attempt, ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
-				Payload: in.Payload, Action: t.Action, Policy: t.Policy})
+				Payload: in.Payload, Action: t.Action, Policy: t.Policy, Upstream: upstreamResults(tx, r, &in, &t.Policy)})
 		}
 		return nil
 	})

@@ -51,6 +51,11 @@ type Job struct {
 	// action.SecretRefs), by name, filled by the leader when it leases
 	// the job. The executor masks them in the attempt's output and error.
 	Secrets map[string]string `json:"secrets,omitempty"`
+	// Upstream are the results of the instance's upstream tasks, by task
+	// name (protocol 8): an onSuccess instance's parent, a dependsOn
+	// task's successful instance for the same date. Templates read them
+	// as {{.Upstream.<task>.Result}}.
+	Upstream map[string]json.RawMessage `json:"upstream,omitempty"`
 }
 
 // PollRequest asks for up to Free jobs, waiting up to WaitMs.
@@ -191,6 +196,37 @@ type CompleteRequest struct {
 	// The leader uses it to detect a fenced attempt that outlived its
 	// lease (an overlap with the next attempt) and records it.
 	RanMs int64 `json:"ranMs,omitempty"`
+	// Result is what a successful attempt publishes: JSON, at most
+	// MaxResult bytes (protocol 8; dropped before).
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// MaxResult bounds an attempt's result (JSON).
+const MaxResult = 64 << 10
+
+// CheckResult checks a report's result: only with a success, at most
+// MaxResult bytes, one JSON value.
+func (r *CompleteRequest) CheckResult() *Error {
+	switch {
+	case len(r.Result) == 0:
+		return nil
+	case !r.Success:
+		return FieldErrorf("result", "only a successful attempt publishes a result")
+	case len(r.Result) > MaxResult:
+		return FieldErrorf("result", "%d bytes, over the limit of %d (64 KiB)", len(r.Result), MaxResult)
+	case !json.Valid(r.Result):
+		return FieldErrorf("result", "not JSON")
+	}
+	return nil
+}
+
+// InstanceResult is the result an instance's successful attempt
+// published (GET /v1/instances/{id}/result).
+type InstanceResult struct {
+	InstanceID string          `json:"instanceId"`
+	Task       string          `json:"task"`
+	Attempt    int             `json:"attempt"`
+	Result     json.RawMessage `json:"result"`
 }
 
 // ApprovalRequest asks an operator to approve a running attempt.
