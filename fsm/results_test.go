@@ -115,6 +115,11 @@ func TestFSM_ResultBeforeProto8(t *testing.T) {
 	if _, err := fx.f.Result(id); err == nil {
 		t.Fatal("a result was kept at protocol 7")
 	}
+	task := model.Task{Name: "hook", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionHTTP, URL: "https://example.com/", ResultFrom: "/data"}}
+	if r := fx.do(CmdPutTask, PutTask{Task: task}); r.Err == nil || r.Err.Field != "action.resultFrom" || r.Err.Code != model.CodePrecondition {
+		t.Errorf("resultFrom at protocol 7: %v, want refused", r.Err)
+	}
 }
 
 // TestFSM_JobsUpstream: the job of an onSuccess instance carries its
