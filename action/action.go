@@ -84,6 +84,11 @@ type Job struct {
 	Action model.Action
 	// Policy governs the attempt; Run uses Timeout and RetryableExitCodes.
 	Policy model.Policy
+	// Upstream are the results of the instance's upstream tasks, by task
+	// name (an onSuccess instance's parent, its dependsOn tasks' instances
+	// for its date), as the leader delivered them with the lease:
+	// templates read them as {{.Upstream.<task>.Result}}.
+	Upstream map[string]json.RawMessage
 	// Env is extra environment for a shell action (for example AX_ADDR and
 	// AX_TOKEN, so that the script can call `ax approval request`). It
 	// overrides the action's Env.
@@ -131,6 +136,11 @@ type Result struct {
 	// HTTP response body, or the last OutputLimit bytes an SDK handler wrote
 	// to Output(ctx). It is nil when there was none.
 	Output []byte
+	// Result is what a successful attempt published (see SetResult and
+	// ResultEnv): compact JSON of at most MaxResult bytes, nil for none.
+	// A result that cannot be kept (not JSON, too big, holding a secret's
+	// value) fails the attempt without retry, with Error saying why.
+	Result json.RawMessage
 }
 
 // Handler is a Go function registered on an executor for SDK actions: an

@@ -23,6 +23,8 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *redac
 	}
 	out := newSink(live, OutputLimit, red)
 	hctx := context.WithValue(ctx, outputKey{}, io.Writer(out))
+	box := &resultBox{}
+	hctx = context.WithValue(hctx, resultKey{}, box)
 	d := timeout(job)
 	if d > 0 {
 		var cancel context.CancelFunc
@@ -47,6 +49,7 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *redac
 		switch {
 		case err == nil:
 			res.Success = true
+			sdkResult(&res, box, red)
 		default:
 			res.Error = err.Error()
 			res.Retryable = !errors.Is(err, ErrPermanent)

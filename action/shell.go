@@ -33,6 +33,14 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *red
 		res.Error = err.Error()
 		return res
 	}
+	rf, err := newResultFile()
+	if err != nil {
+		res.Error = err.Error()
+		res.Retryable = true
+		return res
+	}
+	defer rf.remove()
+	env = append(env, ResultEnv+"="+rf.path)
 	var mark uint64
 	if r.Reaper != nil {
 		// Registered before it starts: no moment runs unprotected.
@@ -133,6 +141,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *red
 		}
 		res.Retryable = retryableExit(job, res.ExitCode)
 	}
+	shellResult(&res, rf, red)
 	return res
 }
 

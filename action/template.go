@@ -40,6 +40,8 @@ type templateData struct {
 	// Payload is a value, or a jsonValue in an HTTP template when the
 	// payload is JSON but not a string.
 	Payload any
+	// Upstream are the upstream tasks' results, by task name.
+	Upstream map[string]upstream
 
 	scheduled time.Time
 	loc       *time.Location // the job's timezone
@@ -96,6 +98,7 @@ func newTemplateData(job Job, jsonPayload bool) templateData {
 		Attempt:     job.Attempt,
 		Params:      params,
 		Payload:     payload,
+		Upstream:    upstreamData(job.Upstream),
 		scheduled:   job.ScheduledAt,
 		loc:         loc,
 		locErr:      err,
@@ -158,7 +161,11 @@ func render(field, text string, job Job, jsonPayload bool, timeLimit time.Durati
 		if err != nil {
 			return "", err
 		}
-		return w.String(), nil
+		out := w.String()
+		if strings.Contains(out, noValue) && !strings.Contains(text, noValue) {
+			return "", errNoValue
+		}
+		return out, nil
 	}
 }
 

@@ -436,6 +436,11 @@ func (e *Worker) completeReport(job model.Job, res action.Result, reason string)
 		TimedOut: res.TimedOut, Canceled: res.Canceled, ExitCode: res.ExitCode, HTTPStatus: res.HTTPStatus,
 		Error: red.Redact(res.Error), Output: red.Redact(string(res.Output)),
 	}
+	if e.proto.Load() >= 8 {
+		// A result is kept from protocol 8 (the Runner refused one that
+		// holds a secret's value).
+		report.Result = res.Result
+	}
 	if res.Canceled && reason != "" {
 		report.Error = "stopped: " + red.Redact(reason)
 		// Work cut short by this executor (its shutdown, a lease it
@@ -452,7 +457,7 @@ func (e *Worker) actionJob(job model.Job, lease time.Duration) action.Job {
 	return action.Job{
 		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
 		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
-		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets,
+		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets, Upstream: job.Upstream,
 		Env: map[string]string{"AX_ADDR": strings.Join(e.cfg.Servers, ","), "AX_TOKEN": e.cfg.Token,
 			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt),
 			// `ax approval request` gives up once the cluster has been
