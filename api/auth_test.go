@@ -286,7 +286,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"GET /v1/tasks/{name}/history": "reader", "GET /v1/tasks/{name}/events": "reader",
 		"GET /v1/tasks/{name}/calendar": "reader", "GET /v1/tasks/{name}/fires": "reader",
 		"GET /v1/tasks/{name}/counts": "reader", "GET /v1/overview": "reader",
-		"GET /v1/instances": "reader", "GET /v1/instances/{id}": "reader", "GET /v1/instances/{id}/log": "reader",
+		"GET /v1/instances": "reader", "GET /v1/instances/{id}": "reader", "GET /v1/instances/{id}/log": "reader", "GET /v1/instances/{id}/result": "reader",
 		"GET /v1/executors": "reader", "GET /v1/cluster": "reader", "GET /v1/secrets": "reader",
 		"GET /v1/events": "reader", "GET /v1/upcoming": "reader", "GET /v1/acl/whoami": api.AccessAuthenticated,
 		"GET /v1/alerts": "reader", "GET /v1/silences": "reader",

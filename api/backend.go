@@ -67,6 +67,9 @@ type InstanceBackend interface {
 	// InstanceLog returns the latest attempt's output from offset on:
 	// live while it runs, the committed tail once it ended.
 	InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error)
+	// InstanceResult returns the result the instance's successful attempt
+	// published (not found when there is none).
+	InstanceResult(ctx context.Context, id string) (*model.InstanceResult, error)
 	// Decide applies an operator decision (approve, reject, cancel,
 	// terminate) or a running attempt's approval request.
 	Decide(ctx context.Context, c Caller, id, action string, attempt int, comment string) (string, error)

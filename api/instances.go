@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,6 +143,15 @@ func decodeBatch(body []byte) ([]model.SubmitRequest, error) {
 }
 
 func (s instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {
+	readByID(s, w, r, s.b.instances.GetInstance)
+}
+
+func (s instanceRoutes) instanceResult(w http.ResponseWriter, r *http.Request) {
+	readByID(s, w, r, s.b.instances.InstanceResult)
+}
+
+// readByID answers with read of the instance named in the path.
+func readByID[T any](s instanceRoutes, w http.ResponseWriter, r *http.Request, read func(context.Context, string) (T, error)) {
 	id := r.PathValue("id")
 	if _, err := model.ParseID(id); err != nil {
 		writeError(w, err)
@@ -150,7 +160,7 @@ func (s instanceRoutes) getInstance(w http.ResponseWriter, r *http.Request) {
 	if !s.barrier(w, r) {
 		return
 	}
-	reply(w)(s.b.instances.GetInstance(r.Context(), id))
+	reply(w)(read(r.Context(), id))
 }
 
 var instanceStates = map[string]bool{
