@@ -512,7 +512,9 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 				return resp, nil
 			}
 			if len(jobs) > 0 {
-				resp.Jobs, resp.HeldMs = jobs, held
+				// The protocol now, not at the poll's arrival: the
+				// executor reports these jobs by it.
+				resp.Jobs, resp.HeldMs, resp.Protocol = jobs, held, d.store.Proto()
 				return resp, nil
 			}
 			continue
