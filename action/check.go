@@ -172,8 +172,9 @@ func valueDependent(err error) bool {
 		return false
 	}
 	// The sample jobs have no upstream results: what reads into one
-	// fails, unless the field is unknown to every result.
-	if msg := ee.Error(); strings.Contains(msg, ".Upstream") && !strings.Contains(msg, "can't evaluate field") {
+	// (the only values of templates that may be nil) fails.
+	if msg := ee.Error(); strings.Contains(msg, "nil pointer evaluating interface {}.") || strings.Contains(msg, "index of untyped nil") ||
+		strings.Contains(msg, ".Upstream") && !strings.Contains(msg, "can't evaluate field") {
 		return true
 	}
 	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(u) {

@@ -247,6 +247,8 @@ func TestCheck_upstream(t *testing.T) {
 		`echo {{.Upstream.extract.Result.rows}}`,
 		`echo {{(index .Upstream.extract.Result.items 0).id}}`,
 		`{{if eq .Upstream.extract.Result.status "ok"}}echo ok{{end}}`,
+		`echo "day={{(index .Upstream "ex-tract").Result.day}}"`,
+		`echo {{index (index .Upstream "ex-tract").Result.items 0}}`,
 	} {
 		if err := Check(&model.Action{Type: model.ActionShell, Command: cmd}); err != nil {
 			t.Errorf("Check(%q): %v, want nil", cmd, err)

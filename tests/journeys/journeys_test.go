@@ -37,6 +37,7 @@ var journeys = []journey{
 	{name: "rerun-depends-on", run: journeyRerun},
 	{name: "failure-alert", run: journeyFailureAlert},
 	{name: "terminate-cancel", run: journeyTerminateCancel},
+	{name: "results", run: journeyResults},
 }
 
 // put defines tasks as the user.
