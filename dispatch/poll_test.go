@@ -39,8 +39,8 @@ type machine struct {
 	// is not past the deadline).
 	ignoreExpire bool
 	// proto is the state's protocol; 0: command.ProtoVersion.
-	proto int
-	onLease      func() // called as a lease applies
+	proto   int
+	onLease func() // called as a lease applies
 }
 
 // newMachine returns a dispatcher (10s leases, the machine's clock) over a
