@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ax-scheduler/ax/action/proc"
 	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -169,8 +170,9 @@ type Runner struct {
 	// from the request context.
 	HTTPClient *http.Client
 	// Reaper, when set, is told about every shell attempt, so that the
-	// attempts' processes are stopped if the executor dies (see Reaper).
-	Reaper *Reaper
+	// attempts' processes are stopped if the executor dies (see package
+	// action/reaper).
+	Reaper *proc.Reaper
 }
 
 // Run runs one attempt of job and reports its outcome. It returns only when

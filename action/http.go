@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/ax-scheduler/ax/action/redact"
+	"github.com/ax-scheduler/ax/action/result"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -125,10 +126,7 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *reda
 	var respBody bytes.Buffer
 	keep := int64(0)
 	if ok {
-		keep = MaxResult + 1
-		if a.ResultFrom != "" {
-			keep = resultReadLimit + 1
-		}
+		keep = result.BodyLimit(a.ResultFrom)
 	}
 	_, _ = io.Copy(io.MultiWriter(&headWriter{w: out, n: OutputLimit}, &headWriter{w: &respBody, n: keep}),
 		io.LimitReader(resp.Body, max(OutputLimit, keep)))
@@ -142,9 +140,12 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *reda
 		if over {
 			b = b[:keep-1]
 		}
-		if note := httpResult(&res, a.ResultFrom, b, over, resp.Header.Get("Content-Type"), red); note != "" {
-			_, _ = io.WriteString(out, note)
+		v, refused, note := result.FromHTTP(a.ResultFrom, b, over, resp.Header.Get("Content-Type"), red)
+		res.Result = v
+		if refused != nil {
+			refuseResult(&res, refused.Error())
 		}
+		_, _ = io.WriteString(out, note)
 	default:
 		status := resp.Status
 		if status == "" {

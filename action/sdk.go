@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/action/redact"
+	"github.com/ax-scheduler/ax/action/result"
 )
 
 // runSDK runs an SDK action: the registered handler, in a goroutine, with
@@ -23,8 +24,7 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *redac
 	}
 	out := newSink(live, OutputLimit, red)
 	hctx := context.WithValue(ctx, outputKey{}, io.Writer(out))
-	box := &resultBox{}
-	hctx = context.WithValue(hctx, resultKey{}, box)
+	hctx, box := result.WithBox(hctx)
 	d := timeout(job)
 	if d > 0 {
 		var cancel context.CancelFunc

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/action/proc"
 	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
@@ -53,7 +54,7 @@ type Config struct {
 	// is stopped; default action.DefaultKillGrace.
 	KillGrace time.Duration
 	// Reaper is the command line of a helper that stops the processes
-	// of running shell attempts if the worker dies (action.Reaper; for
+	// of running shell attempts if the worker dies (package action/proc; for
 	// ax: `ax executor-supervise`). Without it they may outlive a killed
 	// worker.
 	Reaper []string
@@ -231,7 +232,7 @@ func (e *Worker) startReaper(lease time.Duration) {
 		return
 	}
 	e.reaperTried = true
-	rp, err := action.StartReaper(e.cfg.Reaper, e.fenceGrace(lease), os.Stderr)
+	rp, err := proc.StartReaper(e.cfg.Reaper, e.fenceGrace(lease), os.Stderr)
 	if err != nil {
 		e.log.Warn("no reaper: shell attempts' processes may outlive a killed executor", "error", err)
 		return
