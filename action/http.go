@@ -140,7 +140,7 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *reda
 		if over {
 			b = b[:keep-1]
 		}
-		v, refused, note := result.FromHTTP(a.ResultFrom, b, over, resp.Header.Get("Content-Type"), red)
+		v, note, refused := result.FromHTTP(a.ResultFrom, b, over, resp.Header.Get("Content-Type"), red)
 		res.Result = v
 		if refused != nil {
 			refuseResult(&res, refused.Error())

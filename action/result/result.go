@@ -124,7 +124,7 @@ func BodyLimit(resultFrom string) int64 {
 // that parses as JSON is the result when it can be one; when it cannot,
 // note says why for the attempt's output (the action did not ask for a
 // result, so it is not refused).
-func FromHTTP(resultFrom string, body []byte, over bool, ct string, red *redact.Masker) (res json.RawMessage, refused error, note string) {
+func FromHTTP(resultFrom string, body []byte, over bool, ct string, red *redact.Masker) (res json.RawMessage, note string, refused error) {
 	if resultFrom != "" {
 		var err error
 		switch {
@@ -138,21 +138,21 @@ func FromHTTP(resultFrom string, body []byte, over bool, ct string, red *redact.
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("resultFrom %s: %s", resultFrom, strings.TrimPrefix(err.Error(), resultFrom+": ")), ""
+			return nil, "", fmt.Errorf("resultFrom %s: %s", resultFrom, strings.TrimPrefix(err.Error(), resultFrom+": "))
 		}
-		return res, nil, ""
+		return res, "", nil
 	}
 	if !jsonContentType(ct) && (over || !json.Valid(body)) {
-		return nil, nil, "" // not JSON: no result
+		return nil, "", nil // not JSON: no result
 	}
 	err := errSize
 	if !over {
 		res, err = Compact(body, red)
 	}
 	if err != nil {
-		return nil, nil, fmt.Sprintf("\n[ax: the response body is not kept as the attempt's result: %v; set resultFrom to pick a part]\n", err)
+		return nil, fmt.Sprintf("\n[ax: the response body is not kept as the attempt's result: %v; set resultFrom to pick a part]\n", err), nil
 	}
-	return res, nil, ""
+	return res, "", nil
 }
 
 // jsonContentType reports whether a response's Content-Type is JSON.
