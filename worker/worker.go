@@ -416,9 +416,9 @@ func (e *Worker) runJob(a *attempt) {
 	if e.proto.Load() >= 6 {
 		report.RanMs = max(time.Since(began).Milliseconds(), 1)
 	}
-	done := make(chan struct{})
-	e.reports <- pendingReport{item: model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, a: a, done: done}
-	<-done // keep heartbeating the attempt until its end is recorded
+	p := newPendingReport(model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, a)
+	e.reports <- p
+	<-p.done // keep heartbeating the attempt until its end is recorded
 	e.mu.Lock()
 	delete(e.running, job.ExecutionID)
 	e.mu.Unlock()
