@@ -206,6 +206,15 @@ func TestSetResult_PassedDownstream(t *testing.T) {
 	c := client.New(client.Config{Addrs: []string{a.HTTPAddr()}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// onSuccess and results need the cluster at protocol 8, which a new
+	// agent raises it to a moment after it starts.
+	testkit.Eventually(t, 20*time.Second, func() error {
+		h, err := c.Health(ctx)
+		if err == nil && h.Protocol < 8 {
+			err = fmt.Errorf("protocol %d", h.Protocol)
+		}
+		return err
+	})
 	for _, task := range []*model.Task{
 		{Name: "extract", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionSDK, Handler: "extract"},
 			Policy: model.Policy{OnSuccess: []model.Chain{{Task: "load"}}}},

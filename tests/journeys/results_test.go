@@ -24,6 +24,15 @@ func journeyResults(c *cell) {
 	up, down := c.n("rs-up"), c.n("rs-down")
 	yesterday := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1).Format(time.RFC3339)
 	c.step("define", func(t *testing.T) {
+		// Results need every member at protocol 8, which a new cluster's
+		// leader raises it to a moment after it starts.
+		testkit.Eventually(t, 30*time.Second, func() error {
+			h, err := user.Health(c.ctx)
+			if err == nil && h.Protocol < 8 {
+				err = fmt.Errorf("cluster protocol %d", h.Protocol)
+			}
+			return err
+		})
 		c.put(t,
 			r.route(shellTask(extract, `printf '{"file": "%s", "rows": 3}\n' "it's.csv" > "$AX_RESULT_FILE"; echo extracted`,
 				model.Policy{OnSuccess: []model.Chain{{Task: load}}})),
