@@ -138,7 +138,8 @@ type PollResponse struct {
 	// lease's start, so that its deadline comes before the leader's.
 	HeldMs int64 `json:"heldMs,omitempty"`
 	// Protocol is the protocol the cluster has reached (every member
-	// speaks it). From 6 an executor may report attempts Interrupted.
+	// speaks it) when the poll is answered. From 6 an executor may report
+	// attempts Interrupted, from 8 with their results.
 	Protocol int `json:"protocol,omitempty"`
 }
 
