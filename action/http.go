@@ -118,8 +118,8 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *reda
 
 	// The body head is the output; what is left is drained a little so
 	// that the connection can be reused. A 2xx body is read for the
-	// result too: up to MaxResult+1 bytes, or resultReadLimit+1 for a
-	// resultFrom pointer to select from.
+	// result too: up to MaxResult+1 bytes, or 1 MiB+1 for a resultFrom
+	// pointer to select from (result.BodyLimit).
 	code := resp.StatusCode
 	ok := code >= 200 && code < 300
 	out := newSink(live, OutputLimit, red)
