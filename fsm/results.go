@@ -45,10 +45,10 @@ func readResult(tx *bolt.Tx, id uint64) (attempt int, res json.RawMessage, ok bo
 	return int(n), append(json.RawMessage(nil), v[k:]...), true
 }
 
-// Result returns the result the successful attempt of instance id
+// InstanceResult returns the result the successful attempt of instance id
 // published: not found when the instance does not exist, or published
 // none (the message says which).
-func (q instanceReads) Result(id uint64) (*model.InstanceResult, error) {
+func (q instanceReads) InstanceResult(id uint64) (*model.InstanceResult, error) {
 	var out *model.InstanceResult
 	err := q.f.view(func(tx *bolt.Tx) error {
 		r, err := readRecord(tx, id)

@@ -41,11 +41,11 @@ func (fx *execFixture) jobOf(id uint64) model.Job {
 func TestFSM_Result(t *testing.T) {
 	fx := newExecFixture(t, model.Policy{MaxRetries: 1})
 	id := fx.trigger()
-	if _, err := fx.f.Result(id); err == nil || !strings.Contains(err.Error(), "has no result: it is READY; only a successful attempt publishes one") {
+	if _, err := fx.f.InstanceResult(id); err == nil || !strings.Contains(err.Error(), "has no result: it is READY; only a successful attempt publishes one") {
 		t.Fatalf("result of a READY instance: %v", err)
 	}
 	fx.succeed(id, `{"rows":42}`)
-	got, err := fx.f.Result(id)
+	got, err := fx.f.InstanceResult(id)
 	if err != nil || string(got.Result) != `{"rows":42}` || got.Attempt != 1 || got.Task != "job" || got.InstanceID != model.FormatID(id) {
 		t.Fatalf("result: %+v, %v", got, err)
 	}
@@ -53,18 +53,18 @@ func TestFSM_Result(t *testing.T) {
 	// publishes none removes it.
 	fx.mustDo(CmdRerun, Rerun{IDs: []uint64{id}})
 	fx.succeed(id, `"second"`)
-	if got, err := fx.f.Result(id); err != nil || string(got.Result) != `"second"` || got.Attempt != 2 {
+	if got, err := fx.f.InstanceResult(id); err != nil || string(got.Result) != `"second"` || got.Attempt != 2 {
 		t.Fatalf("result after a re-run: %+v, %v", got, err)
 	}
 	fx.mustDo(CmdRerun, Rerun{IDs: []uint64{id}})
 	fx.succeed(id, "")
-	if _, err := fx.f.Result(id); err == nil || !strings.Contains(err.Error(), "it is SUCCESS, and its successful attempt published none") {
+	if _, err := fx.f.InstanceResult(id); err == nil || !strings.Contains(err.Error(), "it is SUCCESS, and its successful attempt published none") {
 		t.Fatalf("result after a re-run without one: %v", err)
 	}
 	fx.mustDo(CmdRerun, Rerun{IDs: []uint64{id}})
 	fx.succeed(id, `[1]`)
 	fx.mustDo(CmdPrune, Prune{IDs: []uint64{id}})
-	if _, err := fx.f.Result(id); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := fx.f.InstanceResult(id); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("result of a pruned instance: %v", err)
 	}
 	var dump strings.Builder
@@ -112,7 +112,7 @@ func TestFSM_ResultBeforeProto8(t *testing.T) {
 	fx.putTask("job", model.Policy{})
 	id := fx.trigger()
 	fx.succeed(id, `{"rows":42}`)
-	if _, err := fx.f.Result(id); err == nil {
+	if _, err := fx.f.InstanceResult(id); err == nil {
 		t.Fatal("a result was kept at protocol 7")
 	}
 	task := model.Task{Name: "hook", Trigger: model.Trigger{Type: model.TriggerEvent},

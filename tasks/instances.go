@@ -193,7 +193,7 @@ func (ts *Tasks) InstanceResult(ctx context.Context, id string) (*model.Instance
 	if err != nil {
 		return nil, err
 	}
-	return ts.state.Result(n)
+	return ts.state.InstanceResult(n)
 }
 
 // InstanceLog implements api.InstanceBackend: a running attempt's output lives on
