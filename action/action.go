@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ax-scheduler/ax/action/proc"
+	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -83,6 +85,11 @@ type Job struct {
 	Action model.Action
 	// Policy governs the attempt; Run uses Timeout and RetryableExitCodes.
 	Policy model.Policy
+	// Upstream are the results of the instance's upstream tasks, by task
+	// name (an onSuccess instance's parent, its dependsOn tasks' instances
+	// for its date), as the leader delivered them with the lease:
+	// templates read them as {{.Upstream.<task>.Result}}.
+	Upstream map[string]json.RawMessage
 	// Env is extra environment for a shell action (for example AX_ADDR and
 	// AX_TOKEN, so that the script can call `ax approval request`). It
 	// overrides the action's Env.
@@ -90,7 +97,7 @@ type Job struct {
 	// Secrets are the values of the secrets the action references
 	// ({{secret "name"}} in its templates, {"fromSecret": "name"} in its
 	// env or headers), by name, as the leader delivered them with the
-	// lease. They are masked (RedactMask) in the Result's Output and
+	// lease. They are masked (redact.Mask) in the Result's Output and
 	// Error and in the live output.
 	Secrets map[string]string
 	// Shard is, for a shard of a sharded instance (policy.shards,
@@ -137,6 +144,11 @@ type Result struct {
 	// HTTP response body, or the last OutputLimit bytes an SDK handler wrote
 	// to Output(ctx). It is nil when there was none.
 	Output []byte
+	// Result is what a successful attempt published (see SetResult and
+	// ResultEnv): compact JSON of at most MaxResult bytes, nil for none.
+	// A result that cannot be kept (not JSON, too big, holding a secret's
+	// value) fails the attempt without retry, with Error saying why.
+	Result json.RawMessage
 }
 
 // Handler is a Go function registered on an executor for SDK actions: an
@@ -165,15 +177,16 @@ type Runner struct {
 	// from the request context.
 	HTTPClient *http.Client
 	// Reaper, when set, is told about every shell attempt, so that the
-	// attempts' processes are stopped if the executor dies (see Reaper).
-	Reaper *Reaper
+	// attempts' processes are stopped if the executor dies (see package
+	// action/reaper).
+	Reaper *proc.Reaper
 }
 
 // Run runs one attempt of job and reports its outcome. It returns only when
 // the attempt is over: for a shell action, when the shell has exited and
 // the rest of its process group is gone (killed if need be). The values of
 // job.Secrets are masked in the output (live and kept) and the error (see
-// Redactor).
+// package action/redact).
 //
 // live, which may be nil, receives the output as it is produced, for
 // streaming logs: a shell command's stdout and stderr, an HTTP response's
@@ -194,7 +207,7 @@ func (r *Runner) Run(ctx context.Context, job Job, live io.Writer) Result {
 		}
 		return res
 	}
-	red := SecretRedactor(job.Secrets)
+	red := redact.Secrets(job.Secrets)
 	var res Result
 	switch job.Action.Type {
 	case model.ActionShell:

@@ -158,9 +158,10 @@ func walkEach[N parse.Node](nodes []N, names map[string]bool) {
 	}
 }
 
-// valueDependent reports whether err depends on how a caller's value
-// looks rather than on the template: an index out of range from the index
-// or slice function, or a valueError.
+// valueDependent reports whether err depends on how a caller's value or
+// an upstream result looks rather than on the template: an index out of
+// range from the index or slice function, reading into an upstream
+// result, or a valueError.
 func valueDependent(err error) bool {
 	var ve *valueError
 	if errors.As(err, &ve) {
@@ -169,6 +170,12 @@ func valueDependent(err error) bool {
 	var ee template.ExecError
 	if !errors.As(err, &ee) {
 		return false
+	}
+	// The sample jobs have no upstream results: what reads into one
+	// (the only values of templates that may be nil) fails.
+	if msg := ee.Error(); strings.Contains(msg, "nil pointer evaluating interface {}.") || strings.Contains(msg, "index of untyped nil") ||
+		strings.Contains(msg, ".Upstream") && !strings.Contains(msg, "can't evaluate field") {
+		return true
 	}
 	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(u) {
 		err = u

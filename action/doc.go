@@ -114,12 +114,30 @@
 // HTTP headers and env values are not templates: a literal string, or
 // {"fromSecret": "name"} for a secret's value.
 //
+// # Results
+//
+// A successful attempt may publish a result, one JSON value of at most
+// MaxResult (64 KiB) bytes, Result.Result: what a shell command wrote to
+// the file named by $AX_RESULT_FILE (ResultEnv; private to the attempt,
+// removed after it), an HTTP action's 2xx JSON response body (declared
+// JSON or a body that parses; Action.ResultFrom, a JSON pointer, selects
+// a part), what an SDK handler gave SetResult. A result that is not JSON,
+// is too big or holds the value of a secret fails the attempt without
+// retry, saying why; an HTTP body the action did not ask for (no
+// resultFrom) is only noted in the output when it cannot be kept.
+//
+// Templates read the upstream tasks' results (Job.Upstream) as
+// {{.Upstream.<task>.Result}}, {{.Upstream.<task>.Result.field}} and
+// {{index .Upstream.<task>.Result.list 0}}: strings are marked values like
+// params, other values their JSON text (JSON values in a JSON body).
+// Reading a result or a field that is not there fails the attempt.
+//
 // # Secrets
 //
 // The leader delivers with each job the values of the secrets its action
 // references (SecretRefs), in Job.Secrets. A secret that was not
 // delivered fails the attempt, naming it. Run masks every secret value of
-// at least RedactMinLen bytes (and its JSON-, URL- and Go-quoted forms and
-// its lines) as RedactMask in the output, live and kept, and in the error;
-// see Redactor.
+// at least redact.MinLen bytes (and its JSON-, URL- and Go-quoted forms and
+// its lines) as redact.Mask in the output, live and kept, and in the error;
+// see package action/redact.
 package action

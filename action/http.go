@@ -1,6 +1,7 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ax-scheduler/ax/action/redact"
+	"github.com/ax-scheduler/ax/action/result"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -32,7 +35,7 @@ const (
 )
 
 // runHTTP runs an HTTP action.
-func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
+func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *redact.Masker) Result {
 	var res Result
 	a := job.Action
 	rawURL, err := expandURL(a.URL, job)
@@ -120,16 +123,35 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Reda
 	res.HTTPStatus = resp.StatusCode
 
 	// The body head is the output; what is left is drained a little so
-	// that the connection can be reused.
+	// that the connection can be reused. A 2xx body is read for the
+	// result too: up to MaxResult+1 bytes, or 1 MiB+1 for a resultFrom
+	// pointer to select from (result.BodyLimit).
+	code := resp.StatusCode
+	ok := code >= 200 && code < 300
 	out := newSink(live, OutputLimit, red)
-	_, _ = io.Copy(out, io.LimitReader(resp.Body, OutputLimit))
-	res.Output = out.close()
+	var respBody bytes.Buffer
+	keep := int64(0)
+	if ok {
+		keep = result.BodyLimit(a.ResultFrom)
+	}
+	_, _ = io.Copy(io.MultiWriter(&headWriter{w: out, n: OutputLimit}, &headWriter{w: &respBody, n: keep}),
+		io.LimitReader(resp.Body, max(OutputLimit, keep)))
 	_, _ = io.CopyN(io.Discard, resp.Body, OutputLimit)
 
-	code := resp.StatusCode
 	switch {
-	case code >= 200 && code < 300:
+	case ok:
 		res.Success = true
+		over := int64(respBody.Len()) == keep
+		b := respBody.Bytes()
+		if over {
+			b = b[:keep-1]
+		}
+		v, note, refused := result.FromHTTP(a.ResultFrom, b, over, resp.Header.Get("Content-Type"), red)
+		res.Result = v
+		if refused != nil {
+			refuseResult(&res, refused.Error())
+		}
+		_, _ = io.WriteString(out, note)
 	default:
 		status := resp.Status
 		if status == "" {
@@ -138,7 +160,23 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *Reda
 		res.Error = "HTTP " + status
 		res.Retryable = code >= 500 || code == http.StatusTooManyRequests
 	}
+	res.Output = out.close()
 	return res
+}
+
+// headWriter writes the first n bytes written to it to w and drops the
+// rest; it never fails.
+type headWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	if k := min(int64(len(p)), h.n); k > 0 {
+		_, _ = h.w.Write(p[:k])
+		h.n -= k
+	}
+	return len(p), nil
 }
 
 func isTimeout(err error) bool {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"sync"
+
+	"github.com/ax-scheduler/ax/action/redact"
 )
 
 // tail keeps the last limit bytes written to it in a ring.
@@ -57,11 +59,11 @@ type sink struct {
 	mu     sync.Mutex
 	tail   tail
 	live   io.Writer
-	red    *RedactWriter // nil without secrets
+	red    *redact.Writer // nil without secrets
 	closed bool
 }
 
-func newSink(live io.Writer, limit int, red *Redactor) *sink {
+func newSink(live io.Writer, limit int, red *redact.Masker) *sink {
 	s := &sink{tail: tail{limit: limit}, live: live}
 	if red != nil {
 		s.red = red.Writer(sinkOut{s})

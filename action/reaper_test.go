@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/action/proc"
 	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
@@ -33,13 +34,13 @@ func TestReaperHelperProcess(t *testing.T) {
 			grace, _ = time.ParseDuration(args[i+1])
 		}
 	}
-	os.Exit(ReaperMain(os.Stdin, session, grace))
+	os.Exit(proc.ReaperMain(os.Stdin, session, grace))
 }
 
-func startTestReaper(t *testing.T) *Reaper {
+func startTestReaper(t *testing.T) *proc.Reaper {
 	t.Helper()
 	t.Setenv("AX_TEST_REAPER_HELPER", "1")
-	r, err := StartReaper([]string{os.Args[0], "-test.run=^TestReaperHelperProcess$", "--"}, 300*time.Millisecond, os.Stderr)
+	r, err := proc.StartReaper([]string{os.Args[0], "-test.run=^TestReaperHelperProcess$", "--"}, 300*time.Millisecond, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

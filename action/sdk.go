@@ -7,11 +7,14 @@ import (
 	"io"
 	"runtime/debug"
 	"time"
+
+	"github.com/ax-scheduler/ax/action/redact"
+	"github.com/ax-scheduler/ax/action/result"
 )
 
 // runSDK runs an SDK action: the registered handler, in a goroutine, with
 // the attempt's timeout on its context.
-func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
+func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *redact.Masker) Result {
 	var res Result
 	name := job.Action.Handler
 	h := r.Handlers[name]
@@ -21,6 +24,7 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *Redac
 	}
 	out := newSink(live, OutputLimit, red)
 	hctx := context.WithValue(ctx, outputKey{}, io.Writer(out))
+	hctx, box := result.WithBox(hctx)
 	d := timeout(job)
 	if d > 0 {
 		var cancel context.CancelFunc
@@ -45,6 +49,7 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *Redac
 		switch {
 		case err == nil:
 			res.Success = true
+			sdkResult(&res, box, red)
 		default:
 			res.Error = err.Error()
 			res.Retryable = !errors.Is(err, ErrPermanent)

@@ -14,11 +14,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ax-scheduler/ax/action/proc"
+	"github.com/ax-scheduler/ax/action/redact"
+	"github.com/ax-scheduler/ax/action/result"
 )
 
 // runShell runs a shell action: /bin/sh -c command in its own process
 // group, stdout and stderr into one pipe.
-func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
+func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *redact.Masker) Result {
 	res := Result{ExitCode: -1}
 	command, err := expandCommand(job.Action.Command, job)
 	if err != nil {
@@ -31,13 +35,21 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 		res.Error = err.Error()
 		return res
 	}
+	rf, err := result.NewFile()
+	if err != nil {
+		res.Error = err.Error()
+		res.Retryable = true
+		return res
+	}
+	defer rf.Remove()
+	env = append(env, ResultEnv+"="+rf.Path())
 	var mark uint64
 	if r.Reaper != nil {
 		// Registered before it starts: no moment runs unprotected.
 		var m string
-		m, mark = r.Reaper.begin()
-		env = append(env, ReaperMarkEnv+"="+m)
-		defer r.Reaper.end(mark) // after the whole group is gone
+		m, mark = r.Reaper.Begin()
+		env = append(env, proc.ReaperMarkEnv+"="+m)
+		defer r.Reaper.End(mark) // after the whole group is gone
 	}
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = job.Action.Workdir
@@ -63,7 +75,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 	pgid := cmd.Process.Pid
 	res.PID = pgid
 	if r.Reaper != nil {
-		r.Reaper.started(mark, pgid)
+		r.Reaper.Started(mark, pgid)
 	}
 
 	out := newSink(live, OutputLimit, red)
@@ -98,7 +110,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 	}
 	if why != "" {
 		why += ": killed process group with " + terminate(pgid, exited, grace)
-	} else if groupAlive(pgid) {
+	} else if proc.GroupAlive(pgid) {
 		// The shell is done; what it left running in its group goes too.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
@@ -131,6 +143,7 @@ func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Red
 		}
 		res.Retryable = retryableExit(job, res.ExitCode)
 	}
+	shellResult(&res, rf, red)
 	return res
 }
 
@@ -161,7 +174,7 @@ func terminate(pgid int, exited <-chan struct{}, grace time.Duration) string {
 	}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for groupAlive(pgid) {
+	for proc.GroupAlive(pgid) {
 		select {
 		case <-tick.C:
 		case <-deadline.C:
@@ -175,7 +188,7 @@ func terminate(pgid int, exited <-chan struct{}, grace time.Duration) string {
 // live member.
 func awaitGroupGone(pgid int, bound time.Duration) {
 	deadline := time.Now().Add(bound)
-	for groupAlive(pgid) && time.Now().Before(deadline) {
+	for proc.GroupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -5,9 +5,11 @@ package action
 import (
 	"context"
 	"io"
+
+	"github.com/ax-scheduler/ax/action/redact"
 )
 
 // runShell fails: shell actions need Unix process groups.
-func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *Redactor) Result {
+func (r *Runner) runShell(ctx context.Context, job Job, live io.Writer, red *redact.Masker) Result {
 	return Result{ExitCode: -1, Error: "shell actions are not supported on this platform"}
 }

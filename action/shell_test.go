@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -108,7 +109,7 @@ func TestRunner_Run_shellEnv(t *testing.T) {
 		"AX_ATTEMPT=3",
 		"FROM_ACTION=a",
 		"FROM_JOB=j",
-		"FROM_SECRET=" + RedactMask, // the value is set, and masked in the output
+		"FROM_SECRET=" + redact.Mask, // the value is set, and masked in the output
 		"OVERRIDE=job",
 		"PATH=set",
 	}

@@ -43,6 +43,8 @@ type templateData struct {
 	// Shard is a shard's place ({{.Shard.Index}} of {{.Shard.Total}});
 	// zero for an instance that is not a shard.
 	Shard model.ShardRef
+	// Upstream are the upstream tasks' results, by task name.
+	Upstream map[string]upstream
 
 	scheduled time.Time
 	loc       *time.Location // the job's timezone
@@ -104,6 +106,7 @@ func newTemplateData(job Job, jsonPayload bool) templateData {
 		Attempt:     job.Attempt,
 		Params:      params,
 		Payload:     payload,
+		Upstream:    upstreamData(job.Upstream),
 		scheduled:   job.ScheduledAt,
 		loc:         loc,
 		locErr:      err,
@@ -166,7 +169,11 @@ func render(field, text string, job Job, jsonPayload bool, timeLimit time.Durati
 		if err != nil {
 			return "", err
 		}
-		return w.String(), nil
+		out := w.String()
+		if strings.Contains(out, noValue) && !strings.Contains(text, noValue) {
+			return "", errNoValue
+		}
+		return out, nil
 	}
 }
 

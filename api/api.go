@@ -187,6 +187,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/instances/{id}", reader, instanceR.getInstance},
 		{"GET /v1/instances/{id}/log", reader, instanceR.instanceLog},
 		{"GET /v1/instances/{id}/shards", reader, instanceR.shards},
+		{"GET /v1/instances/{id}/result", reader, instanceR.instanceResult},
 		{"POST /v1/instances/{id}/approve", operator, instanceR.decide("approve")},
 		{"POST /v1/instances/{id}/reject", operator, instanceR.decide("reject")},
 		{"POST /v1/instances/{id}/cancel", operator, instanceR.decide("cancel")},

@@ -314,6 +314,14 @@ func (f fakeInstances) Shards(ctx context.Context, id string) (*model.ShardList,
 	return &model.ShardList{Instance: id, Shards: []model.Instance{}}, nil
 }
 
+func (f fakeInstances) InstanceResult(ctx context.Context, id string) (*model.InstanceResult, error) {
+	f.record(ctx, call{Method: "InstanceResult", Name: id})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.InstanceResult{InstanceID: id, Task: "t", Attempt: 1, Result: []byte(`{"rows":1}`)}, nil
+}
+
 func (f fakeInstances) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {
 	f.record(ctx, call{Method: "InstanceLog", Name: id, Offset: offset})
 	if f.Err != nil {
@@ -744,6 +752,13 @@ func TestServer_BadInputWritesNothing(t *testing.T) {
 		{"join unknown field", request{method: http.MethodPost, path: "/v1/cluster/join", body: `{"id":"n2","raft":"x"}`}, 400, model.CodeInvalid, "raft"},
 		{"remove bad node", request{method: http.MethodDelete, path: "/v1/cluster/N2"}, 400, model.CodeInvalid, "node"},
 		{"transfer bad id", request{method: http.MethodPost, path: "/v1/cluster/transfer", body: `{"id":"-n2"}`}, 400, model.CodeInvalid, "id"},
+		{"resultFrom not a pointer", put(withAction(`{"type":"http","url":"https://example.com/hook","resultFrom":"data/rows"}`)), 400, model.CodeInvalid, "action.resultFrom"},
+		{"resultFrom on a shell action", put(withAction(`{"type":"shell","command":"true","resultFrom":"/x"}`)), 400, model.CodeInvalid, "action.resultFrom"},
+		{"result of a failed attempt", request{method: http.MethodPost, path: "/v1/attempts/0000000000100000-1/complete",
+			body: `{"executor":"w1","success":false,"result":{"rows":1}}`}, 400, model.CodeInvalid, "result"},
+		{"result over 64 KiB", request{method: http.MethodPost, path: "/v1/attempts/complete",
+			body: `[{"executionId":"0000000000100000-1","report":{"executor":"w1","success":true,"result":"` + strings.Repeat("x", model.MaxResult) + `"}}]`}, 400, model.CodeInvalid, "[0].report.result"},
+		{"result of a bad id", request{method: http.MethodGet, path: "/v1/instances/xyz/result"}, 400, model.CodeInvalid, "id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1125,6 +1140,7 @@ func TestServer_ErrorMappingEveryEndpoint(t *testing.T) {
 		"submit[]":  {method: http.MethodPost, path: "/v1/tasks/daily/submit", body: `[{},{}]`},
 		"instances": {method: http.MethodGet, path: "/v1/instances"},
 		"instance":  {method: http.MethodGet, path: "/v1/instances/00000000000000ff"},
+		"result":    {method: http.MethodGet, path: "/v1/instances/00000000000000ff/result"},
 		"overview":  {method: http.MethodGet, path: "/v1/overview"},
 		"summaries": {method: http.MethodGet, path: "/v1/tasks?summary=true"},
 		"calendar":  {method: http.MethodGet, path: "/v1/tasks/daily/calendar"},

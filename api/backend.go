@@ -75,6 +75,9 @@ type InstanceBackend interface {
 	InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error)
 	// Shards lists a sharded instance's shards (policy.shards, broadcast).
 	Shards(ctx context.Context, id string) (*model.ShardList, error)
+	// InstanceResult returns the result the instance's successful attempt
+	// published (not found when there is none).
+	InstanceResult(ctx context.Context, id string) (*model.InstanceResult, error)
 	// Decide applies an operator decision (approve, reject, cancel,
 	// terminate) or a running attempt's approval request.
 	Decide(ctx context.Context, c Caller, id, action string, attempt int, comment string) (string, error)

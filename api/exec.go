@@ -87,6 +87,10 @@ func (s execRoutes) complete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if err := req.CheckResult(); err != nil {
+		writeError(w, err)
+		return
+	}
 	state, err := s.b.executors.Complete(r.Context(), c, r.PathValue("id"), *req)
 	if err != nil {
 		writeError(w, err)
@@ -119,6 +123,10 @@ func (s execRoutes) completeBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		if err := PrincipalFrom(r.Context()).ExecutorAllowed(it.Report.Executor, nil); err != nil {
 			writeError(w, err)
+			return
+		}
+		if err := it.Report.CheckResult(); err != nil {
+			writeError(w, model.FieldErrorf("["+strconv.Itoa(i)+"].report.result", "%s", err.Message))
 			return
 		}
 		if it.Report.Executor != items[0].Report.Executor {

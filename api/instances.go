@@ -150,6 +150,10 @@ func (s instanceRoutes) shards(w http.ResponseWriter, r *http.Request) {
 	readInstance(s, w, r, s.b.instances.Shards)
 }
 
+func (s instanceRoutes) instanceResult(w http.ResponseWriter, r *http.Request) {
+	readInstance(s, w, r, s.b.instances.InstanceResult)
+}
+
 // readInstance answers a read of instance {id} with get, the id checked
 // and the read linearizable (the barrier) unless asked otherwise.
 func readInstance[T any](s instanceRoutes, w http.ResponseWriter, r *http.Request, get func(context.Context, string) (T, error)) {

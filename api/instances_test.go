@@ -390,6 +390,27 @@ func TestServer_GetInstance(t *testing.T) {
 	}
 }
 
+// TestServer_InstanceResult: GET /v1/instances/{id}/result answers the
+// backend's result, its not found as a 404, and reads after a barrier
+// with consistent=true.
+func TestServer_InstanceResult(t *testing.T) {
+	fb := &fakeBackend{}
+	rec := serve(t, api.Config{}, fb, getReq("/v1/instances/00000000000000ff/result?consistent=true"))
+	var got model.InstanceResult
+	decodeBody(t, rec, &got)
+	if rec.Code != 200 || got.InstanceID != "00000000000000ff" || string(compact(t, got.Result)) != `{"rows":1}` {
+		t.Fatalf("got %d %+v", rec.Code, got)
+	}
+	if calls := fb.Methods(); !reflect.DeepEqual(calls, []string{"InstanceResult"}) {
+		t.Errorf("backend calls %v", calls)
+	}
+	fb = &fakeBackend{Err: model.Errorf(model.CodeNotFound, "instance 00000000000000ff has no result: it is FAILED")}
+	rec = serve(t, api.Config{}, fb, getReq("/v1/instances/00000000000000ff/result"))
+	if e := errorOf(t, rec); rec.Code != 404 || !strings.Contains(e.Message, "has no result") {
+		t.Errorf("no result: got %d %+v, want 404 saying why", rec.Code, e)
+	}
+}
+
 func TestServer_TaskEvents(t *testing.T) {
 	ev := &model.TaskEvents{Task: "daily", Events: []model.Event{{Type: "misfire", Time: model.UnixMilli(1_772_366_400_000), Message: "skipped 2"}}}
 	tests := []struct {

@@ -384,6 +384,13 @@ func (c *Client) InstanceLog(ctx context.Context, id string, offset int64, opts 
 	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id) + "/log", Query: q}, &r)
 }
 
+// InstanceResult returns the result the instance's successful attempt
+// published; a *model.Error with code not_found when there is none.
+func (c *Client) InstanceResult(ctx context.Context, id string, opts ...ReadOption) (*model.InstanceResult, error) {
+	var r model.InstanceResult
+	return &r, c.Do(ctx, Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id) + "/result", Query: query(opts)}, &r)
+}
+
 // Backfill creates one instance per fire time of a task in [from, to]
 // that has none yet.
 func (c *Client) Backfill(ctx context.Context, task string, req model.BackfillRequest) (*model.BackfillResult, error) {

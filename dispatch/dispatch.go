@@ -560,7 +560,9 @@ func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.Po
 				return resp, nil
 			}
 			if len(jobs) > 0 {
-				resp.Jobs, resp.HeldMs = jobs, held
+				// The protocol now, not at the poll's arrival: the
+				// executor reports these jobs by it.
+				resp.Jobs, resp.HeldMs, resp.Protocol = jobs, held, d.store.Proto()
 				return resp, nil
 			}
 			continue
@@ -787,12 +789,16 @@ func (d *Dispatcher) CompleteBatch(ctx context.Context, reqID string, reports []
 }
 
 // logged is the report as the log records it: without what the state
-// machine does not use (RanMs), and without Interrupted before the
-// cluster reaches protocol 6 (its members would not all apply it).
+// machine does not use (RanMs), without Interrupted before the cluster
+// reaches protocol 6 and without a result before protocol 8 (its members
+// would not all apply them; an older one could not decode the result).
 func logged(r model.CompleteRequest, proto int) model.CompleteRequest {
 	r.RanMs = 0
 	if proto < 6 {
 		r.Interrupted = false
+	}
+	if proto < 8 {
+		r.Result = nil
 	}
 	return r
 }

@@ -38,7 +38,9 @@ type machine struct {
 	// ignoreExpire: expiries change nothing (the state machine's stamp
 	// is not past the deadline).
 	ignoreExpire bool
-	onLease      func() // called as a lease applies
+	// proto is the state's protocol; 0: command.ProtoVersion.
+	proto   int
+	onLease func() // called as a lease applies
 }
 
 // newMachine returns a dispatcher (10s leases, the machine's clock) over a
@@ -107,7 +109,14 @@ func (m *machine) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 	return out, nil
 }
 
-func (m *machine) Proto() int { return command.ProtoVersion }
+func (m *machine) Proto() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.proto != 0 {
+		return m.proto
+	}
+	return command.ProtoVersion
+}
 
 func (m *machine) Running(id uint64) (int, bool) {
 	m.mu.Lock()
@@ -300,6 +309,42 @@ func TestDispatcher_PollWakesOnReady(t *testing.T) {
 		}
 		if took := time.Since(start); took > time.Second {
 			t.Fatalf("READY -> job took %s", took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the parked poll was not woken")
+	}
+}
+
+// TestDispatcher_PollAnswersTheCurrentProtocol: a poll that parked
+// before the cluster reached a protocol and is answered with jobs after
+// says the protocol of its answer, not of its arrival: the executor
+// reports those jobs by it (a result is dropped below protocol 8).
+func TestDispatcher_PollAnswersTheCurrentProtocol(t *testing.T) {
+	m := newMachine(t, task("sh", shellAct, nil))
+	m.mu.Lock()
+	m.proto = 7
+	m.mu.Unlock()
+	done := make(chan *model.PollResponse, 1)
+	go func() {
+		resp, err := m.d.Poll(context.Background(), model.PollRequest{Executor: "e1", Free: 1, WaitMs: 20_000})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- resp
+	}()
+	testkit.Until(t, 5*time.Second, "the poll to park", func() bool {
+		m.d.mu.Lock()
+		defer m.d.mu.Unlock()
+		return m.d.waiting > 0
+	})
+	m.mu.Lock()
+	m.proto = 8
+	m.mu.Unlock()
+	m.ready(5, "sh")
+	select {
+	case resp := <-done:
+		if resp == nil || len(resp.Jobs) != 1 || resp.Protocol != 8 {
+			t.Fatalf("poll answered %+v, want a job and protocol 8", resp)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the parked poll was not woken")

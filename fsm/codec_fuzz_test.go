@@ -99,6 +99,7 @@ func TestCodecFuzzSeeds(t *testing.T) {
 	sub := EncodeSubmit(&Submit{Task: "job", Items: []SubmitItem{{DelayMs: 1000, Payload: []byte(`{"a":1}`), Key: "k"}, {AtMs: t0}}})
 	res := encodeSubmitResult([]submitted{{id: 5 << 20, due: t0, state: stScheduled}, {id: 5<<20 | 1, due: t0 + 1, state: stReady, existing: true}})
 	cb := EncodeCompleteBatch([]Complete{{ID: 9, Attempt: 2, Report: model.CompleteRequest{Executor: "e1", Success: true, ExitCode: -1, Output: "o"}}})
+	cbr := EncodeCompleteBatch([]Complete{{ID: 9, Attempt: 2, Report: model.CompleteRequest{Executor: "e1", Success: true, Output: "o", Result: []byte(`{"rows":42}`)}}})
 	checkSeeds(t, "FuzzSubmitCodec", map[string][]any{
 		"submit":                 {sub},
 		"submit_truncated":       {sub[:len(sub)-3]},
@@ -107,6 +108,7 @@ func TestCodecFuzzSeeds(t *testing.T) {
 		"submit_result":          {res},
 		"submit_result_short":    {res[:5]},
 		"complete_batch":         {cb},
+		"complete_batch_result":  {cbr},
 		"complete_batch_json":    {[]byte(`[{"i":9,"a":2,"r":{"executor":"e1","success":true}}]`)},
 		"complete_batch_garbage": {[]byte{1, 0xff, 0xff, 0xff, 0x7f, 0}},
 	})

@@ -15,6 +15,7 @@ func TestCompleteBatchCodec(t *testing.T) {
 		{ID: 1 << 40, Attempt: 3, Report: model.CompleteRequest{Executor: "e2", Host: "h", PID: 4242, Retryable: true, TimedOut: true,
 			Canceled: true, ExitCode: -1, HTTPStatus: 503, Error: "boom", Output: strings.Repeat("out\n", 100)}},
 		{ID: 7, Attempt: 2, Report: model.CompleteRequest{Executor: "e1", ExitCode: 3, Error: "exit status 3"}},
+		{ID: 8, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: true, Output: "x", Result: json.RawMessage(`{"rows":42}`)}},
 	}
 	got, err := decodeCompleteBatch(EncodeCompleteBatch(cs))
 	if err != nil || !reflect.DeepEqual(got, cs) {

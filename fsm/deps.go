@@ -72,7 +72,12 @@ func (w depWrites) waitForDeps(r *record, t *model.Task) bool {
 // succeeded records r's success for its date and admits the instances
 // that waited for it and now have all their dependencies.
 func (w depWrites) succeeded(r *record) {
-	w.put(bktSucceeded, depKey(r.Task, r.Date), present)
+	if w.protoAt() >= proto8 {
+		// The instance, for its result (upstreamResults).
+		w.put(bktSucceeded, depKey(r.Task, r.Date), u64key(r.ID))
+	} else {
+		w.put(bktSucceeded, depKey(r.Task, r.Date), present)
+	}
 	prefix := append(depKey(r.Task, r.Date), 0)
 	var keys [][]byte
 	c := w.tx.Bucket(bktWaitDeps).Cursor()

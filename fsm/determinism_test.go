@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,9 @@ func (g *logGen) report() model.CompleteRequest {
 	switch g.rng.Intn(4) {
 	case 0:
 		r.Success = true
+		if g.rng.Intn(2) == 0 { // protocol 8: a result
+			r.Result = json.RawMessage(`{"rows":` + strconv.Itoa(g.rng.Intn(100)) + `}`)
+		}
 	case 1:
 		r.ExitCode, r.Error, r.Retryable = 1, "failed", true
 	case 2:
@@ -473,7 +477,11 @@ func (g *logGen) scripted(t *testing.T) []*raft.Log {
 	}
 	run := func(id uint64, ok bool) {
 		add(CmdLease, Lease{Executor: "e1", IDs: []uint64{id}, LeaseMs: 10_000})
-		add(CmdComplete, Complete{ID: id, Attempt: 1, Report: model.CompleteRequest{Executor: "e1", Success: ok, ExitCode: 1}})
+		rep := model.CompleteRequest{Executor: "e1", Success: ok, ExitCode: 1}
+		if ok {
+			rep.ExitCode, rep.Result = 0, json.RawMessage(`{"rows":1}`) // kept (protocol 8)
+		}
+		add(CmdComplete, Complete{ID: id, Attempt: 1, Report: rep})
 	}
 	fire("task-4")
 	run(fire("task-1"), false) // task-4 fails with it
@@ -535,7 +543,8 @@ func TestFSM_Deterministic(t *testing.T) {
 		`dependsOn cycle: `: false, `onSuccess cycle: `: false, `"type":"rerun"`: false,
 		// Protocol 8's canary rollouts: their ends, and the refusal of a
 		// plain put during one.
-		`"type":"promoted"`: false, `"type":"rollback"`: false, `"type":"rollout_aborted"`: false, `has a rollout in progress`: false, `"rule":"rollback"`: false}
+		`"type":"promoted"`: false, `"type":"rollback"`: false, `"type":"rollout_aborted"`: false, `has a rollout in progress`: false, `"rule":"rollback"`: false,
+		`{"rows":`: false} // a result kept (protocol 8)
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			g := newLogGen(seed, 0)

@@ -389,6 +389,7 @@ func (w attemptWrites) endAttempt(r *record, rep model.CompleteRequest, outcome 
 	}
 	if rep.Success {
 		r.LastError = ""
+		w.keepResult(r, a.Number, rep.Result)
 		w.instances().finish(r, stSuccess)
 		return
 	}

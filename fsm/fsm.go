@@ -40,7 +40,7 @@ var (
 	bktAttempts    = []byte("attempts")
 	bktLogs        = []byte("logs")
 	bktAlerts      = []byte("alerts")
-	bktSucceeded   = []byte("succeeded")    // task \x00 date: a SUCCESS for that scheduled date
+	bktSucceeded   = []byte("succeeded")    // task \x00 date: a SUCCESS for that scheduled date (from protocol 8: its u64 id)
 	bktWaitDeps    = []byte("waiting_deps") // dep task \x00 date \x00 id: waits for that success
 	bktFailedDeps  = []byte("failed_deps")  // task \x00 date: u64 id of an instance that ended FAILED/TERMINATED for it (protocol 4)
 	bktACLTokens   = []byte("acl_tokens")   // token name: TokenRecord
@@ -80,7 +80,7 @@ var (
 	allBuckets = append(coreBuckets[:len(coreBuckets):len(coreBuckets)], bktACLTokens, bktACLHashes, bktSecrets, bktRequestClock, bktFinished,
 		bktStats, bktRecentFailures, bktRecentMisfires, bktAlertsCur, bktAlertHistory, bktAlertPending, bktSilences,
 		bktFailedDeps, bktChannels, bktCalendars, bktWindows, bktPools, bktPoolWait, bktPoolIdx, bktPoolState,
-		bktRateState, bktRateWait, bktRateIdx, bktRollouts)
+		bktRateState, bktRateWait, bktRateIdx, bktRollouts, bktResults)
 )
 
 // RequestTTL is how long a request id is remembered for deduplication,

@@ -15,10 +15,12 @@ import (
 // (calendars.go), which need the calendar types; policy.priority, which
 // the leader's dispatcher orders READY work by; and a task's parameter
 // declarations (Task.Params), which
-// every instance's creation resolves (instanceParams); and
-// policy.rateLimit, which admission honors (ratelimit.go). put_task refuses
-// them until the cluster reaches protocol 8: an older replica would take
-// replace for queue and drop the others.
+// every instance's creation resolves (instanceParams);
+// policy.rateLimit, which admission honors (ratelimit.go); an HTTP
+// action's resultFrom. put_task refuses them until the cluster reaches
+// protocol 8: an older replica would take replace for queue and drop the
+// others. From protocol 8 a successful report's result is kept
+// (results.go) and the success index names the instance that succeeded.
 
 // proto8 is the protocol that adds them.
 const proto8 = 8
@@ -53,6 +55,8 @@ func proto8Field(t *model.Task) string {
 		return "policy.rateLimit"
 	case t.Rollout != nil:
 		return "rollout"
+	case t.Action.ResultFrom != "":
+		return "action.resultFrom"
 	}
 	return ""
 }

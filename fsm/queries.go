@@ -438,7 +438,8 @@ func (q instanceReads) Jobs(refs []command.AttemptRef) ([]model.Job, error) {
 			in := r.toModel()
 			out = append(out, model.Job{InstanceID: in.ID, ExecutionID: in.ID + "-" + strconv.Itoa(ref.Attempt), Task: r.Task,
 				Attempt: ref.Attempt, ScheduledAt: in.ScheduledAt, Timezone: t.Trigger.Timezone, Params: in.Params,
-				Payload: in.Payload, Action: def.Action, Policy: def.Policy, Shard: in.Shard, Parent: in.Parent})
+				Payload: in.Payload, Action: def.Action, Policy: def.Policy, Shard: in.Shard, Parent: in.Parent,
+				Upstream: upstreamResults(tx, r, &in, &def.Policy)})
 		}
 		return nil
 	})

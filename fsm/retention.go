@@ -48,6 +48,9 @@ func (w instanceWrites) prune(p *command.Prune) *Result {
 		for _, b := range [][]byte{bktAttempts, bktLogs, bktInstEvents} {
 			w.delPrefix(b, u64key(id))
 		}
+		if w.tx.Bucket(bktResults).Get(u64key(id)) != nil {
+			w.del(bktResults, u64key(id))
+		}
 		n++
 	}
 	return okResult(struct {

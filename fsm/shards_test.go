@@ -253,3 +253,28 @@ func TestRecord_ShardsRoundTrip(t *testing.T) {
 		t.Error("a record without shard fields encodes differently")
 	}
 }
+
+// TestFSM_ShardResults: a sharded instance's result is its shards', in
+// shard order (null for one that published none), for the API and for
+// the jobs downstream of it.
+func TestFSM_ShardResults(t *testing.T) {
+	fx := newPolicyFixture(t, 8)
+	fx.mustPut(eventTask("s", model.Policy{Shards: 3}))
+	a := fx.trigger("s")
+	ids := fx.fanOut(a, command.Shard{Total: 3})
+	if _, err := fx.f.InstanceResult(a); err == nil || !strings.Contains(err.Error(), "none of its shards published one") {
+		t.Errorf("before any result: %v", err)
+	}
+	for i, res := range []string{`{"n":0}`, ``, `[1,2]`} {
+		fx.do(command.TypeLease, "", command.Lease{Executor: "e1", IDs: []uint64{ids[i]}, LeaseMs: 10_000})
+		fx.do(command.TypeComplete, "", command.Complete{ID: ids[i], Attempt: 1,
+			Report: model.CompleteRequest{Executor: "e1", Success: true, Result: []byte(res)}})
+	}
+	r, err := fx.f.InstanceResult(a)
+	if err != nil || string(r.Result) != `[{"n":0},null,[1,2]]` {
+		t.Fatalf("result of the sharded instance: %+v %v", r, err)
+	}
+	if s, err := fx.f.InstanceResult(ids[2]); err != nil || string(s.Result) != `[1,2]` {
+		t.Errorf("shard 2's own result: %+v %v", s, err)
+	}
+}

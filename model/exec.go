@@ -55,6 +55,11 @@ type Job struct {
 	// InstanceID is the shard's; Parent the sharded instance).
 	Shard  *ShardRef `json:"shard,omitempty"`
 	Parent string    `json:"parent,omitempty"`
+	// Upstream are the results of the instance's upstream tasks, by task
+	// name (protocol 8): an onSuccess instance's parent, a dependsOn
+	// task's successful instance for the same date. Templates read them
+	// as {{.Upstream.<task>.Result}}.
+	Upstream map[string]json.RawMessage `json:"upstream,omitempty"`
 }
 
 // PollRequest asks for up to Free jobs, waiting up to WaitMs.
@@ -137,7 +142,8 @@ type PollResponse struct {
 	// lease's start, so that its deadline comes before the leader's.
 	HeldMs int64 `json:"heldMs,omitempty"`
 	// Protocol is the protocol the cluster has reached (every member
-	// speaks it). From 6 an executor may report attempts Interrupted.
+	// speaks it) when the poll is answered. From 6 an executor may report
+	// attempts Interrupted, from 8 with their results.
 	Protocol int `json:"protocol,omitempty"`
 }
 
@@ -195,6 +201,37 @@ type CompleteRequest struct {
 	// The leader uses it to detect a fenced attempt that outlived its
 	// lease (an overlap with the next attempt) and records it.
 	RanMs int64 `json:"ranMs,omitempty"`
+	// Result is what a successful attempt publishes: JSON, at most
+	// MaxResult bytes (protocol 8; dropped before).
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// MaxResult bounds an attempt's result (JSON).
+const MaxResult = 64 << 10
+
+// CheckResult checks a report's result: only with a success, at most
+// MaxResult bytes, one JSON value.
+func (r *CompleteRequest) CheckResult() *Error {
+	switch {
+	case len(r.Result) == 0:
+		return nil
+	case !r.Success:
+		return FieldErrorf("result", "only a successful attempt publishes a result")
+	case len(r.Result) > MaxResult:
+		return FieldErrorf("result", "%d bytes, over the limit of %d (64 KiB)", len(r.Result), MaxResult)
+	case !json.Valid(r.Result):
+		return FieldErrorf("result", "not JSON")
+	}
+	return nil
+}
+
+// InstanceResult is the result an instance's successful attempt
+// published (GET /v1/instances/{id}/result).
+type InstanceResult struct {
+	InstanceID string          `json:"instanceId"`
+	Task       string          `json:"task"`
+	Attempt    int             `json:"attempt"`
+	Result     json.RawMessage `json:"result"`
 }
 
 // ApprovalRequest asks an operator to approve a running attempt.

@@ -96,6 +96,10 @@ type Action struct {
 	Body    string           `json:"body,omitempty"`
 	Timeout Duration         `json:"timeout,omitempty"`
 	Handler string           `json:"handler,omitempty"`
+	// ResultFrom, for an http action, is a JSON pointer (RFC 6901) to the
+	// part of the JSON response body that is the attempt's result
+	// (protocol 8; see MaxResult).
+	ResultFrom string `json:"resultFrom,omitempty"`
 }
 
 // Policy governs retries, timeouts, concurrency, catch-up, approval,

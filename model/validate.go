@@ -10,6 +10,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/jsonpath"
 	"github.com/ax-scheduler/ax/model/tmpl"
 	"github.com/ax-scheduler/ax/trigger"
 )
@@ -234,6 +235,9 @@ func (a *Action) validate() error {
 		if a.URL != "" || a.Method != "" || a.Body != "" || len(a.Headers) > 0 || a.Handler != "" {
 			return FieldErrorf("action", "a shell action takes command, env and workdir only")
 		}
+		if a.ResultFrom != "" {
+			return FieldErrorf("action.resultFrom", "only an http action takes resultFrom (a shell action writes its result to $AX_RESULT_FILE)")
+		}
 	case ActionHTTP:
 		if a.URL == "" {
 			return FieldErrorf("action.url", "required for an http action")
@@ -261,6 +265,9 @@ func (a *Action) validate() error {
 		if a.Timeout < 0 {
 			return FieldErrorf("action.timeout", "must not be negative")
 		}
+		if err := jsonpath.CheckPointer(a.ResultFrom); err != nil {
+			return FieldErrorf("action.resultFrom", "%v", err)
+		}
 		if a.Command != "" || len(a.Env) > 0 || a.Workdir != "" || a.Handler != "" {
 			return FieldErrorf("action", "an http action takes method, url, headers, body and timeout only")
 		}
@@ -268,7 +275,7 @@ func (a *Action) validate() error {
 		if err := ValidateName("action.handler", a.Handler); err != nil {
 			return err
 		}
-		if a.Command != "" || a.URL != "" || a.Body != "" {
+		if a.Command != "" || a.URL != "" || a.Body != "" || a.ResultFrom != "" {
 			return FieldErrorf("action", "an sdk action takes handler only")
 		}
 	case "":

@@ -205,6 +205,17 @@ func (ts *Tasks) RerunTask(ctx context.Context, c api.Caller, task string, req m
 		})
 }
 
+// InstanceResult implements api.InstanceBackend: the result is in the
+// replicated state (read locally, or after a read barrier with
+// ?consistent=true).
+func (ts *Tasks) InstanceResult(ctx context.Context, id string) (*model.InstanceResult, error) {
+	n, err := model.ParseID(id)
+	if err != nil {
+		return nil, err
+	}
+	return ts.state.InstanceResult(n)
+}
+
 // InstanceLog implements api.InstanceBackend: a running attempt's output lives on
 // the leader (streamed with heartbeats); an ended one's tail is committed.
 func (ts *Tasks) InstanceLog(ctx context.Context, id string, offset int64) (*model.InstanceLog, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +179,76 @@ func TestOutput_StreamedWhileRunning(t *testing.T) {
 	l, err := c.InstanceLog(ctx, s.ID, 0)
 	if err != nil || in.State != model.StateSuccess || l.Live || l.Output != "started\nfinished\n" {
 		t.Fatalf("after the end: %s, log %+v, %v; want SUCCESS and the whole output kept", in.State, l, err)
+	}
+}
+
+// TestSetResult_PassedDownstream: what an SDK handler publishes with
+// worker.SetResult is its instance's result (client.InstanceResult), and
+// the handler of its onSuccess task reads it in its job's Upstream; an
+// HTTP task's resultFrom selects a part of its JSON response.
+func TestSetResult_PassedDownstream(t *testing.T) {
+	a := agenttest.Start(t, func(c *agent.Config) { c.Executor = true })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"data": {"batch": "b-7"}, "noise": [1, 2, 3]}`))
+	}))
+	t.Cleanup(srv.Close)
+	got := make(chan string, 1)
+	startWorker(t, a, map[string]worker.Handler{
+		"extract": func(ctx context.Context, job worker.Job) error {
+			return worker.SetResult(ctx, map[string]any{"rows": 42, "file": "orders.csv"})
+		},
+		"load": func(ctx context.Context, job worker.Job) error {
+			got <- string(job.Upstream["extract"])
+			return nil
+		},
+	})
+	c := client.New(client.Config{Addrs: []string{a.HTTPAddr()}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// onSuccess and results need the cluster at protocol 8, which a new
+	// agent raises it to a moment after it starts.
+	testkit.Eventually(t, 20*time.Second, func() error {
+		h, err := c.Health(ctx)
+		if err == nil && h.Protocol < 8 {
+			err = fmt.Errorf("protocol %d", h.Protocol)
+		}
+		return err
+	})
+	for _, task := range []*model.Task{
+		{Name: "extract", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionSDK, Handler: "extract"},
+			Policy: model.Policy{OnSuccess: []model.Chain{{Task: "load"}}}},
+		{Name: "load", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionSDK, Handler: "load"}},
+		{Name: "hook", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionHTTP, URL: srv.URL, ResultFrom: "/data/batch"}},
+	} {
+		if _, err := c.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := c.Trigger(ctx, "extract", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := agenttest.WaitState(t, c, s.ID, 20*time.Second, over...); in.State != model.StateSuccess {
+		t.Fatalf("extract ended %s: %s", in.State, in.LastError)
+	}
+	if r, err := c.InstanceResult(ctx, s.ID); err != nil || string(r.Result) != `{"file":"orders.csv","rows":42}` {
+		t.Fatalf("extract's result: %+v, %v", r, err)
+	}
+	select {
+	case up := <-got:
+		if up != `{"file":"orders.csv","rows":42}` {
+			t.Errorf("load's job has Upstream extract %q, want extract's result", up)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("load did not run")
+	}
+	h, err := c.Trigger(ctx, "hook", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agenttest.WaitState(t, c, h.ID, 20*time.Second, over...)
+	if r, err := c.InstanceResult(ctx, h.ID); err != nil || string(r.Result) != `"b-7"` {
+		t.Fatalf("hook's result: %+v, %v; want the part resultFrom points to", r, err)
 	}
 }

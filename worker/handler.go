@@ -42,3 +42,12 @@ func Permanent(err error) error { return action.Permanent(err) }
 // Output returns io.Discard. Output of fmt.Print and the log package goes
 // to the process's stdout and stderr, not to the attempt.
 func Output(ctx context.Context) io.Writer { return action.Output(ctx) }
+
+// SetResult publishes v, marshalled to JSON, as the result of the attempt
+// whose handler's context is ctx: kept with the instance if the handler
+// returns nil (GET /v1/instances/{id}/result), and read by downstream
+// tasks' templates as {{.Upstream.<task>.Result}}. At most 64 KiB of JSON
+// (action.MaxResult); a later call replaces it. The error says why v
+// cannot be a result; such a result fails the attempt without retry. See
+// action.SetResult.
+func SetResult(ctx context.Context, v any) error { return action.SetResult(ctx, v) }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -13,7 +14,20 @@ type pendingReport struct {
 	item model.CompleteItem
 	a    *attempt
 	done chan struct{}
+	size int // the item's JSON, bytes
 }
+
+// newPendingReport is the report item of attempt a, with its size.
+func newPendingReport(item model.CompleteItem, a *attempt) pendingReport {
+	b, _ := json.Marshal(item)
+	return pendingReport{item: item, a: a, done: make(chan struct{}), size: len(b)}
+}
+
+// maxBatchBytes bounds the JSON of a batch of reports (but for a lone
+// report, which is always sent): half the API's body limit (1 MiB), so
+// that a batch of attempts that each keep 64 KiB of output and a result
+// is not refused as too large.
+const maxBatchBytes = 512 << 10
 
 // reporter sends attempt reports in batches (whatever queued while the
 // previous batch was in flight), retrying across servers until each is
@@ -21,15 +35,32 @@ type pendingReport struct {
 // every attempt of the batch lost its lease on this executor's clock
 // more than the leader's expiry grace ago (the leader has failed them as
 // lost by then), or the worker is shutting down and out of time. It ends
-// when the reports channel is closed.
+// when the reports channel is closed. A batch holds at most 256 reports
+// and maxBatchBytes of JSON.
 func (e *Worker) reporter() {
-	for first := range e.reports {
-		batch := []pendingReport{first}
+	var next *pendingReport // taken from the queue, for the next batch
+	for {
+		var first pendingReport
+		if next != nil {
+			first, next = *next, nil
+		} else if p, ok := <-e.reports; ok {
+			first = p
+		} else {
+			return
+		}
+		batch, size := []pendingReport{first}, first.size
 	drain:
 		for len(batch) < 256 {
 			select {
-			case p := <-e.reports:
-				batch = append(batch, p)
+			case p, ok := <-e.reports:
+				if !ok {
+					break drain
+				}
+				if size+p.size > maxBatchBytes {
+					next = &p
+					break drain
+				}
+				batch, size = append(batch, p), size+p.size
 			default:
 				break drain
 			}

@@ -585,3 +585,40 @@ func TestWorker_rejectedApprovalSettles(t *testing.T) {
 		})
 	}
 }
+
+// TestWorker_batchesReportsWithinTheBodyLimit: reports that queue
+// together are sent in batches whose body stays within the API's body
+// limit (1 MiB): twelve attempts that each keep 64 KiB of output and a
+// 60 KiB result are not one request of 1.5 MiB, which the cluster would
+// refuse (413), losing the reports.
+func TestWorker_batchesReportsWithinTheBodyLimit(t *testing.T) {
+	cmd := `head -c 65536 /dev/zero | tr '\0' x; { printf '"'; head -c 61440 /dev/zero | tr '\0' y; printf '"'; } > "$AX_RESULT_FILE"`
+	cmds := make([]string, 12)
+	for i := range cmds {
+		cmds[i] = cmd
+	}
+	f := newFakeCluster(t, 5*time.Second, cmds...)
+	f.protocol = 8
+	f.reportsUp = false
+	w, _, _ := startWorker(t, Config{Servers: []string{f.srv.URL}, Capacity: 12})
+	f.until(20*time.Second, "reports queued behind a refused batch", func() bool {
+		return f.refused > 0 && len(f.batches[0])+len(w.reports) == 12
+	})
+	f.mu.Lock()
+	f.reportsUp = true
+	f.mu.Unlock()
+	f.until(20*time.Second, "twelve reports", func() bool { return len(f.reports) == 12 })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, b := range f.batches {
+		body, _ := json.Marshal(b)
+		if len(body) > 1<<20 {
+			t.Errorf("report request %d: %d reports in %d bytes, over the API's 1 MiB", i, len(b), len(body))
+		}
+	}
+	for _, r := range f.reports {
+		if len(r.Report.Output) != 65536 || len(r.Report.Result) != 61442 {
+			t.Fatalf("a report with %d bytes of output and %d of result, want 65536 and 61442", len(r.Report.Output), len(r.Report.Result))
+		}
+	}
+}

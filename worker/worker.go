@@ -19,6 +19,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/action"
+	"github.com/ax-scheduler/ax/action/proc"
+	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -52,7 +54,7 @@ type Config struct {
 	// is stopped; default action.DefaultKillGrace.
 	KillGrace time.Duration
 	// Reaper is the command line of a helper that stops the processes
-	// of running shell attempts if the worker dies (action.Reaper; for
+	// of running shell attempts if the worker dies (package action/proc; for
 	// ax: `ax executor-supervise`). Without it they may outlive a killed
 	// worker.
 	Reaper []string
@@ -230,7 +232,7 @@ func (e *Worker) startReaper(lease time.Duration) {
 		return
 	}
 	e.reaperTried = true
-	rp, err := action.StartReaper(e.cfg.Reaper, e.fenceGrace(lease), os.Stderr)
+	rp, err := proc.StartReaper(e.cfg.Reaper, e.fenceGrace(lease), os.Stderr)
 	if err != nil {
 		e.log.Warn("no reaper: shell attempts' processes may outlive a killed executor", "error", err)
 		return
@@ -414,9 +416,9 @@ func (e *Worker) runJob(a *attempt) {
 	if e.proto.Load() >= 6 {
 		report.RanMs = max(time.Since(began).Milliseconds(), 1)
 	}
-	done := make(chan struct{})
-	e.reports <- pendingReport{item: model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, a: a, done: done}
-	<-done // keep heartbeating the attempt until its end is recorded
+	p := newPendingReport(model.CompleteItem{ExecutionID: job.ExecutionID, Report: report}, a)
+	e.reports <- p
+	<-p.done // keep heartbeating the attempt until its end is recorded
 	e.mu.Lock()
 	delete(e.running, job.ExecutionID)
 	e.mu.Unlock()
@@ -429,11 +431,16 @@ func (e *Worker) runJob(a *attempt) {
 // already (and in the live output, which it streams to the attempt), this
 // is a second guard on what leaves the executor.
 func (e *Worker) completeReport(job model.Job, res action.Result, reason string) model.CompleteRequest {
-	red := action.SecretRedactor(job.Secrets)
+	red := redact.Secrets(job.Secrets)
 	report := model.CompleteRequest{
 		Executor: e.cfg.Name, Host: e.cfg.Host, PID: res.PID, Success: res.Success, Retryable: res.Retryable,
 		TimedOut: res.TimedOut, Canceled: res.Canceled, ExitCode: res.ExitCode, HTTPStatus: res.HTTPStatus,
 		Error: red.Redact(res.Error), Output: red.Redact(string(res.Output)),
+	}
+	if e.proto.Load() >= 8 {
+		// A result is kept from protocol 8 (the Runner refused one that
+		// holds a secret's value).
+		report.Result = res.Result
 	}
 	if res.Canceled && reason != "" {
 		report.Error = "stopped: " + red.Redact(reason)
@@ -451,7 +458,7 @@ func (e *Worker) actionJob(job model.Job, lease time.Duration) action.Job {
 	return action.Job{
 		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
 		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
-		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets, Shard: job.Shard, Parent: job.Parent,
+		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets, Shard: job.Shard, Parent: job.Parent, Upstream: job.Upstream,
 		Env: map[string]string{"AX_ADDR": strings.Join(e.cfg.Servers, ","), "AX_TOKEN": e.cfg.Token,
 			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt),
 			// `ax approval request` gives up once the cluster has been

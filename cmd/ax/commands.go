@@ -53,11 +53,12 @@ func commands() []entry {
 		{name: "trigger", summary: "run a task now", new: work.NewTrigger, taskArg: true},
 		{name: "submit", summary: "create a delayed instance of a task", new: work.NewSubmit, taskArg: true},
 		{name: "backfill", summary: "create the instances of past fire times of a task", new: work.NewBackfill, taskArg: true},
-		{name: "instance", summary: "list, get, log, shards, approve, reject, cancel, terminate, re-run instances", usage: work.InstanceUsage, subs: []entry{
+		{name: "instance", summary: "list, get, log, shards, approve, reject, cancel, terminate, re-run instances; their results", usage: work.InstanceUsage, subs: []entry{
 			{name: "list", new: work.NewInstanceList},
 			{name: "get", new: work.NewInstanceGet},
 			{name: "log", new: work.NewInstanceLog},
 			{name: "shards", new: work.NewInstanceShards},
+			{name: "result", new: work.NewInstanceResult},
 			{name: "approve", new: work.NewInstanceDecide("approve")},
 			{name: "reject", new: work.NewInstanceDecide("reject")},
 			{name: "cancel", new: work.NewInstanceDecide("cancel")},

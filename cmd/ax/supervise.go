@@ -6,13 +6,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/ax-scheduler/ax/action/proc"
 	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/action"
 )
 
 // superviseCmd is the helper an `ax executor` starts next to itself
-// (action.Reaper): it stops the processes of the executor's running
+// (package action/proc): it stops the processes of the executor's running
 // attempts when the executor dies, kill -9 included. Not for people.
 type superviseCmd struct {
 	command.Base
@@ -43,7 +44,7 @@ func (c *superviseCmd) Run(ctx context.Context, args []string) error {
 	}
 	// The signal context of main is not ours to follow: this helper
 	// outlives whatever stops the executor, and ends with its stdin.
-	if code := action.ReaperMain(c.IO.Stdin, c.session, max(c.grace, 0)); code != 0 {
+	if code := proc.ReaperMain(c.IO.Stdin, c.session, max(c.grace, 0)); code != 0 {
 		return command.ExitStatus(code)
 	}
 	return nil

@@ -17,6 +17,10 @@ import (
 // CompleteBatchVersion is the first byte of a binary complete_batch body.
 const CompleteBatchVersion = 1
 
+// flagResult marks an item that carries a result after its output
+// (protocol 8).
+const flagResult = 1 << 5
+
 // errComplete's words are those of the release that had the codec in
 // package fsm: they reach results.
 var errComplete = errors.New("fsm: corrupt complete_batch body")
@@ -26,7 +30,7 @@ func EncodeCompleteBatch(cs []Complete) []byte {
 	size := 8
 	for i := range cs {
 		r := &cs[i].Report
-		size += 32 + len(r.Executor) + len(r.Host) + len(r.Error) + len(r.Output)
+		size += 32 + len(r.Executor) + len(r.Host) + len(r.Error) + len(r.Output) + len(r.Result)
 	}
 	b := make([]byte, 0, size)
 	b = append(b, CompleteBatchVersion)
@@ -35,7 +39,7 @@ func EncodeCompleteBatch(cs []Complete) []byte {
 		c := &cs[i]
 		r := &c.Report
 		var flags byte
-		for bit, on := range []bool{r.Success, r.Retryable, r.TimedOut, r.Canceled, r.Interrupted} {
+		for bit, on := range []bool{r.Success, r.Retryable, r.TimedOut, r.Canceled, r.Interrupted, len(r.Result) > 0} {
 			if on {
 				flags |= 1 << bit
 			}
@@ -48,6 +52,12 @@ func EncodeCompleteBatch(cs []Complete) []byte {
 		for _, s := range []string{r.Executor, r.Host, r.Error, r.Output} {
 			b = binary.AppendUvarint(b, uint64(len(s)))
 			b = append(b, s...)
+		}
+		if len(r.Result) > 0 {
+			// Protocol 8: only then does the leader keep a result in a
+			// report (an older decoder would refuse the body).
+			b = binary.AppendUvarint(b, uint64(len(r.Result)))
+			b = append(b, r.Result...)
 		}
 	}
 	return b
@@ -104,6 +114,13 @@ func DecodeCompleteBatch(b []byte) ([]Complete, error) {
 			s[j], b = f, rest
 		}
 		r.Executor, r.Host, r.Error, r.Output = string(s[0]), string(s[1]), string(s[2]), string(s[3])
+		if flags&flagResult != 0 {
+			f, rest, err := readBytes(b)
+			if err != nil || len(f) == 0 {
+				return nil, errComplete
+			}
+			r.Result, b = append([]byte(nil), f...), rest
+		}
 	}
 	if len(b) != 0 {
 		return nil, errComplete

@@ -139,7 +139,26 @@ func (cp *Complete) Validate(*Command) *model.Error {
 	if e := checkLen(field("report.error"), r.Error, MaxText); e != nil {
 		return e
 	}
-	return checkLen(field("report.output"), r.Output, MaxText)
+	if e := checkLen(field("report.output"), r.Output, MaxText); e != nil {
+		return e
+	}
+	return checkResult(r)
+}
+
+// checkResult checks a report's result as model.CheckResult does, with
+// the deterministic JSON check of payloads.
+func checkResult(r *model.CompleteRequest) *model.Error {
+	switch {
+	case len(r.Result) == 0:
+		return nil
+	case !r.Success:
+		return model.FieldErrorf("report.result", "only a successful attempt publishes a result")
+	case len(r.Result) > model.MaxResult:
+		return model.FieldErrorf("report.result", "%d bytes, over the limit of %d", len(r.Result), model.MaxResult)
+	case !validJSON(r.Result):
+		return model.FieldErrorf("report.result", "not JSON")
+	}
+	return nil
 }
 
 // Validate checks the attempts.

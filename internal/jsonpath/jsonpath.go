@@ -1,6 +1,7 @@
 // Package jsonpath names the JSON object key that encoding/json refused
 // as unknown by its dotted path ("trigger.bogus"), for errors that name
-// the field.
+// the field, and selects a part of a JSON document by a JSON pointer
+// (RFC 6901; an HTTP action's resultFrom).
 package jsonpath
 
 import (

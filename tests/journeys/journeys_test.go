@@ -39,6 +39,7 @@ var journeys = []journey{
 	{name: "failure-alert", run: journeyFailureAlert},
 	{name: "terminate-cancel", run: journeyTerminateCancel},
 	{name: "shards-pool", run: journeyShardsPool},
+	{name: "results", run: journeyResults},
 }
 
 // put defines tasks as the user.

@@ -190,7 +190,7 @@ func TestUI_Console(t *testing.T) {
 	// yet: its instance waits READY until the test starts one.
 	tasks := []*model.Task{
 		{Name: "report", Trigger: model.Trigger{Type: model.TriggerEvent},
-			Action: model.Action{Type: model.ActionShell, Command: `echo "hello {{.Params.who}}"; sleep 2; echo "report done"`},
+			Action: model.Action{Type: model.ActionShell, Command: `echo "hello {{.Params.who}}"; sleep 2; echo "report done"; echo '{"rows": 7}' > "$AX_RESULT_FILE"`},
 			Policy: model.Policy{ExecutorLabels: map[string]string{"pool": "ui"}}, Labels: map[string]string{"team": "data"}},
 		{Name: "deploy", Trigger: model.Trigger{Type: model.TriggerEvent},
 			Action: model.Action{Type: model.ActionShell, Command: "echo deployed"}, Policy: model.Policy{Approval: "before_run"}},
@@ -287,6 +287,7 @@ func TestUI_Console(t *testing.T) {
 	b.shot("instance-running")
 	b.waitJS("instance SUCCESS", state+` === 'SUCCESS'`, 20*time.Second)
 	b.waitJS("whole output", `document.querySelector('#log').textContent.includes('report done')`, 10*time.Second)
+	b.waitJS("the result", `!document.querySelector('#result').hidden && document.querySelector('#result').innerText.includes('"rows": 7')`, 10*time.Second)
 	b.waitJS("no reload", `window.axNoReload === true`, time.Second)
 
 	// The trigger form of a task that declares its parameters: a list

@@ -1,7 +1,9 @@
 package work
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -28,6 +30,8 @@ Subcommands:
 	shards [-all] ID       a sharded instance's shards: a grid of their states and the
 	                       shards that did not succeed (-all: every shard)
 	log [-f] ID            the latest attempt's output (-f follows it)
+	result ID              the JSON result its successful attempt published
+	                       (-o json|yaml: with the instance, task and attempt)
 	approve|reject ID [-comment TEXT]
 	cancel ID              a SCHEDULED, READY, BLOCKED, WAITING_APPROVAL or RETRYING instance
 	terminate ID           kill a RUNNING attempt's process group
@@ -39,7 +43,7 @@ the table on every change until Ctrl-C. list shows the newest 50
 (-limit N; 0 for all), following the server's pages; -cursor ID starts
 after that instance (a list that stops short names it). TIME is a
 duration ago (30m, 1h, 2d), a date (2006-01-02), a time in UTC
-(2006-01-02T15:04) or RFC 3339. list, get and log read linearizably
+(2006-01-02T15:04) or RFC 3339. list, get, log and result read linearizably
 (an instance just triggered through another node is found); -stale
 reads the node's own state instead, answered even without a leader.
 
@@ -47,6 +51,7 @@ Examples:
 	ax instance list -task daily_report -state FAILED -since 2d
 	ax instance list -w
 	ax instance get 0000000000a30001
+	ax instance result 0000000000a30001
 	ax instance rerun 0000000000a30001 -wait -log
 `
 
@@ -190,6 +195,41 @@ func (c *instanceLogCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	return follow.Log(ctx, cl, id, c.follow, c.IO.Stdout, c.IO.Stderr)
+}
+
+// instanceResultCmd is ax instance result.
+type instanceResultCmd struct {
+	command.ClientBase
+	out view.Output
+}
+
+// NewInstanceResult makes ax instance result.
+func NewInstanceResult(io *command.IO) command.Command {
+	c := &instanceResultCmd{}
+	c.Init(io, "instance result", InstanceUsage)
+	c.CF.RegisterStale(c.FS, true)
+	c.out.Register(c.FS)
+	return c
+}
+
+func (c *instanceResultCmd) Run(ctx context.Context, args []string) error {
+	cl, id, err := c.ConnectOne(args, &c.out, "instance id")
+	if err != nil {
+		return err
+	}
+	r, err := cl.InstanceResult(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.out.Print(c.IO.Stdout, r, func(w io.Writer) error {
+		var b bytes.Buffer
+		if err := json.Indent(&b, r.Result, "", "  "); err != nil {
+			return err
+		}
+		b.WriteByte('\n')
+		_, err := b.WriteTo(w)
+		return err
+	})
 }
 
 // instanceDecideCmd is ax instance approve, reject, cancel and terminate.

@@ -12,10 +12,13 @@ export async function render(main, [id], page) {
   const timeline = h('div', {}), attempts = h('div', {}), shardBox = h('div', {});
   const out = h('pre', {class: 'log', id: 'log', tabindex: '0', 'aria-label': 'Output', 'aria-live': 'polite'});
   const logState = h('span', {class: 'muted', id: 'log-state'});
+  // The result a successful attempt published (shown when there is one).
+  const result = h('section', {class: 'card', id: 'result', hidden: true});
   main.append(head, why, acts, shardBox,
     h('div', {class: 'grid'},
       section('Timeline', timeline),
       section('Attempts', attempts)),
+    result,
     h('section', {class: 'card'}, h('div', {class: 'row'}, h('h2', {}, 'Output'), logState), out));
 
   let inst = null;
@@ -72,6 +75,14 @@ export async function render(main, [id], page) {
         out.textContent = l.output || '';
         logState.textContent = l.output ? 'attempt ' + l.attempt : 'no output';
       } catch (err) { showError(err); }
+      if (inst.state === 'SUCCESS') {
+        try {
+          const r = await api(path + '/result', {signal: page.signal});
+          result.replaceChildren(h('div', {class: 'row'}, h('h2', {}, 'Result'), h('span', {class: 'muted'}, 'attempt ' + r.attempt)),
+            h('pre', {class: 'log'}, JSON.stringify(r.result, null, 2)));
+          result.hidden = false;
+        } catch (err) { if (err.status !== 404) showError(err); }
+      }
       return;
     }
     const ctl = new AbortController();

@@ -1,4 +1,4 @@
-package action
+package proc
 
 import (
 	"bytes"
@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// groupAlive reports whether process group pgid has a live member. Members
+// GroupAlive reports whether process group pgid has a live member. Members
 // that have exited but not yet been reaped (zombies, left to init after
 // their parent died) do not count.
-func groupAlive(pgid int) bool {
+func GroupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
 		return false
 	}

@@ -1,4 +1,4 @@
-package action
+package proc
 
 import (
 	"bufio"
@@ -60,14 +60,14 @@ type Reaper struct {
 // output goes to stderr, which may be nil.
 func StartReaper(argv []string, grace time.Duration, stderr io.Writer) (*Reaper, error) {
 	if len(argv) == 0 {
-		return nil, fmt.Errorf("action: reaper: no command")
+		return nil, fmt.Errorf("action/proc: reaper: no command")
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	session := hex.EncodeToString(b[:])
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("action: reaper: %w", err)
+		return nil, fmt.Errorf("action/proc: reaper: %w", err)
 	}
 	args := append(append([]string{}, argv[1:]...), "-session", session, "-grace", grace.String())
 	cmd := exec.Command(argv[0], args...)
@@ -77,7 +77,7 @@ func StartReaper(argv []string, grace time.Duration, stderr io.Writer) (*Reaper,
 	pr.Close()
 	if err != nil {
 		pw.Close()
-		return nil, fmt.Errorf("action: start reaper: %w", err)
+		return nil, fmt.Errorf("action/proc: reaper: start: %w", err)
 	}
 	r := &Reaper{session: session, cmd: cmd, exited: make(chan struct{}), stderr: stderr, w: pw}
 	go func() {
@@ -103,9 +103,9 @@ func (r *Reaper) send(line string) {
 	}
 }
 
-// begin registers an attempt about to start and returns its mark (the
+// Begin registers an attempt about to start and returns its mark (the
 // value of ReaperMarkEnv) and number.
-func (r *Reaper) begin() (mark string, n uint64) {
+func (r *Reaper) Begin() (mark string, n uint64) {
 	r.mu.Lock()
 	r.seq++
 	n = r.seq
@@ -114,13 +114,13 @@ func (r *Reaper) begin() (mark string, n uint64) {
 	return r.session + "." + strconv.FormatUint(n, 10), n
 }
 
-// started records the process group of attempt n.
-func (r *Reaper) started(n uint64, pgid int) {
+// Started records the process group of attempt n.
+func (r *Reaper) Started(n uint64, pgid int) {
 	r.send("=" + strconv.FormatUint(n, 10) + " " + strconv.Itoa(pgid) + "\n")
 }
 
-// end unregisters attempt n: its processes are gone.
-func (r *Reaper) end(n uint64) {
+// End unregisters attempt n: its processes are gone.
+func (r *Reaper) End(n uint64) {
 	r.send("-" + strconv.FormatUint(n, 10) + "\n")
 }
 
@@ -197,7 +197,7 @@ func reap(live map[uint64]int, marks map[string]bool, grace time.Duration) {
 	signalAll := func(sig syscall.Signal) int {
 		n := 0
 		for _, pgid := range live {
-			if pgid > 0 && groupAlive(pgid) {
+			if pgid > 0 && GroupAlive(pgid) {
 				_ = syscall.Kill(-pgid, sig)
 				n++
 			}

@@ -1,11 +1,11 @@
 //go:build unix && !linux
 
-package action
+package proc
 
 import "syscall"
 
-// groupAlive reports whether process group pgid has a member; exited
+// GroupAlive reports whether process group pgid has a member; exited
 // members not yet reaped count as alive here.
-func groupAlive(pgid int) bool {
+func GroupAlive(pgid int) bool {
 	return syscall.Kill(-pgid, 0) != syscall.ESRCH
 }

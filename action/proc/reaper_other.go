@@ -1,6 +1,6 @@
 //go:build !linux
 
-package action
+package proc
 
 import (
 	"errors"
@@ -13,17 +13,22 @@ import (
 const ReaperMarkEnv = "AX_ATTEMPT_MARK"
 
 // Reaper stops the processes of a killed executor's attempts; it needs
-// Linux's /proc, elsewhere StartReaper fails.
+// Linux's /proc, elsewhere Start fails.
 type Reaper struct{}
 
 // StartReaper fails: the reaper needs Linux.
 func StartReaper(argv []string, grace time.Duration, stderr io.Writer) (*Reaper, error) {
-	return nil, errors.New("action: the reaper needs Linux")
+	return nil, errors.New("action/proc: reaper: the reaper needs Linux")
 }
 
-func (r *Reaper) begin() (string, uint64) { return "", 0 }
-func (r *Reaper) started(uint64, int)     {}
-func (r *Reaper) end(uint64)              {}
+// Begin does nothing.
+func (r *Reaper) Begin() (string, uint64) { return "", 0 }
+
+// Started does nothing.
+func (r *Reaper) Started(uint64, int) {}
+
+// End does nothing.
+func (r *Reaper) End(uint64) {}
 
 // Close does nothing.
 func (r *Reaper) Close(time.Duration) error { return nil }

@@ -1,6 +1,7 @@
-package action
+package redact
 
 import (
+	"encoding/json"
 	"io"
 	"net/url"
 	"slices"
@@ -8,29 +9,29 @@ import (
 	"strings"
 )
 
-// RedactMask replaces a secret's value in output and errors.
-const RedactMask = "***"
+// Mask replaces a secret's value in output and errors.
+const Mask = "***"
 
-// RedactMinLen is the shortest secret value that is masked: shorter ones
+// MinLen is the shortest secret value that is masked: shorter ones
 // ("", "a", "no") would mask ordinary text and hide nothing.
-const RedactMinLen = 4
+const MinLen = 4
 
-// Redactor masks secret values in text, like GitHub Actions masks its
+// Masker masks secret values in text, like GitHub Actions masks its
 // secrets: each value, each of its lines, and its JSON-, URL- and
-// Go-quoted forms (as errors quote them) become RedactMask. A nil
-// *Redactor masks nothing. It is safe for concurrent use.
-type Redactor struct {
+// Go-quoted forms (as errors quote them) become Mask. A nil
+// *Masker masks nothing. It is safe for concurrent use.
+type Masker struct {
 	words   []string // longest first
 	longest int
 }
 
-// NewRedactor returns a Redactor of values; nil if none is at least
-// RedactMinLen bytes long.
-func NewRedactor(values ...string) *Redactor {
+// New returns a Masker of values; nil if none is at least
+// MinLen bytes long.
+func New(values ...string) *Masker {
 	seen := map[string]bool{}
 	var words []string
 	add := func(w string) {
-		if len(w) >= RedactMinLen && !seen[w] {
+		if len(w) >= MinLen && !seen[w] {
 			seen[w] = true
 			words = append(words, w)
 		}
@@ -51,21 +52,21 @@ func NewRedactor(values ...string) *Redactor {
 		return nil
 	}
 	slices.SortStableFunc(words, func(a, b string) int { return len(b) - len(a) })
-	return &Redactor{words: words, longest: len(words[0])}
+	return &Masker{words: words, longest: len(words[0])}
 }
 
-// SecretRedactor returns the Redactor of the values of secrets (a Job's
+// Secrets returns the Masker of the values of secrets (a Job's
 // Secrets, by name).
-func SecretRedactor(secrets map[string]string) *Redactor {
+func Secrets(secrets map[string]string) *Masker {
 	values := make([]string, 0, len(secrets))
 	for _, v := range secrets {
 		values = append(values, v)
 	}
-	return NewRedactor(values...)
+	return New(values...)
 }
 
 // Redact returns s with every secret value masked.
-func (r *Redactor) Redact(s string) string {
+func (r *Masker) Redact(s string) string {
 	if r == nil {
 		return s
 	}
@@ -77,7 +78,7 @@ func (r *Redactor) Redact(s string) string {
 // masked text up to the end of the last of them or stop, whichever is
 // later, and how much of s that covers. At each position the longest
 // word that matches wins.
-func (r *Redactor) scan(s string, stop int) (string, int) {
+func (r *Masker) scan(s string, stop int) (string, int) {
 	next := make([]int, len(r.words)) // where each word next occurs, from i
 	for k, w := range r.words {
 		next[k] = index(s, w, 0)
@@ -98,7 +99,7 @@ func (r *Redactor) scan(s string, stop int) (string, int) {
 			break
 		}
 		b.WriteString(s[i:at])
-		b.WriteString(RedactMask)
+		b.WriteString(Mask)
 		i = at + len(r.words[k])
 	}
 	end := max(i, stop)
@@ -119,20 +120,20 @@ func index(s, w string, from int) int {
 // It holds back the last bytes of what it was given, as long as the
 // longest word less one, until more comes or Flush, so that a value split
 // across two writes is masked too. Not safe for concurrent use.
-func (r *Redactor) Writer(w io.Writer) *RedactWriter {
-	return &RedactWriter{r: r, w: w}
+func (r *Masker) Writer(w io.Writer) *Writer {
+	return &Writer{r: r, w: w}
 }
 
-// RedactWriter is the streaming writer of a Redactor.
-type RedactWriter struct {
-	r    *Redactor
+// Writer is the streaming writer of a Masker.
+type Writer struct {
+	r    *Masker
 	w    io.Writer
 	held []byte
 }
 
 // Write masks and writes p, but for a tail it holds back; it reports
 // len(p) unless the underlying writer fails.
-func (rw *RedactWriter) Write(p []byte) (int, error) {
+func (rw *Writer) Write(p []byte) (int, error) {
 	if rw.r == nil {
 		return rw.w.Write(p)
 	}
@@ -150,7 +151,7 @@ func (rw *RedactWriter) Write(p []byte) (int, error) {
 }
 
 // Flush masks and writes what is held back.
-func (rw *RedactWriter) Flush() error {
+func (rw *Writer) Flush() error {
 	if len(rw.held) == 0 {
 		return nil
 	}
@@ -158,4 +159,10 @@ func (rw *RedactWriter) Flush() error {
 	rw.held = rw.held[:0]
 	_, err := io.WriteString(rw.w, out)
 	return err
+}
+
+// jsonString is v as a JSON string literal (<, > and & escaped too).
+func jsonString(v string) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
