@@ -117,6 +117,18 @@ func Trigger(t testing.TB, cl *client.Client, task string) string {
 	return s.ID
 }
 
+// InstancesOf returns the task's instances (up to 1,000), oldest first,
+// read linearizably; an error fails t.
+func InstancesOf(t testing.TB, cl *client.Client, task string) []model.Instance {
+	t.Helper()
+	l, err := cl.ListInstances(context.Background(), model.InstanceFilter{Task: task, Limit: 1000}, client.Consistent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(l.Instances, func(i, j int) bool { return l.Instances[i].ID < l.Instances[j].ID })
+	return l.Instances
+}
+
 // AllInstances lists every instance of a task (linearizable).
 func AllInstances(ctx context.Context, c *client.Client, task string) ([]model.Instance, error) {
 	var out []model.Instance

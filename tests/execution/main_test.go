@@ -43,4 +43,5 @@ var (
 	waitHealth    = clustertest.WaitHealth
 	newWebhook    = clustertest.NewWebhook
 	procGone      = clustertest.ProcGone
+	instancesOf   = clustertest.InstancesOf
 )

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -34,16 +33,6 @@ func waitProto4(t *testing.T, c *localcluster.Cluster) {
 		}
 		return nil
 	})
-}
-
-func instancesOf(t *testing.T, cl *client.Client, task string) []model.Instance {
-	t.Helper()
-	l, err := cl.ListInstances(context.Background(), model.InstanceFilter{Task: task, Limit: 1000}, client.Consistent())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(l.Instances, func(i, j int) bool { return l.Instances[i].ID < l.Instances[j].ID })
-	return l.Instances
 }
 
 // TestPolicy_Cluster runs the protocol 4 policies through real agents:

@@ -1,4 +1,4 @@
-package execution
+package fanout
 
 import (
 	"fmt"
