@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"github.com/ax-scheduler/ax/tasks"
 	"github.com/ax-scheduler/ax/tlsutil"
 	"github.com/ax-scheduler/ax/wheel"
+	"github.com/ax-scheduler/ax/worker"
 )
 
 // Config configures an agent.
@@ -100,7 +102,11 @@ type Config struct {
 	// ExecutorReaper is the embedded executor's reaper helper (see
 	// worker.Config.Reaper).
 	ExecutorReaper []string
-	Logger         hclog.Logger
+	// Handlers are the embedded executor's in-process sdk handlers, by
+	// name (an agent embedded in a Go service: package embed); Agent.Handle
+	// adds more.
+	Handlers map[string]worker.Handler
+	Logger   hclog.Logger
 	// Clock is the node's clock; default the real one. Only the leader's
 	// clock is ever stamped into commands or drives the timing wheel, and
 	// only as held to the cluster's: a node whose clock is off from the
@@ -206,6 +212,11 @@ type Agent struct {
 	pprof    *http.Server         // nil without -pprof
 	reg      *prometheus.Registry // the node's metrics
 	stopExec func()               // drains the embedded executor; nil without one
+	// execToken is the embedded executor's credential; execMu guards its
+	// restart with more handlers (Handle).
+	execToken  string
+	execMu     sync.Mutex
+	execClosed bool // Shutdown drained it: Handle starts it no more
 
 	stopCh chan struct{}   // closed when the agent stops
 	ctx    context.Context // the loops' context: ends when the agent stops
@@ -353,6 +364,11 @@ func (c cleanup) run() {
 // HTTPAddr returns the address the API listens on.
 func (a *Agent) HTTPAddr() string { return a.ln.Addr().String() }
 
+// ClientTLS is the TLS configuration a client in this process reaches the
+// node's API with (its certificates; nil without TLS), as its embedded
+// executor does.
+func (a *Agent) ClientTLS() *tls.Config { return a.rep.PeerTLS() }
+
 // advertisedHTTP is the HTTP address other nodes use to reach this one.
 func (a *Agent) advertisedHTTP() string {
 	if a.cfg.AdvertiseHTTP != "" {
@@ -412,9 +428,12 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	}
 	// Drain the embedded executor first, while this node still takes its
 	// reports (and, if it leads, goes on leading).
+	a.execMu.Lock()
 	if a.stopExec != nil {
 		a.stopExec()
 	}
+	a.execClosed = true
+	a.execMu.Unlock()
 	if a.node.IsLeader() {
 		if servers, err := a.node.Servers(ctx); err == nil && len(servers) > 1 {
 			a.handOver(ctx)

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"net"
 	"time"
 
@@ -12,8 +14,10 @@ import (
 // API with token (its credential, in memory only); stopExec drains it.
 func (a *Agent) startExecutor(token string) error {
 	cfg := a.cfg
+	a.execToken = token
 	ex, err := worker.New(worker.Config{Servers: []string{loopbackFor(a.HTTPAddr())}, Name: cfg.NodeID, Token: token, TLS: a.rep.PeerTLS(),
 		Capacity: cfg.ExecutorCapacity, Labels: cfg.ExecutorLabels, Logger: a.log, Shell: true, HTTP: true, Reaper: cfg.ExecutorReaper,
+		Handlers: cfg.Handlers,
 		// The node is going away: its attempts may finish within the
 		// grace; those still running then are stopped and reported
 		// interrupted while the node can still take the reports.
@@ -33,6 +37,34 @@ func (a *Agent) startExecutor(token string) error {
 	a.wg.Add(1)
 	go func() { defer a.wg.Done(); defer close(done); _ = ex.Run(ectx) }()
 	return nil
+}
+
+// Handle adds (or replaces) an in-process sdk handler of the embedded
+// executor: tasks whose action is {"type": "sdk", "handler": name} run
+// in this process. The executor restarts with the new set: attempts it
+// was running are drained as at a shutdown (those past the grace run
+// again, interrupted), so register handlers before their work arrives.
+// It needs the embedded executor (Config.Executor).
+func (a *Agent) Handle(name string, h worker.Handler) error {
+	if !a.cfg.Executor {
+		return errors.New("agent: Handle needs the embedded executor (Config.Executor)")
+	}
+	if h == nil || name == "" {
+		return errors.New("agent: Handle needs a name and a handler")
+	}
+	a.execMu.Lock()
+	defer a.execMu.Unlock()
+	if a.execClosed {
+		return errors.New("agent: stopped")
+	}
+	handlers := make(map[string]worker.Handler, len(a.cfg.Handlers)+1)
+	maps.Copy(handlers, a.cfg.Handlers)
+	handlers[name] = h
+	a.cfg.Handlers = handlers
+	if a.stopExec != nil {
+		a.stopExec()
+	}
+	return a.startExecutor(a.execToken)
 }
 
 // execShutdownGrace is the embedded executor's worker.Config.ShutdownGrace

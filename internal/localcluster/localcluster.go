@@ -27,6 +27,10 @@ import (
 type Config struct {
 	// Binary is the ax executable.
 	Binary string
+	// NoSubcommand starts Binary with the agent's flags alone, without
+	// the "agent" word before them: a service that embeds a node (package
+	// embed) and takes ax agent's flags as its own.
+	NoSubcommand bool
 	// Nodes is the number of nodes to start (default 3).
 	Nodes int
 	// Dir holds every node's data dir and log file.
@@ -193,6 +197,9 @@ func (c *Cluster) AddNode(ctx context.Context) (*Node, error) {
 		DataDir: filepath.Join(c.cfg.Dir, id), LogPath: filepath.Join(c.cfg.Dir, id+".log"), cfg: &c.cfg, tls: c.tls,
 	}
 	n.args = []string{"agent", "-node", id, "-data", n.DataDir, "-http", httpAddr, "-raft", raftAddr}
+	if c.cfg.NoSubcommand {
+		n.args = n.args[1:]
+	}
 	if len(join) > 0 {
 		n.args = append(n.args, "-join", strings.Join(join, ","))
 	} else {

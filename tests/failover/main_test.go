@@ -15,12 +15,15 @@ import (
 )
 
 // axBinary is the ax executable installed once for all tests; benchBinary
-// is ax-bench, the load tool, whose temporary clusters run axBinary.
-var axBinary, benchBinary string
+// is ax-bench, the load tool, whose temporary clusters run axBinary;
+// embeddedBinary is examples/embedded-service, a Go service that embeds
+// a node (package embed).
+var axBinary, benchBinary, embeddedBinary string
 
 func TestMain(m *testing.M) {
 	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary},
-		clustertest.Binary{Pkg: clustertest.BenchPkg, Path: &benchBinary})
+		clustertest.Binary{Pkg: clustertest.BenchPkg, Path: &benchBinary},
+		clustertest.Binary{Pkg: "github.com/ax-scheduler/ax/examples/embedded-service", Path: &embeddedBinary})
 }
 
 // both are the implementations a scenario written against
