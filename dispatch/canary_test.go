@@ -1,12 +1,15 @@
 package dispatch
 
 import (
+	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -53,5 +56,35 @@ func TestDispatcher_canaryRoute(t *testing.T) {
 	td.TaskChanged("job")
 	if got, _ := td.pick(nil, nil, 10); !slices.Equal(got, []uint64{2}) {
 		t.Errorf("after the rollout ended a production executor picked %v, want 2", got)
+	}
+}
+
+// TestDispatcher_canaryShards: a canary instance fans out as its
+// rollout's canary says (here the canary makes the task sharded), the
+// task's other instances as the task does.
+func TestDispatcher_canaryShards(t *testing.T) {
+	fs := &fakeStore{tasks: map[string]*model.Task{}}
+	fs.put(task("job", shellAct, nil))
+	sharded := task("job", shellAct, nil)
+	sharded.Policy.Shards = 3
+	cs := &canaryFake{fakeStore: fs, canary: map[string]*model.Task{"job": sharded}}
+	td := &testDispatcher{store: fs, props: &proposals{}, now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	td.Dispatcher = New(Config{Lease: 10 * time.Second, Now: func() time.Time { return td.now }}, cs, td.props.propose)
+	td.ready(1, "job")
+	td.InstanceChanged(fsm.InstanceChange{ID: 2, Task: "job", State: model.StateReady, Canary: true})
+	td.fanOut(context.Background())
+	var bodies []command.Shard
+	for _, c := range ofType(td.props.cmds, command.TypeShard) {
+		var s command.Shard
+		if err := json.Unmarshal(c.Body, &s); err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, s)
+	}
+	if len(bodies) != 1 || bodies[0].ID != 2 || bodies[0].Total != 3 {
+		t.Fatalf("shard commands %+v, want the canary (2) in 3 shards", bodies)
+	}
+	if got, _ := td.pick(nil, nil, 10); !slices.Equal(got, []uint64{1}) {
+		t.Errorf("picked %v, want the stable instance 1 leased as it is", got)
 	}
 }

@@ -409,18 +409,24 @@ func (d *Dispatcher) reap(ctx context.Context) {
 // taskRoute reads a task's route from the store: for the canary
 // instances of a task (routeName), what its rollout's canary runs.
 func (d *Dispatcher) taskRoute(task string) route {
-	get := d.store.GetTask
-	if name, ok := strings.CutSuffix(task, canarySuffix); ok {
-		task = name
-		if cs, ok := d.store.(canaryStore); ok {
-			get = cs.CanaryTask
-		}
-	}
-	t, err := get(task)
+	t, err := d.definition(task)
 	if err != nil {
 		return routeOf(nil)
 	}
 	return routeOf(t)
+}
+
+// definition reads what the instances of a ready index's task name
+// (routeName) run: the task, or for its canary instances its rollout's
+// canary.
+func (d *Dispatcher) definition(task string) (*model.Task, error) {
+	if name, ok := strings.CutSuffix(task, canarySuffix); ok {
+		if cs, ok := d.store.(canaryStore); ok {
+			return cs.CanaryTask(name)
+		}
+		task = name
+	}
+	return d.store.GetTask(task)
 }
 
 // canaryStore is a Store that knows canary rollouts (fsm.FSM).

@@ -39,6 +39,7 @@ type shardState struct {
 
 type fanItem struct {
 	task   string
+	canary bool      // a canary instance: its rollout's canary says how it fans out
 	shards int       // the count it had (a re-run), 0 before its first fan-out
 	next   time.Time // not before (after a refusal to retry)
 	noted  bool      // "no executor to broadcast to" logged
@@ -67,8 +68,8 @@ func newShardState() shardState {
 func (d *Dispatcher) shardChanged(c fsm.InstanceChange) bool {
 	s := &d.shards
 	if c.Parent == 0 {
-		if c.State == model.StateReady && (c.Shards > 0 || d.ready.route(c.Task).sharded) {
-			s.fan[c.ID] = &fanItem{task: c.Task, shards: c.Shards}
+		if c.State == model.StateReady && (c.Shards > 0 || d.ready.route(routeName(c.Task, c.Canary)).sharded) {
+			s.fan[c.ID] = &fanItem{task: c.Task, canary: c.Canary, shards: c.Shards}
 			select {
 			case s.kick <- struct{}{}:
 			default:
@@ -271,13 +272,13 @@ func (d *Dispatcher) shardBody(id uint64, it fanItem) (command.Shard, bool) {
 	if it.shards > 0 {
 		return body, true
 	}
-	t, err := d.store.GetTask(it.task)
+	t, err := d.definition(routeName(it.task, it.canary))
 	if err != nil || !t.Policy.Sharded() {
 		// Not sharded (any more, or its task is gone): it runs as it is.
 		d.mu.Lock()
 		if _, ok := d.shards.fan[id]; ok {
 			delete(d.shards.fan, id)
-			if d.ready.add(id, it.task, "", d.cfg.Now().UnixMilli(), 0) {
+			if d.ready.add(id, routeName(it.task, it.canary), "", d.cfg.Now().UnixMilli(), 0) {
 				d.wakeAll()
 			}
 		}
