@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
 )
@@ -34,7 +35,7 @@ func (s alertRoutes) listChannels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l, err := s.b.channels.ListChannels(r.Context())
-	reply(w)(redactFor(PrincipalFrom(r.Context()), l), err)
+	reply(w)(visible.For(PrincipalFrom(r.Context()), l), err)
 }
 
 func (s alertRoutes) getChannel(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +48,7 @@ func (s alertRoutes) getChannel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ch, err := s.b.channels.GetChannel(r.Context(), name)
-	reply(w)(redactFor(PrincipalFrom(r.Context()), ch), err)
+	reply(w)(visible.For(PrincipalFrom(r.Context()), ch), err)
 }
 
 func (s alertRoutes) deleteChannel(w http.ResponseWriter, r *http.Request) {

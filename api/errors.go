@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -123,3 +124,8 @@ func reply(w http.ResponseWriter) func(any, error) {
 		writeJSON(w, http.StatusOK, v)
 	}
 }
+
+// Redacted replaces literal env and header values of tasks, and the path
+// and query of channel URLs, in the reads of principals below writer
+// (package visible).
+const Redacted = visible.Redacted

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -121,7 +122,7 @@ func (s *Server) readTask(w http.ResponseWriter, r *http.Request, fn func(ctx co
 		return
 	}
 	v, err := fn(r.Context(), name)
-	reply(w)(redactFor(PrincipalFrom(r.Context()), v), err)
+	reply(w)(visible.For(PrincipalFrom(r.Context()), v), err)
 }
 
 func (s taskRoutes) listTasks(w http.ResponseWriter, r *http.Request) {
@@ -159,6 +160,6 @@ func (s taskRoutes) listTasks(w http.ResponseWriter, r *http.Request) {
 		} else {
 			l, err = s.b.tasks.ListTasks(r.Context(), f)
 		}
-		return redactFor(PrincipalFrom(r.Context()), l), err
+		return visible.For(PrincipalFrom(r.Context()), l), err
 	})
 }

@@ -1,4 +1,9 @@
-package api
+// Package visible is what a principal may see of the API's answers:
+// literal env and header values of tasks, and the path and query of
+// channel URLs, are replaced by Redacted for principals below writer
+// (those values are often credentials; only writers, who can set them,
+// see them); secret references are shown.
+package visible
 
 import (
 	"slices"
@@ -8,16 +13,13 @@ import (
 	"github.com/ax-scheduler/ax/model/live"
 )
 
-// Redacted replaces literal env and header values of tasks, and the path
-// and query of channel URLs, in the reads of principals below writer:
-// those values are often credentials, and only writers (who can set them)
-// see them. Secret references are shown.
+// Redacted replaces what a principal below writer may not see.
 const Redacted = channel.RedactedPath
 
-// redactFor returns v as p may see it: tasks, task lists and histories
+// For returns v as p may see it: tasks, task lists and histories
 // with literal env and header values replaced by Redacted for principals
 // below writer. v itself is never changed.
-func redactFor(p *model.Principal, v any) any {
+func For(p *model.Principal, v any) any {
 	if p.Can(model.RoleWriter) {
 		return v
 	}
