@@ -213,6 +213,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/cluster", reader, clusterR.cluster},
 		{"DELETE /v1/cluster/{node}", admin, clusterR.removeNode},
 		{"POST /v1/cluster/transfer", admin, clusterR.transfer},
+		{"GET /v1/snapshot", admin, clusterR.snapshot},
 
 		{"GET /v1/acl/whoami", AccessAuthenticated, consoleR.whoami},
 		{"POST /v1/acl/bootstrap", admin, aclR.aclBootstrap},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -450,6 +451,16 @@ func (f fakeCluster) Health(ctx context.Context) *member.Health {
 		return f.HealthV
 	}
 	return &member.Health{Node: "n1", Role: member.RoleLeader}
+}
+
+func (f fakeCluster) Snapshot(ctx context.Context, w io.Writer, started func(uint64)) error {
+	f.record(ctx, call{Method: "Snapshot"})
+	if f.Err != nil {
+		return f.Err
+	}
+	started(42)
+	_, err := io.WriteString(w, "state")
+	return err
 }
 
 func (f fakeInternal) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"io"
 
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/member"
@@ -109,6 +110,10 @@ type ClusterBackend interface {
 	RemoveNode(ctx context.Context, id string) error
 	Transfer(ctx context.Context, id string) error
 	Health(ctx context.Context) *member.Health
+	// Snapshot writes the node's whole state (a state file, as ax agent
+	// -restore takes it) to w, calling started with its applied index
+	// before the first byte.
+	Snapshot(ctx context.Context, w io.Writer, started func(index uint64)) error
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the

@@ -1,7 +1,11 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/member"
@@ -52,6 +56,37 @@ func (s clusterRoutes) cluster(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w)(s.b.cluster.Cluster(r.Context()))
+}
+
+// Snapshot headers: the state's applied index (before the body) and its
+// SHA-256 (a trailer, after it).
+const (
+	HeaderSnapshotIndex  = "X-AX-Snapshot-Index"
+	HeaderSnapshotSHA256 = "X-AX-Snapshot-Sha256"
+)
+
+// snapshot streams the node's state, linearizable (what was acknowledged
+// before the request is in it) and checksummed (a SHA-256 trailer).
+func (s clusterRoutes) snapshot(w http.ResponseWriter, r *http.Request) {
+	if !s.barrier(w, r) {
+		return
+	}
+	w.Header().Set("Trailer", HeaderSnapshotSHA256)
+	h := sha256.New()
+	started := false
+	err := s.b.cluster.Snapshot(r.Context(), io.MultiWriter(w, h), func(index uint64) {
+		started = true
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set(HeaderSnapshotIndex, strconv.FormatUint(index, 10))
+		w.WriteHeader(http.StatusOK)
+	})
+	if err != nil && !started {
+		writeError(w, err)
+		return
+	}
+	if err == nil {
+		w.Header().Set(HeaderSnapshotSHA256, hex.EncodeToString(h.Sum(nil)))
+	}
 }
 
 func (s clusterRoutes) removeNode(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -76,6 +77,7 @@ type State interface {
 	Failed() error
 	TimeHWM() int64
 	Changed() <-chan struct{}
+	WriteState(w io.Writer, started func(index uint64)) (int64, error)
 }
 
 // Cluster is a node's membership (join, records, removal, leadership

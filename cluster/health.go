@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -116,6 +117,14 @@ func lagProblem(applied, commit uint64, lag int64) string {
 // configuration and their records) and what each answered on /healthz
 // when this node asked it just now, so that a dead member shows as
 // unreachable.
+// Snapshot writes this node's whole state to w (api.ClusterBackend): the
+// caller has made the read linearizable, so it holds every write
+// acknowledged before the request.
+func (c *Cluster) Snapshot(ctx context.Context, w io.Writer, started func(index uint64)) error {
+	_, err := c.state.WriteState(w, started)
+	return err
+}
+
 func (c *Cluster) Cluster(ctx context.Context) (*model.ClusterStatus, error) {
 	servers, err := c.raft().Servers(ctx)
 	if err != nil {

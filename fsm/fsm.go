@@ -440,6 +440,72 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 
 func (s *snapshot) Release() { _ = s.tx.Rollback() }
 
+// WriteState writes the whole state, consistent as of the applied index
+// it first hands to started, to w (the file a Raft snapshot holds, and
+// what `ax agent -restore` takes), while applies go on.
+func (f *FSM) WriteState(w io.Writer, started func(index uint64)) (int64, error) {
+	f.mu.RLock()
+	if f.failed != nil || f.db == nil {
+		f.mu.RUnlock()
+		return 0, fmt.Errorf("fsm: state machine unavailable: %v", f.failed)
+	}
+	tx, err := f.db.Begin(false)
+	f.mu.RUnlock()
+	if err != nil {
+		return 0, fmt.Errorf("fsm: %w", err)
+	}
+	defer tx.Rollback()
+	var index uint64
+	if v := tx.Bucket(bktMeta).Get(keyApplied); len(v) >= 8 {
+		index = binary.BigEndian.Uint64(v)
+	}
+	if started != nil {
+		started(index)
+	}
+	return tx.WriteTo(w)
+}
+
+// StateInfo is what a state file holds, by count (InspectState).
+type StateInfo struct {
+	Index     uint64 `json:"index"`
+	Term      uint64 `json:"term"`
+	Protocol  int    `json:"protocol"`
+	Tasks     int    `json:"tasks"`
+	Instances int    `json:"instances"`
+	Pending   int    `json:"pending"`
+	Active    int    `json:"active"`
+	Size      int64  `json:"size"`
+}
+
+// InspectState opens the state file at path read-only and counts what
+// it holds.
+func InspectState(path string) (*StateInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("fsm: %w", err)
+	}
+	if _, err := SnapshotIndex(path); err != nil { // an ax state machine?
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("fsm: open %s: %w", path, err)
+	}
+	defer db.Close()
+	info := &StateInfo{Size: st.Size()}
+	err = db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bktMeta).Get(keyApplied); len(v) >= 16 {
+			info.Index, info.Term = binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
+		}
+		info.Protocol = max(int(metaU64(tx, keyProto)), 1)
+		info.Tasks = tx.Bucket(bktTasks).Stats().KeyN
+		info.Instances = tx.Bucket(bktInstances).Stats().KeyN
+		info.Pending, info.Active = int(metaU64(tx, keyPending)), int(metaU64(tx, keyActive))
+		return nil
+	})
+	return info, err
+}
+
 // Restore replaces the database with the snapshot's file.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
