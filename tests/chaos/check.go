@@ -400,6 +400,25 @@ func checkAttemptOrder(h *History, _ Bounds, r *Result) {
 // its unfinished instances hold. A slot busy with no instance holding it
 // (the leak of a mid-run approval that ended) blocks the task for good.
 func checkSlots(h *History, _ Bounds, r *Result) {
+	// A pool's counts are its task's instances that hold one of its
+	// slots or wait for one (none once they have all finished).
+	for _, p := range h.Pools {
+		holding, waiting := 0, 0
+		for _, in := range h.Instances {
+			if in.Task != p.Task {
+				continue
+			}
+			switch in.State {
+			case model.StateReady, model.StateRunning, model.StateRetrying:
+				holding++
+			case model.StateBlocked:
+				waiting++
+			}
+		}
+		if p.Busy != holding || p.Queued != waiting {
+			r.add(CheckSlots, "pool %s: %d slots busy and %d waiting, while %d instances hold one and %d wait", p.Pool, p.Busy, p.Queued, holding, waiting)
+		}
+	}
 	for _, s := range h.Slots {
 		if s.Busy != len(s.Holders) {
 			held := "none"
@@ -542,7 +561,8 @@ func firstStarts(h *History) map[string]time.Time {
 
 // dueTimes returns when each instance was due by the test's clock: its
 // scheduledAt for a cron second or a delayed submission (the test chose
-// it), the first acknowledgement for a trigger.
+// it), the first acknowledgement for a trigger; not for the instances of
+// a pool's task, which may wait for a slot.
 func dueTimes(h *History) map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, in := range h.Instances {
@@ -561,6 +581,15 @@ func dueTimes(h *History) map[string]time.Time {
 	for _, in := range h.Instances {
 		if d, ok := out[in.Parent]; ok && in.Parent != "" {
 			out[in.ID] = d // a shard is due with its instance
+		}
+	}
+	// A pool's instances may wait for a slot by design: the dispatch
+	// bound is not theirs.
+	for _, p := range h.Pools {
+		for _, in := range h.Instances {
+			if in.Task == p.Task {
+				delete(out, in.ID)
+			}
 		}
 	}
 	return out

@@ -413,3 +413,20 @@ func TestCheckShards(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPools: a pool whose counts at the end differ from its task's
+// instances that hold or wait for a slot (a slot leaked by a leader
+// change, or counted twice) is a slot-leak violation; counts that agree
+// are not.
+func TestCheckPools(t *testing.T) {
+	h := cleanHistory()
+	h.Pools = []PoolCount{{Pool: "p", Task: "long", Busy: 0}}
+	if r := Check(h, Bounds{}); len(r.Failed(CheckSlots)) > 0 {
+		t.Fatalf("agreeing counts: %v", r.Violations)
+	}
+	h.Pools[0].Busy = 1
+	r := Check(h, Bounds{})
+	if v := r.Failed(CheckSlots); len(v) != 1 || !strings.Contains(v[0].Detail, "pool p: 1 slots busy and 0 waiting, while 0 instances hold one") {
+		t.Errorf("a leaked pool slot: %v", r.Violations)
+	}
+}

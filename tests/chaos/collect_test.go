@@ -3,6 +3,8 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -59,6 +61,11 @@ func collect(ctx context.Context, w *workload, end time.Time, b Bounds, stuckFor
 	if h.Slots, err = collectSlots(ctx, cl); err != nil {
 		return nil, err
 	}
+	var p model.Pool
+	if err := cl.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/pools/" + chaosPool, Query: url.Values{"consistent": {"true"}}}, &p); err != nil {
+		return nil, fmt.Errorf("pool %s: %w", chaosPool, err)
+	}
+	h.Pools = []PoolCount{{Pool: chaosPool, Task: taskPooled, Busy: int(p.Busy), Queued: int(p.Queued)}}
 	for _, n := range e.c.Nodes {
 		var got []model.Instance
 		err := localcluster.WaitFor(ctx, 30*time.Second, func() (err error) {

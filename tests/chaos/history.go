@@ -49,6 +49,8 @@ type History struct {
 	// Slots are, per workload task, its busy concurrency slots at the end
 	// and the instances that held one then.
 	Slots []SlotCount
+	// Pools are the workload's pools' counts at the end.
+	Pools []PoolCount
 	// Launched are the attempts ("<instance>-<attempt>") an executor's own
 	// log says it started ("attempt started"), with how it says each
 	// ended ("" if its log has no end): an attempt killed at once (a late
@@ -96,6 +98,13 @@ type SlotCount struct {
 	Task    string
 	Busy    int
 	Holders []string
+}
+
+// PoolCount is a pool's busy and queued counts as the cluster kept them
+// at the end (GET /v1/pools/{name}), and the workload task that uses it.
+type PoolCount struct {
+	Pool, Task   string
+	Busy, Queued int
 }
 
 // Leadership is one leader's term, as first seen by the test.

@@ -25,12 +25,16 @@ const (
 	taskDelayed = "delayed" // delayed submissions due within the run
 	taskQuick   = "quick"   // triggered with only a request id, replayed at the end
 	taskSharded = "sharded" // triggered with idempotency keys; runs as shardCount shards
+	taskPooled  = "pooled"  // triggered with idempotency keys; needs a slot of chaosPool
 )
+
+// chaosPool is the shared pool the pooled task's instances need a slot of.
+const chaosPool = "chaos-pool"
 
 // shardCount is how many shards an instance of the sharded task runs as.
 const shardCount = 4
 
-var workloadTasks = []string{taskTick, taskLong, taskDelayed, taskQuick, taskSharded}
+var workloadTasks = []string{taskTick, taskLong, taskDelayed, taskQuick, taskSharded, taskPooled}
 
 // workload drives the cluster while faults happen and records every
 // acknowledged write. Writes go to one node at a time with a short
@@ -69,15 +73,27 @@ func newWorkload(ctx context.Context, e *env, longFor time.Duration) (*workload,
 	ticks := int(longFor / (250 * time.Millisecond))
 	sharded := policy
 	sharded.Shards = shardCount
+	pooled := policy
+	pooled.Pool = chaosPool
 	tasks := []*model.Task{
 		{Name: taskTick, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "* * * * * *"}, Action: w.action(2, "0.1"), Policy: tick},
 		{Name: taskLong, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(ticks, "0.25"), Policy: policy},
 		{Name: taskDelayed, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(2, "0.1"), Policy: policy},
 		{Name: taskQuick, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(1, "0.1"), Policy: policy},
 		{Name: taskSharded, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(ticks/2+1, "0.25"), Policy: sharded},
+		{Name: taskPooled, Trigger: model.Trigger{Type: model.TriggerEvent}, Action: w.action(2, "0.1"), Policy: pooled},
 	}
-	// Event tasks first: the cron's span starts when it is acknowledged.
-	for _, i := range []int{1, 2, 3, 4, 0} {
+	// The pool first (protocol 8: the new cluster reaches it a moment
+	// after its start), then event tasks: the cron's span starts when it
+	// is acknowledged.
+	err := localcluster.WaitFor(ctx, 30*time.Second, func() error {
+		_, _, err := w.write(ctx, http.MethodPut, "/v1/pools/"+chaosPool, client.NewRequestID(), model.Pool{Slots: 2})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("put pool %s: %w", chaosPool, err)
+	}
+	for _, i := range []int{1, 2, 3, 4, 5, 0} {
 		if _, _, err := w.write(ctx, http.MethodPut, "/v1/tasks/"+tasks[i].Name, client.NewRequestID(), tasks[i]); err != nil {
 			return nil, fmt.Errorf("put task %s: %w", tasks[i].Name, err)
 		}
@@ -119,6 +135,10 @@ func (w *workload) run() {
 	w.every(ctx, 2*time.Second, true, func(ctx context.Context, n int64) {
 		key := fmt.Sprintf("s-%d", n)
 		w.send(ctx, "trigger", taskSharded, key, model.TriggerRequest{IdempotencyKey: key}, time.Time{})
+	})
+	w.every(ctx, 1500*time.Millisecond, true, func(ctx context.Context, n int64) {
+		key := fmt.Sprintf("p-%d", n)
+		w.send(ctx, "trigger", taskPooled, key, model.TriggerRequest{IdempotencyKey: key}, time.Time{})
 	})
 }
 
