@@ -168,6 +168,12 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"trigger", "-h"}, 0, "trigger.txt"},
 		{[]string{"status", "--help"}, 0, "status.txt"},
 		{[]string{"completion", "-h"}, 0, "completion.txt"},
+		// A group inside a group answers -h with the group's help.
+		{[]string{"acl", "-h"}, 0, "acl.txt"},
+		{[]string{"acl", "token", "-h"}, 0, "acl.txt"},
+		{[]string{"tls", "-h"}, 0, "tls.txt"},
+		{[]string{"tls", "ca", "-h"}, 0, "tls.txt"},
+		{[]string{"version", "-h"}, 0, "version.txt"},
 	} {
 		t.Run(strings.Join(append([]string{"ax"}, tc.args...), " "), func(t *testing.T) {
 			t.Parallel()
@@ -180,7 +186,10 @@ func TestCLI_Help(t *testing.T) {
 		want string
 	}{
 		{[]string{"nosuch"}, `ax: unknown command "nosuch" (ax help lists them)`},
-		{[]string{"task", "lst"}, `ax: task: unknown subcommand "lst" (ax task -h lists them)`},
+		{[]string{"task", "lst"}, `ax: task: unknown subcommand "lst"; did you mean "list"? (ax task -h lists them)`},
+		{[]string{"tsk", "list"}, `ax: unknown command "tsk"; did you mean "task"? (ax help lists them)`},
+		{[]string{"acl", "token", "craete"}, `ax: acl token: unknown subcommand "craete"; did you mean "create"? (ax acl -h lists them)`},
+		{[]string{"submit", "T"}, "ax: submit: say when the instance is due: -delay D (30m) or -at TIME (ax trigger runs it now)"},
 		{[]string{"task", "list", "-nope"}, "ax: flag provided but not defined: -nope (ax task list -h for help)"},
 		{[]string{"instance", "list", "-since", "yesterday"}, `ax: invalid value "yesterday" for flag -since: not a time: want a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time (2006-01-02T15:04, 2006-01-02T15:04:05; UTC) or RFC 3339 (2006-01-02T15:04:05+08:00) (ax instance list -h for help)`},
 		{[]string{"agent", "-log-level", "verbose"}, `ax: agent: -log-level "verbose": want one of trace, debug, info, warn, error`},
