@@ -353,6 +353,34 @@ func TestCLI_Agent(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("ax instance list -w after Ctrl-C: %v, want exit 130", err)
 	}
+
+	// SIGTERM (a supervisor, a closed terminal) ends a watch quietly
+	// with 0; -l and -label select alike.
+	for _, sel := range []string{"-l", "-label"} {
+		out.Reset()
+		var errb bytes.Buffer
+		cmd = exec.Command(axBinary, "task", "list", sel, "team=data", "-w")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdout = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 10*time.Second, shown("nightly"))
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil || errb.Len() > 0 {
+			t.Errorf("ax task list %s team=data -w after SIGTERM: %v, stderr %q; want exit 0 and nothing", sel, err, errb.String())
+		}
+		mu.Lock()
+		for _, line := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && (f[0] == "ok" || f[0] == "boom") {
+				t.Errorf("ax task list %s team=data shows a task without the label:\n%s", sel, out.String())
+			}
+		}
+		mu.Unlock()
+	}
 }
 
 // writerFunc is an io.Writer made of a function.
