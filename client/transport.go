@@ -43,6 +43,10 @@ type Request struct {
 	Idempotent bool
 	// NoRetry sends the request once to the first address.
 	NoRetry bool
+	// FailFast is Config.FailFast for this call: each address is tried
+	// at most once, so that the caller retries, and says so, itself (the
+	// executor's polls).
+	FailFast bool
 	// Unrepeatable marks a write an Idempotency-Key does not protect (it
 	// is not a replicated command, e.g. a leadership transfer): it is
 	// tried again, on another address, only when it was not sent.
@@ -115,7 +119,7 @@ func (t *transport) Do(ctx context.Context, req Request, out any) error {
 		if !retry || req.NoRetry || t.cfg.Once || (req.Unrepeatable && !errors.Is(err, ErrNotSent)) {
 			return err
 		}
-		if t.cfg.FailFast {
+		if t.cfg.FailFast || req.FailFast {
 			failed = append(failed, err)
 			if len(failed) == len(t.bases) {
 				return everyAddressFailed(failed)

@@ -34,14 +34,15 @@ const (
 // Poll asks for up to req.Free jobs, waiting up to req.WaitMs for some
 // (a long poll). The jobs are leased to req.Executor.
 func (p *Protocol) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
-	return p.poll(ctx, req, 0)
+	return p.poll(ctx, req, 0, false)
 }
 
 // poll is Poll with the server watched every watch while the poll waits
-// (client.Request.Watch; 0: not watched).
-func (p *Protocol) poll(ctx context.Context, req model.PollRequest, watch time.Duration) (*model.PollResponse, error) {
+// (client.Request.Watch; 0: not watched); failFast tries each server
+// once (client.Request.FailFast), for a caller that retries itself.
+func (p *Protocol) poll(ctx context.Context, req model.PollRequest, watch time.Duration, failFast bool) (*model.PollResponse, error) {
 	var r model.PollResponse
-	return &r, p.c.Do(ctx, client.Request{Method: http.MethodPost, Path: pathPoll, Body: req, Watch: watch}, &r)
+	return &r, p.c.Do(ctx, client.Request{Method: http.MethodPost, Path: pathPoll, Body: req, Watch: watch, FailFast: failFast}, &r)
 }
 
 // Heartbeat renews the leases of an executor's running attempts and

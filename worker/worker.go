@@ -112,9 +112,9 @@ func newProtocol(cfg Config) *Protocol {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
 	tr.TLSClientConfig = cfg.TLS
-	// A server that does not accept a connection within a few seconds is
-	// down or cut off: try the next one.
-	tr.DialContext = (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	// A server that does not accept a connection within two seconds is
+	// down or cut off: try the next one (and say so).
+	tr.DialContext = (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	return NewProtocol(client.New(client.Config{Addrs: cfg.Servers, TLS: cfg.TLS, Token: cfg.Token, Actor: "executor:" + cfg.Name,
 		HTTPClient: &http.Client{Transport: tr}, RetryFor: 30 * time.Second}))
 }
@@ -243,6 +243,7 @@ func (e *Worker) startReaper(lease time.Duration) {
 // pollLoop asks for work while there are free slots, until ctx ends.
 func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 	backoff := 100 * time.Millisecond
+	connected := false
 	for ctx.Err() == nil {
 		// Wait for a free slot before asking for work.
 		select {
@@ -265,7 +266,10 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 		// A poll parked on a node that gets cut off from this executor
 		// would wait out its wait: the node is checked every second and
 		// the poll goes to the next server once it stops answering.
-		resp, err := e.poll.poll(pctx, req, pollWatch)
+		// Each server is tried once per poll: this loop retries, and
+		// logs each failure with its backoff, so an executor started
+		// before its servers, or cut off from them, says so at once.
+		resp, err := e.poll.poll(pctx, req, pollWatch, true)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -281,7 +285,12 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 					"polling without them, so it may lease work this executor cannot run; upgrade the nodes first")
 				continue
 			}
-			e.log.Warn("poll failed; retrying", "error", err, "retry_in", backoff)
+			msg := "poll failed; retrying"
+			if me := (*model.Error)(nil); errors.Is(err, client.ErrNotSent) || errors.As(err, &me) && me.Code == model.CodeUnavailable {
+				msg = "cannot reach the cluster; retrying"
+			}
+			e.log.Warn(msg, "servers", strings.Join(e.cfg.Servers, ","), "error", err, "retry_in", backoff)
+			connected = false
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
@@ -291,6 +300,10 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
+		if !connected {
+			e.log.Info("connected to the cluster", "servers", strings.Join(e.cfg.Servers, ","), "protocol", resp.Protocol)
+			connected = true
+		}
 		lease := e.leaseOf(resp)
 		e.proto.Store(int64(resp.Protocol))
 		// The leases start after the poll was sent plus the time the

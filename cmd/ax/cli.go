@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ax-scheduler/ax/internal/command"
@@ -58,7 +59,17 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		}
 		sub, n := e.sub(rest)
 		if sub == nil {
-			return unknownSub(e.name, rest[0])
+			// A group inside the group ("acl token", "tls ca"): its help.
+			k := e.prefix(rest)
+			switch {
+			case k > 0 && len(rest) == k:
+				fmt.Fprint(m.Stdout, strings.TrimLeft(e.usage, "\n"))
+				return flag.ErrHelp
+			case k > 0 && len(rest) == k+1 && cli.IsHelp(rest[k]):
+				fmt.Fprint(m.Stdout, strings.TrimLeft(e.usage, "\n"))
+				return nil
+			}
+			return unknownSub(e, rest[:k], rest[k])
 		}
 		e, path, rest = sub, args[:1+n], rest[n:]
 	}
@@ -92,12 +103,13 @@ func (m *Main) help(args []string) error {
 
 // Exit reports err on Stderr, as "ax: ERROR" and "ax: hint: HINT", and
 // returns the exit status of the run that ended with it after sig (nil:
-// no signal): see exitCode. A usage request, an interrupt and an
-// command.ExitStatus say nothing more.
+// no signal): see exitCode. A usage request, a command ended by a signal
+// (context.Canceled after Ctrl-C or SIGTERM) and a command.ExitStatus
+// say nothing more.
 func (m *Main) Exit(err error, sig os.Signal) int {
 	code := exitCode(err, sig)
 	var quiet command.ExitStatus
-	if err != nil && code != 2 && !(sig == os.Interrupt && errors.Is(err, context.Canceled)) && !errors.As(err, &quiet) {
+	if err != nil && code != 2 && !(sig != nil && errors.Is(err, context.Canceled)) && !errors.As(err, &quiet) {
 		fmt.Fprintln(m.Stderr, "ax:", err)
 		if h := cli.Hint(err); h != "" {
 			fmt.Fprintln(m.Stderr, "ax: hint:", h)
@@ -110,8 +122,9 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 // command chose it, signal or not); 130 after Ctrl-C (SIGINT, as shells
 // report it), whatever else the command made of it; 2 for a usage
 // request without a command; an instance's outcome after -wait (see
-// follow.OutcomeError); 1 for an error; 0 otherwise (also after SIGTERM, which
-// asks an agent or executor to stop cleanly).
+// follow.OutcomeError); 1 for an error; 0 otherwise, and after SIGTERM
+// when the command stopped because of it (SIGTERM asks an agent or an
+// executor to stop cleanly, and ends a watch -w or a -wait quietly).
 func exitCode(err error, sig os.Signal) int {
 	var oe *follow.OutcomeError
 	var es command.ExitStatus
@@ -120,6 +133,8 @@ func exitCode(err error, sig os.Signal) int {
 		return int(es)
 	case sig == os.Interrupt:
 		return 130
+	case sig != nil && errors.Is(err, context.Canceled):
+		return 0 // SIGTERM: asked to stop, stopped (a watch, a -wait)
 	case errors.Is(err, flag.ErrHelp):
 		return 2
 	case errors.As(err, &oe):
@@ -136,10 +151,25 @@ func unknownCommand(name string) error {
 	if name == "bench" {
 		return fmt.Errorf("unknown command %q: the benchmarks are in ax-bench (go run ./cmd/ax-bench -h)", name)
 	}
-	return fmt.Errorf("unknown command %q (ax help lists them)", name)
+	var names []string
+	for _, e := range commands() {
+		if !e.hidden {
+			names = append(names, e.name)
+		}
+	}
+	return fmt.Errorf("unknown command %q%s (ax help lists them)", name, cli.DidYouMean(name, names))
 }
 
-// unknownSub is the error of a subcommand a command does not have.
-func unknownSub(name, sub string) error {
-	return fmt.Errorf("%s: unknown subcommand %q (ax %s -h lists them)", name, sub, name)
+// unknownSub is the error of a word sub that no subcommand of group e
+// has after the words of prefix ("acl token" + "craete"), with the
+// nearest subcommand word when one is close.
+func unknownSub(e *entry, prefix []string, sub string) error {
+	var words []string
+	for _, s := range e.subs {
+		if w := strings.Fields(s.name); len(w) > len(prefix) && slices.Equal(w[:len(prefix)], prefix) && !slices.Contains(words, w[len(prefix)]) {
+			words = append(words, w[len(prefix)])
+		}
+	}
+	return fmt.Errorf("%s: unknown subcommand %q%s (ax %s -h lists them)",
+		strings.Join(append([]string{e.name}, prefix...), " "), sub, cli.DidYouMean(sub, words), e.name)
 }

@@ -156,6 +156,21 @@ func (e *entry) sub(args []string) (*entry, int) {
 	return nil, 0
 }
 
+// prefix is how many first words of args name a group inside group e
+// ("token" of "acl token create"), 0 when they name none.
+func (e *entry) prefix(args []string) int {
+	best := 0
+	for _, s := range e.subs {
+		words := strings.Fields(s.name)
+		n := 0
+		for n < len(words)-1 && n < len(args) && args[n] == words[n] {
+			n++
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
 // paths lists the command path of every leaf ("agent", "task list",
 // "acl token create"), hidden ones too.
 func paths() [][]string {

@@ -28,7 +28,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"acl", "token", "create", "-r"}, []string{"-role"}},
 		{[]string{"acl", "token", "create", "-role", "o"}, []string{"operator"}},
 		{[]string{"tls", ""}, []string{"ca", "cert"}},
-		{[]string{"task", "list", "-l"}, []string{"-label"}},
+		{[]string{"task", "list", "-l"}, []string{"-l", "-label"}},
 		{[]string{"task", "list", "-paused", ""}, []string{"false", "true"}},
 		{[]string{"instance", "list", "-o", ""}, []string{"json", "table", "yaml"}},
 		{[]string{"instance", "list", "-o=", ""}, nil},

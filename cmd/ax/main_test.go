@@ -87,6 +87,11 @@ var goldenHelp = []struct {
 	{[]string{"trigger", "-h"}, 0, "trigger.txt"},
 	{[]string{"status", "--help"}, 0, "status.txt"},
 	{[]string{"completion", "-h"}, 0, "completion.txt"},
+	{[]string{"acl", "-h"}, 0, "acl.txt"},
+	{[]string{"acl", "token", "-h"}, 0, "acl.txt"},
+	{[]string{"tls", "-h"}, 0, "tls.txt"},
+	{[]string{"tls", "ca", "-h"}, 0, "tls.txt"},
+	{[]string{"version", "-h"}, 0, "version.txt"},
 }
 
 // TestMain_Help: the usage texts, at every level, are the golden files
@@ -162,8 +167,22 @@ func TestMain_FlagErrorsAndExitCodes(t *testing.T) {
 		{[]string{"task", "list", "-nope"}, nil, "flag provided but not defined: -nope (ax task list -h for help)"},
 		{[]string{"acl", "token", "create", "-nope"}, nil, "flag provided but not defined: -nope (ax acl token create -h for help)"},
 		{[]string{"trigger", "-limit", "x"}, nil, "flag provided but not defined: -limit (ax trigger -h for help)"},
-		{[]string{"task", "lst"}, nil, `task: unknown subcommand "lst" (ax task -h lists them)`},
-		{[]string{"acl", "token"}, nil, `acl: unknown subcommand "token" (ax acl -h lists them)`},
+		{[]string{"task", "lst"}, nil, `task: unknown subcommand "lst"; did you mean "list"? (ax task -h lists them)`},
+		{[]string{"task", "zzz"}, nil, `task: unknown subcommand "zzz" (ax task -h lists them)`},
+		{[]string{"tsk"}, nil, `unknown command "tsk"; did you mean "task"? (ax help lists them)`},
+		{[]string{"instnace", "list"}, nil, `unknown command "instnace"; did you mean "instance"? (ax help lists them)`},
+		{[]string{"acl", "tokn", "list"}, nil, `acl: unknown subcommand "tokn"; did you mean "token"? (ax acl -h lists them)`},
+		{[]string{"acl", "token", "craete"}, nil, `acl token: unknown subcommand "craete"; did you mean "create"? (ax acl -h lists them)`},
+		{[]string{"tls", "ca", "make"}, nil, `tls ca: unknown subcommand "make" (ax tls -h lists them)`},
+		// A required choice is enforced before any request.
+		{[]string{"submit", "T"}, nil, "submit: say when the instance is due: -delay D (30m) or -at TIME (ax trigger runs it now)"},
+		{[]string{"submit", "T", "-delay", "1m", "-at", "2026-12-01T09:00"}, nil, "submit: -delay and -at both given: want one"},
+		{[]string{"submit", "T", "-delay", "-1m"}, nil, "submit: -delay -1m0s is negative"},
+		{[]string{"version", "extra"}, nil, `version: unexpected arguments ["extra"]`},
+		// -l and -label are one flag: both spellings checked alike.
+		{[]string{"task", "list", "-l", "team"}, nil, `task list: -l wants key=value, got "team"`},
+		{[]string{"task", "list", "-label", "team"}, nil, `task list: -l wants key=value, got "team"`},
+		{[]string{"alert", "silence", "-l", "team", "-for", "1h"}, nil, `alert silence: -l wants key=value, got "team"`},
 		{[]string{"instance", "list", "-since", "yesterday"}, nil, `invalid value "yesterday" for flag -since: not a time: want a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time (2006-01-02T15:04, 2006-01-02T15:04:05; UTC) or RFC 3339 (2006-01-02T15:04:05+08:00) (ax instance list -h for help)`},
 		{[]string{"trigger", "x", "-log"}, nil, "trigger: -log goes with -wait"},
 		{[]string{"instance", "rerun", "0000000000100000", "-log"}, nil, "instance rerun: -log goes with -wait"},
@@ -305,6 +324,9 @@ func TestExitCode(t *testing.T) {
 		{context.Canceled, os.Interrupt, 130},
 		{nil, os.Interrupt, 130},
 		{nil, syscall.SIGTERM, 0},
+		{context.Canceled, syscall.SIGTERM, 0}, // a -w watch stopped by SIGTERM
+		{fmt.Errorf("watch: %w", context.Canceled), syscall.SIGTERM, 0},
+		{context.Canceled, nil, 1},
 		{errors.New("boom"), syscall.SIGTERM, 1},
 		{command.ExitStatus(3), nil, 3},
 		{command.ExitStatus(1), os.Interrupt, 1},
@@ -334,11 +356,51 @@ func TestMain_Exit(t *testing.T) {
 		{flag.ErrHelp, nil, ""},
 		{command.ExitStatus(1), nil, ""},
 		{context.Canceled, os.Interrupt, ""},
+		{context.Canceled, syscall.SIGTERM, ""},
+		{errors.New("boom"), syscall.SIGTERM, "ax: boom\n"},
 	} {
 		m, _, stderr := newTestMain(nil, "")
 		m.Exit(tc.err, tc.sig)
 		if got := stderr.String(); got != tc.want {
 			t.Errorf("Exit(%v): stderr %q, want %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestMain_NestedGroupHelp: a group inside a group ("acl token", "tls
+// ca") answers -h with the group's help, like "ax acl -h", and alone
+// prints it as usage (exit 2), like "ax task".
+func TestMain_NestedGroupHelp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args  []string
+		group string
+		code  int
+	}{
+		{[]string{"acl", "token", "-h"}, "acl", 0},
+		{[]string{"acl", "token", "--help"}, "acl", 0},
+		{[]string{"acl", "token", "help"}, "acl", 0},
+		{[]string{"tls", "ca", "-h"}, "tls", 0},
+		{[]string{"tls", "cert", "-h"}, "tls", 0},
+		{[]string{"acl", "token"}, "acl", 2},
+		{[]string{"tls", "ca"}, "tls", 2},
+	} {
+		want := ax(t, nil, tc.group, "-h").stdout
+		r := ax(t, nil, tc.args...)
+		if r.code != tc.code || r.stderr != "" || r.stdout != want {
+			t.Errorf("ax %s: exit %d, stderr %q, stdout %q; want exit %d and ax %s -h's help", strings.Join(tc.args, " "), r.code, r.stderr, r.stdout, tc.code, tc.group)
+		}
+	}
+}
+
+// TestMain_VersionHelp: ax version -h prints its usage, not the version.
+func TestMain_VersionHelp(t *testing.T) {
+	t.Parallel()
+	r := ax(t, nil, "version", "-h")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: ax version") || strings.Contains(r.stdout, runtime.Version()) {
+		t.Errorf("ax version -h: exit %d, stdout %q; want its usage", r.code, r.stdout)
+	}
+	if r := ax(t, nil, "version"); r.code != 0 || r.stdout != versionLine()+"\n" {
+		t.Errorf("ax version: exit %d, stdout %q", r.code, r.stdout)
 	}
 }

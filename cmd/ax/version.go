@@ -22,6 +22,12 @@ func newVersionCmd(io *command.IO) command.Command {
 }
 
 func (c *versionCmd) Run(ctx context.Context, args []string) error {
+	if err := c.Parse(args); err != nil {
+		return err // -h: the usage, printed
+	}
+	if c.FS.NArg() > 0 {
+		return fmt.Errorf("version: unexpected arguments %q", c.FS.Args())
+	}
 	fmt.Fprintln(c.IO.Stdout, versionLine())
 	return nil
 }

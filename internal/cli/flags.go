@@ -36,6 +36,11 @@ func SetUsage(fs *flag.FlagSet, usage string) {
 			w = ho.help
 		}
 		fmt.Fprint(w, strings.TrimLeft(usage, "\n"))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			return // a command without flags (ax version)
+		}
 		fmt.Fprintln(w, "\nFlags:")
 		orig := fs.Output()
 		fs.SetOutput(w)

@@ -82,3 +82,11 @@ func ParseInterspersed(fs *flag.FlagSet, args []string) error {
 	}
 	return fs.Parse(pos)
 }
+
+// SelectorFlag registers a selection by labels k=v on fs, spelled -l
+// (kubectl's, documented) and -label (accepted for scripts): both add
+// to m.
+func SelectorFlag(fs *flag.FlagSet, m *MultiFlag, help string) {
+	fs.Var(m, "l", help)
+	fs.Var(m, "label", "same as -l")
+}

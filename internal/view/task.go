@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
@@ -97,9 +99,7 @@ func Task(ctx context.Context, cl *client.Client, w io.Writer, t *model.Task) er
 	row(tw, "Version:", fmt.Sprintf("%d, updated %s", t.Version, updated))
 	row(tw, "Trigger:", describeTrigger(t.Trigger))
 	row(tw, "Action:", describeAction(t.Action))
-	if p, _ := json.Marshal(t.Policy); string(p) != "{}" {
-		row(tw, "Policy:", string(p))
-	}
+	writePolicy(tw, t.Policy)
 	row(tw, "Labels:", orDash(joinLabels(t.Labels)))
 	if len(t.Params) > 0 {
 		row(tw, "Params:", describeParams(t.Params))
@@ -292,4 +292,54 @@ func describeParams(ps map[string]model.ParamSpec) string {
 		out = append(out, name)
 	}
 	return strings.Join(out, ", ")
+}
+
+// writePolicy writes a task's policy for people, as kubectl describe
+// would: a "Policy:" row, then one indented row per field that is set,
+// in the API's order and spelling, its value inline (lists as "a, b",
+// objects as "k=v, k=v"). Nothing when no field is set.
+func writePolicy(w io.Writer, p model.Policy) {
+	j, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	n, err := yamlFromJSON(j)
+	if err != nil || n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return
+	}
+	row(w, "Policy:")
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		row(w, "  "+n.Content[i].Value+":", inline(n.Content[i+1]))
+	}
+}
+
+// inline is a YAML node of JSON's making on one line: a scalar as is, a
+// list as "a, b", an object as "k=v, k=v", nested ones in brackets.
+func inline(n *yaml.Node) string {
+	var parts []string
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			parts = append(parts, nested(c))
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			parts = append(parts, n.Content[i].Value+"="+nested(n.Content[i+1]))
+		}
+	default:
+		return n.Value
+	}
+	return strings.Join(parts, ", ")
+}
+
+// nested is inline for a value inside a list or an object: bracketed
+// when it is a list or an object itself.
+func nested(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "[" + inline(n) + "]"
+	case yaml.MappingNode:
+		return "{" + inline(n) + "}"
+	}
+	return n.Value
 }

@@ -46,3 +46,44 @@ func TestWriteTaskTable_Completed(t *testing.T) {
 		t.Errorf("table:\n%s\nwant the row to say completed", b.String())
 	}
 }
+
+// TestWritePolicy: task get shows the policy one field per line, in the
+// API's spelling, with lists and objects inline; raw JSON is for -o json.
+func TestWritePolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		p    model.Policy
+		want string
+	}{
+		{"empty", model.Policy{}, ""},
+		{"fields", model.Policy{MaxRetries: 3, RetryInterval: model.Duration(90 * time.Second), RetryableExitCodes: []int{1, 75},
+			Overlap: "queue", ExecutorLabels: map[string]string{"pool": "gpu", "zone": "a"},
+			OnSuccess: []model.Chain{{Task: "load", Params: map[string]string{"day": "today"}}, {Task: "mail"}},
+			RateLimit: &model.RateLimit{Count: 10, Per: model.Duration(time.Minute)}},
+			`Policy:
+  maxRetries:          3
+  retryInterval:       1m30s
+  retryableExitCodes:  1, 75
+  overlap:             queue
+  executorLabels:      pool=gpu, zone=a
+  onSuccess:           {task=load, params={day=today}}, {task=mail}
+  rateLimit:           count=10, per=1m0s
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			tw := newTable(&b)
+			writePolicy(tw, tc.p)
+			if err := tw.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.String(); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			if strings.Contains(b.String(), "{\"") {
+				t.Errorf("raw JSON in %q", b.String())
+			}
+		})
+	}
+}

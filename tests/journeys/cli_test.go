@@ -168,6 +168,12 @@ func TestCLI_Help(t *testing.T) {
 		{[]string{"trigger", "-h"}, 0, "trigger.txt"},
 		{[]string{"status", "--help"}, 0, "status.txt"},
 		{[]string{"completion", "-h"}, 0, "completion.txt"},
+		// A group inside a group answers -h with the group's help.
+		{[]string{"acl", "-h"}, 0, "acl.txt"},
+		{[]string{"acl", "token", "-h"}, 0, "acl.txt"},
+		{[]string{"tls", "-h"}, 0, "tls.txt"},
+		{[]string{"tls", "ca", "-h"}, 0, "tls.txt"},
+		{[]string{"version", "-h"}, 0, "version.txt"},
 	} {
 		t.Run(strings.Join(append([]string{"ax"}, tc.args...), " "), func(t *testing.T) {
 			t.Parallel()
@@ -180,7 +186,10 @@ func TestCLI_Help(t *testing.T) {
 		want string
 	}{
 		{[]string{"nosuch"}, `ax: unknown command "nosuch" (ax help lists them)`},
-		{[]string{"task", "lst"}, `ax: task: unknown subcommand "lst" (ax task -h lists them)`},
+		{[]string{"task", "lst"}, `ax: task: unknown subcommand "lst"; did you mean "list"? (ax task -h lists them)`},
+		{[]string{"tsk", "list"}, `ax: unknown command "tsk"; did you mean "task"? (ax help lists them)`},
+		{[]string{"acl", "token", "craete"}, `ax: acl token: unknown subcommand "craete"; did you mean "create"? (ax acl -h lists them)`},
+		{[]string{"submit", "T"}, "ax: submit: say when the instance is due: -delay D (30m) or -at TIME (ax trigger runs it now)"},
 		{[]string{"task", "list", "-nope"}, "ax: flag provided but not defined: -nope (ax task list -h for help)"},
 		{[]string{"instance", "list", "-since", "yesterday"}, `ax: invalid value "yesterday" for flag -since: not a time: want a duration ago (30m, 1h, 2d, 1d12h), a date (2006-01-02), a time (2006-01-02T15:04, 2006-01-02T15:04:05; UTC) or RFC 3339 (2006-01-02T15:04:05+08:00) (ax instance list -h for help)`},
 		{[]string{"agent", "-log-level", "verbose"}, `ax: agent: -log-level "verbose": want one of trace, debug, info, warn, error`},
@@ -343,6 +352,34 @@ func TestCLI_Agent(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("ax instance list -w after Ctrl-C: %v, want exit 130", err)
+	}
+
+	// SIGTERM (a supervisor, a closed terminal) ends a watch quietly
+	// with 0; -l and -label select alike.
+	for _, sel := range []string{"-l", "-label"} {
+		out.Reset()
+		var errb bytes.Buffer
+		cmd = exec.Command(axBinary, "task", "list", sel, "team=data", "-w")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdout = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 10*time.Second, shown("nightly"))
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil || errb.Len() > 0 {
+			t.Errorf("ax task list %s team=data -w after SIGTERM: %v, stderr %q; want exit 0 and nothing", sel, err, errb.String())
+		}
+		mu.Lock()
+		for _, line := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(line); len(f) > 0 && (f[0] == "ok" || f[0] == "boom") {
+				t.Errorf("ax task list %s team=data shows a task without the label:\n%s", sel, out.String())
+			}
+		}
+		mu.Unlock()
 	}
 }
 

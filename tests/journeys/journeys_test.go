@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +35,7 @@ var journeys = []journey{
 	{name: "readme-tour", run: journeyTour},
 	{name: "approval", run: journeyApproval},
 	{name: "sdk-worker", run: journeySDK},
+	{name: "sdk-worker-example", run: journeySDKExample},
 	{name: "trigger-wait-log", run: journeyTriggerWaitLog},
 	{name: "backfill-depends-on", run: journeyBackfill},
 	{name: "rerun-depends-on", run: journeyRerun},
@@ -379,6 +382,55 @@ func journeySDK(c *cell) {
 		}
 		if in := agenttest.WaitState(t, user, s.ID, 30*time.Second, model.StateSuccess); in.Attempts != 2 {
 			t.Fatalf("attempts %+v, want a failed one, then a success", in.AttemptList)
+		}
+	})
+}
+
+// journeySDKExample runs examples/sdk-worker as a user would, as a
+// process with the credentials of the deployment on its command line (an
+// executor token, the CA and the client certificate under TLS), and
+// triggers its greet handler.
+func journeySDKExample(c *cell) {
+	d, user := c.d, c.d.User()
+	name, task := c.n("sdk-example"), c.n("greet")
+	var logs testkit.Buffer
+	c.step("start-example", func(t *testing.T) {
+		args := []string{"-server", d.entry.HTTPAddr, "-name", name}
+		if tok := d.executorToken(t, name, nil); tok != "" {
+			args = append(args, "-token", tok)
+		}
+		if d.caFile != "" {
+			cert, key := localcluster.ClientCert(filepath.Dir(d.caFile))
+			args = append(args, "-ca-cert", d.caFile, "-client-cert", cert, "-client-key", key)
+		}
+		cmd := exec.Command(sdkWorkerBinary, args...)
+		cmd.Env = os.Environ()
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c.t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			if c.t.Failed() {
+				c.t.Logf("sdk-worker's log:\n%s", logs.String())
+			}
+		})
+		c.put(t, &model.Task{Name: task, Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionSDK, Handler: "greet"}})
+	})
+	c.step("greet", func(t *testing.T) {
+		tr, err := user.Trigger(c.ctx, task, model.TriggerRequest{Params: map[string]string{"who": name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := agenttest.WaitState(t, user, tr.ID, 30*time.Second, model.StateSuccess)
+		if in.Executor != name {
+			t.Fatalf("ran on %q, want the example %s", in.Executor, name)
+		}
+		l, err := user.InstanceLog(c.ctx, tr.ID, 0)
+		if want := fmt.Sprintf("hello, %s (execution %s-1)\n", name, tr.ID); err != nil || l.Output != want {
+			t.Fatalf("log %+v, %v; want %q", l, err, want)
 		}
 	})
 }

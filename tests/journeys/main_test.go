@@ -7,11 +7,13 @@ import (
 	"github.com/ax-scheduler/ax/internal/testkit"
 )
 
-// axBinary is the ax executable installed once for all tests.
-var axBinary string
+// axBinary is the ax executable installed once for all tests;
+// sdkWorkerBinary is examples/sdk-worker's.
+var axBinary, sdkWorkerBinary string
 
 func TestMain(m *testing.M) {
-	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary})
+	clustertest.Main(m, clustertest.Binary{Pkg: clustertest.AxPkg, Path: &axBinary},
+		clustertest.Binary{Pkg: "github.com/ax-scheduler/ax/examples/sdk-worker", Path: &sdkWorkerBinary})
 }
 
 type clusterOption = clustertest.Option

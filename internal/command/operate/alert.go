@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/taskfile"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -20,7 +20,7 @@ Usage: ax alert <subcommand> [flags] [args]
 
 Subcommands:
 	list [-state firing|resolved] [-task T] [-rule R] [-limit N]          alerts, newest first
-	silence (-task T | -rule R | -label k=v ...) (-for D | -until RFC3339) [-comment C]
+	silence (-task T | -rule R | -l k=v ...) (-for D | -until RFC3339) [-comment C]
 	                                                                      mute notifications of matching alerts
 	silences                                                              the silences in force
 	unsilence ID                                                          remove a silence
@@ -31,7 +31,7 @@ list and silences take -o table|json|yaml (-json: -o json).
 Examples:
 	ax alert list -state firing
 	ax alert silence -task nightly-etl -for 2h -comment "planned maintenance"
-	ax alert silence -rule misfire -label team=data -for 30m
+	ax alert silence -rule misfire -l team=data -for 30m
 	ax alert unsilence 3f2a9c0d1e4b5a6f
 `
 
@@ -81,7 +81,7 @@ func NewAlertSilence(io *command.IO) command.Command {
 	c.Init(io, "alert silence", AlertUsage)
 	c.FS.StringVar(&c.task, "task", "", "silence alerts about this task")
 	c.FS.StringVar(&c.rule, "rule", "", "silence alerts of this rule")
-	c.FS.Var(&c.labels, "label", "silence alerts about tasks with this label k=v (repeatable)")
+	cli.SelectorFlag(c.FS, &c.labels, "silence alerts about tasks with these labels, k=v[,k=v] (repeatable)")
 	c.FS.DurationVar(&c.forD, "for", 0, "for how long (e.g. 2h)")
 	c.FS.StringVar(&c.until, "until", "", "until this time, instead of -for: "+cli.DateForms)
 	c.FS.StringVar(&c.comment, "comment", "", "why")
@@ -94,15 +94,8 @@ func (c *alertSilenceCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	req := model.SilenceRequest{Task: c.task, Rule: c.rule, For: model.Duration(c.forD), Comment: c.comment}
-	for _, l := range c.labels {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok {
-			return fmt.Errorf("alert silence: -label %q: want k=v", l)
-		}
-		if req.Labels == nil {
-			req.Labels = map[string]string{}
-		}
-		req.Labels[k] = v
+	if req.Labels, err = taskfile.ParseSelector(c.labels); err != nil {
+		return fmt.Errorf("alert silence: %w", err)
 	}
 	if c.until != "" {
 		t, err := cli.ParseDate(c.until)

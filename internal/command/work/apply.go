@@ -79,7 +79,7 @@ func NewTaskApply(io *command.IO) command.Command {
 	c.FS.Var(&c.files, "f", "definition file, directory, or - for stdin (repeatable)")
 	c.FS.BoolVar(&c.dryRun, "dry-run", false, "show what would change, with diffs, and write nothing")
 	c.FS.BoolVar(&c.prune, "prune", false, "delete the tasks with the -l labels that are not in the files")
-	c.FS.Var(&c.selector, "l", "labels k=v[,k=v] of the tasks -prune may delete (repeatable)")
+	cli.SelectorFlag(c.FS, &c.selector, "labels k=v[,k=v] of the tasks -prune may delete (repeatable)")
 	c.FS.BoolVar(&c.checkVersion, "check-version", false, "treat a definition's version as a precondition")
 	return c
 }

@@ -44,7 +44,7 @@ type taskExportCmd struct {
 func NewTaskExport(io *command.IO) command.Command {
 	c := &taskExportCmd{}
 	c.Init(io, "task export", exportUsage)
-	c.FS.Var(&c.sel, "l", "only tasks with these labels, k=v[,k=v] (repeatable)")
+	cli.SelectorFlag(c.FS, &c.sel, "only tasks with these labels, k=v[,k=v] (repeatable)")
 	c.FS.StringVar(&c.format, "o", "yaml", "yaml or json")
 	c.FS.StringVar(&c.dir, "d", "", "write one file per task into this directory")
 	return c

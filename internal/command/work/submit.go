@@ -51,6 +51,14 @@ func (c *submitCmd) Run(ctx context.Context, args []string) error {
 	if err := c.wait.Check(); err != nil {
 		return fmt.Errorf("submit: %w", err)
 	}
+	switch {
+	case c.delay == 0 && c.at == "":
+		return fmt.Errorf("submit: say when the instance is due: -delay D (30m) or -at TIME (ax trigger runs it now)")
+	case c.delay != 0 && c.at != "":
+		return fmt.Errorf("submit: -delay and -at both given: want one")
+	case c.delay < 0:
+		return fmt.Errorf("submit: -delay %s is negative", c.delay)
+	}
 	req := model.SubmitRequest{Delay: model.Duration(c.delay), IdempotencyKey: c.key}
 	if c.payload != "" {
 		if json.Valid([]byte(c.payload)) {

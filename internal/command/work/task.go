@@ -8,6 +8,7 @@ import (
 	"github.com/ax-scheduler/ax/internal/command"
 
 	"github.com/ax-scheduler/ax/internal/cli"
+	"github.com/ax-scheduler/ax/internal/taskfile"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -21,7 +22,7 @@ Subcommands:
 	                       [-dry-run] [-prune -l k=v] (ax task apply -h)
 	export [-l k=v] [-o yaml|json] [-d DIR]
 	                       write the definitions as apply reads them
-	list [-label k=v] [-paused true|false] [-w]
+	list [-l k=v] [-paused true|false] [-w]
 	                       name, trigger, next fire, last run, paused, labels
 	get NAME               the definition, recent runs and next fire times
 	pause NAME | resume NAME | delete NAME
@@ -44,7 +45,7 @@ Examples:
 	ax task apply -f tasks/ -dry-run
 	ax task export -l team=data -d tasks/
 	echo '{"name":"hello","trigger":{"type":"cron","expression":"@every 10s"},"action":{"type":"shell","command":"echo hi"}}' | ax task apply -f -
-	ax task list -label team=data
+	ax task list -l team=data
 	ax task get daily_report -o yaml
 	ax task history daily_report
 	ax task rollout daily_report
@@ -64,7 +65,7 @@ type taskListCmd struct {
 func NewTaskList(io *command.IO) command.Command {
 	c := &taskListCmd{}
 	c.Init(io, "task list", TaskUsage)
-	c.FS.Var(&c.labels, "label", "only tasks with this label k=v (repeatable)")
+	cli.SelectorFlag(c.FS, &c.labels, "only tasks with these labels, k=v[,k=v] (repeatable)")
 	c.FS.StringVar(&c.paused, "paused", "", "only paused (true) or active (false) tasks")
 	c.FS.BoolVar(&c.watch, "w", false, "watch: redraw the table on every change, until Ctrl-C")
 	c.CF.RegisterStale(c.FS, false)
@@ -183,12 +184,12 @@ func (c *taskWriteCmd) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// taskFilter reads task list's -label and -paused.
+// taskFilter reads task list's -l and -paused.
 func taskFilter(labels cli.MultiFlag, paused string) (model.TaskFilter, error) {
 	f := model.TaskFilter{}
 	var err error
-	if f.Labels, err = labels.Pairs("task list: -label"); err != nil {
-		return f, err
+	if f.Labels, err = taskfile.ParseSelector(labels); err != nil {
+		return f, fmt.Errorf("task list: %w", err)
 	}
 	switch paused {
 	case "":
