@@ -124,15 +124,21 @@ func (m *Main) Exit(err error, sig os.Signal) int {
 // request without a command; an instance's outcome after -wait (see
 // follow.OutcomeError); 1 for an error; 0 otherwise, and after SIGTERM
 // when the command stopped because of it (SIGTERM asks an agent or an
-// executor to stop cleanly, and ends a watch -w or a -wait quietly).
+// executor to stop cleanly, and ends a watch -w quietly), but for a
+// -wait, which it ends quietly with 143 (follow.StoppedError): the
+// instance did not end while it waited, and a script must not take that
+// for a success.
 func exitCode(err error, sig os.Signal) int {
 	var oe *follow.OutcomeError
 	var es command.ExitStatus
+	var stopped *follow.StoppedError
 	switch {
 	case errors.As(err, &es):
 		return int(es)
 	case sig == os.Interrupt:
 		return 130
+	case sig != nil && errors.As(err, &stopped):
+		return 143 // a -wait stopped by SIGTERM did not see its instance end: not a success
 	case sig != nil && errors.Is(err, context.Canceled):
 		return 0 // SIGTERM: asked to stop, stopped (a watch, a -wait)
 	case errors.Is(err, flag.ErrHelp):

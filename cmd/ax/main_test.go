@@ -326,6 +326,8 @@ func TestExitCode(t *testing.T) {
 		{nil, syscall.SIGTERM, 0},
 		{context.Canceled, syscall.SIGTERM, 0}, // a -w watch stopped by SIGTERM
 		{fmt.Errorf("watch: %w", context.Canceled), syscall.SIGTERM, 0},
+		{&follow.StoppedError{ID: "i", Err: context.Canceled}, syscall.SIGTERM, 143}, // a -wait: not a success
+		{&follow.StoppedError{ID: "i", Err: context.Canceled}, os.Interrupt, 130},
 		{context.Canceled, nil, 1},
 		{errors.New("boom"), syscall.SIGTERM, 1},
 		{command.ExitStatus(3), nil, 3},

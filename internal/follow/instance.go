@@ -50,6 +50,22 @@ func (e *OutcomeError) Code() int {
 	return exitFailed
 }
 
+// StoppedError is a wait that a signal ended before its instance did:
+// the instance goes on, and ax's exit status says the wait did not see
+// it end (143 after SIGTERM; 130 after Ctrl-C), never 0.
+type StoppedError struct {
+	ID  string
+	Err error
+}
+
+// Error implements error.
+func (e *StoppedError) Error() string {
+	return "stopped waiting for instance " + e.ID + " before it ended: " + e.Err.Error()
+}
+
+// Unwrap is the cause (the context's error).
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 // terminal reports whether an instance state is final.
 func terminal(state string) bool {
 	switch state {
@@ -82,6 +98,9 @@ func InstanceFrom(ctx context.Context, cl *client.Client, id string, first int, 
 		in, err = followToEnd(ctx, cl, id, first, w, lost)
 	} else {
 		in, err = pollToEnd(ctx, cl, id, lost)
+	}
+	if err != nil && ctx.Err() != nil {
+		return &StoppedError{ID: id, Err: err}
 	}
 	if err != nil {
 		return err
