@@ -98,7 +98,7 @@ var knownImports = map[string]string{
 	"math": "math", "hmac": "crypto/hmac", "sha256": "crypto/sha256", "hex": "encoding/hex", "http": "net/http",
 	"os": "os", "errors": "errors", "strings": "strings",
 	"worker": modulePath + "/worker", "client": modulePath + "/client", "model": modulePath + "/model",
-	"tlsutil": modulePath + "/tlsutil", "notify": modulePath + "/notify",
+	"tlsutil": modulePath + "/tlsutil", "notify": modulePath + "/notify", "embed": modulePath + "/embed",
 }
 
 // snippetFile is a Go file of the consumer module holding s verbatim:
