@@ -3,6 +3,8 @@ package journeys
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,10 +162,74 @@ func (b *browser) shot(name string) {
 	}
 }
 
-// open navigates to url and waits until ready (a CSS selector) is visible.
+// open navigates to url, waits until ready (a CSS selector) is visible,
+// and checks the page with axe-core (see checkA11y).
 func (b *browser) open(url, ready string) {
 	b.t.Helper()
 	b.do("open "+url, 30*time.Second, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(ready)))
+	b.checkA11y(url)
+}
+
+// axeSHA256 is the hash of the vendored axe-core 4.14.1 (testdata/axe/README.md).
+const axeSHA256 = "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
+
+var axeSource = sync.OnceValues(func() (string, error) {
+	src, err := os.ReadFile(filepath.Join("testdata", "axe", "axe.min.js"))
+	if err != nil {
+		return "", err
+	}
+	if sum := sha256.Sum256(src); hex.EncodeToString(sum[:]) != axeSHA256 {
+		return "", fmt.Errorf("testdata/axe/axe.min.js has sha256 %x, want %s (testdata/axe/README.md)", sum, axeSHA256)
+	}
+	return string(src), nil
+})
+
+// axeViolation is one rule axe-core found broken, with the elements
+// (CSS selectors) that break it.
+type axeViolation struct {
+	ID      string   `json:"id"`
+	Impact  string   `json:"impact"`
+	Help    string   `json:"help"`
+	Targets []string `json:"targets"`
+}
+
+// checkA11y injects axe-core into the page on screen and runs it (WCAG
+// 2.x A and AA rules, best practices); every violation is logged, and a
+// serious or critical one fails the test.
+func (b *browser) checkA11y(where string) {
+	b.t.Helper()
+	src, err := axeSource()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](src+";void 0")); err != nil {
+		b.t.Fatalf("inject axe-core into %s: %v", where, err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r => JSON.stringify(r.violations.map(v =>
+		({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("axe-core on %s: %v", where, err)
+	}
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(out), &vs); err != nil {
+		b.t.Fatalf("axe-core's answer on %s: %v: %s", where, err, out)
+	}
+	bad := 0
+	for _, v := range vs {
+		targets := v.Targets
+		if len(targets) > 5 {
+			targets = append(targets[:5:5], fmt.Sprintf("… +%d more", len(v.Targets)-5))
+		}
+		b.t.Logf("axe-core on %s: %s (%s): %s: %q", where, v.ID, v.Impact, v.Help, targets)
+		if v.Impact == "serious" || v.Impact == "critical" {
+			bad++
+		}
+	}
+	if bad > 0 {
+		b.t.Errorf("axe-core found %d serious or critical violations on %s (logged above)", bad, where)
+	}
 }
 
 // TestUI_Console drives the console in a real browser against a real

@@ -180,7 +180,7 @@ function timeline(u) {
       byTask.get(task).map(t => svg('circle', {cx: x(t), cy: i * RH + 9, r: 3.5, class: 'dot'}, svg('title', {}, task + ' ' + fmtTime(t)))),
     ]), ticks);
   return h('div', {},
-    h('div', {class: 'scroll'}, chart),
+    h('div', {class: 'scroll', tabindex: '0'}, chart),
     h('p', {class: 'muted'}, fires.length + (u.truncated ? '+' : '') + ' fires in the window' + (byTask.size < new Set(fires.map(f => f.task)).size ? ', chart shows the first 12 tasks' : '')),
     table(['When', 'Task'], fires.slice(0, 10).map(f => h('tr', {},
       h('td', {title: f.time}, fmtTime(f.time) + ' (' + ago(f.time) + ')'),

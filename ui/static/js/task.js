@@ -313,9 +313,9 @@ function calendar(c) {
       cls = bad ? 'bad' : (counts.SUCCESS || 0) === total ? 'ok' : 'warn';
       title = key + ': ' + Object.entries(counts).map(([s, n]) => n + ' ' + s).join(', ');
     }
-    cells.push(h('span', {class: 'day ' + cls, title, 'aria-label': title, dataset: {date: key}}));
+    cells.push(h('span', {class: 'day ' + cls, role: 'img', title, 'aria-label': title, dataset: {date: key}}));
   }
-  return [h('div', {class: 'heat', role: 'img', 'aria-label': 'Instances per day by outcome'}, cells),
+  return [h('div', {class: 'heat', role: 'group', 'aria-label': 'Instances per day by outcome'}, cells),
     h('p', {class: 'muted small'}, 'Days in ' + (c.timezone || 'UTC') + '. ', h('span', {class: 'day ok'}), ' all succeeded ',
       h('span', {class: 'day bad'}), ' some failed ', h('span', {class: 'day warn'}), ' other ', h('span', {class: 'day none'}), ' none')];
 }
