@@ -492,6 +492,74 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("the re-run in the timeline", `document.body.innerText.includes('re-run by olga')`, 10*time.Second)
 	b.waitJS("attempt 2 failed too", `document.body.innerText.includes('attempt 2 failed') && `+state+` === 'FAILED'`, 20*time.Second)
 
+	// The Alerts page: flaky's alert fires. The operator silences it from
+	// its row (a bad duration first: the API's refusal names the field),
+	// the silence is seen through the API, then removed from the page.
+	b.open(base+"/ui/#/alerts", `#alerts-firing tr[data-alert="instance_failed:flaky"]`)
+	b.waitJS("nav marks the page", `document.querySelector('[data-nav="alerts"]').getAttribute('aria-current') === 'page'`, 5*time.Second)
+	b.do("silence from the alert's row", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-alert="instance_failed:flaky"] .act-silence`)),
+		chromedp.WaitVisible(chromedp.CSS("#sil-for")))
+	b.waitJS("the dialog names the alert's task and rule", `document.querySelector('#sil-task').value === 'flaky' && document.querySelector('#sil-rule').value === 'instance_failed'`, 5*time.Second)
+	b.do("a bad duration", 20*time.Second,
+		chromedp.SetValue(chromedp.CSS("#sil-for"), "-1h"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the API's refusal names the field", `(document.querySelector('dialog .error')?.textContent || '').startsWith('for: ') &&
+		document.querySelector('#sil-for').getAttribute('aria-invalid') === 'true'`, 10*time.Second)
+	b.do("silence for 2h", 20*time.Second,
+		chromedp.SetValue(chromedp.CSS("#sil-for"), "2h"),
+		chromedp.SendKeys(chromedp.CSS("#sil-comment"), "disk being replaced"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")),
+		chromedp.WaitVisible(chromedp.CSS(`#silences tr[data-silence]`)))
+	var sils model.SilenceList
+	if err := getJSON(ctx, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil {
+		t.Fatal(err)
+	}
+	if len(sils.Silences) != 1 || sils.Silences[0].Task != "flaky" || sils.Silences[0].Rule != "instance_failed" || sils.Silences[0].By != "olga" ||
+		sils.Silences[0].Comment != "disk being replaced" || time.Until(sils.Silences[0].Until.Time) < 119*time.Minute || time.Until(sils.Silences[0].Until.Time) > 2*time.Hour {
+		t.Fatalf("the silences after the page made one: %+v", sils)
+	}
+	b.waitJS("the silence's row", `(() => { const r = document.querySelector('#silences tr[data-silence="`+sils.Silences[0].ID+`"]');
+		return r && r.innerText.includes('olga') && r.querySelector('.comment').textContent === 'disk being replaced' && r.innerText.includes('rule instance_failed'); })()`, 5*time.Second)
+	// Filters: by severity (the alert is critical), by rule, by task.
+	b.open(base+"/ui/#/alerts?severity=warning", `#f-severity`)
+	b.waitJS("a warning filter hides it", `!document.querySelector('#alerts-firing tr[data-alert="instance_failed:flaky"]') && document.querySelector('#f-severity').value === 'warning'`, 5*time.Second)
+	b.open(base+"/ui/#/alerts?rule=instance_failed&task=flaky", `#alerts-firing tr[data-alert="instance_failed:flaky"]`)
+	b.open(base+"/ui/#/alerts?task=report", `#f-task`)
+	b.waitJS("another task's filter hides it", `!document.querySelector('tr[data-alert="instance_failed:flaky"]')`, 5*time.Second)
+	b.shot("alerts")
+	// flaky's page lists the alert that concerns it.
+	b.open(base+"/ui/#/tasks/flaky", `#task-alerts tr[data-alert="instance_failed:flaky"]`)
+	b.waitJS("as firing", `document.querySelector('#task-alerts tr[data-alert="instance_failed:flaky"]').innerText.includes('firing')`, 5*time.Second)
+	b.open(base+"/ui/#/alerts", `#silences tr[data-silence]`)
+	b.do("unsilence", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`#silences tr[data-silence] .act-unsilence`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#silences tr[data-silence]`)))
+	if err := getJSON(ctx, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil || len(sils.Silences) != 0 {
+		t.Fatalf("the silences after the page removed it: %+v %v", sils, err)
+	}
+
+	// The Executors page: ui-exec, its label, what it runs, its slots.
+	b.open(base+"/ui/#/executors", `tr[data-executor="ui-exec"]`)
+	b.waitJS("the executor's row", `(() => { const r = document.querySelector('tr[data-executor="ui-exec"]');
+		return r.querySelector('.labels').textContent === 'pool=ui' && r.querySelector('.caps').textContent.includes('shell') &&
+			/\d+ running \/ \d+ · \d+ free/.test(r.querySelector('.slots').textContent) && r.querySelector('.running').textContent === 'none'; })()`, 10*time.Second)
+	b.shot("executors")
+	// The Cluster page: three members, the term, a clock offset for each;
+	// an operator gets no transfer or remove button.
+	b.open(base+"/ui/#/cluster", `tr[data-node]`)
+	b.waitJS("the members", `document.querySelectorAll('tr[data-node]').length === 3 && /term \d+/.test(document.querySelector('#cluster-summary').textContent) &&
+		document.querySelector('tr[data-node="`+leader.ID+`"] .role').textContent === 'leader' &&
+		[...document.querySelectorAll('tr[data-node] .offset')].every(e => /\d/.test(e.textContent)) &&
+		[...document.querySelectorAll('tr[data-node] .lag')].every(e => /^\d+$/.test(e.textContent))`, 15*time.Second)
+	if n := evalJS[int](b, `document.querySelectorAll('#act-transfer, .act-transfer, .act-remove').length`); n != 0 {
+		t.Fatalf("an operator sees %d admin buttons on the Cluster page", n)
+	}
+	b.shot("cluster")
+
 	// A phone: one column, nothing wider than the screen.
 	b.do("phone width", 10*time.Second, chromedp.EmulateViewport(390, 844))
 	b.open(base+"/ui/#/", `[data-count="READY"]`)
@@ -511,6 +579,15 @@ func TestUI_Console(t *testing.T) {
 	if buttons != 0 {
 		t.Fatalf("a reader sees %d action buttons", buttons)
 	}
+	// The new pages, seen by a reader without their buttons.
+	for _, pg := range []struct{ hash, ready string }{{"#/alerts", `tr[data-alert="instance_failed:flaky"]`},
+		{"#/executors", `tr[data-executor="ui-exec"]`}, {"#/cluster", `tr[data-node]`}} {
+		b.open(base+"/ui/"+pg.hash, pg.ready)
+		if n := evalJS[int](b, `document.querySelectorAll('#act-silence-new, .act-silence, .act-unsilence, #act-transfer, .act-transfer, .act-remove').length`); n != 0 {
+			t.Fatalf("a reader sees %d operator or admin buttons on %s", n, pg.hash)
+		}
+	}
+	b.open(base+"/ui/#/tasks/report", `tr[data-id]`)
 	forged := evalJS[string](b, `fetch('/v1/tasks/report/trigger', {method: 'POST', headers: {Authorization: 'Bearer ' + sessionStorage.getItem('ax.token')}})
 		.then(async r => r.status + ' ' + (await r.json()).error.code)`)
 	if forged != "403 forbidden" {
@@ -540,7 +617,62 @@ func TestUI_Console(t *testing.T) {
 	if err != nil || got.Labels["team"] != "analytics" || got.Version != 2 {
 		t.Fatalf("after the edit: %+v %v", got, err)
 	}
+
+	// An admin moves the leadership to the other follower, then removes
+	// the old leader from the cluster, both from the Cluster page.
+	leader, err = c.Leader(ctx, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader && n != via {
+			other = n
+		}
+	}
+	b.open(base+"/ui/#/cluster", `tr[data-node="`+other.ID+`"] .act-transfer`)
+	b.do("make the other follower the leader", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-node="`+other.ID+`"] .act-transfer`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	testkit.Eventually(t, 20*time.Second, func() error {
+		st, err := adm.Cluster(ctx)
+		if err != nil || st.Leader != other.ID {
+			return fmt.Errorf("leader %v %v, want %s", st, err, other.ID)
+		}
+		return nil
+	})
+	b.waitJS("the page shows the new leader", `document.querySelector('tr[data-node="`+other.ID+`"] .role').textContent === 'leader'`, 15*time.Second)
+	b.do("remove the old leader", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-node="`+leader.ID+`"] .act-remove`)),
+		chromedp.WaitVisible(chromedp.CSS("#remove-name")),
+		chromedp.SendKeys(chromedp.CSS("#remove-name"), leader.ID),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	// Asked through the follower on screen: the removed node has no
+	// leader to answer with.
+	testkit.Eventually(t, 20*time.Second, func() error {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		var st model.ClusterStatus
+		if err := getJSON(cctx, boot.Secret, via.HTTPAddr, "/v1/cluster", &st); err != nil || len(st.Nodes) != 2 {
+			return fmt.Errorf("members %+v %v, want 2", st, err)
+		}
+		return nil
+	})
+	b.waitJS("two members left", `document.querySelectorAll('tr[data-node]').length === 2 && !document.querySelector('tr[data-node="`+leader.ID+`"]')`, 15*time.Second)
 	t.Logf("screenshots in %s", b.shots)
+}
+
+// getJSON GETs path as token through addr and decodes the answer into
+// out; an answer other than 200 is an error.
+func getJSON(ctx context.Context, token, addr, path string, out any) error {
+	body, err := call(ctx, http.MethodGet, token, addr, path, nil)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, out)
 }
 
 // putDef PUTs a definition (a calendar, a window) as token through addr;
@@ -551,22 +683,32 @@ func putDef(ctx context.Context, token, addr, path string, def any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+path, bytes.NewReader(body))
+	_, err = call(ctx, http.MethodPut, token, addr, path, body)
+	return err
+}
+
+// call sends a request (a JSON body when body is not nil) as token
+// through addr and answers the body of a 200; another status is an
+// error.
+func call(ctx context.Context, method, token, addr, path string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT %s: %d %s", path, resp.StatusCode, out)
+		return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, out)
 	}
-	return nil
+	return out, nil
 }
 
 // TestUI_CalendarsAndWindows drives the Calendars and Windows pages in a

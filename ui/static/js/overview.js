@@ -4,6 +4,7 @@
 import {api} from './api.js';
 import {showError} from './notice.js';
 import {h, svg, section, table, fmtTime, ago, badge} from './util.js';
+import {runsText} from './executors.js';
 
 const COUNTED = ['READY', 'RUNNING', 'BLOCKED', 'WAITING_APPROVAL', 'RETRYING', 'SCHEDULED'];
 
@@ -122,8 +123,7 @@ function members(o) {
 function executors(o) {
   if (!o.executors) return h('p', {class: 'error'}, 'Executors unavailable: ' + (o.executorsError || 'no answer'));
   return table(['Executor', 'Host', 'Slots in use', 'Runs', 'Last heartbeat'], o.executors.map(e => {
-    const cap = e.capabilities;
-    const runs = cap ? [cap.shell ? 'shell' : '', cap.http ? 'http' : '', ...(cap.handlers || []).map(x => 'sdk:' + x)].filter(Boolean).join(', ') : 'shell, http';
+    const runs = runsText(e.capabilities);
     const labels = Object.entries(e.labels || {}).map(([k, v]) => k + '=' + v).join(' ');
     const total = e.running + e.free;
     return h('tr', {},
