@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
@@ -522,21 +523,27 @@ func TestUI_Console(t *testing.T) {
 	}
 	b.waitJS("the silence's row", `(() => { const r = document.querySelector('#silences tr[data-silence="`+sils.Silences[0].ID+`"]');
 		return r && r.innerText.includes('olga') && r.querySelector('.comment').textContent === 'disk being replaced' && r.innerText.includes('rule instance_failed'); })()`, 5*time.Second)
+	b.shot("alerts")
 	// Filters: by severity (the alert is critical), by rule, by task.
 	b.open(base+"/ui/#/alerts?severity=warning", `#f-severity`)
 	b.waitJS("a warning filter hides it", `!document.querySelector('#alerts-firing tr[data-alert="instance_failed:flaky"]') && document.querySelector('#f-severity').value === 'warning'`, 5*time.Second)
 	b.open(base+"/ui/#/alerts?rule=instance_failed&task=flaky", `#alerts-firing tr[data-alert="instance_failed:flaky"]`)
 	b.open(base+"/ui/#/alerts?task=report", `#f-task`)
-	b.waitJS("another task's filter hides it", `!document.querySelector('tr[data-alert="instance_failed:flaky"]')`, 5*time.Second)
-	b.shot("alerts")
+	b.waitJS("another task's filter hides it", `!document.querySelector('tr[data-alert="instance_failed:flaky"]') && document.querySelector('#alerts-history').innerText.trim() === 'No resolved alert matches the filters.'`, 5*time.Second)
 	// flaky's page lists the alert that concerns it.
 	b.open(base+"/ui/#/tasks/flaky", `#task-alerts tr[data-alert="instance_failed:flaky"]`)
 	b.waitJS("as firing", `document.querySelector('#task-alerts tr[data-alert="instance_failed:flaky"]').innerText.includes('firing')`, 5*time.Second)
-	b.open(base+"/ui/#/alerts", `#silences tr[data-silence]`)
-	b.do("unsilence", 20*time.Second,
-		chromedp.Click(chromedp.CSS(`#silences tr[data-silence] .act-unsilence`)),
-		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
-		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+	// Keys: g a goes to Alerts; the silence is removed by keyboard alone
+	// (the button focused, Enter, the dialog's focused button, Enter).
+	b.waitJS("g a", `(() => { for (const k of ['g', 'a']) document.body.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true})); return location.hash === '#/alerts'; })()`, 5*time.Second)
+	b.do("unsilence by keyboard", 20*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#silences tr[data-silence] .act-unsilence`)),
+		chromedp.Focus(chromedp.CSS(`#silences tr[data-silence] .act-unsilence`)),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the dialog's button has the focus", `document.activeElement === document.querySelector('dialog button[type="submit"]')`, 5*time.Second)
+	b.do("confirm by keyboard", 20*time.Second,
+		chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitNotPresent(chromedp.CSS(`#silences tr[data-silence]`)))
 	if err := getJSON(ctx, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil || len(sils.Silences) != 0 {
 		t.Fatalf("the silences after the page removed it: %+v %v", sils, err)
@@ -565,6 +572,10 @@ func TestUI_Console(t *testing.T) {
 	b.open(base+"/ui/#/", `[data-count="READY"]`)
 	b.waitJS("no horizontal scroll", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
 	b.shot("overview-phone")
+	for _, pg := range []struct{ hash, ready string }{{"#/alerts", `#alerts-firing`}, {"#/executors", `tr[data-executor]`}, {"#/cluster", `tr[data-node]`}} {
+		b.open(base+"/ui/"+pg.hash, pg.ready)
+		b.waitJS(pg.hash+" fits a phone", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
+	}
 	b.do("laptop width", 10*time.Second, chromedp.EmulateViewport(1280, 900))
 
 	// A reader sees, without action buttons; a forged action is refused.

@@ -7,7 +7,7 @@
 
 import {api, can} from './api.js';
 import {showError, dialog} from './notice.js';
-import {h, section, table, fmtTime, ago, fmtDur, qs} from './util.js';
+import {h, fill, section, table, fmtTime, ago, fmtDur, qs} from './util.js';
 import {field, keyValues, markInvalid} from './defs.js';
 
 export const RULES = ['instance_failed', 'stuck_ready', 'stuck_blocked', 'stuck_approval', 'running_overtime', 'deadline_missed',
@@ -47,7 +47,7 @@ export async function render(main, _, page) {
   function drawHistory(first) {
     const seen = new Set(first.map(a => a.id + a.resolvedAt));
     const list = bySeverity([...first, ...older.filter(a => !seen.has(a.id + a.resolvedAt))]);
-    history.replaceChildren(alertTable(list, {resolved: true, empty: 'No resolved alert' + (filtered(f) ? ' matches the filters.' : ' yet.')}),
+    fill(history, [alertTable(list, {resolved: true, empty: 'No resolved alert' + (filtered(f) ? ' matches the filters.' : ' yet.')}),
       cursor ? h('button', {id: 'alerts-older', onclick: async () => {
         try {
           const next = await api(query('resolved', '&limit=50&cursor=' + encodeURIComponent(cursor)), {signal: page.signal});
@@ -55,7 +55,7 @@ export async function render(main, _, page) {
           cursor = next.nextCursor || '';
           await load();
         } catch (err) { showError(err); }
-      }}, 'Older') : null);
+      }}, 'Older') : null]);
   }
   await load();
   const timer = setInterval(() => load().catch(showError), 5000);

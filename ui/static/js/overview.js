@@ -93,7 +93,8 @@ function alerts(o) {
     return s.node ? 'node ' + s.node : s.executor ? 'executor ' + s.executor : 'cluster';
   };
   return [
-    h('p', {class: 'muted', id: 'alerts-firing'}, (o.alertsFiring || 0) + ' firing' + (pending ? ' · ' + pending + ' notifications waiting to be sent' : '')),
+    h('p', {class: 'muted', id: 'alerts-firing'}, (o.alertsFiring || 0) + ' firing' + (pending ? ' · ' + pending + ' notifications waiting to be sent' : ''),
+      ' · ', h('a', {href: '#/alerts'}, 'all alerts, silences and history')),
     table(['Since', 'Severity', 'Rule', 'Subject', 'Summary'], list.map(a => h('tr', {dataset: {alert: a.id}},
       h('td', {title: a.firstSeen}, ago(a.firstSeen)),
       h('td', {}, h('span', {class: 'badge ' + (sev[a.severity] || 'off')}, a.severity)),
