@@ -523,6 +523,7 @@ func TestUI_Console(t *testing.T) {
 	}
 	b.waitJS("the silence's row", `(() => { const r = document.querySelector('#silences tr[data-silence="`+sils.Silences[0].ID+`"]');
 		return r && r.innerText.includes('olga') && r.querySelector('.comment').textContent === 'disk being replaced' && r.innerText.includes('rule instance_failed'); })()`, 5*time.Second)
+	b.waitJS("the alert is marked silenced", `!!document.querySelector('#alerts-firing tr[data-alert="instance_failed:flaky"] .silenced')`, 10*time.Second)
 	b.shot("alerts")
 	// Filters: by severity (the alert is critical), by rule, by task.
 	b.open(base+"/ui/#/alerts?severity=warning", `#f-severity`)

@@ -39,7 +39,7 @@ export async function render(main, _, page) {
       api(query('firing', '&limit=500'), {signal: page.signal}),
       api('/v1/silences', {signal: page.signal}),
       api(query('resolved', '&limit=50'), {signal: page.signal})]);
-    firing.replaceChildren(alertTable(bySeverity(fi.alerts), {actions: load, empty: 'No alert is firing' + (filtered(f) ? ' that matches the filters.' : '.')}));
+    firing.replaceChildren(alertTable(bySeverity(fi.alerts), {actions: load, silences: si.silences || [], empty: 'No alert is firing' + (filtered(f) ? ' that matches the filters.' : '.')}));
     silences.replaceChildren(silenceTable(si.silences || [], load));
     if (!older.length) cursor = re.nextCursor || '';
     drawHistory(re.alerts || []);
@@ -91,8 +91,9 @@ export function subject(a) {
   return 'cluster';
 }
 
-// alertTable lists alerts: firing ones since when; with opts.resolved,
-// when each was raised and resolved (or that it fires); opts.actions (a reload) adds an operator's Silence
+// alertTable lists alerts: firing ones since when (silenced when
+// opts.silences mute them); with opts.resolved, when each was raised and
+// resolved (or that it fires); opts.actions (a reload) adds an operator's Silence
 // button to each row.
 export function alertTable(list, opts = {}) {
   const silence = opts.actions && can('operator');
@@ -106,11 +107,20 @@ export function alertTable(list, opts = {}) {
     h('td', {class: 'mono small'}, a.rule),
     h('td', {}, subject(a)),
     h('td', {}, a.summary, a.count > 1 ? h('span', {class: 'muted'}, ' ×' + a.count) : null,
-      a.silenced ? [' ', h('span', {class: 'badge off silenced'}, 'silenced')] : null,
+      a.silenced || mutedBy(a, opts.silences) ? [' ', h('span', {class: 'badge off silenced', title: 'its notifications are muted'}, 'silenced')] : null,
       details(a)),
     silence ? h('td', {}, h('button', {class: 'act-silence', 'aria-label': 'Silence ' + a.id,
       onclick: () => silenceDialog({task: a.subject && a.subject.task, rule: a.rule}, opts.actions)}, 'Silence')) : null)),
   opts.empty || 'No alerts.');
+}
+
+// mutedBy finds a silence in force that mutes alert a from now on (the
+// API's silenced says whether one did when it was last raised). A
+// silence naming labels is left out: the alert does not carry its task's
+// labels.
+function mutedBy(a, silences) {
+  const task = (a.subject && a.subject.task) || '';
+  return (silences || []).find(s => !Object.keys(s.labels || {}).length && (!s.task || s.task === task) && (!s.rule || s.rule === a.rule));
 }
 
 function details(a) {
