@@ -40,7 +40,8 @@ export async function render(main, _, page) {
       api('/v1/silences', {signal: page.signal}),
       api(query('resolved', '&limit=50'), {signal: page.signal})]);
     firing.replaceChildren(alertTable(bySeverity(fi.alerts), {actions: load, silences: si.silences || [], empty: 'No alert is firing' + (filtered(f) ? ' that matches the filters.' : '.')}));
-    silences.replaceChildren(silenceTable(si.silences || [], load));
+    // The silences that may mute what the filters show.
+    silences.replaceChildren(silenceTable((si.silences || []).filter(s => (!f.task || !s.task || s.task === f.task) && (!f.rule || !s.rule || s.rule === f.rule)), load));
     if (!older.length) cursor = re.nextCursor || '';
     drawHistory(re.alerts || []);
   }
