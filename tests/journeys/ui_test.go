@@ -374,6 +374,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`dialog input[name="day"]`), "tomorrow"),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("the pattern's refusal", `(document.querySelector('dialog .error')?.textContent || '').includes('params.day')`, 10*time.Second)
+	b.checkA11y("the trigger form")
 	b.do("trigger with declared params", 20*time.Second,
 		chromedp.SetValue(chromedp.CSS(`dialog input[name="day"]`), "2026-12-03"),
 		chromedp.SetValue(chromedp.CSS(`dialog select[name="region"]`), "us"),
@@ -449,6 +450,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#bf-to"), "2026-01-01T00:00"),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("the API's error in the dialog", `/invalid_argument/.test(document.querySelector('dialog .error')?.textContent)`, 10*time.Second)
+	b.checkA11y("the backfill dialog")
 	b.do("close the dialog", 10*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="button"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	// Three fire times, all well before the task existed.
 	top := time.Now().Truncate(time.Hour)
@@ -507,6 +509,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`tr[data-alert="instance_failed:flaky"] .act-silence`)),
 		chromedp.WaitVisible(chromedp.CSS("#sil-for")))
 	b.waitJS("the dialog names the alert's task and rule", `document.querySelector('#sil-task').value === 'flaky' && document.querySelector('#sil-rule').value === 'instance_failed'`, 5*time.Second)
+	b.checkA11y("the silence dialog")
 	b.do("a bad duration", 20*time.Second,
 		chromedp.SetValue(chromedp.CSS("#sil-for"), "-1h"),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
@@ -628,6 +631,7 @@ func TestUI_Console(t *testing.T) {
 	b.do("edit", 20*time.Second,
 		chromedp.Click(chromedp.CSS("#act-edit")),
 		chromedp.WaitVisible(chromedp.CSS("#edit-json")))
+	b.checkA11y("the edit dialog")
 	evalJS[chromedp.Void](b, `(() => { const ta = document.querySelector('#edit-json'); const d = JSON.parse(ta.value); d.labels.team = 'analytics'; ta.value = JSON.stringify(d, null, 2); })()`)
 	b.do("save", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	b.waitJS("the new version's diff", `[...document.querySelectorAll('.diff .add')].some(e => e.textContent.includes('"team": "analytics"'))`, 10*time.Second)
@@ -664,7 +668,9 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("the page shows the new leader", `document.querySelector('tr[data-node="`+other.ID+`"] .role').textContent === 'leader'`, 15*time.Second)
 	b.do("remove the old leader", 20*time.Second,
 		chromedp.Click(chromedp.CSS(`tr[data-node="`+leader.ID+`"] .act-remove`)),
-		chromedp.WaitVisible(chromedp.CSS("#remove-name")),
+		chromedp.WaitVisible(chromedp.CSS("#remove-name")))
+	b.checkA11y("the remove dialog")
+	b.do("confirm the removal", 20*time.Second,
 		chromedp.SendKeys(chromedp.CSS("#remove-name"), leader.ID),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
@@ -799,6 +805,7 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("the API's refusal names the entry", `(document.querySelector('dialog .error')?.textContent || '').startsWith('exclude[1]') &&
 		document.querySelector('#cal-exclude').getAttribute('aria-invalid') === 'true'`, 10*time.Second)
+	b.checkA11y("the calendar form")
 	b.do("new calendar", 20*time.Second,
 		chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\nsunday"),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
