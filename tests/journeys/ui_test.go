@@ -42,6 +42,10 @@ func browserPath(t testing.TB) string {
 	return ""
 }
 
+// darkScheme makes the browser prefer the dark colour scheme (CSS
+// prefers-color-scheme: dark).
+var darkScheme = chromedp.Flag("blink-settings", "preferredColorScheme=0")
+
 // browser is one headless chromium tab; JavaScript exceptions on any page
 // fail the test.
 type browser struct {
@@ -55,7 +59,7 @@ type browser struct {
 	noA11y bool
 }
 
-func newBrowser(t testing.TB) *browser {
+func newBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browserPath(t)),
@@ -63,6 +67,7 @@ func newBrowser(t testing.TB) *browser {
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-dev-shm-usage", true),
 	)
+	opts = append(opts, extra...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	b := &browser{t: t, ctx: ctx, shots: os.Getenv("AX_SCREENSHOTS")}
@@ -744,7 +749,9 @@ func call(ctx context.Context, method, token, addr, path string, body []byte) ([
 // calendar shows it, and that of a task a window holds marks the fires
 // held back; a reader gets neither the form nor the delete buttons.
 func TestUI_CalendarsAndWindows(t *testing.T) {
-	b := newBrowser(t)
+	// In the dark colour scheme: axe-core checks its contrast on these
+	// pages (TestUI_Console has the light one).
+	b := newBrowser(t, darkScheme)
 	c := startCluster(t, 3)
 	ctx := ctxT(t, 3*time.Minute)
 	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
