@@ -79,6 +79,7 @@ func consoleCPU(b *testing.B) {
 		b.Skip("multi-process benchmark")
 	}
 	br := newBrowser(b)
+	br.noA11y = true // axe-core would add its own CPU to the figures
 	c := startCluster(b, 3, withArgs("-lease", "5s"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

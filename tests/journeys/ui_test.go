@@ -3,6 +3,8 @@ package journeys
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
@@ -39,6 +42,10 @@ func browserPath(t testing.TB) string {
 	return ""
 }
 
+// darkScheme makes the browser prefer the dark colour scheme (CSS
+// prefers-color-scheme: dark).
+var darkScheme = chromedp.Flag("blink-settings", "preferredColorScheme=0")
+
 // browser is one headless chromium tab; JavaScript exceptions on any page
 // fail the test.
 type browser struct {
@@ -47,9 +54,12 @@ type browser struct {
 	shots  string
 	mu     sync.Mutex
 	thrown []string
+	// noA11y skips the axe-core check in open (a benchmark measuring the
+	// browser's CPU).
+	noA11y bool
 }
 
-func newBrowser(t testing.TB) *browser {
+func newBrowser(t testing.TB, extra ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browserPath(t)),
@@ -57,6 +67,7 @@ func newBrowser(t testing.TB) *browser {
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-dev-shm-usage", true),
 	)
+	opts = append(opts, extra...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	b := &browser{t: t, ctx: ctx, shots: os.Getenv("AX_SCREENSHOTS")}
@@ -160,10 +171,76 @@ func (b *browser) shot(name string) {
 	}
 }
 
-// open navigates to url and waits until ready (a CSS selector) is visible.
+// open navigates to url, waits until ready (a CSS selector) is visible,
+// and checks the page with axe-core (see checkA11y).
 func (b *browser) open(url, ready string) {
 	b.t.Helper()
 	b.do("open "+url, 30*time.Second, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(ready)))
+	if !b.noA11y {
+		b.checkA11y(url)
+	}
+}
+
+// axeSHA256 is the hash of the vendored axe-core 4.14.1 (testdata/axe/README.md).
+const axeSHA256 = "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
+
+var axeSource = sync.OnceValues(func() (string, error) {
+	src, err := os.ReadFile(filepath.Join("testdata", "axe", "axe.min.js"))
+	if err != nil {
+		return "", err
+	}
+	if sum := sha256.Sum256(src); hex.EncodeToString(sum[:]) != axeSHA256 {
+		return "", fmt.Errorf("testdata/axe/axe.min.js has sha256 %x, want %s (testdata/axe/README.md)", sum, axeSHA256)
+	}
+	return string(src), nil
+})
+
+// axeViolation is one rule axe-core found broken, with the elements
+// (CSS selectors) that break it.
+type axeViolation struct {
+	ID      string   `json:"id"`
+	Impact  string   `json:"impact"`
+	Help    string   `json:"help"`
+	Targets []string `json:"targets"`
+}
+
+// checkA11y injects axe-core into the page on screen and runs it (WCAG
+// 2.x A and AA rules, best practices); every violation is logged, and a
+// serious or critical one fails the test.
+func (b *browser) checkA11y(where string) {
+	b.t.Helper()
+	src, err := axeSource()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](src+";void 0")); err != nil {
+		b.t.Fatalf("inject axe-core into %s: %v", where, err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then(r => JSON.stringify(r.violations.map(v =>
+		({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("axe-core on %s: %v", where, err)
+	}
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(out), &vs); err != nil {
+		b.t.Fatalf("axe-core's answer on %s: %v: %s", where, err, out)
+	}
+	bad := 0
+	for _, v := range vs {
+		targets := v.Targets
+		if len(targets) > 5 {
+			targets = append(targets[:5:5], fmt.Sprintf("… +%d more", len(v.Targets)-5))
+		}
+		b.t.Logf("axe-core on %s: %s (%s): %s: %q", where, v.ID, v.Impact, v.Help, targets)
+		if v.Impact == "serious" || v.Impact == "critical" {
+			bad++
+		}
+	}
+	if bad > 0 {
+		b.t.Errorf("axe-core found %d serious or critical violations on %s (logged above)", bad, where)
+	}
 }
 
 // TestUI_Console drives the console in a real browser against a real
@@ -302,6 +379,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`dialog input[name="day"]`), "tomorrow"),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("the pattern's refusal", `(document.querySelector('dialog .error')?.textContent || '').includes('params.day')`, 10*time.Second)
+	b.checkA11y("the trigger form")
 	b.do("trigger with declared params", 20*time.Second,
 		chromedp.SetValue(chromedp.CSS(`dialog input[name="day"]`), "2026-12-03"),
 		chromedp.SetValue(chromedp.CSS(`dialog select[name="region"]`), "us"),
@@ -377,6 +455,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#bf-to"), "2026-01-01T00:00"),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("the API's error in the dialog", `/invalid_argument/.test(document.querySelector('dialog .error')?.textContent)`, 10*time.Second)
+	b.checkA11y("the backfill dialog")
 	b.do("close the dialog", 10*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="button"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	// Three fire times, all well before the task existed.
 	top := time.Now().Truncate(time.Hour)
@@ -426,11 +505,92 @@ func TestUI_Console(t *testing.T) {
 	b.waitJS("the re-run in the timeline", `document.body.innerText.includes('re-run by olga')`, 10*time.Second)
 	b.waitJS("attempt 2 failed too", `document.body.innerText.includes('attempt 2 failed') && `+state+` === 'FAILED'`, 20*time.Second)
 
+	// The Alerts page: flaky's alert fires. The operator silences it from
+	// its row (a bad duration first: the API's refusal names the field),
+	// the silence is seen through the API, then removed from the page.
+	b.open(base+"/ui/#/alerts", `#alerts-firing tr[data-alert="instance_failed:flaky"]`)
+	b.waitJS("nav marks the page", `document.querySelector('[data-nav="alerts"]').getAttribute('aria-current') === 'page'`, 5*time.Second)
+	b.do("silence from the alert's row", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-alert="instance_failed:flaky"] .act-silence`)),
+		chromedp.WaitVisible(chromedp.CSS("#sil-for")))
+	b.waitJS("the dialog names the alert's task and rule", `document.querySelector('#sil-task').value === 'flaky' && document.querySelector('#sil-rule').value === 'instance_failed'`, 5*time.Second)
+	b.checkA11y("the silence dialog")
+	b.do("a bad duration", 20*time.Second,
+		chromedp.SetValue(chromedp.CSS("#sil-for"), "-1h"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the API's refusal names the field", `(document.querySelector('dialog .error')?.textContent || '').startsWith('for: ') &&
+		document.querySelector('#sil-for').getAttribute('aria-invalid') === 'true'`, 10*time.Second)
+	b.do("silence for 2h", 20*time.Second,
+		chromedp.SetValue(chromedp.CSS("#sil-for"), "2h"),
+		chromedp.SendKeys(chromedp.CSS("#sil-comment"), "disk being replaced"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")),
+		chromedp.WaitVisible(chromedp.CSS(`#silences tr[data-silence]`)))
+	var sils model.SilenceList
+	if err := getJSON(ctx, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil {
+		t.Fatal(err)
+	}
+	if len(sils.Silences) != 1 || sils.Silences[0].Task != "flaky" || sils.Silences[0].Rule != "instance_failed" || sils.Silences[0].By != "olga" ||
+		sils.Silences[0].Comment != "disk being replaced" || time.Until(sils.Silences[0].Until.Time) < 119*time.Minute || time.Until(sils.Silences[0].Until.Time) > 2*time.Hour {
+		t.Fatalf("the silences after the page made one: %+v", sils)
+	}
+	b.waitJS("the silence's row", `(() => { const r = document.querySelector('#silences tr[data-silence="`+sils.Silences[0].ID+`"]');
+		return r && r.innerText.includes('olga') && r.querySelector('.comment').textContent === 'disk being replaced' && r.innerText.includes('rule instance_failed'); })()`, 5*time.Second)
+	b.waitJS("the alert is marked silenced", `!!document.querySelector('#alerts-firing tr[data-alert="instance_failed:flaky"] .silenced')`, 10*time.Second)
+	b.shot("alerts")
+	// Filters: by severity (the alert is critical), by rule, by task.
+	b.open(base+"/ui/#/alerts?severity=warning", `#f-severity`)
+	b.waitJS("a warning filter hides it", `!document.querySelector('#alerts-firing tr[data-alert="instance_failed:flaky"]') && document.querySelector('#f-severity').value === 'warning'`, 5*time.Second)
+	b.open(base+"/ui/#/alerts?rule=instance_failed&task=flaky", `#alerts-firing tr[data-alert="instance_failed:flaky"]`)
+	b.waitJS("with its silence", `!!document.querySelector('#silences tr[data-silence]')`, 5*time.Second)
+	b.open(base+"/ui/#/alerts?task=report", `#f-task`)
+	b.waitJS("another task's filter hides it", `!document.querySelector('tr[data-alert="instance_failed:flaky"]') && !document.querySelector('#silences tr[data-silence]') && document.querySelector('#alerts-history').innerText.trim() === 'No resolved alert matches the filters.'`, 5*time.Second)
+	// flaky's page lists the alert that concerns it.
+	b.open(base+"/ui/#/tasks/flaky", `#task-alerts tr[data-alert="instance_failed:flaky"]`)
+	b.waitJS("as firing", `document.querySelector('#task-alerts tr[data-alert="instance_failed:flaky"]').innerText.includes('firing')`, 5*time.Second)
+	// Keys: g a goes to Alerts; the silence is removed by keyboard alone
+	// (the button focused, Enter, the dialog's focused button, Enter).
+	b.waitJS("g a", `(() => { for (const k of ['g', 'a']) document.body.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true})); return location.hash === '#/alerts'; })()`, 5*time.Second)
+	b.do("unsilence by keyboard", 20*time.Second,
+		chromedp.WaitVisible(chromedp.CSS(`#silences tr[data-silence] .act-unsilence`)),
+		chromedp.Focus(chromedp.CSS(`#silences tr[data-silence] .act-unsilence`)),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the dialog's button has the focus", `document.activeElement === document.querySelector('dialog button[type="submit"]')`, 5*time.Second)
+	b.do("confirm by keyboard", 20*time.Second,
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitNotPresent(chromedp.CSS(`#silences tr[data-silence]`)))
+	if err := getJSON(ctx, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil || len(sils.Silences) != 0 {
+		t.Fatalf("the silences after the page removed it: %+v %v", sils, err)
+	}
+
+	// The Executors page: ui-exec, its label, what it runs, its slots.
+	b.open(base+"/ui/#/executors", `tr[data-executor="ui-exec"]`)
+	b.waitJS("the executor's row", `(() => { const r = document.querySelector('tr[data-executor="ui-exec"]');
+		return r.querySelector('.labels').textContent === 'pool=ui' && r.querySelector('.caps').textContent.includes('shell') &&
+			/\d+ running \/ \d+ · \d+ free/.test(r.querySelector('.slots').textContent) && r.querySelector('.running').textContent === 'none'; })()`, 10*time.Second)
+	b.shot("executors")
+	// The Cluster page: three members, the term, a clock offset for each;
+	// an operator gets no transfer or remove button.
+	b.open(base+"/ui/#/cluster", `tr[data-node]`)
+	b.waitJS("the members", `document.querySelectorAll('tr[data-node]').length === 3 && /term \d+/.test(document.querySelector('#cluster-summary').textContent) &&
+		document.querySelector('tr[data-node="`+leader.ID+`"] .role').textContent === 'leader' &&
+		[...document.querySelectorAll('tr[data-node] .offset')].every(e => /\d/.test(e.textContent)) &&
+		[...document.querySelectorAll('tr[data-node] .lag')].every(e => /^\d+$/.test(e.textContent))`, 15*time.Second)
+	if n := evalJS[int](b, `document.querySelectorAll('#act-transfer, .act-transfer, .act-remove').length`); n != 0 {
+		t.Fatalf("an operator sees %d admin buttons on the Cluster page", n)
+	}
+	b.shot("cluster")
+
 	// A phone: one column, nothing wider than the screen.
 	b.do("phone width", 10*time.Second, chromedp.EmulateViewport(390, 844))
 	b.open(base+"/ui/#/", `[data-count="READY"]`)
 	b.waitJS("no horizontal scroll", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
 	b.shot("overview-phone")
+	for _, pg := range []struct{ hash, ready string }{{"#/alerts", `#alerts-firing`}, {"#/executors", `tr[data-executor]`}, {"#/cluster", `tr[data-node]`}} {
+		b.open(base+"/ui/"+pg.hash, pg.ready)
+		b.waitJS(pg.hash+" fits a phone", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
+	}
 	b.do("laptop width", 10*time.Second, chromedp.EmulateViewport(1280, 900))
 
 	// A reader sees, without action buttons; a forged action is refused.
@@ -445,6 +605,15 @@ func TestUI_Console(t *testing.T) {
 	if buttons != 0 {
 		t.Fatalf("a reader sees %d action buttons", buttons)
 	}
+	// The new pages, seen by a reader without their buttons.
+	for _, pg := range []struct{ hash, ready string }{{"#/alerts", `tr[data-alert="instance_failed:flaky"]`},
+		{"#/executors", `tr[data-executor="ui-exec"]`}, {"#/cluster", `tr[data-node]`}} {
+		b.open(base+"/ui/"+pg.hash, pg.ready)
+		if n := evalJS[int](b, `document.querySelectorAll('#act-silence-new, .act-silence, .act-unsilence, #act-transfer, .act-transfer, .act-remove').length`); n != 0 {
+			t.Fatalf("a reader sees %d operator or admin buttons on %s", n, pg.hash)
+		}
+	}
+	b.open(base+"/ui/#/tasks/report", `tr[data-id]`)
 	forged := evalJS[string](b, `fetch('/v1/tasks/report/trigger', {method: 'POST', headers: {Authorization: 'Bearer ' + sessionStorage.getItem('ax.token')}})
 		.then(async r => r.status + ' ' + (await r.json()).error.code)`)
 	if forged != "403 forbidden" {
@@ -467,6 +636,7 @@ func TestUI_Console(t *testing.T) {
 	b.do("edit", 20*time.Second,
 		chromedp.Click(chromedp.CSS("#act-edit")),
 		chromedp.WaitVisible(chromedp.CSS("#edit-json")))
+	b.checkA11y("the edit dialog")
 	evalJS[chromedp.Void](b, `(() => { const ta = document.querySelector('#edit-json'); const d = JSON.parse(ta.value); d.labels.team = 'analytics'; ta.value = JSON.stringify(d, null, 2); })()`)
 	b.do("save", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	b.waitJS("the new version's diff", `[...document.querySelectorAll('.diff .add')].some(e => e.textContent.includes('"team": "analytics"'))`, 10*time.Second)
@@ -474,7 +644,64 @@ func TestUI_Console(t *testing.T) {
 	if err != nil || got.Labels["team"] != "analytics" || got.Version != 2 {
 		t.Fatalf("after the edit: %+v %v", got, err)
 	}
+
+	// An admin moves the leadership to the other follower, then removes
+	// the old leader from the cluster, both from the Cluster page.
+	leader, err = c.Leader(ctx, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other *localcluster.Node
+	for _, n := range c.Nodes {
+		if n != leader && n != via {
+			other = n
+		}
+	}
+	b.open(base+"/ui/#/cluster", `tr[data-node="`+other.ID+`"] .act-transfer`)
+	b.do("make the other follower the leader", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-node="`+other.ID+`"] .act-transfer`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	testkit.Eventually(t, 20*time.Second, func() error {
+		st, err := adm.Cluster(ctx)
+		if err != nil || st.Leader != other.ID {
+			return fmt.Errorf("leader %v %v, want %s", st, err, other.ID)
+		}
+		return nil
+	})
+	b.waitJS("the page shows the new leader", `document.querySelector('tr[data-node="`+other.ID+`"] .role').textContent === 'leader'`, 15*time.Second)
+	b.do("remove the old leader", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-node="`+leader.ID+`"] .act-remove`)),
+		chromedp.WaitVisible(chromedp.CSS("#remove-name")))
+	b.checkA11y("the remove dialog")
+	b.do("confirm the removal", 20*time.Second,
+		chromedp.SendKeys(chromedp.CSS("#remove-name"), leader.ID),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	// Asked through the follower on screen: the removed node has no
+	// leader to answer with.
+	testkit.Eventually(t, 20*time.Second, func() error {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		var st model.ClusterStatus
+		if err := getJSON(cctx, boot.Secret, via.HTTPAddr, "/v1/cluster", &st); err != nil || len(st.Nodes) != 2 {
+			return fmt.Errorf("members %+v %v, want 2", st, err)
+		}
+		return nil
+	})
+	b.waitJS("two members left", `document.querySelectorAll('tr[data-node]').length === 2 && !document.querySelector('tr[data-node="`+leader.ID+`"]')`, 15*time.Second)
 	t.Logf("screenshots in %s", b.shots)
+}
+
+// getJSON GETs path as token through addr and decodes the answer into
+// out; an answer other than 200 is an error.
+func getJSON(ctx context.Context, token, addr, path string, out any) error {
+	body, err := call(ctx, http.MethodGet, token, addr, path, nil)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, out)
 }
 
 // putDef PUTs a definition (a calendar, a window) as token through addr;
@@ -485,22 +712,32 @@ func putDef(ctx context.Context, token, addr, path string, def any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+path, bytes.NewReader(body))
+	_, err = call(ctx, http.MethodPut, token, addr, path, body)
+	return err
+}
+
+// call sends a request (a JSON body when body is not nil) as token
+// through addr and answers the body of a 200; another status is an
+// error.
+func call(ctx context.Context, method, token, addr, path string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT %s: %d %s", path, resp.StatusCode, out)
+		return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, out)
 	}
-	return nil
+	return out, nil
 }
 
 // TestUI_CalendarsAndWindows drives the Calendars and Windows pages in a
@@ -512,7 +749,9 @@ func putDef(ctx context.Context, token, addr, path string, def any) error {
 // calendar shows it, and that of a task a window holds marks the fires
 // held back; a reader gets neither the form nor the delete buttons.
 func TestUI_CalendarsAndWindows(t *testing.T) {
-	b := newBrowser(t)
+	// In the dark colour scheme: axe-core checks its contrast on these
+	// pages (TestUI_Console has the light one).
+	b := newBrowser(t, darkScheme)
 	c := startCluster(t, 3)
 	ctx := ctxT(t, 3*time.Minute)
 	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
@@ -573,6 +812,7 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("the API's refusal names the entry", `(document.querySelector('dialog .error')?.textContent || '').startsWith('exclude[1]') &&
 		document.querySelector('#cal-exclude').getAttribute('aria-invalid') === 'true'`, 10*time.Second)
+	b.checkA11y("the calendar form")
 	b.do("new calendar", 20*time.Second,
 		chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\nsunday"),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),

@@ -16,7 +16,7 @@ export async function listPage(main, page, spec) {
   const load = async () => {
     const res = await api(spec.path, {signal: page.signal});
     const defs = res[spec.key] || [];
-    list.replaceChildren(table(can('writer') ? [...spec.headers, ''] : spec.headers,
+    list.replaceChildren(table(can('writer') ? [...spec.headers, h('span', {class: 'sr'}, 'Actions')] : spec.headers,
       defs.map(d => spec.row(d, can('writer') ? rowActions(spec, d, load) : null)), spec.empty));
   };
   main.append(h('div', {class: 'row wrap'}, h('h1', {}, spec.title), h('span', {class: 'grow'}),
@@ -54,11 +54,27 @@ function formDialog(spec, def, reload) {
       await reload();
       return res;
     } catch (err) {
-      const el = err.field && form.querySelector('[name="' + err.field.split(/[.[]/)[0] + '"]');
-      if (el) { el.setAttribute('aria-invalid', 'true'); el.focus(); }
+      markInvalid(form, err);
       throw err;
     }
   });
+}
+
+// markInvalid marks and focuses the form's field that an API error
+// names (its first path element: "exclude[1]" is the field exclude).
+export function markInvalid(form, err) {
+  const el = err.field && form.querySelector('[name="' + err.field.split(/[.[]/)[0] + '"]');
+  if (el) { el.setAttribute('aria-invalid', 'true'); el.focus(); }
+}
+
+// keyValues reads one key=value per line into an object.
+export function keyValues(text) {
+  const out = {};
+  for (const l of lines(text)) {
+    const i = l.indexOf('=');
+    out[i < 0 ? l : l.slice(0, i).trim()] = i < 0 ? '' : l.slice(i + 1).trim();
+  }
+  return out;
 }
 
 // field is a labelled input with an optional hint under it.

@@ -10,7 +10,7 @@ export async function render(main, [id], page) {
   const path = '/v1/instances/' + id;
   const head = h('div', {}), why = h('div', {}), acts = h('div', {class: 'row wrap actions'});
   const timeline = h('div', {}), attempts = h('div', {}), shardBox = h('div', {});
-  const out = h('pre', {class: 'log', id: 'log', tabindex: '0', 'aria-label': 'Output', 'aria-live': 'polite'});
+  const out = h('pre', {class: 'log', id: 'log', role: 'log', tabindex: '0', 'aria-label': 'Output', 'aria-live': 'polite'});
   const logState = h('span', {class: 'muted', id: 'log-state'});
   // The result a successful attempt published (shown when there is one).
   const result = h('section', {class: 'card', id: 'result', hidden: true});

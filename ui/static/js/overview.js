@@ -4,6 +4,7 @@
 import {api} from './api.js';
 import {showError} from './notice.js';
 import {h, svg, section, table, fmtTime, ago, badge} from './util.js';
+import {runsText} from './executors.js';
 
 const COUNTED = ['READY', 'RUNNING', 'BLOCKED', 'WAITING_APPROVAL', 'RETRYING', 'SCHEDULED'];
 
@@ -92,7 +93,8 @@ function alerts(o) {
     return s.node ? 'node ' + s.node : s.executor ? 'executor ' + s.executor : 'cluster';
   };
   return [
-    h('p', {class: 'muted', id: 'alerts-firing'}, (o.alertsFiring || 0) + ' firing' + (pending ? ' · ' + pending + ' notifications waiting to be sent' : '')),
+    h('p', {class: 'muted', id: 'alerts-firing'}, (o.alertsFiring || 0) + ' firing' + (pending ? ' · ' + pending + ' notifications waiting to be sent' : ''),
+      ' · ', h('a', {href: '#/alerts'}, 'all alerts, silences and history')),
     table(['Since', 'Severity', 'Rule', 'Subject', 'Summary'], list.map(a => h('tr', {dataset: {alert: a.id}},
       h('td', {title: a.firstSeen}, ago(a.firstSeen)),
       h('td', {}, h('span', {class: 'badge ' + (sev[a.severity] || 'off')}, a.severity)),
@@ -122,8 +124,7 @@ function members(o) {
 function executors(o) {
   if (!o.executors) return h('p', {class: 'error'}, 'Executors unavailable: ' + (o.executorsError || 'no answer'));
   return table(['Executor', 'Host', 'Slots in use', 'Runs', 'Last heartbeat'], o.executors.map(e => {
-    const cap = e.capabilities;
-    const runs = cap ? [cap.shell ? 'shell' : '', cap.http ? 'http' : '', ...(cap.handlers || []).map(x => 'sdk:' + x)].filter(Boolean).join(', ') : 'shell, http';
+    const runs = runsText(e.capabilities);
     const labels = Object.entries(e.labels || {}).map(([k, v]) => k + '=' + v).join(' ');
     const total = e.running + e.free;
     return h('tr', {},
@@ -180,7 +181,7 @@ function timeline(u) {
       byTask.get(task).map(t => svg('circle', {cx: x(t), cy: i * RH + 9, r: 3.5, class: 'dot'}, svg('title', {}, task + ' ' + fmtTime(t)))),
     ]), ticks);
   return h('div', {},
-    h('div', {class: 'scroll'}, chart),
+    h('div', {class: 'scroll', tabindex: '0'}, chart),
     h('p', {class: 'muted'}, fires.length + (u.truncated ? '+' : '') + ' fires in the window' + (byTask.size < new Set(fires.map(f => f.task)).size ? ', chart shows the first 12 tasks' : '')),
     table(['When', 'Task'], fires.slice(0, 10).map(f => h('tr', {},
       h('td', {title: f.time}, fmtTime(f.time) + ' (' + ago(f.time) + ')'),

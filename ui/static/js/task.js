@@ -6,6 +6,7 @@ import {showError, dialog} from './notice.js';
 import {h, fill, section, table, fmtTime, zoneName, ago, between, badge, triggerText, windowText, throttle, localInput, isZero} from './util.js';
 import {strip} from './tasks.js';
 import {lineDiff} from './diff.js';
+import {alertTable} from './alerts.js';
 
 export async function render(main, [name], page) {
   const base = '/v1/tasks/' + encodeURIComponent(name);
@@ -15,7 +16,7 @@ export async function render(main, [name], page) {
   const tz = (t.trigger && t.trigger.timezone) || 'UTC';
   const runs = h('div', {});
   const progress = h('div', {id: 'backfill-progress'});
-  const fires = h('div', {}), cal = h('div', {}), hist = h('div', {}), events = h('div', {});
+  const fires = h('div', {}), cal = h('div', {}), hist = h('div', {}), events = h('div', {}), alerts = h('div', {id: 'task-alerts'});
   const rollout = h('div', {id: 'rollout'});
 
   main.append(
@@ -30,6 +31,7 @@ export async function render(main, [name], page) {
       section('Next fires (' + tz + ')', fires),
       section('Calendar, last 13 weeks', cal),
       section('Definition', definition(t)),
+      section('Alerts', alerts),
       section('History', hist),
       section('Events', events)));
 
@@ -44,8 +46,15 @@ export async function render(main, [name], page) {
         h('td', {}, between(i.startedAt, i.finishedAt)), h('td', {}, String(i.attempts)))),
       'No runs yet.' + (can('operator') ? ' Trigger one with the button above.' : '')));
   };
+  // The alerts that concern the task, firing and resolved (newest first).
+  const loadAlerts = async () => {
+    const l = await api('/v1/alerts?limit=20&task=' + encodeURIComponent(name), {signal: page.signal});
+    fill(alerts, [alertTable(l.alerts || [], {resolved: true, empty: 'No alert has concerned this task.'}),
+      h('p', {}, h('a', {href: '#/alerts?task=' + encodeURIComponent(name)}, 'Its alerts on the Alerts page'))]);
+  };
   const tasks = [
     loadRuns(),
+    loadAlerts(),
     // The windows are read once, to mark the fires one will hold back
     // (their status knows the span holding now and the next one); a node
     // that cannot list them still shows the fires.
@@ -61,7 +70,7 @@ export async function render(main, [name], page) {
   for (const p of tasks) p.catch(showError);
   await Promise.allSettled(tasks);
   // Live: any change to one of this task's instances reloads the runs.
-  const reload = throttle(() => loadRuns().catch(showError), 300);
+  const reload = throttle(() => Promise.all([loadRuns(), loadAlerts()]).catch(showError), 300);
   // On (re)connecting too: changes before the stream started are in no event.
   stream('/v1/events?task=' + encodeURIComponent(name), (type) => { if (type === 'instance' || type === 'resync') reload(); }, page.signal,
     ok => { if (ok) reload(); });
@@ -284,7 +293,7 @@ function nextFires(f, t, spans = []) {
   if (!list.length) return h('p', {class: 'empty', id: 'fires-none'}, t.trigger && t.trigger.type === 'event' ? 'Event tasks fire when submitted to, not on a schedule.'
     : f.completed ? 'Completed: ' + f.completed + '. No fire is due.' : 'No fire is due.');
   return [t.paused ? h('p', {class: 'warn-text'}, 'Paused: these fires will not happen until the task is resumed.') : null,
-    table(['Task time', 'Your time', ''], list.map(x => {
+    table(['Task time', 'Your time', h('span', {class: 'sr'}, 'Notes')], list.map(x => {
       const held = heldBy(spans, x.time);
       return h('tr', {class: x.dstChange ? 'dst' : '', dataset: held ? {heldBy: held.name} : null},
         h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtTime(x.time, f.timezone, true)),
@@ -313,9 +322,9 @@ function calendar(c) {
       cls = bad ? 'bad' : (counts.SUCCESS || 0) === total ? 'ok' : 'warn';
       title = key + ': ' + Object.entries(counts).map(([s, n]) => n + ' ' + s).join(', ');
     }
-    cells.push(h('span', {class: 'day ' + cls, title, 'aria-label': title, dataset: {date: key}}));
+    cells.push(h('span', {class: 'day ' + cls, role: 'img', title, 'aria-label': title, dataset: {date: key}}));
   }
-  return [h('div', {class: 'heat', role: 'img', 'aria-label': 'Instances per day by outcome'}, cells),
+  return [h('div', {class: 'heat', role: 'group', 'aria-label': 'Instances per day by outcome'}, cells),
     h('p', {class: 'muted small'}, 'Days in ' + (c.timezone || 'UTC') + '. ', h('span', {class: 'day ok'}), ' all succeeded ',
       h('span', {class: 'day bad'}), ' some failed ', h('span', {class: 'day warn'}), ' other ', h('span', {class: 'day none'}), ' none')];
 }
@@ -382,5 +391,5 @@ function taskEvents(x) {
   const evs = (x.events || []).slice().reverse().slice(0, 50);
   return table(['When', 'Type', 'What'], evs.map(e => h('tr', {},
     h('td', {title: e.time}, fmtTime(e.time)), h('td', {}, h('span', {class: 'badge ' + (e.type === 'misfire' || e.type === 'rollback' ? 'warn' : 'off')}, e.type)),
-    h('td', {}, e.message || ''))), 'No events: no misfires or alerts for this task.');
+    h('td', {}, e.message || ''))), 'No events for this task.');
 }

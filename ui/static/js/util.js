@@ -123,10 +123,12 @@ export const STATES = ['SCHEDULED', 'READY', 'BLOCKED', 'WAITING_APPROVAL', 'RUN
 export const TERMINAL = new Set(['SUCCESS', 'FAILED', 'TERMINATED', 'CANCELED', 'SKIPPED']);
 export const SOURCES = ['cron', 'interval', 'once', 'delay', 'api', 'retry', 'backfill', 'dependency', 'on_failure'];
 
-// table renders rows with a header; empty shows a sentence instead.
+// table renders rows with a header; empty shows a sentence instead. Its
+// box scrolls sideways on a narrow screen, and is focusable so that the
+// keyboard can scroll it too.
 export function table(headers, rows, empty) {
   if (!rows.length) return h('p', {class: 'empty'}, empty);
-  return h('div', {class: 'scroll'}, h('table', {},
+  return h('div', {class: 'scroll', tabindex: '0'}, h('table', {},
     h('thead', {}, h('tr', {}, headers.map(x => h('th', {scope: 'col'}, x)))),
     h('tbody', {}, rows)));
 }

@@ -4,7 +4,7 @@
 // writer creates, replaces and deletes them.
 
 import {h, fmtTime, zoneName, isZero} from './util.js';
-import {listPage, field, textArea, lines, compact, taskLinks} from './defs.js';
+import {listPage, field, textArea, lines, keyValues, compact, taskLinks} from './defs.js';
 
 export function render(main, _, page) {
   return listPage(main, page, {
@@ -60,11 +60,7 @@ function form(w) {
       field('win-ranges', 'Ranges', ranges, 'One per line: a date, a range of dates (both ends included) or of wall times (the end excluded).'),
       field('win-selector', 'Selector', sel, 'One label per line, key=value; a task must carry all of them. Empty: every task.')],
     read: () => {
-      const selector = {};
-      for (const l of lines(sel.value)) {
-        const i = l.indexOf('=');
-        selector[i < 0 ? l : l.slice(0, i).trim()] = i < 0 ? '' : l.slice(i + 1).trim();
-      }
+      const selector = keyValues(sel.value);
       return {timezone: tz.value.trim(), description: desc.value.trim(), cron: cron.value.trim(), duration: dur.value.trim(),
         ranges: lines(ranges.value), selector};
     },
