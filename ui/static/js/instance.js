@@ -119,8 +119,8 @@ function shardGrid(l) {
   const rest = l.shards.filter(s => s.state !== 'SUCCESS');
   return section('Shards',
     h('p', {class: 'muted', id: 'shard-summary'}, (l.summary ? l.summary.total : l.shards.length) + ' shards' + (counts ? ': ' + counts : '')),
-    l.shards.length ? h('div', {class: 'strip', id: 'shard-grid', role: 'list'}, l.shards.map(s =>
-      h('a', {class: 'sq ' + stateClass(s.state), role: 'listitem', href: '#/instances/' + s.id, title: label(s), 'aria-label': label(s)}))) :
+    l.shards.length ? h('div', {class: 'strip', id: 'shard-grid', role: 'group', 'aria-label': 'Shards by state'}, l.shards.map(s =>
+      h('a', {class: 'sq ' + stateClass(s.state), href: '#/instances/' + s.id, title: label(s), 'aria-label': label(s)}))) :
       h('p', {class: 'empty'}, 'no shards yet: it fans out when it starts'),
     rest.length ? table(['Shard', 'Instance', 'State', 'Attempts', 'Executor', 'Last error'], rest.map(s => h('tr', {},
       h('td', {}, s.shard ? String(s.shard.index) : ''), h('td', {}, h('a', {href: '#/instances/' + s.id, class: 'mono'}, s.id)),
