@@ -861,3 +861,30 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestUI_UpcomingTruncated (issue 25): when the overview's hour holds
+// more fires than it asks for (500), its upcoming timeline ends at the
+// last fire it got and says so; drawn to the hour's end, it showed every
+// task stopping there (a task firing every second stopped at 8 min).
+func TestUI_UpcomingTruncated(t *testing.T) {
+	b := newBrowser(t)
+	c := startCluster(t, 1)
+	ctx := ctxT(t, 2*time.Minute)
+	// Every second: 3,600 fires in the hour. No executor has its label,
+	// so the few instances the test's seconds fire wait READY.
+	task := &model.Task{Name: "every-second", Trigger: model.Trigger{Type: model.TriggerInterval, Every: model.Duration(time.Second)},
+		Action: model.Action{Type: model.ActionShell, Command: "true"},
+		Policy: model.Policy{MaxConcurrency: 1000, ExecutorLabels: map[string]string{"nowhere": "x"}}}
+	if _, err := c.Client().PutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	b.open("http://"+c.Nodes[0].HTTPAddr+"/ui/#/", "#upcoming-note")
+	b.waitJS("the note of a truncated window", `document.querySelector('#upcoming-note').textContent.startsWith('the first 500 fires, up to ')`, 20*time.Second)
+	// The chart's last tick is the last fire's time, minutes from now, not
+	// the hour's end.
+	b.waitJS("the chart ends at the last fire", `(() => {
+		const ticks = [...document.querySelectorAll('svg.timeline .tick')].map(e => e.textContent);
+		const note = document.querySelector('#upcoming-note').textContent;
+		return ticks.length > 0 && note.includes('up to ' + ticks[ticks.length - 1]);
+	})()`, 10*time.Second)
+}

@@ -156,11 +156,16 @@ function sparkline(points) {
 }
 
 // timeline draws the upcoming fires: one row per task (the 12 that fire
-// first), a dot per fire, then the next fires as a list.
+// first), a dot per fire, then the next fires as a list. When the window
+// holds more fires than were asked for (truncated), the chart ends at the
+// last fire it got and says so: drawn to the window's end, every task
+// would seem to stop firing there.
 function timeline(u) {
   const fires = u.fires || [];
   if (!fires.length) return h('p', {class: 'empty'}, 'Nothing is due in this window (paused and event tasks do not fire on their own).');
-  const from = new Date(u.from).getTime(), to = new Date(u.to).getTime();
+  const from = new Date(u.from).getTime();
+  const last = new Date(fires[fires.length - 1].time).getTime();
+  const to = u.truncated ? Math.max(last, from + 60000) : new Date(u.to).getTime();
   const rows = [];
   const byTask = new Map();
   for (const f of fires) {
@@ -182,7 +187,9 @@ function timeline(u) {
     ]), ticks);
   return h('div', {},
     h('div', {class: 'scroll', tabindex: '0'}, chart),
-    h('p', {class: 'muted'}, fires.length + (u.truncated ? '+' : '') + ' fires in the window' + (byTask.size < new Set(fires.map(f => f.task)).size ? ', chart shows the first 12 tasks' : '')),
+    h('p', {class: 'muted', id: 'upcoming-note'}, (u.truncated ?
+      'the first ' + fires.length + ' fires, up to ' + fmtTime(fires[fires.length - 1].time).slice(11, 16) + ': the window holds more, so the chart ends there' :
+      fires.length + ' fires in the window') + (byTask.size < new Set(fires.map(f => f.task)).size ? '; the chart shows the first 12 tasks' : '')),
     table(['When', 'Task'], fires.slice(0, 10).map(f => h('tr', {},
       h('td', {title: f.time}, fmtTime(f.time) + ' (' + ago(f.time) + ')'),
       h('td', {}, h('a', {href: '#/tasks/' + encodeURIComponent(f.task)}, f.task)))), ''));
