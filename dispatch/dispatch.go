@@ -527,7 +527,7 @@ func (d *Dispatcher) Done() <-chan struct{} { return d.done }
 // the dispatcher's term ends.
 func (d *Dispatcher) Poll(ctx context.Context, req model.PollRequest) (*model.PollResponse, error) {
 	d.saw(req.Executor, func(e *model.ExecutorStatus) {
-		e.Host, e.Labels, e.Free, e.Capabilities = req.Host, req.Labels, req.Free, req.Capabilities
+		e.Host, e.Labels, e.Free, e.Capabilities, e.Capacity = req.Host, req.Labels, req.Free, req.Capabilities, req.Capacity
 		if req.Session != "" {
 			d.sessions[req.Executor] = req.Session
 		}

@@ -133,3 +133,19 @@ func TestDispatcher_ShardedTaskChanged(t *testing.T) {
 		t.Fatalf("got %v, want the instance leased as it is", got)
 	}
 }
+
+// TestDispatcher_ExecutorCapacity: the executor list carries the
+// capacity an executor declares in its polls, so a console shows running
+// of a total that does not move with each lease (running + free did,
+// free being what the last poll reported).
+func TestDispatcher_ExecutorCapacity(t *testing.T) {
+	m := newMachine(t, task("s", shellAct, nil))
+	m.ready(1, "s")
+	if _, err := m.d.Poll(context.Background(), model.PollRequest{Executor: "e1", Free: 16, Capacity: 16, WaitMs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ex := m.d.Executors()
+	if len(ex) != 1 || ex[0].Capacity != 16 || ex[0].Running != 1 || ex[0].Free != 16 {
+		t.Fatalf("executors %+v, want capacity 16 with 1 running (free 16 as polled)", ex)
+	}
+}

@@ -59,6 +59,7 @@ type ExecutorStatus struct {
 	// attempts leased to it now.
 	Free     int  `json:"free"`
 	Running  int  `json:"running"`
+	Capacity int  `json:"capacity,omitempty"` // its slots in all, as it declared them (absent: an older executor)
 	LastSeen Time `json:"lastSeen"`
 	// Capabilities are what it declared in its last poll (nil: an
 	// executor older than capabilities, which runs shell and http).

@@ -68,6 +68,7 @@ type PollRequest struct {
 	Host     string            `json:"host,omitempty"`
 	Labels   map[string]string `json:"labels,omitempty"`
 	Free     int               `json:"free"`
+	Capacity int               `json:"capacity,omitempty"` // all its slots (absent from older executors)
 	WaitMs   int64             `json:"waitMs,omitempty"`
 	// Capabilities say which actions the executor runs; nil (an executor
 	// older than capabilities) means shell and http.

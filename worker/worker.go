@@ -256,7 +256,7 @@ func (e *Worker) pollLoop(ctx context.Context, work *sync.WaitGroup) {
 		pctx, cancel := context.WithTimeout(ctx, e.cfg.PollWait+10*time.Second)
 		sent := time.Now()
 		req := model.PollRequest{Executor: e.cfg.Name, Host: e.cfg.Host, Labels: e.cfg.Labels,
-			Free: free, WaitMs: e.cfg.PollWait.Milliseconds(), Capabilities: &e.caps, Session: e.session}
+			Free: free, Capacity: e.cfg.Capacity, WaitMs: e.cfg.PollWait.Milliseconds(), Capabilities: &e.caps, Session: e.session}
 		if e.legacy.Load() {
 			req.Capabilities = nil
 		}

@@ -40,7 +40,7 @@ export function runsText(cap) {
 
 function executorTable(list, running) {
   return table(['Executor', 'Labels', 'Runs', 'Slots', 'Running attempts', 'Last heartbeat'], list.map(e => {
-    const total = e.running + e.free;
+    const total = e.capacity || e.running + e.free; // an older executor declares no capacity
     const mine = running.get(e.name) || [];
     return h('tr', {dataset: {executor: e.name}},
       h('td', {}, h('strong', {}, e.name), e.host ? h('div', {class: 'muted small'}, e.host) : null),

@@ -126,7 +126,7 @@ function executors(o) {
   return table(['Executor', 'Host', 'Slots in use', 'Runs', 'Last heartbeat'], o.executors.map(e => {
     const runs = runsText(e.capabilities);
     const labels = Object.entries(e.labels || {}).map(([k, v]) => k + '=' + v).join(' ');
-    const total = e.running + e.free;
+    const total = e.capacity || e.running + e.free; // an older executor declares no capacity
     return h('tr', {},
       h('td', {}, e.name, labels ? h('div', {class: 'muted small'}, labels) : null),
       h('td', {}, e.host || '—'),
