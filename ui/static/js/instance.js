@@ -39,7 +39,14 @@ export async function render(main, [id], page) {
       inst.lastError ? [h('dt', {}, 'Last error'), h('dd', {class: 'bad-text'}, inst.lastError)] : null));
     shardBox.replaceChildren(shardList ? shardGrid(shardList) : '');
     why.replaceChildren(inst.why ? h('p', {class: 'why card', id: 'why'}, h('strong', {}, 'Why ' + inst.state.toLowerCase().replaceAll('_', ' ') + ': '), inst.why) : '');
-    acts.replaceChildren(...actions(inst, path));
+    // The buttons change only with what they act on: rebuilt on every
+    // reload, they would lose the keyboard focus an operator tabbed to
+    // (and a click aimed at the button being replaced).
+    const actsKey = inst.state + '/' + inst.attempts;
+    if (acts.dataset.key !== actsKey) {
+      acts.dataset.key = actsKey;
+      acts.replaceChildren(...actions(inst, path));
+    }
     timeline.replaceChildren(events(inst));
     attempts.replaceChildren(attemptTable(inst));
   };
