@@ -30,48 +30,23 @@ type SnapshotInfo struct {
 // addresses in turn until one answers; once bytes have arrived it does
 // not retry. The SHA-256 of what arrived must be the server's.
 func (c *Client) SaveSnapshot(ctx context.Context, w io.Writer) (*SnapshotInfo, error) {
-	t := &c.transport
-	req := Request{Method: http.MethodGet, Path: "/v1/snapshot"}
-	var failed []error
-	for i := range t.bases {
-		hr, err := t.newRequest(ctx, t.bases[i], req, nil, http.Header{})
-		if err != nil {
-			return nil, err
-		}
-		resp, err := t.hc.Do(hr)
-		if err != nil {
-			retry, err := t.sendFailed(ctx, req, nil, hr.URL.String(), err)
-			if !retry || ctx.Err() != nil {
-				return nil, err
-			}
-			failed = append(failed, err)
-			continue
-		}
-		if resp.StatusCode/100 != 2 {
-			data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			err := answerError(http.MethodGet, hr.URL.String(), resp.StatusCode, data)
-			if resp.StatusCode != http.StatusServiceUnavailable {
-				return nil, err
-			}
-			failed = append(failed, err)
-			continue
-		}
-		defer resp.Body.Close()
-		index, _ := strconv.ParseUint(resp.Header.Get(headerSnapshotIndex), 10, 64)
-		h := sha256.New()
-		n, err := io.Copy(io.MultiWriter(w, h), resp.Body)
-		if err != nil {
-			return nil, fmt.Errorf("client: snapshot from %s cut after %d bytes: %w", t.bases[i], n, err)
-		}
-		got, want := hex.EncodeToString(h.Sum(nil)), resp.Trailer.Get(headerSnapshotSHA256)
-		if want == "" {
-			return nil, fmt.Errorf("client: snapshot from %s: no checksum trailer (the server failed while writing it)", t.bases[i])
-		}
-		if got != want {
-			return nil, fmt.Errorf("client: snapshot from %s: SHA-256 %s of %d bytes received, the server's is %s", t.bases[i], got, n, want)
-		}
-		return &SnapshotInfo{Index: index, Size: n, SHA256: got}, nil
+	resp, base, err := c.openGet(ctx, ctx, Request{Method: http.MethodGet, Path: "/v1/snapshot"}, http.Header{})
+	if err != nil {
+		return nil, err
 	}
-	return nil, everyAddressFailed(failed)
+	defer resp.Body.Close()
+	index, _ := strconv.ParseUint(resp.Header.Get(headerSnapshotIndex), 10, 64)
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("client: snapshot from %s cut after %d bytes: %w", base, n, err)
+	}
+	got, want := hex.EncodeToString(h.Sum(nil)), resp.Trailer.Get(headerSnapshotSHA256)
+	if want == "" {
+		return nil, fmt.Errorf("client: snapshot from %s: no checksum trailer (the server failed while writing it)", base)
+	}
+	if got != want {
+		return nil, fmt.Errorf("client: snapshot from %s: SHA-256 %s of %d bytes received, the server's is %s", base, got, n, want)
+	}
+	return &SnapshotInfo{Index: index, Size: n, SHA256: got}, nil
 }

@@ -35,42 +35,51 @@ const StreamIdle = 45 * time.Second
 // and an unavailable error when the stream breaks or stays silent for
 // StreamIdle (the caller reconnects: a stream does not resume, so it
 // reloads what it shows first). Stream does not fall under RetryFor.
+// openGet sends the GET req to each address in turn, from the last one
+// that answered, until one answers 2xx, and returns that response (its
+// body for the caller to read and close) and the address; an unreachable
+// address or a 503 moves on to the next, another answer is its error.
+// ctx is the request's, cause the caller's (a cancel of it ends the
+// tries).
+func (t *transport) openGet(ctx, cause context.Context, req Request, hdr http.Header) (*http.Response, string, error) {
+	start := int(t.next.Load())
+	var failed []error
+	for attempt := 0; len(failed) < len(t.bases); attempt++ {
+		i := (start + attempt) % len(t.bases)
+		hr, err := t.newRequest(ctx, t.bases[i], req, nil, hdr)
+		if err != nil {
+			return nil, "", err
+		}
+		r, err := t.hc.Do(hr)
+		switch {
+		case err != nil:
+			retry, err := t.sendFailed(ctx, req, nil, hr.URL.String(), err)
+			if !retry || cause.Err() != nil {
+				return nil, "", err
+			}
+			failed = append(failed, err)
+		case r.StatusCode/100 != 2:
+			data, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			r.Body.Close()
+			err := answerError(req.Method, hr.URL.String(), r.StatusCode, data)
+			if r.StatusCode != http.StatusServiceUnavailable {
+				return nil, "", err
+			}
+			failed = append(failed, err)
+		default:
+			t.next.Store(uint32(i))
+			return r, t.bases[i], nil
+		}
+	}
+	return nil, "", everyAddressFailed(failed)
+}
+
 func (t *transport) Stream(ctx context.Context, path string, query url.Values, fn func(Event) error) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req := Request{Method: http.MethodGet, Path: path, Query: query}
-	start := int(t.next.Load())
-	var failed []error
-	var resp *http.Response
-	for attempt := 0; resp == nil; attempt++ {
-		i := (start + attempt) % len(t.bases)
-		hr, err := t.newRequest(sctx, t.bases[i], req, nil, http.Header{"Accept": {"text/event-stream"}})
-		if err != nil {
-			return err
-		}
-		r, err := t.hc.Do(hr)
-		if err != nil {
-			retry, err := t.sendFailed(sctx, req, nil, hr.URL.String(), err)
-			if !retry || ctx.Err() != nil {
-				return err
-			}
-			failed = append(failed, err)
-		} else if r.StatusCode/100 != 2 {
-			data, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			r.Body.Close()
-			err := answerError(http.MethodGet, hr.URL.String(), r.StatusCode, data)
-			if r.StatusCode != http.StatusServiceUnavailable {
-				return err
-			}
-			failed = append(failed, err)
-		} else {
-			resp = r
-			t.next.Store(uint32(i))
-			break
-		}
-		if len(failed) == len(t.bases) {
-			return everyAddressFailed(failed)
-		}
+	resp, _, err := t.openGet(sctx, ctx, Request{Method: http.MethodGet, Path: path, Query: query}, http.Header{"Accept": {"text/event-stream"}})
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
 	// A stream that stays silent past StreamIdle (a node cut off without
@@ -109,7 +118,7 @@ func (t *transport) Stream(ctx context.Context, path string, query url.Values, f
 			data.WriteByte('\n')
 		}
 	}
-	err := sc.Err()
+	err = sc.Err()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
