@@ -325,7 +325,7 @@ func (a *Agent) roles(raw wheel.Clock, base *clock.Base, localExecToken string) 
 	}
 	a.acc = acc
 	quorum := func() []model.Alert { return a.al.QuorumAlerts() }
-	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), TLS: cfg.TLS != nil,
+	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), DataDir: cfg.DataDir, TLS: cfg.TLS != nil,
 		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
 		OnClockStep: func() { a.tasks.ClockStepped() }, Wheel: func() (int, time.Duration, bool) { return a.tasks.Wheel() },
 		Executors: a.executorCount, QuorumAlerts: quorum}, rep, f)

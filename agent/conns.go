@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ax-scheduler/ax/cluster"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -210,13 +211,21 @@ func (l *connLimiter) open() int {
 // cancels its context).
 const bodyDeadline = 30 * time.Second
 
+// restoreBodyDeadline is bodyDeadline for a state to restore (POST
+// /v1/snapshot), a file of any size.
+const restoreBodyDeadline = cluster.RestoreTimeout
+
 // limitBody sets the body read deadline on a request that has a body.
 func limitBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return
 	}
 	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(bodyDeadline)) != nil {
+	d := bodyDeadline
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/snapshot" {
+		d = restoreBodyDeadline
+	}
+	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
 		return
 	}
 	r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}

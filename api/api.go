@@ -214,6 +214,7 @@ func (s *Server) routes() []route {
 		{"DELETE /v1/cluster/{node}", admin, clusterR.removeNode},
 		{"POST /v1/cluster/transfer", admin, clusterR.transfer},
 		{"GET /v1/snapshot", admin, clusterR.snapshot},
+		{"POST /v1/snapshot", admin, clusterR.restore},
 
 		{"GET /v1/acl/whoami", AccessAuthenticated, consoleR.whoami},
 		{"POST /v1/acl/bootstrap", admin, aclR.aclBootstrap},
@@ -319,7 +320,9 @@ func unknownDecision(r *http.Request) (string, bool) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/snapshot" { // a state to restore: any size
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	}
 	s.mux.ServeHTTP(w, markForwarded(r))
 }
 

@@ -463,6 +463,18 @@ func (f fakeCluster) Snapshot(ctx context.Context, w io.Writer, started func(uin
 	return err
 }
 
+func (f fakeCluster) Restore(ctx context.Context, body io.Reader, sum string) (*member.StateInfo, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	f.record(ctx, call{Method: "Restore", Name: string(data) + " " + sum})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &member.StateInfo{Index: 42, Tasks: 1, Size: int64(len(data))}, nil
+}
+
 func (f fakeInternal) ApplyForwarded(ctx context.Context, cmd []byte) ([]byte, error) {
 	f.record(ctx, call{Method: "ApplyForwarded", Cmd: string(cmd)})
 	if f.Err != nil {

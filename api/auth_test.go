@@ -307,7 +307,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"PUT /v1/windows/{name}": "writer", "DELETE /v1/windows/{name}": "writer", "GET /v1/windows": "reader", "GET /v1/windows/{name}": "reader",
 		"PUT /v1/pools/{name}": "writer", "DELETE /v1/pools/{name}": "writer", "GET /v1/pools": "reader", "GET /v1/pools/{name}": "reader",
 		"GET /v1/channels": "reader", "GET /v1/channels/{name}": "reader",
-		"POST /v1/cluster/join": "admin", "POST /v1/cluster/member-key": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin", "GET /v1/snapshot": "admin",
+		"POST /v1/cluster/join": "admin", "POST /v1/cluster/member-key": "admin", "DELETE /v1/cluster/{node}": "admin", "POST /v1/cluster/transfer": "admin", "GET /v1/snapshot": "admin", "POST /v1/snapshot": "admin",
 		"POST /v1/acl/bootstrap": "admin", "GET /v1/acl/tokens": "admin", "POST /v1/acl/tokens": "admin",
 		"DELETE /v1/acl/tokens/{name}": "admin",
 		"POST /v1/executors/poll":      "executor", "POST /v1/executors/heartbeat": "executor",

@@ -114,6 +114,10 @@ type ClusterBackend interface {
 	// -restore takes it) to w, calling started with its applied index
 	// before the first byte.
 	Snapshot(ctx context.Context, w io.Writer, started func(index uint64)) error
+	// Restore makes the state file read from body the cluster's state
+	// (checking its SHA-256 against sum when given) and says what it
+	// holds.
+	Restore(ctx context.Context, body io.Reader, sum string) (*member.StateInfo, error)
 }
 
 // ACLBackend manages ACL tokens. Token secrets are returned only by the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/member"
@@ -87,6 +88,17 @@ func (s clusterRoutes) snapshot(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		w.Header().Set(HeaderSnapshotSHA256, hex.EncodeToString(h.Sum(nil)))
 	}
+}
+
+// restore makes the state file in the body the cluster's state (ax
+// snapshot restore), its SHA-256 checked against the header's.
+func (s clusterRoutes) restore(w http.ResponseWriter, r *http.Request) {
+	sum := r.Header.Get(HeaderSnapshotSHA256)
+	if sum != "" && (len(sum) != sha256.Size*2 || strings.Trim(sum, "0123456789abcdef") != "") {
+		writeError(w, model.FieldErrorf(HeaderSnapshotSHA256, "must be a SHA-256 in lowercase hex (64 digits), got %q", sum))
+		return
+	}
+	reply(w)(s.b.cluster.Restore(r.Context(), r.Body, sum))
 }
 
 func (s clusterRoutes) removeNode(w http.ResponseWriter, r *http.Request) {

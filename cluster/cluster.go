@@ -11,6 +11,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/clock"
+	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/member"
@@ -27,6 +28,9 @@ type Config struct {
 	Join []string
 	// AdvertiseHTTP is the HTTP address the other nodes reach this one at.
 	AdvertiseHTTP string
+	// DataDir is the node's data directory (a state to restore is
+	// received there).
+	DataDir string
 	// TLS: Raft connections authenticate with node certificates, not a
 	// member key.
 	TLS bool
@@ -62,6 +66,9 @@ type Replica interface {
 	// Raft is the Raft member: its membership and status (nil before the
 	// replica starts).
 	Raft() *raftnode.Node
+	// RestoreState restores a state file as the cluster's state; only
+	// the leader can.
+	RestoreState(ctx context.Context, path string) (*fsm.StateInfo, error)
 }
 
 // State is what the cluster role reads of the state machine (*fsm.FSM).

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/member"
 )
 
 // Bucket names. See DESIGN.md.
@@ -466,16 +467,7 @@ func (f *FSM) WriteState(w io.Writer, started func(index uint64)) (int64, error)
 }
 
 // StateInfo is what a state file holds, by count (InspectState).
-type StateInfo struct {
-	Index     uint64 `json:"index"`
-	Term      uint64 `json:"term"`
-	Protocol  int    `json:"protocol"`
-	Tasks     int    `json:"tasks"`
-	Instances int    `json:"instances"`
-	Pending   int    `json:"pending"`
-	Active    int    `json:"active"`
-	Size      int64  `json:"size"`
-}
+type StateInfo = member.StateInfo
 
 // InspectState opens the state file at path read-only and counts what
 // it holds.
@@ -501,6 +493,7 @@ func InspectState(path string) (*StateInfo, error) {
 		info.Tasks = tx.Bucket(bktTasks).Stats().KeyN
 		info.Instances = tx.Bucket(bktInstances).Stats().KeyN
 		info.Pending, info.Active = int(metaU64(tx, keyPending)), int(metaU64(tx, keyActive))
+		info.ACLs = tx.Bucket(bktMeta).Get(keyACLBootstrapped) != nil
 		return nil
 	})
 	return info, err

@@ -121,6 +121,7 @@ func Open(cfg Config) (*Replica, error) {
 	}
 	r := &Replica{cfg: cfg, log: cfg.Logger, fsm: f, stopCh: make(chan struct{}), clients: map[string]*client.Client{}}
 	r.terms.r, r.reads.r = r, r
+	r.terms.restores = make(chan restoreReq)
 	r.stamper = &stamper{now: cfg.Now, hwm: f.TimeHWM, max: cfg.MaxClockSkew, log: r.log}
 	return r, nil
 }

@@ -112,6 +112,9 @@ type terms struct {
 	cur atomic.Pointer[Term] // the current leadership term, nil while following
 	mu  sync.Mutex
 	ch  chan struct{} // closed and replaced when the term changes or becomes ready
+	// restores asks the loop to restore a saved state between two terms
+	// (restore.go).
+	restores chan restoreReq
 }
 
 // leaderLoop owns the terms: it establishes one when this node becomes
@@ -129,6 +132,14 @@ func (ts *terms) leaderLoop() {
 		case <-r.cfg.Stopping:
 			ts.revoke(cur)
 			return
+		case req := <-ts.restores:
+			ts.revoke(cur)
+			ans := ts.restore(req)
+			cur = nil
+			if r.node.IsLeader() {
+				cur = ts.establish()
+			}
+			req.done <- ans
 		case isLeader := <-changes:
 			// A repeated "leader" restarts the term too: the barrier of
 			// the running one may belong to an earlier Raft term.

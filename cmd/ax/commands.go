@@ -76,9 +76,10 @@ func commands() []entry {
 			{name: "remove", new: operate.NewClusterRemove},
 			{name: "transfer", new: operate.NewClusterTransfer},
 		}},
-		{name: "snapshot", summary: "save the cluster's state to a file, inspect one", usage: operate.SnapshotUsage, subs: []entry{
+		{name: "snapshot", summary: "save the cluster's state to a file, inspect one, restore it", usage: operate.SnapshotUsage, subs: []entry{
 			{name: "save", new: operate.NewSnapshotSave},
 			{name: "inspect", new: operate.NewSnapshotInspect},
+			{name: "restore", new: operate.NewSnapshotRestore},
 		}},
 		{name: "tls", summary: "create the CA and node/client certificates of a TLS cluster", usage: operate.TlsUsage, subs: []entry{
 			{name: "ca create", new: operate.NewTLSCACreate},
