@@ -39,6 +39,17 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // meets the same entry again. See DESIGN.md, "Failed applies" and
 // "Command types".
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
+	if len(logs) > 1 {
+		if n := chunkLen(logs); n < len(logs) {
+			out := make([]interface{}, 0, len(logs))
+			for len(logs) > 0 {
+				n := chunkLen(logs)
+				out = append(out, f.ApplyBatch(logs[:n])...)
+				logs = logs[n:]
+			}
+			return out
+		}
+	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	var rejected map[cmdPos]rejection
@@ -65,6 +76,29 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		// may hold versions it wrote.
 		f.taskCache = map[string]*model.Task{}
 	}
+}
+
+// maxTxBytes bounds the log bytes one transaction applies. Raft hands
+// the state machine up to MaxAppendEntries (512) entries at once, and
+// when a node catches up those are whole entries of 1,000 submissions
+// each: one transaction creating half a million instances held its dirty
+// pages and their garbage on the heap at once, 3.5 times the node's steady
+// memory. A batch larger than this is applied in consecutive
+// transactions; where a batch is cut never changes the state (the
+// determinism test applies the same entries under random cuts).
+const maxTxBytes = 1 << 20
+
+// chunkLen is how many of logs the next transaction applies: at least
+// one, and no more than maxTxBytes of command data past the first.
+func chunkLen(logs []*raft.Log) int {
+	size := 0
+	for i, l := range logs {
+		size += len(l.Data)
+		if i > 0 && size > maxTxBytes {
+			return i
+		}
+	}
+	return len(logs)
 }
 
 // cmdPos names one command of the entries being applied: the entry's log
