@@ -146,6 +146,7 @@ type Config struct {
 	LeaderWait time.Duration
 	// Raft tuning, passed through to raftnode.
 	SnapshotThreshold uint64
+	SnapshotBytes     uint64
 	SnapshotInterval  time.Duration
 	TrailingLogs      uint64
 	// Raft failure detection (raftnode/timing.go): how long a follower
@@ -263,7 +264,7 @@ func New(cfg Config) (_ *Agent, retErr error) {
 	rep, err := replica.Open(replica.Config{NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, AdvertiseRaft: cfg.AdvertiseRaft,
 		AdvertiseHTTP: a.advertisedHTTP(), Bootstrap: len(cfg.Join) == 0, Restore: cfg.Restore, Token: cfg.Token, TLS: cfg.TLS,
 		FSMSync: cfg.FSMSync, Observer: a, Logger: a.log, Now: a.now, MaxClockSkew: cfg.MaxClockSkew, LeaderWait: cfg.LeaderWait,
-		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
+		SnapshotThreshold: cfg.SnapshotThreshold, SnapshotBytes: cfg.SnapshotBytes, SnapshotInterval: cfg.SnapshotInterval, TrailingLogs: cfg.TrailingLogs,
 		HeartbeatTimeout: cfg.HeartbeatTimeout, ElectionTimeout: cfg.ElectionTimeout, LeaderLeaseTimeout: cfg.LeaderLeaseTimeout,
 		AppendFault: cfg.testAppendFault, Stopping: a.stopCh, Establish: a.establish})
 	if err != nil {

@@ -187,6 +187,12 @@ snapshot_threshold = 8192
 snapshot_interval  = "2m"
 trailing_logs      = 10240
 
+# A node also snapshots once it has applied this many bytes of log
+# entries since its last snapshot, or an eighth of its state's size if
+# more (one entry can be a batch of 1,000 submissions: what a crashed
+# node's rebuild replays is bounded in bytes). Default: 67108864 (64 MiB).
+snapshot_bytes = 67108864
+
 # Raft failure detection. A follower that has not heard from the leader
 # for raft_heartbeat_timeout starts an election (a dead leader is noticed
 # after 1-3x it); a candidate without a result for raft_election_timeout

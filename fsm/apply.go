@@ -176,7 +176,8 @@ type batch struct {
 	typ      command.Type // its type, once decoded
 	last     *raft.Log
 	notes    notes
-	hwm      int64 // the latest leader time applied (clock.go)
+	hwm      int64  // the latest leader time applied (clock.go)
+	bytes    uint64 // of the entries applied
 	// w is the writer of the command being applied: kept here, handing it
 	// to its type's handler allocates nothing per command.
 	w writer
@@ -208,6 +209,7 @@ func (b *batch) run(logs []*raft.Log) (out []interface{}, fail *failure) {
 			continue
 		}
 		b.last = l
+		b.bytes += uint64(len(l.Data))
 		if l.Type != raft.LogCommand {
 			continue
 		}
@@ -248,6 +250,7 @@ func (b *batch) done() {
 	}
 	f := b.f
 	f.applied.Store(b.last.Index)
+	f.appliedBytes.Add(b.bytes)
 	if b.hwm > f.hwm.Load() {
 		f.hwm.Store(b.hwm)
 	}

@@ -145,9 +145,12 @@ type FSM struct {
 	mu      sync.RWMutex // guards db against Restore's swap
 	db      *bolt.DB
 	applied atomic.Uint64
-	hwm     atomic.Int64 // TimeHWM
-	rebuilt bool
-	aclC    atomic.Pointer[aclCache]
+	// appliedBytes counts the bytes of the entries applied since Open
+	// (raftnode snapshots by it).
+	appliedBytes atomic.Uint64
+	hwm          atomic.Int64 // TimeHWM
+	rebuilt      bool
+	aclC         atomic.Pointer[aclCache]
 	// revokes counts the token revokes applied (and restores, which may
 	// drop tokens): the agent ends the requests of revoked tokens still
 	// running when it moves. Not state: rolled-back tries count too.
@@ -291,6 +294,19 @@ func SnapshotIndex(path string) (uint64, error) {
 // Rebuilt reports whether Open discarded an unclean file, in which case the
 // caller must let Raft restore the latest snapshot on start.
 func (f *FSM) Rebuilt() bool { return f.rebuilt }
+
+// AppliedBytes returns the bytes of log entries applied since Open.
+func (f *FSM) AppliedBytes() uint64 { return f.appliedBytes.Load() }
+
+// StateBytes returns the size of the state file (0 if it cannot be
+// read).
+func (f *FSM) StateBytes() int64 {
+	st, err := os.Stat(f.cfg.Path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
 
 // AppliedIndex returns the index of the last log entry applied.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }

@@ -63,6 +63,7 @@ type Config struct {
 	LeaderLeaseTimeout time.Duration
 	// Tuning; zero values take the defaults below.
 	SnapshotThreshold uint64        // default 8192 entries
+	SnapshotBytes     uint64        // default 64 MiB (snapbytes.go)
 	SnapshotInterval  time.Duration // default 2m
 	TrailingLogs      uint64        // default 10240 entries
 	// Transport overrides the TCP transport (in-process tests).
@@ -262,6 +263,10 @@ func New(cfg Config) (*Node, error) {
 	r.RegisterObserver(n.observer)
 	n.wg.Add(1)
 	go n.loop()
+	if sm, ok := cfg.FSM.(SizedStateMachine); ok {
+		n.wg.Add(1)
+		go n.snapshotBySize(sm, orU64(cfg.SnapshotBytes, DefaultSnapshotBytes))
+	}
 	return n, nil
 }
 

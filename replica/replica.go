@@ -59,6 +59,7 @@ type Config struct {
 	LeaderWait time.Duration
 	// Raft tuning and failure detection, passed to raftnode.
 	SnapshotThreshold  uint64
+	SnapshotBytes      uint64
 	SnapshotInterval   time.Duration
 	TrailingLogs       uint64
 	HeartbeatTimeout   time.Duration
@@ -148,7 +149,7 @@ func (r *Replica) Start() error {
 	node, err := raftnode.New(raftnode.Config{
 		ID: r.cfg.NodeID, RaftAddr: r.cfg.RaftAddr, AdvertiseAddr: r.cfg.AdvertiseRaft, DataDir: r.cfg.DataDir, Restore: restore,
 		Bootstrap: r.cfg.Bootstrap, FSM: r.fsm, Logger: r.log, TLS: raftTLS(r.cfg.TLS), PeerAuth: peerAuth,
-		SnapshotThreshold: r.cfg.SnapshotThreshold, SnapshotInterval: r.cfg.SnapshotInterval,
+		SnapshotThreshold: r.cfg.SnapshotThreshold, SnapshotBytes: r.cfg.SnapshotBytes, SnapshotInterval: r.cfg.SnapshotInterval,
 		TrailingLogs: r.cfg.TrailingLogs, HeartbeatTimeout: r.cfg.HeartbeatTimeout, ElectionTimeout: r.cfg.ElectionTimeout,
 		LeaderLeaseTimeout: r.cfg.LeaderLeaseTimeout, AppendFault: r.cfg.AppendFault,
 	})

@@ -81,6 +81,7 @@ func TestParse_EveryKey(t *testing.T) {
 		{"silence", `"20m"`, "20m"},
 		{"fsm_sync", `true`, "true"},
 		{"snapshot_threshold", `16384`, "16384"},
+		{"snapshot_bytes", `1048576`, "1048576"},
 		{"snapshot_interval", `"1m"`, "1m"},
 		{"trailing_logs", `0`, "0"},
 		{"raft_heartbeat_timeout", `"500ms"`, "500ms"},
