@@ -62,6 +62,8 @@ type State interface {
 	GetTask(name string) (*model.Task, error)
 	ListTasks(f model.TaskFilter) (*model.TaskList, error)
 	TaskHistory(name string) (*model.TaskHistory, error)
+	AuditRefs(task string) ([]fsm.AuditRef, error)
+	TaskVersionAt(name string, v uint64) (*model.Task, error)
 	TaskEvents(name string) (*model.TaskEvents, error)
 	Rollout(name string) (*model.Rollout, error)
 	PlanPutTask(c *command.Command) (*model.TaskPlan, error)
