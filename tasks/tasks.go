@@ -72,6 +72,7 @@ type State interface {
 	ListInstances(f model.InstanceFilter) (*model.InstanceList, error)
 	InstanceWhy(id uint64) (*fsm.WhyFacts, error)
 	Log(id uint64) (*model.InstanceLog, error)
+	AttemptLog(id uint64, n int) (*model.InstanceLog, error)
 	InstanceResult(id uint64) (*model.InstanceResult, error)
 	Expired(now time.Time, def time.Duration, limit int) ([]uint64, error)
 	FinishedIn(task string, from, to int64, states []string, limit int) ([]uint64, error)

@@ -24,6 +24,13 @@ type ChannelTester interface {
 	TestChannel(ctx context.Context, c Caller, name string) (*pages.ChannelTest, error)
 }
 
+// AttemptLogs reads one attempt's output (GET
+// /v1/instances/{id}/log?attempt=N without follow); without it the
+// latest attempt's is answered.
+type AttemptLogs interface {
+	AttemptLog(ctx context.Context, id string, attempt int, offset int64) (*model.InstanceLog, error)
+}
+
 // audit serves GET /v1/audit?task=&actor=&limit=&cursor=.
 func (s taskRoutes) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
