@@ -89,6 +89,16 @@ func TestUI_Pages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// fan runs as two shards; shard 1 fails once shard 0 has succeeded
+	// (a shard still running when another fails is terminated) (protocol
+	// 8: retried until the new cluster has reached it).
+	fan := &model.Task{Name: "fan", Trigger: model.Trigger{Type: model.TriggerEvent},
+		Action: model.Action{Type: model.ActionShell, Command: `echo "shard $AX_SHARD_INDEX"; [ "$AX_SHARD_INDEX" != 1 ] || { sleep 1; exit 1; }`}, Policy: model.Policy{Shards: 2}}
+	testkit.Eventually(t, 30*time.Second, func() error { _, err := writer.PutTask(ctx, fan); return err })
+	sharded, err := as(toks[model.RoleOperator]).Trigger(ctx, "fan", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	failed, err := as(toks[model.RoleOperator]).Trigger(ctx, "flaky", model.TriggerRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +112,9 @@ func TestUI_Pages(t *testing.T) {
 		in, err := adm.GetInstance(ctx, failed.ID)
 		if err != nil || in.State != model.StateFailed || in.Attempts != 2 {
 			return fmt.Errorf("flaky: %v %+v", err, in)
+		}
+		if in, err := adm.GetInstance(ctx, sharded.ID); err != nil || in.State != model.StateFailed {
+			return fmt.Errorf("fan: %v %+v", err, in)
 		}
 		up, err := adm.GetInstance(ctx, chained.ID)
 		if err != nil || up.State != model.StateSuccess {
@@ -146,14 +159,14 @@ func TestUI_Pages(t *testing.T) {
 
 	b.open(base+"#/audit", `#audit li[data-task]`)
 	got := evalJS[string](b, `[...document.querySelectorAll('#audit li[data-task]')].map(li => li.dataset.task + ' v' + li.dataset.version + ' ' + li.dataset.op).join(', ')`)
-	if want := "extract v1 create, load v1 create, flaky v2 update, flaky v1 create"; got != want {
+	if want := "fan v1 create, extract v1 create, load v1 create, flaky v2 update, flaky v1 create"; got != want {
 		t.Errorf("audit: %s, want %s", got, want)
 	}
 	b.waitJS("flaky v2's diff", `[...document.querySelectorAll('#audit li[data-task="flaky"][data-version="2"] .diff .add')].some(x => x.textContent.includes('output of attempt'))`, 5*time.Second)
 	b.do("filter by actor", 20*time.Second,
 		chromedp.SendKeys(chromedp.CSS("#f-actor"), "wendy"), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`#audit li[data-op]`)))
-	b.waitJS("only wendy's changes", `location.hash === '#/audit?actor=wendy' && document.querySelectorAll('#audit li[data-task]').length === 3 && !document.querySelector('#audit li[data-version="2"]')`, 10*time.Second)
+	b.waitJS("only wendy's changes", `location.hash === '#/audit?actor=wendy' && document.querySelectorAll('#audit li[data-task]').length === 4 && !document.querySelector('#audit li[data-version="2"]')`, 10*time.Second)
 	b.open(base+"#/audit?task=flaky", `#audit li[data-task]`)
 	b.waitJS("only flaky's changes", `document.querySelectorAll('#audit li[data-task]').length === 2`, 5*time.Second)
 
@@ -177,6 +190,13 @@ func TestUI_Pages(t *testing.T) {
 	// Lineage both ways: extract's instance made load's, which names it.
 	b.open(base+"#/instances/"+chained.ID, `#lineage-down a[href="#/instances/`+child+`"]`)
 	b.open(base+"#/instances/"+child, `#lineage-up a[href="#/instances/`+chained.ID+`"]`)
+
+	// A shard names the instance it is a shard of.
+	shards, err := adm.Shards(ctx, sharded.ID)
+	if err != nil || len(shards.Shards) != 2 {
+		t.Fatalf("fan's shards: %v %+v", err, shards)
+	}
+	b.open(base+"#/instances/"+shards.Shards[1].ID, `#lineage-up a[href="#/instances/`+sharded.ID+`"]`)
 
 	// The zone switch, remembered: the task's zone (New York) by default on
 	// its page, then UTC, then back, on every page.
@@ -236,4 +256,26 @@ func TestUI_Pages(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("the re-run in the lineage", `document.querySelector('#lineage-runs')?.textContent.includes('re-run by olga')`, 30*time.Second)
 	b.waitJS("a tab per attempt", `document.querySelectorAll('#attempt-tabs [role="tab"]').length >= 3`, 60*time.Second)
+
+	// A sharded instance that failed re-runs its failed shards: shard 1
+	// runs again, shard 0 keeps its success.
+	if l, err := adm.Shards(ctx, sharded.ID); err != nil || len(l.Shards) != 2 || l.Shards[0].State != model.StateSuccess || l.Shards[1].State != model.StateFailed {
+		t.Fatalf("fan's shards before the re-run: %v %+v", err, l)
+	}
+	b.open(base+"#/instances/"+sharded.ID, `#act-rerun`)
+	if label := evalJS[string](b, `document.getElementById('act-rerun').textContent`); label != "Re-run failed shards" {
+		t.Errorf("a failed sharded instance's re-run button says %q", label)
+	}
+	b.do("re-run the failed shards", 20*time.Second, chromedp.Click(chromedp.CSS(`#act-rerun`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	testkit.Eventually(t, 60*time.Second, func() error {
+		l, err := adm.Shards(ctx, sharded.ID)
+		if err != nil || len(l.Shards) != 2 || l.Shards[1].Attempts != 2 || l.Shards[1].State != model.StateFailed {
+			return fmt.Errorf("%v %+v", err, l)
+		}
+		if s0 := l.Shards[0]; s0.Attempts != 1 || s0.State != model.StateSuccess {
+			return fmt.Errorf("shard 0 ran again: %+v", s0)
+		}
+		return nil
+	})
 }
