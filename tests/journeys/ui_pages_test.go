@@ -169,6 +169,7 @@ func TestUI_Pages(t *testing.T) {
 	b.waitJS("only wendy's changes", `location.hash === '#/audit?actor=wendy' && document.querySelectorAll('#audit li[data-task]').length === 4 && !document.querySelector('#audit li[data-version="2"]')`, 10*time.Second)
 	b.open(base+"#/audit?task=flaky", `#audit li[data-task]`)
 	b.waitJS("only flaky's changes", `document.querySelectorAll('#audit li[data-task]').length === 2`, 5*time.Second)
+	b.shot("audit")
 
 	// The failed instance: every attempt's output, one tab each, chosen by
 	// keyboard; each event once; no re-run for a reader.
@@ -179,6 +180,7 @@ func TestUI_Pages(t *testing.T) {
 	b.waitJS("attempt 1's output", `document.querySelector('#tab-attempt-1[aria-selected="true"]') && document.activeElement.id === 'tab-attempt-1' &&
 		document.getElementById('log').textContent.trim() === 'output of attempt 1'`, 10*time.Second)
 	b.checkA11y("the instance page on attempt 1's tab")
+	b.shot("instance-attempts")
 	ends := evalJS[[]string](b, `[...document.querySelectorAll('.timeline-list li strong')].map(s => s.textContent).filter(x => x.startsWith('attempt'))`)
 	if strings.Join(ends, ",") != "attempt_failed,attempt_failed" {
 		t.Errorf("the timeline shows the attempts' ends as %q, want each once", ends)
@@ -248,6 +250,16 @@ func TestUI_Pages(t *testing.T) {
 	if strings.Contains(b.page(), "SECRETPATH") {
 		t.Errorf("the refusal shows the hook's path")
 	}
+	b.shot("channels")
+
+	// On a phone, the new pages fit the screen's width.
+	b.do("phone width", 10*time.Second, chromedp.EmulateViewport(390, 844))
+	for _, pg := range []struct{ hash, ready string }{{"#/channels", `tr[data-channel]`}, {"#/audit", `#audit li[data-task]`},
+		{"#/instances/" + failed.ID, `#lineage-runs`}} {
+		b.open(base+pg.hash, pg.ready)
+		b.waitJS(pg.hash+" fits a phone", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
+	}
+	b.do("laptop width", 10*time.Second, chromedp.EmulateViewport(1280, 900))
 
 	// The operator re-runs the failed instance: a third attempt, its run
 	// in the lineage.
