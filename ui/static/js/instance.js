@@ -107,7 +107,7 @@ export async function render(main, [id], page) {
   }
   function pick(k) {
     shown = k === inst.attempts ? 0 : k;
-    if (following) following.abort();
+    if (following) { following.abort(); following = null; } // a stream ended by a tab switch
     drawTabs();
     document.getElementById('tab-attempt-' + k).focus();
     if (!shown) { follow(); return; }
@@ -125,6 +125,7 @@ export async function render(main, [id], page) {
     if (TERMINAL.has(inst.state) || inst.state === 'SCHEDULED') {
       try {
         const l = await api(path + '/log', {signal: page.signal});
+        if (shown) return; // another attempt's tab was picked meanwhile
         out.textContent = l.output || '';
         logState.textContent = l.output ? 'attempt ' + l.attempt : 'no output';
       } catch (err) { showError(err); }
@@ -145,6 +146,7 @@ export async function render(main, [id], page) {
     out.textContent = '';
     logState.textContent = inst.state === 'RUNNING' ? '● streaming' : 'no attempt yet: the output streams here when one runs';
     await stream(path + '/log?follow=true', (type, ev) => {
+      if (ctl.signal.aborted) return;
       if (type === 'log') {
         const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
         if (ev.offset === 0 && out.textContent) out.textContent = ''; // a new attempt
@@ -157,7 +159,7 @@ export async function render(main, [id], page) {
       }
     }, ctl.signal, ok => { if (!ok && !ctl.signal.aborted) logState.textContent = 'reconnecting…'; });
     page.signal.removeEventListener('abort', stop);
-    following = null;
+    if (following === ctl) following = null;
   }
   follow();
 }
