@@ -15,7 +15,18 @@ import (
 // The fakes of the optional backends: the audit (GET /v1/audit) and the
 // test send (POST /v1/channels/{name}/test).
 
-func (f fakeTasks) Audit(ctx context.Context, af pages.AuditFilter) (*pages.AuditPage, error) {
+// fakePages is the console pages' backend (pages.Backend).
+type fakePages struct{ *fakeBackend }
+
+func (f fakePages) AttemptLog(ctx context.Context, id string, attempt int, offset int64) (*model.InstanceLog, error) {
+	f.record(ctx, call{Method: "AttemptLog", Name: id, N: attempt, Offset: offset})
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	return &model.InstanceLog{InstanceID: id, Attempt: attempt}, nil
+}
+
+func (f fakePages) Audit(ctx context.Context, af pages.AuditFilter) (*pages.AuditPage, error) {
 	f.record(ctx, call{Method: "Audit", Name: af.Task, Cmd: af.Actor + "|" + af.Cursor, N: af.Limit})
 	if f.Err != nil {
 		return nil, f.Err

@@ -9,13 +9,6 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// AuditBackend reads the definition changes of every task, from the task
-// history the state machine keeps (GET /v1/audit). A TaskBackend that is
-// not one answers 503.
-type AuditBackend interface {
-	Audit(ctx context.Context, f pages.AuditFilter) (*pages.AuditPage, error)
-}
-
 // ChannelTester sends a test notification through the real notifier to
 // one channel, once, and says what became of it (an unknown channel is
 // a not_found error; a delivery that failed is an answer, not an error).
@@ -24,30 +17,22 @@ type ChannelTester interface {
 	TestChannel(ctx context.Context, c Caller, name string) (*pages.ChannelTest, error)
 }
 
-// AttemptLogs reads one attempt's output (GET
-// /v1/instances/{id}/log?attempt=N without follow); without it the
-// latest attempt's is answered.
-type AttemptLogs interface {
-	AttemptLog(ctx context.Context, id string, attempt int, offset int64) (*model.InstanceLog, error)
-}
-
 // audit serves GET /v1/audit?task=&actor=&limit=&cursor=.
 func (s taskRoutes) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := pages.AuditFilter{Task: q.Get("task"), Actor: q.Get("actor"), Cursor: q.Get("cursor")}
-	b, ok := s.b.tasks.(AuditBackend)
 	if f.Task != "" {
 		if err := model.ValidateName("task", f.Task); err != nil {
 			writeError(w, err)
 			return
 		}
 	}
-	if !ok {
+	if s.b.pages == nil {
 		writeError(w, model.Errorf(model.CodeUnavailable, "this node cannot read the audit"))
 		return
 	}
 	s.list(w, r, &f.Limit, func() (any, error) {
-		p, err := b.Audit(r.Context(), f)
+		p, err := s.b.pages.Audit(r.Context(), f)
 		return visible.For(PrincipalFrom(r.Context()), p), err
 	})
 }

@@ -3,16 +3,14 @@ package tasks
 import (
 	"context"
 
-	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
 )
 
-var _ api.AttemptLogs = (*Tasks)(nil)
-
-// AttemptLog implements api.AttemptLogs: an ended attempt's kept output
+// AttemptLog implements pages.Backend: an ended attempt's kept output
 // (committed with its end); the latest attempt's as InstanceLog answers
 // it (live while it runs).
-func (ts *Tasks) AttemptLog(ctx context.Context, id string, attempt int, offset int64) (*model.InstanceLog, error) {
+func (p *Pages) AttemptLog(ctx context.Context, id string, attempt int, offset int64) (*model.InstanceLog, error) {
+	ts := p.ts
 	n, err := model.ParseID(id)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/api/pages"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
@@ -17,16 +16,24 @@ import (
 // DefaultAuditLimit is the page size of GET /v1/audit without ?limit=.
 const DefaultAuditLimit = 50
 
-var _ api.AuditBackend = (*Tasks)(nil)
+// Pages answers the console pages' reads that no role's backend has
+// (pages.Backend, api.Config.Pages): the audit and one attempt's output.
+type Pages struct{ ts *Tasks }
 
-// Audit implements api.AuditBackend: every version the task history
+var _ pages.Backend = (*Pages)(nil)
+
+// NewPages returns the console pages' reads over ts.
+func NewPages(ts *Tasks) *Pages { return &Pages{ts: ts} }
+
+// Audit implements pages.Backend: every version the task history
 // keeps, newest first (then by task, then version), filtered by task and
 // actor, a page at a time; each with its definition and the one before.
-func (ts *Tasks) Audit(ctx context.Context, f pages.AuditFilter) (*pages.AuditPage, error) {
+func (p *Pages) Audit(ctx context.Context, f pages.AuditFilter) (*pages.AuditPage, error) {
 	after, err := parseAuditCursor(f.Cursor)
 	if err != nil {
 		return nil, err
 	}
+	ts := p.ts
 	refs, err := ts.state.AuditRefs(f.Task)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,24 @@
 // /v1/channels/{name}/test).
 package pages
 
-import "github.com/ax-scheduler/ax/model"
+import (
+	"context"
+
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Backend answers the reads made for the console's pages that no role's
+// backend has (api.Config.Pages): the audit of definition changes, and
+// one attempt's output.
+type Backend interface {
+	// Audit answers GET /v1/audit from the task history the state
+	// machine keeps.
+	Audit(ctx context.Context, f AuditFilter) (*AuditPage, error)
+	// AttemptLog answers GET /v1/instances/{id}/log?attempt=N (without
+	// follow): attempt N's kept output, or the latest's as the log is
+	// answered without attempt.
+	AttemptLog(ctx context.Context, id string, attempt int, offset int64) (*model.InstanceLog, error)
+}
 
 // ChannelTest answers POST /v1/channels/{name}/test: whether the test
 // notification reached the channel and, when not, why.
