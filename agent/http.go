@@ -8,6 +8,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/member"
+	"github.com/ax-scheduler/ax/tasks"
 	"github.com/ax-scheduler/ax/ui"
 )
 
@@ -21,7 +22,7 @@ func (a *Agent) serveHTTP(wallClock func() time.Time, jump func() *member.ClockJ
 	reg, metrics := a.metrics()
 	a.reg = reg
 	public := api.New(api.Config{Barrier: a.rep, Tasks: a.tasks, Instances: a.tasks, Executors: a.exec, Cluster: a.cl,
-		ACL: a.acc, Secrets: a.acc, Channels: a.chans, Shared: a.shared, Live: a.console, Console: a.console, Alerts: a.al,
+		ACL: a.acc, Secrets: a.acc, Channels: a.chans, Shared: a.shared, Live: a.console, Console: a.console, Alerts: a.al, Pages: tasks.NewPages(a.tasks),
 		NodeID: a.cfg.NodeID, Stopping: a.stopCh, Auth: a.acc, Logger: a.log, Now: a.now, Metrics: metrics, CheckAction: action.Check})
 	var h http.Handler = public
 	if !a.cfg.NoUI {

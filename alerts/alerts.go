@@ -170,6 +170,7 @@ type Channels struct {
 	sealer Sealer // nil without an encrypt key
 	n      *notify.Notifier
 	notes  *axmetrics.Notifications
+	node   string // this node's id, named in a test send
 }
 
 var _ api.ChannelBackend = (*Channels)(nil)
@@ -180,7 +181,7 @@ func NewChannels(cfg Config, state State, rep Replica, sender *notify.Sender) *C
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	ch := &Channels{log: cfg.Logger, state: state, rep: rep, sealer: cfg.Sealer, notes: axmetrics.NewNotifications()}
+	ch := &Channels{log: cfg.Logger, state: state, rep: rep, sealer: cfg.Sealer, notes: axmetrics.NewNotifications(), node: cfg.NodeID}
 	ch.n = notify.New(notify.Config{Channels: ch.Targets, Failure: ch.failure, ConsoleURL: cfg.ConsoleURL, Node: cfg.NodeID,
 		Sender: sender, Logger: cfg.Logger.Named("notify"), Count: ch.notes.Notified})
 	return ch

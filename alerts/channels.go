@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/api/pages"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
@@ -189,21 +190,26 @@ func (cs *Channels) Targets() ([]notify.Target, error) {
 	}
 	out := make([]notify.Target, 0, len(recs))
 	for i := range recs {
-		r := &recs[i]
-		t := notify.Target{Name: r.Channel.Name, Channel: r.Channel}
-		if t.Secret, err = cs.openField(r.Channel.Name, "secret", r.Secret, r.SecretEncrypted); err == nil {
-			t.Password, err = cs.openField(r.Channel.Name, "password", r.Password, r.PasswordEncrypted)
-		}
-		if err == nil && len(r.SealedURL) > 0 {
-			t.Channel.URL, err = cs.openField(r.Channel.Name, "url", r.SealedURL, true)
-		}
+		t, err := cs.target(&recs[i])
 		if err != nil {
-			cs.log.Warn("a channel's value cannot be read; the channel is skipped", "channel", r.Channel.Name, "error", err)
+			cs.log.Warn("a channel's value cannot be read; the channel is skipped", "channel", recs[i].Channel.Name, "error", err)
 			continue
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// target is a stored channel with its values opened.
+func (cs *Channels) target(r *fsm.ChannelRecord) (t notify.Target, err error) {
+	t = notify.Target{Name: r.Channel.Name, Channel: r.Channel}
+	if t.Secret, err = cs.openField(r.Channel.Name, "secret", r.Secret, r.SecretEncrypted); err == nil {
+		t.Password, err = cs.openField(r.Channel.Name, "password", r.Password, r.PasswordEncrypted)
+	}
+	if err == nil && len(r.SealedURL) > 0 {
+		t.Channel.URL, err = cs.openField(r.Channel.Name, "url", r.SealedURL, true)
+	}
+	return t, err
 }
 
 func (cs *Channels) openField(channel, field string, v []byte, sealed bool) (string, error) {
@@ -249,4 +255,33 @@ func (cs *Channels) failure(ctx context.Context, n *model.AlertNotification, lin
 		output = l.Output
 	}
 	return notify.Failure(in, task, output, link)
+}
+
+// TestChannel implements api.ChannelTester: it sends a test notification
+// (notify.TestNotification) to the channel name, with its values opened
+// as Notify would, once, whatever the channel's match, minSeverity and
+// events; and answers what became of it.
+func (cs *Channels) TestChannel(ctx context.Context, c api.Caller, name string) (*pages.ChannelTest, error) {
+	rec, ok := cs.state.Channel(name)
+	if !ok {
+		return nil, &model.Error{Code: model.CodeNotFound, Field: "name", Message: "no channel named " + name}
+	}
+	out := &pages.ChannelTest{Channel: name, Type: rec.Channel.Type, Node: cs.node}
+	start := time.Now()
+	t, err := cs.target(rec)
+	if err == nil {
+		n := notify.TestNotification(name, c.Actor, cs.node, start)
+		err = cs.n.SendTest(ctx, &t, &n)
+	} else {
+		err = fmt.Errorf("its %w", err)
+	}
+	out.TookMs = time.Since(start).Milliseconds()
+	out.Delivered = err == nil
+	if err != nil {
+		out.Error, out.Permanent = err.Error(), notify.IsPermanent(err)
+		cs.log.Info("a test notification was not delivered", "channel", name, "actor", c.Actor, "error", err)
+	} else {
+		cs.log.Info("a test notification was delivered", "channel", name, "actor", c.Actor)
+	}
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ax-scheduler/ax/api/pages"
 	"github.com/ax-scheduler/ax/internal/jsonpath"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -43,6 +44,7 @@ type Config struct {
 	Live      LiveBackend
 	Console   ConsoleBackend
 	Alerts    AlertsBackend
+	Pages     pages.Backend // optional: without it the audit answers 503
 	// NodeID is this node's id (GET /v1/acl/whoami).
 	NodeID string
 	// Stopping is closed when the node shuts down: event streams and
@@ -116,11 +118,13 @@ type backends struct {
 	live      LiveBackend
 	console   ConsoleBackend
 	alerts    AlertsBackend
+	pages     pages.Backend
 }
 
 func byRole(c *Config) backends {
 	return backends{barrier: c.Barrier, tasks: c.Tasks, instances: c.Instances, executors: c.Executors, cluster: c.Cluster,
-		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, shared: c.Shared, live: c.Live, console: c.Console, alerts: c.Alerts}
+		acl: c.ACL, secrets: c.Secrets, channels: c.Channels, shared: c.Shared, live: c.Live, console: c.Console, alerts: c.Alerts,
+		pages: c.Pages}
 }
 
 // New returns the public API's handler.
@@ -172,6 +176,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/tasks/{name}/pause", operator, taskR.pauseTask},
 		{"POST /v1/tasks/{name}/resume", operator, taskR.resumeTask},
 		{"GET /v1/tasks/{name}/history", reader, taskR.taskHistory},
+		{"GET /v1/audit", reader, taskR.audit},
 		{"GET /v1/tasks/{name}/events", reader, taskR.taskEvents},
 		{"GET /v1/tasks/{name}/rollout", reader, taskR.rollout},
 		{"POST /v1/tasks/{name}/promote", operator, taskR.promote},
@@ -228,6 +233,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/channels", reader, alertR.listChannels},
 		{"GET /v1/channels/{name}", reader, alertR.getChannel},
 		{"DELETE /v1/channels/{name}", writer, alertR.deleteChannel},
+		{"POST /v1/channels/{name}/test", operator, alertR.testChannel},
 		{"PUT /v1/calendars/{name}", writer, calR.putDef},
 		{"GET /v1/calendars", reader, calR.listDefs},
 		{"GET /v1/calendars/{name}", reader, calR.getDef},

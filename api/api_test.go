@@ -127,7 +127,7 @@ func (f *fakeBackend) configure(cfg *api.Config) {
 	cfg.Barrier, cfg.Tasks, cfg.Instances, cfg.Executors = fakeBarrier{f}, fakeTasks{f}, fakeInstances{f}, fakeExecutors{f}
 	cfg.Cluster, cfg.ACL, cfg.Secrets, cfg.Channels = fakeCluster{f}, fakeACL{f}, fakeSecrets{f}, fakeChannels{f}
 	cfg.Live, cfg.Console, cfg.Alerts, cfg.Shared = fakeLive{f}, fakeConsole{f}, fakeAlerts{f}, fakeCalendars{f}
-	cfg.NodeID, cfg.Stopping = f.nodeID(), f.stopping()
+	cfg.NodeID, cfg.Stopping, cfg.Pages = f.nodeID(), f.stopping(), fakePages{f}
 }
 
 // withFakes is cfg with the role fakes over f.

@@ -414,5 +414,9 @@ func (s instanceRoutes) instanceLog(w http.ResponseWriter, r *http.Request) {
 		s.followLog(w, r, id, offset, attempt)
 		return
 	}
+	if s.b.pages != nil && attempt > 0 {
+		reply(w)(s.b.pages.AttemptLog(r.Context(), id, attempt, offset))
+		return
+	}
 	reply(w)(s.b.instances.InstanceLog(r.Context(), id, offset))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/api/pages"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/model/live"
@@ -228,6 +229,10 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"Channel", channel.Channel{Type: "webhook", URL: "https://h.example"}},
 		{"Channel", channel.Channel{Type: channel.TypeWeCom, URL: "https://qyapi.weixin.qq.com/(redacted)"}},
 		{"ChannelList", channel.List{}},
+		{"ChannelTest", pages.ChannelTest{Channel: "ops", Type: "webhook", Error: "answered 404 Not Found: no", Permanent: true, TookMs: 3, Node: "n1"}},
+		{"AuditPage", pages.AuditPage{}},
+		{"AuditPage", pages.AuditPage{Entries: []pages.AuditEntry{{Task: "daily", Version: 2, Op: "update", Actor: "alice", Time: now,
+			Definition: &model.Task{Name: "daily", Version: 2}, Previous: &model.Task{Name: "daily", Version: 1}}}, NextCursor: "1.2.daily"}},
 		{"ErrorBody", model.ErrorBody{Error: &model.Error{Code: model.CodeInvalid, Message: "bad", Field: "trigger.expression"}}},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ package visible
 import (
 	"slices"
 
+	"github.com/ax-scheduler/ax/api/pages"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/model/live"
@@ -16,7 +17,7 @@ import (
 // Redacted replaces what a principal below writer may not see.
 const Redacted = channel.RedactedPath
 
-// For returns v as p may see it: tasks, task lists and histories
+// For returns v as p may see it: tasks, task lists, histories and audits
 // with literal env and header values replaced by Redacted for principals
 // below writer. v itself is never changed.
 func For(p *model.Principal, v any) any {
@@ -60,6 +61,17 @@ func For(p *model.Principal, v any) any {
 		c.Channels = slices.Clone(x.Channels)
 		for i := range c.Channels {
 			c.Channels[i].URL = redactChannelURL(c.Channels[i].URL)
+		}
+		return &c
+	case *pages.AuditPage:
+		if x == nil {
+			return v
+		}
+		c := *x
+		c.Entries = slices.Clone(x.Entries)
+		for i := range c.Entries {
+			c.Entries[i].Definition, _ = For(p, c.Entries[i].Definition).(*model.Task)
+			c.Entries[i].Previous, _ = For(p, c.Entries[i].Previous).(*model.Task)
 		}
 		return &c
 	case *model.TaskHistory:

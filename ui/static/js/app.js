@@ -3,7 +3,7 @@
 // and stops its timers and streams when page.signal aborts.
 
 import {api, ApiError, token, setToken, whoami, forget, setUnauthorizedHandler} from './api.js';
-import {h} from './util.js';
+import {h, setPageZone, zoneSwitch} from './util.js';
 import {showError, showInfo, clearError} from './notice.js';
 import * as overview from './overview.js';
 import * as tasks from './tasks.js';
@@ -15,6 +15,8 @@ import * as windows from './windows.js';
 import * as alerts from './alerts.js';
 import * as executors from './executors.js';
 import * as cluster from './cluster.js';
+import * as channels from './channels.js';
+import * as audit from './audit.js';
 
 const main = document.getElementById('main');
 let current = null; // AbortController of the page on screen
@@ -30,12 +32,15 @@ const routes = [
   [/^\/alerts\/?$/, alerts],
   [/^\/executors\/?$/, executors],
   [/^\/cluster\/?$/, cluster],
+  [/^\/channels\/?$/, channels],
+  [/^\/audit\/?$/, audit],
 ];
 
 async function route() {
   if (current) current.abort();
   current = new AbortController();
   clearError();
+  setPageZone('');
   const path = location.hash.slice(1).split('?')[0] || '/';
   document.querySelectorAll('[data-nav]').forEach(a => {
     const on = (a.dataset.nav === 'overview' && path === '/') || (a.dataset.nav !== 'overview' && path.startsWith('/' + a.dataset.nav));
@@ -107,7 +112,7 @@ function login(err) {
 
 setUnauthorizedHandler(err => { setToken(''); forget(); login(err); });
 
-// Keyboard: g o / g t / g i / g c / g w / g a / g e / g m go to a page, / focuses the page's first
+// Keyboard: g o / g t / g i / g c / g w / g a / g e / g m / g n / g u go to a page, / focuses the page's first
 // filter, ? lists the keys.
 let pendingG = 0;
 document.addEventListener('keydown', e => {
@@ -115,7 +120,7 @@ document.addEventListener('keydown', e => {
   if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === 'g') { pendingG = Date.now(); return; }
   if (Date.now() - pendingG < 1000) {
-    const to = {o: '#/', t: '#/tasks', i: '#/instances', c: '#/calendars', w: '#/windows', a: '#/alerts', e: '#/executors', m: '#/cluster'}[e.key];
+    const to = {o: '#/', t: '#/tasks', i: '#/instances', c: '#/calendars', w: '#/windows', a: '#/alerts', e: '#/executors', m: '#/cluster', n: '#/channels', u: '#/audit'}[e.key];
     pendingG = 0;
     if (to) { location.hash = to; e.preventDefault(); return; }
   }
@@ -123,9 +128,10 @@ document.addEventListener('keydown', e => {
     const f = main.querySelector('.filters input, .filters select');
     if (f) { f.focus(); e.preventDefault(); }
   } else if (e.key === '?') {
-    showInfo('Keys: g o overview · g t tasks · g i instances · g c calendars · g w windows · g a alerts · g e executors · g m cluster members · / filter · Esc closes dialogs');
+    showInfo('Keys: g o overview · g t tasks · g i instances · g c calendars · g w windows · g a alerts · g e executors · g m cluster members · g n channels · g u audit · / filter · Esc closes dialogs');
   }
 });
 
+document.getElementById('who').before(zoneSwitch(route));
 window.addEventListener('hashchange', route);
 route();

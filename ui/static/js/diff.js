@@ -21,3 +21,20 @@ export function lineDiff(a, b) {
   while (j < m) out.push({op: '+', text: y[j++]});
   return out;
 }
+
+// definitionText is a task definition as the diffs compare it: JSON,
+// without the fields every write changes (version, times, the author,
+// next fires, runs).
+const VOLATILE_FIELDS = new Set(['version', 'createdAt', 'updatedAt', 'updatedBy', 'nextFireTimes', 'runs', 'completed']);
+export function definitionText(task) {
+  return task ? JSON.stringify(Object.fromEntries(Object.entries(task).filter(([k]) => !VOLATILE_FIELDS.has(k))), null, 2) : '';
+}
+
+// changedLines diffs two texts and keeps each change with two lines of
+// context around it: [] when they are the same.
+export function changedLines(a, b) {
+  const all = lineDiff(a, b);
+  const keep = new Uint8Array(all.length);
+  all.forEach((l, i) => { if (l.op !== ' ') for (let k = Math.max(0, i - 2); k <= Math.min(all.length - 1, i + 2); k++) keep[k] = 1; });
+  return all.some(l => l.op !== ' ') ? all.filter((_, i) => keep[i]) : [];
+}

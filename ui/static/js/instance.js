@@ -1,10 +1,12 @@
-// Instance: what it is waiting for, its timeline of events and attempts,
-// its output (streamed while it runs), a sharded instance's shard grid,
-// and the operator's decisions (a finished one can be re-run).
+// Instance: what it is waiting for, its timeline of events (each once),
+// its attempts and every attempt's output (one tab each; the running one
+// streamed), its lineage (runs, upstream and downstream instances), a
+// sharded instance's shard grid, and the operator's decisions (a
+// finished one can be re-run; a sharded one re-runs its failed shards).
 
 import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
-import {h, section, table, fmtTime, between, badge, throttle, isZero, stateClass, TERMINAL} from './util.js';
+import {h, section, table, fmtTime, between, badge, throttle, isZero, stateClass, setPageZone, TERMINAL} from './util.js';
 
 export async function render(main, [id], page) {
   const path = '/v1/instances/' + id;
@@ -12,6 +14,10 @@ export async function render(main, [id], page) {
   const timeline = h('div', {}), attempts = h('div', {}), shardBox = h('div', {});
   const out = h('pre', {class: 'log', id: 'log', role: 'log', tabindex: '0', 'aria-label': 'Output', 'aria-live': 'polite'});
   const logState = h('span', {class: 'muted', id: 'log-state'});
+  const tabs = h('div', {role: 'tablist', id: 'attempt-tabs', 'aria-label': 'Output of each attempt'});
+  const lineage = h('div', {id: 'lineage'});
+  let task = null; // the instance's task (its zone, dependsOn), null once deleted
+  let shown = 0; // the attempt whose output tab is selected (0: the latest)
   // The result a successful attempt published (shown when there is one).
   const result = h('section', {class: 'card', id: 'result', hidden: true});
   main.append(head, why, acts, shardBox,
@@ -19,7 +25,8 @@ export async function render(main, [id], page) {
       section('Timeline', timeline),
       section('Attempts', attempts)),
     result,
-    h('section', {class: 'card'}, h('div', {class: 'row'}, h('h2', {}, 'Output'), logState), out));
+    h('section', {class: 'card'}, h('div', {class: 'row'}, h('h2', {}, 'Output'), logState), tabs, out),
+    section('Lineage', lineage));
 
   let inst = null;
   const draw = () => {
@@ -49,15 +56,22 @@ export async function render(main, [id], page) {
     }
     timeline.replaceChildren(events(inst));
     attempts.replaceChildren(attemptTable(inst));
+    lineage.replaceChildren(lineageOf(inst, task));
+    drawTabs();
   };
   // The first read is linearizable (the default): the page often opens
   // right after a write (trigger, approve) sent through another node.
   // Later reads answer this node's own event stream, so the node has
   // applied what they look for: they read its state as it is (stale=true).
   let first = true, shardList = null;
+  // The task: its zone for the times (the zone switch's "task's zone"), its
+  // dependsOn for the lineage.
+  const readTask = name => api('/v1/tasks/' + encodeURIComponent(name), {signal: page.signal})
+    .then(t => { task = t; setPageZone((t.trigger || {}).timezone || 'UTC'); }, () => {});
   const load = async () => {
     const q = first ? '' : '?stale=true';
     inst = await api(path + q, {signal: page.signal});
+    if (first) await readTask(inst.task);
     if (inst.shards) shardList = await api(path + '/shards' + q, {signal: page.signal});
     first = false;
     draw();
@@ -72,13 +86,46 @@ export async function render(main, [id], page) {
   const tick = setInterval(() => { if (shardList && !TERMINAL.has(inst.state)) reload(); }, 2000);
   page.signal.addEventListener('abort', () => clearInterval(tick));
 
-  // Output: the committed tail once ended; while it runs, the live stream.
+  // Output: one tab per attempt. The latest: the committed tail once
+  // ended, the live stream while it runs. An earlier one: its kept tail.
+  function drawTabs() {
+    const n = inst.attempts || 0;
+    const sel = shown || n;
+    if (tabs.dataset.key === n + '/' + sel) return; // rebuilt, the tabs would lose the keyboard focus
+    tabs.dataset.key = n + '/' + sel;
+    const had = tabs.contains(document.activeElement);
+    tabs.replaceChildren(...Array.from({length: n}, (_, i) => i + 1).map(k => h('button', {role: 'tab', id: 'tab-attempt-' + k, type: 'button',
+      'aria-selected': String(k === sel), 'aria-controls': 'log', tabindex: k === sel ? '0' : '-1',
+      onclick: () => pick(k), onkeydown: e => {
+        const to = {ArrowRight: k + 1, ArrowLeft: k - 1, Home: 1, End: n}[e.key];
+        if (to >= 1 && to <= n) { e.preventDefault(); pick(to); }
+      }}, 'Attempt ' + k + attemptMark(inst, k))));
+    tabs.hidden = n < 2;
+    out.setAttribute('role', n < 2 ? 'log' : 'tabpanel');
+    if (n >= 2) out.setAttribute('aria-labelledby', 'tab-attempt-' + sel); else out.removeAttribute('aria-labelledby');
+    if (had) document.getElementById('tab-attempt-' + sel).focus();
+  }
+  function pick(k) {
+    shown = k === inst.attempts ? 0 : k;
+    if (following) { following.abort(); following = null; } // a stream ended by a tab switch
+    drawTabs();
+    document.getElementById('tab-attempt-' + k).focus();
+    if (!shown) { follow(); return; }
+    out.textContent = '';
+    logState.textContent = 'attempt ' + k;
+    api(path + '/log?attempt=' + k, {signal: page.signal}).then(l => {
+      if (shown !== k) return;
+      out.textContent = l.output || '';
+      logState.textContent = 'attempt ' + k + (l.output ? '' : ': no output kept');
+    }, showError);
+  }
   let following = null;
   async function follow() {
-    if (following) return;
+    if (following || shown) return;
     if (TERMINAL.has(inst.state) || inst.state === 'SCHEDULED') {
       try {
         const l = await api(path + '/log', {signal: page.signal});
+        if (shown) return; // another attempt's tab was picked meanwhile
         out.textContent = l.output || '';
         logState.textContent = l.output ? 'attempt ' + l.attempt : 'no output';
       } catch (err) { showError(err); }
@@ -99,6 +146,7 @@ export async function render(main, [id], page) {
     out.textContent = '';
     logState.textContent = inst.state === 'RUNNING' ? '● streaming' : 'no attempt yet: the output streams here when one runs';
     await stream(path + '/log?follow=true', (type, ev) => {
+      if (ctl.signal.aborted) return;
       if (type === 'log') {
         const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
         if (ev.offset === 0 && out.textContent) out.textContent = ''; // a new attempt
@@ -111,7 +159,7 @@ export async function render(main, [id], page) {
       }
     }, ctl.signal, ok => { if (!ok && !ctl.signal.aborted) logState.textContent = 'reconnecting…'; });
     page.signal.removeEventListener('abort', stop);
-    following = null;
+    if (following === ctl) following = null;
   }
   follow();
 }
@@ -150,32 +198,83 @@ function actions(inst, path) {
   }
   if (inst.state === 'RUNNING') out.push(decide('terminate', 'Terminate', 'danger', true));
   if (!TERMINAL.has(inst.state) && inst.state !== 'RUNNING') out.push(decide('cancel', 'Cancel', '', true));
-  if (TERMINAL.has(inst.state)) {
+  if (TERMINAL.has(inst.state) && inst.shards && inst.state !== 'SUCCESS') {
+    out.push(decide('rerun', 'Re-run failed shards', '', false, 'Run again the shards that did not succeed (the ' +
+      ((inst.shards.byState || {}).SUCCESS || 0) + ' that succeeded keep their results); the instance runs until they end.'));
+  } else if (TERMINAL.has(inst.state)) {
     out.push(decide('rerun', 'Re-run', '', false, 'Run it again: the same instance and fire time, attempt ' + (inst.attempts + 1) +
       ' next (the earlier attempts stay), admitted as a fresh fire would be (approval, dependsOn, concurrency).'));
   }
   return out;
 }
 
-// events merges the instance's events and its attempts' starts and ends
-// into one timeline, oldest first.
+// events is the instance's timeline, oldest first: its events as the API
+// answers them, each once. An attempt's start and end are events already
+// ("started", "attempt_failed"): the end gains the attempt's exit, where
+// it ran and how long it took (before, the page also added its own
+// "attempt 1 failed" line for each end, so every end showed twice).
 function events(inst) {
-  const items = (inst.events || []).map(e => ({time: e.time, type: e.type, text: [e.message, e.actor ? 'by ' + e.actor : '', e.node ? 'on ' + e.node : ''].filter(Boolean).join(' ')}));
-  // Starts are events already; an attempt's end adds its exit and pid.
-  for (const a of inst.attemptList || []) {
-    if (!isZero(a.endedAt)) {
-      items.push({time: a.endedAt, type: 'attempt ' + a.number + ' ' + (a.outcome || 'ended'),
-        text: [outcome(a), 'on ' + a.executor + (a.host ? ' (' + a.host + (a.pid ? ', pid ' + a.pid : '') + ')' : ''), 'after ' + between(a.startedAt, a.endedAt)].filter(Boolean).join(', ')});
-    }
-  }
-  items.sort((a, b) => new Date(a.time) - new Date(b.time));
+  const byNumber = new Map((inst.attemptList || []).map(a => [a.number, a]));
+  const items = (inst.events || []).map(e => {
+    const m = e.type.startsWith('attempt_') && /^attempt (\d+)/.exec(e.message || '');
+    const a = m && byNumber.get(Number(m[1]));
+    return {time: e.time, type: e.type, text: [e.message, a ? '(' + attemptDetail(a) + ')' : '', e.actor ? 'by ' + e.actor : '', e.node ? 'on ' + e.node : ''].filter(Boolean).join(' ')};
+  });
   if (!items.length) return h('p', {class: 'empty'}, 'Nothing happened yet.');
   return h('ol', {class: 'timeline-list'}, items.map(i => h('li', {},
     h('time', {datetime: i.time}, fmtTime(i.time).slice(5)), ' ', h('strong', {}, i.type), i.text ? ' — ' + i.text : '')));
 }
 
+// attemptMark is a tab's mark of how attempt k ended.
+function attemptMark(inst, k) {
+  const a = (inst.attemptList || []).find(x => x.number === k);
+  if (!a || !a.outcome) return a ? ' (running)' : '';
+  return a.outcome === 'success' ? ' ✓' : ' ✗';
+}
+
 function outcome(a) {
   return [a.exitCode !== undefined && a.exitCode !== null ? 'exit ' + a.exitCode : '', a.httpStatus ? 'HTTP ' + a.httpStatus : '', a.error || ''].filter(Boolean).join(', ');
+}
+
+// attemptDetail says how an ended attempt ended, where and how long.
+function attemptDetail(a) {
+  return [a.exitCode !== undefined && a.exitCode !== null ? 'exit ' + a.exitCode : '', a.httpStatus ? 'HTTP ' + a.httpStatus : '',
+    'on ' + a.executor + (a.host ? ' (' + a.host + (a.pid ? ', pid ' + a.pid : '') + ')' : ''), 'after ' + between(a.startedAt, a.endedAt)].filter(Boolean).join(', ');
+}
+
+// lineageOf: the instance's runs (a re-run runs the same instance again),
+// the instances upstream of it (the one whose onSuccess or onFailure made
+// it, the instance it is a shard of) and downstream (those its
+// onSuccess and onFailure made, its shards), from its events and params.
+function lineageOf(inst, task) {
+  const link = id => h('a', {href: '#/instances/' + id, class: 'mono'}, id);
+  const p = inst.params || {};
+  const up = [];
+  if (p.parent_instance) up.push(h('li', {}, 'created by onSuccess of ', taskLink(p.parent_task), ' instance ', link(p.parent_instance)));
+  if (p.failed_instance) up.push(h('li', {}, 'triggered by onFailure of ', taskLink(p.failed_task), ' instance ', link(p.failed_instance)));
+  if (inst.parent) up.push(h('li', {}, 'shard of instance ', link(inst.parent)));
+  const deps = task && task.policy && task.policy.dependsOn || [];
+  if (deps.length) up.push(h('li', {}, 'dependsOn: the same date\'s success of ', deps.map((d, i) => [i ? ', ' : '', taskLink(d)])));
+  const down = [];
+  for (const e of inst.events || []) {
+    if (e.type !== 'on_success' && e.type !== 'alerted') continue;
+    for (const m of (e.message || '').matchAll(/(?:created|triggered) ([a-z0-9][a-z0-9._-]*) \(?instance ([0-9a-f]{16})/g)) {
+      down.push(h('li', {}, (e.type === 'on_success' ? 'onSuccess created ' : 'onFailure triggered ') , taskLink(m[1]), ' instance ', link(m[2])));
+    }
+  }
+  if (inst.shards) down.push(h('li', {}, inst.shards.total + ' shards (above)'));
+  const runs = (inst.events || []).filter(e => e.type === 'rerun');
+  return h('div', {class: 'grid'},
+    h('div', {}, h('h3', {}, 'Runs'), h('ol', {id: 'lineage-runs'},
+      h('li', {}, 'first fired ' + fmtTime((inst.events || []).find(e => e.type === 'fired' || e.type === 'created')?.time || inst.firedAt)),
+      runs.map(e => h('li', {}, 're-run ' + fmtTime(e.time) + ': ' + (e.message || ''))),
+      runs.length ? null : h('li', {class: 'muted'}, 'never re-run'))),
+    h('div', {}, h('h3', {}, 'Upstream'), up.length ? h('ul', {id: 'lineage-up'}, up) : h('p', {class: 'muted'}, 'none: fired by its own schedule or a request')),
+    h('div', {}, h('h3', {}, 'Downstream'), down.length ? h('ul', {id: 'lineage-down'}, down) : h('p', {class: 'muted'}, 'none')));
+}
+
+function taskLink(name) {
+  return h('a', {href: '#/tasks/' + encodeURIComponent(name || '')}, name || '?');
 }
 
 function attemptTable(inst) {

@@ -3,7 +3,7 @@
 
 import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
-import {h, fill, section, table, fmtTime, zoneName, ago, between, badge, triggerText, windowText, throttle, localInput, isZero} from './util.js';
+import {h, fill, section, table, fmtTime, fmtIn, zoneName, zoneNameIn, setPageZone, ago, between, badge, triggerText, windowText, throttle, localInput, isZero} from './util.js';
 import {strip} from './tasks.js';
 import {lineDiff} from './diff.js';
 import {alertTable} from './alerts.js';
@@ -14,6 +14,7 @@ export async function render(main, [name], page) {
   // (pause, edit).
   const t = await api(base, {signal: page.signal});
   const tz = (t.trigger && t.trigger.timezone) || 'UTC';
+  setPageZone(tz); // times without a zone of their own (the backfill banner) in the task's, as the table beside it
   const runs = h('div', {});
   const progress = h('div', {id: 'backfill-progress'});
   const fires = h('div', {}), cal = h('div', {}), hist = h('div', {}), events = h('div', {}), alerts = h('div', {id: 'task-alerts'});
@@ -296,8 +297,8 @@ function nextFires(f, t, spans = []) {
     table(['Task time', 'Your time', h('span', {class: 'sr'}, 'Notes')], list.map(x => {
       const held = heldBy(spans, x.time);
       return h('tr', {class: x.dstChange ? 'dst' : '', dataset: held ? {heldBy: held.name} : null},
-        h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtTime(x.time, f.timezone, true)),
-        h('td', {class: 'muted'}, fmtTime(x.time) + ' ' + zoneName(x.time)),
+        h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtIn(x.time, f.timezone, true)),
+        h('td', {class: 'muted'}, fmtIn(x.time) + ' ' + zoneNameIn(x.time)),
         h('td', {}, x.dstChange ? h('span', {class: 'badge warn', title: 'The UTC offset changes before this fire'}, 'DST change') : '',
           held ? [' ', h('a', {class: 'badge warn held', href: '#/windows', title: 'A blackout window holds this fire back; the catch-up policy decides what fires when it ends'},
             'held by window ' + held.name + ' until ' + fmtTime(new Date(held.until).toISOString()) + ' ' + zoneName(held.until))] : null));

@@ -4,7 +4,7 @@
 
 import {api} from './api.js';
 import {showError} from './notice.js';
-import {h, table, fmtTime, zoneName, ago, badge, stateClass, triggerText, qs} from './util.js';
+import {h, table, fmtTime, fmtIn, zoneName, zoneNameIn, zoneOf, ago, badge, stateClass, triggerText, qs} from './util.js';
 
 export async function render(main, _, page) {
   const q = qs();
@@ -54,7 +54,7 @@ function row(t, viewerZone) {
     h('td', {class: 'mono small'}, triggerText(t)),
     h('td', {}, next ? [
       h('div', {}, fmtTime(next, tz) + ' ' + zoneName(next, tz)),
-      tz !== viewerZone ? h('div', {class: 'muted small'}, fmtTime(next) + ' ' + zoneName(next) + ' (yours)') : null,
+      zoneOf(tz) && zoneOf(tz) !== viewerZone ? h('div', {class: 'muted small'}, fmtIn(next) + ' ' + zoneNameIn(next) + ' (yours)') : null,
       h('div', {class: 'muted small'}, ago(next))] : t.completed ? h('span', {class: 'badge off', title: t.completed}, 'completed')
       : h('span', {class: 'muted'}, t.paused ? 'paused' : '—')),
     h('td', {}, s.lastRun ? [badge(s.lastRun.state), h('div', {class: 'muted small', title: s.lastRun.scheduledAt}, ago(s.lastRun.scheduledAt))] : h('span', {class: 'muted'}, 'never ran')),

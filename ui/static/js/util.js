@@ -61,16 +61,69 @@ function formatter(tz, withZone) {
   return f;
 }
 
-// fmtTime renders an API time in the viewer's zone (or tz), "—" for none.
+// The time-zone switch (the header's select, kept in localStorage): every
+// time the console shows is in the task's zone ('task': the zone a call
+// site passes, else the zone of the page's task, else the viewer's), the
+// viewer's ('local') or UTC ('utc').
+const ZONE_KEY = 'ax.zone';
+export const ZONES = ['task', 'local', 'utc'];
+let pageZone = '';
+
+export function zoneChoice() {
+  let z = '';
+  try { z = localStorage.getItem(ZONE_KEY) || ''; } catch { /* storage refused: the default */ }
+  return ZONES.includes(z) ? z : 'task';
+}
+
+export function setZoneChoice(z) {
+  try { localStorage.setItem(ZONE_KEY, z); } catch { /* kept for this page only */ }
+}
+
+// setPageZone names the zone of the task a page shows ('' for none): what
+// times without a zone of their own are shown in under 'task'.
+export function setPageZone(tz) { pageZone = tz || ''; }
+
+// zoneOf is the zone a time is shown in: tz (a task's zone, or none) as
+// the switch turns it.
+export function zoneOf(tz) {
+  switch (zoneChoice()) {
+    case 'utc': return 'UTC';
+    case 'local': return undefined;
+    default: return tz || pageZone || undefined;
+  }
+}
+
+// zoneSwitch is the header's select; onChange re-renders the page.
+export function zoneSwitch(onChange) {
+  const local = Intl.DateTimeFormat().resolvedOptions().timeZone || 'this browser';
+  const labels = {task: "Task's zone", local: 'Yours (' + local + ')', utc: 'UTC'};
+  return h('span', {class: 'zone'}, h('label', {for: 'zone', class: 'muted small'}, 'Times in'), ' ',
+    h('select', {id: 'zone', title: "Times on every page: in the task's zone (else yours), yours, or UTC", onchange: e => {
+      setZoneChoice(e.target.value);
+      onChange();
+    }}, ZONES.map(z => h('option', {value: z, selected: zoneChoice() === z}, labels[z]))));
+}
+
+// fmtTime renders an API time in the zone the switch picks (tz is the
+// task's zone at a call site that has one), "—" for none.
 export function fmtTime(t, tz, withZone = false) {
+  return fmtIn(t, zoneOf(tz), withZone);
+}
+
+// fmtIn renders an API time in exactly tz (the viewer's when none),
+// whatever the switch: for a column that names its zone ("Your time").
+export function fmtIn(t, tz, withZone = false) {
   if (isZero(t)) return '—';
   const d = new Date(t);
   if (isNaN(d)) return String(t);
   return formatter(tz, withZone).format(d).replace(',', '');
 }
 
-// zoneName is the short name of tz at time t ("PDT", "GMT+1").
-export function zoneName(t, tz) {
+// zoneName is the short name at time t ("PDT", "GMT+1") of the zone
+// fmtTime(t, tz) uses; zoneNameIn that of exactly tz.
+export function zoneName(t, tz) { return zoneNameIn(t, zoneOf(tz)); }
+
+export function zoneNameIn(t, tz) {
   const parts = formatter(tz, true).formatToParts(new Date(t));
   return (parts.find(p => p.type === 'timeZoneName') || {}).value || '';
 }
