@@ -178,6 +178,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/tasks/{name}/abort", operator, taskR.abort},
 		{"GET /v1/tasks/{name}/calendar", reader, consoleR.taskCalendar},
 		{"GET /v1/tasks/{name}/fires", reader, consoleR.taskFires},
+		{"GET /v1/tasks/{name}/graph", reader, consoleR.taskGraph},
 		{"GET /v1/tasks/{name}/counts", reader, consoleR.taskCounts},
 		{"POST /v1/tasks/{name}/trigger", operator, instanceR.trigger},
 		{"POST /v1/tasks/{name}/submit", operator, instanceR.submit},
