@@ -1,3 +1,5 @@
+import {h} from './util.js';
+
 // lineDiff compares two texts line by line (longest common subsequence)
 // and returns [{op: ' ' | '-' | '+', text}] in order. Task definitions are
 // a few hundred lines at most, so the quadratic table is small.
@@ -20,4 +22,20 @@ export function lineDiff(a, b) {
   while (i < n) out.push({op: '-', text: x[i++]});
   while (j < m) out.push({op: '+', text: y[j++]});
   return out;
+}
+
+// diffView shows lineDiff(a, b) as the history does: added and removed
+// lines marked, unchanged ones within two lines of a change for context.
+// It returns [changed line count, the <pre>].
+export function diffView(a, b) {
+  const lines = lineDiff(a, b);
+  const changed = lines.filter(l => l.op !== ' ').length;
+  return [changed, h('pre', {class: 'code diff'}, lines.filter((l, j) => l.op !== ' ' || near(lines, j)).map(l =>
+    h('span', {class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : ''}, l.op + ' ' + l.text + '\n')))];
+}
+
+// near keeps unchanged lines within two of a change, for context.
+function near(lines, j) {
+  for (let k = Math.max(0, j - 2); k <= Math.min(lines.length - 1, j + 2); k++) if (lines[k].op !== ' ') return true;
+  return false;
 }
