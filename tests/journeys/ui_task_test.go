@@ -124,6 +124,26 @@ func TestUI_TaskPage(t *testing.T) {
 			[...cal.querySelectorAll('tbody th')].map(th => th.textContent).join(' ') === 'Sun Mon Tue Wed Thu Fri Sat' &&
 			cell.dataset.date === %q && cell.getAttribute('aria-label').includes('1 READY'); })()`, today.Format("Jan"), today.Format("2006-01-02")), 10*time.Second)
 
+	// A task in a zone whose date is not UTC's now: its instance is
+	// counted on that zone's today, and the calendar ends on that day (it
+	// ended on UTC's, the instance's day not drawn).
+	zone := "Pacific/Kiritimati" // UTC+14: tomorrow from 10:00 UTC
+	if time.Now().UTC().Hour() < 10 {
+		zone = "Pacific/Pago_Pago" // UTC-11: yesterday until 11:00 UTC
+	}
+	far := &model.Task{Name: "far", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 3 * * *", Timezone: zone}, Action: shell}
+	if _, err := adm.PutTask(ctx, far); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.Trigger(ctx, "far", model.TriggerRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	farDay := time.Now().In(mustLoc(t, zone)).Format("2006-01-02")
+	b.open(base+"/ui/#/tasks/far", `#run-calendar .day.today`)
+	b.waitJS("today in "+zone, fmt.Sprintf(`(() => { const cell = document.querySelector('#run-calendar [data-date=%q]');
+		return cell && cell.classList.contains('today') && cell.getAttribute('aria-label').includes('1 READY') &&
+			document.querySelector('#run-calendar caption').textContent.includes(%q); })()`, farDay, zone), 10*time.Second)
+
 	// Next fires, paged: 20, then 20 more equal to the API's fires 21 to
 	// 40; capped stops at its 25 runs.
 	b.open(base+"/ui/#/tasks/every5", `#fires-more`)
