@@ -116,13 +116,17 @@ func TestUI_TaskPage(t *testing.T) {
 	// The calendar of extract: weeks headed by month and day, in Berlin,
 	// today marked with today's instance.
 	today := time.Now().In(mustLoc(t, "Europe/Berlin"))
+	sunday := today.AddDate(0, 0, -int(today.Weekday())) // heads the last column
 	b.open(base+"/ui/#/tasks/extract", `#run-calendar .day.today`)
 	b.waitJS("dated calendar", fmt.Sprintf(`(() => { const cal = document.querySelector('#run-calendar');
 		const head = [...cal.querySelectorAll('thead th')].map(th => th.textContent).join('|');
 		const cell = cal.querySelector('.day.today');
+		const last = [...cal.querySelectorAll('thead th')].pop();
 		return cal.querySelector('caption').textContent.includes('Europe/Berlin') && head.includes(%q) && cal.querySelectorAll('thead th').length >= 14 &&
+			last.dataset.week === %q && last.textContent.includes('Week of ' + %q) &&
 			[...cal.querySelectorAll('tbody th')].map(th => th.textContent).join(' ') === 'Sun Mon Tue Wed Thu Fri Sat' &&
-			cell.dataset.date === %q && cell.getAttribute('aria-label').includes('1 READY'); })()`, today.Format("Jan"), today.Format("2006-01-02")), 10*time.Second)
+			cell.dataset.date === %q && cell.getAttribute('aria-label').includes('1 READY'); })()`,
+		sunday.Format("Jan"), sunday.Format("2006-01-02"), sunday.Format("Jan 2"), today.Format("2006-01-02")), 10*time.Second)
 
 	// A task in a zone whose date is not UTC's now: its instance is
 	// counted on that zone's today, and the calendar ends on that day (it

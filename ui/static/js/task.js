@@ -29,8 +29,8 @@ export async function render(main, [name], page) {
     progress,
     rollout,
     h('div', {class: 'grid'},
+      h('section', {class: 'card wide'}, h('h2', {}, 'Dependencies'), deps),
       section('Recent runs', runs),
-      section('Dependencies', deps),
       section('Next fires (' + tz + ')', fires),
       section('Calendar, last 13 weeks', cal),
       section('Definition', definition(t)),
@@ -336,7 +336,8 @@ function fireRows(list, from, f, spans) {
 // calendar draws 13 weeks of days in the task's time zone (the API
 // counts by date there), coloured by how the day's instances ended: red
 // when any failed, green when all succeeded, amber otherwise. Weeks are
-// columns headed by their Sunday's month and day, days are rows.
+// columns headed by their Sunday's day of the month, and its month where
+// it changes; days are rows.
 function calendar(c) {
   const tz = c.timezone || 'UTC';
   const days = new Map((c.days || []).map(d => [d.date, d.counts]));
@@ -350,11 +351,9 @@ function calendar(c) {
   for (let w = new Date(start); w.toISOString().slice(0, 10) <= todayKey; w.setUTCDate(w.getUTCDate() + 7)) weeks.push(new Date(w));
   const dayOf = (w, i) => new Date(Date.UTC(w.getUTCFullYear(), w.getUTCMonth(), w.getUTCDate() + i));
   const head = weeks.map((w, i) => {
-    // The month is named over its first week, and over the first column.
-    const newMonth = i === 0 || [...Array(7).keys()].some(k => dayOf(w, k).getUTCDate() === 1);
-    const label = newMonth && i > 0 ? dayOf(w, [...Array(7).keys()].find(k => dayOf(w, k).getUTCDate() === 1)) : w;
+    const newMonth = i === 0 || w.getUTCMonth() !== weeks[i - 1].getUTCMonth();
     return h('th', {scope: 'col', dataset: {week: w.toISOString().slice(0, 10)}},
-      h('span', {'aria-hidden': 'true'}, h('span', {class: 'mon'}, newMonth ? month.format(label) : '\u00a0'), h('br'), String(w.getUTCDate())),
+      h('span', {'aria-hidden': 'true'}, h('span', {class: 'mon'}, newMonth ? month.format(w) : '\u00a0'), h('br'), String(w.getUTCDate())),
       h('span', {class: 'sr'}, 'Week of ' + month.format(w) + ' ' + w.getUTCDate()));
   });
   const rows = [...Array(7).keys()].map(k => h('tr', {},
@@ -374,10 +373,10 @@ function calendar(c) {
     })));
   return [h('div', {class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Run calendar, scrollable'},
     h('table', {class: 'heat', id: 'run-calendar'},
-      h('caption', {class: 'muted small'}, 'Instances per day in ' + tz + (c.timezone ? ' (the task\'s time zone)' : '') + ', weeks from Sunday; today ' + todayKey),
+      h('caption', {class: 'muted small'}, 'Days in ' + tz + (c.timezone ? ' (the task\'s time zone)' : '')),
       h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, h('span', {class: 'sr'}, 'Day')), head)),
       h('tbody', {}, rows))),
-    h('p', {class: 'muted small'}, h('span', {class: 'day ok'}), ' all succeeded ',
+    h('p', {class: 'muted small'}, 'Weeks from Sunday; today ' + todayKey + ', outlined. ', h('span', {class: 'day ok'}), ' all succeeded ',
       h('span', {class: 'day bad'}), ' some failed ', h('span', {class: 'day warn'}), ' other ', h('span', {class: 'day none'}), ' none')];
 }
 
