@@ -186,7 +186,7 @@ func TestUI_TaskPage(t *testing.T) {
 	// A writer creates nightly from YAML: the dry run shows what would
 	// be created, the save creates it.
 	signIn("writer", writeTok, "#/tasks", "#act-new")
-	const nightlyYAML = "trigger:\n  type: cron\n  expression: \"30 1 * * *\"\n  timezone: Europe/Berlin\naction:\n  type: shell\n  command: |\n    echo nightly\n    echo done\npolicy:\n  dependsOn:\n    - extract\n  maxRetries: 2\nlabels:\n  team: data\n"
+	const nightlyYAML = "trigger:\n  type: cron\n  expression: \"30 1 * * *\"\n  timezone: Europe/Berlin\naction:\n  type: shell\n  command: |\n    echo nightly\n    echo done\npolicy:\n  dependsOn:\n    - extract\n  maxRetries: 2\nlabels:\n  team: data\nparams:\n  region:\n    enum:\n      - eu\n      - us\n    default: eu\n"
 	newTask := func(name, format, text string) {
 		t.Helper()
 		b.do("new task "+name, 20*time.Second,
@@ -207,7 +207,7 @@ func TestUI_TaskPage(t *testing.T) {
 	b.waitJS("nightly's page", `location.hash === '#/tasks/nightly' && !!document.querySelector('#dep-graph a[data-task="extract"]')`, 10*time.Second)
 	nightly, err := adm.GetTask(ctx, "nightly")
 	if err != nil || nightly.Trigger.Expression != "30 1 * * *" || nightly.Action.Command != "echo nightly\necho done\n" || nightly.Policy.MaxRetries != 2 ||
-		nightly.Labels["team"] != "data" || nightly.Version != 1 || nightly.UpdatedBy != "wendy" {
+		nightly.Labels["team"] != "data" || nightly.Version != 1 || nightly.UpdatedBy != "wendy" || len(nightly.Params["region"].Enum) != 2 {
 		t.Fatalf("nightly as the API reads it: %+v %v", nightly, err)
 	}
 
@@ -255,7 +255,10 @@ func TestUI_TaskPage(t *testing.T) {
 	b.do("save the edit", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	testkit.Eventually(t, 10*time.Second, func() error {
 		n, err := adm.GetTask(ctx, "nightly")
-		if err != nil || n.Version != 2 || n.Action.Command != "echo nightly v2\necho done\n" || n.Policy.MaxRetries != 2 {
+		// Its declared params stay (the old editor left them out of the
+		// definition it saved).
+		if err != nil || n.Version != 2 || n.Action.Command != "echo nightly v2\necho done\n" || n.Policy.MaxRetries != 2 ||
+			n.Params["region"].Default == nil || *n.Params["region"].Default != "eu" {
 			return fmt.Errorf("nightly after the edit: %+v %v", n, err)
 		}
 		return nil

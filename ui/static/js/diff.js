@@ -30,7 +30,7 @@ export function lineDiff(a, b) {
 export function diffView(a, b) {
   const lines = lineDiff(a, b);
   const changed = lines.filter(l => l.op !== ' ').length;
-  return [changed, h('pre', {class: 'code diff'}, lines.filter((l, j) => l.op !== ' ' || near(lines, j)).map(l =>
+  return [changed, h('pre', {class: 'code diff', tabindex: '0'}, lines.filter((l, j) => l.op !== ' ' || near(lines, j)).map(l =>
     h('span', {class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : ''}, l.op + ' ' + l.text + '\n')))];
 }
 
