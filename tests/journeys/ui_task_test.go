@@ -202,7 +202,6 @@ func TestUI_TaskPage(t *testing.T) {
 		[...document.querySelectorAll('#def-plan .diff .add')].some(e => e.textContent.includes('echo nightly')) &&
 		document.querySelector('dialog button[type="submit"]').textContent === 'Save'`, 10*time.Second)
 	b.checkA11y("the editor with a dry run")
-	b.shot("task-editor")
 	b.do("save nightly", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	b.waitJS("nightly's page", `location.hash === '#/tasks/nightly' && !!document.querySelector('#dep-graph a[data-task="extract"]')`, 10*time.Second)
 	nightly, err := adm.GetTask(ctx, "nightly")
@@ -252,6 +251,8 @@ func TestUI_TaskPage(t *testing.T) {
 	b.waitJS("the edit's diff", `document.querySelector('#plan-op')?.dataset.op === 'update' &&
 		[...document.querySelectorAll('#def-plan .diff .add')].some(e => e.textContent.includes('echo nightly v2')) &&
 		[...document.querySelectorAll('#def-plan .diff .del')].some(e => e.textContent.includes('echo nightly') && !e.textContent.includes('v2'))`, 10*time.Second)
+	evalJS[chromedp.Void](b, `document.querySelector('#def-plan').scrollIntoView({block: 'end'})`)
+	b.shot("task-editor")
 	b.do("save the edit", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	testkit.Eventually(t, 10*time.Second, func() error {
 		n, err := adm.GetTask(ctx, "nightly")
