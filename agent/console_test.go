@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +88,7 @@ func TestAgent_ConsoleReads(t *testing.T) {
 		t.Errorf("calendar %+v, want today %s", cal, today)
 	}
 
-	fires, err := a.console.TaskFires(ctx, "job", 400)
+	fires, err := a.console.TaskFires(ctx, "job", 400, live.FireCursor{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,14 @@ func TestAgent_ConsoleReads(t *testing.T) {
 	if len(fires.Fires) != 400 || changes < 1 {
 		t.Errorf("%d fires, %d offset changes; want 400 fires over a year, with DST changes", len(fires.Fires), changes)
 	}
-	if _, err := a.console.TaskFires(ctx, "nope", 1); !errors.Is(err, model.ErrNotFound) {
+	// Paged: two pages, the second after the first's last fire, are the
+	// same fires as one page (DST flags included).
+	p1, err1 := a.console.TaskFires(ctx, "job", 150, live.FireCursor{})
+	p2, err2 := a.console.TaskFires(ctx, "job", 250, live.FireCursor{After: p1.Fires[149].Time.Time, Shown: 150})
+	if err1 != nil || err2 != nil || !reflect.DeepEqual(append(p1.Fires, p2.Fires...), fires.Fires) {
+		t.Errorf("150 + 250 fires paged (%v, %v) differ from 400 at once", err1, err2)
+	}
+	if _, err := a.console.TaskFires(ctx, "nope", 1, live.FireCursor{}); !errors.Is(err, model.ErrNotFound) {
 		t.Errorf("fires of a missing task: %v, want not found", err)
 	}
 }
@@ -114,4 +123,70 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// TestAgent_TaskGraph: the graph of a task follows dependsOn, onSuccess
+// and onFailure both ways up to the depth asked for, each node with its
+// newest instance, and says when it left tasks out.
+func TestAgent_TaskGraph(t *testing.T) {
+	a := startAgent(t)
+	ctx := context.Background()
+	c := api.Caller{Actor: "tester"}
+	put := func(name string, p model.Policy) {
+		t.Helper()
+		task := &model.Task{Name: name, Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 3 * * *"},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: p}
+		if _, err := a.tasks.PutTask(ctx, c, task, api.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("ingest", model.Policy{})
+	put("page", model.Policy{})
+	put("extract", model.Policy{DependsOn: []string{"ingest"}, OnFailure: []string{"page"}})
+	put("report", model.Policy{})
+	put("transform", model.Policy{DependsOn: []string{"extract"}, OnSuccess: []model.Chain{{Task: "report"}}})
+	put("load", model.Policy{DependsOn: []string{"transform"}})
+	put("alone", model.Policy{})
+	in, err := a.tasks.Trigger(ctx, c, "extract", model.TriggerRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type node struct {
+		Name  string
+		Level int
+	}
+	for _, tt := range []struct {
+		depth     int
+		nodes     []node
+		edges     int
+		truncated bool
+	}{
+		{1, []node{{"extract", -1}, {"transform", 0}, {"load", 1}, {"report", 1}}, 3, true},
+		{3, []node{{"ingest", -2}, {"extract", -1}, {"transform", 0}, {"load", 1}, {"report", 1}}, 4, false},
+	} {
+		g, err := a.console.TaskGraph(ctx, "transform", tt.depth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []node
+		for _, n := range g.Nodes {
+			got = append(got, node{n.Name, n.Level})
+			if (n.Name == "extract") != (n.LastRun != nil) || n.LastRun != nil && n.LastRun.ID != in.ID {
+				t.Errorf("depth %d: node %+v: only extract has a newest instance, %s", tt.depth, n, in.ID)
+			}
+		}
+		if !reflect.DeepEqual(got, tt.nodes) || len(g.Edges) != tt.edges || g.Truncated != tt.truncated {
+			t.Errorf("depth %d: nodes %v, edges %+v, truncated %v; want %v, %d edges, truncated %v", tt.depth, got, g.Edges, g.Truncated, tt.nodes, tt.edges, tt.truncated)
+		}
+	}
+	g, err := a.console.TaskGraph(ctx, "extract", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(g.Edges, live.GraphEdge{From: "extract", To: "page", Kind: "onFailure"}) {
+		t.Errorf("extract's graph %+v lacks its onFailure edge to page", g)
+	}
+	if _, err := a.console.TaskGraph(ctx, "nope", 1); !errors.Is(err, model.ErrNotFound) {
+		t.Errorf("graph of a missing task: %v, want not found", err)
+	}
 }

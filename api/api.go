@@ -1,12 +1,8 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/api/pages"
-	"github.com/ax-scheduler/ax/internal/jsonpath"
+	"github.com/ax-scheduler/ax/internal/strictjson"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -183,6 +179,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/tasks/{name}/abort", operator, taskR.abort},
 		{"GET /v1/tasks/{name}/calendar", reader, consoleR.taskCalendar},
 		{"GET /v1/tasks/{name}/fires", reader, consoleR.taskFires},
+		{"GET /v1/tasks/{name}/graph", reader, consoleR.taskGraph},
 		{"GET /v1/tasks/{name}/counts", reader, consoleR.taskCounts},
 		{"POST /v1/tasks/{name}/trigger", operator, instanceR.trigger},
 		{"POST /v1/tasks/{name}/submit", operator, instanceR.submit},
@@ -394,40 +391,14 @@ func caller(r *http.Request) (Caller, error) {
 	return c, nil
 }
 
-var errTrailing = errors.New("trailing data")
-
-// decode reads one JSON value into v, rejecting unknown fields. An unknown
-// field is reported with its full path ("trigger.bogus"), which
-// encoding/json leaves out of its error.
+// decode reads one JSON value into v, rejecting unknown fields
+// (strictjson: an error names the field by its full path).
 func decode(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return decodeError(err)
+		return strictjson.Error(err)
 	}
-	return decodeBytes(body, v)
-}
-
-// decodeBytes is decode for a body already read.
-func decodeBytes(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		me := decodeError(err)
-		if jsonpath.IsUnknownField(err) {
-			if p := jsonpath.UnknownFieldPath(body, reflect.TypeOf(v)); p != "" {
-				me.Field = p
-				me.Message = "unknown field " + strconv.Quote(p)
-			}
-		}
-		return me
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return decodeError(err)
-		}
-		return decodeError(errTrailing)
-	}
-	return nil
+	return strictjson.Decode(body, v)
 }
 
 func pathName(r *http.Request, key string) (string, error) {

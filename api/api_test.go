@@ -40,6 +40,7 @@ type call struct {
 	N         int              // days, fires or runs of a console read
 	Counts    live.CountFilter // TaskCounts
 	Put       api.PutOptions   // PutTask, PlanTask
+	Cursor    live.FireCursor  // TaskFires
 	Rerun     model.RerunRequest
 }
 
@@ -84,6 +85,7 @@ type fakeBackend struct {
 	Summaries *live.TaskSummaryList
 	Calendar  *live.TaskCalendar
 	Fires     *live.TaskFires
+	Graph     *live.TaskGraph
 	CountsV   *live.InstanceCounts
 	ChannelsV *channel.List
 }

@@ -285,7 +285,7 @@ func TestServer_RouteRoles(t *testing.T) {
 		"GET /healthz": api.AccessOpen, "GET /livez": api.AccessOpen, "GET /v1/openapi.json": api.AccessOpen,
 		"GET /metrics": "reader", "GET /v1/tasks": "reader", "GET /v1/tasks/{name}": "reader",
 		"GET /v1/tasks/{name}/history": "reader", "GET /v1/tasks/{name}/events": "reader",
-		"GET /v1/tasks/{name}/calendar": "reader", "GET /v1/tasks/{name}/fires": "reader",
+		"GET /v1/tasks/{name}/calendar": "reader", "GET /v1/tasks/{name}/fires": "reader", "GET /v1/tasks/{name}/graph": "reader",
 		"GET /v1/tasks/{name}/counts": "reader", "GET /v1/overview": "reader", "GET /v1/tasks/{name}/rollout": "reader",
 		"GET /v1/instances": "reader", "GET /v1/instances/{id}": "reader", "GET /v1/instances/{id}/log": "reader", "GET /v1/instances/{id}/shards": "reader",
 		"GET /v1/instances/{id}/result": "reader",

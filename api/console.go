@@ -32,9 +32,30 @@ func (s consoleRoutes) taskCalendar(w http.ResponseWriter, r *http.Request) {
 		})
 }
 
+// taskFires serves GET /v1/tasks/{name}/fires?n=&cursor=: a page of n
+// fire times, and the cursor of the next page when there are more (one
+// more is asked for to know).
 func (s consoleRoutes) taskFires(w http.ResponseWriter, r *http.Request) {
+	from, err := live.ParseFireCursor(r.URL.Query().Get("cursor"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	s.taskIntRead(w, r, "n", defaultFires, maxFires,
-		func(ctx contextT, name string, n int) (any, error) { return s.b.console.TaskFires(ctx, name, n) })
+		func(ctx contextT, name string, n int) (any, error) {
+			f, err := s.b.console.TaskFires(ctx, name, n+1, from)
+			if err != nil || len(f.Fires) <= n {
+				return f, err
+			}
+			f.Fires = f.Fires[:n]
+			return firesPage{f, live.FireCursor{After: f.Fires[n-1].Time.Time, Shown: from.Shown + n}.String()}, nil
+		})
+}
+
+// firesPage is a page of fires that has a next one.
+type firesPage struct {
+	*live.TaskFires
+	NextCursor string `json:"nextCursor"`
 }
 
 // taskIntRead serves a read of one task that takes the integer query

@@ -19,8 +19,12 @@ type ConsoleBackend interface {
 	// TaskCalendar counts a task's instances by state per scheduled date
 	// (in the task's timezone) over the last days days.
 	TaskCalendar(ctx context.Context, name string, days int) (*live.TaskCalendar, error)
-	// TaskFires returns the task's next n fire times from now.
-	TaskFires(ctx context.Context, name string, n int) (*live.TaskFires, error)
+	// TaskFires returns the task's next n fire times from now, or
+	// after the cursor's fire time when it is set.
+	TaskFires(ctx context.Context, name string, n int, from live.FireCursor) (*live.TaskFires, error)
+	// TaskGraph links the task to the tasks it runs after and before, up
+	// to depth links away each way.
+	TaskGraph(ctx context.Context, name string, depth int) (*live.TaskGraph, error)
 	// TaskCounts counts a task's instances by state, selected by f.
 	TaskCounts(ctx context.Context, name string, f live.CountFilter) (*live.InstanceCounts, error)
 }

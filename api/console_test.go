@@ -30,9 +30,14 @@ func (f fakeConsole) TaskCalendar(ctx context.Context, name string, days int) (*
 	return answer(f.fakeBackend, f.Calendar, &live.TaskCalendar{Task: name, Days: []live.CalendarDay{}})
 }
 
-func (f fakeConsole) TaskFires(ctx context.Context, name string, n int) (*live.TaskFires, error) {
-	f.record(ctx, call{Method: "TaskFires", Name: name, N: n})
+func (f fakeConsole) TaskFires(ctx context.Context, name string, n int, from live.FireCursor) (*live.TaskFires, error) {
+	f.record(ctx, call{Method: "TaskFires", Name: name, N: n, Cursor: from})
 	return answer(f.fakeBackend, f.Fires, &live.TaskFires{Fires: []live.FirePreview{}})
+}
+
+func (f fakeConsole) TaskGraph(ctx context.Context, name string, depth int) (*live.TaskGraph, error) {
+	f.record(ctx, call{Method: "TaskGraph", Name: name, N: depth})
+	return answer(f.fakeBackend, f.Graph, &live.TaskGraph{Task: name, Depth: depth})
 }
 
 func (f fakeConsole) TaskCounts(ctx context.Context, name string, flt live.CountFilter) (*live.InstanceCounts, error) {
@@ -172,8 +177,13 @@ func TestServer_ConsoleReads(t *testing.T) {
 		{"summary=false lists", "/v1/tasks?summary=false", []call{{Method: "ListTasks"}}},
 		{"calendar default", "/v1/tasks/daily/calendar", []call{{Method: "TaskCalendar", Name: "daily", N: 90}}},
 		{"calendar 400 days", "/v1/tasks/daily/calendar?days=400", []call{{Method: "TaskCalendar", Name: "daily", N: 400}}},
-		{"fires default", "/v1/tasks/daily/fires", []call{{Method: "TaskFires", Name: "daily", N: 20}}},
-		{"fires 200 consistent", "/v1/tasks/daily/fires?n=200&consistent=true", []call{{Method: "TaskFires", Name: "daily", N: 200}}},
+		// One fire more than asked for: it says whether there is a next page.
+		{"fires default", "/v1/tasks/daily/fires", []call{{Method: "TaskFires", Name: "daily", N: 21}}},
+		{"fires 200 consistent", "/v1/tasks/daily/fires?n=200&consistent=true", []call{{Method: "TaskFires", Name: "daily", N: 201}}},
+		{"fires after a cursor", "/v1/tasks/daily/fires?n=5&cursor=1795000000000000000.40",
+			[]call{{Method: "TaskFires", Name: "daily", N: 6, Cursor: live.FireCursor{After: time.Unix(0, 1795000000000000000).UTC(), Shown: 40}}}},
+		{"graph default", "/v1/tasks/daily/graph", []call{{Method: "TaskGraph", Name: "daily", N: 3}}},
+		{"graph depth 10", "/v1/tasks/daily/graph?depth=10", []call{{Method: "TaskGraph", Name: "daily", N: 10}}},
 		{"counts", "/v1/tasks/daily/counts", []call{{Method: "TaskCounts", Name: "daily"}}},
 		{"counts filtered", "/v1/tasks/daily/counts?source=backfill&from=2026-01-02T03:04:05Z&to=2026-02-02T00:00:00Z",
 			[]call{{Method: "TaskCounts", Name: "daily", Counts: live.CountFilter{Source: model.SourceBackfill, From: from, To: to}}}},
@@ -190,6 +200,42 @@ func TestServer_ConsoleReads(t *testing.T) {
 			}
 			if got := fb.Calls(); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("backend calls:\ngot  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServer_FiresPaged: a page of fires that has more after it carries
+// the cursor of the next page (the last fire's time and the count listed
+// so far), and the last page none.
+func TestServer_FiresPaged(t *testing.T) {
+	fires := make([]live.FirePreview, 4)
+	for i := range fires {
+		fires[i].Time = model.UnixMilli(1_795_000_000_000 + int64(i)*60_000)
+	}
+	for _, tt := range []struct {
+		name, path string
+		answer     int
+		want       int
+		cursor     string
+	}{
+		{"more", "/v1/tasks/daily/fires?n=3", 4, 3, "1795000120000000000.3"},
+		{"more after a cursor", "/v1/tasks/daily/fires?n=3&cursor=1794999940000000000.7", 4, 3, "1795000120000000000.10"},
+		{"last page", "/v1/tasks/daily/fires?n=3", 3, 3, ""},
+		{"short last page", "/v1/tasks/daily/fires?n=5", 2, 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fb := &fakeBackend{Fires: &live.TaskFires{Timezone: "UTC", Fires: fires[:tt.answer]}}
+			rec := serve(t, api.Config{}, fb, getReq(tt.path))
+			var got struct {
+				Fires      []live.FirePreview `json:"fires"`
+				NextCursor *string            `json:"nextCursor"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+				t.Fatalf("status %d, %v (body %s)", rec.Code, err, rec.Body)
+			}
+			if len(got.Fires) != tt.want || (got.NextCursor == nil) != (tt.cursor == "") || got.NextCursor != nil && *got.NextCursor != tt.cursor {
+				t.Errorf("got %d fires, cursor %v; want %d, %q (body %s)", len(got.Fires), got.NextCursor, tt.want, tt.cursor, rec.Body)
 			}
 		})
 	}
@@ -218,6 +264,12 @@ func TestServer_ConsoleBadInput(t *testing.T) {
 		{"fires n 201", "/v1/tasks/daily/fires?n=201", "n"},
 		{"fires bad name", "/v1/tasks/-d/fires", "name"},
 		{"fires consistent=maybe", "/v1/tasks/daily/fires?consistent=maybe", "consistent"},
+		{"fires cursor not one", "/v1/tasks/daily/fires?cursor=abc", "cursor"},
+		{"fires cursor without count", "/v1/tasks/daily/fires?cursor=1795000000000000000", "cursor"},
+		{"fires cursor count 0", "/v1/tasks/daily/fires?cursor=1795000000000000000.0", "cursor"},
+		{"graph depth 0", "/v1/tasks/daily/graph?depth=0", "depth"},
+		{"graph depth 11", "/v1/tasks/daily/graph?depth=11", "depth"},
+		{"graph bad name", "/v1/tasks/-d/graph", "name"},
 		{"counts unknown source", "/v1/tasks/daily/counts?source=manual", "source"},
 		{"counts bad from", "/v1/tasks/daily/counts?from=yesterday", "from"},
 		{"counts bad to", "/v1/tasks/daily/counts?to=2026-01-02", "to"},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
@@ -73,44 +72,7 @@ func writeBody(w http.ResponseWriter, code int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// decodeError turns a JSON decoding error into an invalid_argument error
-// naming the field.
-func decodeError(err error) *model.Error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return &model.Error{Code: model.CodeTooLarge, Message: "request body larger than " + itoa(mbe.Limit) + " bytes"}
-	}
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		field := ute.Field
-		msg := "cannot use " + ute.Value
-		if !strings.Contains(ute.Value, "(want") {
-			msg += " as " + ute.Type.String()
-		}
-		return &model.Error{Code: model.CodeInvalid, Field: field, Message: msg}
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return &model.Error{Code: model.CodeInvalid, Message: "malformed JSON at byte " + itoa(se.Offset) + ": " + se.Error()}
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return &model.Error{Code: model.CodeInvalid, Field: f, Message: "unknown field " + strconv.Quote(f)}
-	}
-	if errors.Is(err, errTrailing) {
-		return &model.Error{Code: model.CodeInvalid, Message: "request body holds more than one JSON value"}
-	}
-	if msg == "EOF" {
-		return &model.Error{Code: model.CodeInvalid, Message: "request body is empty; a JSON object is required"}
-	}
-	return &model.Error{Code: model.CodeInvalid, Message: "bad JSON: " + strings.TrimPrefix(msg, "json: ")}
-}
-
-func itoa(v int64) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // reply returns a function that writes a handler's result: the value as
 // JSON with 200, or the error with its status. Use it as

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/ax-scheduler/ax/internal/strictjson"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -55,7 +56,7 @@ func (s instanceRoutes) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, decodeError(err))
+		writeError(w, strictjson.Error(err))
 		return
 	}
 	var reqs []model.SubmitRequest
@@ -64,7 +65,7 @@ func (s instanceRoutes) submit(w http.ResponseWriter, r *http.Request) {
 		reqs, err = decodeBatch(body)
 	} else {
 		var one model.SubmitRequest
-		err = decodeBytes(body, &one)
+		err = strictjson.Decode(body, &one)
 		reqs = []model.SubmitRequest{one}
 	}
 	if err != nil {
@@ -102,7 +103,7 @@ func decodeBatch(body []byte) ([]model.SubmitRequest, error) {
 	// Fast path: a valid array decodes in one pass. Only a bad one is
 	// decoded again element by element, to name the element at fault.
 	var reqs []model.SubmitRequest
-	if decodeBytes(body, &reqs) == nil {
+	if strictjson.Decode(body, &reqs) == nil {
 		switch {
 		case len(reqs) == 0:
 			return nil, model.FieldErrorf("", "empty array: nothing to submit")
@@ -112,7 +113,7 @@ func decodeBatch(body []byte) ([]model.SubmitRequest, error) {
 		return reqs, nil
 	}
 	var raw []json.RawMessage
-	if err := decodeBytes(body, &raw); err != nil {
+	if err := strictjson.Decode(body, &raw); err != nil {
 		return nil, err
 	}
 	if len(raw) == 0 {
@@ -123,7 +124,7 @@ func decodeBatch(body []byte) ([]model.SubmitRequest, error) {
 	}
 	reqs = make([]model.SubmitRequest, len(raw))
 	for i, el := range raw {
-		if err := decodeBytes(el, &reqs[i]); err != nil {
+		if err := strictjson.Decode(el, &reqs[i]); err != nil {
 			var me *model.Error
 			if !errors.As(err, &me) {
 				return nil, err

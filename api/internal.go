@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ax-scheduler/ax/internal/strictjson"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/member"
 )
@@ -116,7 +117,7 @@ func (in *Internal) Mount(public http.Handler) http.Handler {
 func (in *Internal) applyForwarded(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, decodeError(err))
+		writeError(w, strictjson.Error(err))
 		return
 	}
 	out, err := in.b.ApplyForwarded(r.Context(), body)

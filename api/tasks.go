@@ -3,11 +3,14 @@ package api
 import (
 	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/ax-scheduler/ax/api/visible"
+	"github.com/ax-scheduler/ax/internal/strictjson"
+	"github.com/ax-scheduler/ax/internal/yamljson"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -26,11 +29,15 @@ func (s taskRoutes) putTask(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, decodeError(err))
+		writeError(w, strictjson.Error(err))
+		return
+	}
+	if body, err = yamlBody(r, body); err != nil {
+		writeError(w, err)
 		return
 	}
 	var t model.Task
-	if err := decodeBytes(body, &t); err != nil {
+	if err := strictjson.Decode(body, &t); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -39,7 +46,7 @@ func (s taskRoutes) putTask(w http.ResponseWriter, r *http.Request) {
 	var set struct {
 		Paused *bool `json:"paused"`
 	}
-	_ = json.Unmarshal(body, &set) // decodeBytes has judged the body
+	_ = json.Unmarshal(body, &set) // strictjson.Decode has judged the body
 	opts := PutOptions{KeepPaused: set.Paused == nil}
 	if t.Name == "" {
 		t.Name = name
@@ -63,6 +70,21 @@ func (s taskRoutes) putTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w)(s.b.tasks.PutTask(r.Context(), c, &t, opts))
+}
+
+// yamlBody converts a YAML body (Content-Type application/yaml, as the
+// console sends a definition written in YAML) to JSON as ax task apply
+// does; any other body is returned as it is.
+func yamlBody(r *http.Request, body []byte) ([]byte, error) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "application/yaml" && mt != "application/x-yaml" && mt != "text/yaml" {
+		return body, nil
+	}
+	j, err := yamljson.Document(body)
+	if err != nil {
+		return nil, &model.Error{Code: model.CodeInvalid, Message: "bad YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	return j, nil
 }
 
 func (s taskRoutes) deleteTask(w http.ResponseWriter, r *http.Request) {

@@ -165,7 +165,7 @@ func (c *dayCache) of(ms int64, loc *time.Location) string {
 // this node's clock, as the trigger package computes them, no more than
 // the task's maxRuns leaves (paused tasks too; none for event triggers),
 // and why there are none when its trigger completed.
-func (c *Console) TaskFires(ctx context.Context, name string, n int) (*live.TaskFires, error) {
+func (c *Console) TaskFires(ctx context.Context, name string, n int, from live.FireCursor) (*live.TaskFires, error) {
 	t, err := c.state.GetTask(name)
 	if err != nil {
 		return nil, err
@@ -178,10 +178,14 @@ func (c *Console) TaskFires(ctx context.Context, name string, n int) (*live.Task
 		return out, nil // no fire times (an event trigger; a once trigger not resolved)
 	}
 	if left := trigger.RunsLeft(t.Trigger.MaxRuns, t.Runs); left >= 0 {
-		n = min(n, left)
+		n = max(min(n, left-from.Shown), 0)
 	}
-	_, prev := now.In(loc).Zone()
-	for _, ft := range trigger.NextN(sc, now, n) {
+	after := now
+	if !from.After.IsZero() { // a later page: the fires after the last one listed
+		after = from.After
+	}
+	_, prev := after.In(loc).Zone()
+	for _, ft := range trigger.NextN(sc, after, n) {
 		local := ft.In(loc)
 		zone, off := local.Zone()
 		out.Fires = append(out.Fires, live.FirePreview{Time: model.Time{Time: ft.UTC()}, Local: local.Format(time.RFC3339),

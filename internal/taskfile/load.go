@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ax-scheduler/ax/internal/yamljson"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -404,7 +404,7 @@ func yamlDoc(file string, doc, item int, n *yaml.Node) (Doc, error) {
 	if err := n.Decode(&v); err != nil {
 		return d, yamlError(file, doc, n.Line, err)
 	}
-	j, err := jsonValue(v, "")
+	j, err := yamljson.Value(v, "")
 	if err != nil {
 		return d, fmt.Errorf("%s: %v", d.pos(), err)
 	}
@@ -412,68 +412,6 @@ func yamlDoc(file string, doc, item int, n *yaml.Node) (Doc, error) {
 		return d, fmt.Errorf("%s: %v", d.pos(), err)
 	}
 	return d, nil
-}
-
-// jsonValue turns a value decoded from YAML into one encoding/json can
-// encode: mappings with string keys (a number or boolean key is written
-// as its text, as kubectl does), and no infinite or NaN floats.
-func jsonValue(v any, path string) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			j, err := jsonValue(e, joinPath(path, k))
-			if err != nil {
-				return nil, err
-			}
-			x[k] = j
-		}
-		return x, nil
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			var ks string
-			switch k.(type) {
-			case string, int, int64, uint64, float64, bool:
-				ks = fmt.Sprint(k)
-			default:
-				return nil, fmt.Errorf("%s: a mapping key must be a string, got %T", orTop(path), k)
-			}
-			j, err := jsonValue(e, joinPath(path, ks))
-			if err != nil {
-				return nil, err
-			}
-			out[ks] = j
-		}
-		return out, nil
-	case []any:
-		for i, e := range x {
-			j, err := jsonValue(e, path+"["+strconv.Itoa(i)+"]")
-			if err != nil {
-				return nil, err
-			}
-			x[i] = j
-		}
-		return x, nil
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, fmt.Errorf("%s: %v is not a JSON number", orTop(path), x)
-		}
-	}
-	return v, nil
-}
-
-func joinPath(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
-
-func orTop(path string) string {
-	if path == "" {
-		return "the document"
-	}
-	return path
 }
 
 // prepareDoc checks a definition's name and drops the server's fields

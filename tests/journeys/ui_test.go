@@ -635,10 +635,12 @@ func TestUI_Console(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#act-edit")))
 	b.do("edit", 20*time.Second,
 		chromedp.Click(chromedp.CSS("#act-edit")),
-		chromedp.WaitVisible(chromedp.CSS("#edit-json")))
+		chromedp.WaitVisible(chromedp.CSS("#task-def")),
+		chromedp.Click(chromedp.CSS(`input[name="fmt"][value="json"]`)))
 	b.checkA11y("the edit dialog")
-	evalJS[chromedp.Void](b, `(() => { const ta = document.querySelector('#edit-json'); const d = JSON.parse(ta.value); d.labels.team = 'analytics'; ta.value = JSON.stringify(d, null, 2); })()`)
-	b.do("save", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	evalJS[chromedp.Void](b, `(() => { const ta = document.querySelector('#task-def'); const d = JSON.parse(ta.value); d.labels.team = 'analytics'; ta.value = JSON.stringify(d, null, 2); })()`)
+	b.do("dry run, then save", 20*time.Second, chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#plan-op")),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	b.waitJS("the new version's diff", `[...document.querySelectorAll('.diff .add')].some(e => e.textContent.includes('"team": "analytics"'))`, 10*time.Second)
 	got, err := adm.GetTask(ctx, "report")
 	if err != nil || got.Labels["team"] != "analytics" || got.Version != 2 {

@@ -34,13 +34,17 @@ function headers(extra) {
 }
 
 // api calls the API: api('/v1/tasks'), api('/v1/tasks/x/pause', {method:
-// 'POST'}), api(path, {method: 'PUT', body: obj}). It resolves to the
+// 'POST'}), api(path, {method: 'PUT', body: obj}) or {method: 'PUT', text,
+// type: 'application/yaml'}. It resolves to the
 // decoded answer and rejects with an ApiError.
 export async function api(path, opts = {}) {
   const init = {method: opts.method || 'GET', headers: headers(), signal: opts.signal};
   if (opts.body !== undefined) {
     init.body = JSON.stringify(opts.body);
     init.headers['Content-Type'] = 'application/json';
+  } else if (opts.text !== undefined) { // a body as written, of opts.type
+    init.body = opts.text;
+    init.headers['Content-Type'] = opts.type;
   }
   if (init.method !== 'GET') init.headers['Idempotency-Key'] = opts.key || newKey();
   let res;

@@ -7,7 +7,7 @@
 import {api} from './api.js';
 import {showError} from './notice.js';
 import {h, fill, fmtTime, ago, qs} from './util.js';
-import {definitionText, changedLines} from './diff.js';
+import {definitionText, diffView} from './diff.js';
 
 const PAGE = 50;
 
@@ -37,14 +37,11 @@ export async function render(main, _, page) {
 
 function entry(e, open) {
   const task = encodeURIComponent(e.task);
-  const lines = e.previous ? changedLines(definitionText(e.previous), definitionText(e.definition)) : [];
+  const [changed, view] = e.previous ? diffView(definitionText(e.previous), definitionText(e.definition)) : [0, null];
   let what;
   if (!e.previous) what = h('span', {class: 'muted small'}, e.op === 'create' ? 'created' : 'no earlier version kept');
-  else if (!lines.length) what = h('span', {class: 'muted small'}, e.op === 'pause' || e.op === 'resume' ? e.op + 'd' : 'no change to the definition');
-  else {
-    what = h('details', {open}, h('summary', {}, lines.filter(l => l.op !== ' ').length + ' changed lines (v' + (e.version - 1) + ' → v' + e.version + ')'),
-      h('pre', {class: 'code diff'}, lines.map(l => h('span', {class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : ''}, l.op + ' ' + l.text + '\n'))));
-  }
+  else if (!changed) what = h('span', {class: 'muted small'}, e.op === 'pause' || e.op === 'resume' ? e.op + 'd' : 'no change to the definition');
+  else what = h('details', {open}, h('summary', {}, changed + ' changed lines (v' + (e.version - 1) + ' → v' + e.version + ')'), view);
   return h('li', {dataset: {task: e.task, version: String(e.version), op: e.op}},
     h('div', {class: 'row wrap'},
       h('a', {href: '#/tasks/' + task, class: 'mono task', title: 'The task\'s page, with its history'}, e.task), h('strong', {}, 'v' + e.version + ' ' + e.op),

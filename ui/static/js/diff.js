@@ -1,3 +1,5 @@
+import {h} from './util.js';
+
 // lineDiff compares two texts line by line (longest common subsequence)
 // and returns [{op: ' ' | '-' | '+', text}] in order. Task definitions are
 // a few hundred lines at most, so the quadratic table is small.
@@ -32,9 +34,19 @@ export function definitionText(task) {
 
 // changedLines diffs two texts and keeps each change with two lines of
 // context around it: [] when they are the same.
-export function changedLines(a, b) {
+function changedLines(a, b) {
   const all = lineDiff(a, b);
   const keep = new Uint8Array(all.length);
   all.forEach((l, i) => { if (l.op !== ' ') for (let k = Math.max(0, i - 2); k <= Math.min(all.length - 1, i + 2); k++) keep[k] = 1; });
   return all.some(l => l.op !== ' ') ? all.filter((_, i) => keep[i]) : [];
+}
+
+// diffView shows lineDiff(a, b) as the history does: added and removed
+// lines marked, unchanged ones within two lines of a change for context.
+// It returns [changed line count, the <pre>].
+export function diffView(a, b) {
+  const lines = changedLines(a, b);
+  const changed = lines.filter(l => l.op !== ' ').length;
+  return [changed, h('pre', {class: 'code diff', tabindex: '0'}, lines.map(l =>
+    h('span', {class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : ''}, l.op + ' ' + l.text + '\n')))];
 }

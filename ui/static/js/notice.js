@@ -28,9 +28,14 @@ export function errText(err) {
   return err instanceof ApiError ? err.text() : String((err && err.message) || err);
 }
 
+// KEEP, answered by a dialog's submit, keeps the dialog open (a step
+// before the last: a dry run shown before the save).
+export const KEEP = Symbol('keep the dialog open');
+
 // dialog opens a modal form. body is the form's fields; submit(form) runs
 // on submit and may throw an ApiError, which is shown in the dialog (the
-// dialog stays open); it resolves to submit's result, or null when closed.
+// dialog stays open, as it does when submit answers KEEP); it resolves to
+// submit's result, or null when closed.
 export function dialog(title, body, submitLabel, submit, {danger = false} = {}) {
   return new Promise(resolve => {
     const msg = h('p', {class: 'error', role: 'alert'});
@@ -47,7 +52,8 @@ export function dialog(title, body, submitLabel, submit, {danger = false} = {}) 
       msg.textContent = '';
       try {
         result = await submit(form);
-        d.close();
+        if (result === KEEP) result = null;
+        else d.close();
       } catch (err) {
         msg.textContent = errText(err);
       } finally {

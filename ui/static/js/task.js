@@ -5,8 +5,10 @@ import {api, can, stream} from './api.js';
 import {showError, dialog} from './notice.js';
 import {h, fill, section, table, fmtTime, fmtIn, zoneName, zoneNameIn, setPageZone, ago, between, badge, triggerText, windowText, throttle, localInput, isZero} from './util.js';
 import {strip} from './tasks.js';
-import {lineDiff} from './diff.js';
+import {lineDiff, diffView, definitionText} from './diff.js';
 import {alertTable} from './alerts.js';
+import {openEditor} from './editor.js';
+import {graphView} from './graph.js';
 
 export async function render(main, [name], page) {
   const base = '/v1/tasks/' + encodeURIComponent(name);
@@ -17,7 +19,7 @@ export async function render(main, [name], page) {
   setPageZone(tz); // times without a zone of their own (the backfill banner) in the task's, as the table beside it
   const runs = h('div', {});
   const progress = h('div', {id: 'backfill-progress'});
-  const fires = h('div', {}), cal = h('div', {}), hist = h('div', {}), events = h('div', {}), alerts = h('div', {id: 'task-alerts'});
+  const fires = h('div', {id: 'next-fires'}), cal = h('div', {}), deps = h('div', {id: 'deps'}), hist = h('div', {}), events = h('div', {}), alerts = h('div', {id: 'task-alerts'});
   const rollout = h('div', {id: 'rollout'});
 
   main.append(
@@ -28,6 +30,7 @@ export async function render(main, [name], page) {
     progress,
     rollout,
     h('div', {class: 'grid'},
+      h('section', {class: 'card wide'}, h('h2', {}, 'Dependencies'), deps),
       section('Recent runs', runs),
       section('Next fires (' + tz + ')', fires),
       section('Calendar, last 13 weeks', cal),
@@ -61,7 +64,8 @@ export async function render(main, [name], page) {
     // that cannot list them still shows the fires.
     Promise.all([api(base + '/fires?n=20', {signal: page.signal}),
       api('/v1/windows', {signal: page.signal}).catch(err => { if (err.name === 'AbortError') throw err; return {windows: []}; })])
-      .then(([f, w]) => fill(fires, nextFires(f, t, holds(w.windows || [], t.name)))),
+      .then(([f, w]) => fill(fires, nextFires(f, t, holds(w.windows || [], t.name), base))),
+    api(base + '/graph', {signal: page.signal}).then(g => fill(deps, graphView(g))),
     api(base + '/calendar?days=91', {signal: page.signal}).then(c => fill(cal, calendar(c))),
     Promise.all([api(base + '/history', {signal: page.signal}),
       api(base + '/rollout', {signal: page.signal}).catch(err => { if (err.status === 404) return null; throw err; })])
@@ -89,7 +93,7 @@ function actions(t, base, progress) {
     }
   }
   if (can('writer')) {
-    out.push(h('button', {id: 'act-edit', onclick: () => editDialog(t, base)}, 'Edit'));
+    out.push(h('button', {id: 'act-edit', onclick: () => openEditor(t)}, 'Edit'));
     out.push(h('button', {class: 'danger', id: 'act-delete', onclick: () => deleteDialog(t, base)}, 'Delete'));
   }
   return h('div', {class: 'row wrap actions'}, out);
@@ -219,22 +223,6 @@ function watchBackfill(base, req, res, box) {
   tick();
 }
 
-function editDialog(t, base) {
-  // Paused is operational state, not definition: a save without it leaves
-  // the task paused or active as it is (the API's rule).
-  const def = {name: t.name, trigger: t.trigger, action: t.action, policy: t.policy, labels: t.labels, version: t.version};
-  const ta = h('textarea', {id: 'edit-json', rows: 20, spellcheck: 'false', 'aria-label': 'Task definition (JSON)'});
-  ta.value = JSON.stringify(def, null, 2);
-  dialog('Edit ' + t.name, h('div', {}, h('p', {class: 'muted'}, 'Saved only if nobody changed the task since you opened it (version ' + t.version + '). ' +
-    'Paused is not part of the definition: the save leaves the task ' + (t.paused ? 'paused' : 'active') + ' (add "paused" to change it).'), ta), 'Save', async () => {
-    let body;
-    try { body = JSON.parse(ta.value); } catch (err) { throw new Error('not valid JSON: ' + err.message); }
-    const res = await api(base, {method: 'PUT', body});
-    window.dispatchEvent(new HashChangeEvent('hashchange'));
-    return res;
-  });
-}
-
 function deleteDialog(t, base) {
   const input = h('input', {id: 'del-name', autocomplete: 'off', 'aria-label': 'Task name'});
   dialog('Delete ' + t.name + '?', h('div', {},
@@ -259,12 +247,26 @@ function definition(t) {
     ...(t.completed ? [['Completed', t.completed + ': the trigger fires no more. Raise maxRuns or move endAt to make it fire again.']] : []),
     ['Action', a.type + ': ' + (a.command || (a.method ? a.method + ' ' : '') + (a.url || '') || a.handler || '')],
     ...Object.entries(p).filter(([, v]) => v !== '' && v !== 0 && v !== null && !(Array.isArray(v) && !v.length))
-      .map(([k, v]) => ['policy.' + k, typeof v === 'object' ? JSON.stringify(v) : String(v)]),
+      .map(([k, v]) => ['policy.' + k, LINKED.has(k) ? taskLinks(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)]),
     ['Labels', Object.entries(t.labels || {}).map(([k, v]) => k + '=' + v).join(' ') || '—'],
     ['Version', t.version + ', updated ' + fmtTime(t.updatedAt) + (t.updatedBy ? ' by ' + t.updatedBy : '')],
   ];
   return [h('dl', {class: 'def'}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {class: k === 'Action' ? 'mono' : ''}, v)])),
     h('details', {}, h('summary', {}, 'Raw JSON'), h('pre', {class: 'code'}, JSON.stringify(t, null, 2)))];
+}
+
+// The policy fields that name tasks: shown as links to them (the graph
+// draws them too).
+const LINKED = new Set(['dependsOn', 'onSuccess', 'onFailure']);
+
+// taskLinks links the tasks of dependsOn, onFailure (names) or onSuccess
+// (chains, with their params).
+function taskLinks(v) {
+  return h('span', {class: 'task-links'}, v.map((x, i) => {
+    const name = typeof x === 'string' ? x : x.task;
+    const params = typeof x === 'object' && x.params ? Object.entries(x.params).map(([k, p]) => k + '=' + p).join(' ') : '';
+    return [i ? ', ' : '', h('a', {href: '#/tasks/' + encodeURIComponent(name)}, name), params ? ' (' + params + ')' : ''];
+  }));
 }
 
 // holds lists the spans of the windows holding back task: the one
@@ -289,53 +291,94 @@ function heldBy(spans, t) {
   return best;
 }
 
-function nextFires(f, t, spans = []) {
+// nextFires lists the fires of a page of GET /fires, and a button that
+// appends the next page (the API's cursor: exact at any count) while
+// there are more.
+function nextFires(f, t, spans, base) {
   const list = f.fires || [];
   if (!list.length) return h('p', {class: 'empty', id: 'fires-none'}, t.trigger && t.trigger.type === 'event' ? 'Event tasks fire when submitted to, not on a schedule.'
     : f.completed ? 'Completed: ' + f.completed + '. No fire is due.' : 'No fire is due.');
+  const box = table(['#', 'Task time', 'Your time', h('span', {class: 'sr'}, 'Notes')], fireRows(list, 0, f, spans), '');
+  const tbody = box.querySelector('tbody');
+  const count = h('span', {class: 'muted small', id: 'fires-count'});
+  const more = h('button', {id: 'fires-more'}, 'Show 20 more');
+  let cursor = f.nextCursor;
+  const update = () => {
+    count.textContent = tbody.rows.length + ' fires shown' + (cursor ? '' : ': no more');
+    more.hidden = !cursor;
+  };
+  more.addEventListener('click', async () => {
+    more.disabled = true;
+    try {
+      const next = await api(base + '/fires?n=20&cursor=' + encodeURIComponent(cursor));
+      tbody.append(...fireRows(next.fires || [], tbody.rows.length, next, spans));
+      cursor = next.nextCursor;
+      update();
+    } catch (err) { showError(err); } finally { more.disabled = false; }
+  });
+  update();
   return [t.paused ? h('p', {class: 'warn-text'}, 'Paused: these fires will not happen until the task is resumed.') : null,
-    table(['Task time', 'Your time', h('span', {class: 'sr'}, 'Notes')], list.map(x => {
+    box, h('div', {class: 'row wrap'}, count, more)];
+}
+
+function fireRows(list, from, f, spans) {
+  return list.map((x, i) => {
       const held = heldBy(spans, x.time);
       return h('tr', {class: x.dstChange ? 'dst' : '', dataset: held ? {heldBy: held.name} : null},
+        h('td', {class: 'muted small'}, String(from + i + 1)),
         h('td', {}, x.local ? x.local.replace('T', ' ').slice(0, 19) + ' ' + (x.zone || '') : fmtIn(x.time, f.timezone, true)),
         h('td', {class: 'muted'}, fmtIn(x.time) + ' ' + zoneNameIn(x.time)),
         h('td', {}, x.dstChange ? h('span', {class: 'badge warn', title: 'The UTC offset changes before this fire'}, 'DST change') : '',
           held ? [' ', h('a', {class: 'badge warn held', href: '#/windows', title: 'A blackout window holds this fire back; the catch-up policy decides what fires when it ends'},
             'held by window ' + held.name + ' until ' + fmtTime(new Date(held.until).toISOString()) + ' ' + zoneName(held.until))] : null));
-    }), '')];
+  });
 }
 
-// calendar draws 13 weeks of days, coloured by how the day's instances
-// ended: red when any failed, green when all succeeded, amber otherwise.
+// calendar draws 13 weeks of days in the task's time zone (the API
+// counts by date there), coloured by how the day's instances ended: red
+// when any failed, green when all succeeded, amber otherwise. Weeks are
+// columns headed by their Sunday's day of the month, and its month where
+// it changes; days are rows.
 function calendar(c) {
+  const tz = c.timezone || 'UTC';
   const days = new Map((c.days || []).map(d => [d.date, d.counts]));
-  const today = new Date();
-  const start = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - 7 * 13 + 1));
+  const todayKey = fmtTime(new Date().toISOString(), tz).slice(0, 10); // YYYY-MM-DD there
+  const [y, m, d] = todayKey.split('-').map(Number);
+  const start = new Date(Date.UTC(y, m - 1, d - 7 * 13 + 1));
   start.setUTCDate(start.getUTCDate() - start.getUTCDay()); // a Sunday
-  const cells = [];
-  for (let d = new Date(start); d <= today; d.setUTCDate(d.getUTCDate() + 1)) {
-    const key = d.toISOString().slice(0, 10);
-    const counts = days.get(key);
-    let cls = 'none', title = key + ': no instances';
-    if (counts) {
-      const total = Object.values(counts).reduce((a, b) => a + b, 0);
-      const bad = (counts.FAILED || 0) + (counts.TERMINATED || 0);
-      cls = bad ? 'bad' : (counts.SUCCESS || 0) === total ? 'ok' : 'warn';
-      title = key + ': ' + Object.entries(counts).map(([s, n]) => n + ' ' + s).join(', ');
-    }
-    cells.push(h('span', {class: 'day ' + cls, role: 'img', title, 'aria-label': title, dataset: {date: key}}));
-  }
-  return [h('div', {class: 'heat', role: 'group', 'aria-label': 'Instances per day by outcome'}, cells),
-    h('p', {class: 'muted small'}, 'Days in ' + (c.timezone || 'UTC') + '. ', h('span', {class: 'day ok'}), ' all succeeded ',
+  const month = new Intl.DateTimeFormat('en', {month: 'short', timeZone: 'UTC'});
+  const weekday = new Intl.DateTimeFormat('en', {weekday: 'short', timeZone: 'UTC'});
+  const weeks = [];
+  for (let w = new Date(start); w.toISOString().slice(0, 10) <= todayKey; w.setUTCDate(w.getUTCDate() + 7)) weeks.push(new Date(w));
+  const dayOf = (w, i) => new Date(Date.UTC(w.getUTCFullYear(), w.getUTCMonth(), w.getUTCDate() + i));
+  const head = weeks.map((w, i) => {
+    const newMonth = i === 0 || w.getUTCMonth() !== weeks[i - 1].getUTCMonth();
+    return h('th', {scope: 'col', dataset: {week: w.toISOString().slice(0, 10)}},
+      h('span', {'aria-hidden': 'true'}, h('span', {class: 'mon'}, newMonth ? month.format(w) : '\u00a0'), h('br'), String(w.getUTCDate())),
+      h('span', {class: 'sr'}, 'Week of ' + month.format(w) + ' ' + w.getUTCDate()));
+  });
+  const rows = [...Array(7).keys()].map(k => h('tr', {},
+    h('th', {scope: 'row'}, weekday.format(dayOf(start, k))),
+    weeks.map(w => {
+      const day = dayOf(w, k), key = day.toISOString().slice(0, 10);
+      if (key > todayKey) return h('td', {});
+      const counts = days.get(key);
+      let cls = 'none', title = weekday.format(day) + ' ' + key + ': no instances';
+      if (counts) {
+        const total = Object.values(counts).reduce((a, b) => a + b, 0);
+        const bad = (counts.FAILED || 0) + (counts.TERMINATED || 0);
+        cls = bad ? 'bad' : (counts.SUCCESS || 0) === total ? 'ok' : 'warn';
+        title = weekday.format(day) + ' ' + key + ': ' + Object.entries(counts).map(([s, n]) => n + ' ' + s).join(', ');
+      }
+      return h('td', {}, h('span', {class: 'day ' + cls + (key === todayKey ? ' today' : ''), role: 'img', title, 'aria-label': title, dataset: {date: key}}));
+    })));
+  return [h('div', {class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Run calendar, scrollable'},
+    h('table', {class: 'heat', id: 'run-calendar'},
+      h('caption', {class: 'muted small'}, 'Days in ' + tz + (c.timezone ? ' (the task\'s time zone)' : '')),
+      h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, h('span', {class: 'sr'}, 'Day')), head)),
+      h('tbody', {}, rows))),
+    h('p', {class: 'muted small'}, 'Weeks from Sunday; today ' + todayKey + ', outlined. ', h('span', {class: 'day ok'}), ' all succeeded ',
       h('span', {class: 'day bad'}), ' some failed ', h('span', {class: 'day warn'}), ' other ', h('span', {class: 'day none'}), ' none')];
-}
-
-const VOLATILE = ['version', 'createdAt', 'updatedAt', 'updatedBy', 'nextFireTimes', 'runs', 'completed'];
-function defText(task) {
-  if (!task) return '';
-  const c = {...task};
-  for (const k of VOLATILE) delete c[k];
-  return JSON.stringify(c, null, 2);
 }
 
 // rolloutCard shows the task's latest canary rollout: the stable and
@@ -346,7 +389,7 @@ function rolloutCard(ro, hist, base) {
   const live = ro.phase === 'progressing';
   const byVersion = new Map((hist.versions || []).map(v => [v.version, v.task]));
   const stable = byVersion.get(ro.stableVersion), canary = byVersion.get(ro.canaryVersion);
-  const lines = stable && canary ? lineDiff(defText(stable), defText(canary)).filter(l => l.op !== ' ') : [];
+  const lines = stable && canary ? lineDiff(definitionText(stable), definitionText(canary)).filter(l => l.op !== ' ') : [];
   const bar = h('progress', {id: 'rollout-bar', max: ro.promoteAfter, value: ro.canarySuccesses});
   const cls = {progressing: 'warn', promoted: 'ok', rolled_back: 'bad', aborted: 'off'}[ro.phase] || 'off';
   const buttons = live && can('operator') ? [
@@ -370,22 +413,13 @@ function history(x) {
   if (!vs.length) return h('p', {class: 'empty'}, 'No history.');
   return h('ol', {class: 'history'}, vs.map((v, i) => {
     const prev = vs[i + 1];
-    const lines = prev ? lineDiff(defText(prev.task), defText(v.task)) : null;
-    const changed = lines ? lines.filter(l => l.op !== ' ') : [];
+    const [changed, view] = prev ? diffView(definitionText(prev.task), definitionText(v.task)) : [0, null];
     return h('li', {},
       h('div', {}, h('strong', {}, 'v' + v.version + ' ' + v.op), ' by ' + (v.actor || 'unknown') + ' · ', h('span', {title: v.time}, fmtTime(v.time) + ' (' + ago(v.time) + ')')),
       !prev ? h('span', {class: 'muted small'}, 'created') :
-        !changed.length ? h('span', {class: 'muted small'}, 'no change to the definition') :
-          h('details', {open: i === 0}, h('summary', {}, changed.length + ' changed lines'),
-            h('pre', {class: 'code diff'}, lines.filter((l, j) => l.op !== ' ' || near(lines, j)).map(l =>
-              h('span', {class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : ''}, l.op + ' ' + l.text + '\n')))));
+        !changed ? h('span', {class: 'muted small'}, 'no change to the definition') :
+          h('details', {open: i === 0}, h('summary', {}, changed + ' changed lines'), view));
   }));
-}
-
-// near keeps unchanged lines within two of a change, for context.
-function near(lines, j) {
-  for (let k = Math.max(0, j - 2); k <= Math.min(lines.length - 1, j + 2); k++) if (lines[k].op !== ' ') return true;
-  return false;
 }
 
 function taskEvents(x) {

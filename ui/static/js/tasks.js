@@ -2,7 +2,8 @@
 // its last run and a strip of its last 30 runs. Filters: labels and paused
 // (the API's), last run state (on the loaded rows).
 
-import {api} from './api.js';
+import {api, can} from './api.js';
+import {openEditor} from './editor.js';
 import {showError} from './notice.js';
 import {h, table, fmtTime, fmtIn, zoneName, zoneNameIn, zoneOf, ago, badge, stateClass, triggerText, qs} from './util.js';
 
@@ -22,7 +23,8 @@ export async function render(main, _, page) {
   }}, label, paused, last, h('button', {type: 'submit'}, 'Filter'));
   const list = h('div', {});
   const more = h('div', {});
-  main.append(h('h1', {}, 'Tasks'), form, list, more);
+  main.append(h('div', {class: 'row wrap'}, h('h1', {}, 'Tasks'), h('span', {class: 'grow'}),
+    can('writer') ? h('button', {class: 'primary', id: 'act-new', onclick: () => openEditor(null)}, 'New task') : null), form, list, more);
 
   const rows = [];
   const viewerZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -39,7 +41,7 @@ export async function render(main, _, page) {
       rows.push(row(t, viewerZone));
     }
     list.replaceChildren(table(['Task', 'Trigger', 'Next fire', 'Last run', 'Last 30 runs', 'Labels'], rows,
-      q.toString() ? 'No task matches these filters.' : h('span', {}, 'No tasks yet. Create one with ', h('code', {}, 'ax task apply -f task.json'), ' or PUT /v1/tasks/{name}.')));
+      q.toString() ? 'No task matches these filters.' : h('span', {}, 'No tasks yet. Create one with ', can('writer') ? 'New task, ' : '', h('code', {}, 'ax task apply -f task.yaml'), ' or PUT /v1/tasks/{name}.')));
     more.replaceChildren(res.nextCursor ? h('button', {onclick: () => load(res.nextCursor).catch(showError)}, 'Load more') : '');
   }
   await load('');
