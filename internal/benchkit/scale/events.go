@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -83,7 +84,7 @@ func killLeader(ctx context.Context, c Cluster, filled int) (Failover, error) {
 
 // restart starts the killed node again and measures it until caught up;
 // steadyKB is its VmRSS before the kill.
-func restart(ctx context.Context, c Cluster, id string, steadyKB int64) (CatchUp, error) {
+func restart(ctx context.Context, c Cluster, id string, steadyKB int64, logf func(string, ...any)) (CatchUp, error) {
 	cu := CatchUp{Node: id, RefRSSKB: steadyKB, RefWhat: "its VmRSS before the kill"}
 	var node *localcluster.Node
 	for _, n := range c.Local.Members() {
@@ -104,7 +105,8 @@ func restart(ctx context.Context, c Cluster, id string, steadyKB int64) (CatchUp
 		return cu, err
 	}
 	peak := samplePeak(node.PID)
-	err = caughtUp(ctx, c.nodeClient(node.HTTPAddr), cu.Index)
+	logf("restarting %s: until it has applied index %d", id, cu.Index)
+	err = caughtUp(ctx, c.nodeClient(node.HTTPAddr), cu.Index, logf)
 	cu.Took = time.Since(start)
 	cu.PeakRSSKB, cu.PeakAnonKB, cu.Samples = peak.finish()
 	cu.Snapshot = latestSnapshot(filepath.Join(node.DataDir, "raft", "snapshots"))
@@ -116,7 +118,7 @@ func restart(ctx context.Context, c Cluster, id string, steadyKB int64) (CatchUp
 
 // join adds a fresh node and measures it until caught up, against a
 // follower's VmRSS at the last step.
-func join(ctx context.Context, c Cluster, r *Result) (CatchUp, error) {
+func join(ctx context.Context, c Cluster, r *Result, logf func(string, ...any)) (CatchUp, error) {
 	cu := CatchUp{RefRSSKB: -1}
 	if n := len(r.Steps); n > 0 {
 		for _, s := range r.Steps[n-1].Nodes {
@@ -147,6 +149,7 @@ func join(ctx context.Context, c Cluster, r *Result) (CatchUp, error) {
 		return 0
 	})
 	start := time.Now()
+	logf("adding a node: until it has applied index %d", cu.Index)
 	_, addErr := c.Local.AddNode(ctx)
 	n := newNode()
 	if n == nil {
@@ -156,7 +159,7 @@ func join(ctx context.Context, c Cluster, r *Result) (CatchUp, error) {
 	cu.Node = n.ID
 	// AddNode gives up after 30 s without the node listed; it may still
 	// be catching up, which is what is measured.
-	err = caughtUp(ctx, c.nodeClient(n.HTTPAddr), cu.Index)
+	err = caughtUp(ctx, c.nodeClient(n.HTTPAddr), cu.Index, logf)
 	cu.Took = time.Since(start)
 	cu.PeakRSSKB, cu.PeakAnonKB, cu.Samples = peak.finish()
 	cu.Snapshot = latestSnapshot(filepath.Join(n.DataDir, "raft", "snapshots"))
@@ -168,12 +171,22 @@ func join(ctx context.Context, c Cluster, r *Result) (CatchUp, error) {
 
 // caughtUp waits (up to 10 minutes) until the node cl talks to has
 // applied index.
-func caughtUp(ctx context.Context, cl *client.Client, index uint64) error {
+func caughtUp(ctx context.Context, cl *client.Client, index uint64, logf func(string, ...any)) error {
+	var last atomic.Pointer[string]
+	defer progress(func() {
+		if p := last.Load(); p != nil {
+			logf("  %s", *p)
+		}
+	})()
 	return localcluster.WaitFor(ctx, 10*time.Minute, func() error {
 		h, err := cl.Health(ctx)
 		if err != nil {
+			msg := err.Error()
+			last.Store(&msg)
 			return err
 		}
+		msg := fmt.Sprintf("applied %d of %d", h.AppliedIndex, index)
+		last.Store(&msg)
 		if h.AppliedIndex < index {
 			return fmt.Errorf("applied %d of %d", h.AppliedIndex, index)
 		}

@@ -162,7 +162,7 @@ func Run(ctx context.Context, c Cluster, o Options) (*Result, error) {
 	var workers sync.WaitGroup
 	defer func() { stopWorkers(); workers.Wait() }()
 	start := time.Now()
-	if err := makeTasks(ctx, c.Client, o.Tasks); err != nil {
+	if err := makeTasks(ctx, c.Client, o.Tasks, logf); err != nil {
 		return res, err
 	}
 	res.TasksTook = time.Since(start)
@@ -195,7 +195,8 @@ func Run(ctx context.Context, c Cluster, o Options) (*Result, error) {
 	filled := 0
 	for filled < o.Target {
 		n := min(o.Step, o.Target-filled)
-		st, err := fillStep(ctx, c, o, n)
+		logf("step %d: submitting %d (%d pending so far)", len(res.Steps)+1, n, filled)
+		st, err := fillStep(ctx, c, o, n, logf)
 		if err != nil {
 			return res, fmt.Errorf("step %d: %w", len(res.Steps)+1, err)
 		}
@@ -210,11 +211,11 @@ func Run(ctx context.Context, c Cluster, o Options) (*Result, error) {
 	}
 	logf("leader %s killed: new leader %s in %s, every pending instance visible in %s, first timer fired %s after the kill",
 		res.Failover.Old, res.Failover.New, res.Failover.Elected.Round(time.Millisecond), res.Failover.Visible.Round(time.Millisecond), res.Failover.Fired.Round(time.Millisecond))
-	if res.Restart, err = restart(ctx, c, res.Failover.Old, lastRSS(res, res.Failover.Old)); err != nil {
+	if res.Restart, err = restart(ctx, c, res.Failover.Old, lastRSS(res, res.Failover.Old), logf); err != nil {
 		return res, fmt.Errorf("restart: %w", err)
 	}
 	logf("%s restarted: caught up in %s", res.Restart.Node, res.Restart.Took.Round(time.Millisecond))
-	if res.Join, err = join(ctx, c, res); err != nil {
+	if res.Join, err = join(ctx, c, res, logf); err != nil {
 		return res, fmt.Errorf("join: %w", err)
 	}
 	logf("%s joined: caught up in %s", res.Join.Node, res.Join.Took.Round(time.Millisecond))
@@ -225,7 +226,7 @@ func Run(ctx context.Context, c Cluster, o Options) (*Result, error) {
 // and n cron and interval tasks, half each, due rarely (daily crons at
 // minutes spread over the day, intervals of 6 to 30 hours), all run by
 // the workers' no-op handler.
-func makeTasks(ctx context.Context, cl *client.Client, n int) error {
+func makeTasks(ctx context.Context, cl *client.Client, n int, logf func(string, ...any)) error {
 	mk := func(name string, trig model.Trigger) error {
 		_, err := cl.PutTask(ctx, &model.Task{Name: name, Trigger: trig, Action: model.Action{Type: model.ActionSDK, Handler: handler},
 			Policy: model.Policy{MaxConcurrency: 1_000_000, ExecutorLabels: map[string]string{"kind": "scale"}}})
@@ -237,6 +238,7 @@ func makeTasks(ctx context.Context, cl *client.Client, n int) error {
 		}
 	}
 	var next atomic.Int64
+	defer progress(func() { logf("  tasks: %d of %d made", min(next.Load(), int64(n)), n) })()
 	_, err := benchkit.RunLoad(ctx, 16, n, func() error {
 		i := int(next.Add(1) - 1)
 		trig := model.Trigger{Type: model.TriggerCron, Expression: fmt.Sprintf("%d %d * * *", i%60, (i/60)%24)}
@@ -251,7 +253,7 @@ func makeTasks(ctx context.Context, cl *client.Client, n int) error {
 // fillStep submits n delayed instances in batches from the clients while
 // probes are paced, then reads the probes' lateness and samples every
 // node.
-func fillStep(ctx context.Context, c Cluster, o Options, n int) (Step, error) {
+func fillStep(ctx context.Context, c Cluster, o Options, n int, logf func(string, ...any)) (Step, error) {
 	var st Step
 	payload := json.RawMessage(`{"order":123456,"action":"close"}`)
 	reqs := make([]model.SubmitRequest, o.Batch)
@@ -266,6 +268,7 @@ func fillStep(ctx context.Context, c Cluster, o Options, n int) (Step, error) {
 	pctx, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()
 	go func() { probes <- paceProbes(pctx, c.Client, o.Probes, fillDone) }()
+	stop := progress(func() { logf("  %d of %d requests of %d sent", min(sent.Load(), int64(requests)), requests, o.Batch) })
 	r, err := benchkit.RunLoad(ctx, o.Clients, requests, func() error {
 		batch := reqs
 		if int(sent.Add(1)) == requests {
@@ -274,6 +277,7 @@ func fillStep(ctx context.Context, c Cluster, o Options, n int) (Step, error) {
 		_, err := c.Client.SubmitBatch(ctx, fillTask, batch)
 		return err
 	})
+	stop()
 	close(fillDone)
 	subs := <-probes
 	if err != nil {
@@ -381,4 +385,25 @@ func lastRSS(r *Result, id string) int64 {
 		}
 	}
 	return -1
+}
+
+// progress calls report every 10 s until the returned stop is called.
+func progress(report func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(10 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				report()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
