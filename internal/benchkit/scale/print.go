@@ -15,7 +15,7 @@ import (
 func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n%d cron/interval tasks made in %s before the fill; %d executors (in-process SDK workers of package worker, capacity 1, a no-op handler; they run the tasks' and the probes' instances), the leader heard from %d\n",
 		r.Tasks, r.TasksTook.Round(time.Millisecond), r.Executors, r.ExecutorsSeen)
-	fmt.Fprintln(w, "Per node, in node order (* the leader): fsm.db and the data directory on disk, VmRSS (RssAnon in brackets) from /proc/PID/status; the leader's latest Raft snapshot: its size and how long writing it took (its directory's name to its meta.json).")
+	fmt.Fprintln(w, "Per node, in node order (* the leader): fsm.db and the data directory on disk, VmRSS (RssAnon in brackets) from /proc/PID/status; the leader's latest finished Raft snapshot: its size and how long writing it took (its directory's name to its meta.json).")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| pending | batched/s in the step | probe p50 | probe p99 | fsm.db MB | data dir MB | VmRSS MB (RssAnon) | snapshot MB, took |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -28,6 +28,9 @@ func (r *Result) Print(w io.Writer) {
 				mark = "*"
 				if n.Snapshot.Index > 0 {
 					snap = fmt.Sprintf("%s, %s", benchkit.MB(n.Snapshot.Size), n.Snapshot.Took.Round(10*time.Millisecond))
+				}
+				if n.Snapshot.Writing {
+					snap += " (writing another)"
 				}
 			}
 			state = append(state, benchkit.MB(n.State)+mark)

@@ -33,6 +33,9 @@ type Snapshot struct {
 	// time (written when the snapshot is closed). The state machine's
 	// part before (opening a read transaction) is not in it.
 	Took time.Duration
+	// Writing is true while a newer one is being written (its directory
+	// still ends in .tmp).
+	Writing bool
 }
 
 // sampleNode reads a node's memory from /proc and its disk use.
@@ -56,9 +59,14 @@ func latestSnapshot(dir string) Snapshot {
 	}
 	var best Snapshot
 	var bestTerm uint64
+	writing := false
 	for _, e := range ents {
 		f := strings.Split(e.Name(), "-")
-		if !e.IsDir() || len(f) != 3 { // TERM-INDEX-MS.tmp is one being written
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			writing = true // TERM-INDEX-MS.tmp is one being written
+			continue
+		}
+		if !e.IsDir() || len(f) != 3 {
 			continue
 		}
 		term, err1 := strconv.ParseUint(f[0], 10, 64)
@@ -79,6 +87,7 @@ func latestSnapshot(dir string) Snapshot {
 		bestTerm = term
 		best = Snapshot{Index: index, Size: m.Size, Took: info.ModTime().Sub(time.UnixMilli(ms))}
 	}
+	best.Writing = writing
 	return best
 }
 

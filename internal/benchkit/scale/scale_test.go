@@ -122,8 +122,14 @@ func TestLatestSnapshot(t *testing.T) {
 	write("2-400-"+ms(made)+".tmp", `{"Size":1}`, made)
 	write("1-900-"+ms(made), `{"Size":2}`, made)
 	got := latestSnapshot(dir)
-	if got.Index != 300 || got.Size != 4096 || got.Took != 1500*time.Millisecond {
-		t.Fatalf("got %+v, want index 300, 4096 bytes, written in 1.5s", got)
+	if got.Index != 300 || got.Size != 4096 || got.Took != 1500*time.Millisecond || !got.Writing {
+		t.Fatalf("got %+v, want index 300, 4096 bytes, written in 1.5s, another being written", got)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "2-400-"+ms(made)+".tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if got := latestSnapshot(dir); got.Index != 300 || got.Writing {
+		t.Fatalf("none being written: %+v", got)
 	}
 	if got := latestSnapshot(filepath.Join(dir, "missing")); got.Index != 0 {
 		t.Fatalf("no directory: %+v", got)
