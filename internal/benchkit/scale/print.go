@@ -15,11 +15,17 @@ import (
 func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "\n%d cron/interval tasks made in %s before the fill; %d executors (in-process SDK workers of package worker, capacity 1, a no-op handler; they run the tasks' and the probes' instances), the leader heard from %d\n",
 		r.Tasks, r.TasksTook.Round(time.Millisecond), r.Executors, r.ExecutorsSeen)
-	fmt.Fprintln(w, "Per node, in node order (* the leader): fsm.db and the data directory on disk, VmRSS (RssAnon in brackets) from /proc/PID/status; the leader's latest finished Raft snapshot: its size and how long writing it took (its directory's name to its meta.json).")
+	fmt.Fprintln(w, "Per node, in node order (* the leader; the term is the leader's after the step): fsm.db and the data directory on disk, VmRSS (RssAnon in brackets) from /proc/PID/status; the leader's latest finished Raft snapshot: its size and how long writing it took (its directory's name to its meta.json).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| pending | batched/s in the step | probe p50 | probe p99 | fsm.db MB | data dir MB | VmRSS MB (RssAnon) | snapshot MB, took |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
-	for _, s := range r.Steps {
+	fmt.Fprintln(w, "| pending | batched/s in the step | probe p50 | probe p99 | fsm.db MB | data dir MB | VmRSS MB (RssAnon) | snapshot MB, took | term |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	var term uint64
+	for i, s := range r.Steps {
+		elected := ""
+		if i > 0 && s.Term != term {
+			elected = " (an election)"
+		}
+		term = s.Term
 		var state, disk, rss []string
 		snap := "-"
 		for _, n := range s.Nodes {
@@ -37,8 +43,8 @@ func (r *Result) Print(w io.Writer) {
 			disk = append(disk, benchkit.MB(n.Disk)+mark)
 			rss = append(rss, fmt.Sprintf("%s (%s)%s", benchkit.MB(n.RSSKB<<10), benchkit.MB(n.AnonKB<<10), mark))
 		}
-		fmt.Fprintf(w, "| %d | %.0f | %s | %s | %s | %s | %s | %s |\n", s.Pending, s.Rate(), s.ProbeP50, s.ProbeP99,
-			strings.Join(state, " / "), strings.Join(disk, " / "), strings.Join(rss, " / "), snap)
+		fmt.Fprintf(w, "| %d | %.0f | %s | %s | %s | %s | %s | %s | %d%s |\n", s.Pending, s.Rate(), s.ProbeP50, s.ProbeP99,
+			strings.Join(state, " / "), strings.Join(disk, " / "), strings.Join(rss, " / "), snap, s.Term, elected)
 	}
 	f := r.Failover
 	fmt.Fprintln(w)

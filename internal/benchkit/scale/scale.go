@@ -88,6 +88,7 @@ type Step struct {
 	ProbeP50, ProbeP99 time.Duration
 	Probes             int
 	Leader             string
+	Term               uint64 // the leader's after the step: a rise is an election during it
 	Nodes              []NodeSample
 }
 
@@ -294,7 +295,7 @@ func fillStep(ctx context.Context, c Cluster, o Options, n int, logf func(string
 	if err != nil {
 		return st, err
 	}
-	st.Pending, st.Leader = h.Pending, h.Node
+	st.Pending, st.Leader, st.Term = h.Pending, h.Node, h.Term
 	for _, node := range c.Local.Members() {
 		s := sampleNode(node)
 		s.Role = "follower"

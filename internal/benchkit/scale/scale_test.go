@@ -67,8 +67,8 @@ func TestRun_Tiny(t *testing.T) {
 				t.Errorf("step %d node %s: rss %d kB, anon %d kB, fsm.db %d B, data dir %d B", i+1, n.ID, n.RSSKB, n.AnonKB, n.State, n.Disk)
 			}
 		}
-		if len(s.Nodes) != 3 || leaders != 1 {
-			t.Errorf("step %d: %d nodes sampled, %d leaders", i+1, len(s.Nodes), leaders)
+		if len(s.Nodes) != 3 || leaders != 1 || s.Term == 0 {
+			t.Errorf("step %d: %d nodes sampled, %d leaders, term %d", i+1, len(s.Nodes), leaders, s.Term)
 		}
 	}
 	if last := res.Steps[len(res.Steps)-1]; last.Nodes[0].Snapshot.Index == 0 || last.Nodes[0].Snapshot.Size <= 0 || last.Nodes[0].Snapshot.Took < 0 {
