@@ -59,8 +59,8 @@ func (r *Result) Print(w io.Writer) {
 		what string
 		c    CatchUp
 	}{{"restart of the killed %s", r.Restart}, {"join of a fresh %s", r.Join}} {
-		if cu.c.Node == "" {
-			continue
+		if cu.c.Node == "" || cu.c.Took == 0 {
+			continue // not started
 		}
 		snap := "no snapshot in its directory"
 		if s := cu.c.Snapshot; s.Index > 0 {

@@ -361,18 +361,24 @@ func probeLateness(ctx context.Context, cl *client.Client, subs []model.Submitte
 	return late, nil
 }
 
-// leaderHealth asks each running agent until it finds the leader's health.
+// leaderHealth waits (up to a minute: an election may be under way) for
+// a running agent that says it leads, and answers its health.
 func leaderHealth(ctx context.Context, c Cluster) (*member.Health, error) {
-	for _, n := range c.Local.Members() {
-		if !n.Running() {
-			continue
+	var h *member.Health
+	err := localcluster.WaitFor(ctx, time.Minute, func() error {
+		for _, n := range c.Local.Members() {
+			if !n.Running() {
+				continue
+			}
+			got, err := c.nodeClient(n.HTTPAddr).Health(ctx)
+			if err == nil && got.Role == member.RoleLeader {
+				h = got
+				return nil
+			}
 		}
-		h, err := c.nodeClient(n.HTTPAddr).Health(ctx)
-		if err == nil && h.Role == member.RoleLeader {
-			return h, nil
-		}
-	}
-	return nil, errors.New("no leader")
+		return errors.New("no leader")
+	})
+	return h, err
 }
 
 // lastRSS is a node's VmRSS at the last step, -1 if unknown.
