@@ -269,7 +269,7 @@ func dispatchAfterKill(ctx context.Context, t *target) (killFigures, error) {
 	if err != nil {
 		return k, err
 	}
-	if k.timer, err = nextTimerFired(ctx, surv, sub.Instances, kill); err != nil {
+	if k.timer, err = benchkit.NextFired(ctx, surv, sub.Instances, kill); err != nil {
 		return k, err
 	}
 	k.started, err = firstSince(ctx, surv, dispatchTask, kill, "started", func(in *model.Instance) time.Time { return in.StartedAt.Time })
@@ -299,37 +299,6 @@ func dispatchAfterKill(ctx context.Context, t *target) (killFigures, error) {
 		return nil
 	})
 	return k, err
-}
-
-// nextTimerFired waits until the first of the submitted timers due after
-// kill has fired and answers its firedAt after kill. Every timer due while
-// there was no leader fires as soon as the new leader has loaded its
-// wheel, so this is when the new leader's timers fire again (unless it
-// was ready before that timer was due, at most timerStep after the kill).
-func nextTimerFired(ctx context.Context, cl *client.Client, timers []model.Submitted, kill time.Time) (time.Duration, error) {
-	next := -1
-	for i, s := range timers {
-		if s.ScheduledAt.After(kill) {
-			next = i
-			break
-		}
-	}
-	if next < 0 {
-		return 0, fmt.Errorf("every timer was due before the kill (the submission took over %s)", timerFirst+timerCount*timerStep)
-	}
-	var d time.Duration
-	err := localcluster.WaitFor(ctx, 60*time.Second, func() error {
-		in, err := cl.GetInstance(ctx, timers[next].ID)
-		if err != nil {
-			return err
-		}
-		if in.FiredAt.IsZero() {
-			return fmt.Errorf("timer %s due %s after the kill is %s", in.ID, in.ScheduledAt.Sub(kill).Round(time.Millisecond), in.State)
-		}
-		d = in.FiredAt.Sub(kill)
-		return nil
-	})
-	return d, err
 }
 
 // firstSince waits until an instance of task has a stamp (its start, its

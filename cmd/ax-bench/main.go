@@ -29,6 +29,7 @@ func commands() map[string]cli.Command {
 		"console":  &consoleCommand{},
 		"read":     &readCommand{},
 		"shards":   &shardsCommand{},
+		"scale":    &scaleCommand{},
 	}
 }
 
@@ -47,6 +48,7 @@ Scenarios:
 	console   the operator console's requests on a cluster filled like a busy one
 	read      linearizable (default) vs stale reads, through the leader and a follower
 	shards    one sharded instance over executors: until fanned out, all shards started, finished
+	scale     fill to millions pending in steps: rate, lateness, disk, memory; then kill, restart, join
 
 Without -addr a scenario starts a temporary loopback cluster (-nodes, 3 by
 default; -tls for TLS on HTTP and Raft) in a temporary directory and

@@ -101,6 +101,12 @@ func TestScenarios_BadFlags(t *testing.T) {
 		{[]string{"soak", "-rate", "-1"}, "-rate"},
 		{[]string{"soak", "-pids", "1,2,3"}, "-pids"},
 		{[]string{"console", "-tasks", "2"}, "-tasks"},
+		{[]string{"scale", "-target", "0"}, "-target"},
+		{[]string{"scale", "-step", "0"}, "-step"},
+		{[]string{"scale", "-executors", "-1"}, "-executors"},
+		{[]string{"scale", "-delay", "10m"}, "-delay"},
+		{[]string{"scale", "-nodes", "1"}, "at least 3 nodes"},
+		{[]string{"scale", "-addr", "127.0.0.1:1"}, "temporary cluster"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := run(context.Background(), tc.args)

@@ -5,16 +5,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/benchkit"
 )
 
 // soakNode is one agent the soak samples.
@@ -91,7 +90,7 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, nodes []soakNode, start time
 		for _, n := range nodes {
 			s := sampleNode(ctx, n, at)
 			row = append(row, s)
-			fmt.Printf("%7s %-5s %-9s %7s %8s %10s %5s %9s %8s %8d %7d\n", at, s.node, s.role, mb(s.rssKB<<10), mb(s.anonKB<<10), num(s.goroutines), num(s.fds), mb(s.state), mb(s.disk), s.pending, s.active)
+			fmt.Printf("%7s %-5s %-9s %7s %8s %10s %5s %9s %8s %8d %7d\n", at, s.node, s.role, benchkit.MB(s.rssKB<<10), benchkit.MB(s.anonKB<<10), num(s.goroutines), num(s.fds), benchkit.MB(s.state), benchkit.MB(s.disk), s.pending, s.active)
 		}
 		errs := ""
 		if p := ld.lastErr.Load(); p != nil {
@@ -113,7 +112,7 @@ func (ld *soakLoad) sampleLoop(ctx context.Context, nodes []soakNode, start time
 func sampleNode(ctx context.Context, n soakNode, at time.Duration) soakSample {
 	s := soakSample{at: at, node: n.id, role: "?", rssKB: -1, anonKB: -1, goroutines: -1, fds: -1, disk: -1, state: -1}
 	if pid := n.pid(); pid > 0 {
-		s.rssKB, s.anonKB = procStatus(pid, "VmRSS:"), procStatus(pid, "RssAnon:")
+		s.rssKB, s.anonKB = benchkit.ProcStatus(pid, "VmRSS:"), benchkit.ProcStatus(pid, "RssAnon:")
 		if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 			s.fds = int64(len(ents))
 		}
@@ -126,27 +125,10 @@ func sampleNode(ctx context.Context, n soakNode, at time.Duration) soakSample {
 		s.goroutines = metricValue(raw, "go_goroutines")
 	}
 	if n.dataDir != "" {
-		s.disk = diskUse(n.dataDir)
-		s.state = diskUse(filepath.Join(n.dataDir, "fsm.db"))
+		s.disk = benchkit.DiskUse(n.dataDir)
+		s.state = benchkit.DiskUse(filepath.Join(n.dataDir, "fsm.db"))
 	}
 	return s
-}
-
-// procStatus returns a field of /proc/PID/status in kB, -1 if unknown.
-func procStatus(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == field {
-			if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				return v
-			}
-		}
-	}
-	return -1
 }
 
 // metricValue returns an unlabelled metric's value from Prometheus text,
@@ -161,34 +143,6 @@ func metricValue(text []byte, name string) int64 {
 		}
 	}
 	return -1
-}
-
-// diskUse returns the bytes the files under dir (or the file dir) take on
-// disk (du), -1 if it cannot be read.
-func diskUse(dir string) int64 {
-	var total int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil // a file removed while walking (a snapshot) is not an error
-		}
-		if info, err := d.Info(); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				total += st.Blocks * 512
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return -1
-	}
-	return total
-}
-
-func mb(bytes int64) string {
-	if bytes < 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(float64(bytes)/(1<<20), 'f', 1, 64)
 }
 
 func num(v int64) string {
@@ -222,12 +176,12 @@ func printSoakSummary(samples [][]soakSample, warmup time.Duration) {
 			first, last int64
 			fmt         func(int64) string
 		}{
-			{"rss MB", a.rssKB << 10, b.rssKB << 10, mb},
-			{"anon MB", a.anonKB << 10, b.anonKB << 10, mb},
+			{"rss MB", a.rssKB << 10, b.rssKB << 10, benchkit.MB},
+			{"anon MB", a.anonKB << 10, b.anonKB << 10, benchkit.MB},
 			{"goroutines", a.goroutines, b.goroutines, num},
 			{"fds", a.fds, b.fds, num},
-			{"state MB", a.state, b.state, mb},
-			{"disk MB", a.disk, b.disk, mb},
+			{"state MB", a.state, b.state, benchkit.MB},
+			{"disk MB", a.disk, b.disk, benchkit.MB},
 		} {
 			growth := "-"
 			if m.first > 0 && m.last >= 0 {

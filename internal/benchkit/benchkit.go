@@ -1,7 +1,8 @@
 // Package benchkit holds the measuring helpers of the load tools
 // (cmd/ax-bench): load runs over clients and over raw keep-alive HTTP
-// connections, percentiles, paced sleeps, and reading every instance of
-// a task back.
+// connections, percentiles, paced sleeps, reading every instance of a
+// task back, waiting for a timer to fire, and a process's memory and a
+// directory's disk use.
 package benchkit
 
 import (
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -78,4 +80,36 @@ func PercentileOf(late []time.Duration) func(p float64) time.Duration {
 		}
 		return late[min(len(late)-1, int(p*float64(len(late))))]
 	}
+}
+
+// NextFired waits until the first of the submitted timers due after
+// kill has fired and answers its firedAt after kill. Every timer due while
+// there was no leader fires as soon as the new leader has loaded its
+// wheel, so this is when the new leader's timers fire again (unless it
+// was ready before that timer was due, at most the timers' spacing after
+// the kill).
+func NextFired(ctx context.Context, cl *client.Client, timers []model.Submitted, kill time.Time) (time.Duration, error) {
+	next := -1
+	for i, s := range timers {
+		if s.ScheduledAt.After(kill) {
+			next = i
+			break
+		}
+	}
+	if next < 0 {
+		return 0, fmt.Errorf("every timer was due before the kill (their submission took longer than they were spread over)")
+	}
+	var d time.Duration
+	err := localcluster.WaitFor(ctx, 60*time.Second, func() error {
+		in, err := cl.GetInstance(ctx, timers[next].ID)
+		if err != nil {
+			return err
+		}
+		if in.FiredAt.IsZero() {
+			return fmt.Errorf("timer %s due %s after the kill is %s", in.ID, in.ScheduledAt.Sub(kill).Round(time.Millisecond), in.State)
+		}
+		d = in.FiredAt.Sub(kill)
+		return nil
+	})
+	return d, err
 }
