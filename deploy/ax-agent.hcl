@@ -188,10 +188,10 @@ snapshot_interval  = "2m"
 trailing_logs      = 10240
 
 # A node also snapshots once it has applied this many bytes of log
-# entries since its last snapshot, or an eighth of its state's size if
+# entries since its last snapshot, or a sixteenth of its state's size if
 # more (one entry can be a batch of 1,000 submissions: what a crashed
-# node's rebuild replays is bounded in bytes). Default: 67108864 (64 MiB).
-snapshot_bytes = 67108864
+# node's rebuild replays is bounded in bytes). Default: 33554432 (32 MiB).
+snapshot_bytes = 33554432
 
 # Raft failure detection. A follower that has not heard from the leader
 # for raft_heartbeat_timeout starts an election (a dead leader is noticed

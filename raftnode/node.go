@@ -63,7 +63,7 @@ type Config struct {
 	LeaderLeaseTimeout time.Duration
 	// Tuning; zero values take the defaults below.
 	SnapshotThreshold uint64        // default 8192 entries
-	SnapshotBytes     uint64        // default 64 MiB (snapbytes.go)
+	SnapshotBytes     uint64        // default 32 MiB (snapbytes.go)
 	SnapshotInterval  time.Duration // default 2m
 	TrailingLogs      uint64        // default 10240 entries
 	// Transport overrides the TCP transport (in-process tests).

@@ -10,14 +10,14 @@ func TestSnapshotDue(t *testing.T) {
 		state   int64
 		want    bool
 	}{
-		{"below the minimum", 63 * mib, 100 * mib, false},
-		{"at the minimum, a small state", 64 * mib, 100 * mib, true},
-		{"the minimum, but an eighth of a large state is more", 64 * mib, 2048 * mib, false},
-		{"an eighth of a large state", 256 * mib, 2048 * mib, true},
-		{"no state file", 64 * mib, 0, true},
+		{"below the minimum", 31 * mib, 100 * mib, false},
+		{"at the minimum, a small state", 32 * mib, 100 * mib, true},
+		{"the minimum, but a sixteenth of a large state is more", 32 * mib, 2048 * mib, false},
+		{"a sixteenth of a large state", 128 * mib, 2048 * mib, true},
+		{"no state file", 32 * mib, 0, true},
 		{"nothing applied", 0, 0, false},
 	} {
-		if got := snapshotDue(c.applied, 64*mib, c.state); got != c.want {
+		if got := snapshotDue(c.applied, 32*mib, c.state); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

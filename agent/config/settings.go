@@ -158,7 +158,7 @@ func (s *Settings) table() []setting {
 		// Storage and Raft.
 		boolean(&a.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)"),
 		number(&a.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots"),
-		number(&a.SnapshotBytes, "snapshot-bytes", 64<<20, "bytes of log entries applied after which a node snapshots, or an eighth of its state's size if more"),
+		number(&a.SnapshotBytes, "snapshot-bytes", 32<<20, "bytes of log entries applied after which a node snapshots, or a sixteenth of its state's size if more"),
 		duration(&a.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot"),
 		number(&a.TrailingLogs, "trailing-logs", 10240, "log entries kept after a snapshot"),
 		duration(&a.HeartbeatTimeout, "raft-heartbeat-timeout", raftnode.DefaultHeartbeatTimeout, "a follower that has not heard from the leader this long starts an election (a dead leader is noticed after 1-3x this; lower fails over faster, but a leader stalled this long, starved of CPU say, causes a spurious election)"),
