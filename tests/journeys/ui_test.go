@@ -781,7 +781,13 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 		"ranges": []string{wall(3*time.Hour) + "/" + wall(4*time.Hour)}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := putDef(ctx, boot.Secret, via, "/v1/pools/warehouse", map[string]any{"slots": 2, "description": "loads",
+		"rateLimit": map[string]any{"count": 10, "per": "1m"}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, task := range []*model.Task{
+		{Name: "load", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"},
+			Policy: model.Policy{Pool: "warehouse"}},
 		{Name: "payroll", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 9 * * *", Timezone: "Europe/Berlin",
 			Calendars: []string{"holidays"}, OnExcluded: "next"}, Action: model.Action{Type: model.ActionShell, Command: "true"}},
 		{Name: "sync", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/15 * * * *"},
@@ -838,6 +844,30 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 			r.innerText.includes('every task') && !!r.querySelector('.held-tasks a[href="#/tasks/payroll"]'); })()`, 10*time.Second)
 	b.shot("windows")
 
+	// Pools: slots busy, waiting, the rate limit, the tasks naming it; a
+	// writer replaces the slots; deleting a pool in use is refused.
+	b.open(base+"/ui/#/pools", `tr[data-pool="warehouse"]`)
+	b.waitJS("the pool's row", `(() => { const r = document.querySelector('tr[data-pool="warehouse"]');
+		return r.querySelector('.busy').innerText.includes('0 of 2') && r.querySelector('.queued').innerText === '0' &&
+			r.querySelector('.rate').innerText === '10 per 1m' && !!r.querySelector('.used-by a[href="#/tasks/load"]'); })()`, 10*time.Second)
+	b.do("replace its slots", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-pool="warehouse"] .act-edit`)),
+		chromedp.WaitVisible(chromedp.CSS("#pool-slots")),
+		chromedp.SetValue(chromedp.CSS("#pool-slots"), "3"),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+	b.waitJS("three slots", `document.querySelector('tr[data-pool="warehouse"] .busy').innerText.includes('0 of 3')`, 10*time.Second)
+	if p, err := adm.GetPool(ctx, "warehouse"); err != nil || p.Slots != 3 || p.RateLimit == nil || p.RateLimit.Count != 10 {
+		t.Fatalf("the pool after the form: %+v %v", p, err)
+	}
+	b.do("delete it while load names it", 20*time.Second,
+		chromedp.Click(chromedp.CSS(`tr[data-pool="warehouse"] .act-delete`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+	b.waitJS("the refusal is shown", `/load/.test(document.querySelector('dialog .error, [role="alert"]')?.textContent || '')`, 10*time.Second)
+	b.checkA11y("the pools page")
+	b.shot("pools")
+
 	// The task pages: payroll names the calendar; sync's next fires in
 	// the next two hours are held by freeze, those 3–4 h on by later.
 	b.open(base+"/ui/#/tasks/payroll", "#calendars")
@@ -856,7 +886,8 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#token"), readTok),
 		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-window="freeze"]`)))
-	for _, pg := range []struct{ hash, ready string }{{"#/windows", `tr[data-window="later"]`}, {"#/calendars", `tr[data-calendar="holidays"]`}} {
+	for _, pg := range []struct{ hash, ready string }{{"#/windows", `tr[data-window="later"]`}, {"#/calendars", `tr[data-calendar="holidays"]`},
+		{"#/pools", `tr[data-pool="warehouse"]`}} {
 		b.open(base+"/ui/"+pg.hash, pg.ready)
 		if n := evalJS[int](b, `document.querySelectorAll('#act-new, .act-edit, .act-delete').length`); n != 0 {
 			t.Fatalf("a reader sees %d writer buttons on %s", n, pg.hash)

@@ -12,6 +12,7 @@ import * as instances from './instances.js';
 import * as instance from './instance.js';
 import * as calendars from './calendars.js';
 import * as windows from './windows.js';
+import * as pools from './pools.js';
 import * as alerts from './alerts.js';
 import * as executors from './executors.js';
 import * as cluster from './cluster.js';
@@ -29,6 +30,7 @@ const routes = [
   [/^\/instances\/([0-9a-f]{16})$/, instance],
   [/^\/calendars\/?$/, calendars],
   [/^\/windows\/?$/, windows],
+  [/^\/pools\/?$/, pools],
   [/^\/alerts\/?$/, alerts],
   [/^\/executors\/?$/, executors],
   [/^\/cluster\/?$/, cluster],
@@ -112,7 +114,7 @@ function login(err) {
 
 setUnauthorizedHandler(err => { setToken(''); forget(); login(err); });
 
-// Keyboard: g o / g t / g i / g c / g w / g a / g e / g m / g n / g u go to a page, / focuses the page's first
+// Keyboard: g o / g t / g i / g c / g w / g p / g a / g e / g m / g n / g u go to a page, / focuses the page's first
 // filter, ? lists the keys.
 let pendingG = 0;
 document.addEventListener('keydown', e => {
@@ -120,7 +122,7 @@ document.addEventListener('keydown', e => {
   if (inField || e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === 'g') { pendingG = Date.now(); return; }
   if (Date.now() - pendingG < 1000) {
-    const to = {o: '#/', t: '#/tasks', i: '#/instances', c: '#/calendars', w: '#/windows', a: '#/alerts', e: '#/executors', m: '#/cluster', n: '#/channels', u: '#/audit'}[e.key];
+    const to = {o: '#/', t: '#/tasks', i: '#/instances', c: '#/calendars', w: '#/windows', p: '#/pools', a: '#/alerts', e: '#/executors', m: '#/cluster', n: '#/channels', u: '#/audit'}[e.key];
     pendingG = 0;
     if (to) { location.hash = to; e.preventDefault(); return; }
   }
@@ -128,7 +130,7 @@ document.addEventListener('keydown', e => {
     const f = main.querySelector('.filters input, .filters select');
     if (f) { f.focus(); e.preventDefault(); }
   } else if (e.key === '?') {
-    showInfo('Keys: g o overview · g t tasks · g i instances · g c calendars · g w windows · g a alerts · g e executors · g m cluster members · g n channels · g u audit · / filter · Esc closes dialogs');
+    showInfo('Keys: g o overview · g t tasks · g i instances · g c calendars · g w windows · g p pools · g a alerts · g e executors · g m cluster members · g n channels · g u audit · / filter · Esc closes dialogs');
   }
 });
 
