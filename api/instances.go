@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/approval"
 )
 
 func (s instanceRoutes) trigger(w http.ResponseWriter, r *http.Request) {
@@ -362,7 +363,7 @@ func (s instanceRoutes) approvalStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ran, ok := in.AttemptExecutor(n)
+	ran, ok := approval.AttemptExecutor(in, n)
 	if !ok {
 		writeError(w, &model.Error{Code: model.CodeNotFound, Field: "attempt",
 			Message: fmt.Sprintf("instance %s has no attempt %d", id, n)})
@@ -373,7 +374,7 @@ func (s instanceRoutes) approvalStatus(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("attempt %d of instance %s was not leased to executor %s, which token %s is bound to", n, id, p.Executor, p.Name)})
 		return
 	}
-	writeJSON(w, http.StatusOK, in.ApprovalOf(n))
+	writeJSON(w, http.StatusOK, approval.Of(in, n))
 }
 
 func (s instanceRoutes) instanceLog(w http.ResponseWriter, r *http.Request) {
