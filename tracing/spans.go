@@ -1,0 +1,202 @@
+package tracing
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+)
+
+// InstanceChanged builds the spans a committed change ends (the leader's
+// observer: call it only for the changes of a term this node leads).
+func (t *Tracer) InstanceChanged(c *fsm.InstanceChange) {
+	if t == nil {
+		return
+	}
+	for _, s := range t.spans(c) {
+		t.emit(c, s)
+	}
+}
+
+// spans lists the spans change c ends, and notes when c's instance
+// entered its new state.
+func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
+	if c.Renewed {
+		if c.Confirmed { // the executor took the attempt: the lease's hand-off is over
+			return []spec{{name: spanLease, kind: kindLease, n: c.Attempt, start: c.AttemptStart, end: c.At,
+				attrs: []attribute.KeyValue{attribute.String("ax.executor", c.Executor)}}}
+		}
+		return nil
+	}
+	t.mu.Lock()
+	was, seen := t.since[c.ID]
+	if terminal(c.State) {
+		delete(t.since, c.ID)
+	} else {
+		if len(t.since) >= maxSince {
+			clear(t.since)
+		}
+		t.since[c.ID] = entered{state: c.State, attempt: c.Attempt, at: c.At}
+	}
+	t.mu.Unlock()
+	start := func() int64 { // when c's instance entered the state it left
+		if seen && was.state == c.From && was.attempt == prevAttempt(c) {
+			return was.at
+		}
+		return fallbackStart(c)
+	}
+	var out []spec
+	switch c.From {
+	case "", model.StateScheduled:
+		if c.State != model.StateScheduled && c.FiredAt > 0 {
+			due := min(c.ScheduledAt+c.Jitter, c.FiredAt)
+			out = append(out, spec{name: spanFire, kind: kindFire, start: due, end: c.FiredAt,
+				attrs: []attribute.KeyValue{attribute.Int64("ax.lateness_ms", c.FiredAt-due)}})
+		}
+	case model.StateReady:
+		if c.State == model.StateRunning {
+			out = append(out, spec{name: spanQueue, kind: kindQueue, n: c.Attempt, start: start(), end: c.At})
+		}
+	case model.StateWaitingApproval:
+		a := spec{name: spanApproval, kind: kindApproval, n: c.Attempt, start: start(), end: c.At,
+			attrs: []attribute.KeyValue{attribute.String("ax.next_state", c.State)}}
+		if c.State == model.StateCanceled {
+			a.err = "rejected"
+		}
+		out = append(out, a)
+	case model.StateBlocked:
+		out = append(out, spec{name: spanBlocked, kind: kindBlocked, n: c.Attempt, start: start(), end: c.At})
+	}
+	if a := c.Ended; a != nil {
+		s := spec{name: spanAttempt, kind: kindAttempt, n: a.Number, start: a.StartedAt.UnixMilli(), end: c.At,
+			attrs: []attribute.KeyValue{attribute.String("ax.executor", a.Executor),
+				attribute.String("ax.outcome", a.Outcome)}}
+		if s.start <= 0 {
+			s.start = c.AttemptStart
+		}
+		if a.Host != "" {
+			s.attrs = append(s.attrs, attribute.String("host.name", a.Host))
+		}
+		if a.ExitCode != nil {
+			s.attrs = append(s.attrs, attribute.Int("process.exit.code", *a.ExitCode))
+		}
+		if a.HTTPStatus != 0 {
+			s.attrs = append(s.attrs, attribute.Int("http.response.status_code", a.HTTPStatus))
+		}
+		if a.Outcome != model.OutcomeSuccess {
+			s.err = a.Outcome
+			if a.Error != "" {
+				s.err = a.Outcome + ": " + a.Error
+			}
+		}
+		out = append(out, s)
+	}
+	if c.State == model.StateRetrying && c.RetryAt > 0 {
+		out = append(out, spec{name: spanRetry, kind: kindRetry, n: c.Attempt, start: c.At, end: max(c.RetryAt, c.At)})
+	}
+	if terminal(c.State) && !terminal(c.From) {
+		s := spec{name: spanInstance, kind: kindInstance, start: c.ScheduledAt, end: c.At,
+			attrs: []attribute.KeyValue{attribute.String("ax.state", c.State), attribute.Int("ax.attempts", c.Attempt)}}
+		if c.Parent != 0 {
+			s.name = spanShard
+		}
+		if s.start <= 0 || s.start > c.At {
+			s.start = min(c.FiredAt, c.At)
+		}
+		if c.State != model.StateSuccess && c.State != model.StateSkipped {
+			s.err = c.State
+		}
+		if sc, ok := unpack(c.Link); ok {
+			s.link = &sc
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// prevAttempt is the attempt number c's instance had before c: a lease
+// (READY to RUNNING) starts the next one.
+func prevAttempt(c *fsm.InstanceChange) int {
+	if c.From == model.StateReady && c.State == model.StateRunning {
+		return c.Attempt - 1
+	}
+	return c.Attempt
+}
+
+// fallbackStart is when c's instance entered the state it left, as far
+// as the record says, for a wait that began while another node led: it
+// fired into it (no attempt yet), or it is the latest attempt's end at
+// the earliest; unknown otherwise (the change's own time: an empty span).
+func fallbackStart(c *fsm.InstanceChange) int64 {
+	if prevAttempt(c) == 0 && c.FiredAt > 0 {
+		return c.FiredAt
+	}
+	if c.From == model.StateReady && c.RetryAt > 0 && c.RetryAt <= c.At {
+		return c.RetryAt // READY after a retry's backoff
+	}
+	return c.At
+}
+
+func terminal(s string) bool {
+	switch s {
+	case model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled:
+		return true
+	}
+	return false
+}
+
+func flags(sampled bool) trace.TraceFlags {
+	if sampled {
+		return trace.FlagsSampled
+	}
+	return 0
+}
+
+// emit starts and ends span s of c's instance with its derived ids and
+// explicit times: the instance's span is the root (a shard's is a child
+// of its sharded instance's), every other span its child, the lease a
+// child of its attempt.
+func (t *Tracer) emit(c *fsm.InstanceChange, s spec) {
+	d := t.ids()
+	tid := d.traceID(root(c.ID, c.Parent))
+	sampled := t.sampled(tid)
+	if !sampled {
+		return
+	}
+	ctx := context.Background()
+	switch {
+	case s.kind == kindInstance && c.Parent == 0: // the root: no parent
+	case s.kind == kindInstance:
+		ctx = parent(ctx, tid, d.spanID(c.Parent, kindInstance, 0))
+	case s.kind == kindLease:
+		ctx = parent(ctx, tid, d.spanID(c.ID, kindAttempt, s.n))
+	default:
+		ctx = parent(ctx, tid, d.spanID(c.ID, kindInstance, 0))
+	}
+	ctx = context.WithValue(ctx, idsKey{}, spanIDs{t: tid, s: d.spanID(c.ID, s.kind, s.n)})
+	attrs := append(s.attrs, attribute.String("ax.task", c.Task), attribute.String("ax.instance", model.FormatID(c.ID)),
+		attribute.String("ax.source", c.Source))
+	if s.kind != kindInstance && s.kind != kindFire {
+		attrs = append(attrs, attribute.Int("ax.attempt", s.n))
+	}
+	opts := []trace.SpanStartOption{trace.WithTimestamp(ms(s.start)), trace.WithAttributes(attrs...)}
+	if s.link != nil {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: *s.link,
+			Attributes: []attribute.KeyValue{attribute.String("ax.link", "submitted by")}}))
+	}
+	_, sp := t.tr.Start(ctx, s.name, opts...)
+	if s.err != "" {
+		sp.SetStatus(codes.Error, s.err)
+	}
+	sp.End(trace.WithTimestamp(ms(max(s.end, s.start))))
+}
+
+// parent is ctx with the remote, sampled parent span (tid, sid).
+func parent(ctx context.Context, tid trace.TraceID, sid trace.SpanID) context.Context {
+	return trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true}))
+}

@@ -1,0 +1,229 @@
+// Package tracing exports OpenTelemetry traces of instances: one trace
+// per instance, a span for each part of its life (its fire, each wait in
+// the queue, each attempt and the lease handing it to an executor, each
+// retry's backoff, each approval wait), and the W3C traceparent each
+// attempt's action is handed. It is off unless the OTEL_* variables turn
+// it on (Enabled); a nil *Tracer is off and every method is a no-op.
+//
+// Only the leader traces: it builds each span when the change that ends
+// it commits, with explicit timestamps from what the instance records,
+// and ids derived from the cluster's member key and the instance
+// (ids.go), so a new leader continues the same traces.
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ax-scheduler/ax/model"
+)
+
+// Config configures a Tracer.
+type Config struct {
+	// NodeID names this node (service.instance.id).
+	NodeID  string
+	Version string
+	// Key returns the cluster's member key, which the ids derive from
+	// (nil until the first leader set it).
+	Key    func() []byte
+	Logger hclog.Logger
+	// Getenv reads the OTEL_* variables that turn tracing on and pick
+	// the sampler (default os.Getenv; the OTLP exporter reads its own).
+	Getenv func(string) string
+	// Exporter replaces the OTLP exporter (tests).
+	Exporter sdktrace.SpanExporter
+}
+
+// Tracer builds and exports the spans of instances (nil: tracing off).
+type Tracer struct {
+	cfg     Config
+	tp      *sdktrace.TracerProvider
+	tr      trace.Tracer
+	sampler sdktrace.Sampler
+
+	mu sync.Mutex
+	// since is when each active instance entered its state, as this node
+	// saw it while leading: the start of the wait that state is. A wait
+	// that began under another leader starts at what the record says
+	// (fallbackStart).
+	since map[uint64]entered
+}
+
+type entered struct {
+	state   string
+	attempt int
+	at      int64
+}
+
+// maxSince bounds the since map (an entry is dropped when its instance
+// finishes; those that finished while another node led stay until then).
+const maxSince = 1 << 20
+
+// New returns the tracer the OTEL_* variables configure, nil when they
+// leave tracing off.
+func New(ctx context.Context, cfg Config) (*Tracer, error) {
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	on, err := Enabled(cfg.Getenv)
+	if err != nil || !on {
+		return nil, err
+	}
+	s, err := sampler(cfg.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	exp := cfg.Exporter
+	if exp == nil {
+		if exp, err = otlptracehttp.New(ctx); err != nil {
+			return nil, fmt.Errorf("tracing: %w", err)
+		}
+	}
+	// service.name defaults to ax; OTEL_SERVICE_NAME and
+	// OTEL_RESOURCE_ATTRIBUTES (read last) override it.
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("ax"), semconv.ServiceInstanceID(cfg.NodeID),
+		semconv.ServiceVersion(cfg.Version)), resource.WithTelemetrySDK(), resource.WithFromEnv())
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	t := &Tracer{cfg: cfg, sampler: s, since: map[uint64]entered{}}
+	t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.ParentBased(s)), sdktrace.WithIDGenerator(givenIDs{}))
+	t.tr = t.tp.Tracer("github.com/ax-scheduler/ax/tracing")
+	if cfg.Logger != nil {
+		cfg.Logger.Info("tracing on: exporting instance traces over OTLP/HTTP")
+	}
+	return t, nil
+}
+
+// Shutdown exports the spans not yet sent and stops the exporter.
+func (t *Tracer) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return t.tp.Shutdown(ctx)
+}
+
+// ForceFlush exports the spans built so far.
+func (t *Tracer) ForceFlush(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return t.tp.ForceFlush(ctx)
+}
+
+func (t *Tracer) ids() ids { return ids{key: t.cfg.Key()} }
+
+// sampled says whether the trace is sampled: the root sampler's decision
+// on its id, which the parent-based sampler then applies to every span
+// of it.
+func (t *Tracer) sampled(tid trace.TraceID) bool {
+	r := t.sampler.ShouldSample(sdktrace.SamplingParameters{TraceID: tid, Name: spanInstance})
+	return r.Decision == sdktrace.RecordAndSample
+}
+
+// root is the instance a trace belongs to: a shard's sharded instance.
+func root(id, parent uint64) uint64 {
+	if parent != 0 {
+		return parent
+	}
+	return id
+}
+
+// Traceparent is the W3C traceparent of attempt n of instance id (parent:
+// its sharded instance, 0 if none): the attempt's span, which the
+// action's own spans are children of. "" when tracing is off.
+func (t *Tracer) Traceparent(id, parent uint64, n int) string {
+	if t == nil {
+		return ""
+	}
+	d := t.ids()
+	tid := d.traceID(root(id, parent))
+	return traceparent(tid, d.spanID(id, kindAttempt, n), t.sampled(tid))
+}
+
+// PrepareJob puts the traceparent of a leased job's attempt into it.
+func (t *Tracer) PrepareJob(job *model.Job) {
+	if t == nil {
+		return
+	}
+	id, err := model.ParseID(job.InstanceID)
+	if err != nil {
+		return
+	}
+	var parent uint64
+	if job.Parent != "" {
+		parent, _ = model.ParseID(job.Parent)
+	}
+	job.Traceparent = t.Traceparent(id, parent, job.Attempt)
+}
+
+// TraceID is instance id's trace (hex) when it is sampled, for an
+// exemplar; "" when tracing is off or the trace is not sampled.
+func (t *Tracer) TraceID(id, parent uint64) string {
+	if t == nil {
+		return ""
+	}
+	tid := t.ids().traceID(root(id, parent))
+	if !t.sampled(tid) {
+		return ""
+	}
+	return tid.String()
+}
+
+// givenIDs is the id generator of the tracer's spans: the ids the
+// context carries (every span is started with them).
+type givenIDs struct{}
+
+type idsKey struct{}
+
+type spanIDs struct {
+	t trace.TraceID
+	s trace.SpanID
+}
+
+func (givenIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	v, _ := ctx.Value(idsKey{}).(spanIDs)
+	return v.t, v.s
+}
+
+func (givenIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
+	v, _ := ctx.Value(idsKey{}).(spanIDs)
+	return v.s
+}
+
+// Span names.
+const (
+	spanInstance = "ax.instance"
+	spanShard    = "ax.shard"
+	spanFire     = "ax.fire"
+	spanQueue    = "ax.queue"
+	spanAttempt  = "ax.attempt"
+	spanLease    = "ax.lease"
+	spanRetry    = "ax.retry_backoff"
+	spanApproval = "ax.approval"
+	spanBlocked  = "ax.blocked"
+)
+
+// spec is one span to emit.
+type spec struct {
+	name       string
+	kind, n    int
+	start, end int64 // Unix ms
+	attrs      []attribute.KeyValue
+	err        string // non-empty: the span's status is an error
+	link       *trace.SpanContext
+}
+
+func ms(v int64) time.Time { return time.UnixMilli(v) }
