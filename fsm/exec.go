@@ -122,6 +122,7 @@ func (w instanceWrites) setState(r *record, st uint8) {
 		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin, Canary: r.Canary, RetryAt: r.RetryAt, Link: r.Link}
 	if w.ended != nil && w.ended.id == r.ID {
 		ch.Ended, w.ended = &w.ended.a, nil
+		ch.Confirmed = r.Flags&flagConfirmed != 0
 	}
 	w.notes.changes = append(w.notes.changes, ch)
 }
@@ -179,9 +180,11 @@ type InstanceChange struct {
 	// dispatcher routes it by CanaryTask.
 	Canary bool
 	// RetryAt is the record's retry time (when a RETRYING instance is
-	// READY again); Confirmed marks the renewal by which the current
-	// attempt's executor first confirmed it; Link is the caller's trace
-	// context the instance was created with (tracing; nil if none).
+	// READY again). Confirmed marks the renewal by which the current
+	// attempt's executor first confirmed it, and on a change that ended
+	// an attempt (Ended) that its executor had confirmed it. Link is the
+	// caller's trace context the instance was created with (tracing; nil
+	// if none).
 	RetryAt   int64
 	Confirmed bool
 	Link      []byte

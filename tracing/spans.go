@@ -26,7 +26,10 @@ func (t *Tracer) InstanceChanged(c *fsm.InstanceChange) {
 // entered its new state.
 func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 	if c.Renewed {
-		if c.Confirmed { // the executor took the attempt: the lease's hand-off is over
+		// The lease hands the attempt to its executor until the
+		// executor's first word on it: its confirming heartbeat, or
+		// the attempt's end if that came first.
+		if c.Confirmed {
 			return []spec{{name: spanLease, kind: kindLease, n: c.Attempt, start: c.AttemptStart, end: c.At,
 				attrs: []attribute.KeyValue{attribute.String("ax.executor", c.Executor)}}}
 		}
@@ -94,6 +97,10 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 			}
 		}
 		out = append(out, s)
+		if !c.Confirmed { // the end was the executor's first word on the attempt
+			out = append(out, spec{name: spanLease, kind: kindLease, n: a.Number, start: s.start, end: c.At,
+				attrs: []attribute.KeyValue{attribute.String("ax.executor", a.Executor)}})
+		}
 	}
 	if c.State == model.StateRetrying && c.RetryAt > 0 {
 		out = append(out, spec{name: spanRetry, kind: kindRetry, n: c.Attempt, start: c.At, end: max(c.RetryAt, c.At)})

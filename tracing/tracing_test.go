@@ -144,7 +144,8 @@ func spans(t *testing.T, tr *Tracer, exp *tracetest.InMemoryExporter) map[string
 
 // life is an instance's changes: fired READY at 1000 (due 900), attempt
 // 1 leased at 1100 and confirmed at 1150, failed at 1300 with a retry at
-// 1500, READY again at 1500, attempt 2 leased at 1600, succeeded at 1800.
+// 1500, READY again at 1500, attempt 2 leased at 1600, succeeded at 1800
+// (unconfirmed: it ended before its first heartbeat).
 func life(id uint64) []fsm.InstanceChange {
 	base := fsm.InstanceChange{ID: id, Task: "t", Source: model.SourceCron, ScheduledAt: 900, FiredAt: 1000}
 	ch := func(from, to string, attempt int, at int64, f func(*fsm.InstanceChange)) fsm.InstanceChange {
@@ -167,7 +168,7 @@ func life(id uint64) []fsm.InstanceChange {
 		}),
 		ch(model.StateRunning, model.StateRetrying, 1, 1300, func(c *fsm.InstanceChange) {
 			started(1100)(c)
-			c.RetryAt = 1500
+			c.RetryAt, c.Confirmed = 1500, true
 			c.Ended = &model.Attempt{Number: 1, Executor: "e1", StartedAt: model.UnixMilli(1100), Outcome: model.OutcomeFailed, Error: "exit 1"}
 		}),
 		ch(model.StateRetrying, model.StateReady, 1, 1500, func(c *fsm.InstanceChange) { c.RetryAt = 1500 }),
@@ -204,6 +205,8 @@ func TestSpans_InstanceLife(t *testing.T) {
 		{"ax.retry_backoff#1", kindRetry, 1, root, 1300, 1500, false},
 		{"ax.queue#2", kindQueue, 2, root, 1500, 1600, false},
 		{"ax.attempt#2", kindAttempt, 2, root, 1600, 1800, false},
+		// Never confirmed by a heartbeat: its lease ends with its report.
+		{"ax.lease#2", kindLease, 2, d.spanID(5, kindAttempt, 2), 1600, 1800, false},
 	} {
 		s, ok := got[w.name]
 		if !ok {
@@ -221,8 +224,8 @@ func TestSpans_InstanceLife(t *testing.T) {
 			t.Errorf("%s: status %v", w.name, s.Status)
 		}
 	}
-	if len(got) != 8 {
-		t.Errorf("%d spans, want 8: %v", len(got), keys(got))
+	if len(got) != 9 {
+		t.Errorf("%d spans, want 9: %v", len(got), keys(got))
 	}
 	// The traceparent an attempt is handed names the attempt's span.
 	if tp, want := tr.Traceparent(5, 0, 2), traceparent(tid, d.spanID(5, kindAttempt, 2), true); tp != want {
