@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -295,6 +296,7 @@ func TestTracing(t *testing.T) {
 	if a := gs["ax.approval#0"]; !bytes.Equal(a.ParentSpanId, gs["ax.instance"].SpanId) || a.EndTimeUnixNano <= a.StartTimeUnixNano {
 		t.Errorf("approval wait: parent %x, %d..%d", a.ParentSpanId, a.StartTimeUnixNano, a.EndTimeUnixNano)
 	}
+	checkMetrics(t, addr, hex.EncodeToString(root.TraceId))
 	rcv.mu.Lock()
 	if rcv.service != "ax-traced" {
 		t.Errorf("service.name %q, want OTEL_SERVICE_NAME's", rcv.service)
@@ -325,5 +327,55 @@ func TestTracing_Off(t *testing.T) {
 	defer rcv.mu.Unlock()
 	if rcv.requests != 0 {
 		t.Errorf("with tracing off the node sent %d export requests", rcv.requests)
+	}
+}
+
+// checkMetrics: the OpenMetrics exposition carries trace-id exemplars on
+// the attempt duration and fire lateness histograms (the shell
+// instance's among them), and the text exposition still passes promtool.
+func checkMetrics(t *testing.T, addr, traceID string) {
+	t.Helper()
+	get := func(accept string) string {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	om := get("application/openmetrics-text;version=1.0.0")
+	for _, m := range []string{"ax_attempt_duration_seconds_bucket", "ax_fire_lateness_seconds_bucket"} {
+		found := false
+		for _, l := range strings.Split(om, "\n") {
+			if strings.HasPrefix(l, m+"{") && strings.Contains(l, `# {trace_id="`) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no trace_id exemplar on %s in the OpenMetrics exposition", m)
+		}
+	}
+	if !strings.Contains(om, `# {trace_id="`+traceID+`"}`) {
+		t.Errorf("no exemplar names the shell instance's trace %s", traceID)
+	}
+	text := get("text/plain")
+	if strings.Contains(text, "trace_id") {
+		t.Error("the text exposition carries exemplars")
+	}
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("AX_REQUIRE_PROMTOOL") != "" {
+			t.Fatalf("promtool not found and AX_REQUIRE_PROMTOOL is set: %v", err)
+		}
+		t.Log("promtool not found: the text exposition is not checked")
+		return
+	}
+	cmd := exec.Command(p, "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
