@@ -1,7 +1,6 @@
 package tracing
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -26,27 +25,30 @@ const (
 // (the member key, the same on every member) and what the instance
 // records, so whichever node leads derives the same ids: a new leader
 // continues the traces the old one began, and the traceparent an attempt
-// is handed names a span the leader emits when the attempt ends.
-type ids struct{ key []byte }
+// is handed names a span the leader emits when the attempt ends. An id
+// is the start of SHA-256(k, parts), k = SHA-256("ax-trace", key): a
+// keyed hash, so ids are neither guessable nor the key learnable from
+// them, computed on the stack (one hash of two blocks).
+type ids struct{ k [sha256.Size]byte }
+
+func newIDs(key []byte) ids {
+	return ids{k: sha256.Sum256(append([]byte("ax-trace\x00"), key...))}
+}
 
 func (d ids) sum(parts ...uint64) [sha256.Size]byte {
-	m := hmac.New(sha256.New, d.key)
-	var b [8]byte
-	for _, p := range parts {
-		binary.BigEndian.PutUint64(b[:], p)
-		m.Write(b[:])
+	var b [sha256.Size + 4*8]byte
+	copy(b[:], d.k[:])
+	for i, p := range parts {
+		binary.BigEndian.PutUint64(b[sha256.Size+8*i:], p)
 	}
-	var out [sha256.Size]byte
-	m.Sum(out[:0])
-	return out
+	return sha256.Sum256(b[:sha256.Size+8*len(parts)])
 }
 
 // traceID is the trace of instance id (a shard's is its instance's: pass
 // the sharded instance).
 func (d ids) traceID(id uint64) trace.TraceID {
-	var t trace.TraceID
 	s := d.sum(0, id)
-	copy(t[:], s[:])
+	t := trace.TraceID(s[:16])
 	if !t.IsValid() {
 		t[15] = 1
 	}
@@ -55,9 +57,8 @@ func (d ids) traceID(id uint64) trace.TraceID {
 
 // spanID is the span of kind for instance id and number n.
 func (d ids) spanID(id uint64, kind int, n int) trace.SpanID {
-	var sp trace.SpanID
 	s := d.sum(1, id, uint64(kind), uint64(n))
-	copy(sp[:], s[:])
+	sp := trace.SpanID(s[:8])
 	if !sp.IsValid() {
 		sp[7] = 1
 	}

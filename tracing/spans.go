@@ -11,15 +11,49 @@ import (
 	"github.com/ax-scheduler/ax/model"
 )
 
-// InstanceChanged builds the spans a committed change ends (the leader's
-// observer: call it only for the changes of a term this node leads).
+// InstanceChanged queues a committed change for the spans it ends (the
+// leader's observer: call it only for the changes of a term this node
+// leads). It never blocks: a change that finds the queue full is dropped.
 func (t *Tracer) InstanceChanged(c *fsm.InstanceChange) {
-	if t == nil {
+	if t == nil || (c.Renewed && !c.Confirmed) {
 		return
+	}
+	t.pending.Add(1)
+	select {
+	case t.queue <- *c:
+	default:
+		t.pending.Add(-1)
+		if t.dropped.Add(1) == 1 && t.cfg.Logger != nil {
+			t.cfg.Logger.Warn("tracing: the span queue is full: dropping changes (their spans go missing)")
+		}
+	}
+}
+
+// handle builds and exports the spans change c ends.
+func (t *Tracer) handle(c *fsm.InstanceChange) {
+	defer t.pending.Add(-1)
+	if c.Renewed && c.Confirmed && c.Parent == 0 {
+		// A renewal does not name a shard's instance: the lease noted it.
+		t.mu.Lock()
+		if e, ok := t.since[c.ID]; ok && e.state == model.StateRunning {
+			cc := *c
+			cc.Parent = e.parent
+			c = &cc
+		}
+		t.mu.Unlock()
 	}
 	for _, s := range t.spans(c) {
 		t.emit(c, s)
 	}
+}
+
+// waits are the states whose start a later span needs: the waits.
+func waits(state string) bool {
+	switch state {
+	case model.StateReady, model.StateWaitingApproval, model.StateBlocked:
+		return true
+	}
+	return false
 }
 
 // spans lists the spans change c ends, and notes when c's instance
@@ -37,13 +71,16 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 	}
 	t.mu.Lock()
 	was, seen := t.since[c.ID]
-	if terminal(c.State) {
-		delete(t.since, c.ID)
-	} else {
+	// Noted: the start of a wait, and a running shard's instance (its
+	// renewals do not name it). Not the pending delayed instances: they
+	// may be millions, and their fire span needs no note.
+	if waits(c.State) || (c.State == model.StateRunning && c.Parent != 0) {
 		if len(t.since) >= maxSince {
 			clear(t.since)
 		}
-		t.since[c.ID] = entered{state: c.State, attempt: c.Attempt, at: c.At}
+		t.since[c.ID] = entered{state: c.State, attempt: c.Attempt, at: c.At, parent: c.Parent}
+	} else if seen {
+		delete(t.since, c.ID)
 	}
 	t.mu.Unlock()
 	start := func() int64 { // when c's instance entered the state it left

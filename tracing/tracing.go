@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -26,6 +27,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -58,16 +60,34 @@ type Tracer struct {
 	// that began under another leader starts at what the record says
 	// (fallbackStart).
 	since map[uint64]entered
+	key   atomic.Pointer[ids]
+
+	// The changes to trace, built into spans off the state machine's
+	// apply path (run); pending counts those not yet built, dropped those
+	// a full queue turned away.
+	queue   chan fsm.InstanceChange
+	pending atomic.Int64
+	dropped atomic.Int64
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
+
+// queueSize bounds the changes waiting to become spans: beyond it a
+// change is dropped (its spans missing from its trace) rather than slow
+// the state machine.
+const queueSize = 1 << 14
 
 type entered struct {
 	state   string
 	attempt int
 	at      int64
+	parent  uint64 // a shard's instance
 }
 
 // maxSince bounds the since map (an entry is dropped when its instance
-// finishes; those that finished while another node led stay until then).
+// leaves the state; one whose instance moved on while another node led
+// stays until the map is full, then all go).
 const maxSince = 1 << 20
 
 // New returns the tracer the OTEL_* variables configure, nil when they
@@ -97,10 +117,12 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	t := &Tracer{cfg: cfg, sampler: s, since: map[uint64]entered{}}
+	t := &Tracer{cfg: cfg, sampler: s, since: map[uint64]entered{}, queue: make(chan fsm.InstanceChange, queueSize),
+		stop: make(chan struct{}), done: make(chan struct{})}
 	t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.ParentBased(s)), sdktrace.WithIDGenerator(givenIDs{}))
 	t.tr = t.tp.Tracer("github.com/ax-scheduler/ax/tracing")
+	go t.run()
 	if cfg.Logger != nil {
 		cfg.Logger.Info("tracing on: exporting instance traces over OTLP/HTTP")
 	}
@@ -112,7 +134,36 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
+	t.once.Do(func() { close(t.stop) })
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+	}
+	if n := t.dropped.Load(); n > 0 && t.cfg.Logger != nil {
+		t.cfg.Logger.Warn("tracing: changes dropped with the span queue full", "dropped", n)
+	}
 	return t.tp.Shutdown(ctx)
+}
+
+// run builds the spans of the queued changes until Shutdown, then of
+// those still queued.
+func (t *Tracer) run() {
+	defer close(t.done)
+	for {
+		select {
+		case c := <-t.queue:
+			t.handle(&c)
+		case <-t.stop:
+			for {
+				select {
+				case c := <-t.queue:
+					t.handle(&c)
+				default:
+					return
+				}
+			}
+		}
+	}
 }
 
 // ForceFlush exports the spans built so far.
@@ -120,10 +171,29 @@ func (t *Tracer) ForceFlush(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
+	for t.pending.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 	return t.tp.ForceFlush(ctx)
 }
 
-func (t *Tracer) ids() ids { return ids{key: t.cfg.Key()} }
+// ids derives the ids from the member key, read once it is set (it
+// never changes).
+func (t *Tracer) ids() *ids {
+	if d := t.key.Load(); d != nil {
+		return d
+	}
+	k := t.cfg.Key()
+	d := newIDs(k)
+	if k != nil {
+		t.key.Store(&d)
+	}
+	return &d
+}
 
 // sampled says whether the trace is sampled: the root sampler's decision
 // on its id, which the parent-based sampler then applies to every span

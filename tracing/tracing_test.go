@@ -48,8 +48,8 @@ func TestEnabled(t *testing.T) {
 }
 
 func TestIDs_Derivation(t *testing.T) {
-	a, b := ids{key: []byte("cluster-a")}, ids{key: []byte("cluster-b")}
-	if a.traceID(7) != (ids{key: []byte("cluster-a")}).traceID(7) {
+	a, b := newIDs([]byte("cluster-a")), newIDs([]byte("cluster-b"))
+	if a.traceID(7) != (newIDs([]byte("cluster-a"))).traceID(7) {
 		t.Fatal("the same key and instance derive different trace ids")
 	}
 	if a.traceID(7) == b.traceID(7) || a.traceID(7) == a.traceID(8) {
@@ -186,7 +186,7 @@ func TestSpans_InstanceLife(t *testing.T) {
 		tr.InstanceChanged(&c)
 	}
 	got := spans(t, tr, exp)
-	d := ids{key: []byte("k")}
+	d := newIDs([]byte("k"))
 	tid := d.traceID(5)
 	root := d.spanID(5, kindInstance, 0)
 	ms := func(v int64) time.Time { return time.UnixMilli(v) }
@@ -242,7 +242,7 @@ func TestSpans_NewLeader(t *testing.T) {
 		tr.InstanceChanged(&c)
 	}
 	got := spans(t, tr, exp)
-	d := ids{key: []byte("k")}
+	d := newIDs([]byte("k"))
 	q := got["ax.queue#2"]
 	if q.SpanContext.SpanID() != d.spanID(5, kindQueue, 2) || q.StartTime.UnixMilli() != 1500 || q.Parent.SpanID() != d.spanID(5, kindInstance, 0) {
 		t.Errorf("queue#2 from a new leader: %s %d parent %s", q.SpanContext.SpanID(), q.StartTime.UnixMilli(), q.Parent.SpanID())
@@ -263,7 +263,7 @@ func TestSpans_ShardApprovalLink(t *testing.T) {
 		tr.InstanceChanged(&c)
 	}
 	got := spans(t, tr, exp)
-	d := ids{key: []byte("k")}
+	d := newIDs([]byte("k"))
 	if a := got["ax.approval#0"]; a.StartTime.UnixMilli() != 100 || a.EndTime.UnixMilli() != 400 || a.Status.Code.String() != "Error" {
 		t.Errorf("approval: %d..%d %v", a.StartTime.UnixMilli(), a.EndTime.UnixMilli(), a.Status)
 	}
@@ -291,7 +291,7 @@ func TestSampling(t *testing.T) {
 	// A ratio decides on the trace id: the same decision on every node.
 	half, _ := sampler(env(map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"}))
 	r := &Tracer{sampler: half}
-	d := ids{key: []byte("k")}
+	d := newIDs([]byte("k"))
 	n := 0
 	for i := uint64(0); i < 400; i++ {
 		first := r.sampled(d.traceID(i))
