@@ -1,11 +1,10 @@
 package tracing
 
 import (
-	"context"
-
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
@@ -200,47 +199,52 @@ func flags(sampled bool) trace.TraceFlags {
 	return 0
 }
 
-// emit starts and ends span s of c's instance with its derived ids and
-// explicit times: the instance's span is the root (a shard's is a child
-// of its sharded instance's), every other span its child, the lease a
-// child of its attempt.
+// emit builds span s of c's instance with its derived ids and explicit
+// times: the instance's span is the root (a shard's is a child of its
+// sharded instance's), every other span its child, the lease a child of
+// its attempt.
 func (t *Tracer) emit(c *fsm.InstanceChange, s spec) {
 	d := t.ids()
 	tid := d.traceID(root(c.ID, c.Parent))
-	sampled := t.sampled(tid)
-	if !sampled {
+	if !t.sampled(tid) {
 		return
 	}
-	ctx := context.Background()
+	var parent []byte
 	switch {
 	case s.kind == kindInstance && c.Parent == 0: // the root: no parent
 	case s.kind == kindInstance:
-		ctx = parent(ctx, tid, d.spanID(c.Parent, kindInstance, 0))
+		p := d.spanID(c.Parent, kindInstance, 0)
+		parent = p[:]
 	case s.kind == kindLease:
-		ctx = parent(ctx, tid, d.spanID(c.ID, kindAttempt, s.n))
+		p := d.spanID(c.ID, kindAttempt, s.n)
+		parent = p[:]
 	default:
-		ctx = parent(ctx, tid, d.spanID(c.ID, kindInstance, 0))
+		p := d.spanID(c.ID, kindInstance, 0)
+		parent = p[:]
 	}
-	ctx = context.WithValue(ctx, idsKey{}, spanIDs{t: tid, s: d.spanID(c.ID, s.kind, s.n)})
-	attrs := append(s.attrs, attribute.String("ax.task", c.Task), attribute.String("ax.instance", model.FormatID(c.ID)),
-		attribute.String("ax.source", c.Source))
+	sid := d.spanID(c.ID, s.kind, s.n)
+	attrs := make([]*commonpb.KeyValue, 0, len(s.attrs)+4)
+	for _, a := range s.attrs {
+		attrs = append(attrs, keyValue(a))
+	}
+	attrs = append(attrs, str("ax.task", c.Task), str("ax.instance", model.FormatID(c.ID)), str("ax.source", c.Source))
 	if s.kind != kindInstance && s.kind != kindFire {
-		attrs = append(attrs, attribute.Int("ax.attempt", s.n))
+		attrs = append(attrs, &commonpb.KeyValue{Key: "ax.attempt", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(s.n)}}})
 	}
-	opts := []trace.SpanStartOption{trace.WithTimestamp(ms(s.start)), trace.WithAttributes(attrs...)}
-	if s.link != nil {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: *s.link,
-			Attributes: []attribute.KeyValue{attribute.String("ax.link", "submitted by")}}))
-	}
-	_, sp := t.tr.Start(ctx, s.name, opts...)
+	sp := &tracepb.Span{TraceId: tid[:], SpanId: sid[:], ParentSpanId: parent, Name: s.name,
+		Kind: tracepb.Span_SPAN_KIND_INTERNAL, Flags: uint32(trace.FlagsSampled),
+		StartTimeUnixNano: uint64(s.start) * 1e6, EndTimeUnixNano: uint64(max(s.end, s.start)) * 1e6, Attributes: attrs}
 	if s.err != "" {
-		sp.SetStatus(codes.Error, s.err)
+		sp.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: s.err}
 	}
-	sp.End(trace.WithTimestamp(ms(max(s.end, s.start))))
+	if l := s.link; l != nil {
+		lt, ls := l.TraceID(), l.SpanID()
+		sp.Links = []*tracepb.Span_Link{{TraceId: lt[:], SpanId: ls[:], Flags: uint32(l.TraceFlags()),
+			Attributes: []*commonpb.KeyValue{str("ax.link", "submitted by")}}}
+	}
+	t.add(sp)
 }
 
-// parent is ctx with the remote, sampled parent span (tid, sid).
-func parent(ctx context.Context, tid trace.TraceID, sid trace.SpanID) context.Context {
-	return trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true}))
+func str(k, v string) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
 }

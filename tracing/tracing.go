@@ -21,11 +21,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
@@ -43,16 +45,17 @@ type Config struct {
 	// Getenv reads the OTEL_* variables that turn tracing on and pick
 	// the sampler (default os.Getenv; the OTLP exporter reads its own).
 	Getenv func(string) string
-	// Exporter replaces the OTLP exporter (tests).
-	Exporter sdktrace.SpanExporter
+	// Client replaces the OTLP/HTTP client (tests).
+	Client otlptrace.Client
 }
 
 // Tracer builds and exports the spans of instances (nil: tracing off).
 type Tracer struct {
-	cfg     Config
-	tp      *sdktrace.TracerProvider
-	tr      trace.Tracer
-	sampler sdktrace.Sampler
+	cfg      Config
+	client   otlptrace.Client
+	resource *resourcepb.Resource
+	sampler  sdktrace.Sampler
+	batch    batching // the spans built, not yet sent (run's own)
 
 	mu sync.Mutex
 	// since is when each active instance entered its state, as this node
@@ -68,6 +71,7 @@ type Tracer struct {
 	queue   chan fsm.InstanceChange
 	pending atomic.Int64
 	dropped atomic.Int64
+	flush   chan chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
 	once    sync.Once
@@ -104,11 +108,12 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	exp := cfg.Exporter
-	if exp == nil {
-		if exp, err = otlptracehttp.New(ctx); err != nil {
-			return nil, fmt.Errorf("tracing: %w", err)
-		}
+	client := cfg.Client
+	if client == nil {
+		client = otlptracehttp.NewClient()
+	}
+	if err := client.Start(ctx); err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	// service.name defaults to ax; OTEL_SERVICE_NAME and
 	// OTEL_RESOURCE_ATTRIBUTES (read last) override it.
@@ -117,11 +122,9 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	t := &Tracer{cfg: cfg, sampler: s, since: map[uint64]entered{}, queue: make(chan fsm.InstanceChange, queueSize),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(s)), sdktrace.WithIDGenerator(givenIDs{}))
-	t.tr = t.tp.Tracer("github.com/ax-scheduler/ax/tracing")
+	t := &Tracer{cfg: cfg, client: client, resource: &resourcepb.Resource{Attributes: keyValues(res.Attributes())}, sampler: s,
+		since: map[uint64]entered{}, queue: make(chan fsm.InstanceChange, queueSize), flush: make(chan chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{}), batch: newBatching(cfg.Getenv)}
 	go t.run()
 	if cfg.Logger != nil {
 		cfg.Logger.Info("tracing on: exporting instance traces over OTLP/HTTP")
@@ -142,23 +145,32 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	if n := t.dropped.Load(); n > 0 && t.cfg.Logger != nil {
 		t.cfg.Logger.Warn("tracing: changes dropped with the span queue full", "dropped", n)
 	}
-	return t.tp.Shutdown(ctx)
+	return t.client.Stop(ctx)
 }
 
-// run builds the spans of the queued changes until Shutdown, then of
-// those still queued.
+// run builds the spans of the queued changes and sends them in batches
+// (full, or every OTEL_BSP_SCHEDULE_DELAY), until Shutdown: then it builds
+// and sends those still queued.
 func (t *Tracer) run() {
 	defer close(t.done)
+	tick := time.NewTicker(t.batch.delay)
+	defer tick.Stop()
 	for {
 		select {
 		case c := <-t.queue:
 			t.handle(&c)
+		case <-tick.C:
+			t.send()
+		case done := <-t.flush:
+			t.send()
+			close(done)
 		case <-t.stop:
 			for {
 				select {
 				case c := <-t.queue:
 					t.handle(&c)
 				default:
+					t.send()
 					return
 				}
 			}
@@ -178,7 +190,20 @@ func (t *Tracer) ForceFlush(ctx context.Context) error {
 		case <-time.After(time.Millisecond):
 		}
 	}
-	return t.tp.ForceFlush(ctx)
+	done := make(chan struct{})
+	select {
+	case t.flush <- done:
+	case <-t.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // ids derives the ids from the member key, read once it is set (it
@@ -252,27 +277,6 @@ func (t *Tracer) TraceID(id, parent uint64) string {
 	return tid.String()
 }
 
-// givenIDs is the id generator of the tracer's spans: the ids the
-// context carries (every span is started with them).
-type givenIDs struct{}
-
-type idsKey struct{}
-
-type spanIDs struct {
-	t trace.TraceID
-	s trace.SpanID
-}
-
-func (givenIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
-	v, _ := ctx.Value(idsKey{}).(spanIDs)
-	return v.t, v.s
-}
-
-func (givenIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
-	v, _ := ctx.Value(idsKey{}).(spanIDs)
-	return v.s
-}
-
 // Span names.
 const (
 	spanInstance = "ax.instance"
@@ -295,5 +299,3 @@ type spec struct {
 	err        string // non-empty: the span's status is an error
 	link       *trace.SpanContext
 }
-
-func ms(v int64) time.Time { return time.UnixMilli(v) }

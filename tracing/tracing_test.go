@@ -2,12 +2,14 @@ package tracing
 
 import (
 	"context"
+	"encoding/hex"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
@@ -108,39 +110,72 @@ func TestParseTraceparent(t *testing.T) {
 	}
 }
 
-// newTest is a tracer exporting to memory.
-func newTest(t *testing.T, key string, extra map[string]string) (*Tracer, *tracetest.InMemoryExporter) {
+// memClient is an OTLP client keeping what it is sent.
+type memClient struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (m *memClient) Start(context.Context) error { return nil }
+func (m *memClient) Stop(context.Context) error  { return nil }
+func (m *memClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rs {
+		for _, ss := range r.ScopeSpans {
+			m.spans = append(m.spans, ss.Spans...)
+		}
+	}
+	return nil
+}
+
+// newTest is a tracer sending to memory.
+func newTest(t *testing.T, key string, extra map[string]string) (*Tracer, *memClient) {
 	t.Helper()
-	exp := tracetest.NewInMemoryExporter()
+	mc := &memClient{}
 	e := map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}
 	for k, v := range extra {
 		e[k] = v
 	}
-	tr, err := New(context.Background(), Config{NodeID: "n1", Key: func() []byte { return []byte(key) }, Getenv: env(e), Exporter: exp})
+	tr, err := New(context.Background(), Config{NodeID: "n1", Key: func() []byte { return []byte(key) }, Getenv: env(e), Client: mc})
 	if err != nil || tr == nil {
 		t.Fatalf("New: %v %v", tr, err)
 	}
 	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
-	return tr, exp
+	return tr, mc
 }
 
-func spans(t *testing.T, tr *Tracer, exp *tracetest.InMemoryExporter) map[string]tracetest.SpanStub {
+// spans are the spans sent, by name ("#n" after those of attempt n).
+func spans(t *testing.T, tr *Tracer, mc *memClient) map[string]*tracepb.Span {
 	t.Helper()
 	if err := tr.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]tracetest.SpanStub{}
-	for _, s := range exp.GetSpans() {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	out := map[string]*tracepb.Span{}
+	for _, s := range mc.spans {
 		name := s.Name
 		for _, a := range s.Attributes {
 			if a.Key == "ax.attempt" {
-				name += "#" + a.Value.String()
+				name += "#" + strconv.FormatInt(a.GetValue().GetIntValue(), 10)
 			}
 		}
 		out[name] = s
 	}
 	return out
 }
+
+func tid(s *tracepb.Span) trace.TraceID { return trace.TraceID(s.TraceId) }
+func sid(s *tracepb.Span) trace.SpanID  { return trace.SpanID(s.SpanId) }
+func pid(s *tracepb.Span) trace.SpanID {
+	var p trace.SpanID
+	copy(p[:], s.ParentSpanId)
+	return p
+}
+func failed(s *tracepb.Span) bool   { return s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR }
+func startMs(s *tracepb.Span) int64 { return int64(s.StartTimeUnixNano / 1e6) }
+func endMs(s *tracepb.Span) int64   { return int64(s.EndTimeUnixNano / 1e6) }
 
 // life is an instance's changes: fired READY at 1000 (due 900), attempt
 // 1 leased at 1100 and confirmed at 1150, failed at 1300 with a retry at
@@ -187,9 +222,8 @@ func TestSpans_InstanceLife(t *testing.T) {
 	}
 	got := spans(t, tr, exp)
 	d := newIDs([]byte("k"))
-	tid := d.traceID(5)
+	want := d.traceID(5)
 	root := d.spanID(5, kindInstance, 0)
-	ms := func(v int64) time.Time { return time.UnixMilli(v) }
 	for _, w := range []struct {
 		name       string
 		kind, n    int
@@ -213,14 +247,14 @@ func TestSpans_InstanceLife(t *testing.T) {
 			t.Errorf("no span %s (got %v)", w.name, keys(got))
 			continue
 		}
-		if s.SpanContext.TraceID() != tid || s.SpanContext.SpanID() != d.spanID(5, w.kind, w.n) || s.Parent.SpanID() != w.parent {
-			t.Errorf("%s: trace %s span %s parent %s; want %s %s %s", w.name, s.SpanContext.TraceID(), s.SpanContext.SpanID(),
-				s.Parent.SpanID(), tid, d.spanID(5, w.kind, w.n), w.parent)
+		if tid(s) != want || sid(s) != d.spanID(5, w.kind, w.n) || pid(s) != w.parent {
+			t.Errorf("%s: trace %s span %s parent %s; want %s %s %s", w.name, tid(s), sid(s),
+				pid(s), want, d.spanID(5, w.kind, w.n), w.parent)
 		}
-		if !s.StartTime.Equal(ms(w.start)) || !s.EndTime.Equal(ms(w.end)) {
-			t.Errorf("%s: %d..%d, want %d..%d", w.name, s.StartTime.UnixMilli(), s.EndTime.UnixMilli(), w.start, w.end)
+		if startMs(s) != w.start || endMs(s) != w.end {
+			t.Errorf("%s: %d..%d, want %d..%d", w.name, startMs(s), endMs(s), w.start, w.end)
 		}
-		if (s.Status.Code.String() == "Error") != w.err {
+		if failed(s) != w.err {
 			t.Errorf("%s: status %v", w.name, s.Status)
 		}
 	}
@@ -228,7 +262,7 @@ func TestSpans_InstanceLife(t *testing.T) {
 		t.Errorf("%d spans, want 9: %v", len(got), keys(got))
 	}
 	// The traceparent an attempt is handed names the attempt's span.
-	if tp, want := tr.Traceparent(5, 0, 2), traceparent(tid, d.spanID(5, kindAttempt, 2), true); tp != want {
+	if tp, want := tr.Traceparent(5, 0, 2), traceparent(want, d.spanID(5, kindAttempt, 2), true); tp != want {
 		t.Errorf("Traceparent = %s, want %s", tp, want)
 	}
 }
@@ -244,11 +278,11 @@ func TestSpans_NewLeader(t *testing.T) {
 	got := spans(t, tr, exp)
 	d := newIDs([]byte("k"))
 	q := got["ax.queue#2"]
-	if q.SpanContext.SpanID() != d.spanID(5, kindQueue, 2) || q.StartTime.UnixMilli() != 1500 || q.Parent.SpanID() != d.spanID(5, kindInstance, 0) {
-		t.Errorf("queue#2 from a new leader: %s %d parent %s", q.SpanContext.SpanID(), q.StartTime.UnixMilli(), q.Parent.SpanID())
+	if sid(q) != d.spanID(5, kindQueue, 2) || startMs(q) != 1500 || pid(q) != d.spanID(5, kindInstance, 0) {
+		t.Errorf("queue#2 from a new leader: %s %d parent %s", sid(q), startMs(q), pid(q))
 	}
-	if r := got["ax.instance"]; r.SpanContext.SpanID() != d.spanID(5, kindInstance, 0) || r.SpanContext.TraceID() != d.traceID(5) {
-		t.Errorf("root from a new leader: %v", r.SpanContext)
+	if r := got["ax.instance"]; sid(r) != d.spanID(5, kindInstance, 0) || tid(r) != d.traceID(5) {
+		t.Errorf("root from a new leader: %v", r.SpanId)
 	}
 }
 
@@ -264,16 +298,16 @@ func TestSpans_ShardApprovalLink(t *testing.T) {
 	}
 	got := spans(t, tr, exp)
 	d := newIDs([]byte("k"))
-	if a := got["ax.approval#0"]; a.StartTime.UnixMilli() != 100 || a.EndTime.UnixMilli() != 400 || a.Status.Code.String() != "Error" {
-		t.Errorf("approval: %d..%d %v", a.StartTime.UnixMilli(), a.EndTime.UnixMilli(), a.Status)
+	if a := got["ax.approval#0"]; startMs(a) != 100 || endMs(a) != 400 || !failed(a) {
+		t.Errorf("approval: %d..%d %v", startMs(a), endMs(a), a.Status)
 	}
 	r := got["ax.instance"]
-	if len(r.Links) != 1 || r.Links[0].SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || r.Parent.IsValid() {
-		t.Errorf("root: links %v parent %v; want a link to the caller's trace and no parent", r.Links, r.Parent)
+	if len(r.Links) != 1 || hex.EncodeToString(r.Links[0].TraceId) != "4bf92f3577b34da6a3ce929d0e0e4736" || len(r.ParentSpanId) != 0 {
+		t.Errorf("root: links %v parent %v; want a link to the caller's trace and no parent", r.Links, r.ParentSpanId)
 	}
 	s := got["ax.shard"]
-	if s.SpanContext.TraceID() != d.traceID(10) || s.Parent.SpanID() != d.spanID(10, kindInstance, 0) {
-		t.Errorf("shard: trace %s parent %s, want its instance's", s.SpanContext.TraceID(), s.Parent.SpanID())
+	if tid(s) != d.traceID(10) || pid(s) != d.spanID(10, kindInstance, 0) {
+		t.Errorf("shard: trace %s parent %s, want its instance's", tid(s), pid(s))
 	}
 }
 
@@ -315,7 +349,7 @@ func TestSampling(t *testing.T) {
 	}
 }
 
-func keys(m map[string]tracetest.SpanStub) []string {
+func keys(m map[string]*tracepb.Span) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
