@@ -41,8 +41,19 @@ func (t *Tracer) handle(c *fsm.InstanceChange) {
 		}
 		t.mu.Unlock()
 	}
-	for _, s := range t.spans(c) {
-		t.emit(c, s)
+	specs := t.spans(c)
+	if len(specs) == 0 {
+		return
+	}
+	d := t.ids()
+	tid := d.traceID(root(c.ID, c.Parent))
+	if !t.sampled(tid) {
+		return
+	}
+	// What every span of c says, shared by them (encoding does not mind).
+	common := []*commonpb.KeyValue{str("ax.task", c.Task), str("ax.instance", model.FormatID(c.ID)), str("ax.source", c.Source)}
+	for _, s := range specs {
+		t.emit(c, d, tid, common, s)
 	}
 }
 
@@ -203,12 +214,7 @@ func flags(sampled bool) trace.TraceFlags {
 // times: the instance's span is the root (a shard's is a child of its
 // sharded instance's), every other span its child, the lease a child of
 // its attempt.
-func (t *Tracer) emit(c *fsm.InstanceChange, s spec) {
-	d := t.ids()
-	tid := d.traceID(root(c.ID, c.Parent))
-	if !t.sampled(tid) {
-		return
-	}
+func (t *Tracer) emit(c *fsm.InstanceChange, d *ids, tid trace.TraceID, common []*commonpb.KeyValue, s spec) {
 	var parent []byte
 	switch {
 	case s.kind == kindInstance && c.Parent == 0: // the root: no parent
@@ -223,15 +229,17 @@ func (t *Tracer) emit(c *fsm.InstanceChange, s spec) {
 		parent = p[:]
 	}
 	sid := d.spanID(c.ID, s.kind, s.n)
-	attrs := make([]*commonpb.KeyValue, 0, len(s.attrs)+4)
+	attrs := make([]*commonpb.KeyValue, 0, len(s.attrs)+len(common)+1)
 	for _, a := range s.attrs {
 		attrs = append(attrs, keyValue(a))
 	}
-	attrs = append(attrs, str("ax.task", c.Task), str("ax.instance", model.FormatID(c.ID)), str("ax.source", c.Source))
+	attrs = append(attrs, common...)
 	if s.kind != kindInstance && s.kind != kindFire {
 		attrs = append(attrs, &commonpb.KeyValue{Key: "ax.attempt", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(s.n)}}})
 	}
-	sp := &tracepb.Span{TraceId: tid[:], SpanId: sid[:], ParentSpanId: parent, Name: s.name,
+	ids := make([]byte, 0, 16+8)
+	ids = append(append(ids, tid[:]...), sid[:]...)
+	sp := &tracepb.Span{TraceId: ids[:16], SpanId: ids[16:], ParentSpanId: parent, Name: s.name,
 		Kind: tracepb.Span_SPAN_KIND_INTERNAL, Flags: uint32(trace.FlagsSampled),
 		StartTimeUnixNano: uint64(s.start) * 1e6, EndTimeUnixNano: uint64(max(s.end, s.start)) * 1e6, Attributes: attrs}
 	if s.err != "" {
