@@ -150,30 +150,45 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 
 // run builds the spans of the queued changes and sends them in batches
 // (full, or every OTEL_BSP_SCHEDULE_DELAY), until Shutdown: then it builds
-// and sends those still queued.
+// and sends those still queued. It takes the queue every drainEvery
+// rather than waking for each change: thousands of changes a second would
+// otherwise cost as many wake-ups.
 func (t *Tracer) run() {
 	defer close(t.done)
-	tick := time.NewTicker(t.batch.delay)
-	defer tick.Stop()
+	drain := time.NewTicker(drainEvery)
+	defer drain.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-drain.C:
+			t.drain()
+			if time.Since(last) >= t.batch.delay {
+				t.send()
+				last = time.Now()
+			}
+		case done := <-t.flush:
+			t.drain()
+			t.send()
+			close(done)
+		case <-t.stop:
+			t.drain()
+			t.send()
+			return
+		}
+	}
+}
+
+// drainEvery is how often run takes the queued changes.
+const drainEvery = 20 * time.Millisecond
+
+// drain builds the spans of every queued change.
+func (t *Tracer) drain() {
 	for {
 		select {
 		case c := <-t.queue:
 			t.handle(&c)
-		case <-tick.C:
-			t.send()
-		case done := <-t.flush:
-			t.send()
-			close(done)
-		case <-t.stop:
-			for {
-				select {
-				case c := <-t.queue:
-					t.handle(&c)
-				default:
-					t.send()
-					return
-				}
-			}
+		default:
+			return
 		}
 	}
 }
