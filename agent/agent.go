@@ -279,6 +279,7 @@ func New(cfg Config) (_ *Agent, retErr error) {
 	if err := a.roles(raw, base, localExecToken); err != nil {
 		return nil, err
 	}
+	undo.push(func() error { return a.trace.Shutdown(context.Background()) })
 	if err := rep.Start(); err != nil {
 		if cfg.Restore != "" && strings.HasPrefix(err.Error(), "restore: ") {
 			return nil, fmt.Errorf("agent: %w", err)
