@@ -356,3 +356,31 @@ func keys(m map[string]*tracepb.Span) []string {
 	}
 	return out
 }
+
+// TestSince_OnlyWaits: the tracer notes when an instance entered a wait
+// (READY, approval, BLOCKED), not the pending delayed instances (there
+// may be millions), and forgets it once the instance moves on.
+func TestSince_OnlyWaits(t *testing.T) {
+	tr, mc := newTest(t, "k", nil)
+	for i := uint64(1); i <= 100; i++ {
+		c := fsm.InstanceChange{ID: i, Task: "t", Source: model.SourceDelay, State: model.StateScheduled, ScheduledAt: 5000, At: 100}
+		tr.InstanceChanged(&c)
+	}
+	_ = spans(t, tr, mc)
+	tr.mu.Lock()
+	n := len(tr.since)
+	tr.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d pending instances noted, want none", n)
+	}
+	for _, c := range life(7)[:2] { // READY, then RUNNING
+		tr.InstanceChanged(&c)
+	}
+	_ = spans(t, tr, mc)
+	tr.mu.Lock()
+	_, held := tr.since[7]
+	tr.mu.Unlock()
+	if held {
+		t.Error("an instance that left READY is still noted")
+	}
+}
