@@ -38,12 +38,13 @@ type receiver struct {
 
 	mu       sync.Mutex
 	spans    []*tracepb.Span
+	node     map[*tracepb.Span]string // service.instance.id of its sender
 	service  string
 	requests int
 }
 
 func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
+	r := &receiver{node: map[*tracepb.Span]string{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
 		var ex coltracepb.ExportTraceServiceRequest
@@ -58,13 +59,20 @@ func newReceiver(t *testing.T) *receiver {
 		r.mu.Lock()
 		r.requests++
 		for _, rs := range ex.ResourceSpans {
+			node := ""
 			for _, a := range rs.GetResource().GetAttributes() {
-				if a.Key == "service.name" {
+				switch a.Key {
+				case "service.name":
 					r.service = a.GetValue().GetStringValue()
+				case "service.instance.id":
+					node = a.GetValue().GetStringValue()
 				}
 			}
 			for _, ss := range rs.ScopeSpans {
 				r.spans = append(r.spans, ss.Spans...)
+				for _, sp := range ss.Spans {
+					r.node[sp] = node
+				}
 			}
 		}
 		r.mu.Unlock()
@@ -377,5 +385,51 @@ func checkMetrics(t *testing.T, addr, traceID string) {
 	cmd.Stdin = strings.NewReader(text)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestTracing_LeaderChange: three nodes trace; an instance's first
+// attempt fails under one leader, which then stops (handing leadership
+// over); its retry runs under the next. Both leaders' spans are one
+// trace: the same trace id, every span a child of the one root span id,
+// each attempt's span sent by the node that led when it ended.
+func TestTracing_LeaderChange(t *testing.T) {
+	rcv := newReceiver(t)
+	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.srv.URL, "OTEL_BSP_SCHEDULE_DELAY=100"}
+	c := clustertest.StartProcesses(t, 3, clustertest.WithNodeEnv("n1", env...), clustertest.WithNodeEnv("n2", env...),
+		clustertest.WithNodeEnv("n3", env...))
+	ctx := testkit.Context(t, 120*time.Second)
+	cl := c.Client()
+	if _, err := cl.PutTask(ctx, clustertest.ShellTask("flaky", `[ "$AX_ATTEMPT" -ge 2 ]`,
+		model.Policy{MaxRetries: 1, RetryInterval: model.Duration(3 * time.Second)})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartExecutor("e1"); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.Leader(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := clustertest.Trigger(t, cl, "flaky")
+	agenttest.WaitState(t, cl, id, 30*time.Second, model.StateRetrying)
+	rcv.waitSpans(t, id, "ax.attempt#1") // sent before the leader stops
+	first.Stop()
+	agenttest.WaitState(t, cl, id, 60*time.Second, model.StateSuccess)
+	s := rcv.waitSpans(t, id, "ax.instance", "ax.fire", "ax.queue#1", "ax.attempt#1", "ax.retry_backoff#1", "ax.queue#2", "ax.attempt#2")
+	root := s["ax.instance"]
+	for name, sp := range s {
+		if !bytes.Equal(sp.TraceId, root.TraceId) {
+			t.Errorf("%s: trace %x, want the root's %x", name, sp.TraceId, root.TraceId)
+		}
+		if name != "ax.instance" && !strings.HasPrefix(name, "ax.lease") && !bytes.Equal(sp.ParentSpanId, root.SpanId) {
+			t.Errorf("%s: parent %x, want the root %x", name, sp.ParentSpanId, root.SpanId)
+		}
+	}
+	rcv.mu.Lock()
+	n1, n2 := rcv.node[s["ax.attempt#1"]], rcv.node[s["ax.attempt#2"]]
+	rcv.mu.Unlock()
+	if n1 != first.ID || n2 == first.ID || n2 == "" {
+		t.Errorf("attempt 1's span from %q, attempt 2's from %q; want the first leader %s, then another", n1, n2, first.ID)
 	}
 }
