@@ -107,6 +107,11 @@ type Job struct {
 	// sharded instance (AX_PARENT_ID); InstanceID is the shard's own.
 	Shard  *model.ShardRef
 	Parent string
+	// Traceparent is the attempt span's W3C trace context when the
+	// leader traces: HTTP actions send it as the traceparent header,
+	// shell actions get TRACEPARENT, SDK handlers a context whose remote
+	// span it is.
+	Traceparent string
 }
 
 // Result is the outcome of one attempt.

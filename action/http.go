@@ -95,6 +95,9 @@ func (r *Runner) runHTTP(ctx context.Context, job Job, live io.Writer, red *reda
 	}
 	req.Header.Set(RequestIDHeader, job.InstanceID)
 	req.Header.Set(AttemptHeader, strconv.Itoa(job.Attempt))
+	if job.Traceparent != "" {
+		req.Header.Set("Traceparent", job.Traceparent)
+	}
 	if job.Shard != nil {
 		req.Header.Set(ShardHeader, fmt.Sprintf("%d/%d", job.Shard.Index, job.Shard.Total))
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/ax-scheduler/ax/action/redact"
 	"github.com/ax-scheduler/ax/action/result"
 )
@@ -25,6 +27,11 @@ func (r *Runner) runSDK(ctx context.Context, job Job, live io.Writer, red *redac
 	out := newSink(live, OutputLimit, red)
 	hctx := context.WithValue(ctx, outputKey{}, io.Writer(out))
 	hctx, box := result.WithBox(hctx)
+	if job.Traceparent != "" {
+		// The attempt's span is the remote parent of the handler's own
+		// spans (OpenTelemetry's trace.SpanContextFromContext reads it).
+		hctx = propagation.TraceContext{}.Extract(hctx, propagation.MapCarrier{"traceparent": job.Traceparent})
+	}
 	d := timeout(job)
 	if d > 0 {
 		var cancel context.CancelFunc

@@ -239,6 +239,9 @@ func shellEnv(job Job) ([]string, error) {
 		{"AX_TASK", job.Task},
 		{"AX_ATTEMPT", strconv.Itoa(job.Attempt)},
 	}
+	if job.Traceparent != "" {
+		ax = append(ax, [2]string{"TRACEPARENT", job.Traceparent})
+	}
 	if job.Shard != nil {
 		ax = append(ax, [2]string{"AX_SHARD_INDEX", strconv.Itoa(job.Shard.Index)}, [2]string{"AX_SHARD_TOTAL", strconv.Itoa(job.Shard.Total)},
 			[2]string{"AX_PARENT_ID", job.Parent})

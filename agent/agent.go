@@ -26,6 +26,7 @@ import (
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/tasks"
 	"github.com/ax-scheduler/ax/tlsutil"
+	"github.com/ax-scheduler/ax/tracing"
 	"github.com/ax-scheduler/ax/wheel"
 	"github.com/ax-scheduler/ax/worker"
 )
@@ -204,6 +205,7 @@ type Agent struct {
 	console *tasks.Console       // the console's reads and event streams
 	exec    *executors.Executors // the executor protocol, the term's dispatcher
 	al      *alerts.Alerts       // the watchdog, alert records, failures, quorum watch
+	trace   *tracing.Tracer      // instance traces (nil: off, the default)
 	chans   *alerts.Channels     // notification channels and delivery
 	shared  *tasks.Shared        // calendars, blackout windows and pools
 
@@ -278,6 +280,7 @@ func New(cfg Config) (_ *Agent, retErr error) {
 	if err := a.roles(raw, base, localExecToken); err != nil {
 		return nil, err
 	}
+	undo.push(func() error { return a.trace.Shutdown(context.Background()) })
 	if err := rep.Start(); err != nil {
 		if cfg.Restore != "" && strings.HasPrefix(err.Error(), "restore: ") {
 			return nil, fmt.Errorf("agent: %w", err)
@@ -325,17 +328,21 @@ func (a *Agent) roles(raw wheel.Clock, base *clock.Base, localExecToken string) 
 		return fmt.Errorf("agent: %w", err)
 	}
 	a.acc = acc
+	if a.trace, err = tracing.New(a.ctx, tracing.Config{NodeID: cfg.NodeID, Version: cfg.Version, Key: f.MemberKey, Logger: a.log}); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
 	quorum := func() []model.Alert { return a.al.QuorumAlerts() }
 	a.cl = cluster.New(cluster.Config{NodeID: cfg.NodeID, Join: cfg.Join, AdvertiseHTTP: a.advertisedHTTP(), DataDir: cfg.DataDir, TLS: cfg.TLS != nil,
 		Version: cfg.Version, Logger: a.log, Raw: raw, Base: base, MaxClockSkew: cfg.MaxClockSkew, ClockInterval: cfg.ClockInterval,
 		OnClockStep: func() { a.tasks.ClockStepped() }, Wheel: func() (int, time.Duration, bool) { return a.tasks.Wheel() },
 		Executors: a.executorCount, QuorumAlerts: quorum}, rep, f)
 	a.exec = executors.New(executors.Config{Logger: a.log, Now: a.now, Lease: cfg.Lease, MaxClockSkew: cfg.MaxClockSkew,
-		LeaderWait: cfg.LeaderWait, DefaultTimeout: cfg.DefaultTimeout, Started: func(task string, d time.Duration) { a.tasks.Started(task, d) }},
+		LeaderWait: cfg.LeaderWait, DefaultTimeout: cfg.DefaultTimeout, Started: func(task string, d time.Duration) { a.tasks.Started(task, d) },
+		Tracer: a.trace},
 		rep, f, acc)
 	a.tasks = tasks.New(tasks.Config{Logger: a.log, Clock: cfg.Clock, Horizon: cfg.Horizon, Retention: cfg.Retention,
 		RetentionInterval: cfg.RetentionInterval, MetricsMaxTasks: cfg.MetricsMaxTasks, Executors: a.exec.Executors,
-		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live, StopHold: a.exec.StopHold()}, rep, f)
+		OwnAttempt: acc.OwnAttempt, Live: a.exec.Live, StopHold: a.exec.StopHold(), Tracer: a.trace}, rep, f)
 	a.shared = tasks.NewShared(cfg.Clock, rep, f)
 	a.console = tasks.NewConsole(tasks.ConsoleConfig{Clock: cfg.Clock, Stopping: a.stopCh, Cluster: a.cl.Cluster,
 		Executors: a.exec.Executors, QuorumAlerts: quorum}, f)
@@ -452,6 +459,9 @@ func (a *Agent) Shutdown(ctx context.Context) error {
 	a.wg.Wait()
 	if ferr := a.rep.Close(); err == nil {
 		err = ferr
+	}
+	if terr := a.trace.Shutdown(hctx); terr != nil { // the spans not yet exported
+		a.log.Warn("exporting the last spans failed", "error", terr)
 	}
 	a.log.Info("agent stopped")
 	return err

@@ -27,5 +27,7 @@ func (a *Agent) metrics() (*prometheus.Registry, http.Handler) {
 		reg.MustRegister(cs...)
 	}
 	a.chans.Register(reg)
-	return reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	// OpenMetrics, when a scraper asks for it, carries the histograms'
+	// exemplars (a trace id, when tracing).
+	return reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }

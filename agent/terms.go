@@ -51,6 +51,9 @@ func (a *Agent) InstanceChanged(c fsm.InstanceChange) {
 	a.console.InstanceChanged(&c)
 	a.al.InstanceChanged(&c, t != nil)
 	a.exec.InstanceChanged(&c, t)
+	if t != nil {
+		a.trace.InstanceChanged(&c)
+	}
 }
 
 // Scheduled implements fsm.Observer.

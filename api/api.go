@@ -379,7 +379,7 @@ func staleRead(r *http.Request) (bool, error) {
 }
 
 func caller(r *http.Request) (Caller, error) {
-	c := Caller{RequestID: r.Header.Get(headerIdempotencyKey)}
+	c := Caller{RequestID: r.Header.Get(headerIdempotencyKey), Traceparent: r.Header.Get("Traceparent")}
 	if len(c.RequestID) > 128 {
 		return c, model.FieldErrorf(headerIdempotencyKey, "longer than 128 bytes")
 	}

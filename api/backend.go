@@ -13,6 +13,9 @@ import (
 type Caller struct {
 	Actor     string
 	RequestID string
+	// Traceparent is the request's W3C traceparent header: the instances
+	// a submit or trigger creates link to that trace (when tracing).
+	Traceparent string
 }
 
 // The backend is split by role (Config takes each): each handler file

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ax-scheduler/ax/internal/strictjson"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/approval"
 )
 
 func (s instanceRoutes) trigger(w http.ResponseWriter, r *http.Request) {
@@ -363,7 +364,7 @@ func (s instanceRoutes) approvalStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ran, ok := in.AttemptExecutor(n)
+	ran, ok := approval.AttemptExecutor(in, n)
 	if !ok {
 		writeError(w, &model.Error{Code: model.CodeNotFound, Field: "attempt",
 			Message: fmt.Sprintf("instance %s has no attempt %d", id, n)})
@@ -374,7 +375,7 @@ func (s instanceRoutes) approvalStatus(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("attempt %d of instance %s was not leased to executor %s, which token %s is bound to", n, id, p.Executor, p.Name)})
 		return
 	}
-	writeJSON(w, http.StatusOK, in.ApprovalOf(n))
+	writeJSON(w, http.StatusOK, approval.Of(in, n))
 }
 
 func (s instanceRoutes) instanceLog(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/approval"
 )
 
 // fixedNow is the node clock injected through api.Config.Now.
@@ -514,21 +515,21 @@ func TestServer_ApprovalStatus(t *testing.T) {
 		name, token, query string
 		in                 *model.Instance
 		status             int
-		want               model.ApprovalStatus // decision, by, comment
+		want               approval.Status // decision, by, comment
 		field              string
 	}{
-		{"pending, own attempt", "executor", "?attempt=1", waiting, 200, model.ApprovalStatus{Decision: model.ApprovalPending}, ""},
-		{"approved", "executor", "?attempt=1", approved, 200, model.ApprovalStatus{Decision: model.ApprovalApproved, By: "bob"}, ""},
-		{"rejected", "executor", "?attempt=1", rejected, 200, model.ApprovalStatus{Decision: model.ApprovalRejected, By: "alice", Comment: "not today"}, ""},
-		{"own past attempt", "executor", "?attempt=1", retried, 200, model.ApprovalStatus{Decision: model.ApprovalOver}, ""},
-		{"another executor's attempt", "executor", "?attempt=1", elsewhere, 403, model.ApprovalStatus{}, "id"},
-		{"another executor's newer attempt", "executor", "?attempt=2", retried, 403, model.ApprovalStatus{}, "id"},
-		{"no such attempt", "executor", "?attempt=3", retried, 404, model.ApprovalStatus{}, "attempt"},
-		{"no attempt given", "executor", "", waiting, 400, model.ApprovalStatus{}, "attempt"},
-		{"bad attempt", "executor", "?attempt=0", waiting, 400, model.ApprovalStatus{}, "attempt"},
-		{"admin, any executor", "admin", "?attempt=1", elsewhere, 200, model.ApprovalStatus{Decision: model.ApprovalPending}, ""},
-		{"unbound executor token", "unbound", "?attempt=1", elsewhere, 200, model.ApprovalStatus{Decision: model.ApprovalPending}, ""},
-		{"reader", "reader", "?attempt=1", waiting, 403, model.ApprovalStatus{}, ""},
+		{"pending, own attempt", "executor", "?attempt=1", waiting, 200, approval.Status{Decision: approval.Pending}, ""},
+		{"approved", "executor", "?attempt=1", approved, 200, approval.Status{Decision: approval.Approved, By: "bob"}, ""},
+		{"rejected", "executor", "?attempt=1", rejected, 200, approval.Status{Decision: approval.Rejected, By: "alice", Comment: "not today"}, ""},
+		{"own past attempt", "executor", "?attempt=1", retried, 200, approval.Status{Decision: approval.Over}, ""},
+		{"another executor's attempt", "executor", "?attempt=1", elsewhere, 403, approval.Status{}, "id"},
+		{"another executor's newer attempt", "executor", "?attempt=2", retried, 403, approval.Status{}, "id"},
+		{"no such attempt", "executor", "?attempt=3", retried, 404, approval.Status{}, "attempt"},
+		{"no attempt given", "executor", "", waiting, 400, approval.Status{}, "attempt"},
+		{"bad attempt", "executor", "?attempt=0", waiting, 400, approval.Status{}, "attempt"},
+		{"admin, any executor", "admin", "?attempt=1", elsewhere, 200, approval.Status{Decision: approval.Pending}, ""},
+		{"unbound executor token", "unbound", "?attempt=1", elsewhere, 200, approval.Status{Decision: approval.Pending}, ""},
+		{"reader", "reader", "?attempt=1", waiting, 403, approval.Status{}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -544,7 +545,7 @@ func TestServer_ApprovalStatus(t *testing.T) {
 				}
 				return
 			}
-			var got model.ApprovalStatus
+			var got approval.Status
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}

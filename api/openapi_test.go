@@ -16,6 +16,7 @@ import (
 	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/api/pages"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/approval"
 	"github.com/ax-scheduler/ax/model/channel"
 	"github.com/ax-scheduler/ax/model/live"
 	"github.com/ax-scheduler/ax/model/member"
@@ -210,8 +211,8 @@ func TestOpenAPI_Responses(t *testing.T) {
 		{"Rollout", model.Rollout{Task: "daily", Phase: model.RolloutRolledBack, Stable: 2, Canary: 3, Percent: 50, PromoteAfter: 3,
 			TestLabels: map[string]string{"env": "test"}, Fires: 2, Failures: 1, StartedAt: now, EndedAt: &now, Reason: "canary instance x failed"}},
 		{"InstanceList", model.InstanceList{}},
-		{"ApprovalStatus", model.ApprovalStatus{}},
-		{"ApprovalStatus", model.ApprovalStatus{ID: "0000000000100000", Attempt: 1, Decision: model.ApprovalRejected, State: "CANCELED", CurrentAttempt: 1, By: "alice", Comment: "no"}},
+		{"ApprovalStatus", approval.Status{}},
+		{"ApprovalStatus", approval.Status{ID: "0000000000100000", Attempt: 1, Decision: approval.Rejected, State: "CANCELED", CurrentAttempt: 1, By: "alice", Comment: "no"}},
 		{"SubmitResult", model.SubmitResult{Instances: []model.Submitted{{ID: "0000000000100000", ScheduledAt: now, State: "SCHEDULED"}}}},
 		{"BackfillResult", model.BackfillResult{}},
 		{"RerunResult", model.RerunResult{}},

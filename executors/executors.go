@@ -12,6 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/tracing"
 )
 
 // Config configures the executor role.
@@ -30,6 +31,9 @@ type Config struct {
 	// Started, when set, is told each dispatch latency (see
 	// dispatch.Config.Started).
 	Started func(task string, waited time.Duration)
+	// Tracer traces instances (nil: off); leased jobs carry their
+	// attempt's traceparent.
+	Tracer *tracing.Tracer
 }
 
 // Replica is what the executor role needs of the replica

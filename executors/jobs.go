@@ -8,10 +8,12 @@ import (
 )
 
 // prepareJob completes a leased job before the dispatcher hands it out:
-// its effective timeout and the values of the secrets it references.
+// its effective timeout, the values of the secrets it references and
+// its attempt's traceparent (when tracing).
 func (e *Executors) prepareJob(job *model.Job) {
 	effectiveTimeout(job, e.cfg.DefaultTimeout)
 	e.addSecrets(job)
+	e.cfg.Tracer.PrepareJob(job)
 }
 
 // effectiveTimeout sets the job's policy.timeout to the one its attempt

@@ -119,9 +119,10 @@ func (w instanceWrites) setState(r *record, st uint8) {
 		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
 		From: name(stateNames, was), Source: name(sourceNames, r.Source),
 		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter,
-		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin, Canary: r.Canary}
+		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin, Canary: r.Canary, RetryAt: r.RetryAt, Link: r.Link}
 	if w.ended != nil && w.ended.id == r.ID {
 		ch.Ended, w.ended = &w.ended.a, nil
+		ch.Confirmed = r.Flags&flagConfirmed != 0
 	}
 	w.notes.changes = append(w.notes.changes, ch)
 }
@@ -178,6 +179,15 @@ type InstanceChange struct {
 	// Canary: the instance runs its task's canary (fsm/rollout.go): the
 	// dispatcher routes it by CanaryTask.
 	Canary bool
+	// RetryAt is the record's retry time (when a RETRYING instance is
+	// READY again). Confirmed marks the renewal by which the current
+	// attempt's executor first confirmed it, and on a change that ended
+	// an attempt (Ended) that its executor had confirmed it. Link is the
+	// caller's trace context the instance was created with (tracing; nil
+	// if none).
+	RetryAt   int64
+	Confirmed bool
+	Link      []byte
 }
 
 // finish moves r to a terminal state, freeing its slot.
@@ -307,6 +317,7 @@ func (w attemptWrites) heartbeat(h *command.Heartbeat) *Result {
 			continue
 		}
 		r.LeaseUntil = w.cmd.Now + h.LeaseMs
+		confirmed := r.Flags&flagConfirmed != 0
 		if w.protoAt() >= protoLeases && !it.Unstarted {
 			// The executor runs the attempt: a lapse of its lease is a
 			// lost attempt from now on.
@@ -316,7 +327,8 @@ func (w attemptWrites) heartbeat(h *command.Heartbeat) *Result {
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
 			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true,
 			From: name(stateNames, r.State), Source: name(sourceNames, r.Source),
-			ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now})
+			ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now,
+			Confirmed: !confirmed && r.Flags&flagConfirmed != 0})
 	}
 	return okResult(out)
 }

@@ -332,7 +332,8 @@ func (w instanceWrites) submit(s *command.Submit, ts taskState) *Result {
 			due = it.AtMs
 		}
 		r := &record{ID: id, Source: delay, CreatedAt: w.cmd.Now, ScheduledAt: due,
-			TaskVersion: ts.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload, Params: params}
+			TaskVersion: ts.Version, Task: s.Task, IdemKey: it.Key, Node: w.cmd.Node, Payload: it.Payload, Params: params,
+			Link: w.link(s.Link)}
 		if due <= w.cmd.Now {
 			r.FiredAt = w.cmd.Now
 		} else {
@@ -358,6 +359,15 @@ func (w instanceWrites) submit(s *command.Submit, ts taskState) *Result {
 		w.indexRange(s.Task, first, last)
 	}
 	return &Result{Data: encodeSubmitResult(out)}
+}
+
+// link is the trace link a created instance records: the command's,
+// from protocol 8 (an older replica drops it).
+func (w instanceWrites) link(l []byte) []byte {
+	if len(l) == 0 || w.protoAt() < proto8 {
+		return nil
+	}
+	return l
 }
 
 // triggerCheck is trigger's check: the task must exist, and take the
@@ -392,7 +402,7 @@ func (w instanceWrites) trigger(tr *command.Trigger, t *storedTask) *Result {
 	params, _ := w.tasks().instanceParams(tr.Task, tr.Params) // checked
 	r := &record{ID: id, Source: code(sourceNames, src),
 		CreatedAt: w.cmd.Now, ScheduledAt: w.cmd.Now, FiredAt: w.cmd.Now, TaskVersion: t.Version,
-		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params, Date: tr.Date}
+		Task: tr.Task, IdemKey: tr.Key, Node: w.cmd.Node, Params: params, Date: tr.Date, Link: w.link(tr.Link)}
 	w.create(r, true)
 	w.stats().fired(r)
 	w.slots().admit(r)

@@ -100,6 +100,11 @@ type record struct {
 	Pin          string
 	ShardsDone   uint32
 	ShardsFailed uint32
+	// Link is the trace context of the request that created the
+	// instance (a submit's or trigger's traceparent, packed: trace id,
+	// span id, flags; protocol 8), which its trace links to. The
+	// record's last field, written only when set.
+	Link []byte
 }
 
 // sharded reports whether r holds any shard field.
@@ -142,7 +147,7 @@ func (r *record) encode() []byte {
 		b = append(b, s...)
 	}
 	if r.Executor == "" && r.LastError == "" && r.LeaseUntil == 0 && r.RetryAt == 0 && r.ExitCode == 0 && r.Flags == 0 &&
-		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" && !r.Canary && !r.sharded() {
+		r.AttemptStart == 0 && r.Host == "" && r.Date == "" && r.Jitter == 0 && r.Moved == 0 && r.Held == "" && r.Pool == "" && !r.Canary && !r.sharded() && len(r.Link) == 0 {
 		return b // never ran: keep pending records small
 	}
 	for _, s := range []string{r.Executor, r.LastError} {
@@ -157,7 +162,8 @@ func (r *record) encode() []byte {
 	b = append(b, r.Host...)
 	b = binary.AppendUvarint(b, uint64(len(r.Date)))
 	b = append(b, r.Date...)
-	later := r.Moved != 0 || r.Held != "" || r.Pool != "" || r.Canary || r.sharded()
+	linked := len(r.Link) > 0
+	later := r.Moved != 0 || r.Held != "" || r.Pool != "" || r.Canary || r.sharded() || linked
 	if r.Free == 0 && r.Base == 0 && r.Jitter == 0 && !later {
 		return b // as before protocol 6
 	}
@@ -176,12 +182,12 @@ func (r *record) encode() []byte {
 	b = binary.AppendVarint(b, r.Moved)
 	b = binary.AppendUvarint(b, uint64(len(r.Held)))
 	b = append(b, r.Held...)
-	if r.Pool == "" && !r.Canary && !r.sharded() {
+	if r.Pool == "" && !r.Canary && !r.sharded() && !linked {
 		return b
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Pool)))
 	b = append(b, r.Pool...)
-	if !r.Canary && !r.sharded() {
+	if !r.Canary && !r.sharded() && !linked {
 		return b
 	}
 	// The canary flag: one byte (0 or 1), then the shard fields if any.
@@ -190,7 +196,7 @@ func (r *record) encode() []byte {
 	} else {
 		b = append(b, 0)
 	}
-	if !r.sharded() {
+	if !r.sharded() && !linked {
 		return b
 	}
 	for _, v := range []uint64{r.Parent, uint64(r.ShardIndex), uint64(r.Shards), r.FirstShard} {
@@ -199,7 +205,12 @@ func (r *record) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(r.Pin)))
 	b = append(b, r.Pin...)
 	b = binary.AppendUvarint(b, uint64(r.ShardsDone))
-	return binary.AppendUvarint(b, uint64(r.ShardsFailed))
+	b = binary.AppendUvarint(b, uint64(r.ShardsFailed))
+	if !linked {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Link)))
+	return append(b, r.Link...)
 }
 
 var errRecord = errors.New("fsm: corrupt instance record")
@@ -347,7 +358,8 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 	return r, r.decodeShards(rest)
 }
 
-// decodeShards reads the shard fields, the record's last.
+// decodeShards reads the shard fields and the trace link, the record's
+// last fields.
 func (r *record) decodeShards(b []byte) error {
 	var v [4]uint64
 	for i := range v {
@@ -373,9 +385,14 @@ func (r *record) decodeShards(b []byte) error {
 		}
 		*c, rest = uint32(x), rest[k:]
 	}
-	if len(rest) != 0 {
+	if len(rest) == 0 {
+		return nil
+	}
+	link, rest, err := readBytes(rest)
+	if err != nil || len(link) == 0 || len(rest) != 0 {
 		return errRecord
 	}
+	r.Link = append([]byte(nil), link...)
 	return nil
 }
 

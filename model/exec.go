@@ -60,6 +60,11 @@ type Job struct {
 	// task's successful instance for the same date. Templates read them
 	// as {{.Upstream.<task>.Result}}.
 	Upstream map[string]json.RawMessage `json:"upstream,omitempty"`
+	// Traceparent is the W3C trace context of the attempt's span, when
+	// the leader traces (tracing): HTTP actions send it as the
+	// traceparent header, shell actions get $TRACEPARENT, SDK handlers
+	// a context with it as the remote parent.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // PollRequest asks for up to Free jobs, waiting up to WaitMs.

@@ -65,6 +65,10 @@ type taskHistograms struct {
 	dispatch *prometheus.HistogramVec // task
 	duration *prometheus.HistogramVec // task, outcome
 
+	// traceID is an instance's trace id for an exemplar ("" for none;
+	// nil when tracing is off).
+	traceID func(id, parent uint64) string
+
 	mu     sync.Mutex
 	max    int
 	byTask map[string]*taskObservers
@@ -122,6 +126,12 @@ func (h *taskHistograms) obs(task string) *taskObservers {
 
 // observe records sec in a task's slot.
 func (h *taskHistograms) observe(task string, slot int, sec float64) {
+	h.observeTrace(task, slot, sec, "")
+}
+
+// observeTrace is observe with the trace the observation belongs to as
+// its exemplar (none when trace is "").
+func (h *taskHistograms) observeTrace(task string, slot int, sec float64, trace string) {
 	h.mu.Lock()
 	o := h.obs(task)
 	ob := o.obs[slot]
@@ -137,7 +147,21 @@ func (h *taskHistograms) observe(task string, slot int, sec float64) {
 		o.obs[slot] = ob
 	}
 	h.mu.Unlock()
+	if trace != "" {
+		if eo, ok := ob.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(sec, prometheus.Labels{"trace_id": trace})
+			return
+		}
+	}
 	ob.Observe(sec)
+}
+
+// trace is c's instance's trace id for an exemplar ("" when not traced).
+func (h *taskHistograms) trace(c *fsm.InstanceChange) string {
+	if h.traceID == nil {
+		return ""
+	}
+	return h.traceID(c.ID, c.Parent)
 }
 
 // timedSource reports whether an instance of this source has a fire time
@@ -169,12 +193,12 @@ func (h *taskHistograms) observeLeader(c *fsm.InstanceChange) {
 		return
 	}
 	if c.Parent == 0 && (c.From == "" || c.From == model.StateScheduled) && firedState(c.State) && timedSource(c.Source) && c.ScheduledAt > 0 && c.FiredAt > 0 {
-		h.observe(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt-c.Jitter, 0))/1000)
+		h.observeTrace(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt-c.Jitter, 0))/1000, h.trace(c))
 		return
 	}
 	if c.From == model.StateRunning && c.AttemptStart > 0 && c.At >= c.AttemptStart {
 		if o := attemptOutcome(c.State); o >= 0 {
-			h.observe(c.Task, slotDuration+o, float64(c.At-c.AttemptStart)/1000)
+			h.observeTrace(c.Task, slotDuration+o, float64(c.At-c.AttemptStart)/1000, h.trace(c))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ax-scheduler/ax/fsm/command"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/replica"
+	"github.com/ax-scheduler/ax/tracing"
 	"github.com/ax-scheduler/ax/trigger"
 )
 
@@ -23,6 +24,7 @@ func (ts *Tasks) Submit(ctx context.Context, c api.Caller, task string, reqs []m
 		}
 		s.Items[i] = it
 	}
+	s.Link = ts.link(c)
 	cmd := &command.Command{Type: command.TypeSubmit, ReqID: c.RequestID, Actor: c.Actor, Body: command.EncodeSubmit(&s)}
 	res, err := ts.rep.Propose(ctx, cmd)
 	if err != nil {
@@ -34,12 +36,22 @@ func (ts *Tasks) Submit(ctx context.Context, c api.Caller, task string, reqs []m
 // Trigger implements api.InstanceBackend.
 func (ts *Tasks) Trigger(ctx context.Context, c api.Caller, task string, req model.TriggerRequest) (*model.Submitted, error) {
 	// The leader stamps its business date (see stamp).
-	tr := command.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey}
+	tr := command.Trigger{Task: task, Params: req.Params, Key: req.IdempotencyKey, Link: ts.link(c)}
 	var out model.Submitted
 	if err := replica.Write(ctx, ts.rep, c, command.TypeTrigger, tr, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// link is the trace a caller's new instances link to: its valid
+// traceparent, when this node traces (nil otherwise; an invalid one is
+// ignored, as W3C Trace Context says).
+func (ts *Tasks) link(c api.Caller) []byte {
+	if ts.cfg.Tracer == nil || c.Traceparent == "" {
+		return nil
+	}
+	return tracing.Pack(c.Traceparent)
 }
 
 // GetInstance implements api.InstanceBackend; an unfinished instance says why

@@ -13,6 +13,7 @@ import (
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/replica"
 	"github.com/ax-scheduler/ax/sched"
+	"github.com/ax-scheduler/ax/tracing"
 	"github.com/ax-scheduler/ax/wheel"
 )
 
@@ -44,6 +45,10 @@ type Config struct {
 	// (executors.Executors.StopHold): a re-run of its instance waits for
 	// it.
 	StopHold time.Duration
+	// Tracer traces instances (nil: off): new instances link to the
+	// caller's traceparent, and the fire lateness and attempt duration
+	// histograms carry their instance's trace id as an exemplar.
+	Tracer *tracing.Tracer
 }
 
 // Replica is what the tasks role needs of the replica (*replica.Replica).
@@ -106,6 +111,9 @@ func New(cfg Config, rep Replica, state State) *Tasks {
 	}
 	t := &Tasks{cfg: cfg, log: cfg.Logger, rep: rep, state: state}
 	t.metrics = newMetrics(cfg.MetricsMaxTasks, state, cfg.Clock.Now)
+	if cfg.Tracer != nil {
+		t.metrics.tasks.traceID = cfg.Tracer.TraceID
+	}
 	return t
 }
 

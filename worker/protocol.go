@@ -9,6 +9,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/approval"
 )
 
 // Protocol is the executor protocol (DESIGN §7: poll, heartbeat,
@@ -100,8 +101,8 @@ func (p *Protocol) RequestApproval(ctx context.Context, id string, attempt int, 
 // attempt of instance id stands: pending, approved, rejected (or the
 // instance canceled) or over (model.Approval*). An executor token reads
 // it for the attempts leased to its executor only.
-func (p *Protocol) ApprovalStatus(ctx context.Context, id string, attempt int) (*model.ApprovalStatus, error) {
-	var r model.ApprovalStatus
+func (p *Protocol) ApprovalStatus(ctx context.Context, id string, attempt int) (*approval.Status, error) {
+	var r approval.Status
 	err := p.c.Do(ctx, client.Request{Method: http.MethodGet, Path: "/v1/instances/" + url.PathEscape(id) + "/approval",
 		Query: url.Values{"attempt": {strconv.Itoa(attempt)}}}, &r)
 	return &r, err

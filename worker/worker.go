@@ -472,6 +472,7 @@ func (e *Worker) actionJob(job model.Job, lease time.Duration) action.Job {
 		InstanceID: job.InstanceID, ExecutionID: job.ExecutionID, Task: job.Task, Attempt: job.Attempt,
 		ScheduledAt: job.ScheduledAt.Time, Timezone: job.Timezone, Params: job.Params, Payload: job.Payload,
 		Action: job.Action, Policy: job.Policy, Secrets: job.Secrets, Shard: job.Shard, Parent: job.Parent, Upstream: job.Upstream,
+		Traceparent: job.Traceparent,
 		Env: map[string]string{"AX_ADDR": strings.Join(e.cfg.Servers, ","), "AX_TOKEN": e.cfg.Token,
 			"AX_EXECUTOR": e.cfg.Name, "AX_ATTEMPT": strconv.Itoa(job.Attempt),
 			// `ax approval request` gives up once the cluster has been

@@ -15,7 +15,15 @@ import (
 type Submit struct {
 	Task  string       `json:"t"`
 	Items []SubmitItem `json:"i"`
+	// Link is the caller's trace context (the request's traceparent,
+	// packed: LinkSize bytes), which the instances' traces link to
+	// (protocol 8).
+	Link []byte `json:"l,omitempty"`
 }
+
+// LinkSize is the size of a packed trace context: a trace id (16 bytes),
+// a span id (8) and the trace flags (1).
+const LinkSize = 25
 
 // SubmitItem is one delayed submission; exactly one of DelayMs and AtMs
 // applies (AtMs when non-zero).
@@ -33,6 +41,7 @@ type Trigger struct {
 	Key    string            `json:"k,omitempty"`
 	Source string            `json:"s,omitempty"` // default api
 	Date   string            `json:"d,omitempty"` // today in the task's timezone
+	Link   []byte            `json:"l,omitempty"` // as Submit's
 }
 
 // Fire is the leader's firing of due work: task fire times from the timing
@@ -153,6 +162,9 @@ func (s *Submit) Validate(c *Command) *model.Error {
 	if e := checkName(field("task"), s.Task); e != nil {
 		return e
 	}
+	if e := checkLink(s.Link); e != nil {
+		return e
+	}
 	if len(s.Items) == 0 || len(s.Items) > model.MaxSubmitBatch {
 		return model.FieldErrorf("items", "%d submissions, want 1 to %d", len(s.Items), model.MaxSubmitBatch)
 	}
@@ -202,10 +214,21 @@ func (tr *Trigger) Validate(*Command) *model.Error {
 	if e := checkLen(field("idempotencyKey"), tr.Key, model.MaxIdempotencyKey); e != nil {
 		return e
 	}
+	if e := checkLink(tr.Link); e != nil {
+		return e
+	}
 	if tr.Source != "" && !slices.Contains(sources, tr.Source) {
 		return model.FieldErrorf("source", "unknown source %q", tr.Source)
 	}
 	return checkLen(field("date"), tr.Date, maxDate)
+}
+
+// checkLink checks a packed trace context: none, or LinkSize bytes.
+func checkLink(l []byte) *model.Error {
+	if len(l) != 0 && len(l) != LinkSize {
+		return model.FieldErrorf("traceparent", "a packed trace context is %d bytes, got %d", LinkSize, len(l))
+	}
+	return nil
 }
 
 // Validate checks every task fire (name, version, times, key, date) and

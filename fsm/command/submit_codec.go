@@ -34,6 +34,10 @@ func EncodeSubmit(s *Submit) []byte {
 		b = binary.AppendUvarint(b, uint64(len(it.Payload)))
 		b = append(b, it.Payload...)
 	}
+	if len(s.Link) > 0 { // trailing, only when set (protocol 8)
+		b = binary.AppendUvarint(b, uint64(len(s.Link)))
+		b = append(b, s.Link...)
+	}
 	return b
 }
 
@@ -72,6 +76,13 @@ func DecodeSubmit(b []byte) (*Submit, error) {
 		if len(payload) > 0 {
 			it.Payload = payload
 		}
+	}
+	if len(b) > 0 {
+		link, rest, err := readBytes(b)
+		if err != nil || len(rest) > 0 {
+			return nil, errSubmit
+		}
+		s.Link = link
 	}
 	return s, nil
 }

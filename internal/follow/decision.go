@@ -9,6 +9,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/approval"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -57,11 +58,11 @@ func Decision(ctx context.Context, cl *client.Client, id string, n int, lease ti
 			by += ": " + st.Comment
 		}
 		switch st.Decision {
-		case model.ApprovalPending:
-		case model.ApprovalApproved:
+		case approval.Pending:
+		case approval.Approved:
 			fmt.Fprintf(w, "approved%s\n", by)
 			return true, nil
-		case model.ApprovalRejected:
+		case approval.Rejected:
 			fmt.Fprintf(w, "rejected%s (instance is %s)\n", by, st.State)
 			return false, nil
 		default:
@@ -77,7 +78,7 @@ const codeMethodNotAllowed = "method_not_allowed"
 // decisionOf reads where the approval request of attempt n of instance id
 // stands: from the approval-status endpoint, or (legacy) from the
 // instance.
-func decisionOf(ctx context.Context, p *worker.Protocol, cl *client.Client, id string, n int, legacy bool) (*model.ApprovalStatus, error) {
+func decisionOf(ctx context.Context, p *worker.Protocol, cl *client.Client, id string, n int, legacy bool) (*approval.Status, error) {
 	if !legacy {
 		return p.ApprovalStatus(ctx, id, n)
 	}
@@ -85,6 +86,6 @@ func decisionOf(ctx context.Context, p *worker.Protocol, cl *client.Client, id s
 	if err != nil {
 		return nil, err
 	}
-	st := in.ApprovalOf(n)
+	st := approval.Of(in, n)
 	return &st, nil
 }

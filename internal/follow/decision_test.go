@@ -13,6 +13,7 @@ import (
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/model/approval"
 )
 
 // TestDecision: `ax approval request` waits for the operator while
@@ -22,8 +23,8 @@ import (
 // than the endpoint (405) is asked for the instance instead.
 func TestDecision(t *testing.T) {
 	t.Parallel()
-	status := func(decision, state string, current int) *model.ApprovalStatus {
-		return &model.ApprovalStatus{ID: "0000000000100000", Attempt: 1, Decision: decision, State: state, CurrentAttempt: current}
+	status := func(decision, state string, current int) *approval.Status {
+		return &approval.Status{ID: "0000000000100000", Attempt: 1, Decision: decision, State: state, CurrentAttempt: current}
 	}
 	tests := []struct {
 		name    string
@@ -33,13 +34,13 @@ func TestDecision(t *testing.T) {
 	}{
 		{"approved", func(p int32) (int, any) {
 			if p < 3 {
-				return 200, status(model.ApprovalPending, model.StateWaitingApproval, 1)
+				return 200, status(approval.Pending, model.StateWaitingApproval, 1)
 			}
-			return 200, status(model.ApprovalApproved, model.StateRunning, 1)
+			return 200, status(approval.Approved, model.StateRunning, 1)
 		}, true, ""},
-		{"rejected", func(int32) (int, any) { return 200, status(model.ApprovalRejected, model.StateCanceled, 1) }, false, ""},
-		{"terminated", func(int32) (int, any) { return 200, status(model.ApprovalOver, model.StateTerminated, 1) }, false, "attempt 1 is over"},
-		{"a newer attempt runs", func(int32) (int, any) { return 200, status(model.ApprovalOver, model.StateRunning, 2) }, false, "attempt 1 is over"},
+		{"rejected", func(int32) (int, any) { return 200, status(approval.Rejected, model.StateCanceled, 1) }, false, ""},
+		{"terminated", func(int32) (int, any) { return 200, status(approval.Over, model.StateTerminated, 1) }, false, "attempt 1 is over"},
+		{"a newer attempt runs", func(int32) (int, any) { return 200, status(approval.Over, model.StateRunning, 2) }, false, "attempt 1 is over"},
 		{"instance gone", func(int32) (int, any) { return 404, nil }, false, "is gone"},
 		{"token refused", func(int32) (int, any) { return 403, nil }, false, "approval request: no"},
 		{"cluster unreachable", func(int32) (int, any) { return 503, nil }, false, "no answer from the cluster"},

@@ -1,0 +1,105 @@
+package tracing
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+)
+
+// The spans are OTLP messages built directly, not SDK spans: their ids
+// and times are given (derived, recorded), so the SDK's span life cycle
+// (id generation, the clock, a snapshot per span, the conversion to OTLP
+// at export) is all cost and no use. Measured (tracing's
+// BenchmarkTracer_Instance), building them directly costs a fraction of
+// the SDK's per instance. They are sent with the OTLP/HTTP exporter's
+// client, which reads the OTEL_EXPORTER_OTLP_* variables.
+
+// batching is run's batch of spans and when to send it: at
+// OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans (default 512) or every
+// OTEL_BSP_SCHEDULE_DELAY ms (default 5000). Spans beyond
+// OTEL_BSP_MAX_QUEUE_SIZE (default 2048) waiting to be sent are dropped.
+type batching struct {
+	spans    []*tracepb.Span
+	max      int
+	maxQueue int
+	delay    time.Duration
+	timeout  time.Duration
+	dropped  int64
+}
+
+func newBatching(getenv func(string) string) batching {
+	n := func(k string, def int) int {
+		if v, err := strconv.Atoi(getenv(k)); err == nil && v > 0 {
+			return v
+		}
+		return def
+	}
+	b := batching{max: n("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512), maxQueue: n("OTEL_BSP_MAX_QUEUE_SIZE", 2048),
+		delay: time.Duration(n("OTEL_BSP_SCHEDULE_DELAY", 5000)) * time.Millisecond,
+		// The client's own timeout (OTEL_EXPORTER_OTLP_TIMEOUT) bounds
+		// each request; this bounds the whole send.
+		timeout: time.Duration(n("OTEL_BSP_EXPORT_TIMEOUT", 30000)) * time.Millisecond}
+	b.max = min(b.max, b.maxQueue)
+	return b
+}
+
+// add appends a span to the batch (dropping it when the batch holds a
+// queue's worth) and sends the batch once full.
+func (t *Tracer) add(s *tracepb.Span) {
+	if len(t.batch.spans) >= t.batch.maxQueue {
+		t.batch.dropped++
+		t.dropped.Add(1)
+		return
+	}
+	t.batch.spans = append(t.batch.spans, s)
+	if len(t.batch.spans) >= t.batch.max {
+		t.send()
+	}
+}
+
+// send sends the batch (run's goroutine; a failure is logged, and its
+// spans are lost: the exporter's client retried what can be).
+func (t *Tracer) send() {
+	if len(t.batch.spans) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), t.batch.timeout)
+	defer cancel()
+	err := t.client.UploadTraces(ctx, []*tracepb.ResourceSpans{{Resource: t.resource,
+		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: scope}, Spans: t.batch.spans}}}})
+	if err != nil && t.cfg.Logger != nil {
+		t.cfg.Logger.Warn("tracing: sending spans failed", "spans", len(t.batch.spans), "error", err)
+	}
+	t.batch.spans = make([]*tracepb.Span, 0, t.batch.max)
+}
+
+// scope is the instrumentation scope of the spans.
+const scope = "github.com/ax-scheduler/ax/tracing"
+
+// keyValues converts attributes to OTLP's.
+func keyValues(kvs []attribute.KeyValue) []*commonpb.KeyValue {
+	out := make([]*commonpb.KeyValue, 0, len(kvs))
+	for _, kv := range kvs {
+		out = append(out, keyValue(kv))
+	}
+	return out
+}
+
+func keyValue(kv attribute.KeyValue) *commonpb.KeyValue {
+	v := &commonpb.AnyValue{}
+	switch kv.Value.Type() {
+	case attribute.INT64:
+		v.Value = &commonpb.AnyValue_IntValue{IntValue: kv.Value.AsInt64()}
+	case attribute.BOOL:
+		v.Value = &commonpb.AnyValue_BoolValue{BoolValue: kv.Value.AsBool()}
+	case attribute.FLOAT64:
+		v.Value = &commonpb.AnyValue_DoubleValue{DoubleValue: kv.Value.AsFloat64()}
+	default:
+		v.Value = &commonpb.AnyValue_StringValue{StringValue: kv.Value.String()}
+	}
+	return &commonpb.KeyValue{Key: string(kv.Key), Value: v}
+}

@@ -1,0 +1,386 @@
+package tracing
+
+import (
+	"context"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/ax-scheduler/ax/fsm"
+	"github.com/ax-scheduler/ax/model"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		on   bool
+		err  string
+	}{
+		{"nothing set", nil, false, ""},
+		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true, ""},
+		{"traces endpoint", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://x/v1/traces"}, true, ""},
+		{"exporter otlp", map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true, ""},
+		{"exporter none wins over an endpoint", map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, false, ""},
+		{"sdk disabled wins", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}, false, ""},
+		{"unknown exporter", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, false, "OTEL_TRACES_EXPORTER=zipkin"},
+		{"grpc refused", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"},
+		{"http/protobuf", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			on, err := Enabled(env(tc.env))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil || on != tc.on {
+				t.Fatalf("Enabled = %v, %v; want %v", on, err, tc.on)
+			}
+		})
+	}
+}
+
+func TestIDs_Derivation(t *testing.T) {
+	a, b := newIDs([]byte("cluster-a")), newIDs([]byte("cluster-b"))
+	if a.traceID(7) != (newIDs([]byte("cluster-a"))).traceID(7) {
+		t.Fatal("the same key and instance derive different trace ids")
+	}
+	if a.traceID(7) == b.traceID(7) || a.traceID(7) == a.traceID(8) {
+		t.Fatal("trace ids collide across clusters or instances")
+	}
+	seen := map[trace.SpanID]string{}
+	for _, k := range []int{kindInstance, kindFire, kindQueue, kindAttempt, kindLease, kindRetry, kindApproval, kindBlocked} {
+		for n := 0; n < 3; n++ {
+			s := a.spanID(7, k, n)
+			if !s.IsValid() {
+				t.Fatalf("span id of kind %d, %d is invalid", k, n)
+			}
+			if prev, dup := seen[s]; dup {
+				t.Fatalf("span id of kind %d, %d repeats %s", k, n, prev)
+			}
+			seen[s] = "seen"
+		}
+	}
+	tp := traceparent(a.traceID(7), a.spanID(7, kindAttempt, 1), true)
+	tid, sid, sampled, ok := ParseTraceparent(tp)
+	if !ok || tid != a.traceID(7) || sid != a.spanID(7, kindAttempt, 1) || !sampled || len(tp) != 55 {
+		t.Fatalf("traceparent %q parses as %s %s %v %v", tp, tid, sid, sampled, ok)
+	}
+	sc, ok := unpack(Pack(tp))
+	if !ok || sc.TraceID() != tid || sc.SpanID() != sid || !sc.IsSampled() {
+		t.Fatalf("Pack/unpack of %q: %v %v", tp, sc, ok)
+	}
+}
+
+func TestParseTraceparent(t *testing.T) {
+	const good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, tc := range []struct {
+		in      string
+		ok      bool
+		sampled bool
+	}{
+		{good, true, true},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", true, false},
+		{"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", true, true}, // a later version's extra fields
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", false, false},   // version 00 has none
+		{"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false, false},
+		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", false, false},
+		{"00-00000000000000000000000000000000-00f067aa0ba902b7-01", false, false},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", false, false},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", false, false},
+		{"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false, false},
+		{"", false, false},
+	} {
+		_, _, sampled, ok := ParseTraceparent(tc.in)
+		if ok != tc.ok || sampled != tc.sampled {
+			t.Errorf("ParseTraceparent(%q) = sampled %v ok %v, want %v %v", tc.in, sampled, ok, tc.sampled, tc.ok)
+		}
+		if got := Pack(tc.in); (got != nil) != tc.ok {
+			t.Errorf("Pack(%q) = %x", tc.in, got)
+		}
+	}
+}
+
+// memClient is an OTLP client keeping what it is sent.
+type memClient struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (m *memClient) Start(context.Context) error { return nil }
+func (m *memClient) Stop(context.Context) error  { return nil }
+func (m *memClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rs {
+		for _, ss := range r.ScopeSpans {
+			m.spans = append(m.spans, ss.Spans...)
+		}
+	}
+	return nil
+}
+
+// newTest is a tracer sending to memory.
+func newTest(t *testing.T, key string, extra map[string]string) (*Tracer, *memClient) {
+	t.Helper()
+	mc := &memClient{}
+	e := map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}
+	for k, v := range extra {
+		e[k] = v
+	}
+	tr, err := New(context.Background(), Config{NodeID: "n1", Key: func() []byte { return []byte(key) }, Getenv: env(e), Client: mc})
+	if err != nil || tr == nil {
+		t.Fatalf("New: %v %v", tr, err)
+	}
+	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	return tr, mc
+}
+
+// spans are the spans sent, by name ("#n" after those of attempt n).
+func spans(t *testing.T, tr *Tracer, mc *memClient) map[string]*tracepb.Span {
+	t.Helper()
+	if err := tr.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	out := map[string]*tracepb.Span{}
+	for _, s := range mc.spans {
+		name := s.Name
+		for _, a := range s.Attributes {
+			if a.Key == "ax.attempt" {
+				name += "#" + strconv.FormatInt(a.GetValue().GetIntValue(), 10)
+			}
+		}
+		out[name] = s
+	}
+	return out
+}
+
+func tid(s *tracepb.Span) trace.TraceID { return trace.TraceID(s.TraceId) }
+func sid(s *tracepb.Span) trace.SpanID  { return trace.SpanID(s.SpanId) }
+func pid(s *tracepb.Span) trace.SpanID {
+	var p trace.SpanID
+	copy(p[:], s.ParentSpanId)
+	return p
+}
+func failed(s *tracepb.Span) bool   { return s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR }
+func startMs(s *tracepb.Span) int64 { return int64(s.StartTimeUnixNano / 1e6) }
+func endMs(s *tracepb.Span) int64   { return int64(s.EndTimeUnixNano / 1e6) }
+
+// life is an instance's changes: fired READY at 1000 (due 900), attempt
+// 1 leased at 1100 and confirmed at 1150, failed at 1300 with a retry at
+// 1500, READY again at 1500, attempt 2 leased at 1600, succeeded at 1800
+// (unconfirmed: it ended before its first heartbeat).
+func life(id uint64) []fsm.InstanceChange {
+	base := fsm.InstanceChange{ID: id, Task: "t", Source: model.SourceCron, ScheduledAt: 900, FiredAt: 1000}
+	ch := func(from, to string, attempt int, at int64, f func(*fsm.InstanceChange)) fsm.InstanceChange {
+		c := base
+		c.From, c.State, c.Attempt, c.At = from, to, attempt, at
+		if f != nil {
+			f(&c)
+		}
+		return c
+	}
+	started := func(at int64) func(*fsm.InstanceChange) {
+		return func(c *fsm.InstanceChange) { c.AttemptStart, c.Executor = at, "e1" }
+	}
+	return []fsm.InstanceChange{
+		ch("", model.StateReady, 0, 1000, nil),
+		ch(model.StateReady, model.StateRunning, 1, 1100, started(1100)),
+		ch(model.StateRunning, model.StateRunning, 1, 1150, func(c *fsm.InstanceChange) {
+			started(1100)(c)
+			c.Renewed, c.Confirmed = true, true
+		}),
+		ch(model.StateRunning, model.StateRetrying, 1, 1300, func(c *fsm.InstanceChange) {
+			started(1100)(c)
+			c.RetryAt, c.Confirmed = 1500, true
+			c.Ended = &model.Attempt{Number: 1, Executor: "e1", StartedAt: model.UnixMilli(1100), Outcome: model.OutcomeFailed, Error: "exit 1"}
+		}),
+		ch(model.StateRetrying, model.StateReady, 1, 1500, func(c *fsm.InstanceChange) { c.RetryAt = 1500 }),
+		ch(model.StateReady, model.StateRunning, 2, 1600, func(c *fsm.InstanceChange) { started(1600)(c); c.RetryAt = 1500 }),
+		ch(model.StateRunning, model.StateSuccess, 2, 1800, func(c *fsm.InstanceChange) {
+			started(1600)(c)
+			c.Ended = &model.Attempt{Number: 2, Executor: "e1", StartedAt: model.UnixMilli(1600), Outcome: model.OutcomeSuccess}
+		}),
+	}
+}
+
+func TestSpans_InstanceLife(t *testing.T) {
+	tr, exp := newTest(t, "k", nil)
+	for _, c := range life(5) {
+		tr.InstanceChanged(&c)
+	}
+	got := spans(t, tr, exp)
+	d := newIDs([]byte("k"))
+	want := d.traceID(5)
+	root := d.spanID(5, kindInstance, 0)
+	for _, w := range []struct {
+		name       string
+		kind, n    int
+		parent     trace.SpanID
+		start, end int64
+		err        bool
+	}{
+		{"ax.instance", kindInstance, 0, trace.SpanID{}, 900, 1800, false},
+		{"ax.fire", kindFire, 0, root, 900, 1000, false},
+		{"ax.queue#1", kindQueue, 1, root, 1000, 1100, false},
+		{"ax.lease#1", kindLease, 1, d.spanID(5, kindAttempt, 1), 1100, 1150, false},
+		{"ax.attempt#1", kindAttempt, 1, root, 1100, 1300, true},
+		{"ax.retry_backoff#1", kindRetry, 1, root, 1300, 1500, false},
+		{"ax.queue#2", kindQueue, 2, root, 1500, 1600, false},
+		{"ax.attempt#2", kindAttempt, 2, root, 1600, 1800, false},
+		// Never confirmed by a heartbeat: its lease ends with its report.
+		{"ax.lease#2", kindLease, 2, d.spanID(5, kindAttempt, 2), 1600, 1800, false},
+	} {
+		s, ok := got[w.name]
+		if !ok {
+			t.Errorf("no span %s (got %v)", w.name, keys(got))
+			continue
+		}
+		if tid(s) != want || sid(s) != d.spanID(5, w.kind, w.n) || pid(s) != w.parent {
+			t.Errorf("%s: trace %s span %s parent %s; want %s %s %s", w.name, tid(s), sid(s),
+				pid(s), want, d.spanID(5, w.kind, w.n), w.parent)
+		}
+		if startMs(s) != w.start || endMs(s) != w.end {
+			t.Errorf("%s: %d..%d, want %d..%d", w.name, startMs(s), endMs(s), w.start, w.end)
+		}
+		if failed(s) != w.err {
+			t.Errorf("%s: status %v", w.name, s.Status)
+		}
+	}
+	if len(got) != 9 {
+		t.Errorf("%d spans, want 9: %v", len(got), keys(got))
+	}
+	// The traceparent an attempt is handed names the attempt's span.
+	if tp, want := tr.Traceparent(5, 0, 2), traceparent(want, d.spanID(5, kindAttempt, 2), true); tp != want {
+		t.Errorf("Traceparent = %s, want %s", tp, want)
+	}
+}
+
+// TestSpans_NewLeader: a leader that saw only the second half of an
+// instance's life (the first led elsewhere) builds the same spans with
+// the same ids, the queue wait starting at the record's retry time.
+func TestSpans_NewLeader(t *testing.T) {
+	tr, exp := newTest(t, "k", nil)
+	for _, c := range life(5)[5:] {
+		tr.InstanceChanged(&c)
+	}
+	got := spans(t, tr, exp)
+	d := newIDs([]byte("k"))
+	q := got["ax.queue#2"]
+	if sid(q) != d.spanID(5, kindQueue, 2) || startMs(q) != 1500 || pid(q) != d.spanID(5, kindInstance, 0) {
+		t.Errorf("queue#2 from a new leader: %s %d parent %s", sid(q), startMs(q), pid(q))
+	}
+	if r := got["ax.instance"]; sid(r) != d.spanID(5, kindInstance, 0) || tid(r) != d.traceID(5) {
+		t.Errorf("root from a new leader: %v", r.SpanId)
+	}
+}
+
+func TestSpans_ShardApprovalLink(t *testing.T) {
+	tr, exp := newTest(t, "k", nil)
+	link := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, c := range []fsm.InstanceChange{
+		{ID: 9, Task: "t", Source: model.SourceAPI, From: "", State: model.StateWaitingApproval, ScheduledAt: 100, FiredAt: 100, At: 100, Link: Pack(link)},
+		{ID: 9, Task: "t", Source: model.SourceAPI, From: model.StateWaitingApproval, State: model.StateCanceled, ScheduledAt: 100, FiredAt: 100, At: 400, Link: Pack(link)},
+		{ID: 11, Parent: 10, Task: "t", Source: model.SourceAPI, From: model.StateReady, State: model.StateSkipped, ScheduledAt: 100, FiredAt: 100, At: 200},
+	} {
+		tr.InstanceChanged(&c)
+	}
+	got := spans(t, tr, exp)
+	d := newIDs([]byte("k"))
+	if a := got["ax.approval#0"]; startMs(a) != 100 || endMs(a) != 400 || !failed(a) {
+		t.Errorf("approval: %d..%d %v", startMs(a), endMs(a), a.Status)
+	}
+	r := got["ax.instance"]
+	if len(r.Links) != 1 || hex.EncodeToString(r.Links[0].TraceId) != "4bf92f3577b34da6a3ce929d0e0e4736" || len(r.ParentSpanId) != 0 {
+		t.Errorf("root: links %v parent %v; want a link to the caller's trace and no parent", r.Links, r.ParentSpanId)
+	}
+	s := got["ax.shard"]
+	if tid(s) != d.traceID(10) || pid(s) != d.spanID(10, kindInstance, 0) {
+		t.Errorf("shard: trace %s parent %s, want its instance's", tid(s), pid(s))
+	}
+}
+
+func TestSampling(t *testing.T) {
+	tr, exp := newTest(t, "k", map[string]string{"OTEL_TRACES_SAMPLER": "always_off"})
+	for _, c := range life(5) {
+		tr.InstanceChanged(&c)
+	}
+	if got := spans(t, tr, exp); len(got) != 0 {
+		t.Errorf("always_off exported %v", keys(got))
+	}
+	if tp := tr.Traceparent(5, 0, 1); !strings.HasSuffix(tp, "-00") || tr.TraceID(5, 0) != "" {
+		t.Errorf("always_off: traceparent %s, exemplar trace %q", tp, tr.TraceID(5, 0))
+	}
+	// A ratio decides on the trace id: the same decision on every node.
+	half, _ := sampler(env(map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"}))
+	r := &Tracer{sampler: half}
+	d := newIDs([]byte("k"))
+	n := 0
+	for i := uint64(0); i < 400; i++ {
+		first := r.sampled(d.traceID(i))
+		if first {
+			n++
+		}
+		if again := (&Tracer{sampler: half}).sampled(d.traceID(i)); again != first {
+			t.Fatal("a ratio sampler decided twice differently")
+		}
+	}
+	if n < 140 || n > 260 {
+		t.Errorf("ratio 0.5 sampled %d of 400", n)
+	}
+	if _, err := sampler(env(map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"})); err == nil {
+		t.Error("a ratio of 2 was accepted")
+	}
+	var off *Tracer // tracing off: every method a no-op
+	off.InstanceChanged(&life(5)[0])
+	if off.Traceparent(5, 0, 1) != "" || off.TraceID(5, 0) != "" || off.Shutdown(context.Background()) != nil {
+		t.Error("a nil tracer is not off")
+	}
+}
+
+func keys(m map[string]*tracepb.Span) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestSince_OnlyWaits: the tracer notes when an instance entered a wait
+// (READY, approval, BLOCKED), not the pending delayed instances (there
+// may be millions), and forgets it once the instance moves on.
+func TestSince_OnlyWaits(t *testing.T) {
+	tr, mc := newTest(t, "k", nil)
+	for i := uint64(1); i <= 100; i++ {
+		c := fsm.InstanceChange{ID: i, Task: "t", Source: model.SourceDelay, State: model.StateScheduled, ScheduledAt: 5000, At: 100}
+		tr.InstanceChanged(&c)
+	}
+	_ = spans(t, tr, mc)
+	tr.mu.Lock()
+	n := len(tr.since)
+	tr.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d pending instances noted, want none", n)
+	}
+	for _, c := range life(7)[:2] { // READY, then RUNNING
+		tr.InstanceChanged(&c)
+	}
+	_ = spans(t, tr, mc)
+	tr.mu.Lock()
+	_, held := tr.since[7]
+	tr.mu.Unlock()
+	if held {
+		t.Error("an instance that left READY is still noted")
+	}
+}
