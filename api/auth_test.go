@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/member"
 )
@@ -256,7 +257,7 @@ func TestServer_RedactsLiteralValuesBelowWriter(t *testing.T) {
 	for _, tt := range []struct {
 		token, wantAuth string
 	}{
-		{"reader", api.Redacted}, {"operator", api.Redacted}, {"writer", "Bearer abc"}, {"admin", "Bearer abc"},
+		{"reader", visible.Redacted}, {"operator", visible.Redacted}, {"writer", "Bearer abc"}, {"admin", "Bearer abc"},
 	} {
 		for _, path := range []string{"/v1/tasks/daily", "/v1/tasks", "/v1/tasks/daily/history"} {
 			t.Run(tt.token+" "+path, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
 )
@@ -296,7 +297,7 @@ func TestServer_SummariesRedacted(t *testing.T) {
 	fb := &fakeBackend{Summaries: &live.TaskSummaryList{Tasks: []live.SummarizedTask{{Task: task}}}}
 	rec := serve(t, api.Config{Auth: roleTokens}, fb, request{method: http.MethodGet, path: "/v1/tasks?summary=true",
 		header: map[string]string{"Authorization": "Bearer reader"}})
-	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "hunter2") || !strings.Contains(rec.Body.String(), api.Redacted) {
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "hunter2") || !strings.Contains(rec.Body.String(), visible.Redacted) {
 		t.Fatalf("status %d, body %s: want the env value redacted", rec.Code, rec.Body)
 	}
 	if fb.Summaries.Tasks[0].Action.Env["TOKEN"].Text != "hunter2" {

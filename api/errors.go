@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -86,8 +85,3 @@ func reply(w http.ResponseWriter) func(any, error) {
 		writeJSON(w, http.StatusOK, v)
 	}
 }
-
-// Redacted replaces literal env and header values of tasks, and the path
-// and query of channel URLs, in the reads of principals below writer
-// (package visible).
-const Redacted = visible.Redacted

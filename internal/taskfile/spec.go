@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/view"
 	"github.com/ax-scheduler/ax/model"
@@ -106,7 +106,7 @@ func Redacted(t *model.Task) string {
 		vals  map[string]model.Value
 	}{{"action.env", t.Action.Env}, {"action.headers", t.Action.Headers}} {
 		for k, v := range m.vals {
-			if v.FromSecret == "" && v.Text == api.Redacted {
+			if v.FromSecret == "" && v.Text == visible.Redacted {
 				return m.field + "." + k
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ax-scheduler/ax/api"
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/model"
 )
 
@@ -140,11 +140,11 @@ func TestParseSelector(t *testing.T) {
 
 func TestRedacted(t *testing.T) {
 	t.Parallel()
-	clean := &model.Task{Action: model.Action{Env: map[string]model.Value{"A": model.TextValue("x"), "S": model.SecretValue(api.Redacted)}}}
+	clean := &model.Task{Action: model.Action{Env: map[string]model.Value{"A": model.TextValue("x"), "S": model.SecretValue(visible.Redacted)}}}
 	if f := Redacted(clean); f != "" {
 		t.Errorf("clean task: got %q", f)
 	}
-	hidden := &model.Task{Action: model.Action{Headers: map[string]model.Value{"Authorization": model.TextValue(api.Redacted)}}}
+	hidden := &model.Task{Action: model.Action{Headers: map[string]model.Value{"Authorization": model.TextValue(visible.Redacted)}}}
 	if f := Redacted(hidden); f != "action.headers.Authorization" {
 		t.Errorf("redacted header: got %q", f)
 	}

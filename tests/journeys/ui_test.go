@@ -864,8 +864,11 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`tr[data-pool="warehouse"] .act-delete`)),
 		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
-	b.waitJS("the refusal is shown", `/load/.test(document.querySelector('dialog .error, [role="alert"]')?.textContent || '')`, 10*time.Second)
-	b.checkA11y("the pools page")
+	b.waitJS("the refusal is shown", `/used by task\(s\) load/.test(document.querySelector('dialog .error')?.textContent || '')`, 10*time.Second)
+	b.checkA11y("the pools page, a refusal shown")
+	b.do("close the refused delete", 10*time.Second,
+		chromedp.Click(chromedp.CSS(`dialog button[type="button"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
 	b.shot("pools")
 
 	// The task pages: payroll names the calendar; sync's next fires in

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ax-scheduler/ax/api/visible"
 	"github.com/ax-scheduler/ax/internal/command"
 
-	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/internal/cli"
 	"github.com/ax-scheduler/ax/internal/taskfile"
 )
@@ -77,7 +77,7 @@ func (c *taskExportCmd) Run(ctx context.Context, args []string) error {
 	for i := range tasks {
 		if f := taskfile.Redacted(&tasks[i]); f != "" {
 			return fmt.Errorf("task export: task %s: %s is hidden from this token (%s): export with a writer token (-token or AX_TOKEN), or re-applying the export would overwrite the value",
-				tasks[i].Name, f, api.Redacted)
+				tasks[i].Name, f, visible.Redacted)
 		}
 		specs = append(specs, taskfile.SpecOf(&tasks[i]))
 	}

@@ -16,10 +16,13 @@ export function render(main, _, page) {
   });
 }
 
+// short drops a Go duration's zero tail: "1m0s" is "1m", "1h0m0s" "1h".
+const short = d => String(d || '').replace(/([hm])0s$/, '$1').replace(/h0m$/, 'h');
+
 // rate says a rate limit in words: "10 per 1m (burst 5), then delay".
 function rate(r) {
   if (!r || !r.count) return h('span', {class: 'muted'}, 'none');
-  return (r.count + ' per ' + r.per) + (r.burst ? ' (burst ' + r.burst + ')' : '') + (r.onLimit ? ', then ' + r.onLimit : '');
+  return (r.count + ' per ' + short(r.per)) + (r.burst ? ' (burst ' + r.burst + ')' : '') + (r.onLimit ? ', then ' + r.onLimit : '');
 }
 
 function row(p, actions) {
@@ -39,7 +42,7 @@ function form(p) {
   const slots = h('input', {id: 'pool-slots', name: 'slots', type: 'number', min: '1', value: String(p.slots || 1)});
   const r = p.rateLimit || {};
   const count = h('input', {id: 'pool-rate-count', name: 'rateLimit', type: 'number', min: '0', value: r.count ? String(r.count) : ''});
-  const per = h('input', {id: 'pool-rate-per', name: 'per', value: r.per || '', placeholder: '1m', autocomplete: 'off'});
+  const per = h('input', {id: 'pool-rate-per', name: 'per', value: short(r.per), placeholder: '1m', autocomplete: 'off'});
   return {
     fields: [field('pool-desc', 'Description', desc), field('pool-slots', 'Slots', slots, 'How many instances of its tasks run at once, across them.'),
       field('pool-rate-count', 'Rate limit: starts', count, 'Empty: no rate limit.'), field('pool-rate-per', 'per', per)],
