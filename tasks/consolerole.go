@@ -29,6 +29,8 @@ type ConsoleState interface {
 	FiringAlerts() ([]model.Alert, error)
 	NotificationsPending() int
 	TaskSummaries(f model.TaskFilter, runs int) (*live.TaskSummaryList, error)
+	TaskLinks() ([]fsm.TaskLink, error)
+	LastRuns(names []string) (map[string]live.RunBrief, error)
 	GetTask(name string) (*model.Task, error)
 	ScanTask(task string, fn func(b fsm.Brief)) error
 	SlotsBusy(task string) (int, error)

@@ -5,41 +5,37 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model/live"
 )
 
 // TaskGraph implements api.ConsoleBackend. No index links a task to the
-// tasks naming it, so it reads every definition (with its newest
-// instance) once, a page of 1,000 at a time, and walks the links from the
-// task both ways, depth links at most and live.MaxGraphNodes tasks in all.
+// tasks naming it, so it reads every definition's links once (only those
+// fields decoded: fsm.TaskLinks), walks them from the task both ways,
+// depth links at most and live.MaxGraphNodes tasks in all, then reads the
+// newest run of the tasks in the graph.
 func (c *Console) TaskGraph(ctx context.Context, name string, depth int) (*live.TaskGraph, error) {
 	if _, err := c.state.GetTask(name); err != nil {
 		return nil, err
 	}
-	tasks := map[string]*live.SummarizedTask{}
+	links, err := c.state.TaskLinks()
+	if err != nil {
+		return nil, err
+	}
+	tasks := make(map[string]*fsm.TaskLink, len(links))
 	var edges []live.GraphEdge
-	for cursor := ""; ; {
-		l, err := c.state.TaskSummaries(model.TaskFilter{Cursor: cursor, Limit: 1000}, 1)
-		if err != nil {
-			return nil, err
+	for i := range links {
+		t := &links[i]
+		tasks[t.Name] = t
+		p := &t.Policy
+		for _, d := range p.DependsOn {
+			edges = append(edges, live.GraphEdge{From: d, To: t.Name, Kind: "dependsOn"})
 		}
-		for i := range l.Tasks {
-			t := &l.Tasks[i]
-			tasks[t.Name] = t
-			p := &t.Policy
-			for _, d := range p.DependsOn {
-				edges = append(edges, live.GraphEdge{From: d, To: t.Name, Kind: "dependsOn"})
-			}
-			for _, ch := range p.OnSuccess {
-				edges = append(edges, live.GraphEdge{From: t.Name, To: ch.Task, Kind: "onSuccess"})
-			}
-			for _, f := range p.OnFailure {
-				edges = append(edges, live.GraphEdge{From: t.Name, To: f, Kind: "onFailure"})
-			}
+		for _, ch := range p.OnSuccess {
+			edges = append(edges, live.GraphEdge{From: t.Name, To: ch.Task, Kind: "onSuccess"})
 		}
-		if cursor = l.NextCursor; cursor == "" || ctx.Err() != nil {
-			break
+		for _, f := range p.OnFailure {
+			edges = append(edges, live.GraphEdge{From: t.Name, To: f, Kind: "onFailure"})
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -81,10 +77,17 @@ func (c *Console) TaskGraph(ctx context.Context, name string, depth int) (*live.
 	}
 	walk(1)
 	walk(-1)
+	last, err := c.state.LastRuns(order)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range order {
 		node := live.GraphNode{Name: n, Level: level[n]}
 		if t, ok := tasks[n]; ok {
-			node.Paused, node.LastRun = t.Paused, t.Summary.LastRun
+			node.Paused = t.Paused
+			if r, ok := last[n]; ok {
+				node.LastRun = &r
+			}
 		} else {
 			node.Missing = true
 		}
