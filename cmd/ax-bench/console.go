@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -201,56 +199,13 @@ func benchConsole(ctx context.Context, t *target, o consoleOptions) error {
 	return liveLatency(ctx, t, cl, follower, o.reps)
 }
 
-// liveLatency times how soon a change shows where the console watches:
-// from a trigger through the cluster's client to its instance's first
-// event on a follower's event stream (GET /v1/events), which the pages
-// redraw on; n changes, one at a time.
+// liveLatency prints how soon a change shows on the follower's event
+// stream, which the console's pages redraw on (benchkit.LiveLatency).
 func liveLatency(ctx context.Context, t *target, cl *client.Client, follower string, n int) error {
-	const task = "console-0002" // an event task
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events := make(chan []byte, 1024)
-	go func() {
-		_ = t.nodeClient(follower, 5*time.Second).Stream(sctx, "/v1/events", url.Values{"task": {task}}, func(e client.Event) error {
-			events <- e.Data
-			return nil
-		})
-	}()
-	// change triggers an instance and waits for its event, within wait.
-	change := func(wait time.Duration) (time.Duration, error) {
-		t0 := time.Now()
-		in, err := cl.Trigger(ctx, task, model.TriggerRequest{})
-		if err != nil {
-			return 0, err
-		}
-		for deadline := time.After(wait); ; {
-			select {
-			case d := <-events:
-				if bytes.Contains(d, []byte(in.ID)) {
-					return time.Since(t0), nil
-				}
-			case <-deadline:
-				return 0, fmt.Errorf("live: no event for instance %s on the follower within %v", in.ID, wait)
-			}
-		}
+	lat, err := benchkit.LiveLatency(ctx, cl, t.nodeClient(follower, 5*time.Second), "console-0002", n)
+	if err != nil {
+		return err
 	}
-	// Until one change is seen, the stream may not be open yet.
-	for try := 0; ; try++ {
-		if _, err := change(2 * time.Second); err == nil {
-			break
-		} else if try == 4 {
-			return err
-		}
-	}
-	var lat []time.Duration
-	for range n {
-		d, err := change(10 * time.Second)
-		if err != nil {
-			return err
-		}
-		lat = append(lat, d)
-	}
-	slices.Sort(lat)
 	fmt.Printf("%-44s %-9s %9s %9s %9s\n", "live: trigger -> its event on the stream", "follower", round(lat[len(lat)/2]), round(lat[len(lat)*99/100]), round(lat[len(lat)-1]))
 	return nil
 }
