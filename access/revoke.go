@@ -219,7 +219,7 @@ func (a *Access) usesToken(r *http.Request, hash string) {
 	if !ok || u.hash != "" {
 		return
 	}
-	if r.Method == http.MethodPost && r.URL.Path == "/v1/snapshot" {
+	if api.IsRestore(r) {
 		// A restore replaces every token with the saved state's: the
 		// request that restores runs on to its answer, the outcome.
 		return

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ax-scheduler/ax/api"
 	"github.com/ax-scheduler/ax/cluster"
 	"github.com/hashicorp/go-hclog"
 )
@@ -222,7 +223,7 @@ func limitBody(w http.ResponseWriter, r *http.Request) {
 	}
 	rc := http.NewResponseController(w)
 	d := bodyDeadline
-	if r.Method == http.MethodPost && r.URL.Path == "/v1/snapshot" {
+	if api.IsRestore(r) {
 		d = restoreBodyDeadline
 	}
 	if rc.SetReadDeadline(time.Now().Add(d)) != nil {

@@ -323,7 +323,7 @@ func unknownDecision(r *http.Request) (string, bool) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/snapshot" { // a state to restore: any size
+	if !IsRestore(r) {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	}
 	s.mux.ServeHTTP(w, markForwarded(r))

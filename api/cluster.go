@@ -90,6 +90,11 @@ func (s clusterRoutes) snapshot(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// IsRestore: r restores a saved state (POST /v1/snapshot), a body of any size that outlives the tokens it replaces.
+func IsRestore(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/v1/snapshot"
+}
+
 // restore makes the state file in the body the cluster's state (ax
 // snapshot restore), its SHA-256 checked against the header's.
 func (s clusterRoutes) restore(w http.ResponseWriter, r *http.Request) {

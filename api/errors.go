@@ -71,8 +71,6 @@ func writeBody(w http.ResponseWriter, code int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
 // reply returns a function that writes a handler's result: the value as
 // JSON with 200, or the error with its status. Use it as
 // reply(w)(s.b.role.Method(...)).

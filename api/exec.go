@@ -52,7 +52,7 @@ func (s execRoutes) poll(w http.ResponseWriter, r *http.Request) {
 	release, ok := s.polls.acquire(req.Executor)
 	if !ok {
 		writeError(w, &model.Error{Code: model.CodeTooMany, Field: "executor",
-			Message: "executor " + req.Executor + " already has " + itoa(maxPollsPerExecutor) + " long-polls open on this node"})
+			Message: "executor " + req.Executor + " already has " + strconv.Itoa(maxPollsPerExecutor) + " long-polls open on this node"})
 		return
 	}
 	defer release()

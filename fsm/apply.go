@@ -23,8 +23,8 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	return f.ApplyBatch([]*raft.Log{l})[0]
 }
 
-// ApplyBatch applies committed entries in one bbolt transaction that also
-// records the last applied index; entries at or below the recorded index
+// ApplyBatch applies committed entries in one bbolt transaction (one per
+// maxTxBytes of entries) that also records the last applied index; entries at or below the recorded index
 // (a replay after restart) are skipped and answer nil.
 //
 // A command that fails while it applies (a panic, which is a bug, or a
@@ -39,17 +39,20 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // meets the same entry again. See DESIGN.md, "Failed applies" and
 // "Command types".
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
-	if len(logs) > 1 {
-		if n := chunkLen(logs); n < len(logs) {
-			out := make([]interface{}, 0, len(logs))
-			for len(logs) > 0 {
-				n := chunkLen(logs)
-				out = append(out, f.ApplyBatch(logs[:n])...)
-				logs = logs[n:]
-			}
-			return out
-		}
+	n := chunkLen(logs)
+	if n == len(logs) {
+		return f.applyTx(logs)
 	}
+	out := make([]interface{}, 0, len(logs))
+	for ; len(logs) > 0; n = chunkLen(logs) {
+		out = append(out, f.applyTx(logs[:n])...)
+		logs = logs[n:]
+	}
+	return out
+}
+
+// applyTx applies logs in one transaction (ApplyBatch).
+func (f *FSM) applyTx(logs []*raft.Log) []interface{} {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	var rejected map[cmdPos]rejection
