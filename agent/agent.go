@@ -126,8 +126,9 @@ type Config struct {
 	// Default 1h.
 	Horizon time.Duration
 	// FSMSync makes the state machine fsync every batch. By default it
-	// runs without fsync and is rebuilt from the Raft snapshot and log
-	// after an unclean stop (the Raft log itself always syncs).
+	// runs without fsync: kept after a clean stop or a process crash, and
+	// rebuilt from the Raft snapshot and log after a machine crash (the
+	// Raft log itself always syncs).
 	FSMSync bool
 	// MetricsMaxTasks is how many distinct task names get their own task
 	// label on the per-task histograms (fire lateness, dispatch latency,

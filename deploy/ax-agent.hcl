@@ -176,8 +176,8 @@ silence = "10m"
 
 # --- Storage and Raft ------------------------------------------------------
 
-# fsync the state machine on every batch (otherwise it is rebuilt from the
-# Raft log after a crash). Default: false.
+# fsync the state machine on every batch (otherwise, after a machine crash,
+# it is rebuilt from the Raft snapshot and log). Default: false.
 fsm_sync = false
 
 # Log entries between Raft snapshots; how often to check whether to

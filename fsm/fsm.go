@@ -97,8 +97,9 @@ type Config struct {
 	// Path of the bbolt file.
 	Path string
 	// NoSync opens bbolt without fsync. The file is then trusted after a
-	// clean Close only; after a crash Open discards it and the node rebuilds
-	// it from the Raft snapshot and log (see Rebuilt).
+	// clean Close, or after the process died while the machine kept running
+	// (boot.go); after a machine crash Open discards it and the node
+	// rebuilds it from the Raft snapshot and log (see Rebuilt).
 	NoSync bool
 	// Logger receives the state machine's logs.
 	Logger hclog.Logger
@@ -190,12 +191,19 @@ func Open(cfg Config) (*FSM, error) {
 	if cfg.NoSync {
 		if _, err := os.Stat(cfg.Path); err == nil {
 			if _, err := os.Stat(marker); err != nil {
-				f.logger.Warn("state machine was not closed cleanly; discarding it to rebuild from snapshot and log", "path", cfg.Path)
-				if err := os.Remove(cfg.Path); err != nil {
-					return nil, fmt.Errorf("fsm: discard unclean state: %w", err)
+				if sameBoot(cfg.Path) {
+					f.logger.Warn("state machine was not closed cleanly, but the machine has not restarted since: keeping it and replaying the log after its applied index", "path", cfg.Path)
+				} else {
+					f.logger.Warn("state machine was not closed cleanly and the machine restarted since (or its boot id is unknown); discarding it to rebuild from snapshot and log", "path", cfg.Path)
+					if err := os.Remove(cfg.Path); err != nil {
+						return nil, fmt.Errorf("fsm: discard unclean state: %w", err)
+					}
+					f.rebuilt = true
 				}
-				f.rebuilt = true
 			}
+		}
+		if err := markBoot(cfg.Path); err != nil {
+			return nil, fmt.Errorf("fsm: %w", err)
 		}
 	}
 	if err := os.Remove(marker); err != nil && !errors.Is(err, os.ErrNotExist) {

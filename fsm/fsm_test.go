@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	bolt "go.etcd.io/bbolt"
 	"io"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/hashicorp/raft"
 
@@ -408,27 +410,64 @@ func TestFSM_ReplayAfterRestartSkipsApplied(t *testing.T) {
 	}
 }
 
-func TestFSM_NoSyncUncleanIsDiscarded(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "fsm.db")
-	f, err := Open(Config{Path: path, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	(&applier{t: t, f: f}).apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")}))
-	// Simulate a crash: the file is closed without the clean marker.
-	f.db.Close()
-	f.db = nil
-	g := openTest(t, path, true)
-	if !g.Rebuilt() || g.AppliedIndex() != 0 || g.CountTasks() != 0 {
-		t.Fatalf("unclean reopen: rebuilt %v applied %d tasks %d, want true 0 0", g.Rebuilt(), g.AppliedIndex(), g.CountTasks())
-	}
-	(&applier{t: t, f: g}).apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")}))
-	if err := g.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h := openTest(t, path, true)
-	if h.Rebuilt() || h.AppliedIndex() != 1 {
-		t.Fatalf("clean reopen: rebuilt %v applied %d, want false 1", h.Rebuilt(), h.AppliedIndex())
+// TestFSM_NoSyncUnclean: a file left without its clean marker is kept
+// when the process died under the kernel still running (the same boot
+// id: every write is in its page cache), and discarded to be rebuilt
+// when the machine restarted since, the boot id cannot be read, or the
+// file has no boot marker.
+func TestFSM_NoSyncUnclean(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		before, now  string
+		dropMarker   bool
+		wantRebuilt  bool
+		wantAppliedA uint64
+	}{
+		{name: "process died, same boot", before: "boot-a", now: "boot-a", wantAppliedA: 2},
+		{name: "machine restarted", before: "boot-a", now: "boot-b", wantRebuilt: true},
+		{name: "no boot id", before: "", now: "", wantRebuilt: true},
+		{name: "boot id unknown now", before: "boot-a", now: "", wantRebuilt: true},
+		{name: "no boot marker", before: "boot-a", now: "boot-a", dropMarker: true, wantRebuilt: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(old func() string) { bootID = old }(bootID)
+			bootID = func() string { return tc.before }
+			path := filepath.Join(t.TempDir(), "fsm.db")
+			f, err := Open(Config{Path: path, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ap := &applier{t: t, f: f}
+			ap.apply(cmd(t, CmdPutTask, "", t0, PutTask{Task: cronTask("a", "@hourly")}))
+			ap.apply(cmd(t, CmdPutTask, "", t0+1, PutTask{Task: cronTask("b", "@daily")}))
+			// The process dies: the file is left without the clean marker
+			// (bbolt's Close neither syncs nor writes anything more here).
+			f.db.Close()
+			f.db = nil
+			if tc.dropMarker {
+				os.Remove(path + bootMarker)
+			}
+			bootID = func() string { return tc.now }
+			g := openTest(t, path, true)
+			wantTasks := 2
+			if tc.wantRebuilt {
+				wantTasks = 0
+			}
+			if g.Rebuilt() != tc.wantRebuilt || g.AppliedIndex() != tc.wantAppliedA || g.CountTasks() != wantTasks {
+				t.Fatalf("unclean reopen: rebuilt %v applied %d tasks %d, want %v %d %d",
+					g.Rebuilt(), g.AppliedIndex(), g.CountTasks(), tc.wantRebuilt, tc.wantAppliedA, wantTasks)
+			}
+			// Whichever way it opened, it applies on and reopens clean.
+			ap = &applier{t: t, f: g, index: g.AppliedIndex()}
+			ap.apply(cmd(t, CmdPutTask, "", t0+2, PutTask{Task: cronTask("c", "@hourly")}))
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h := openTest(t, path, true)
+			if h.Rebuilt() || h.AppliedIndex() != tc.wantAppliedA+1 {
+				t.Fatalf("clean reopen: rebuilt %v applied %d, want false %d", h.Rebuilt(), h.AppliedIndex(), tc.wantAppliedA+1)
+			}
+		})
 	}
 }
 

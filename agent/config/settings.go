@@ -156,7 +156,7 @@ func (s *Settings) table() []setting {
 		duration(&a.Silence, "silence", 10*time.Minute, "alert when nothing has fired for this long while a cron/interval/once task was due (cluster_silence)"),
 
 		// Storage and Raft.
-		boolean(&a.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: rebuild it from the Raft log after a crash)"),
+		boolean(&a.FSMSync, "fsm-sync", false, "fsync the state machine on every batch (default: after a machine crash, rebuild it from the Raft snapshot and log)"),
 		number(&a.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between Raft snapshots"),
 		number(&a.SnapshotBytes, "snapshot-bytes", 32<<20, "bytes of log entries applied after which a node snapshots, or a sixteenth of its state's size if more"),
 		duration(&a.SnapshotInterval, "snapshot-interval", 2*time.Minute, "how often to check whether to snapshot"),
