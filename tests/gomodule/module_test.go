@@ -3,6 +3,8 @@ package gomodule
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -219,23 +221,29 @@ func moduleZip(t *testing.T, root string, v module.Version, w io.Writer) {
 
 // TestGoInstall: `go install github.com/ax-scheduler/ax/cmd/ax@VERSION`
 // from a file-based module proxy that serves the checkout as VERSION (the
-// dependencies from this machine's module cache, then its GOPROXY), into
-// a fresh module cache, as a user installs a release; the installed ax
-// runs and says its version.
+// dependencies from this machine's module cache, then its GOPROXY), as a
+// user installs a release; the installed ax runs and says its version.
+// VERSION is a pseudo-version naming the checkout's content, installed
+// into the machine's module cache beside the dependencies (so that their
+// compiled packages are reused, as on a user's machine) and removed from
+// it when the test ends.
 func TestGoInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go install from a module proxy: skipped with -short")
 	}
 	t.Parallel()
 	root := checkout(t)
-	const version = "v0.0.0-20261203000000-000000000000"
+	var z bytes.Buffer
+	moduleZip(t, root, module.Version{Path: modulePath, Version: "v0.0.0"}, &z)
+	sum := sha256.Sum256(z.Bytes())
+	version := "v0.0.0-20261203000000-" + hex.EncodeToString(sum[:6])
+	z.Reset()
+	moduleZip(t, root, module.Version{Path: modulePath, Version: version}, &z)
 	proxy := t.TempDir()
 	vdir := filepath.Join(proxy, modulePath, "@v")
 	if err := os.MkdirAll(vdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var z bytes.Buffer
-	moduleZip(t, root, module.Version{Path: modulePath, Version: version}, &z)
 	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +258,7 @@ func TestGoInstall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("module zip of the checkout: %d KiB", z.Len()>>10)
+	t.Logf("module zip of the checkout: %d KiB, version %s", z.Len()>>10, version)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -262,14 +270,28 @@ func TestGoInstall(t *testing.T) {
 	if upstream != "" && upstream != "off" {
 		goproxy += "," + upstream
 	}
-	modcache, gobin, work := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Cleanup(func() { // the checkout's version leaves the machine's module cache
+		for _, p := range []string{
+			filepath.Join(cache, modulePath+"@"+version),
+			filepath.Join(cache, "cache", "download", modulePath, "@v", version+".zip"),
+			filepath.Join(cache, "cache", "download", modulePath, "@v", version+".ziphash"),
+			filepath.Join(cache, "cache", "download", modulePath, "@v", version+".mod"),
+			filepath.Join(cache, "cache", "download", modulePath, "@v", version+".info"),
+			filepath.Join(cache, "cache", "download", modulePath, "@v", version+".lock"),
+			filepath.Join(cache, "cache", "download", modulePath, "@v", "list"), // the go command writes it anew
+		} {
+			if err := os.RemoveAll(p); err != nil {
+				t.Errorf("remove the checkout's version from the module cache: %v", err)
+			}
+		}
+	})
+	gobin, work := t.TempDir(), t.TempDir()
 	env := []string{
 		"GOPROXY=" + goproxy,
-		"GOMODCACHE=" + modcache, // the fake version stays out of the machine's cache
 		"GOBIN=" + gobin,
 		"GONOSUMDB=" + modulePath,      // not in the checksum database
 		"GOSUMDB=off",                  // the dependencies: no checksum database, no network beyond the proxy
-		"GOFLAGS=-mod=mod -modcacherw", // a module cache t.TempDir can remove
+		"GOFLAGS=-mod=mod -modcacherw", // the checkout's version removable at the end
 		"GOWORK=off",
 	}
 	goCmd(ctx, t, work, env, "install", modulePath+"/cmd/ax@"+version)
