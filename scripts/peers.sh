@@ -89,7 +89,14 @@ asynq() {
 	for g in 64 1024; do
 		"$dir/asynqload" -redis "127.0.0.1:$port" -goroutines "$g" -n "$n" -pool "$pool" | row "$2" "asynq, $1, $g goroutines"
 	done
-	echo "  redis-server appendfsync $1: append-only files $(du -sk "$dir/redis" | cut -f1) KiB; load $(cut -d' ' -f1-3 /proc/loadavg)"
+	# Where Redis's one thread went: its CPU per enqueue (user+sys of the
+	# main thread, all it did during the two rows) and the scripts' own
+	# time (asynq's enqueue is one EVALSHA).
+	redis-cli -p "$port" info all | tr -d '\r' | awk -F'[:=,]' -v n=$((2 * n)) -v f="$1" '
+		/^used_cpu_(user|sys)_main_thread:/ {cpu += $2}
+		/^cmdstat_evalsha:/ {calls = $3; us = $5}
+		END {printf "  redis-server appendfsync %s: main thread %.1f us of CPU per enqueue, EVALSHA %.1f us a call (%d calls)\n", f, cpu * 1e6 / n, us / (calls ? calls : 1), calls}'
+	echo "  append-only files $(du -sk "$dir/redis" | cut -f1) KiB; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	stop_redis
 }
 
