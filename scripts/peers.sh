@@ -127,15 +127,15 @@ date -u +"end %Y-%m-%d %H:%M:%S UTC; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # What each setting costs in fsyncs: redis-server's fsync and fdatasync
 # calls (Redis fsyncs its append-only file with fdatasync on Linux) during
-# 20,000 enqueues from 64 goroutines, counted by strace (with seccomp-bpf
-# only those calls stop the process).
+# 20,000 enqueues from 64 goroutines, counted and timed by strace (with
+# seccomp-bpf only those calls stop the process).
 if command -v strace >/dev/null 2>&1; then
 	for fsync in always everysec; do
-		start_redis "$fsync" strace -f -c --seccomp-bpf -e trace=fsync,fdatasync -o "$dir/strace"
+		start_redis "$fsync" strace -f -c -w --seccomp-bpf -e trace=fsync,fdatasync -o "$dir/strace"
 		line=$("$dir/asynqload" -redis "127.0.0.1:$port" -goroutines 64 -n 20000 -pool "$pool")
 		stop_redis
-		syncs=$(awk '$NF == "fdatasync" || $NF == "fsync" {c += $4} END {print c + 0}' "$dir/strace")
-		echo "$line" | awk -v f="$fsync" -v s="$syncs" '{printf "appendfsync %s under strace: 20000 enqueues in %.2f s, %d fsyncs by redis-server, %.1f enqueues per fsync\n", f, $(NF-3) / $(NF-2), s, $(NF-3) / (s ? s : 1)}'
+		syncs=$(awk '$NF == "fdatasync" || $NF == "fsync" {c += $4; t += $2} END {printf "%d %.0f", c, t * 1e6 / (c ? c : 1)}' "$dir/strace")
+		echo "$line" | awk -v f="$fsync" -v s="${syncs% *}" -v us="${syncs#* }" '{printf "appendfsync %s under strace: 20000 enqueues in %.2f s, %d fsyncs by redis-server (%d us each, wall clock), %.1f enqueues per fsync\n", f, $(NF-3) / $(NF-2), s, us, $(NF-3) / (s ? s : 1)}'
 	done
 else
 	echo "strace missing: the fsync counts are skipped"
