@@ -119,7 +119,7 @@ func (w instanceWrites) setState(r *record, st uint8) {
 		Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor,
 		From: name(stateNames, was), Source: name(sourceNames, r.Source),
 		ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Jitter: r.Jitter,
-		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin, Canary: r.Canary, RetryAt: r.RetryAt, Link: r.Link}
+		Parent: r.Parent, Shards: int(r.Shards), Pin: r.Pin, Canary: r.Canary, RetryAt: r.RetryAt, Link: r.Link, Rerun: r.Flags&flagRerun != 0}
 	if w.ended != nil && w.ended.id == r.ID {
 		ch.Ended, w.ended = &w.ended.a, nil
 		ch.Confirmed = r.Flags&flagConfirmed != 0
@@ -184,10 +184,12 @@ type InstanceChange struct {
 	// attempt's executor first confirmed it, and on a change that ended
 	// an attempt (Ended) that its executor had confirmed it. Link is the
 	// caller's trace context the instance was created with (tracing; nil
-	// if none).
+	// if none). Rerun marks an instance that runs again after a re-run
+	// (rerun.go), from the re-run on.
 	RetryAt   int64
 	Confirmed bool
 	Link      []byte
+	Rerun     bool
 }
 
 // finish moves r to a terminal state, freeing its slot.
@@ -327,8 +329,8 @@ func (w attemptWrites) heartbeat(h *command.Heartbeat) *Result {
 		w.notes.changes = append(w.notes.changes, InstanceChange{ID: r.ID, Task: r.Task, State: name(stateNames, r.State),
 			Attempt: int(r.Attempts), LeaseUntil: r.LeaseUntil, Executor: r.Executor, Renewed: true,
 			From: name(stateNames, r.State), Source: name(sourceNames, r.Source),
-			ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now,
-			Confirmed: !confirmed && r.Flags&flagConfirmed != 0})
+			ScheduledAt: r.ScheduledAt, FiredAt: r.FiredAt, AttemptStart: r.AttemptStart, At: w.cmd.Now, Parent: r.Parent,
+			Confirmed: !confirmed && r.Flags&flagConfirmed != 0, Rerun: r.Flags&flagRerun != 0})
 	}
 	return okResult(out)
 }

@@ -1,58 +1,125 @@
 #!/bin/sh
 # tracing-ab.sh: the overhead of tracing (issue 26), as an A/B in one run.
 # It alternates runs of the same load (ax-bench run, sdk no-op handlers,
-# against a temporary one-node cluster) with tracing off and on (the
-# agent's OTEL_EXPORTER_OTLP_ENDPOINT pointing at a local OTLP/HTTP sink
-# that answers 200 and counts the bytes it received), in the order
-# off on on off ..., and prints each run's throughput, dispatch p50/p99
-# and CPU time per instance (user+sys of ax-bench and the agent it
-# starts, /usr/bin/time), and the on/off ratios of the medians. On a
-# shared machine throughput swings with the other load; CPU per instance
-# much less.
+# against a temporary one-node cluster) with tracing off and on, every
+# instance traced (the agent's OTEL_EXPORTER_OTLP_ENDPOINT pointing at a
+# local OTLP/HTTP sink), in the order off on on off ..., and prints each
+# run's throughput, dispatch p50/p99 and CPU time per instance, and the
+# on/off ratios of the medians.
+#
+# CPU is counted apart for the node (the ax agent: user+sys of its
+# process, /proc/PID/stat sampled every 0.1 s to its end) and for the
+# node and ax-bench together (the load and the SDK workers; /usr/bin/time). The sink is not ax: it stands in
+# for a collector on another host, so it is made as cheap as it can be
+# (a Go server that reads each request's body and discards it, without
+# decoding it) and its CPU is reported on its own, not counted.
+# On a shared machine throughput swings with the other load; CPU per
+# instance much less.
 # Usage: scripts/tracing-ab.sh [pairs (default 4)] [instances per run (default 20000)]
+# (extra OTEL_* variables in the environment apply to the "on" runs' agent:
+# OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1 samples.)
 set -eu
 pairs=${1:-4}
 n=${2:-20000}
+rate=500
+seconds=5
 dir=$(mktemp -d)
-trap 'kill $sink 2>/dev/null; rm -rf "$dir"' EXIT
+sink=
+trap '[ -z "$sink" ] || kill $sink 2>/dev/null; rm -rf "$dir"' EXIT
 go build -o "$dir/ax" ./cmd/ax
 go build -o "$dir/ax-bench" ./cmd/ax-bench
-python3 - "$dir/port" "$dir/bytes" <<'PY' &
-import http.server, sys, threading
-portf, bytesf = sys.argv[1], sys.argv[2]
-total = [0, 0]
-lock = threading.Lock()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        n = int(self.headers.get('Content-Length') or 0)
-        self.rfile.read(n)
-        with lock:
-            total[0] += 1; total[1] += n
-            open(bytesf, 'w').write('%d %d\n' % (total[0], total[1]))
-        self.send_response(200)
-        self.send_header('Content-Type', 'application/x-protobuf')
-        self.send_header('Content-Length', '0')
-        self.end_headers()
-    def log_message(self, *a): pass
-s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
-open(portf, 'w').write(str(s.server_address[1]))
-s.serve_forever()
-PY
+mkdir "$dir/sink"
+cat > "$dir/sink/main.go" <<'GO'
+// The OTLP/HTTP sink: answers 200 to every request after reading its
+// body, which it does not decode; on SIGTERM it prints the requests, the
+// bytes and its own CPU time.
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var reqs, bytes atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		reqs.Add(1)
+		bytes.Add(n)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	if err := os.WriteFile(os.Args[1], []byte(fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)), 0o644); err != nil {
+		panic(err)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	<-sig
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Fprintf(os.Stderr, "sink received %d requests, %.1f MB; its CPU %.2f s (not counted)\n", reqs.Load(), float64(bytes.Load())/1e6, cpu.Seconds())
+}
+GO
+(cd "$dir/sink" && go mod init sink >/dev/null 2>&1 && go build -o "$dir/otlp-sink" .)
+"$dir/otlp-sink" "$dir/port" &
 sink=$!
 while [ ! -s "$dir/port" ]; do sleep 0.1; done
 endpoint="http://127.0.0.1:$(cat "$dir/port")"
+# axw runs ax in place of ax-bench's agent (exec: the same process),
+# noting its pid; sample keeps the latest user+sys CPU ticks of each
+# noted process (/proc/PID/stat) until ax-bench ends (it SIGKILLs its
+# agents after its last measurement: what is lost is at most the last
+# 0.1 s, idle).
+cat > "$dir/axw" <<SH
+#!/bin/sh
+echo \$\$ >> "\$AXW_PIDS"
+exec "$dir/ax" "\$@"
+SH
+chmod +x "$dir/axw"
+sample() { # $1: the pid to outlive
+	while kill -0 "$1" 2>/dev/null; do
+		for p in $(cat "$dir/pids"); do
+			if { read -r line < "/proc/$p/stat"; } 2>/dev/null; then
+				set -- "$1" $line
+				echo $((${15} + ${16})) > "$dir/ticks.$p"
+			fi
+		done
+		sleep 0.1
+	done
+}
+hz=$(getconf CLK_TCK)
+total=$((n + rate * seconds))
 run() { # $1: off or on
-	if [ "$1" = on ]; then set -- on env OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint"; else set -- off; fi
+	if [ "$1" = on ]; then set -- on env OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint"; else set -- off env -u OTEL_EXPORTER_OTLP_ENDPOINT; fi
 	mode=$1
 	shift
-	/usr/bin/time -f "cpu %U %S" -o "$dir/time" "$@" "$dir/ax-bench" run -ax "$dir/ax" -nodes 1 -kinds sdk -n "$n" -rate 500 -seconds 5 > "$dir/out"
+	: > "$dir/pids"
+	rm -f "$dir"/ticks.*
+	AXW_PIDS="$dir/pids" /usr/bin/time -f "cpu %U %S" -o "$dir/time" "$@" "$dir/ax-bench" run -ax "$dir/axw" -nodes 1 -kinds sdk -n "$n" -rate "$rate" -seconds "$seconds" > "$dir/out" &
+	bench=$!
+	sample $bench
+	wait $bench
 	cat "$dir/time" >> "$dir/out"
-	awk -v mode="$mode" -v n="$n" '
+	cat "$dir"/ticks.* | awk -v hz="$hz" '{t += $1} END {printf "node %.2f\n", t / hz}' >> "$dir/out"
+	awk -v mode="$mode" -v n="$total" '
 		/^machine: load/ {load=$4}
 		/^sdk,/ {tput=$NF}
 		/^dispatch latency/ {for (i=1;i<=NF;i++) {if ($i=="p50") p50=$(i+1); if ($i=="p99") p99=$(i+1)}}
-		/^cpu / {cpu=($2+$3)*1e6/(n+2500)}
-		END {printf "%-3s %8s/s %6.0f cpu-us/instance  p50 %-6s p99 %-6s load %s\n", mode, tput, cpu, p50, p99, load}' "$dir/out"
+		/^cpu / {cpu=($2+$3)*1e6/n}
+		/^node / {node=$2*1e6/n}
+		END {printf "%-3s %8s/s %6.0f node-cpu-us/instance %6.0f all-cpu-us/instance  p50 %-6s p99 %-6s load %s\n", mode, tput, node, cpu, p50, p99, load}' "$dir/out"
 }
 i=0
 : > "$dir/runs"
@@ -61,15 +128,18 @@ while [ $i -lt "$pairs" ]; do
 	for m in $order; do run $m | tee -a "$dir/runs"; done
 	i=$((i + 1))
 done
-echo "sink received (requests bytes): $(cat "$dir/bytes" 2>/dev/null || echo '0 0')"
+kill $sink
+wait $sink || :
+sink=
 awk '
-	{v[$1, ++c[$1]] = $2 + 0; u[$1, c[$1]] = $3 + 0}
-	function median(m,   n, i, j, t, a) { n = c[m]; for (i = 1; i <= n; i++) a[i] = v[m, i]
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-	function umedian(m,   n, i, j, t, a) { n = c[m]; for (i = 1; i <= n; i++) a[i] = u[m, i]
-		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-	END { off = median("off"); on = median("on"); uoff = umedian("off"); uon = umedian("on")
+	{c[$1]++; v[$1, c[$1]] = $2 + 0; u[$1, c[$1]] = $3 + 0; a[$1, c[$1]] = $5 + 0}
+	function median(m, col,   n, i, j, t, x) { n = c[m]
+		for (i = 1; i <= n; i++) x[i] = col == 1 ? v[m, i] : col == 2 ? u[m, i] : a[m, i]
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+		return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 }
+	END { off = median("off", 1); on = median("on", 1)
 		printf "median throughput: off %.0f/s, on %.0f/s, on/off %.3f\n", off, on, on / off
-		printf "median CPU per instance: off %.0f us, on %.0f us, on/off %.3f (overhead %.1f%%)\n", uoff, uon, uon / uoff, (uon / uoff - 1) * 100 }' "$dir/runs"
+		off = median("off", 2); on = median("on", 2)
+		printf "median node CPU per instance: off %.0f us, on %.0f us, on/off %.3f (overhead %.1f%%)\n", off, on, on / off, (on / off - 1) * 100
+		off = median("off", 3); on = median("on", 3)
+		printf "median node+ax-bench CPU per instance: off %.0f us, on %.0f us, on/off %.3f (overhead %.1f%%)\n", off, on, on / off, (on / off - 1) * 100 }' "$dir/runs"

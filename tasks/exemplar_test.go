@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -11,9 +12,12 @@ import (
 
 // TestTaskHistograms_Exemplars: with tracing on, a firing's lateness and
 // an attempt's duration carry their instance's trace id as an exemplar
-// (a shard's, its sharded instance's); without a trace id, none.
+// (a shard's, its sharded instance's); without a trace id, none. A
+// bucket takes a new exemplar at most every exemplarEvery.
 func TestTaskHistograms_Exemplars(t *testing.T) {
 	h := newTaskHistograms(10)
+	clock := time.Unix(1_800_000_000, 0)
+	h.now = func() time.Time { return clock }
 	h.traceID = func(id, parent uint64) string {
 		if id == 3 {
 			return "" // not sampled
@@ -25,6 +29,30 @@ func TestTaskHistograms_Exemplars(t *testing.T) {
 	h.observeLeader(&fsm.InstanceChange{ID: 1, Task: "j", State: model.StateReady, Source: model.SourceCron, ScheduledAt: 1000, FiredAt: 1020})
 	h.observeLeader(&fsm.InstanceChange{ID: 2, Parent: 9, Task: "j", From: model.StateRunning, State: model.StateSuccess, AttemptStart: 1000, At: 1500})
 	h.observeLeader(&fsm.InstanceChange{ID: 3, Task: "k", From: model.StateRunning, State: model.StateSuccess, AttemptStart: 1000, At: 1500})
+	check(t, reg, map[string]string{
+		"ax_fire_lateness_seconds/j":    "trace_id=" + model.FormatID(1) + model.FormatID(0),
+		"ax_attempt_duration_seconds/j": "trace_id=" + model.FormatID(2) + model.FormatID(9),
+	})
+	// Another attempt in the same bucket: within exemplarEvery the bucket
+	// keeps its exemplar; after, it takes the newest.
+	again := &fsm.InstanceChange{ID: 4, Task: "j", From: model.StateRunning, State: model.StateSuccess, AttemptStart: 1000, At: 1500}
+	clock = clock.Add(exemplarEvery / 2)
+	h.observeLeader(again)
+	check(t, reg, map[string]string{
+		"ax_fire_lateness_seconds/j":    "trace_id=" + model.FormatID(1) + model.FormatID(0),
+		"ax_attempt_duration_seconds/j": "trace_id=" + model.FormatID(2) + model.FormatID(9),
+	})
+	clock = clock.Add(exemplarEvery / 2)
+	h.observeLeader(again)
+	check(t, reg, map[string]string{
+		"ax_fire_lateness_seconds/j":    "trace_id=" + model.FormatID(1) + model.FormatID(0),
+		"ax_attempt_duration_seconds/j": "trace_id=" + model.FormatID(4) + model.FormatID(0),
+	})
+}
+
+// check compares the exemplars reg gathers, by metric/task, with want.
+func check(t *testing.T, reg *prometheus.Registry, want map[string]string) {
+	t.Helper()
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +74,6 @@ func TestTaskHistograms_Exemplars(t *testing.T) {
 				}
 			}
 		}
-	}
-	want := map[string]string{
-		"ax_fire_lateness_seconds/j":    "trace_id=" + model.FormatID(1) + model.FormatID(0),
-		"ax_attempt_duration_seconds/j": "trace_id=" + model.FormatID(2) + model.FormatID(9),
 	}
 	if len(got) != len(want) {
 		t.Errorf("exemplars %v, want %v", got, want)

@@ -1,7 +1,9 @@
 package tasks
 
 import (
+	"sort"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -58,7 +60,16 @@ const (
 type taskObservers struct {
 	label string
 	obs   [numSlots]prometheus.Observer
+	// exemplarAt is when each bucket of a slot last took an exemplar
+	// (Unix ns; exemplarEvery).
+	exemplarAt [numSlots][]int64
 }
+
+// exemplarEvery is how often a histogram bucket takes a new exemplar. An
+// exposition shows one per bucket, the latest: replacing it thousands of
+// times a second (a trace id derived, and the client library building
+// and checking an exemplar, each time) is work no scrape sees.
+const exemplarEvery = time.Second
 
 type taskHistograms struct {
 	lateness *prometheus.HistogramVec // task
@@ -66,8 +77,9 @@ type taskHistograms struct {
 	duration *prometheus.HistogramVec // task, outcome
 
 	// traceID is an instance's trace id for an exemplar ("" for none;
-	// nil when tracing is off).
+	// nil when tracing is off). now is the clock of exemplarEvery.
 	traceID func(id, parent uint64) string
+	now     func() time.Time
 
 	mu     sync.Mutex
 	max    int
@@ -126,12 +138,13 @@ func (h *taskHistograms) obs(task string) *taskObservers {
 
 // observe records sec in a task's slot.
 func (h *taskHistograms) observe(task string, slot int, sec float64) {
-	h.observeTrace(task, slot, sec, "")
+	h.observeTrace(task, slot, sec, nil)
 }
 
-// observeTrace is observe with the trace the observation belongs to as
-// its exemplar (none when trace is "").
-func (h *taskHistograms) observeTrace(task string, slot int, sec float64, trace string) {
+// observeTrace is observe with the trace of c's instance as its
+// exemplar, when c is given and traced and the bucket's exemplar is
+// older than exemplarEvery.
+func (h *taskHistograms) observeTrace(task string, slot int, sec float64, c *fsm.InstanceChange) {
 	h.mu.Lock()
 	o := h.obs(task)
 	ob := o.obs[slot]
@@ -146,22 +159,38 @@ func (h *taskHistograms) observeTrace(task string, slot int, sec float64, trace 
 		}
 		o.obs[slot] = ob
 	}
+	var at *int64 // the bucket's exemplar time, when it is due a new one
+	var now int64
+	if c != nil && h.traceID != nil {
+		bounds := latencyBuckets
+		if slot >= slotDuration {
+			bounds = durationBuckets
+		}
+		if o.exemplarAt[slot] == nil {
+			o.exemplarAt[slot] = make([]int64, len(bounds)+1) // and +Inf
+		}
+		clock := time.Now
+		if h.now != nil {
+			clock = h.now
+		}
+		now = clock().UnixNano()
+		if b := &o.exemplarAt[slot][sort.SearchFloat64s(bounds, sec)]; now-*b >= int64(exemplarEvery) {
+			at = b
+		}
+	}
 	h.mu.Unlock()
-	if trace != "" {
+	if at != nil {
 		if eo, ok := ob.(prometheus.ExemplarObserver); ok {
-			eo.ObserveWithExemplar(sec, prometheus.Labels{"trace_id": trace})
-			return
+			if trace := h.traceID(c.ID, c.Parent); trace != "" {
+				h.mu.Lock()
+				*at = now
+				h.mu.Unlock()
+				eo.ObserveWithExemplar(sec, prometheus.Labels{"trace_id": trace})
+				return
+			}
 		}
 	}
 	ob.Observe(sec)
-}
-
-// trace is c's instance's trace id for an exemplar ("" when not traced).
-func (h *taskHistograms) trace(c *fsm.InstanceChange) string {
-	if h.traceID == nil {
-		return ""
-	}
-	return h.traceID(c.ID, c.Parent)
 }
 
 // timedSource reports whether an instance of this source has a fire time
@@ -193,12 +222,12 @@ func (h *taskHistograms) observeLeader(c *fsm.InstanceChange) {
 		return
 	}
 	if c.Parent == 0 && (c.From == "" || c.From == model.StateScheduled) && firedState(c.State) && timedSource(c.Source) && c.ScheduledAt > 0 && c.FiredAt > 0 {
-		h.observeTrace(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt-c.Jitter, 0))/1000, h.trace(c))
+		h.observeTrace(c.Task, slotLateness, float64(max(c.FiredAt-c.ScheduledAt-c.Jitter, 0))/1000, c)
 		return
 	}
 	if c.From == model.StateRunning && c.AttemptStart > 0 && c.At >= c.AttemptStart {
 		if o := attemptOutcome(c.State); o >= 0 {
-			h.observeTrace(c.Task, slotDuration+o, float64(c.At-c.AttemptStart)/1000, h.trace(c))
+			h.observeTrace(c.Task, slotDuration+o, float64(c.At-c.AttemptStart)/1000, c)
 		}
 	}
 }

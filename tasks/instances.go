@@ -45,10 +45,12 @@ func (ts *Tasks) Trigger(ctx context.Context, c api.Caller, task string, req mod
 }
 
 // link is the trace a caller's new instances link to: its valid
-// traceparent, when this node traces (nil otherwise; an invalid one is
-// ignored, as W3C Trace Context says).
+// traceparent (nil without one; an invalid one is ignored, as W3C Trace
+// Context says). It is recorded whether this node traces or not: the
+// node that takes the request need not be the one that leads when the
+// instance ends and its root span is sent.
 func (ts *Tasks) link(c api.Caller) []byte {
-	if ts.cfg.Tracer == nil || c.Traceparent == "" {
+	if c.Traceparent == "" {
 		return nil
 	}
 	return tracing.Pack(c.Traceparent)

@@ -1,11 +1,12 @@
 package tracing
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Enabled says whether the OTEL_* variables (read by getenv) turn
@@ -46,30 +47,43 @@ func protocol(getenv func(string) string) error {
 	return nil
 }
 
-// sampler is the root sampler OTEL_TRACES_SAMPLER and
+// sampler decides whether an instance's trace is sampled, on its trace
+// id alone, so every node decides alike: always, never, or (ratio) when
+// the id's last 8 bytes, shifted right by one, are below bound, as the
+// SDK's TraceIDRatioBased decides.
+type sampler struct {
+	all   bool // always_on, or a ratio of 1 or more
+	bound uint64
+}
+
+func (s sampler) sample(tid trace.TraceID) bool {
+	return s.all || binary.BigEndian.Uint64(tid[8:16])>>1 < s.bound
+}
+
+// parseSampler is the root sampler OTEL_TRACES_SAMPLER and
 // OTEL_TRACES_SAMPLER_ARG name (default parentbased_always_on). An
 // instance's trace has no parent (a caller's trace is a link), so the
 // parentbased_ samplers decide as their root sampler does.
-func sampler(getenv func(string) string) (sdktrace.Sampler, error) {
+func parseSampler(getenv func(string) string) (sampler, error) {
 	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
 	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
-	ratio := func() (sdktrace.Sampler, error) {
+	switch strings.TrimPrefix(name, "parentbased_") {
+	case "", "always_on":
+		return sampler{all: true}, nil
+	case "always_off":
+		return sampler{}, nil
+	case "traceidratio":
 		if arg == "" {
-			return sdktrace.TraceIDRatioBased(1), nil
+			return sampler{all: true}, nil
 		}
 		v, err := strconv.ParseFloat(arg, 64)
 		if err != nil || v < 0 || v > 1 {
-			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%s: want a ratio from 0 to 1", arg)
+			return sampler{}, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%s: want a ratio from 0 to 1", arg)
 		}
-		return sdktrace.TraceIDRatioBased(v), nil
+		if v >= 1 {
+			return sampler{all: true}, nil
+		}
+		return sampler{bound: uint64(v * (1 << 63))}, nil
 	}
-	switch strings.TrimPrefix(name, "parentbased_") {
-	case "", "always_on":
-		return sdktrace.AlwaysSample(), nil
-	case "always_off":
-		return sdktrace.NeverSample(), nil
-	case "traceidratio":
-		return ratio()
-	}
-	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%s: want always_on, always_off, traceidratio or their parentbased_ forms", name)
+	return sampler{}, fmt.Errorf("OTEL_TRACES_SAMPLER=%s: want always_on, always_off, traceidratio or their parentbased_ forms", name)
 }

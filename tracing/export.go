@@ -10,20 +10,22 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// The spans are OTLP messages built directly, not SDK spans: their ids
-// and times are given (derived, recorded), so the SDK's span life cycle
-// (id generation, the clock, a snapshot per span, the conversion to OTLP
-// at export) is all cost and no use. Measured (tracing's
-// BenchmarkTracer_Instance), building them directly costs a fraction of
-// the SDK's per instance. They are sent with the OTLP/HTTP exporter's
-// client, which reads the OTEL_EXPORTER_OTLP_* variables.
+// The spans are OTLP messages encoded directly (wire.go), not SDK spans:
+// their ids and times are given (derived, recorded), so the SDK's span
+// life cycle (id generation, the clock, a snapshot per span, the
+// conversion to OTLP at export) is all cost and no use. Measured
+// (tracing's BenchmarkTracer_Instance), encoding them directly costs a
+// fraction of the SDK's per instance. They are sent with the OTLP/HTTP
+// exporter's client, which reads the OTEL_EXPORTER_OTLP_* variables.
 
 // batching is run's batch of spans and when to send it: at
 // OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans (default 512) or every
 // OTEL_BSP_SCHEDULE_DELAY ms (default 5000). Spans beyond
 // OTEL_BSP_MAX_QUEUE_SIZE (default 2048) waiting to be sent are dropped.
 type batching struct {
-	spans    []*tracepb.Span
+	spans    []byte // encoded, ScopeSpans.spans entries (wire.go)
+	n        int    // spans in it
+	scratch  []byte // a span's body, being encoded
 	max      int
 	maxQueue int
 	delay    time.Duration
@@ -49,14 +51,15 @@ func newBatching(getenv func(string) string) batching {
 
 // add appends a span to the batch (dropping it when the batch holds a
 // queue's worth) and sends the batch once full.
-func (t *Tracer) add(s *tracepb.Span) {
-	if len(t.batch.spans) >= t.batch.maxQueue {
+func (t *Tracer) add(s *wireSpan) {
+	if t.batch.n >= t.batch.maxQueue {
 		t.batch.dropped++
 		t.dropped.Add(1)
 		return
 	}
-	t.batch.spans = append(t.batch.spans, s)
-	if len(t.batch.spans) >= t.batch.max {
+	t.batch.spans, t.batch.scratch = appendSpan(t.batch.spans, t.batch.scratch, s)
+	t.batch.n++
+	if t.batch.n >= t.batch.max {
 		t.send()
 	}
 }
@@ -64,17 +67,22 @@ func (t *Tracer) add(s *tracepb.Span) {
 // send sends the batch (run's goroutine; a failure is logged, and its
 // spans are lost: the exporter's client retried what can be).
 func (t *Tracer) send() {
-	if len(t.batch.spans) == 0 {
+	if t.batch.n == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), t.batch.timeout)
 	defer cancel()
-	err := t.client.UploadTraces(ctx, []*tracepb.ResourceSpans{{Resource: t.resource,
-		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: scope}, Spans: t.batch.spans}}}})
+	// The spans, encoded, are the ScopeSpans message's unknown fields:
+	// the client's marshalling copies them as they are.
+	ss := &tracepb.ScopeSpans{Scope: &commonpb.InstrumentationScope{Name: scope}}
+	ss.ProtoReflect().SetUnknown(t.batch.spans)
+	err := t.client.UploadTraces(ctx, []*tracepb.ResourceSpans{{Resource: t.resource, ScopeSpans: []*tracepb.ScopeSpans{ss}}})
 	if err != nil && t.cfg.Logger != nil {
-		t.cfg.Logger.Warn("tracing: sending spans failed", "spans", len(t.batch.spans), "error", err)
+		t.cfg.Logger.Warn("tracing: sending spans failed", "spans", t.batch.n, "error", err)
 	}
-	t.batch.spans = make([]*tracepb.Span, 0, t.batch.max)
+	// The client marshalled the request before it returned: the bytes
+	// are free again.
+	t.batch.spans, t.batch.n = t.batch.spans[:0], 0
 }
 
 // scope is the instrumentation scope of the spans.

@@ -19,6 +19,7 @@ const (
 	kindRetry               // the backoff after attempt n
 	kindApproval            // waiting for approval (after n attempts)
 	kindBlocked             // BLOCKED (after n attempts)
+	kindRun                 // a re-run, n its fire time (rerunOf)
 )
 
 // ids derives an instance's trace and span ids from the cluster's key
@@ -133,6 +134,12 @@ func Pack(tp string) []byte {
 	b = append(b, t[:]...)
 	b = append(b, s[:]...)
 	return append(b, byte(flags(sampled)))
+}
+
+// validLink says whether b is a packed trace context (Pack).
+func validLink(b []byte) bool {
+	_, ok := unpack(b)
+	return ok
 }
 
 // unpack is Pack's inverse (ok false for anything but a packed context).

@@ -1,10 +1,10 @@
 package tracing
 
 import (
-	"go.opentelemetry.io/otel/attribute"
+	"encoding/binary"
+	"encoding/hex"
+
 	"go.opentelemetry.io/otel/trace"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
@@ -31,31 +31,38 @@ func (t *Tracer) InstanceChanged(c *fsm.InstanceChange) {
 // handle builds and exports the spans change c ends.
 func (t *Tracer) handle(c *fsm.InstanceChange) {
 	defer t.pending.Add(-1)
-	if c.Renewed && c.Confirmed && c.Parent == 0 {
-		// A renewal does not name a shard's instance: the lease noted it.
-		t.mu.Lock()
-		if e, ok := t.since[c.ID]; ok && e.state == model.StateRunning {
-			cc := *c
-			cc.Parent = e.parent
-			c = &cc
-		}
-		t.mu.Unlock()
-	}
 	specs := t.spans(c)
 	if len(specs) == 0 {
 		return
 	}
 	d := t.ids()
 	tid := d.traceID(root(c.ID, c.Parent))
-	if !t.sampled(tid) {
+	if !t.sampler.sample(tid) {
 		return
 	}
-	// What every span of c says, shared by them (encoding does not mind).
-	common := []*commonpb.KeyValue{str("ax.task", c.Task), str("ax.instance", model.FormatID(c.ID)), str("ax.source", c.Source)}
-	for _, s := range specs {
-		t.emit(c, d, tid, common, s)
+	// What every span of c says, encoded once for them all.
+	var id [16]byte // c's instance id as model.FormatID renders it
+	hex.Encode(id[:], binary.BigEndian.AppendUint64(nil, c.ID))
+	common := appendAttr(t.common[:0], fSpanAttributes, attr{key: "ax.task", s: c.Task})
+	common = appendAttr(common, fSpanAttributes, attr{key: "ax.instance", b: id[:]})
+	t.common = appendAttr(common, fSpanAttributes, attr{key: "ax.source", s: c.Source})
+	var own, run trace.SpanID // the instance's span; the parent of this run's spans
+	if !c.Renewed {           // (a renewal's lease span needs neither)
+		own = d.spanID(c.ID, kindInstance, 0)
+		run = own
+		if c.Rerun {
+			run = d.spanID(c.ID, kindRun, rerunOf(c))
+		}
+	}
+	var attempt trace.SpanID // the span of the attempt just emitted, if one was
+	for i := range specs {
+		attempt = t.emit(c, d, tid, own, run, attempt, &specs[i])
 	}
 }
+
+// rerunOf numbers the run of a re-run instance c (c.Rerun): it fired at
+// the re-run (or, not due then, at its time).
+func rerunOf(c *fsm.InstanceChange) int { return int(c.FiredAt) }
 
 // waits are the states whose start a later span needs: the waits.
 func waits(state string) bool {
@@ -66,29 +73,31 @@ func waits(state string) bool {
 	return false
 }
 
-// spans lists the spans change c ends, and notes when c's instance
-// entered its new state.
+// spans lists the spans change c ends (in t.specs, reused), and notes
+// when c's instance entered its new state.
 func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
+	out := t.specs[:0]
+	defer func() { t.specs = out[:0] }()
 	if c.Renewed {
 		// The lease hands the attempt to its executor until the
 		// executor's first word on it: its confirming heartbeat, or
 		// the attempt's end if that came first.
 		if c.Confirmed {
-			return []spec{{name: spanLease, kind: kindLease, n: c.Attempt, start: c.AttemptStart, end: c.At,
-				attrs: []attribute.KeyValue{attribute.String("ax.executor", c.Executor)}}}
+			s := spec{name: spanLease, kind: kindLease, n: c.Attempt, start: c.AttemptStart, end: c.At}
+			s.str("ax.executor", c.Executor)
+			out = append(out, s)
 		}
-		return nil
+		return out
 	}
 	t.mu.Lock()
 	was, seen := t.since[c.ID]
-	// Noted: the start of a wait, and a running shard's instance (its
-	// renewals do not name it). Not the pending delayed instances: they
+	// Noted: the start of a wait. Not the pending delayed instances: they
 	// may be millions, and their fire span needs no note.
-	if waits(c.State) || (c.State == model.StateRunning && c.Parent != 0) {
+	if waits(c.State) {
 		if len(t.since) >= maxSince {
 			clear(t.since)
 		}
-		t.since[c.ID] = entered{state: c.State, attempt: c.Attempt, at: c.At, parent: c.Parent}
+		t.since[c.ID] = entered{state: c.State, attempt: c.Attempt, at: c.At}
 	} else if seen {
 		delete(t.since, c.ID)
 	}
@@ -99,21 +108,28 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 		}
 		return fallbackStart(c)
 	}
-	var out []spec
+	run := 0 // the run: the first, or a re-run's
+	if c.Rerun {
+		run = rerunOf(c)
+	}
 	switch c.From {
 	case "", model.StateScheduled:
 		if c.State != model.StateScheduled && c.FiredAt > 0 {
 			due := min(c.ScheduledAt+c.Jitter, c.FiredAt)
-			out = append(out, spec{name: spanFire, kind: kindFire, start: due, end: c.FiredAt,
-				attrs: []attribute.KeyValue{attribute.Int64("ax.lateness_ms", c.FiredAt-due)}})
+			if c.Rerun {
+				due = c.FiredAt // a re-run fires when it is asked to (or at its time, not due then)
+			}
+			s := spec{name: spanFire, kind: kindFire, n: run, start: due, end: c.FiredAt}
+			s.int("ax.lateness_ms", c.FiredAt-due)
+			out = append(out, s)
 		}
 	case model.StateReady:
 		if c.State == model.StateRunning {
 			out = append(out, spec{name: spanQueue, kind: kindQueue, n: c.Attempt, start: start(), end: c.At})
 		}
 	case model.StateWaitingApproval:
-		a := spec{name: spanApproval, kind: kindApproval, n: c.Attempt, start: start(), end: c.At,
-			attrs: []attribute.KeyValue{attribute.String("ax.next_state", c.State)}}
+		a := spec{name: spanApproval, kind: kindApproval, n: c.Attempt, start: start(), end: c.At}
+		a.str("ax.next_state", c.State)
 		if c.State == model.StateCanceled {
 			a.err = "rejected"
 		}
@@ -122,20 +138,20 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 		out = append(out, spec{name: spanBlocked, kind: kindBlocked, n: c.Attempt, start: start(), end: c.At})
 	}
 	if a := c.Ended; a != nil {
-		s := spec{name: spanAttempt, kind: kindAttempt, n: a.Number, start: a.StartedAt.UnixMilli(), end: c.At,
-			attrs: []attribute.KeyValue{attribute.String("ax.executor", a.Executor),
-				attribute.String("ax.outcome", a.Outcome)}}
+		s := spec{name: spanAttempt, kind: kindAttempt, n: a.Number, start: a.StartedAt.UnixMilli(), end: c.At}
+		s.str("ax.executor", a.Executor)
+		s.str("ax.outcome", a.Outcome)
 		if s.start <= 0 {
 			s.start = c.AttemptStart
 		}
 		if a.Host != "" {
-			s.attrs = append(s.attrs, attribute.String("host.name", a.Host))
+			s.str("host.name", a.Host)
 		}
 		if a.ExitCode != nil {
-			s.attrs = append(s.attrs, attribute.Int("process.exit.code", *a.ExitCode))
+			s.int("process.exit.code", int64(*a.ExitCode))
 		}
 		if a.HTTPStatus != 0 {
-			s.attrs = append(s.attrs, attribute.Int("http.response.status_code", a.HTTPStatus))
+			s.int("http.response.status_code", int64(a.HTTPStatus))
 		}
 		if a.Outcome != model.OutcomeSuccess {
 			s.err = a.Outcome
@@ -145,17 +161,24 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 		}
 		out = append(out, s)
 		if !c.Confirmed { // the end was the executor's first word on the attempt
-			out = append(out, spec{name: spanLease, kind: kindLease, n: a.Number, start: s.start, end: c.At,
-				attrs: []attribute.KeyValue{attribute.String("ax.executor", a.Executor)}})
+			l := spec{name: spanLease, kind: kindLease, n: a.Number, start: s.start, end: c.At}
+			l.str("ax.executor", a.Executor)
+			out = append(out, l)
 		}
 	}
 	if c.State == model.StateRetrying && c.RetryAt > 0 {
 		out = append(out, spec{name: spanRetry, kind: kindRetry, n: c.Attempt, start: c.At, end: max(c.RetryAt, c.At)})
 	}
 	if terminal(c.State) && !terminal(c.From) {
-		s := spec{name: spanInstance, kind: kindInstance, start: c.ScheduledAt, end: c.At,
-			attrs: []attribute.KeyValue{attribute.String("ax.state", c.State), attribute.Int("ax.attempts", c.Attempt)}}
-		if c.Parent != 0 {
+		s := spec{name: spanInstance, kind: kindInstance, start: c.ScheduledAt, end: c.At}
+		s.str("ax.state", c.State)
+		s.int("ax.attempts", int64(c.Attempt))
+		switch {
+		case c.Rerun:
+			// The instance's own span was sent when it first ended: a
+			// re-run is a span of its own under it.
+			s.name, s.kind, s.n, s.start = spanRerun, kindRun, run, c.FiredAt
+		case c.Parent != 0:
 			s.name = spanShard
 		}
 		if s.start <= 0 || s.start > c.At {
@@ -164,8 +187,8 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 		if c.State != model.StateSuccess && c.State != model.StateSkipped {
 			s.err = c.State
 		}
-		if sc, ok := unpack(c.Link); ok {
-			s.link = &sc
+		if !c.Rerun && validLink(c.Link) {
+			s.link = c.Link
 		}
 		out = append(out, s)
 	}
@@ -210,49 +233,43 @@ func flags(sampled bool) trace.TraceFlags {
 	return 0
 }
 
-// emit builds span s of c's instance with its derived ids and explicit
-// times: the instance's span is the root (a shard's is a child of its
-// sharded instance's), every other span its child, the lease a child of
-// its attempt.
-func (t *Tracer) emit(c *fsm.InstanceChange, d *ids, tid trace.TraceID, common []*commonpb.KeyValue, s spec) {
-	var parent []byte
+// emit appends span s of c's instance to the batch, with its derived
+// ids and explicit times: the instance's span is the root (a shard's is
+// a child of its sharded instance's), a re-run's span its child, every
+// other span a child of its run's (own: the instance's span; run: the
+// re-run's, or the instance's), the lease a child of its attempt.
+// It returns the span's id when it is an attempt's (the parent of its
+// lease, which follows it in the same change: attempt).
+func (t *Tracer) emit(c *fsm.InstanceChange, d *ids, tid trace.TraceID, own, run, attempt trace.SpanID, s *spec) trace.SpanID {
+	var parent, sid trace.SpanID
 	switch {
 	case s.kind == kindInstance && c.Parent == 0: // the root: no parent
+		sid = own
 	case s.kind == kindInstance:
-		p := d.spanID(c.Parent, kindInstance, 0)
-		parent = p[:]
+		parent, sid = d.spanID(c.Parent, kindInstance, 0), own
+	case s.kind == kindRun:
+		parent = own
+	case s.kind == kindLease && attempt.IsValid():
+		parent = attempt
 	case s.kind == kindLease:
-		p := d.spanID(c.ID, kindAttempt, s.n)
-		parent = p[:]
+		parent = d.spanID(c.ID, kindAttempt, s.n)
 	default:
-		p := d.spanID(c.ID, kindInstance, 0)
-		parent = p[:]
+		parent = run
 	}
-	sid := d.spanID(c.ID, s.kind, s.n)
-	attrs := make([]*commonpb.KeyValue, 0, len(s.attrs)+len(common)+1)
-	for _, a := range s.attrs {
-		attrs = append(attrs, keyValue(a))
+	if !sid.IsValid() {
+		sid = d.spanID(c.ID, s.kind, s.n)
 	}
-	attrs = append(attrs, common...)
-	if s.kind != kindInstance && s.kind != kindFire {
-		attrs = append(attrs, &commonpb.KeyValue{Key: "ax.attempt", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(s.n)}}})
+	if s.kind != kindInstance && s.kind != kindFire && s.kind != kindRun {
+		s.int("ax.attempt", int64(s.n))
 	}
-	ids := make([]byte, 0, 16+8)
-	ids = append(append(ids, tid[:]...), sid[:]...)
-	sp := &tracepb.Span{TraceId: ids[:16], SpanId: ids[16:], ParentSpanId: parent, Name: s.name,
-		Kind: tracepb.Span_SPAN_KIND_INTERNAL, Flags: uint32(trace.FlagsSampled),
-		StartTimeUnixNano: uint64(s.start) * 1e6, EndTimeUnixNano: uint64(max(s.end, s.start)) * 1e6, Attributes: attrs}
-	if s.err != "" {
-		sp.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: s.err}
+	w := wireSpan{traceID: tid[:], spanID: sid[:], name: s.name, start: uint64(s.start) * 1e6, end: uint64(max(s.end, s.start)) * 1e6,
+		attrs: s.attrs[:s.na], common: t.common, err: s.err, link: s.link}
+	if parent.IsValid() {
+		w.parent = parent[:]
 	}
-	if l := s.link; l != nil {
-		lt, ls := l.TraceID(), l.SpanID()
-		sp.Links = []*tracepb.Span_Link{{TraceId: lt[:], SpanId: ls[:], Flags: uint32(l.TraceFlags()),
-			Attributes: []*commonpb.KeyValue{str("ax.link", "submitted by")}}}
+	t.add(&w)
+	if s.kind == kindAttempt {
+		return sid
 	}
-	t.add(sp)
-}
-
-func str(k, v string) *commonpb.KeyValue {
-	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
+	return trace.SpanID{}
 }

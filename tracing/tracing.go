@@ -20,13 +20,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
-	"go.opentelemetry.io/otel/trace"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 
 	"github.com/ax-scheduler/ax/fsm"
@@ -54,8 +51,12 @@ type Tracer struct {
 	cfg      Config
 	client   otlptrace.Client
 	resource *resourcepb.Resource
-	sampler  sdktrace.Sampler
-	batch    batching // the spans built, not yet sent (run's own)
+	sampler  sampler
+	// run's own: the spans built, not yet sent; the spans of the change
+	// being handled, and the attributes common to them, encoded.
+	batch  batching
+	specs  []spec
+	common []byte
 
 	mu sync.Mutex
 	// since is when each active instance entered its state, as this node
@@ -86,7 +87,6 @@ type entered struct {
 	state   string
 	attempt int
 	at      int64
-	parent  uint64 // a shard's instance
 }
 
 // maxSince bounds the since map (an entry is dropped when its instance
@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 	if err != nil || !on {
 		return nil, err
 	}
-	s, err := sampler(cfg.Getenv)
+	s, err := parseSampler(cfg.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -235,14 +235,6 @@ func (t *Tracer) ids() *ids {
 	return &d
 }
 
-// sampled says whether the trace is sampled: the root sampler's decision
-// on its id, which the parent-based sampler then applies to every span
-// of it.
-func (t *Tracer) sampled(tid trace.TraceID) bool {
-	r := t.sampler.ShouldSample(sdktrace.SamplingParameters{TraceID: tid, Name: spanInstance})
-	return r.Decision == sdktrace.RecordAndSample
-}
-
 // root is the instance a trace belongs to: a shard's sharded instance.
 func root(id, parent uint64) uint64 {
 	if parent != 0 {
@@ -260,7 +252,7 @@ func (t *Tracer) Traceparent(id, parent uint64, n int) string {
 	}
 	d := t.ids()
 	tid := d.traceID(root(id, parent))
-	return traceparent(tid, d.spanID(id, kindAttempt, n), t.sampled(tid))
+	return traceparent(tid, d.spanID(id, kindAttempt, n), t.sampler.sample(tid))
 }
 
 // PrepareJob puts the traceparent of a leased job's attempt into it.
@@ -286,7 +278,7 @@ func (t *Tracer) TraceID(id, parent uint64) string {
 		return ""
 	}
 	tid := t.ids().traceID(root(id, parent))
-	if !t.sampled(tid) {
+	if !t.sampler.sample(tid) {
 		return ""
 	}
 	return tid.String()
@@ -296,6 +288,7 @@ func (t *Tracer) TraceID(id, parent uint64) string {
 const (
 	spanInstance = "ax.instance"
 	spanShard    = "ax.shard"
+	spanRerun    = "ax.rerun"
 	spanFire     = "ax.fire"
 	spanQueue    = "ax.queue"
 	spanAttempt  = "ax.attempt"
@@ -310,7 +303,12 @@ type spec struct {
 	name       string
 	kind, n    int
 	start, end int64 // Unix ms
-	attrs      []attribute.KeyValue
+	attrs      [6]attr
+	na         int    // attrs used
 	err        string // non-empty: the span's status is an error
-	link       *trace.SpanContext
+	link       []byte // a packed caller's trace context (Pack)
 }
+
+func (s *spec) str(k, v string) { s.attrs[s.na] = attr{key: k, s: v}; s.na++ }
+
+func (s *spec) int(k string, v int64) { s.attrs[s.na] = attr{key: k, i: v, isInt: true}; s.na++ }

@@ -8,8 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/model"
@@ -119,9 +122,19 @@ type memClient struct {
 func (m *memClient) Start(context.Context) error { return nil }
 func (m *memClient) Stop(context.Context) error  { return nil }
 func (m *memClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	// Through the wire format, as a collector gets them: the spans are
+	// encoded already (wire.go).
+	b, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
+	if err != nil {
+		return err
+	}
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, r := range rs {
+	for _, r := range req.ResourceSpans {
 		for _, ss := range r.ScopeSpans {
 			m.spans = append(m.spans, ss.Spans...)
 		}
@@ -323,23 +336,29 @@ func TestSampling(t *testing.T) {
 		t.Errorf("always_off: traceparent %s, exemplar trace %q", tp, tr.TraceID(5, 0))
 	}
 	// A ratio decides on the trace id: the same decision on every node.
-	half, _ := sampler(env(map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"}))
-	r := &Tracer{sampler: half}
-	d := newIDs([]byte("k"))
-	n := 0
-	for i := uint64(0); i < 400; i++ {
-		first := r.sampled(d.traceID(i))
-		if first {
-			n++
+	// A ratio decides on the trace id as the SDK's TraceIDRatioBased.
+	for _, ratio := range []float64{0.1, 0.5} {
+		s, err := parseSampler(env(map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": strconv.FormatFloat(ratio, 'f', -1, 64)}))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if again := (&Tracer{sampler: half}).sampled(d.traceID(i)); again != first {
-			t.Fatal("a ratio sampler decided twice differently")
+		sdk := sdktrace.TraceIDRatioBased(ratio)
+		d := newIDs([]byte("k"))
+		n := 0
+		for i := uint64(0); i < 400; i++ {
+			got := s.sample(d.traceID(i))
+			if got {
+				n++
+			}
+			if want := sdk.ShouldSample(sdktrace.SamplingParameters{TraceID: d.traceID(i)}).Decision == sdktrace.RecordAndSample; got != want {
+				t.Fatalf("ratio %v on trace %d: sampled %v, the SDK's sampler %v", ratio, i, got, want)
+			}
+		}
+		if n < int(ratio*400)-60 || n > int(ratio*400)+60 {
+			t.Errorf("ratio %v sampled %d of 400", ratio, n)
 		}
 	}
-	if n < 140 || n > 260 {
-		t.Errorf("ratio 0.5 sampled %d of 400", n)
-	}
-	if _, err := sampler(env(map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"})); err == nil {
+	if _, err := parseSampler(env(map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"})); err == nil {
 		t.Error("a ratio of 2 was accepted")
 	}
 	var off *Tracer // tracing off: every method a no-op
@@ -382,5 +401,81 @@ func TestSince_OnlyWaits(t *testing.T) {
 	tr.mu.Unlock()
 	if held {
 		t.Error("an instance that left READY is still noted")
+	}
+}
+
+// TestSpans_Rerun: a re-run instance (life, then re-run at 3000 and
+// succeeding at 3300) keeps its one root span: the re-run is an ax.rerun
+// span under it, the parent of the re-run's queue wait and attempt, and
+// no span id is sent twice.
+func TestSpans_Rerun(t *testing.T) {
+	tr, mc := newTest(t, "k", nil)
+	changes := life(5)
+	base := fsm.InstanceChange{ID: 5, Task: "t", Source: model.SourceCron, ScheduledAt: 900, FiredAt: 3000, Rerun: true, Executor: "e1"}
+	for _, f := range []func(*fsm.InstanceChange){
+		func(c *fsm.InstanceChange) {
+			c.From, c.State, c.Attempt, c.At = model.StateSuccess, model.StateReady, 2, 3000
+		},
+		func(c *fsm.InstanceChange) {
+			c.From, c.State, c.Attempt, c.At, c.AttemptStart = model.StateReady, model.StateRunning, 3, 3100, 3100
+		},
+		func(c *fsm.InstanceChange) {
+			c.From, c.State, c.Attempt, c.At, c.AttemptStart = model.StateRunning, model.StateSuccess, 3, 3300, 3100
+			c.Ended = &model.Attempt{Number: 3, Executor: "e1", StartedAt: model.UnixMilli(3100), Outcome: model.OutcomeSuccess}
+		},
+	} {
+		c := base
+		f(&c)
+		changes = append(changes, c)
+	}
+	for _, c := range changes {
+		tr.InstanceChanged(&c)
+	}
+	got := spans(t, tr, mc)
+	d := newIDs([]byte("k"))
+	root, rerun := got["ax.instance"], got["ax.rerun"]
+	if root == nil || rerun == nil {
+		t.Fatalf("spans %v, want ax.instance and ax.rerun", keys(got))
+	}
+	if sid(root) != d.spanID(5, kindInstance, 0) || endMs(root) != 1800 {
+		t.Errorf("root: span %s ending %d, want the first run's", sid(root), endMs(root))
+	}
+	if pid(rerun) != sid(root) || startMs(rerun) != 3000 || endMs(rerun) != 3300 || tid(rerun) != tid(root) {
+		t.Errorf("ax.rerun: parent %s %d..%d, want the root's child 3000..3300", pid(rerun), startMs(rerun), endMs(rerun))
+	}
+	for _, n := range []string{"ax.queue#3", "ax.attempt#3"} {
+		if s := got[n]; s == nil || pid(s) != sid(rerun) {
+			t.Errorf("%s: %v, want a child of ax.rerun", n, s)
+		}
+	}
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	seen, roots := map[trace.SpanID]string{}, 0
+	for _, s := range mc.spans {
+		if prev, dup := seen[sid(s)]; dup {
+			t.Errorf("span id %s sent twice: %s and %s", sid(s), prev, s.Name)
+		}
+		seen[sid(s)] = s.Name
+		if len(s.ParentSpanId) == 0 {
+			roots++
+		}
+	}
+	if roots != 1 {
+		t.Errorf("%d root spans, want 1", roots)
+	}
+}
+
+// TestSpans_ShardLeaseNewLeader: a leader that saw nothing of a shard
+// before its confirming renewal puts its lease span in the sharded
+// instance's trace (the renewal names it).
+func TestSpans_ShardLeaseNewLeader(t *testing.T) {
+	tr, mc := newTest(t, "k", nil)
+	c := fsm.InstanceChange{ID: 11, Parent: 10, Task: "t", Source: model.SourceAPI, From: model.StateRunning, State: model.StateRunning,
+		Attempt: 1, AttemptStart: 100, At: 150, Executor: "e1", Renewed: true, Confirmed: true}
+	tr.InstanceChanged(&c)
+	d := newIDs([]byte("k"))
+	l := spans(t, tr, mc)["ax.lease#1"]
+	if l == nil || tid(l) != d.traceID(10) || pid(l) != d.spanID(11, kindAttempt, 1) {
+		t.Fatalf("the shard's lease: %v, want it in trace %s under attempt 1's span", l, d.traceID(10))
 	}
 }

@@ -107,6 +107,21 @@ func (r *receiver) of(id string) map[string]*tracepb.Span {
 	return out
 }
 
+// count is how many spans named name instance id has.
+func (r *receiver) count(id, name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, s := range r.spans {
+		for _, a := range s.Attributes {
+			if a.Key == "ax.instance" && a.GetValue().GetStringValue() == id && s.Name == name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // waitSpans waits until instance id's spans include every name.
 func (r *receiver) waitSpans(t *testing.T, id string, names ...string) map[string]*tracepb.Span {
 	t.Helper()
@@ -173,8 +188,9 @@ const callerTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 // script saw $TRACEPARENT naming its attempt's span; an HTTP action
 // received the traceparent header, an SDK handler's context carried it,
 // a before-run approval shows as its wait, and a submit with a
-// traceparent links its instance. A node with tracing off sends nothing
-// and hands out no traceparent.
+// traceparent links its instance, which a re-run does not send again
+// (its run is a span under the root). A node with tracing off sends
+// nothing and hands out no traceparent.
 func TestTracing(t *testing.T) {
 	rcv := newReceiver(t)
 	var hmu sync.Mutex
@@ -283,6 +299,17 @@ func TestTracing(t *testing.T) {
 	}
 	if l := ws["ax.instance"].Links; len(l) != 1 || hex.EncodeToString(l[0].TraceId) != callerTrace[3:35] {
 		t.Errorf("the submitted instance's links: %v", l)
+	}
+	// Re-run: a span of its own under the root, which is not sent again.
+	if _, err := cl.Rerun(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	rs := rcv.waitSpans(t, web, "ax.rerun", "ax.attempt#2")
+	if r := rs["ax.rerun"]; !bytes.Equal(r.ParentSpanId, ws["ax.instance"].SpanId) || !bytes.Equal(rs["ax.attempt#2"].ParentSpanId, r.SpanId) {
+		t.Errorf("re-run: ax.rerun's parent %x, its attempt's %x; want the root %x, then ax.rerun", r.ParentSpanId, rs["ax.attempt#2"].ParentSpanId, ws["ax.instance"].SpanId)
+	}
+	if n := rcv.count(web, "ax.instance"); n != 1 {
+		t.Errorf("the re-run instance's root span was sent %d times, want once", n)
 	}
 
 	// The SDK handler's context.
