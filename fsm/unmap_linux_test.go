@@ -47,7 +47,7 @@ func TestFSM_OpenLeavesFileUnmapped(t *testing.T) {
 			return err
 		}
 		v := make([]byte, 100)
-		for i := range 100_000 { // ~30 MB of file
+		for i := range 50_000 { // 16 MB of file
 			if err := b.Put(binary.BigEndian.AppendUint64(nil, uint64(i)), v); err != nil {
 				return err
 			}
