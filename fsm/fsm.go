@@ -257,6 +257,9 @@ func openDB(cfg Config) (*bolt.DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := unmapPages(db); err != nil {
+		cfg.Logger.Named("fsm").Warn("could not drop the state file's pages from memory", "error", err)
+	}
 	return db, nil
 }
 

@@ -283,19 +283,57 @@ func (q taskReads) TaskSchedule(name string) (*TaskSchedule, error) {
 func (q taskReads) TaskSchedules() ([]TaskSchedule, error) {
 	var out []TaskSchedule
 	err := q.f.view(func(tx *bolt.Tx) error {
-		w := &writer{tx: tx}
-		return tx.Bucket(bktTasks).ForEach(func(k, v []byte) error {
-			var t storedTask
-			if err := json.Unmarshal(v, &t); err != nil {
-				return err
-			}
-			st := w.loadState(string(k))
-			t.Runs, t.Resolved = st.Runs, q.f.resolved(tx, &t.Task)
-			out = append(out, TaskSchedule{Task: t.Task, Watermark: st.Watermark})
-			return nil
-		})
+		_, err := q.eachSchedule(tx, "", -1, func(ts *TaskSchedule) { out = append(out, *ts) })
+		return err
 	})
 	return out, err
+}
+
+// TaskSchedulePage calls fn with the tasks after the name after ("" from
+// the first), at most limit of them, in name order, each with its
+// watermark, in one read transaction, and returns the name to continue
+// after ("" when no task is left). The scheduler loads a term's tasks a
+// page at a time: one transaction over 100,000 tasks kept it from firing
+// for seconds, and a long read transaction holds up a write that grows
+// the file. fn must not keep ts.
+func (q taskReads) TaskSchedulePage(after string, limit int, fn func(ts *TaskSchedule)) (string, error) {
+	var next string
+	err := q.f.view(func(tx *bolt.Tx) error {
+		var err error
+		next, err = q.eachSchedule(tx, after, limit, fn)
+		return err
+	})
+	return next, err
+}
+
+// eachSchedule calls fn with the tasks after the name after ("" from the
+// first), at most limit of them (-1: all), each with its watermark, and
+// returns the last name if it stopped at limit ("" at the end).
+func (q taskReads) eachSchedule(tx *bolt.Tx, after string, limit int, fn func(*TaskSchedule)) (string, error) {
+	w := &writer{tx: tx}
+	c := tx.Bucket(bktTasks).Cursor()
+	k, v := c.First()
+	if after != "" {
+		if k, v = c.Seek([]byte(after)); k != nil && string(k) == after {
+			k, v = c.Next()
+		}
+	}
+	var last []byte // valid until the transaction ends
+	for n := 0; k != nil; k, v = c.Next() {
+		if n == limit {
+			return string(last), nil
+		}
+		var t storedTask
+		if err := json.Unmarshal(v, &t); err != nil {
+			return "", err
+		}
+		st := w.loadState(string(k))
+		t.Runs, t.Resolved = st.Runs, q.f.resolved(tx, &t.Task)
+		last = k
+		fn(&TaskSchedule{Task: t.Task, Watermark: st.Watermark})
+		n++
+	}
+	return "", nil
 }
 
 // DueBucket returns the start (Unix ms) of the due-index bucket holding

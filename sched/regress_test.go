@@ -28,14 +28,14 @@ func (s failingStore) ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64
 	return s.Store.ScanDue(fromMs, toMs, fn)
 }
 
-func (s failingStore) TaskSchedules() ([]fsm.TaskSchedule, error) {
+func (s failingStore) TaskSchedulePage(after string, limit int, fn func(*fsm.TaskSchedule)) (string, error) {
 	if s.release != nil {
 		<-s.release
 	}
 	if s.tasksErr != nil {
-		return nil, s.tasksErr
+		return "", s.tasksErr
 	}
-	return s.Store.TaskSchedules()
+	return s.Store.TaskSchedulePage(after, limit, fn)
 }
 
 // runUntilReturn runs s until it returns by itself and returns its error.

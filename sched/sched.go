@@ -19,7 +19,10 @@ import (
 
 // Store is what the scheduler reads from the state machine.
 type Store interface {
-	TaskSchedules() ([]fsm.TaskSchedule, error)
+	// TaskSchedulePage calls fn with up to limit tasks after the name
+	// after ("" from the first), in name order, and returns the name to
+	// continue after ("" when none is left).
+	TaskSchedulePage(after string, limit int, fn func(ts *fsm.TaskSchedule)) (string, error)
 	TaskSchedule(name string) (*fsm.TaskSchedule, error)
 	ScanDue(fromMs, toMs int64, fn func(id uint64, dueMs int64)) error
 }
@@ -46,6 +49,9 @@ type Config struct {
 	// the catch-up window with catchup "all" (default 10000); older ones
 	// are recorded as misfires.
 	MaxCatchup int
+	// TaskPage is how many tasks the start of a term reads and arms at a
+	// time, serving expiries and changes in between (default 1000).
+	TaskPage int
 	// OnFired, when set, is called with each committed fire result and its
 	// proposal time (metrics).
 	OnFired func(res *fsm.FireResult)
@@ -132,6 +138,9 @@ func New(cfg Config, store Store, propose Proposer) *Scheduler {
 	if cfg.MaxCatchup == 0 {
 		cfg.MaxCatchup = 10000
 	}
+	if cfg.TaskPage == 0 {
+		cfg.TaskPage = 1000
+	}
 	s := &Scheduler{
 		cfg: cfg, store: store, propose: propose, log: cfg.Logger.Named("sched"),
 		expired: make(chan []wheel.Expired, 64), changed: make(chan string, 1024),
@@ -213,21 +222,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.loadHorizon(ctx); err != nil {
 		return err
 	}
-	schedules, err := s.store.TaskSchedules()
+	n, err := s.loadTasks(ctx)
 	if err != nil {
-		return fmt.Errorf("sched: load tasks: %w", err)
+		return err
 	}
-	now := s.cfg.Clock.Now()
-	var out []command.TaskFire
-	for i := range schedules {
-		out = s.reschedule(&schedules[i], now, out)
-	}
-	s.emit(ctx, out, nil)
 	took := time.Since(start)
 	s.mu.Lock()
 	s.stats.Loaded = took
 	s.mu.Unlock()
-	s.log.Info("scheduler started", "tasks", len(schedules), "wheel", s.driver.Len(),
+	s.log.Info("scheduler started", "tasks", n, "wheel", s.driver.Len(),
 		"loaded_until", time.UnixMilli(s.loadedUntil.Load()).UTC(), "took", took)
 
 	// The loader runs on the injected clock, like the wheel, so that a
@@ -247,6 +250,54 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				s.log.Error("loading due instances failed", "error", err)
 			}
 			load.Reset(loadInterval)
+		}
+	}
+}
+
+// loadTasks arms every task's timer, and proposes the fires its catch-up
+// policy wants now, a page of tasks (TaskPage) at a time; between pages it serves
+// what the wheel expired and what changed. So the first due fires (the
+// delayed instances loadHorizon put in the wheel, the timers of tasks
+// already loaded) are proposed in milliseconds, not after the whole
+// reload: 100,000 tasks take seconds to read and arm, and the first fire
+// after a leader change used to wait for all of them. It returns the
+// number of tasks read.
+//
+// A change served before its task's page is read again with that page,
+// a newer state; one served after it, as in steady state. An expiry is
+// only ever of a task already armed.
+func (s *Scheduler) loadTasks(ctx context.Context) (int, error) {
+	n, after := 0, ""
+	for {
+		var out []command.TaskFire
+		now := s.cfg.Clock.Now()
+		next, err := s.store.TaskSchedulePage(after, s.cfg.TaskPage, func(ts *fsm.TaskSchedule) {
+			out = s.reschedule(ts, now, out)
+			n++
+		})
+		if err != nil {
+			return n, fmt.Errorf("sched: load tasks: %w", err)
+		}
+		s.emit(ctx, out, nil)
+		if next == "" || ctx.Err() != nil {
+			return n, nil
+		}
+		after = next
+		s.serveWaiting(ctx)
+	}
+}
+
+// serveWaiting handles the expiries and changes already waiting, without
+// waiting for more.
+func (s *Scheduler) serveWaiting(ctx context.Context) {
+	for {
+		select {
+		case batch := <-s.expired:
+			s.onExpired(ctx, batch)
+		case name := <-s.changed:
+			s.onChanged(ctx, name)
+		default:
+			return
 		}
 	}
 }
