@@ -97,36 +97,22 @@ func Run(ctx context.Context, c scale.Cluster, o Options, w io.Writer) error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	if o.Fires != "" {
-		rates, err := benchkit.ParseCounts("-fires", o.Fires)
+	for _, p := range []struct {
+		list, name string
+		run        func(counts []int) error
+	}{
+		{o.Fires, "-fires", func(n []int) error { rows, err := fires(ctx, c, o, n); printFires(w, o, rows); return err }},
+		{o.Pollers, "-pollers", func(n []int) error { rows, err := pollers(ctx, c, o, n); printPollers(w, rows); return err }},
+		{o.Tasks, "-tasks", func(n []int) error { rows, err := tasks(ctx, c, o, n); printTasks(w, rows); return err }},
+	} {
+		if p.list == "" {
+			continue
+		}
+		counts, err := benchkit.ParseCounts(p.name, p.list)
 		if err != nil {
 			return err
 		}
-		rows, err := fires(ctx, c, o, rates)
-		printFires(w, o, rows)
-		if err != nil {
-			return err
-		}
-	}
-	if o.Pollers != "" {
-		counts, err := benchkit.ParseCounts("-pollers", o.Pollers)
-		if err != nil {
-			return err
-		}
-		rows, err := pollers(ctx, c, o, counts)
-		printPollers(w, rows)
-		if err != nil {
-			return err
-		}
-	}
-	if o.Tasks != "" {
-		counts, err := benchkit.ParseCounts("-tasks", o.Tasks)
-		if err != nil {
-			return err
-		}
-		rows, err := tasks(ctx, c, o, counts)
-		printTasks(w, rows)
-		if err != nil {
+		if err := p.run(counts); err != nil {
 			return err
 		}
 	}

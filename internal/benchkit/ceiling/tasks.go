@@ -44,7 +44,7 @@ func tasks(ctx context.Context, c scale.Cluster, o Options, counts []int) ([]Tas
 		if n > made {
 			next := atomic.Int64{}
 			next.Store(int64(made))
-			stop := progressLog(o, func() string { return fmt.Sprintf("tasks: %d of %d made", next.Load(), n) })
+			stop := benchkit.Every(10*time.Second, func() { logf(o, "tasks: %d of %d made", next.Load(), n) })
 			r, err := benchkit.RunLoad(ctx, 64, n-made, func() error {
 				i := int(next.Add(1) - 1)
 				// As in ax-bench scale: daily crons at minutes spread over the
@@ -126,24 +126,6 @@ func measureTasks(ctx context.Context, c scale.Cluster, o Options, row *TaskRow)
 		row.WheelLoad, row.NewLeader = time.Duration(h.WheelLoad), h.Node
 	}
 	return nil
-}
-
-// progressLog logs every 10 s until stopped.
-func progressLog(o Options, line func() string) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(10 * time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				logf(o, "%s", line())
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 func printTasks(w io.Writer, rows []TaskRow) {
