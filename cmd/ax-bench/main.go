@@ -30,6 +30,7 @@ func commands() map[string]cli.Command {
 		"read":     &readCommand{},
 		"shards":   &shardsCommand{},
 		"scale":    &scaleCommand{},
+		"ceiling":  &ceilingCommand{},
 	}
 }
 
@@ -49,6 +50,7 @@ Scenarios:
 	read      linearizable (default) vs stale reads, through the leader and a follower
 	shards    one sharded instance over executors: until fanned out, all shards started, finished
 	scale     fill to millions pending in steps: rate, lateness, disk, memory; then kill, restart, join
+	ceiling   where one group saturates: fires/s held, idle executors, tasks; CPU, memory, fds
 
 Without -addr a scenario starts a temporary loopback cluster (-nodes, 3 by
 default; -tls for TLS on HTTP and Raft) in a temporary directory and

@@ -107,6 +107,9 @@ func TestScenarios_BadFlags(t *testing.T) {
 		{[]string{"scale", "-delay", "10m"}, "-delay"},
 		{[]string{"scale", "-nodes", "1"}, "at least 3 nodes"},
 		{[]string{"scale", "-addr", "127.0.0.1:1"}, "temporary cluster"},
+		{[]string{"ceiling"}, "give -fires, -pollers or -tasks"},
+		{[]string{"ceiling", "-fires", "100,0"}, "-fires"},
+		{[]string{"ceiling", "-pollers", "10", "-addr", "127.0.0.1:1"}, "temporary cluster"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := run(context.Background(), tc.args)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ax-scheduler/ax/client"
@@ -112,4 +113,26 @@ func NextFired(ctx context.Context, cl *client.Client, timers []model.Submitted,
 		return nil
 	})
 	return d, err
+}
+
+// Every calls fn every d until the returned stop is called (and has
+// waited for a call under way).
+func Every(d time.Duration, fn func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fn()
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestReadRawAnswer(t *testing.T) {
@@ -69,5 +71,18 @@ func TestRawLoad(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "status 400") {
 		t.Fatalf("a refused request: %v, want its status", err)
+	}
+}
+
+func TestEvery(t *testing.T) {
+	var n atomic.Int64
+	stop := Every(time.Millisecond, func() { n.Add(1) })
+	deadline := time.Now().Add(10 * time.Second)
+	for n.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	stop() // returns once the ticking goroutine has ended
+	if got := n.Load(); got < 3 {
+		t.Fatalf("%d calls in 10 s, want at least 3", got)
 	}
 }

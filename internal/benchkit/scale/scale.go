@@ -395,22 +395,4 @@ func lastRSS(r *Result, id string) int64 {
 }
 
 // progress calls report every 10 s until the returned stop is called.
-func progress(report func()) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(10 * time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				report()
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
+func progress(report func()) (stop func()) { return benchkit.Every(10*time.Second, report) }
