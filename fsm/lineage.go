@@ -20,7 +20,7 @@ const lineageScan = 200
 const lineageMax = 50
 
 // InstanceLineage returns what dependsOn links to the instance id for
-// its scheduled date (nil for an instance without one): upstream, each
+// its scheduled date (nil when nothing does, or it has none): upstream, each
 // dependsOn task's instance that succeeded for the date (the success
 // index names it from protocol 8) or else the one that failed for it;
 // downstream, the scheduled instances of that date of the tasks that
@@ -74,8 +74,7 @@ func (q consoleReads) InstanceLineage(id uint64) (*model.Lineage, error) {
 			}
 			return nil
 		})
-		if err != nil || len(deps) == 0 {
-			out = l
+		if err != nil {
 			return err
 		}
 		found := map[uint64]string{}
@@ -112,7 +111,9 @@ func (q consoleReads) InstanceLineage(id uint64) (*model.Lineage, error) {
 		for _, id := range ids[:min(len(ids), lineageMax)] {
 			l.Downstream = append(l.Downstream, link(found[id], id))
 		}
-		out = l
+		if len(l.Upstream)+len(l.Downstream) > 0 {
+			out = l
+		}
 		return nil
 	})
 	return out, err

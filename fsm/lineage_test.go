@@ -11,7 +11,7 @@ import (
 // upstream the dependsOn task's success (its failure while it has none),
 // downstream the dependent tasks' instances of that date, waiting for it,
 // released by it or waiting for another task; another date's and a
-// manual instance are not linked.
+// manual instance are not linked (no lineage at all when nothing is).
 func TestFSM_InstanceLineage(t *testing.T) {
 	fx := newPolicyFixture(t, ProtoVersion)
 	fx.mustPut(cronTask("sync", "0 1 * * *"))
@@ -23,7 +23,7 @@ func TestFSM_InstanceLineage(t *testing.T) {
 	const day = "2026-11-30"
 
 	rep := fx.fire("report", day)
-	fx.fire("report", "2026-11-29") // another date
+	other := fx.fire("report", "2026-11-29") // another date: sync has no instance of it
 	failed := fx.fire("sync", day)
 	blockedDown := fx.lineage(failed)
 	fx.run(failed, false, "")
@@ -68,6 +68,9 @@ func TestFSM_InstanceLineage(t *testing.T) {
 	}
 	if l := fx.lineage(manual); l != nil {
 		t.Errorf("a manual instance has the lineage %+v, want none (no scheduled date)", l)
+	}
+	if l := fx.lineage(other); l != nil {
+		t.Errorf("report of a date sync never ran has the lineage %+v, want none", l)
 	}
 	if _, err := fx.f.InstanceLineage(1 << 40); err == nil {
 		t.Error("the lineage of a missing instance: no error")

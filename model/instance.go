@@ -71,7 +71,7 @@ type Instance struct {
 	Shard  *ShardRef     `json:"shard,omitempty"`
 	Shards *ShardSummary `json:"shards,omitempty"`
 	// Lineage names the instances dependsOn links to this one for its
-	// scheduled date (GET /v1/instances/{id} only).
+	// scheduled date, if any (GET /v1/instances/{id} only).
 	Lineage *Lineage `json:"lineage,omitempty"`
 	// Canary: the task's rollout picked it to run the canary version,
 	// TaskVersion (protocol 8).
