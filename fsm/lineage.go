@@ -62,9 +62,15 @@ func (q consoleReads) InstanceLineage(id uint64) (*model.Lineage, error) {
 		if w.err != nil {
 			return w.err
 		}
-		// The tasks that depend on r's task.
+		// The tasks that depend on r's task: only a definition that holds
+		// its name in quotes can, and only those are decoded (decoding
+		// every one of 1,000 definitions took 29 ms a read; under load).
 		var deps []string
+		quoted := []byte(`"` + r.Task + `"`)
 		err = tx.Bucket(bktTasks).ForEach(func(_, v []byte) error {
+			if !bytes.Contains(v, quoted) {
+				return nil
+			}
 			var tl TaskLink
 			if err := json.Unmarshal(v, &tl); err != nil {
 				return err
