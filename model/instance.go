@@ -70,6 +70,9 @@ type Instance struct {
 	Parent string        `json:"parent,omitempty"`
 	Shard  *ShardRef     `json:"shard,omitempty"`
 	Shards *ShardSummary `json:"shards,omitempty"`
+	// Lineage names the instances dependsOn links to this one for its
+	// scheduled date, if any (GET /v1/instances/{id} only).
+	Lineage *Lineage `json:"lineage,omitempty"`
 	// Canary: the task's rollout picked it to run the canary version,
 	// TaskVersion (protocol 8).
 	Canary bool `json:"canary,omitempty"`
@@ -81,6 +84,23 @@ type ShardRef struct {
 	Index    int    `json:"index"`
 	Total    int    `json:"total"`
 	Executor string `json:"executor,omitempty"`
+}
+
+// Lineage is what dependsOn links to a scheduled instance for its date:
+// Upstream, each dependsOn task's success for the date (or, when none,
+// its failure); Downstream, the scheduled instances of that date of the
+// tasks that depend on the instance's task.
+type Lineage struct {
+	Date       string        `json:"date"`
+	Upstream   []LineageLink `json:"upstream,omitempty"`
+	Downstream []LineageLink `json:"downstream,omitempty"`
+}
+
+// LineageLink is one linked instance, with its task and state.
+type LineageLink struct {
+	Task     string `json:"task"`
+	Instance string `json:"instance"`
+	State    string `json:"state"`
 }
 
 // ShardList is a sharded instance's shards, in order (GET

@@ -57,7 +57,7 @@ func (ts *Tasks) link(c api.Caller) []byte {
 }
 
 // GetInstance implements api.InstanceBackend; an unfinished instance says why
-// it waits (why.go).
+// it waits (why.go); a scheduled one names its dependsOn lineage.
 func (ts *Tasks) GetInstance(ctx context.Context, id string) (*model.Instance, error) {
 	n, err := model.ParseID(id)
 	if err != nil {
@@ -71,6 +71,10 @@ func (ts *Tasks) GetInstance(ctx context.Context, id string) (*model.Instance, e
 	case model.StateSuccess, model.StateFailed, model.StateTerminated, model.StateSkipped, model.StateCanceled:
 	default:
 		in.Why = ts.why(ctx, n)
+	}
+	// What dependsOn links to it for its date (the instance page's lineage).
+	if in.Lineage, err = ts.state.InstanceLineage(n); err != nil {
+		return nil, err
 	}
 	return in, nil
 }

@@ -76,6 +76,7 @@ type State interface {
 	Shards(id uint64) ([]model.Instance, error)
 	ListInstances(f model.InstanceFilter) (*model.InstanceList, error)
 	InstanceWhy(id uint64) (*fsm.WhyFacts, error)
+	InstanceLineage(id uint64) (*model.Lineage, error)
 	Log(id uint64) (*model.InstanceLog, error)
 	AttemptLog(id uint64, n int) (*model.InstanceLog, error)
 	InstanceResult(id uint64) (*model.InstanceResult, error)

@@ -20,14 +20,15 @@ import (
 	"github.com/ax-scheduler/ax/tlsutil"
 )
 
-// TestUI_Pages drives the Channels and Audit pages, the instance page
-// (an output tab per attempt, lineage, each event once, re-run by role)
-// and the time-zone switch in a real browser, through a follower of a
-// three-node cluster with TLS and ACLs, as reader, operator, writer and
+// TestUI_Pages drives the Channels, Audit, Calendars, Windows and Pools
+// pages (walkDefinitions), the instance page (an output tab per attempt,
+// lineage by onSuccess, dependsOn and shards, each event once, re-run by
+// role) and the time-zone switch in a real browser, through a follower of
+// a three-node cluster with TLS and ACLs, as reader, operator, writer and
 // admin: what each sees and may do, by keyboard, with axe-core on every
-// page.
+// page in the dark colour scheme (TestUI_Console has the light one).
 func TestUI_Pages(t *testing.T) {
-	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors", true))
+	b := newBrowser(t, acceptTestCA, darkScheme)
 	dir := t.TempDir()
 	c := startCluster(t, 3, withTLS(dir), func(cfg *localcluster.Config) {
 		cfg.NodeArgs = map[string][]string{"n3": {"-executor", "true"}}
@@ -129,7 +130,9 @@ func TestUI_Pages(t *testing.T) {
 		return fmt.Errorf("extract has no on_success event: %+v", up.Events)
 	})
 
-	base := "https://" + c.Nodes[1].HTTPAddr + "/ui/"
+	_, followers := leaderAndFollowers(ctx, t, c)
+	via := followers[0].HTTPAddr
+	base := "https://" + via + "/ui/"
 	signIn := func(role string) {
 		t.Helper()
 		evalJS[chromedp.Void](b, `sessionStorage.clear()`)
@@ -171,6 +174,27 @@ func TestUI_Pages(t *testing.T) {
 	b.waitJS("only flaky's changes", `document.querySelectorAll('#audit li[data-task]').length === 2`, 5*time.Second)
 	b.shot("audit")
 
+	// The Calendars, Windows and Pools pages; ingest and summarize (which
+	// depends on ingest) backfilled for yesterday's 06:00.
+	putDefinitions(t, ctx, c, adm, boot.Secret, via)
+	walkDefinitions(t, b, ctx, adm, base, model.RoleReader, false)
+	daily := model.Trigger{Type: model.TriggerCron, Expression: "0 6 * * *"}
+	for _, task := range []*model.Task{{Name: "ingest", Trigger: daily, Action: model.Action{Type: model.ActionShell, Command: "echo ingested"}},
+		{Name: "summarize", Trigger: daily, Action: model.Action{Type: model.ActionShell, Command: "echo summarized"}, Policy: model.Policy{DependsOn: []string{"ingest"}}}} {
+		if _, err := adm.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	six := time.Now().UTC().Truncate(24 * time.Hour).Add(-18 * time.Hour) // yesterday 06:00
+	backfilled := map[string]string{}
+	for _, task := range []string{"summarize", "ingest"} {
+		bf, err := adm.Backfill(ctx, task, model.BackfillRequest{From: model.Time{Time: six.Add(-time.Minute)}, To: model.Time{Time: six.Add(time.Minute)}})
+		if err != nil || len(bf.Created) != 1 {
+			t.Fatalf("backfill %s: %+v %v", task, bf, err)
+		}
+		backfilled[task] = bf.Created[0]
+	}
+
 	// The failed instance: every attempt's output, one tab each, chosen by
 	// keyboard; each event once; no re-run for a reader.
 	b.open(base+"#/instances/"+failed.ID, `#tab-attempt-2[aria-selected="true"]`)
@@ -192,6 +216,19 @@ func TestUI_Pages(t *testing.T) {
 	// Lineage both ways: extract's instance made load's, which names it.
 	b.open(base+"#/instances/"+chained.ID, `#lineage-down a[href="#/instances/`+child+`"]`)
 	b.open(base+"#/instances/"+child, `#lineage-up a[href="#/instances/`+chained.ID+`"]`)
+
+	// dependsOn: summarize waited for ingest's success of the same date;
+	// each names the other, with its state.
+	testkit.Eventually(t, 60*time.Second, func() error {
+		for _, id := range backfilled {
+			if in, err := adm.GetInstance(ctx, id); err != nil || in.State != model.StateSuccess {
+				return fmt.Errorf("%v %+v", err, in)
+			}
+		}
+		return nil
+	})
+	b.open(base+"#/instances/"+backfilled["summarize"], `#lineage-up li[data-instance="`+backfilled["ingest"]+`"] .badge[data-state="SUCCESS"]`)
+	b.open(base+"#/instances/"+backfilled["ingest"], `#lineage-down li[data-instance="`+backfilled["summarize"]+`"] a[href="#/tasks/summarize"]`)
 
 	// A shard names the instance it is a shard of.
 	shards, err := adm.Shards(ctx, sharded.ID)
@@ -229,6 +266,7 @@ func TestUI_Pages(t *testing.T) {
 			t.Errorf("%s sees %d Test buttons, want 2", role, n)
 		}
 		b.open(base+"#/instances/"+failed.ID, `#act-rerun`)
+		walkDefinitions(t, b, ctx, adm, base, role, role == model.RoleWriter)
 	}
 
 	// The operator's test sends, by keyboard: delivered to the signed
@@ -252,12 +290,19 @@ func TestUI_Pages(t *testing.T) {
 	}
 	b.shot("channels")
 
-	// On a phone, the new pages fit the screen's width.
+	// On a phone, the new pages fit the screen's width (a screenshot of
+	// the instance's attempts and of the task page for the README).
 	b.do("phone width", 10*time.Second, chromedp.EmulateViewport(390, 844))
-	for _, pg := range []struct{ hash, ready string }{{"#/channels", `tr[data-channel]`}, {"#/audit", `#audit li[data-task]`},
-		{"#/instances/" + failed.ID, `#lineage-runs`}} {
+	for _, pg := range []struct{ hash, ready, shot string }{{"#/channels", `tr[data-channel]`, ""}, {"#/audit", `#audit li[data-task]`, ""},
+		{"#/calendars", `tr[data-calendar]`, ""}, {"#/windows", `tr[data-window]`, ""}, {"#/pools", `tr[data-pool]`, ""},
+		{"#/instances/" + failed.ID, `#lineage-runs`, "instance-phone"}, {"#/tasks/extract", `#dep-graph a[data-task="load"]`, "task-phone"}} {
 		b.open(base+pg.hash, pg.ready)
 		b.waitJS(pg.hash+" fits a phone", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
+		if pg.shot != "" {
+			// The instance's shot shows its attempt tabs, below the timeline.
+			evalJS[chromedp.Void](b, `document.querySelector('#attempt-tabs:not([hidden])')?.closest('section').scrollIntoView()`)
+			b.shot(pg.shot)
+		}
 	}
 	b.do("laptop width", 10*time.Second, chromedp.EmulateViewport(1280, 900))
 
@@ -279,7 +324,8 @@ func TestUI_Pages(t *testing.T) {
 		t.Errorf("a failed sharded instance's re-run button says %q", label)
 	}
 	b.do("re-run the failed shards", 20*time.Second, chromedp.Click(chromedp.CSS(`#act-rerun`)),
-		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)), chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS("dialog"))) // not refused
 	testkit.Eventually(t, 60*time.Second, func() error {
 		l, err := adm.Shards(ctx, sharded.ID)
 		if err != nil || len(l.Shards) != 2 || l.Shards[1].Attempts != 2 || l.Shards[1].State != model.StateFailed {

@@ -1,10 +1,8 @@
 package journeys
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/model/live"
@@ -29,7 +26,7 @@ import (
 // back through the API, a concurrent edit refused; an operator and a
 // reader without the editor. axe-core checks every page and dialog.
 func TestUI_TaskPage(t *testing.T) {
-	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors", true))
+	b := newBrowser(t, acceptTestCA)
 	c := startCluster(t, 3, withTLS(t.TempDir()))
 	ctx := ctxT(t, 4*time.Minute)
 	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
@@ -155,7 +152,7 @@ func TestUI_TaskPage(t *testing.T) {
 	b.do("show more", 10*time.Second, chromedp.Click(chromedp.CSS("#fires-more")))
 	b.waitJS("40 fires", `document.querySelector('#fires-count').textContent === '40 fires shown'`, 10*time.Second)
 	var fires live.TaskFires
-	if err := getJSONTLS(ctx, t, c, readTok, via, "/v1/tasks/every5/fires?n=40", &fires); err != nil || len(fires.Fires) != 40 {
+	if err := getJSON(ctx, c, readTok, via, "/v1/tasks/every5/fires?n=40", &fires); err != nil || len(fires.Fires) != 40 {
 		t.Fatalf("40 fires from the API: %d %v", len(fires.Fires), err)
 	}
 	var want []string
@@ -309,25 +306,6 @@ func tabTo(b *browser, sel string, max int) {
 		b.do("tab", 5*time.Second, chromedp.KeyEvent(kb.Tab))
 	}
 	b.t.Fatalf("%d presses of Tab did not reach %s", max, sel)
-}
-
-// getJSONTLS GETs path as token through addr over the cluster's TLS and
-// decodes the answer into out.
-func getJSONTLS(ctx context.Context, t *testing.T, c *localcluster.Cluster, token, addr, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: c.TLS()}}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 func jsString(s string) string {

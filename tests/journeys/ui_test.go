@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
@@ -45,6 +46,10 @@ func browserPath(t testing.TB) string {
 // darkScheme makes the browser prefer the dark colour scheme (CSS
 // prefers-color-scheme: dark).
 var darkScheme = chromedp.Flag("blink-settings", "preferredColorScheme=0")
+
+// acceptTestCA lets the browser open a TLS cluster's pages (its
+// certificates are signed by the test's own CA).
+var acceptTestCA = chromedp.Flag("ignore-certificate-errors", true)
 
 // browser is one headless chromium tab; JavaScript exceptions on any page
 // fail the test.
@@ -243,15 +248,19 @@ func (b *browser) checkA11y(where string) {
 	}
 }
 
-// TestUI_Console drives the console in a real browser against a real
-// cluster: sign in, overview, a task triggered with a parameter and
-// watched READY → RUNNING → SUCCESS with its output (no reload), an
-// approval, a backfill's progress, a failed instance re-run, and a
-// reader who gets no action buttons and whose forged action the API
-// refuses.
+// TestUI_Console drives the console in a real browser through a follower
+// of a three-node cluster with TLS and ACLs: sign in, overview, a task
+// triggered with a parameter and watched READY → RUNNING → SUCCESS with
+// its output (no reload), the trigger form from a parameter schema, a
+// rollout promoted and another aborted, an approval and a rejection, a
+// waiting instance canceled and a running one terminated, a task paused
+// and resumed, a backfill's progress, a failed instance re-run, alerts
+// silenced and unsilenced, the Executors and Cluster pages (transfer and
+// remove as admin), a phone's width, and a reader who gets no action
+// buttons and whose forged action the API refuses.
 func TestUI_Console(t *testing.T) {
-	b := newBrowser(t)
-	c := startCluster(t, 3, withArgs("-lease", "3s"))
+	b := newBrowser(t, acceptTestCA)
+	c := startCluster(t, 3, withTLS(t.TempDir()), withArgs("-lease", "3s"))
 	ctx := ctxT(t, 4*time.Minute)
 	adm0 := tokenClient(c, "")
 	boot, err := adm0.ACLBootstrap(ctx)
@@ -280,6 +289,11 @@ func TestUI_Console(t *testing.T) {
 			Action: model.Action{Type: model.ActionShell, Command: "echo 'disk full' >&2; exit 3"}},
 		{Name: "cleanup", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "*/5 * * * *"},
 			Action: model.Action{Type: model.ActionShell, Command: "true"}},
+		// stuck waits READY (no executor has its label); long runs a minute.
+		{Name: "stuck", Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: "true"}, Policy: model.Policy{ExecutorLabels: map[string]string{"pool": "nowhere"}}},
+		{Name: "long", Trigger: model.Trigger{Type: model.TriggerEvent},
+			Action: model.Action{Type: model.ActionShell, Command: "echo started; sleep 60"}, Policy: model.Policy{ExecutorLabels: map[string]string{"pool": "ui"}}},
 	}
 	// export declares its parameters (protocol 8: retried until the new
 	// cluster has reached it): the trigger form is built from them.
@@ -315,7 +329,7 @@ func TestUI_Console(t *testing.T) {
 			break
 		}
 	}
-	base := "http://" + via.HTTPAddr
+	base := "https://" + via.HTTPAddr
 	b.open(base+"/", "#token")
 	b.do("sign in", 20*time.Second,
 		chromedp.SendKeys(chromedp.CSS("#token"), opTok),
@@ -412,6 +426,30 @@ func TestUI_Console(t *testing.T) {
 	if tk, err := adm.GetTask(ctx, "cleanup"); err != nil || tk.Action.Command != "echo canary" {
 		t.Fatalf("cleanup after the promotion: %+v %v", tk, err)
 	}
+	// The next canary (aborted below, after another page).
+	canary.Action.Command, canary.Version = "echo canary 2", 0
+	if _, err := adm.PutTask(ctx, &canary); err != nil {
+		t.Fatal(err)
+	}
+
+	// Pause and resume a task from its page.
+	b.open(base+"/ui/#/tasks/hourly", "#act-pause")
+	b.do("pause", 20*time.Second, chromedp.Click(chromedp.CSS("#act-pause")), chromedp.WaitVisible(chromedp.CSS("#act-resume")))
+	if tk, err := adm.GetTask(ctx, "hourly"); err != nil || !tk.Paused {
+		t.Fatalf("hourly after Pause: %+v %v", tk, err)
+	}
+	b.do("resume", 20*time.Second, chromedp.Click(chromedp.CSS("#act-resume")), chromedp.WaitVisible(chromedp.CSS("#act-pause")))
+	if tk, err := adm.GetTask(ctx, "hourly"); err != nil || tk.Paused {
+		t.Fatalf("hourly after Resume: %+v %v", tk, err)
+	}
+	// Back on cleanup's page, the new canary is aborted: the stable
+	// version stays.
+	b.open(base+"/ui/#/tasks/cleanup", "#act-abort")
+	b.do("abort", 20*time.Second, chromedp.Click(chromedp.CSS("#act-abort")))
+	b.waitJS("aborted", `document.querySelector('#rollout-phase')?.textContent === 'aborted' && !document.querySelector('#act-abort')`, 15*time.Second)
+	if tk, err := adm.GetTask(ctx, "cleanup"); err != nil || tk.Action.Command != "echo canary" {
+		t.Fatalf("cleanup after the abort: %+v %v", tk, err)
+	}
 
 	// Approve a WAITING_APPROVAL instance.
 	s, err := adm.Trigger(ctx, "deploy", model.TriggerRequest{})
@@ -428,6 +466,28 @@ func TestUI_Console(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
 	b.waitJS("approved and ran", state+` === 'SUCCESS'`, 20*time.Second)
 	b.waitJS("approval in the timeline", `document.body.innerText.includes('checked the diff')`, 10*time.Second)
+
+	// Reject, cancel and terminate, each with its comment: another
+	// deploy, stuck's READY instance, long's RUNNING one.
+	decide := func(task, act, wantState, comment string) {
+		t.Helper()
+		s, err := adm.Trigger(ctx, task, model.TriggerRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The button shows once the instance is in a state it acts on.
+		b.open(base+"/ui/#/instances/"+s.ID, "#act-"+act)
+		b.do(act, 20*time.Second,
+			chromedp.Click(chromedp.CSS("#act-"+act)),
+			chromedp.WaitVisible(chromedp.CSS("#comment")),
+			chromedp.SendKeys(chromedp.CSS("#comment"), comment),
+			chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+			chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+		b.waitJS(task+" "+wantState, state+` === '`+wantState+`' && document.body.innerText.includes('`+comment+`')`, 30*time.Second)
+	}
+	decide("deploy", "reject", model.StateCanceled, "not this week")
+	decide("stuck", "cancel", model.StateCanceled, "no such pool")
+	decide("long", "terminate", model.StateTerminated, "runs too long")
 
 	// A sharded instance shows its shard grid; a shard links back to it
 	// (issue 24; protocol 8: retried until the cluster has reached it).
@@ -527,7 +587,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS("dialog")),
 		chromedp.WaitVisible(chromedp.CSS(`#silences tr[data-silence]`)))
 	var sils model.SilenceList
-	if err := getJSON(ctx, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil {
+	if err := getJSON(ctx, c, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil {
 		t.Fatal(err)
 	}
 	if len(sils.Silences) != 1 || sils.Silences[0].Task != "flaky" || sils.Silences[0].Rule != "instance_failed" || sils.Silences[0].By != "olga" ||
@@ -560,7 +620,7 @@ func TestUI_Console(t *testing.T) {
 	b.do("confirm by keyboard", 20*time.Second,
 		chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitNotPresent(chromedp.CSS(`#silences tr[data-silence]`)))
-	if err := getJSON(ctx, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil || len(sils.Silences) != 0 {
+	if err := getJSON(ctx, c, boot.Secret, via.HTTPAddr, "/v1/silences", &sils); err != nil || len(sils.Silences) != 0 {
 		t.Fatalf("the silences after the page removed it: %+v %v", sils, err)
 	}
 
@@ -574,7 +634,7 @@ func TestUI_Console(t *testing.T) {
 	// an operator gets no transfer or remove button.
 	b.open(base+"/ui/#/cluster", `tr[data-node]`)
 	b.waitJS("the members", `document.querySelectorAll('tr[data-node]').length === 3 && /term \d+/.test(document.querySelector('#cluster-summary').textContent) &&
-		document.querySelector('tr[data-node="`+leader.ID+`"] .role').textContent === 'leader' &&
+		[...document.querySelectorAll('tr[data-node] .role')].filter(e => e.textContent === 'leader').length === 1 &&
 		[...document.querySelectorAll('tr[data-node] .offset')].every(e => /\d/.test(e.textContent)) &&
 		[...document.querySelectorAll('tr[data-node] .lag')].every(e => /^\d+$/.test(e.textContent))`, 15*time.Second)
 	if n := evalJS[int](b, `document.querySelectorAll('#act-transfer, .act-transfer, .act-remove').length`); n != 0 {
@@ -587,9 +647,13 @@ func TestUI_Console(t *testing.T) {
 	b.open(base+"/ui/#/", `[data-count="READY"]`)
 	b.waitJS("no horizontal scroll", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
 	b.shot("overview-phone")
-	for _, pg := range []struct{ hash, ready string }{{"#/alerts", `#alerts-firing`}, {"#/executors", `tr[data-executor]`}, {"#/cluster", `tr[data-node]`}} {
+	for _, pg := range []struct{ hash, ready, shot string }{{"#/alerts", `#alerts-firing tr[data-alert]`, "alerts-phone"}, {"#/executors", `tr[data-executor]`, ""},
+		{"#/cluster", `tr[data-node]`, "cluster-phone"}} {
 		b.open(base+"/ui/"+pg.hash, pg.ready)
 		b.waitJS(pg.hash+" fits a phone", `document.documentElement.scrollWidth <= window.innerWidth + 1`, 5*time.Second)
+		if pg.shot != "" {
+			b.shot(pg.shot)
+		}
 	}
 	b.do("laptop width", 10*time.Second, chromedp.EmulateViewport(1280, 900))
 
@@ -687,7 +751,7 @@ func TestUI_Console(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		var st model.ClusterStatus
-		if err := getJSON(cctx, boot.Secret, via.HTTPAddr, "/v1/cluster", &st); err != nil || len(st.Nodes) != 2 {
+		if err := getJSON(cctx, c, boot.Secret, via.HTTPAddr, "/v1/cluster", &st); err != nil || len(st.Nodes) != 2 {
 			return fmt.Errorf("members %+v %v, want 2", st, err)
 		}
 		return nil
@@ -696,33 +760,37 @@ func TestUI_Console(t *testing.T) {
 	t.Logf("screenshots in %s", b.shots)
 }
 
-// getJSON GETs path as token through addr and decodes the answer into
-// out; an answer other than 200 is an error.
-func getJSON(ctx context.Context, token, addr, path string, out any) error {
-	body, err := call(ctx, http.MethodGet, token, addr, path, nil)
+// getJSON GETs path as token through addr of c and decodes the answer
+// into out; an answer other than 200 is an error.
+func getJSON(ctx context.Context, c *localcluster.Cluster, token, addr, path string, out any) error {
+	body, err := call(ctx, c, http.MethodGet, token, addr, path, nil)
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(body, out)
 }
 
-// putDef PUTs a definition (a calendar, a window) as token through addr;
-// an answer other than 200 is an error, so that callers can retry until
-// a new cluster has reached protocol 8.
-func putDef(ctx context.Context, token, addr, path string, def any) error {
+// putDef PUTs a definition (a calendar, a window) as token through addr
+// of c; an answer other than 200 is an error, so that callers can retry
+// until a new cluster has reached protocol 8.
+func putDef(ctx context.Context, c *localcluster.Cluster, token, addr, path string, def any) error {
 	body, err := json.Marshal(def)
 	if err != nil {
 		return err
 	}
-	_, err = call(ctx, http.MethodPut, token, addr, path, body)
+	_, err = call(ctx, c, http.MethodPut, token, addr, path, body)
 	return err
 }
 
 // call sends a request (a JSON body when body is not nil) as token
-// through addr and answers the body of a 200; another status is an
-// error.
-func call(ctx context.Context, method, token, addr, path string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(body))
+// through addr of c (over its TLS, if it has) and answers the body of a
+// 200; another status is an error.
+func call(ctx context.Context, c *localcluster.Cluster, method, token, addr, path string, body []byte) ([]byte, error) {
+	scheme, hc := "http://", http.DefaultClient
+	if c.TLS() != nil {
+		scheme, hc = "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: c.TLS()}}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, scheme+addr+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -730,7 +798,7 @@ func call(ctx context.Context, method, token, addr, path string, body []byte) ([
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -742,51 +810,31 @@ func call(ctx context.Context, method, token, addr, path string, body []byte) ([
 	return out, nil
 }
 
-// TestUI_CalendarsAndWindows drives the Calendars and Windows pages in a
-// real browser through a follower of a cluster with ACLs: a calendar and
-// two windows made through the API are listed (the excluded days, the
-// tasks using the calendar, a window active now and one to come); a
-// writer creates a calendar through the form (the API's refusal shown
-// naming the field first) and deletes it; the page of a task naming the
-// calendar shows it, and that of a task a window holds marks the fires
-// held back; a reader gets neither the form nor the delete buttons.
-func TestUI_CalendarsAndWindows(t *testing.T) {
-	// In the dark colour scheme: axe-core checks its contrast on these
-	// pages (TestUI_Console has the light one).
-	b := newBrowser(t, darkScheme)
-	c := startCluster(t, 3)
-	ctx := ctxT(t, 3*time.Minute)
-	boot, err := tokenClient(c, "").ACLBootstrap(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm := tokenClient(c, boot.Secret)
-	readTok := createToken(t, ctx, adm, model.ACLTokenRequest{Name: "rita", Role: model.RoleReader})
-	_, followers := leaderAndFollowers(ctx, t, c)
-	via := followers[0].HTTPAddr
-
-	testkit.Eventually(t, 30*time.Second, func() error {
-		return putDef(ctx, boot.Secret, via, "/v1/calendars/holidays", map[string]any{"timezone": "Europe/Berlin",
+// putDefinitions makes, as the admin through via, what the Calendars,
+// Windows and Pools pages show (walkDefinitions): a calendar, two
+// windows (freeze, active now, holds the tasks labelled team=pay; later
+// holds every task from 3 h on), a pool with a rate limit, and the tasks
+// using them (stage names the pool, payroll the calendar, sync is held by
+// freeze).
+func putDefinitions(t *testing.T, ctx context.Context, c *localcluster.Cluster, adm *client.Client, token, via string) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, func() error { // protocol 8: a new cluster gets there
+		return putDef(ctx, c, token, via, "/v1/calendars/holidays", map[string]any{"timezone": "Europe/Berlin",
 			"exclude": []string{"sat", "sun", "2026-12-25", "2026-12-24/2026-12-26"}, "include": []string{"2026-12-19"}})
 	})
-	// freeze holds the tasks labelled team=pay now (a range of wall
-	// times around now, in UTC); later holds every task, from 3 h on.
 	now := time.Now().UTC()
 	wall := func(d time.Duration) string { return now.Add(d).Format("2006-01-02T15:04") }
-	if err := putDef(ctx, boot.Secret, via, "/v1/windows/freeze", map[string]any{"timezone": "UTC",
-		"ranges": []string{wall(-time.Hour) + "/" + wall(2*time.Hour)}, "selector": map[string]string{"team": "pay"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := putDef(ctx, boot.Secret, via, "/v1/windows/later", map[string]any{"timezone": "UTC",
-		"ranges": []string{wall(3*time.Hour) + "/" + wall(4*time.Hour)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := putDef(ctx, boot.Secret, via, "/v1/pools/warehouse", map[string]any{"slots": 2, "description": "loads",
-		"rateLimit": map[string]any{"count": 10, "per": "1m"}}); err != nil {
-		t.Fatal(err)
+	for path, def := range map[string]map[string]any{
+		"/v1/windows/freeze":  {"timezone": "UTC", "ranges": []string{wall(-time.Hour) + "/" + wall(2*time.Hour)}, "selector": map[string]string{"team": "pay"}},
+		"/v1/windows/later":   {"timezone": "UTC", "ranges": []string{wall(3*time.Hour) + "/" + wall(4*time.Hour)}},
+		"/v1/pools/warehouse": {"slots": 2, "description": "loads", "rateLimit": map[string]any{"count": 10, "per": "1m"}},
+	} {
+		if err := putDef(ctx, c, token, via, path, def); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, task := range []*model.Task{
-		{Name: "load", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"},
+		{Name: "stage", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionShell, Command: "true"},
 			Policy: model.Policy{Pool: "warehouse"}},
 		{Name: "payroll", Trigger: model.Trigger{Type: model.TriggerCron, Expression: "0 9 * * *", Timezone: "Europe/Berlin",
 			Calendars: []string{"holidays"}, OnExcluded: "next"}, Action: model.Action{Type: model.ActionShell, Command: "true"}},
@@ -797,44 +845,59 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 			t.Fatalf("put %s: %v", task.Name, err)
 		}
 	}
+}
 
-	base := "http://" + via
-	b.open(base+"/ui/#/calendars", "#token")
-	b.do("sign in as admin", 20*time.Second,
-		chromedp.SendKeys(chromedp.CSS("#token"), boot.Secret),
-		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`tr[data-calendar="holidays"]`)))
-	row := `document.querySelector('tr[data-calendar="holidays"]')`
-	b.waitJS("the calendar's row", `(() => { const r = `+row+`; return r.querySelector('.exclude').innerText.includes('every sat, sun') &&
+// walkDefinitions walks the Calendars, Windows and Pools pages as role
+// (signed in) after putDefinitions: every role sees the calendar (its
+// excluded days, the tasks using it), freeze active holding sync, later
+// to come holding every task, the pool's slots, rate limit and users, and
+// the task pages that show them (payroll's calendar, sync's fires held
+// back; walked as a reader and when full); only a writer and an admin
+// get the forms and delete buttons.
+// The writer (full) walks the forms: a new calendar refused, the API's
+// error naming the entry and its field marked, then created and deleted;
+// the pool's slots replaced; its delete refused while a task names it.
+func walkDefinitions(t *testing.T, b *browser, ctx context.Context, adm *client.Client, base, role string, full bool) {
+	t.Helper()
+	writes := role == model.RoleWriter || role == model.RoleAdmin
+	buttons := func(page string) {
+		t.Helper()
+		n := evalJS[int](b, `document.querySelectorAll('#act-new, .act-edit, .act-delete').length`)
+		if writes && n == 0 || !writes && n != 0 {
+			t.Errorf("%s sees %d writer buttons on %s", role, n, page)
+		}
+	}
+	b.open(base+"#/calendars", `tr[data-calendar="holidays"]`)
+	b.waitJS("the calendar's row", `(() => { const r = document.querySelector('tr[data-calendar="holidays"]'); return r.querySelector('.exclude').innerText.includes('every sat, sun') &&
 		r.querySelector('.exclude').innerText.includes('2026-12-24/2026-12-26') && r.querySelector('.include').innerText.includes('2026-12-19') &&
 		r.innerText.includes('Europe/Berlin') && !!r.querySelector('.used-by a[href="#/tasks/payroll"]'); })()`, 10*time.Second)
 	b.waitJS("nav marks the page", `document.querySelector('[data-nav="calendars"]').getAttribute('aria-current') === 'page'`, 5*time.Second)
+	buttons("#/calendars")
+	if full {
+		b.do("new calendar refused", 20*time.Second,
+			chromedp.Click(chromedp.CSS("#act-new")),
+			chromedp.WaitVisible(chromedp.CSS("#def-name")),
+			chromedp.SendKeys(chromedp.CSS("#def-name"), "closures"),
+			chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\n2026-13-01"),
+			chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+		b.waitJS("the API's refusal names the entry", `(document.querySelector('dialog .error')?.textContent || '').startsWith('exclude[1]') &&
+			document.querySelector('#cal-exclude').getAttribute('aria-invalid') === 'true'`, 10*time.Second)
+		b.checkA11y("the calendar form")
+		b.do("new calendar", 20*time.Second,
+			chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\nsunday"),
+			chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+			chromedp.WaitNotPresent(chromedp.CSS("dialog")),
+			chromedp.WaitVisible(chromedp.CSS(`tr[data-calendar="closures"]`)))
+		b.waitJS("its row", `document.querySelector('tr[data-calendar="closures"] .exclude').innerText.includes('every sunday')`, 5*time.Second)
+		b.shot("calendars")
+		b.do("delete it", 20*time.Second,
+			chromedp.Click(chromedp.CSS(`tr[data-calendar="closures"] .act-delete`)),
+			chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+			chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+			chromedp.WaitNotPresent(chromedp.CSS(`tr[data-calendar="closures"]`)))
+	}
 
-	// A writer's form: a refused entry is named and its field marked;
-	// once fixed, the calendar is listed; then deleted.
-	b.do("new calendar refused", 20*time.Second,
-		chromedp.Click(chromedp.CSS("#act-new")),
-		chromedp.WaitVisible(chromedp.CSS("#def-name")),
-		chromedp.SendKeys(chromedp.CSS("#def-name"), "closures"),
-		chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\n2026-13-01"),
-		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
-	b.waitJS("the API's refusal names the entry", `(document.querySelector('dialog .error')?.textContent || '').startsWith('exclude[1]') &&
-		document.querySelector('#cal-exclude').getAttribute('aria-invalid') === 'true'`, 10*time.Second)
-	b.checkA11y("the calendar form")
-	b.do("new calendar", 20*time.Second,
-		chromedp.SetValue(chromedp.CSS("#cal-exclude"), "2026-12-31\nsunday"),
-		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
-		chromedp.WaitNotPresent(chromedp.CSS("dialog")),
-		chromedp.WaitVisible(chromedp.CSS(`tr[data-calendar="closures"]`)))
-	b.waitJS("its row", `document.querySelector('tr[data-calendar="closures"] .exclude').innerText.includes('every sunday')`, 5*time.Second)
-	b.shot("calendars")
-	b.do("delete it", 20*time.Second,
-		chromedp.Click(chromedp.CSS(`tr[data-calendar="closures"] .act-delete`)),
-		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
-		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
-		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-calendar="closures"]`)))
-
-	b.open(base+"/ui/#/windows", `tr[data-window="freeze"]`)
+	b.open(base+"#/windows", `tr[data-window="freeze"]`)
 	b.waitJS("freeze is active and holds sync, the team=pay task", `(() => { const r = document.querySelector('tr[data-window="freeze"]');
 		return r.classList.contains('held') && r.querySelector('.status .active')?.textContent.startsWith('active until ') &&
 			!!r.querySelector('.held-tasks a[href="#/tasks/sync"]') && !r.querySelector('.held-tasks a[href="#/tasks/payroll"]') &&
@@ -842,59 +905,58 @@ func TestUI_CalendarsAndWindows(t *testing.T) {
 	b.waitJS("later is to come and holds every task", `(() => { const r = document.querySelector('tr[data-window="later"]');
 		return !r.classList.contains('held') && !r.querySelector('.active') && r.querySelector('.status .next')?.textContent.startsWith('next ') &&
 			r.innerText.includes('every task') && !!r.querySelector('.held-tasks a[href="#/tasks/payroll"]'); })()`, 10*time.Second)
-	b.shot("windows")
-
-	// Pools: slots busy, waiting, the rate limit, the tasks naming it; a
-	// writer replaces the slots; deleting a pool in use is refused.
-	b.open(base+"/ui/#/pools", `tr[data-pool="warehouse"]`)
-	b.waitJS("the pool's row", `(() => { const r = document.querySelector('tr[data-pool="warehouse"]');
-		return r.querySelector('.busy').innerText.includes('0 of 2') && r.querySelector('.queued').innerText === '0' &&
-			r.querySelector('.rate').innerText === '10 per 1m' && !!r.querySelector('.used-by a[href="#/tasks/load"]'); })()`, 10*time.Second)
-	b.do("replace its slots", 20*time.Second,
-		chromedp.Click(chromedp.CSS(`tr[data-pool="warehouse"] .act-edit`)),
-		chromedp.WaitVisible(chromedp.CSS("#pool-slots")),
-		chromedp.SetValue(chromedp.CSS("#pool-slots"), "3"),
-		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
-		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
-	b.waitJS("three slots", `document.querySelector('tr[data-pool="warehouse"] .busy').innerText.includes('0 of 3')`, 10*time.Second)
-	if p, err := adm.GetPool(ctx, "warehouse"); err != nil || p.Slots != 3 || p.RateLimit == nil || p.RateLimit.Count != 10 {
-		t.Fatalf("the pool after the form: %+v %v", p, err)
+	buttons("#/windows")
+	if full {
+		b.shot("windows")
 	}
-	b.do("delete it while load names it", 20*time.Second,
-		chromedp.Click(chromedp.CSS(`tr[data-pool="warehouse"] .act-delete`)),
-		chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
-		chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
-	b.waitJS("the refusal is shown", `/used by task\(s\) load/.test(document.querySelector('dialog .error')?.textContent || '')`, 10*time.Second)
-	b.checkA11y("the pools page, a refusal shown")
-	b.do("close the refused delete", 10*time.Second,
-		chromedp.Click(chromedp.CSS(`dialog button[type="button"]`)),
-		chromedp.WaitNotPresent(chromedp.CSS("dialog")))
-	b.shot("pools")
+
+	b.open(base+"#/pools", `tr[data-pool="warehouse"]`)
+	slots := 2
+	if p, err := adm.GetPool(ctx, "warehouse"); err == nil {
+		slots = p.Slots
+	}
+	b.waitJS("the pool's row", fmt.Sprintf(`(() => { const r = document.querySelector('tr[data-pool="warehouse"]');
+		return r.querySelector('.busy').innerText.includes('0 of %d') && r.querySelector('.queued').innerText === '0' &&
+			r.querySelector('.rate').innerText === '10 per 1m' && !!r.querySelector('.used-by a[href="#/tasks/stage"]'); })()`, slots), 10*time.Second)
+	buttons("#/pools")
+	if full {
+		b.do("replace its slots", 20*time.Second,
+			chromedp.Click(chromedp.CSS(`tr[data-pool="warehouse"] .act-edit`)),
+			chromedp.WaitVisible(chromedp.CSS("#pool-slots")),
+			chromedp.SetValue(chromedp.CSS("#pool-slots"), "3"),
+			chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)),
+			chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+		b.waitJS("three slots", `document.querySelector('tr[data-pool="warehouse"] .busy').innerText.includes('0 of 3')`, 10*time.Second)
+		if p, err := adm.GetPool(ctx, "warehouse"); err != nil || p.Slots != 3 || p.RateLimit == nil || p.RateLimit.Count != 10 {
+			t.Fatalf("the pool after the form: %+v %v", p, err)
+		}
+		b.do("delete it while stage names it", 20*time.Second,
+			chromedp.Click(chromedp.CSS(`tr[data-pool="warehouse"] .act-delete`)),
+			chromedp.WaitVisible(chromedp.CSS(`dialog button[type="submit"]`)),
+			chromedp.Click(chromedp.CSS(`dialog button[type="submit"]`)))
+		b.waitJS("the refusal is shown", `/used by task\(s\) stage/.test(document.querySelector('dialog .error')?.textContent || '')`, 10*time.Second)
+		b.checkA11y("the pools page, a refusal shown")
+		b.do("close the refused delete", 10*time.Second,
+			chromedp.Click(chromedp.CSS(`dialog button[type="button"]`)),
+			chromedp.WaitNotPresent(chromedp.CSS("dialog")))
+		b.shot("pools")
+	}
 
 	// The task pages: payroll names the calendar; sync's next fires in
-	// the next two hours are held by freeze, those 3–4 h on by later.
-	b.open(base+"/ui/#/tasks/payroll", "#calendars")
+	// the next two hours are held by freeze, those 3–4 h on by later (as
+	// a reader and the writer: what the roles between see is the same).
+	if role != model.RoleReader && !full {
+		return
+	}
+	b.open(base+"#/tasks/payroll", "#calendars")
 	b.waitJS("payroll's calendar", `(() => { const e = document.querySelector('#calendars');
 		return e.querySelector('a[href="#/calendars"]')?.textContent === 'holidays' && e.textContent.includes('on an excluded day: next'); })()`, 5*time.Second)
-	b.open(base+"/ui/#/tasks/sync", `tr[data-held-by="freeze"]`)
+	b.open(base+"#/tasks/sync", `tr[data-held-by="freeze"]`)
 	b.waitJS("sync's fires held back", `(() => { const held = [...document.querySelectorAll('tr[data-held-by]')];
 		return held.filter(r => r.dataset.heldBy === 'freeze').length >= 6 && held.every(r => r.innerText.includes('held by window ' + r.dataset.heldBy + ' until ')) &&
 			held.some(r => r.dataset.heldBy === 'later') && held.length < document.querySelectorAll('tr').length - 1; })()`, 10*time.Second)
-	b.shot("task-held")
-
-	// A reader sees the pages without the form or the delete buttons.
-	evalJS[chromedp.Void](b, `sessionStorage.clear()`)
-	b.open(base+"/ui/#/windows", "#token")
-	b.do("sign in as reader", 20*time.Second,
-		chromedp.SendKeys(chromedp.CSS("#token"), readTok),
-		chromedp.Click(chromedp.CSS(`.login button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`tr[data-window="freeze"]`)))
-	for _, pg := range []struct{ hash, ready string }{{"#/windows", `tr[data-window="later"]`}, {"#/calendars", `tr[data-calendar="holidays"]`},
-		{"#/pools", `tr[data-pool="warehouse"]`}} {
-		b.open(base+"/ui/"+pg.hash, pg.ready)
-		if n := evalJS[int](b, `document.querySelectorAll('#act-new, .act-edit, .act-delete').length`); n != 0 {
-			t.Fatalf("a reader sees %d writer buttons on %s", n, pg.hash)
-		}
+	if full {
+		b.shot("task-held")
 	}
 }
 

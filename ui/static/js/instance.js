@@ -244,8 +244,10 @@ function attemptDetail(a) {
 
 // lineageOf: the instance's runs (a re-run runs the same instance again),
 // the instances upstream of it (the one whose onSuccess or onFailure made
-// it, the instance it is a shard of) and downstream (those its
-// onSuccess and onFailure made, its shards), from its events and params.
+// it, the instance it is a shard of, its dependsOn tasks' instances of its
+// date) and downstream (those its onSuccess and onFailure made, its
+// shards, the instances of its date of the tasks depending on its task),
+// from its events, params and lineage.
 function lineageOf(inst, task) {
   const link = id => h('a', {href: '#/instances/' + id, class: 'mono'}, id);
   const p = inst.params || {};
@@ -253,9 +255,16 @@ function lineageOf(inst, task) {
   if (p.parent_instance) up.push(h('li', {}, 'created by onSuccess of ', taskLink(p.parent_task), ' instance ', link(p.parent_instance)));
   if (p.failed_instance) up.push(h('li', {}, 'triggered by onFailure of ', taskLink(p.failed_task), ' instance ', link(p.failed_instance)));
   if (inst.parent) up.push(h('li', {}, 'shard of instance ', link(inst.parent)));
-  const deps = task && task.policy && task.policy.dependsOn || [];
-  if (deps.length) up.push(h('li', {}, 'dependsOn: the same date\'s success of ', deps.map((d, i) => [i ? ', ' : '', taskLink(d)])));
-  const down = [];
+  // dependsOn, for the instance's scheduled date: the upstream instances
+  // (a success, else a failure) and the dependent tasks' instances.
+  const lin = inst.lineage || {};
+  const linked = (l, rel) => h('li', {'data-instance': l.instance}, rel + ' ', taskLink(l.task), ' instance ', link(l.instance), ' ', badge(l.state));
+  for (const l of lin.upstream || []) up.push(linked(l, 'dependsOn ' + lin.date + ':'));
+  const have = new Set((lin.upstream || []).map(l => l.task));
+  const deps = (task && task.policy && task.policy.dependsOn || []).filter(d => !have.has(d));
+  if (deps.length) up.push(h('li', {}, 'dependsOn: ' + (lin.date ? 'no instance yet for ' + lin.date + ' of ' : 'the same date\'s success of '),
+    deps.map((d, i) => [i ? ', ' : '', taskLink(d)])));
+  const down = (lin.downstream || []).map(l => linked(l, 'depends on it for ' + lin.date + ':'));
   for (const e of inst.events || []) {
     if (e.type !== 'on_success' && e.type !== 'alerted') continue;
     for (const m of (e.message || '').matchAll(/(?:created|triggered) ([a-z0-9][a-z0-9._-]*) \(?instance ([0-9a-f]{16})/g)) {
