@@ -677,6 +677,17 @@ func TestUI_Console(t *testing.T) {
 			t.Fatalf("a reader sees %d operator or admin buttons on %s", n, pg.hash)
 		}
 	}
+	// A rollout in progress: the reader sees it, without Promote or Abort.
+	canary.Action.Command, canary.Version = "echo canary 3", 0
+	if _, err := adm.PutTask(ctx, &canary); err != nil {
+		t.Fatal(err)
+	}
+	b.open(base+"/ui/#/tasks/cleanup", "#rollout-progress")
+	b.waitJS("the reader sees the rollout in progress", `(document.querySelector('#rollout-versions')?.textContent || '').includes('canary v') &&
+		document.querySelector('#rollout-phase')?.textContent !== 'aborted'`, 10*time.Second)
+	if n := evalJS[int](b, `document.querySelectorAll('#act-promote, #act-abort').length`); n != 0 {
+		t.Fatalf("a reader sees %d Promote or Abort buttons on a rollout in progress", n)
+	}
 	b.open(base+"/ui/#/tasks/report", `tr[data-id]`)
 	forged := evalJS[string](b, `fetch('/v1/tasks/report/trigger', {method: 'POST', headers: {Authorization: 'Bearer ' + sessionStorage.getItem('ax.token')}})
 		.then(async r => r.status + ' ' + (await r.json()).error.code)`)
