@@ -21,7 +21,7 @@ var bootID = func() string {
 }
 
 // sameBoot reports whether the state file at path, left without its
-// clean marker, was last opened under the running kernel. Then only the
+// clean marker, was last opened under the running kernel (boot id id). Then only the
 // process died (kill -9, a panic, the OOM killer): every write it made
 // is in this kernel's page cache, and bbolt wrote each transaction's
 // pages before its meta page, so the file holds exactly the transactions
@@ -29,8 +29,7 @@ var bootID = func() string {
 // restarted since (another boot id), a file moved from another machine,
 // or no boot id at all: the file may hold pages that never reached the
 // disk, and is rebuilt.
-func sameBoot(path string) bool {
-	id := bootID()
+func sameBoot(path, id string) bool {
 	if id == "" {
 		return false
 	}
@@ -38,11 +37,10 @@ func sameBoot(path string) bool {
 	return err == nil && string(b) == id
 }
 
-// markBoot records the running kernel's boot id beside the state file
-// before anything is written to it; where there is none, it removes any
-// earlier marker, so that an unclean file is rebuilt.
-func markBoot(path string) error {
-	id := bootID()
+// markBoot records the running kernel's boot id (id) beside the state
+// file before anything is written to it; where there is none, it removes
+// any earlier marker, so that an unclean file is rebuilt.
+func markBoot(path, id string) error {
 	if id == "" {
 		if err := os.Remove(path + bootMarker); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err

@@ -189,9 +189,10 @@ func Open(cfg Config) (*FSM, error) {
 	f.alertReads, f.accessReads, f.clusterReads = alertReads{f}, accessReads{f}, clusterReads{f}
 	marker := cfg.Path + cleanMarker
 	if cfg.NoSync {
+		boot := bootID()
 		if _, err := os.Stat(cfg.Path); err == nil {
 			if _, err := os.Stat(marker); err != nil {
-				if sameBoot(cfg.Path) {
+				if sameBoot(cfg.Path, boot) {
 					f.logger.Warn("state machine was not closed cleanly, but the machine has not restarted since: keeping it and replaying the log after its applied index", "path", cfg.Path)
 				} else {
 					f.logger.Warn("state machine was not closed cleanly and the machine restarted since (or its boot id is unknown); discarding it to rebuild from snapshot and log", "path", cfg.Path)
@@ -202,7 +203,7 @@ func Open(cfg Config) (*FSM, error) {
 				}
 			}
 		}
-		if err := markBoot(cfg.Path); err != nil {
+		if err := markBoot(cfg.Path, boot); err != nil {
 			return nil, fmt.Errorf("fsm: %w", err)
 		}
 	}
