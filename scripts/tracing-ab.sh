@@ -143,3 +143,11 @@ awk '
 		printf "median node CPU per instance: off %.0f us, on %.0f us, on/off %.3f (overhead %.1f%%)\n", off, on, on / off, (on / off - 1) * 100
 		off = median("off", 3); on = median("on", 3)
 		printf "median node+ax-bench CPU per instance: off %.0f us, on %.0f us, on/off %.3f (overhead %.1f%%)\n", off, on, on / off, (on / off - 1) * 100 }' "$dir/runs"
+# The ratio within each pair (its two runs back to back, so a drift of
+# the machine's speed over minutes cancels), and their median.
+awk '
+	{ if ($1 == "on") on = $3 + 0; else off = $3 + 0 }
+	NR % 2 == 0 { n++; r[n] = on / off; printf "pair %d: node CPU on/off %.3f\n", n, r[n] }
+	END { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+		m = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+		printf "median of the pairs'"'"' node CPU on/off: %.3f (overhead %.1f%%)\n", m, (m - 1) * 100 }' "$dir/runs"

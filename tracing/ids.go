@@ -1,6 +1,8 @@
 package tracing
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -27,39 +29,57 @@ const (
 // records, so whichever node leads derives the same ids: a new leader
 // continues the traces the old one began, and the traceparent an attempt
 // is handed names a span the leader emits when the attempt ends. An id
-// is the start of SHA-256(k, parts), k = SHA-256("ax-trace", key): a
-// keyed hash, so ids are neither guessable nor the key learnable from
-// them, computed on the stack (one hash of two blocks).
-type ids struct{ k [sha256.Size]byte }
+// is AES-128 under k = SHA-256("ax-trace", key)[:16] of one block naming
+// it (a trace: 0, the instance; a span: 1, its kind, its number, the
+// instance): a keyed permutation, so distinct ids never collide before
+// a span id's truncation to 8 bytes, and ids are neither guessable nor
+// the key learnable from them. One block costs ~20 ns with AES-NI
+// against ~120 ns for a keyed SHA-256 of the same parts (the first
+// build's), and an instance's life derives ~27 ids.
+type ids struct{ b cipher.Block }
+
+// idBuf is the blocks an id is derived in: the cipher takes slices
+// through an interface, so arrays on the caller's stack would move to
+// the heap at every call. A nil *idBuf allocates one.
+type idBuf struct{ in, out [aes.BlockSize]byte }
 
 func newIDs(key []byte) ids {
-	return ids{k: sha256.Sum256(append([]byte("ax-trace\x00"), key...))}
-}
-
-func (d ids) sum(parts ...uint64) [sha256.Size]byte {
-	var b [sha256.Size + 4*8]byte
-	copy(b[:], d.k[:])
-	for i, p := range parts {
-		binary.BigEndian.PutUint64(b[sha256.Size+8*i:], p)
+	k := sha256.Sum256(append([]byte("ax-trace\x00"), key...))
+	b, err := aes.NewCipher(k[:16])
+	if err != nil {
+		panic(err) // unreachable: 16 bytes is a valid AES key
 	}
-	return sha256.Sum256(b[:sha256.Size+8*len(parts)])
+	return ids{b: b}
 }
 
 // traceID is the trace of instance id (a shard's is its instance's: pass
 // the sharded instance).
-func (d ids) traceID(id uint64) trace.TraceID {
-	s := d.sum(0, id)
-	t := trace.TraceID(s[:16])
+func (d ids) traceID(buf *idBuf, id uint64) trace.TraceID {
+	if buf == nil {
+		buf = new(idBuf)
+	}
+	buf.in = [aes.BlockSize]byte{}
+	binary.BigEndian.PutUint64(buf.in[8:], id)
+	d.b.Encrypt(buf.out[:], buf.in[:])
+	t := trace.TraceID(buf.out)
 	if !t.IsValid() {
 		t[15] = 1
 	}
 	return t
 }
 
-// spanID is the span of kind for instance id and number n.
-func (d ids) spanID(id uint64, kind int, n int) trace.SpanID {
-	s := d.sum(1, id, uint64(kind), uint64(n))
-	sp := trace.SpanID(s[:8])
+// spanID is the span of kind for instance id and number n (an attempt,
+// or a re-run's fire time in Unix ms: below 2^48, which is what the
+// block holds of it).
+func (d ids) spanID(buf *idBuf, id uint64, kind int, n int) trace.SpanID {
+	if buf == nil {
+		buf = new(idBuf)
+	}
+	binary.BigEndian.PutUint64(buf.in[:8], uint64(n)&(1<<48-1))
+	buf.in[0], buf.in[1] = 1, byte(kind)
+	binary.BigEndian.PutUint64(buf.in[8:], id)
+	d.b.Encrypt(buf.out[:], buf.in[:])
+	sp := trace.SpanID(buf.out[:8])
 	if !sp.IsValid() {
 		sp[7] = 1
 	}

@@ -17,11 +17,13 @@ func (t *Tracer) InstanceChanged(c *fsm.InstanceChange) {
 	if t == nil || (c.Renewed && !c.Confirmed) {
 		return
 	}
-	t.pending.Add(1)
-	select {
-	case t.queue <- *c:
-	default:
-		t.pending.Add(-1)
+	t.mu.Lock()
+	full := len(t.queued) >= queueSize
+	if !full {
+		t.queued = append(t.queued, *c)
+	}
+	t.mu.Unlock()
+	if full {
 		if t.dropped.Add(1) == 1 && t.cfg.Logger != nil {
 			t.cfg.Logger.Warn("tracing: the span queue is full: dropping changes (their spans go missing)")
 		}
@@ -30,13 +32,12 @@ func (t *Tracer) InstanceChanged(c *fsm.InstanceChange) {
 
 // handle builds and exports the spans change c ends.
 func (t *Tracer) handle(c *fsm.InstanceChange) {
-	defer t.pending.Add(-1)
 	specs := t.spans(c)
 	if len(specs) == 0 {
 		return
 	}
 	d := t.ids()
-	tid := d.traceID(root(c.ID, c.Parent))
+	tid := d.traceID(&t.idb, root(c.ID, c.Parent))
 	if !t.sampler.sample(tid) {
 		return
 	}
@@ -48,10 +49,10 @@ func (t *Tracer) handle(c *fsm.InstanceChange) {
 	t.common = appendAttr(common, fSpanAttributes, attr{key: "ax.source", s: c.Source})
 	var own, run trace.SpanID // the instance's span; the parent of this run's spans
 	if !c.Renewed {           // (a renewal's lease span needs neither)
-		own = d.spanID(c.ID, kindInstance, 0)
+		own = d.spanID(&t.idb, c.ID, kindInstance, 0)
 		run = own
 		if c.Rerun {
-			run = d.spanID(c.ID, kindRun, rerunOf(c))
+			run = d.spanID(&t.idb, c.ID, kindRun, rerunOf(c))
 		}
 	}
 	var attempt trace.SpanID // the span of the attempt just emitted, if one was
@@ -89,11 +90,15 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 		}
 		return out
 	}
-	t.mu.Lock()
 	was, seen := t.since[c.ID]
-	// Noted: the start of a wait. Not the pending delayed instances: they
-	// may be millions, and their fire span needs no note.
-	if waits(c.State) {
+	// Noted: the start of a wait the record does not give. Not the
+	// pending delayed instances (they may be millions, and their fire
+	// span needs no note), nor an instance's first wait in the queue when
+	// it began as it fired: fallbackStart reads that from the record, and
+	// it is every instance's, so the map stays as small as the waits that
+	// need it (approvals, blocks, the queue after a retry) rather than
+	// holding every queued instance.
+	if waits(c.State) && !firedIntoQueue(c) {
 		if len(t.since) >= maxSince {
 			clear(t.since)
 		}
@@ -101,7 +106,6 @@ func (t *Tracer) spans(c *fsm.InstanceChange) []spec {
 	} else if seen {
 		delete(t.since, c.ID)
 	}
-	t.mu.Unlock()
 	start := func() int64 { // when c's instance entered the state it left
 		if seen && was.state == c.From && was.attempt == prevAttempt(c) {
 			return was.at
@@ -204,6 +208,13 @@ func prevAttempt(c *fsm.InstanceChange) int {
 	return c.Attempt
 }
 
+// firedIntoQueue says whether c put its instance in the queue as it
+// fired, before any attempt: the start of that wait is its fire time,
+// which fallbackStart finds in the record.
+func firedIntoQueue(c *fsm.InstanceChange) bool {
+	return c.State == model.StateReady && c.Attempt == 0 && c.FiredAt > 0 && c.FiredAt == c.At
+}
+
 // fallbackStart is when c's instance entered the state it left, as far
 // as the record says, for a wait that began while another node led: it
 // fired into it (no attempt yet), or it is the latest attempt's end at
@@ -246,18 +257,18 @@ func (t *Tracer) emit(c *fsm.InstanceChange, d *ids, tid trace.TraceID, own, run
 	case s.kind == kindInstance && c.Parent == 0: // the root: no parent
 		sid = own
 	case s.kind == kindInstance:
-		parent, sid = d.spanID(c.Parent, kindInstance, 0), own
+		parent, sid = d.spanID(&t.idb, c.Parent, kindInstance, 0), own
 	case s.kind == kindRun:
 		parent = own
 	case s.kind == kindLease && attempt.IsValid():
 		parent = attempt
 	case s.kind == kindLease:
-		parent = d.spanID(c.ID, kindAttempt, s.n)
+		parent = d.spanID(&t.idb, c.ID, kindAttempt, s.n)
 	default:
 		parent = run
 	}
 	if !sid.IsValid() {
-		sid = d.spanID(c.ID, s.kind, s.n)
+		sid = d.spanID(&t.idb, c.ID, s.kind, s.n)
 	}
 	if s.kind != kindInstance && s.kind != kindFire && s.kind != kindRun {
 		s.int("ax.attempt", int64(s.n))

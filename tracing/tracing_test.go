@@ -52,18 +52,35 @@ func TestEnabled(t *testing.T) {
 	}
 }
 
+// TestIDs_Golden pins the derivation (ids.go) to values computed apart
+// from this code, so that a change to it, which splits every trace in
+// flight at a rolling upgrade, is deliberate:
+//
+//	K=$(printf 'ax-trace\0k' | sha256sum | cut -c1-32)
+//	printf '0000000000000000%016x' 5 | xxd -r -p | openssl enc -aes-128-ecb -K $K -nopad | xxd -p
+//	printf '0104%012x%016x' 2 5 | xxd -r -p | openssl enc -aes-128-ecb -K $K -nopad | xxd -p | cut -c1-16
+func TestIDs_Golden(t *testing.T) {
+	d := newIDs([]byte("k"))
+	if got := d.traceID(nil, 5).String(); got != "1e8b43685fbb36a69ff4d900f7b3751c" {
+		t.Errorf("trace id of instance 5: %s", got)
+	}
+	if got := d.spanID(nil, 5, kindAttempt, 2).String(); got != "5e64056d518b6d7e" {
+		t.Errorf("span id of attempt 2 of instance 5: %s", got)
+	}
+}
+
 func TestIDs_Derivation(t *testing.T) {
 	a, b := newIDs([]byte("cluster-a")), newIDs([]byte("cluster-b"))
-	if a.traceID(7) != (newIDs([]byte("cluster-a"))).traceID(7) {
+	if a.traceID(nil, 7) != (newIDs([]byte("cluster-a"))).traceID(new(idBuf), 7) {
 		t.Fatal("the same key and instance derive different trace ids")
 	}
-	if a.traceID(7) == b.traceID(7) || a.traceID(7) == a.traceID(8) {
+	if a.traceID(nil, 7) == b.traceID(nil, 7) || a.traceID(nil, 7) == a.traceID(nil, 8) {
 		t.Fatal("trace ids collide across clusters or instances")
 	}
 	seen := map[trace.SpanID]string{}
-	for _, k := range []int{kindInstance, kindFire, kindQueue, kindAttempt, kindLease, kindRetry, kindApproval, kindBlocked} {
-		for n := 0; n < 3; n++ {
-			s := a.spanID(7, k, n)
+	for _, k := range []int{kindInstance, kindFire, kindQueue, kindAttempt, kindLease, kindRetry, kindApproval, kindBlocked, kindRun} {
+		for _, n := range []int{0, 1, 2, 1764806400000, 1764806400001} { // attempts, a re-run's fire times
+			s := a.spanID(nil, 7, k, n)
 			if !s.IsValid() {
 				t.Fatalf("span id of kind %d, %d is invalid", k, n)
 			}
@@ -73,9 +90,9 @@ func TestIDs_Derivation(t *testing.T) {
 			seen[s] = "seen"
 		}
 	}
-	tp := traceparent(a.traceID(7), a.spanID(7, kindAttempt, 1), true)
+	tp := traceparent(a.traceID(nil, 7), a.spanID(nil, 7, kindAttempt, 1), true)
 	tid, sid, sampled, ok := ParseTraceparent(tp)
-	if !ok || tid != a.traceID(7) || sid != a.spanID(7, kindAttempt, 1) || !sampled || len(tp) != 55 {
+	if !ok || tid != a.traceID(nil, 7) || sid != a.spanID(nil, 7, kindAttempt, 1) || !sampled || len(tp) != 55 {
 		t.Fatalf("traceparent %q parses as %s %s %v %v", tp, tid, sid, sampled, ok)
 	}
 	sc, ok := unpack(Pack(tp))
@@ -235,8 +252,8 @@ func TestSpans_InstanceLife(t *testing.T) {
 	}
 	got := spans(t, tr, exp)
 	d := newIDs([]byte("k"))
-	want := d.traceID(5)
-	root := d.spanID(5, kindInstance, 0)
+	want := d.traceID(nil, 5)
+	root := d.spanID(nil, 5, kindInstance, 0)
 	for _, w := range []struct {
 		name       string
 		kind, n    int
@@ -247,22 +264,22 @@ func TestSpans_InstanceLife(t *testing.T) {
 		{"ax.instance", kindInstance, 0, trace.SpanID{}, 900, 1800, false},
 		{"ax.fire", kindFire, 0, root, 900, 1000, false},
 		{"ax.queue#1", kindQueue, 1, root, 1000, 1100, false},
-		{"ax.lease#1", kindLease, 1, d.spanID(5, kindAttempt, 1), 1100, 1150, false},
+		{"ax.lease#1", kindLease, 1, d.spanID(nil, 5, kindAttempt, 1), 1100, 1150, false},
 		{"ax.attempt#1", kindAttempt, 1, root, 1100, 1300, true},
 		{"ax.retry_backoff#1", kindRetry, 1, root, 1300, 1500, false},
 		{"ax.queue#2", kindQueue, 2, root, 1500, 1600, false},
 		{"ax.attempt#2", kindAttempt, 2, root, 1600, 1800, false},
 		// Never confirmed by a heartbeat: its lease ends with its report.
-		{"ax.lease#2", kindLease, 2, d.spanID(5, kindAttempt, 2), 1600, 1800, false},
+		{"ax.lease#2", kindLease, 2, d.spanID(nil, 5, kindAttempt, 2), 1600, 1800, false},
 	} {
 		s, ok := got[w.name]
 		if !ok {
 			t.Errorf("no span %s (got %v)", w.name, keys(got))
 			continue
 		}
-		if tid(s) != want || sid(s) != d.spanID(5, w.kind, w.n) || pid(s) != w.parent {
+		if tid(s) != want || sid(s) != d.spanID(nil, 5, w.kind, w.n) || pid(s) != w.parent {
 			t.Errorf("%s: trace %s span %s parent %s; want %s %s %s", w.name, tid(s), sid(s),
-				pid(s), want, d.spanID(5, w.kind, w.n), w.parent)
+				pid(s), want, d.spanID(nil, 5, w.kind, w.n), w.parent)
 		}
 		if startMs(s) != w.start || endMs(s) != w.end {
 			t.Errorf("%s: %d..%d, want %d..%d", w.name, startMs(s), endMs(s), w.start, w.end)
@@ -275,7 +292,7 @@ func TestSpans_InstanceLife(t *testing.T) {
 		t.Errorf("%d spans, want 9: %v", len(got), keys(got))
 	}
 	// The traceparent an attempt is handed names the attempt's span.
-	if tp, want := tr.Traceparent(5, 0, 2), traceparent(want, d.spanID(5, kindAttempt, 2), true); tp != want {
+	if tp, want := tr.Traceparent(5, 0, 2), traceparent(want, d.spanID(nil, 5, kindAttempt, 2), true); tp != want {
 		t.Errorf("Traceparent = %s, want %s", tp, want)
 	}
 }
@@ -291,10 +308,10 @@ func TestSpans_NewLeader(t *testing.T) {
 	got := spans(t, tr, exp)
 	d := newIDs([]byte("k"))
 	q := got["ax.queue#2"]
-	if sid(q) != d.spanID(5, kindQueue, 2) || startMs(q) != 1500 || pid(q) != d.spanID(5, kindInstance, 0) {
+	if sid(q) != d.spanID(nil, 5, kindQueue, 2) || startMs(q) != 1500 || pid(q) != d.spanID(nil, 5, kindInstance, 0) {
 		t.Errorf("queue#2 from a new leader: %s %d parent %s", sid(q), startMs(q), pid(q))
 	}
-	if r := got["ax.instance"]; sid(r) != d.spanID(5, kindInstance, 0) || tid(r) != d.traceID(5) {
+	if r := got["ax.instance"]; sid(r) != d.spanID(nil, 5, kindInstance, 0) || tid(r) != d.traceID(nil, 5) {
 		t.Errorf("root from a new leader: %v", r.SpanId)
 	}
 }
@@ -319,7 +336,7 @@ func TestSpans_ShardApprovalLink(t *testing.T) {
 		t.Errorf("root: links %v parent %v; want a link to the caller's trace and no parent", r.Links, r.ParentSpanId)
 	}
 	s := got["ax.shard"]
-	if tid(s) != d.traceID(10) || pid(s) != d.spanID(10, kindInstance, 0) {
+	if tid(s) != d.traceID(nil, 10) || pid(s) != d.spanID(nil, 10, kindInstance, 0) {
 		t.Errorf("shard: trace %s parent %s, want its instance's", tid(s), pid(s))
 	}
 }
@@ -346,11 +363,11 @@ func TestSampling(t *testing.T) {
 		d := newIDs([]byte("k"))
 		n := 0
 		for i := uint64(0); i < 400; i++ {
-			got := s.sample(d.traceID(i))
+			got := s.sample(d.traceID(nil, i))
 			if got {
 				n++
 			}
-			if want := sdk.ShouldSample(sdktrace.SamplingParameters{TraceID: d.traceID(i)}).Decision == sdktrace.RecordAndSample; got != want {
+			if want := sdk.ShouldSample(sdktrace.SamplingParameters{TraceID: d.traceID(nil, i)}).Decision == sdktrace.RecordAndSample; got != want {
 				t.Fatalf("ratio %v on trace %d: sampled %v, the SDK's sampler %v", ratio, i, got, want)
 			}
 		}
@@ -377,8 +394,10 @@ func keys(m map[string]*tracepb.Span) []string {
 }
 
 // TestSince_OnlyWaits: the tracer notes when an instance entered a wait
-// (READY, approval, BLOCKED), not the pending delayed instances (there
-// may be millions), and forgets it once the instance moves on.
+// the record does not date (the queue after a retry's backoff, an
+// approval, BLOCKED), not the pending delayed instances (there may be
+// millions) nor the queue an instance fired into (its fire time dates
+// it), and forgets it once the instance moves on.
 func TestSince_OnlyWaits(t *testing.T) {
 	tr, mc := newTest(t, "k", nil)
 	for i := uint64(1); i <= 100; i++ {
@@ -386,20 +405,28 @@ func TestSince_OnlyWaits(t *testing.T) {
 		tr.InstanceChanged(&c)
 	}
 	_ = spans(t, tr, mc)
-	tr.mu.Lock()
-	n := len(tr.since)
-	tr.mu.Unlock()
-	if n != 0 {
+	if n := len(tr.since); n != 0 { // ForceFlush's hand-off orders this read after run's writes
 		t.Errorf("%d pending instances noted, want none", n)
 	}
-	for _, c := range life(7)[:2] { // READY, then RUNNING
+	for _, c := range life(7)[:1] { // fired into READY
 		tr.InstanceChanged(&c)
 	}
 	_ = spans(t, tr, mc)
-	tr.mu.Lock()
-	_, held := tr.since[7]
-	tr.mu.Unlock()
-	if held {
+	if _, held := tr.since[7]; held {
+		t.Error("an instance that fired into READY is noted: its fire time dates that wait")
+	}
+	for _, c := range life(8)[:5] { // READY again after a retry's backoff
+		tr.InstanceChanged(&c)
+	}
+	_ = spans(t, tr, mc)
+	if e, held := tr.since[8]; !held || e.at != 1500 || e.state != model.StateReady {
+		t.Errorf("the queue after a retry: noted %v %v, want READY at 1500", e, held)
+	}
+	for _, c := range life(8)[5:6] { // RUNNING
+		tr.InstanceChanged(&c)
+	}
+	_ = spans(t, tr, mc)
+	if _, held := tr.since[8]; held {
 		t.Error("an instance that left READY is still noted")
 	}
 }
@@ -437,7 +464,7 @@ func TestSpans_Rerun(t *testing.T) {
 	if root == nil || rerun == nil {
 		t.Fatalf("spans %v, want ax.instance and ax.rerun", keys(got))
 	}
-	if sid(root) != d.spanID(5, kindInstance, 0) || endMs(root) != 1800 {
+	if sid(root) != d.spanID(nil, 5, kindInstance, 0) || endMs(root) != 1800 {
 		t.Errorf("root: span %s ending %d, want the first run's", sid(root), endMs(root))
 	}
 	if pid(rerun) != sid(root) || startMs(rerun) != 3000 || endMs(rerun) != 3300 || tid(rerun) != tid(root) {
@@ -475,7 +502,20 @@ func TestSpans_ShardLeaseNewLeader(t *testing.T) {
 	tr.InstanceChanged(&c)
 	d := newIDs([]byte("k"))
 	l := spans(t, tr, mc)["ax.lease#1"]
-	if l == nil || tid(l) != d.traceID(10) || pid(l) != d.spanID(11, kindAttempt, 1) {
-		t.Fatalf("the shard's lease: %v, want it in trace %s under attempt 1's span", l, d.traceID(10))
+	if l == nil || tid(l) != d.traceID(nil, 10) || pid(l) != d.spanID(nil, 11, kindAttempt, 1) {
+		t.Fatalf("the shard's lease: %v, want it in trace %s under attempt 1's span", l, d.traceID(nil, 10))
+	}
+}
+
+// TestInstanceChanged_FullQueueDrops: with the queue full (run not
+// taking it), a change is dropped and counted, never waited for.
+func TestInstanceChanged_FullQueueDrops(t *testing.T) {
+	tr := &Tracer{} // no run: nothing takes the queue
+	c := life(1)[0]
+	for range queueSize + 5 {
+		tr.InstanceChanged(&c)
+	}
+	if len(tr.queued) != queueSize || tr.dropped.Load() != 5 {
+		t.Fatalf("queued %d, dropped %d; want %d and 5", len(tr.queued), tr.dropped.Load(), queueSize)
 	}
 }
