@@ -21,14 +21,14 @@ import (
 // file (NoFreelistSync off) costs under churn and what it saves at open
 // (issue 27 item 3; docs/performance.md "The free list at open"). It is
 // a benchmark, skipped unless AX_FREELIST_AB is set to
-// "pending,freed,cycles,rounds" (e.g. 2000000,500000,1000,2): it fills
+// "pending,freed,cycles,rounds[,per]" (e.g. 2000000,500000,1000,2): it fills
 // a state file with pending delayed instances and, spread among them,
 // freed instances run to SUCCESS and then pruned (their pages are the
 // free list), then alternates arms A (the free list not stored, as the
 // product runs) and B (stored) on the same file, rounds times A B. Each
 // arm reopens the file with its setting and runs cycles of churn, four
-// entries each (submit 256 instances due now, lease them, complete
-// them, prune the 256 finished a retention of 100 cycles earlier), then
+// entries each (submit per instances due now, 256 unless given, lease
+// them, complete them, prune those finished 100 cycles earlier), then
 // reopens it once more: a restart's open, timed, with the peak VmRSS it
 // added (VmHWM after clearing it) and the share of the file cached
 // before it. Last, it times the open's walk with madvise calls on the
@@ -36,10 +36,10 @@ import (
 func TestFreelistAB(t *testing.T) {
 	spec := os.Getenv("AX_FREELIST_AB")
 	if spec == "" {
-		t.Skip("a benchmark: set AX_FREELIST_AB=pending,freed,cycles,rounds")
+		t.Skip("a benchmark: set AX_FREELIST_AB=pending,freed,cycles,rounds[,per]")
 	}
-	var p [4]int
-	if _, err := fmt.Sscanf(spec, "%d,%d,%d,%d", &p[0], &p[1], &p[2], &p[3]); err != nil {
+	p := [5]int{4: 256}
+	if n, err := fmt.Sscanf(spec, "%d,%d,%d,%d,%d", &p[0], &p[1], &p[2], &p[3], &p[4]); n < 4 || p[4] < 1 {
 		t.Fatalf("AX_FREELIST_AB=%q: %v", spec, err)
 	}
 	pending, freed, cycles, rounds := p[0], p[1], p[2], p[3]
@@ -50,7 +50,7 @@ func TestFreelistAB(t *testing.T) {
 	t.Logf("filled %d pending, %d run and pruned in %v: file %.1f MB, %d free pages",
 		pending, freed, time.Since(start).Round(time.Second), float64(st.Size())/1e6, fb.f.db.Stats().FreePageN)
 
-	ch := &churn{fb: fb}
+	ch := &churn{fb: fb, per: p[4]}
 	for range 100 { // the retention window
 		ch.cycle()
 	}
@@ -218,11 +218,12 @@ func adviseWhileOpening(tb testing.TB, path string, advice int, every time.Durat
 // completed, and pruned a retention of 100 cycles later.
 type churn struct {
 	fb       *finishBench
+	per      int // instances per cycle
 	retained [][]uint64
 }
 
 func (c *churn) cycle() {
-	ids := c.fb.ready(256)
+	ids := c.fb.ready(c.per)
 	c.fb.run(ids)
 	c.retained = append(c.retained, ids)
 	if len(c.retained) > 100 {
