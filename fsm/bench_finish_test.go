@@ -14,13 +14,13 @@ import (
 // finishBench drives a state machine through the execution path for the
 // finish and prune benchmarks.
 type finishBench struct {
-	b     *testing.B
+	b     testing.TB
 	f     *FSM
 	index uint64
 	now   int64
 }
 
-func newFinishBench(b *testing.B) *finishBench {
+func newFinishBench(b testing.TB) *finishBench {
 	f, err := Open(Config{Path: filepath.Join(b.TempDir(), "fsm.db"), NoSync: true})
 	if err != nil {
 		b.Fatal(err)

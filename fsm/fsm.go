@@ -227,18 +227,7 @@ func Open(cfg Config) (*FSM, error) {
 }
 
 func openDB(cfg Config) (*bolt.DB, error) {
-	db, err := bolt.Open(cfg.Path, 0o600, &bolt.Options{
-		Timeout: 5 * time.Second,
-		NoSync:  cfg.NoSync,
-		// bbolt fsyncs the whole file each time it grows it (every 16 MiB),
-		// which with NoSync flushes every dirty page at once: a stall of
-		// tens of milliseconds in the apply path. An unsynced file is not
-		// trusted after a crash anyway.
-		NoGrowSync:      cfg.NoSync,
-		NoFreelistSync:  true,
-		FreelistType:    bolt.FreelistMapType,
-		InitialMmapSize: 256 << 20,
-	})
+	db, err := bolt.Open(cfg.Path, 0o600, boltOptions(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("fsm: open %s: %w", cfg.Path, err)
 	}
@@ -262,6 +251,22 @@ func openDB(cfg Config) (*bolt.DB, error) {
 		cfg.Logger.Named("fsm").Warn("could not drop the state file's pages from memory", "error", err)
 	}
 	return db, nil
+}
+
+// boltOptions are the options the state file is opened with.
+func boltOptions(cfg Config) *bolt.Options {
+	return &bolt.Options{
+		Timeout: 5 * time.Second,
+		NoSync:  cfg.NoSync,
+		// bbolt fsyncs the whole file each time it grows it (every 16 MiB),
+		// which with NoSync flushes every dirty page at once: a stall of
+		// tens of milliseconds in the apply path. An unsynced file is not
+		// trusted after a crash anyway.
+		NoGrowSync:      cfg.NoSync,
+		NoFreelistSync:  true,
+		FreelistType:    bolt.FreelistMapType,
+		InitialMmapSize: 256 << 20,
+	}
 }
 
 func (f *FSM) loadApplied() error {
