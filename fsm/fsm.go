@@ -260,8 +260,10 @@ func boltOptions(cfg Config) *bolt.Options {
 		NoSync:  cfg.NoSync,
 		// bbolt fsyncs the whole file each time it grows it (every 16 MiB),
 		// which with NoSync flushes every dirty page at once: a stall of
-		// tens of milliseconds in the apply path. An unsynced file is not
-		// trusted after a crash anyway.
+		// tens of milliseconds in the apply path. An unsynced file is
+		// trusted only after a process crash, when the kernel's page
+		// cache holds every write (boot.go), which a skipped sync does
+		// not change.
 		NoGrowSync:      cfg.NoSync,
 		NoFreelistSync:  true,
 		FreelistType:    bolt.FreelistMapType,

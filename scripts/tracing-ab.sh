@@ -16,13 +16,19 @@
 # On a shared machine throughput swings with the other load; CPU per
 # instance much less.
 # Usage: scripts/tracing-ab.sh [pairs (default 4)] [instances per run (default 20000)]
+# AB_RATE and AB_SECONDS set the paced part (default 500/s for 5 s):
+# AB_RATE=4000 AB_SECONDS=20 scripts/tracing-ab.sh 6 1000 measures at a
+# steady rate the node keeps up with, where no backlog of queued
+# instances forms (a backlog costs CPU of its own: the alert watchdog
+# reads every active instance every -watch-interval, so the slower mode
+# of a saturated A/B pays more of it per instance).
 # (extra OTEL_* variables in the environment apply to the "on" runs' agent:
 # OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1 samples.)
 set -eu
 pairs=${1:-4}
 n=${2:-20000}
-rate=500
-seconds=5
+rate=${AB_RATE:-500}
+seconds=${AB_SECONDS:-5}
 dir=$(mktemp -d)
 sink=
 trap '[ -z "$sink" ] || kill $sink 2>/dev/null; rm -rf "$dir"' EXIT
