@@ -147,7 +147,7 @@ func New(cfg Config) (*Node, error) {
 	rc.BatchApplyCh = true
 	// An AppendEntries carries up to 64 entries (Raft's default): a
 	// catching-up node is sent whole entries of up to ~1,000 submissions
-	// (~50-70 KB each), and at 512 one request was ~40 MB, decoded, then
+	// (~50 KB each), and at 512 one request was ~25 MB, decoded, then
 	// written to the log in one bbolt transaction, on the heap together.
 	// Proposals are grouped into entries before Raft (replica's group
 	// commit, one entry in flight), so a live node's requests hold a few
