@@ -82,7 +82,8 @@ func (f *FSM) applyTx(logs []*raft.Log) []interface{} {
 }
 
 // maxTxBytes bounds the log bytes one transaction applies. Raft hands
-// the state machine up to MaxAppendEntries (512) entries at once, and
+// the state machine up to MaxAppendEntries entries at once (512 then, 64
+// now), and
 // when a node catches up those are whole entries of 1,000 submissions
 // each: one transaction creating half a million instances held its dirty
 // pages and their garbage on the heap at once, 3.5 times the node's steady

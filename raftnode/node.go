@@ -83,6 +83,9 @@ type Config struct {
 	// snapshot, which Raft restores on start, and the log continues after
 	// Index.
 	Restore *Restore
+
+	// backlogBytes overrides maxBacklogBytes (tests).
+	backlogBytes int64
 }
 
 // Restore names a state-machine snapshot file and the log index it was
@@ -104,8 +107,10 @@ type Node struct {
 
 	// appends and commits watch what Raft does not tell: whether its log
 	// appends fail (appends.go), and the leader's commit index
-	// (leadercommit.go).
+	// (leadercommit.go); backlog holds a follower's appends back while its
+	// state machine lags (backlog.go).
 	appends *appendWatch
+	backlog *backlogStore
 	commits *commitWatch
 
 	notifyCh chan bool
@@ -140,7 +145,14 @@ func New(cfg Config) (*Node, error) {
 	rc.SnapshotInterval = orDur(cfg.SnapshotInterval, 2*time.Minute)
 	rc.TrailingLogs = orU64(cfg.TrailingLogs, 10240)
 	rc.BatchApplyCh = true
-	rc.MaxAppendEntries = 512
+	// An AppendEntries carries up to 64 entries (Raft's default): a
+	// catching-up node is sent whole entries of up to ~1,000 submissions
+	// (~50 KB each), and at 512 one request was ~25 MB, decoded, then
+	// written to the log in one bbolt transaction, on the heap together.
+	// Proposals are grouped into entries before Raft (replica's group
+	// commit, one entry in flight), so a live node's requests hold a few
+	// entries either way.
+	rc.MaxAppendEntries = 64
 	notifyCh := make(chan bool, 16)
 	rc.NotifyCh = notifyCh
 	if err := raft.ValidateConfig(rc); err != nil {
@@ -156,7 +168,11 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("raftnode: open log store: %w", err)
 	}
 	appends := &appendWatch{LogStore: logs, fault: cfg.AppendFault}
-	cache, err := raft.NewLogCache(1024, appends)
+	backlog := newBacklogStore(appends, cfg.FSM.AppliedIndex)
+	if cfg.backlogBytes > 0 {
+		backlog.max = cfg.backlogBytes
+	}
+	cache, err := raft.NewLogCache(1024, backlog)
 	if err != nil {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: %w", err)
@@ -248,8 +264,9 @@ func New(cfg Config) (*Node, error) {
 		logs.Close()
 		return nil, fmt.Errorf("raftnode: start raft: %w", err)
 	}
+	backlog.raft.Store(r)
 	n := &Node{
-		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, auth: auth, logger: logger, appends: appends, commits: commits,
+		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, auth: auth, logger: logger, appends: appends, backlog: backlog, commits: commits,
 		notifyCh: notifyCh, leaderCh: make(chan struct{}), closed: make(chan struct{}),
 		obsCh: make(chan raft.Observation, 16),
 	}
@@ -618,6 +635,7 @@ func (n *Node) Close() error {
 		return nil
 	default:
 	}
+	n.backlog.close()
 	err := n.raft.Shutdown().Error()
 	close(n.closed)
 	n.raft.DeregisterObserver(n.observer)

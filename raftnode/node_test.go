@@ -21,6 +21,7 @@ import (
 type testNode struct {
 	*Node
 	fsm *fsm.FSM
+	tr  *raft.InmemTransport
 }
 
 // startCluster starts n in-process nodes on an in-memory transport; the
@@ -29,53 +30,57 @@ type testNode struct {
 func startCluster(t *testing.T, n int, tweaks ...func(i int, cfg *Config)) []*testNode {
 	t.Helper()
 	var nodes []*testNode
-	var trans []*raft.InmemTransport
 	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("n%d", i+1)
-		_, tr := raft.NewInmemTransport(raft.ServerAddress(id))
-		for j, other := range trans {
-			tr.Connect(other.LocalAddr(), other)
-			other.Connect(tr.LocalAddr(), tr)
-			_ = j
-		}
-		trans = append(trans, tr)
-		dir := t.TempDir()
-		f, err := fsm.Open(fsm.Config{Path: filepath.Join(dir, "fsm.db"), NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := Config{
-			ID: id, RaftAddr: id, DataDir: dir, Bootstrap: i == 0, FSM: f, Transport: tr,
-			Logger:           testkit.Logger(t, id),
-			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond,
-		}
-		for _, tweak := range tweaks {
-			tweak(i, &cfg)
-		}
-		node, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tn := &testNode{Node: node, fsm: f}
-		t.Cleanup(func() { tn.Close(); f.Close() })
-		nodes = append(nodes, tn)
-		if i == 0 {
-			testkit.Eventually(t, 5*time.Second, func() error {
-				if !node.IsLeader() {
-					return errors.New("n1 not leader yet")
-				}
-				return nil
-			})
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = nodes[0].AddVoter(ctx, id, id)
-		cancel()
-		if err != nil {
-			t.Fatalf("add %s: %v", id, err)
-		}
+		nodes = append(nodes, addNode(t, nodes, tweaks...))
 	}
 	return nodes
+}
+
+// addNode starts node len(nodes) (0-based) connected to nodes: the first
+// bootstraps, any other is added as a voter by nodes[0], the leader.
+func addNode(t *testing.T, nodes []*testNode, tweaks ...func(i int, cfg *Config)) *testNode {
+	t.Helper()
+	i := len(nodes)
+	id := fmt.Sprintf("n%d", i+1)
+	_, tr := raft.NewInmemTransport(raft.ServerAddress(id))
+	for _, other := range nodes {
+		tr.Connect(other.tr.LocalAddr(), other.tr)
+		other.tr.Connect(tr.LocalAddr(), tr)
+	}
+	dir := t.TempDir()
+	f, err := fsm.Open(fsm.Config{Path: filepath.Join(dir, "fsm.db"), NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		ID: id, RaftAddr: id, DataDir: dir, Bootstrap: i == 0, FSM: f, Transport: tr,
+		Logger:           testkit.Logger(t, id),
+		HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 200 * time.Millisecond,
+	}
+	for _, tweak := range tweaks {
+		tweak(i, &cfg)
+	}
+	node, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := &testNode{Node: node, fsm: f, tr: tr}
+	t.Cleanup(func() { tn.Close(); f.Close() })
+	if i == 0 {
+		testkit.Eventually(t, 5*time.Second, func() error {
+			if !node.IsLeader() {
+				return errors.New("n1 not leader yet")
+			}
+			return nil
+		})
+		return tn
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := nodes[0].AddVoter(ctx, id, id); err != nil {
+		t.Fatalf("add %s: %v", id, err)
+	}
+	return tn
 }
 
 func leaderOf(t *testing.T, nodes []*testNode) *testNode {

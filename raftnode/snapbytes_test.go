@@ -22,3 +22,21 @@ func TestSnapshotDue(t *testing.T) {
 		}
 	}
 }
+
+func TestCatchingUp(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		applied, known uint64
+		want           bool
+	}{
+		{"caught up", 5000, 5000, false},
+		{"a few entries behind", 5000, 5010, false},
+		{"at the margin", 5000, 5000 + catchUpEntries, false},
+		{"joining from the log", 2560, 8844, true},
+		{"no commit index known yet", 0, 0, false},
+	} {
+		if got := catchingUp(c.applied, c.known); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
