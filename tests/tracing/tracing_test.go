@@ -165,6 +165,31 @@ type endpoint struct {
 // plain is a node without TLS or ACLs at addr.
 func plain(addr string) endpoint { return endpoint{base: "http://" + addr, hc: http.DefaultClient} }
 
+// target is an HTTP action's endpoint: it keeps the last request's
+// traceparent header.
+type target struct {
+	*httptest.Server
+	mu     sync.Mutex
+	header string
+}
+
+func newTarget(t *testing.T) *target {
+	tg := &target{}
+	tg.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tg.mu.Lock()
+		tg.header = r.Header.Get("Traceparent")
+		tg.mu.Unlock()
+	}))
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+func (tg *target) traceparent() string {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.header
+}
+
 // post sends a write with a caller's traceparent header.
 func post(t *testing.T, ep endpoint, path, traceparent string, body any) model.Submitted {
 	t.Helper()
@@ -209,14 +234,7 @@ const callerTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 // nothing and hands out no traceparent.
 func TestTracing(t *testing.T) {
 	rcv := newReceiver(t)
-	var hmu sync.Mutex
-	var header string
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hmu.Lock()
-		header = r.Header.Get("Traceparent")
-		hmu.Unlock()
-	}))
-	defer target.Close()
+	target := newTarget(t)
 
 	c := clustertest.StartProcesses(t, 1, clustertest.WithArgs("-executor", "true"),
 		clustertest.WithNodeEnv("n1", "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.srv.URL, "OTEL_BSP_SCHEDULE_DELAY=100",
@@ -307,9 +325,7 @@ func TestTracing(t *testing.T) {
 
 	// The HTTP action's header, the submit's link.
 	ws := rcv.waitSpans(t, web, "ax.instance", "ax.attempt#1")
-	hmu.Lock()
-	got := header
-	hmu.Unlock()
+	got := target.traceparent()
 	if want := traceparentOf(ws["ax.attempt#1"]); got != want {
 		t.Errorf("the HTTP action's traceparent header = %q, want %s", got, want)
 	}
@@ -445,14 +461,7 @@ func checkMetrics(t *testing.T, addr, traceID string) {
 func TestTracing_LeaderChange(t *testing.T) {
 	const token = "s3cret-s3cret-s3cret"
 	rcv := newReceiver(t)
-	var hmu sync.Mutex
-	var header string
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hmu.Lock()
-		header = r.Header.Get("Traceparent")
-		hmu.Unlock()
-	}))
-	defer target.Close()
+	target := newTarget(t)
 	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.srv.URL, "OTEL_BSP_SCHEDULE_DELAY=100"}
 	tlsDir := t.TempDir()
 	c := clustertest.StartProcesses(t, 3, clustertest.WithTLS(tlsDir), clustertest.WithToken(token),
@@ -543,9 +552,7 @@ func TestTracing_LeaderChange(t *testing.T) {
 			t.Errorf("instance %s: links %v, want one to the caller's span", in, r.Links)
 		}
 	}
-	hmu.Lock()
-	got := header
-	hmu.Unlock()
+	got := target.traceparent()
 	if want := traceparentOf(rcv.of(web)["ax.attempt#1"]); got != want {
 		t.Errorf("the HTTP action's traceparent header = %q, want %s", got, want)
 	}
