@@ -2,8 +2,15 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
@@ -71,13 +78,111 @@ func (ts *terms) restore(req restoreReq) restoreAns {
 	if err != nil {
 		return restoreAns{err: err}
 	}
+	// This node takes the state before the cluster has it: until the
+	// restore is committed, a marker says where the log ended before it
+	// (see abandonRestore).
+	after := r.node.LastIndex()
+	if err := markRestore(r.cfg.DataDir, after); err != nil {
+		return restoreAns{err: err}
+	}
 	r.log.Info("restoring a saved state into the cluster", "path", req.path, "saved_index", info.Index,
-		"tasks", info.Tasks, "instances", info.Instances, "bytes", info.Size)
+		"tasks", info.Tasks, "instances", info.Instances, "bytes", info.Size, "log_ends_at", after)
 	if err := r.node.Restore(req.ctx, req.path, info.Index, info.Term, info.Size); err != nil {
-		r.log.Error("restore failed", "error", err)
+		if r.node.SnapshotIndex() > after {
+			r.log.Error("restore failed after this node took the restored state, which the cluster may not commit: restart this node (it then discards that state and catches up from the leader)", "error", err)
+		} else {
+			r.log.Error("restore failed", "error", err)
+			clearRestore(r.cfg.DataDir, r.log)
+		}
 		return restoreAns{err: Unavailable(fmt.Errorf("restore: %w", err))}
 	}
+	clearRestore(r.cfg.DataDir, r.log)
 	r.log.Info("restored a saved state into the cluster", "took", time.Since(start).Round(time.Millisecond),
 		"last_index", r.node.LastIndex())
 	return restoreAns{info: info}
+}
+
+// restorePending names the file in the data dir that marks a restore
+// this node began as the leader and has not seen committed. It holds the
+// index the Raft log ended at before the restore.
+const restorePending = "restore-pending"
+
+// markRestore writes the marker of a restore that begins after index
+// after, durably.
+func markRestore(dataDir string, after uint64) error {
+	path := filepath.Join(dataDir, restorePending)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "%d\n", after)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(dataDir)
+	}
+	if err != nil {
+		return fmt.Errorf("restore: marking it begun: %w", err)
+	}
+	return nil
+}
+
+// clearRestore removes the marker: the restore is committed, or this
+// node never took its state.
+func clearRestore(dataDir string, log hclog.Logger) {
+	if err := os.Remove(filepath.Join(dataDir, restorePending)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		log.Error("could not remove the restore marker: the next start discards this node's state and catches up from the leader", "error", err)
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// abandonRestore, at start before the state machine opens: when the
+// marker of a restore this node began as the leader is there (it died or
+// failed before the restore was committed), it removes the restore's
+// snapshot and the log entries after it began (raftnode.AbandonRestore)
+// and says the state machine must be discarded: the node then holds the
+// cluster's state as it was before the restore, and the leader brings it
+// up to date, with the restored state if the restore was committed. The
+// caller removes the marker (dropRestoreMarker) once the state machine
+// is discarded.
+func abandonRestore(dataDir string, log hclog.Logger) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, restorePending))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("restore marker: %w", err)
+	}
+	after, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("restore marker %s: %w", filepath.Join(dataDir, restorePending), err)
+	}
+	snaps, entries, err := raftnode.AbandonRestore(dataDir, after)
+	if err != nil {
+		return false, err
+	}
+	log.Warn("this node began a restore as the leader and stopped before it was committed: discarding the restored state and what the log holds after the restore began; the leader brings this node up to date (with the restored state if the cluster committed it)",
+		"log_ended_at", after, "snapshots_removed", snaps, "entries_removed", entries)
+	return true, nil
+}
+
+// dropRestoreMarker removes the marker once abandonRestore's work is
+// done and the state machine discarded.
+func dropRestoreMarker(dataDir string) error {
+	if err := os.Remove(filepath.Join(dataDir, restorePending)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("restore marker: %w", err)
+	}
+	return syncDir(dataDir)
 }

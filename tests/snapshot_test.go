@@ -12,6 +12,7 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/internal/clustertest"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
 )
@@ -72,8 +73,10 @@ func TestCluster_SnapshotSaveRestore(t *testing.T) {
 	}
 }
 
-// TestCluster_SnapshotRestoreRunning: ax snapshot restore makes a saved
-// state the state of a running cluster, through a follower: what was
+// TestCluster_SnapshotRestoreRunning: on a TLS cluster with ACLs, ax
+// snapshot save, inspect and restore (the CLI with -ca-cert and a token,
+// over HTTPS) make a saved state the state of the running cluster,
+// through a follower: what was
 // written after the save is gone on every node, what was saved is back,
 // the leader's services start again from it (an interval task fires
 // after the restore, once per fire time), and writes go on. The same
@@ -82,7 +85,11 @@ func TestCluster_SnapshotSaveRestore(t *testing.T) {
 // refused naming it; a restore without the admin token is refused.
 func TestCluster_SnapshotRestoreRunning(t *testing.T) {
 	const token, other = "s3cret-s3cret-s3cret", "other-other-other-1"
-	c := startCluster(t, 3, withToken(token))
+	tlsDir := t.TempDir()
+	c := startCluster(t, 3, withToken(token), clustertest.WithTLS(tlsDir))
+	// The CLI as an operator runs it: it trusts the cluster's CA, and the
+	// token is its credential (no client certificate).
+	https := []string{"-ca-cert", localcluster.CAFile(tlsDir), "-token", token}
 	ctx := ctxT(t, 180*time.Second)
 	cl := c.Client()
 	if _, err := c.StartExecutor("w1"); err != nil {
@@ -114,12 +121,19 @@ func TestCluster_SnapshotRestoreRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "backup.ax")
-	if out, err := clustertest.AxOutput(t, axBinary, "snapshot", "save", "-addr", follower.HTTPAddr, "-token", token, file); err != nil {
-		t.Fatalf("ax snapshot save: %v\n%s", err, out)
+	if out, err := clustertest.AxOutput(t, axBinary, append([]string{"snapshot", "save", "-addr", follower.HTTPAddr}, append(https, file)...)...); err != nil ||
+		!strings.HasPrefix(out, "saved "+file+": applied index ") {
+		t.Fatalf("ax snapshot save over https: %v\n%s", err, out)
 	}
 	saved, err := fsm.InspectState(file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// (The interval task's instances come and go: the tasks and the
+	// index say it is the saved file.)
+	if out, err := clustertest.AxOutput(t, axBinary, "snapshot", "inspect", file); err != nil || !strings.Contains(out, "tasks          21\n") ||
+		!strings.Contains(out, fmt.Sprintf("applied index  %d\n", saved.Index)) {
+		t.Fatalf("ax snapshot inspect: %v\n%s", err, out)
 	}
 	savedTasks, err := cl.ListTasks(ctx, model.TaskFilter{})
 	if err != nil {
@@ -134,7 +148,7 @@ func TestCluster_SnapshotRestoreRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := clustertest.AxOutput(t, axBinary, "snapshot", "restore", "-addr", follower.HTTPAddr, file); err == nil ||
+	if _, err := clustertest.AxOutput(t, axBinary, "snapshot", "restore", "-addr", follower.HTTPAddr, "-ca-cert", localcluster.CAFile(tlsDir), file); err == nil ||
 		!strings.Contains(err.Error(), "missing token") {
 		t.Errorf("a restore without the token: %v", err)
 	}
@@ -153,7 +167,7 @@ func TestCluster_SnapshotRestoreRunning(t *testing.T) {
 	}
 
 	restoredAt := time.Now()
-	out, err := clustertest.AxOutput(t, axBinary, "snapshot", "restore", "-addr", follower.HTTPAddr, "-token", token, file)
+	out, err := clustertest.AxOutput(t, axBinary, append([]string{"snapshot", "restore", "-addr", follower.HTTPAddr}, append(https, file)...)...)
 	want := fmt.Sprintf("restored %s: saved at applied index %d; 21 tasks, ", file, saved.Index)
 	if err != nil || !strings.HasPrefix(out, want) {
 		t.Fatalf("ax snapshot restore: %v\n%s\nwant it to start %q", err, out, want)

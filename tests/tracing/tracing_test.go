@@ -26,8 +26,10 @@ import (
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/agenttest"
 	"github.com/ax-scheduler/ax/internal/clustertest"
+	"github.com/ax-scheduler/ax/internal/localcluster"
 	"github.com/ax-scheduler/ax/internal/testkit"
 	"github.com/ax-scheduler/ax/model"
+	"github.com/ax-scheduler/ax/tlsutil"
 	"github.com/ax-scheduler/ax/worker"
 )
 
@@ -152,14 +154,53 @@ func traceparentOf(s *tracepb.Span) string {
 	return "00-" + hex.EncodeToString(s.TraceId) + "-" + hex.EncodeToString(s.SpanId) + "-01"
 }
 
+// endpoint is where post sends a write: base is http://ADDR or
+// https://ADDR, hc trusts the cluster's CA for https, and token ("" for
+// none) goes in the Authorization header.
+type endpoint struct {
+	base, token string
+	hc          *http.Client
+}
+
+// plain is a node without TLS or ACLs at addr.
+func plain(addr string) endpoint { return endpoint{base: "http://" + addr, hc: http.DefaultClient} }
+
+// target is an HTTP action's endpoint: it keeps the last request's
+// traceparent header.
+type target struct {
+	*httptest.Server
+	mu     sync.Mutex
+	header string
+}
+
+func newTarget(t *testing.T) *target {
+	tg := &target{}
+	tg.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tg.mu.Lock()
+		tg.header = r.Header.Get("Traceparent")
+		tg.mu.Unlock()
+	}))
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+func (tg *target) traceparent() string {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.header
+}
+
 // post sends a write with a caller's traceparent header.
-func post(t *testing.T, addr, path, traceparent string, body any) model.Submitted {
+func post(t *testing.T, ep endpoint, path, traceparent string, body any) model.Submitted {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, bytes.NewReader(b))
+	req, _ := http.NewRequest(http.MethodPost, ep.base+path, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Traceparent", traceparent)
-	resp, err := http.DefaultClient.Do(req)
+	if ep.token != "" {
+		req.Header.Set("Authorization", "Bearer "+ep.token)
+	}
+	resp, err := ep.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,14 +234,7 @@ const callerTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 // nothing and hands out no traceparent.
 func TestTracing(t *testing.T) {
 	rcv := newReceiver(t)
-	var hmu sync.Mutex
-	var header string
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hmu.Lock()
-		header = r.Header.Get("Traceparent")
-		hmu.Unlock()
-	}))
-	defer target.Close()
+	target := newTarget(t)
 
 	c := clustertest.StartProcesses(t, 1, clustertest.WithArgs("-executor", "true"),
 		clustertest.WithNodeEnv("n1", "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.srv.URL, "OTEL_BSP_SCHEDULE_DELAY=100",
@@ -240,8 +274,8 @@ func TestTracing(t *testing.T) {
 	}
 	go func() { _ = w.Run(wctx) }()
 
-	sh := post(t, addr, "/v1/tasks/sh/trigger", callerTrace, model.TriggerRequest{}).ID
-	web := post(t, addr, "/v1/tasks/web/submit", callerTrace, model.SubmitRequest{}).ID
+	sh := post(t, plain(addr), "/v1/tasks/sh/trigger", callerTrace, model.TriggerRequest{}).ID
+	web := post(t, plain(addr), "/v1/tasks/web/submit", callerTrace, model.SubmitRequest{}).ID
 	sdk := clustertest.Trigger(t, cl, "sdk")
 	gated := clustertest.Trigger(t, cl, "gated")
 	agenttest.WaitState(t, cl, gated, 20*time.Second, model.StateWaitingApproval)
@@ -291,9 +325,7 @@ func TestTracing(t *testing.T) {
 
 	// The HTTP action's header, the submit's link.
 	ws := rcv.waitSpans(t, web, "ax.instance", "ax.attempt#1")
-	hmu.Lock()
-	got := header
-	hmu.Unlock()
+	got := target.traceparent()
 	if want := traceparentOf(ws["ax.attempt#1"]); got != want {
 		t.Errorf("the HTTP action's traceparent header = %q, want %s", got, want)
 	}
@@ -352,7 +384,7 @@ func TestTracing_Off(t *testing.T) {
 	if _, err := cl.PutTask(ctx, clustertest.ShellTask("sh", `echo "tp=$TRACEPARENT" > `+out, model.Policy{})); err != nil {
 		t.Fatal(err)
 	}
-	id := post(t, c.Nodes[0].HTTPAddr, "/v1/tasks/sh/trigger", callerTrace, model.TriggerRequest{}).ID
+	id := post(t, plain(c.Nodes[0].HTTPAddr), "/v1/tasks/sh/trigger", callerTrace, model.TriggerRequest{}).ID
 	agenttest.WaitState(t, cl, id, 30*time.Second, model.StateSuccess)
 	if b, err := os.ReadFile(out); err != nil || strings.TrimSpace(string(b)) != "tp=" {
 		t.Errorf("with tracing off the script saw %q, %v", b, err)
@@ -415,22 +447,42 @@ func checkMetrics(t *testing.T, addr, traceID string) {
 	}
 }
 
-// TestTracing_LeaderChange: three nodes trace; an instance's first
-// attempt fails under one leader, which then stops (handing leadership
-// over); its retry runs under the next. Both leaders' spans are one
-// trace: the same trace id, every span a child of the one root span id,
-// each attempt's span sent by the node that led when it ended.
+// TestTracing_LeaderChange: three nodes with TLS and ACLs trace (the
+// TLS + ACL deployment; TestTracing is the one-node one). A caller with a
+// writer token and a traceparent triggers a shell task and submits to
+// an HTTP action and an SDK handler through a follower over HTTPS: each
+// instance's root is linked to the caller, and each attempt's
+// traceparent reaches its action ($TRACEPARENT, the header, the
+// handler's context). The shell instance's first attempt fails under one
+// leader, which then stops (handing leadership over); its retry runs
+// under the next. Both leaders' spans are one trace: the same trace id,
+// every span a child of the one root span id, each attempt's span sent
+// by the node that led when it ended.
 func TestTracing_LeaderChange(t *testing.T) {
+	const token = "s3cret-s3cret-s3cret"
 	rcv := newReceiver(t)
+	target := newTarget(t)
 	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.srv.URL, "OTEL_BSP_SCHEDULE_DELAY=100"}
-	c := clustertest.StartProcesses(t, 3, clustertest.WithNodeEnv("n1", env...), clustertest.WithNodeEnv("n2", env...),
-		clustertest.WithNodeEnv("n3", env...))
+	tlsDir := t.TempDir()
+	c := clustertest.StartProcesses(t, 3, clustertest.WithTLS(tlsDir), clustertest.WithToken(token),
+		clustertest.WithNodeEnv("n1", env...), clustertest.WithNodeEnv("n2", env...), clustertest.WithNodeEnv("n3", env...))
 	ctx := testkit.Context(t, 120*time.Second)
 	cl := c.Client()
-	if _, err := cl.PutTask(ctx, clustertest.ShellTask("flaky", `[ "$AX_ATTEMPT" -ge 2 ]`,
-		model.Policy{MaxRetries: 1, RetryInterval: model.Duration(3 * time.Second)})); err != nil {
+	dir := t.TempDir()
+	for _, task := range []*model.Task{
+		clustertest.ShellTask("flaky", `echo "$TRACEPARENT" > `+dir+`/tp.$AX_ATTEMPT; [ "$AX_ATTEMPT" -ge 2 ]`,
+			model.Policy{MaxRetries: 1, RetryInterval: model.Duration(3 * time.Second)}),
+		{Name: "web", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionHTTP, URL: target.URL}},
+		{Name: "sdk", Trigger: model.Trigger{Type: model.TriggerEvent}, Action: model.Action{Type: model.ActionSDK, Handler: "traced"}},
+	} {
+		if _, err := cl.PutTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cl.ACLBootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
+	writer := clustertest.CreateToken(t, ctx, cl, model.ACLTokenRequest{Name: "caller", Role: model.RoleWriter})
 	if _, err := c.StartExecutor("e1"); err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +490,32 @@ func TestTracing_LeaderChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := clustertest.Trigger(t, cl, "flaky")
+	follower, _, err := c.Follower(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := tlsutil.NewClientConfig(localcluster.CAFile(tlsDir), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := endpoint{base: "https://" + follower.HTTPAddr, token: writer,
+		hc: &http.Client{Transport: &http.Transport{TLSClientConfig: ca}, Timeout: 30 * time.Second}}
+	handled := make(chan trace.SpanContext, 1)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	w, err := worker.New(worker.Config{Servers: []string{follower.HTTPAddr}, TLS: ca, Token: token, Name: "sdk",
+		Handlers: map[string]worker.Handler{"traced": func(ctx context.Context, _ worker.Job) error {
+			handled <- trace.SpanContextFromContext(ctx)
+			return nil
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = w.Run(wctx) }()
+
+	id := post(t, caller, "/v1/tasks/flaky/trigger", callerTrace, model.TriggerRequest{}).ID
+	web := post(t, caller, "/v1/tasks/web/submit", callerTrace, model.SubmitRequest{}).ID
+	sdk := post(t, caller, "/v1/tasks/sdk/submit", callerTrace, model.SubmitRequest{}).ID
 	agenttest.WaitState(t, cl, id, 30*time.Second, model.StateRetrying)
 	rcv.waitSpans(t, id, "ax.attempt#1") // sent before the leader stops
 	first.Stop()
@@ -458,5 +535,33 @@ func TestTracing_LeaderChange(t *testing.T) {
 	rcv.mu.Unlock()
 	if n1 != first.ID || n2 == first.ID || n2 == "" {
 		t.Errorf("attempt 1's span from %q, attempt 2's from %q; want the first leader %s, then another", n1, n2, first.ID)
+	}
+	for n := 1; n <= 2; n++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("tp.%d", n)))
+		if want := traceparentOf(s[fmt.Sprintf("ax.attempt#%d", n)]); err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("attempt %d's $TRACEPARENT = %q, %v; want %s", n, b, err, want)
+		}
+	}
+
+	// Every instance the caller made is linked to the caller's span, and
+	// the HTTP action and the SDK handler got their attempt's traceparent.
+	for _, in := range []string{id, web, sdk} {
+		agenttest.WaitState(t, cl, in, 60*time.Second, model.StateSuccess)
+		r := rcv.waitSpans(t, in, "ax.instance", "ax.attempt#1")["ax.instance"]
+		if len(r.Links) != 1 || hex.EncodeToString(r.Links[0].TraceId) != callerTrace[3:35] || hex.EncodeToString(r.Links[0].SpanId) != callerTrace[36:52] {
+			t.Errorf("instance %s: links %v, want one to the caller's span", in, r.Links)
+		}
+	}
+	got := target.traceparent()
+	if want := traceparentOf(rcv.of(web)["ax.attempt#1"]); got != want {
+		t.Errorf("the HTTP action's traceparent header = %q, want %s", got, want)
+	}
+	select {
+	case sc := <-handled:
+		if want := traceparentOf(rcv.of(sdk)["ax.attempt#1"]); want != "00-"+sc.TraceID().String()+"-"+sc.SpanID().String()+"-01" {
+			t.Errorf("the SDK handler's span context %v, want the attempt's %s", sc, want)
+		}
+	default:
+		t.Error("the SDK handler did not run")
 	}
 }
