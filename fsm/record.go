@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -258,15 +259,15 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		if err != nil {
 			return nil, errRecord
 		}
-		fields[i] = append([]byte(nil), s...) // copy out of bbolt's memory
+		fields[i] = s // in bbolt's memory: copied out below
 		b = rest
 	}
 	r.Task, r.IdemKey, r.Node = string(fields[0]), string(fields[1]), string(fields[2])
 	if len(fields[3]) > 0 {
-		r.Params = fields[3]
+		r.Params = bytes.Clone(fields[3])
 	}
 	if len(fields[4]) > 0 {
-		r.Payload = fields[4]
+		r.Payload = bytes.Clone(fields[4])
 	}
 	if len(b) == 0 {
 		return r, nil
