@@ -20,6 +20,15 @@ import (
 // on from the old state, past a hole in this node's log that Raft
 // cannot bridge, and the node keeps serving the restored state beside
 // the cluster's old one. AbandonRestore undoes it on restart.
+//
+// Known defect (docs/operations.md, "If the leader dies during the
+// restore"): it discards unconditionally, so a node killed after a
+// follower installed the restore forgets entries it may have counted
+// toward their commit, and can vote in a node that lacks them; the
+// follower holding them then cannot be brought level (hashicorp/raft
+// finds no entry at the restore's snapshot index to truncate after).
+// The mend is to discard only once the elected leader's log shows
+// another term at that index.
 
 // AbandonRestore removes from the Raft data in dataDir what a restore
 // that began when the log ended at index after may have left there:
