@@ -1,9 +1,12 @@
 package raftnode
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -71,6 +74,82 @@ func AbandonRestore(dataDir string, after uint64) (snapshots, entries int, err e
 		return snapshots, 0, fmt.Errorf("raftnode: abandon restore: %w", err)
 	}
 	return snapshots, entries, nil
+}
+
+// restorePending names the file in the data dir that marks a restore
+// this node began as the leader and has not seen committed. It holds the
+// index the Raft log ended at before the restore.
+const restorePending = "restore-pending"
+
+// MarkRestore records, durably, that this node begins a restore when its
+// log ends at index after (see AbandonRestore).
+func MarkRestore(dataDir string, after uint64) error {
+	if err := writeFileDurable(filepath.Join(dataDir, restorePending), []byte(strconv.FormatUint(after, 10)+"\n")); err != nil {
+		return fmt.Errorf("restore: marking it begun: %w", err)
+	}
+	return nil
+}
+
+// PendingRestore reads the mark MarkRestore left: ok false when there is
+// none.
+func PendingRestore(dataDir string) (after uint64, ok bool, err error) {
+	path := filepath.Join(dataDir, restorePending)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("restore marker: %w", err)
+	}
+	after, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("restore marker %s: %w", path, err)
+	}
+	return after, true, nil
+}
+
+// ClearRestore removes the mark, durably: the restore was committed, this
+// node never took its state, or AbandonRestore undid it.
+func ClearRestore(dataDir string) error {
+	if err := os.Remove(filepath.Join(dataDir, restorePending)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("restore marker: %w", err)
+	}
+	return syncDir(dataDir)
+}
+
+// writeFileDurable replaces path with b so that a crash leaves the old
+// file or the new one, never part of it: a temporary file, synced,
+// renamed over path, and the directory synced.
+func writeFileDurable(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // SnapshotIndex is the index of this node's latest snapshot (0 for none).

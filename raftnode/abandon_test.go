@@ -1,6 +1,7 @@
 package raftnode
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -77,5 +78,32 @@ func TestAbandonRestore(t *testing.T) {
 				t.Errorf("after: latest snapshot %d, last entry %d (%v); want %d, %d", latest, last, err, tc.keptSnapshot, tc.keptLastLog)
 			}
 		})
+	}
+}
+
+// TestRestoreMark: MarkRestore's mark reads back, ClearRestore removes
+// it, and a mark that is not an index is an error, not a restore to undo.
+func TestRestoreMark(t *testing.T) {
+	dir := t.TempDir()
+	if _, ok, err := PendingRestore(dir); ok || err != nil {
+		t.Fatalf("no mark: %v %v", ok, err)
+	}
+	if err := MarkRestore(dir, 77); err != nil {
+		t.Fatal(err)
+	}
+	if after, ok, err := PendingRestore(dir); after != 77 || !ok || err != nil {
+		t.Fatalf("PendingRestore = %d %v %v, want 77", after, ok, err)
+	}
+	if err := ClearRestore(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := PendingRestore(dir); ok || err != nil {
+		t.Fatalf("after ClearRestore: %v %v", ok, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, restorePending), []byte("7x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := PendingRestore(dir); ok || err == nil {
+		t.Fatalf("a mark that is not an index: %v %v", ok, err)
 	}
 }

@@ -244,28 +244,8 @@ func (p *peerAuth) save() error {
 	if err != nil {
 		return err
 	}
-	tmp := p.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
+	if err := writeFileDurable(p.path, b); err != nil {
 		return fmt.Errorf("raftnode: save member key: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p.path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("raftnode: save member key: %w", err)
-	}
-	if d, err := os.Open(filepath.Dir(p.path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -126,7 +126,7 @@ func Open(cfg Config) (*Replica, error) {
 		return nil, err
 	}
 	if discard {
-		if err := dropRestoreMarker(cfg.DataDir); err != nil {
+		if err := raftnode.ClearRestore(cfg.DataDir); err != nil {
 			f.Close()
 			return nil, err
 		}

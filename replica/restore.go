@@ -2,12 +2,7 @@ package replica
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -82,7 +77,7 @@ func (ts *terms) restore(req restoreReq) restoreAns {
 	// restore is committed, a marker says where the log ended before it
 	// (see abandonRestore).
 	after := r.node.LastIndex()
-	if err := markRestore(r.cfg.DataDir, after); err != nil {
+	if err := raftnode.MarkRestore(r.cfg.DataDir, after); err != nil {
 		return restoreAns{err: err}
 	}
 	r.log.Info("restoring a saved state into the cluster", "path", req.path, "saved_index", info.Index,
@@ -102,50 +97,12 @@ func (ts *terms) restore(req restoreReq) restoreAns {
 	return restoreAns{info: info}
 }
 
-// restorePending names the file in the data dir that marks a restore
-// this node began as the leader and has not seen committed. It holds the
-// index the Raft log ended at before the restore.
-const restorePending = "restore-pending"
-
-// markRestore writes the marker of a restore that begins after index
-// after, durably.
-func markRestore(dataDir string, after uint64) error {
-	path := filepath.Join(dataDir, restorePending)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	_, err = fmt.Fprintf(f, "%d\n", after)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncDir(dataDir)
-	}
-	if err != nil {
-		return fmt.Errorf("restore: marking it begun: %w", err)
-	}
-	return nil
-}
-
-// clearRestore removes the marker: the restore is committed, or this
-// node never took its state.
+// clearRestore removes the restore's mark: the restore is committed, or
+// this node never took its state.
 func clearRestore(dataDir string, log hclog.Logger) {
-	if err := os.Remove(filepath.Join(dataDir, restorePending)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := raftnode.ClearRestore(dataDir); err != nil {
 		log.Error("could not remove the restore marker: the next start discards this node's state and catches up from the leader", "error", err)
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // abandonRestore, at start before the state machine opens: when the
@@ -155,19 +112,12 @@ func syncDir(dir string) error {
 // and says the state machine must be discarded: the node then holds the
 // cluster's state as it was before the restore, and the leader brings it
 // up to date, with the restored state if the restore was committed. The
-// caller removes the marker (dropRestoreMarker) once the state machine
-// is discarded.
+// caller removes the marker (raftnode.ClearRestore) once the state
+// machine is discarded.
 func abandonRestore(dataDir string, log hclog.Logger) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, restorePending))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("restore marker: %w", err)
-	}
-	after, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		return false, fmt.Errorf("restore marker %s: %w", filepath.Join(dataDir, restorePending), err)
+	after, pending, err := raftnode.PendingRestore(dataDir)
+	if err != nil || !pending {
+		return false, err
 	}
 	snaps, entries, err := raftnode.AbandonRestore(dataDir, after)
 	if err != nil {
@@ -176,13 +126,4 @@ func abandonRestore(dataDir string, log hclog.Logger) (bool, error) {
 	log.Warn("this node began a restore as the leader and stopped before it was committed: discarding the restored state and what the log holds after the restore began; the leader brings this node up to date (with the restored state if the cluster committed it)",
 		"log_ended_at", after, "snapshots_removed", snaps, "entries_removed", entries)
 	return true, nil
-}
-
-// dropRestoreMarker removes the marker once abandonRestore's work is
-// done and the state machine discarded.
-func dropRestoreMarker(dataDir string) error {
-	if err := os.Remove(filepath.Join(dataDir, restorePending)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("restore marker: %w", err)
-	}
-	return syncDir(dataDir)
 }
