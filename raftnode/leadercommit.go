@@ -8,7 +8,8 @@ import (
 )
 
 // commitWatch is the transport Raft consumes RPCs from, remembering the
-// highest commit index a leader has sent this node.
+// highest commit index a leader has sent this node, and gating Raft's
+// heartbeat fast path (heartbeat.go).
 //
 // A follower learns the commit index only from the appends it can store:
 // hashicorp/raft sets it to min(leader's commit index, own last index), so
@@ -17,13 +18,13 @@ import (
 // request carries the leader's commit index (the leader sends one at
 // least every CommitTimeout, 50 ms, even when there is nothing to
 // replicate, and retries a failed one), whether or not this node can store
-// its entries; heartbeats carry none (they go to SetHeartbeatHandler
-// untouched). Any commit index a leader sent is committed for good, so the
+// its entries; heartbeats carry none. Any commit index a leader sent is committed for good, so the
 // highest one seen is a lower bound of the cluster's: no extra message,
 // and it can only understate the lag.
 type commitWatch struct {
 	raft.Transport
 	leaderCommit atomic.Uint64
+	gate         heartbeatGate
 
 	out       chan raft.RPC
 	done      chan struct{}
