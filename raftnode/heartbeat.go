@@ -22,10 +22,11 @@ import (
 // index and term, so when the node then follows, it keeps its entries as
 // "duplicates" and applies them: its state machine diverges, and a write
 // the new leader acknowledged is missing on it (and on the whole cluster
-// once it leads). This is hashicorp/raft#695; ax's chaos suite met it
-// under leader churn on a starved machine (starved-churn, 2026-12-04: an
-// acknowledged trigger lost, a node holding an instance its peers never
-// had).
+// once it leads). This is hashicorp/raft#695 (open); ax's chaos suite
+// failed with exactly its signature under leader churn on a starved
+// machine (starved-churn, 2026-12-04: an acknowledged trigger lost, a node
+// holding an instance its peers never had), and
+// TestHeartbeatGate_DeposedLeader replays it step by step.
 //
 // The gate closes it from outside Raft: a heartbeat takes the fast path
 // only when it changes nothing but the leader's last contact, that is,
@@ -46,6 +47,9 @@ type termView interface {
 // heartbeatGate holds the Raft the gate reads, once it runs.
 type heartbeatGate struct {
 	view atomic.Pointer[termView]
+	// ungated lets every heartbeat take the fast path, as hashicorp/raft
+	// does on its own (tests: TestHeartbeatGate_DeposedLeader).
+	ungated bool
 }
 
 // setRaft gives the gate the Raft whose term and role it checks; until
@@ -56,7 +60,7 @@ func (g *heartbeatGate) setRaft(v termView) { g.view.Store(&v) }
 // AppendEntries heartbeat of this follower's current term.
 func (g *heartbeatGate) fast(rpc raft.RPC) bool {
 	req, ok := rpc.Command.(*raft.AppendEntriesRequest)
-	if ungatedHeartbeats {
+	if g.ungated {
 		return true
 	}
 	v := g.view.Load()

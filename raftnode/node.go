@@ -266,9 +266,6 @@ func New(cfg Config) (*Node, error) {
 	}
 	backlog.raft.Store(r)
 	commits.gate.setRaft(r)
-	if ungatedHeartbeats {
-		logger.Warn("fault hook: heartbeats of a newer term take Raft's fast path (AX_FAULT_RAFT_UNGATED, a binary built with -tags faults, for tests only)")
-	}
 	n := &Node{
 		cfg: cfg, raft: r, logs: logs, cache: cache, trans: trans, auth: auth, logger: logger, appends: appends, backlog: backlog, commits: commits,
 		notifyCh: notifyCh, leaderCh: make(chan struct{}), closed: make(chan struct{}),

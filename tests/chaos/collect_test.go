@@ -168,9 +168,22 @@ func collectSlots(ctx context.Context, cl *client.Client) ([]SlotCount, error) {
 // listAll lists every instance of the workload's tasks, linearizably,
 // and the shards of those that fanned out (after them).
 func listAll(ctx context.Context, cl *client.Client) ([]model.Instance, error) {
-	out, err := listTasks(ctx, cl, workloadTasks...)
-	if err != nil {
-		return nil, err
+	var out []model.Instance
+	for _, task := range workloadTasks {
+		f := model.InstanceFilter{Task: task, Limit: 1000}
+		for {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			page, err := cl.ListInstances(cctx, f, client.Consistent())
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("list %s: %w", task, err)
+			}
+			out = append(out, page.Instances...)
+			if page.NextCursor == "" {
+				break
+			}
+			f.Cursor = page.NextCursor
+		}
 	}
 	for _, in := range out {
 		if in.Shards == nil {
@@ -183,30 +196,6 @@ func listAll(ctx context.Context, cl *client.Client) ([]model.Instance, error) {
 			return nil, fmt.Errorf("shards of %s: %w", in.ID, err)
 		}
 		out = append(out, l.Shards...)
-	}
-	return out, nil
-}
-
-// listTasks lists every instance of the tasks named, each page read
-// linearizably from the node cl reaches (its own state, at least as new
-// as the cluster's commit index when asked).
-func listTasks(ctx context.Context, cl *client.Client, tasks ...string) ([]model.Instance, error) {
-	var out []model.Instance
-	for _, task := range tasks {
-		f := model.InstanceFilter{Task: task, Limit: 1000}
-		for {
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			page, err := cl.ListInstances(cctx, f, client.Consistent())
-			cancel()
-			if err != nil {
-				return nil, fmt.Errorf("list %s: %w", task, err)
-			}
-			out = append(out, page.Instances...)
-			if page.NextCursor == "" {
-				break
-			}
-			f.Cursor = page.NextCursor
-		}
 	}
 	return out, nil
 }
