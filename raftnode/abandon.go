@@ -30,8 +30,10 @@ import (
 // toward their commit, and can vote in a node that lacks them; the
 // follower holding them then cannot be brought level (hashicorp/raft
 // finds no entry at the restore's snapshot index to truncate after).
-// The mend is to discard only once the elected leader's log shows
-// another term at that index.
+// Discarding only once the elected leader's log shows another term at
+// that index mends three nodes but not five (a minority that installed
+// it is stuck the same way); the robust mend is a restore through the
+// log (docs/operations.md, "Known defect").
 
 // AbandonRestore removes from the Raft data in dataDir what a restore
 // that began when the log ended at index after may have left there:
