@@ -414,14 +414,15 @@ type Active struct {
 func (q instanceReads) ActiveInstances(fn func(Active)) error {
 	return q.f.view(func(tx *bolt.Tx) error {
 		insts := tx.Bucket(bktInstances)
+		var dec scanDecoder
+		var r record
 		return tx.Bucket(bktActive).ForEach(func(k, _ []byte) error {
 			id := binary.BigEndian.Uint64(k)
 			v := insts.Get(k)
 			if v == nil {
 				return nil
 			}
-			r, err := decodeRecord(id, v)
-			if err != nil {
+			if err := dec.decode(&r, id, v); err != nil {
 				return err
 			}
 			fn(Active{ID: id, Task: r.Task, State: name(stateNames, r.State), Attempt: int(r.Attempts), Executor: r.Executor, LeaseUntil: r.LeaseUntil,

@@ -230,81 +230,128 @@ func readBytes(b []byte) ([]byte, []byte, error) {
 }
 
 func decodeRecord(id uint64, b []byte) (*record, error) {
-	if len(b) < 3 || b[0] != recordVersion {
-		return nil, errRecord
+	r := &record{}
+	if err := r.decode(id, b, nil); err != nil {
+		return nil, err
 	}
-	r := &record{ID: id, State: b[1], Source: b[2]}
+	return r, nil
+}
+
+// scanDecoder decodes records for a scan that reads only what dates and
+// places an instance (ActiveInstances): the parameters, the payload, the
+// idempotency key and the other free texts are left out (a scan of a
+// large backlog copied every payload and threw it away), and the task
+// names are shared.
+type scanDecoder struct {
+	tasks map[string]string
+}
+
+// decode decodes b into r (reset first); r holds nothing of b's memory.
+func (d *scanDecoder) decode(r *record, id uint64, b []byte) error {
+	*r = record{}
+	return r.decode(id, b, d)
+}
+
+// task returns the task name in b, one string per name.
+func (d *scanDecoder) task(b []byte) string {
+	if s, ok := d.tasks[string(b)]; ok {
+		return s
+	}
+	if d.tasks == nil {
+		d.tasks = map[string]string{}
+	}
+	s := string(b)
+	d.tasks[s] = s
+	return s
+}
+
+// decode decodes b into r, every field, or with scan set only those a
+// scanDecoder keeps.
+func (r *record) decode(id uint64, b []byte, scan *scanDecoder) error {
+	if len(b) < 3 || b[0] != recordVersion {
+		return errRecord
+	}
+	r.ID, r.State, r.Source = id, b[1], b[2]
 	b = b[3:]
 	u, n := binary.Uvarint(b)
 	if n <= 0 {
-		return nil, errRecord
+		return errRecord
 	}
 	r.Attempts = uint32(u)
 	b = b[n:]
 	for _, t := range []*int64{&r.CreatedAt, &r.ScheduledAt, &r.FiredAt, &r.StartedAt, &r.FinishedAt} {
 		v, n := binary.Varint(b)
 		if n <= 0 {
-			return nil, errRecord
+			return errRecord
 		}
 		*t = v
 		b = b[n:]
 	}
 	if r.TaskVersion, n = binary.Uvarint(b); n <= 0 {
-		return nil, errRecord
+		return errRecord
 	}
 	b = b[n:]
 	var fields [5][]byte
 	for i := range fields {
 		s, rest, err := readBytes(b)
 		if err != nil {
-			return nil, errRecord
+			return errRecord
 		}
 		fields[i] = s // in bbolt's memory: copied out below
 		b = rest
 	}
-	r.Task, r.IdemKey, r.Node = string(fields[0]), string(fields[1]), string(fields[2])
-	if len(fields[3]) > 0 {
-		r.Params = bytes.Clone(fields[3])
-	}
-	if len(fields[4]) > 0 {
-		r.Payload = bytes.Clone(fields[4])
+	if scan != nil {
+		r.Task = scan.task(fields[0])
+	} else {
+		r.Task, r.IdemKey, r.Node = string(fields[0]), string(fields[1]), string(fields[2])
+		if len(fields[3]) > 0 {
+			r.Params = bytes.Clone(fields[3])
+		}
+		if len(fields[4]) > 0 {
+			r.Payload = bytes.Clone(fields[4])
+		}
 	}
 	if len(b) == 0 {
-		return r, nil
+		return nil
 	}
 	var ex [2][]byte
 	for i := range ex {
 		s, rest, err := readBytes(b)
 		if err != nil {
-			return nil, errRecord
+			return errRecord
 		}
 		ex[i] = s
 		b = rest
 	}
-	r.Executor, r.LastError = string(ex[0]), string(ex[1])
+	r.Executor = string(ex[0])
+	if scan == nil {
+		r.LastError = string(ex[1])
+	}
 	for _, t := range []*int64{&r.LeaseUntil, &r.RetryAt, &r.ExitCode, &r.AttemptStart} {
 		v, n := binary.Varint(b)
 		if n <= 0 {
-			return nil, errRecord
+			return errRecord
 		}
 		*t = v
 		b = b[n:]
 	}
 	if len(b) < 1 {
-		return nil, errRecord
+		return errRecord
 	}
 	r.Flags = b[0]
 	host, rest, err := readBytes(b[1:])
 	if err != nil {
-		return nil, errRecord
+		return errRecord
 	}
 	date, rest, err := readBytes(rest)
 	if err != nil {
-		return nil, errRecord
+		return errRecord
 	}
-	r.Host, r.Date = string(host), string(date)
+	if scan == nil {
+		r.Host, r.Date = string(host), string(date)
+	}
 	if len(rest) == 0 {
-		return r, nil
+		return nil
 	}
 	for _, c := range []*uint32{&r.Free, &r.Base} {
 		if len(rest) == 0 {
@@ -312,56 +359,60 @@ func decodeRecord(id uint64, b []byte) (*record, error) {
 		}
 		v, k := binary.Uvarint(rest)
 		if k <= 0 || v > 1<<32-1 {
-			return nil, errRecord
+			return errRecord
 		}
 		*c, rest = uint32(v), rest[k:]
 	}
 	if len(rest) == 0 {
-		return r, nil
+		return nil
 	}
 	jitter, k := binary.Uvarint(rest)
 	if k <= 0 || jitter > 1<<62 {
-		return nil, errRecord
+		return errRecord
 	}
 	r.Jitter, rest = int64(jitter), rest[k:]
 	if len(rest) == 0 {
-		return r, nil
+		return nil
 	}
 	if r.Moved, k = binary.Varint(rest); k <= 0 {
-		return nil, errRecord
+		return errRecord
 	}
 	held, rest, err := readBytes(rest[k:])
 	if err != nil {
-		return nil, errRecord
+		return errRecord
 	}
-	r.Held = string(held)
+	if scan == nil {
+		r.Held = string(held)
+	}
 	if len(rest) == 0 {
-		return r, nil
+		return nil
 	}
 	pool, rest, err := readBytes(rest)
 	if err != nil {
-		return nil, errRecord
+		return errRecord
 	}
-	r.Pool = string(pool)
+	if scan == nil {
+		r.Pool = string(pool)
+	}
 	if len(rest) == 0 {
-		return r, nil
+		return nil
 	}
 	switch rest[0] {
 	case 0:
 	case 1:
 		r.Canary = true
 	default:
-		return nil, errRecord
+		return errRecord
 	}
 	if rest = rest[1:]; len(rest) == 0 {
-		return r, nil
+		return nil
 	}
-	return r, r.decodeShards(rest)
+	return r.decodeShards(rest, scan != nil)
 }
 
 // decodeShards reads the shard fields and the trace link, the record's
-// last fields.
-func (r *record) decodeShards(b []byte) error {
+// last fields (the link left out for a scan).
+func (r *record) decodeShards(b []byte, scan bool) error {
 	var v [4]uint64
 	for i := range v {
 		x, k := binary.Uvarint(b)
@@ -393,7 +444,9 @@ func (r *record) decodeShards(b []byte) error {
 	if err != nil || len(link) == 0 || len(rest) != 0 {
 		return errRecord
 	}
-	r.Link = append([]byte(nil), link...)
+	if !scan {
+		r.Link = append([]byte(nil), link...)
+	}
 	return nil
 }
 
