@@ -38,15 +38,27 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // node, with a panic: nothing of the batch is committed, and a restart
 // meets the same entry again. See DESIGN.md, "Failed applies" and
 // "Command types".
+//
+// A restore_switch entry is applied on its own, between the
+// transactions of the entries around it: it replaces the state file
+// (restorelog.go).
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
-	n := chunkLen(logs)
+	s := nextSwitch(logs)
+	n := chunkLen(logs[:s])
 	if n == len(logs) {
 		return f.applyTx(logs)
 	}
 	out := make([]interface{}, 0, len(logs))
-	for ; len(logs) > 0; n = chunkLen(logs) {
+	for len(logs) > 0 {
+		if s == 0 {
+			out = append(out, f.applySwitch(logs[0]))
+			logs = logs[1:]
+			s = nextSwitch(logs)
+			continue
+		}
+		n = chunkLen(logs[:s])
 		out = append(out, f.applyTx(logs[:n])...)
-		logs = logs[n:]
+		logs, s = logs[n:], s-n
 	}
 	return out
 }

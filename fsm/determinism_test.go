@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,9 @@ type logGen struct {
 	// leased are the instances the log's leases named, and to whom.
 	leased []leased
 	seen   map[CommandType]bool
+	// restoreNext is the offset of the next chunk of the latest restore
+	// begun.
+	restoreNext int
 }
 
 type leased struct {
@@ -188,7 +192,7 @@ func (g *logGen) command(t *testing.T) *Command {
 	}
 	var typ CommandType
 	var body any
-	switch g.rng.Intn(38) {
+	switch g.rng.Intn(39) {
 	case 0, 1, 2:
 		tk := g.genTask()
 		tk.Paused = g.rng.Intn(4) == 0 // kept or not (protocol 5) as KeepPaused says
@@ -416,12 +420,63 @@ func (g *logGen) command(t *testing.T) *Command {
 	case 37: // protocol 8: a rollout promoted or aborted by hand
 		typ = []CommandType{CmdPromoteRollout, CmdAbortRollout}[g.rng.Intn(2)]
 		body = TaskRef{Name: g.taskName()}
+	case 38: // protocol 9: a restore's steps, of bytes that are no state
+		return g.restoreCommand(reqID)
 	}
 	c, err := NewCommand(typ, reqID, "tester", body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.seen[typ] = true
+	return c
+}
+
+// restoreJunk is what the generated restores stage: bytes that are no
+// state, in chunks of restoreJunkChunk, so that a switch is refused
+// (its staged bytes missing, their checksum or their form) after
+// chunks that are taken or refused.
+var restoreJunk = []byte(strings.Repeat("not a state file ", 200))
+
+const restoreJunkChunk = 1024
+
+// restoreCommand returns one step of a restore of restoreJunk (or of a
+// restore id that is not staged): begin, a chunk at a likely offset,
+// the switch, an abort.
+func (g *logGen) restoreCommand(reqID string) *Command {
+	id := "r1"
+	if g.rng.Intn(6) == 0 {
+		id = "r2" // a restore that is not the one staged
+	}
+	var c *Command
+	switch g.rng.Intn(5) {
+	case 0:
+		g.restoreNext = 0
+		sum := sha256.Sum256(restoreJunk)
+		c = mustCommand(command.TypeRestoreBegin, reqID, command.RestoreBegin{ID: id, Size: int64(len(restoreJunk)), SHA256: hex.EncodeToString(sum[:])})
+	case 1:
+		off := g.restoreNext // mostly the next chunk, so that switches find every byte
+		if g.rng.Intn(4) == 0 || off >= len(restoreJunk) {
+			off = restoreJunkChunk * g.rng.Intn(len(restoreJunk)/restoreJunkChunk+1)
+		}
+		g.restoreNext = off + restoreJunkChunk
+		c = &Command{Type: command.TypeRestoreChunk, ReqID: reqID, Actor: "tester", Body: command.EncodeRestoreChunk(&command.RestoreChunk{
+			ID: id, Offset: int64(off), Data: restoreJunk[off:min(off+restoreJunkChunk, len(restoreJunk))]})}
+	case 2:
+		c = mustCommand(command.TypeRestoreSwitch, reqID, command.RestoreRef{ID: id})
+	case 3:
+		c = mustCommand(command.TypeRestoreAbort, reqID, command.RestoreRef{ID: []string{id, ""}[g.rng.Intn(2)]})
+	default:
+		return g.restoreCommand(reqID) // the chunks and the switch, more often than the rest
+	}
+	g.seen[c.Type] = true
+	return c
+}
+
+func mustCommand(t CommandType, reqID string, body any) *Command {
+	c, err := NewCommand(t, reqID, "tester", body)
+	if err != nil {
+		panic(err)
+	}
 	return c
 }
 
@@ -507,6 +562,18 @@ func (g *logGen) scripted(t *testing.T) []*raft.Log {
 	add(CmdPutTask, PutTask{Task: model.Task{Name: "task-5", Trigger: event, Action: model.Action{Type: model.ActionShell, Command: "false"},
 		Rollout: &model.RolloutSpec{Percent: 100, PromoteAfter: 2}}})
 	run(add(CmdTrigger, Trigger{Task: "task-5"}), false)
+	// Protocol 9: a restore of bytes that are no state, every byte staged:
+	// its switch is refused and drops them.
+	sum := sha256.Sum256(restoreJunk)
+	add(command.TypeRestoreBegin, command.RestoreBegin{ID: "r1", Size: int64(len(restoreJunk)), SHA256: hex.EncodeToString(sum[:])})
+	for off := 0; off < len(restoreJunk); off += restoreJunkChunk {
+		g.now += 100
+		g.index++
+		c := &Command{Type: command.TypeRestoreChunk, Actor: "tester", Now: g.now, Node: "n1", Body: command.EncodeRestoreChunk(&command.RestoreChunk{
+			ID: "r1", Offset: int64(off), Data: restoreJunk[off:min(off+restoreJunkChunk, len(restoreJunk))]})}
+		out = append(out, &raft.Log{Index: g.index, Term: 1, Type: raft.LogCommand, Data: c.Encode()})
+	}
+	add(command.TypeRestoreSwitch, command.RestoreRef{ID: "r1"})
 	for _, l := range out {
 		g.ids = append(g.ids, l.Index<<20)
 	}
@@ -544,7 +611,9 @@ func TestFSM_Deterministic(t *testing.T) {
 		// Protocol 8's canary rollouts: their ends, and the refusal of a
 		// plain put during one.
 		`"type":"promoted"`: false, `"type":"rollback"`: false, `"type":"rollout_aborted"`: false, `has a rollout in progress`: false, `"rule":"rollback"`: false,
-		`{"rows":`: false} // a result kept (protocol 8)
+		`{"rows":`: false, // a result kept (protocol 8)
+		// Protocol 9: a restore's refusals, at its switch and at a chunk.
+		`the staged bytes are no ax state`: false, `bytes staged, the next chunk starts there`: false}
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			g := newLogGen(seed, 0)

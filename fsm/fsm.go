@@ -101,10 +101,6 @@ type Config struct {
 	// (boot.go); after a machine crash Open discards it and the node
 	// rebuilds it from the Raft snapshot and log (see Rebuilt).
 	NoSync bool
-	// Discard makes Open drop the file and start empty, to be rebuilt
-	// from the Raft snapshot and log (see Rebuilt): it may hold a state
-	// the cluster never committed (a restore the node abandons).
-	Discard bool
 	// Logger receives the state machine's logs.
 	Logger hclog.Logger
 	// Observer, when set, is told after each committed batch what changed
@@ -175,6 +171,11 @@ type FSM struct {
 	// defs caches the compiled calendars and windows (calendars.go).
 	defs defCache
 
+	// switchRefusal is why the restore_switch being applied is refused
+	// (applySwitch), for its transactional apply to answer. Apply
+	// goroutine only.
+	switchRefusal *model.Error
+
 	// applyHook, set by tests only, runs before each command's apply
 	// (to make one fail). It does not take the writer: handing the writer
 	// to a function value would move it to the heap for every command.
@@ -192,12 +193,6 @@ func Open(cfg Config) (*FSM, error) {
 	f.taskReads, f.instanceReads, f.consoleReads = taskReads{f}, instanceReads{f}, consoleReads{f}
 	f.alertReads, f.accessReads, f.clusterReads = alertReads{f}, accessReads{f}, clusterReads{f}
 	marker := cfg.Path + cleanMarker
-	if cfg.Discard {
-		if err := os.Remove(cfg.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("fsm: discard state: %w", err)
-		}
-		f.rebuilt = true
-	}
 	if cfg.NoSync {
 		boot := bootID()
 		if _, err := os.Stat(cfg.Path); err == nil {

@@ -91,6 +91,15 @@ var handlers = [...]handler{
 		check: taskWrites.rolloutCheck, write: taskWrites.promoteRollout},
 	command.TypeAbortRollout: spec[taskWrites, *command.TaskRef, *storedTask]{decode: command.JSONBody[command.TaskRef],
 		check: taskWrites.rolloutCheck, write: taskWrites.abortRollout},
+
+	command.TypeRestoreBegin: spec[clusterWrites, *command.RestoreBegin, none]{decode: command.JSONBody[command.RestoreBegin],
+		write: only(clusterWrites.restoreBegin)},
+	command.TypeRestoreChunk: spec[clusterWrites, *command.RestoreChunk, *stagedRestore]{decode: command.RestoreChunkBody,
+		check: clusterWrites.restoreChunkCheck, write: clusterWrites.restoreChunk},
+	command.TypeRestoreSwitch: spec[clusterWrites, *command.RestoreRef, none]{decode: command.JSONBody[command.RestoreRef],
+		write: only(clusterWrites.restoreSwitch)},
+	command.TypeRestoreAbort: spec[clusterWrites, *command.RestoreRef, none]{decode: command.JSONBody[command.RestoreRef],
+		write: only(clusterWrites.restoreAbort)},
 }
 
 // handlerOf returns the handler of type t, nil for a type this version

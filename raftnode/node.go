@@ -545,23 +545,6 @@ func (n *Node) TransferLeadership(ctx context.Context, id string) error {
 	return fmt.Errorf("raftnode: no member %q: %w", id, ErrNotFound)
 }
 
-// Restore installs the state file at path, a state-machine snapshot of
-// size bytes last applied at index and term, as the cluster's state
-// (hashicorp/raft's user restore): it becomes this leader's latest
-// snapshot at an index past every entry of the log, the state machine
-// restores it, and the followers install it, which the no-op entry Raft
-// commits after it waits for. Only the leader can; it returns once the
-// no-op is committed. Proposals in flight fail with ErrLeadershipLost.
-func (n *Node) Restore(ctx context.Context, path string, index, term uint64, size int64) error {
-	in, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("raftnode: restore: %w", err)
-	}
-	defer in.Close()
-	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Index: index, Term: term, Size: size}
-	return translate(n.raft.Restore(meta, in, timeoutOf(ctx)))
-}
-
 // ErrNotFound: the named member is not in the configuration.
 var ErrNotFound = errors.New("raftnode: member not found")
 

@@ -33,6 +33,23 @@ func startCluster(t *testing.T, n int, tweaks ...func(i int, cfg *Config)) []*te
 	for i := 0; i < n; i++ {
 		nodes = append(nodes, addNode(t, nodes, tweaks...))
 	}
+	// Every node knows every member before a test stops one: AddVoter
+	// returns once a majority has the new configuration, and a node that
+	// has not seen it refuses the votes of the members it lacks
+	// (hashicorp/raft: "rejecting pre-vote request since node is not in
+	// configuration"), so with the leader stopped early no one could win.
+	testkit.Eventually(t, 10*time.Second, func() error {
+		for _, tn := range nodes {
+			servers, err := tn.Servers(context.Background())
+			if err != nil {
+				return err
+			}
+			if len(servers) != n {
+				return fmt.Errorf("%s knows %d members, not %d", tn.ID(), len(servers), n)
+			}
+		}
+		return nil
+	})
 	return nodes
 }
 

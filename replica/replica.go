@@ -116,20 +116,10 @@ func Open(cfg Config) (*Replica, error) {
 	if cfg.LeaderWait <= 0 {
 		cfg.LeaderWait = 5 * time.Second
 	}
-	discard, err := abandonRestore(cfg.DataDir, cfg.Logger)
-	if err != nil {
-		return nil, err
-	}
-	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync, Discard: discard,
+	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync,
 		Logger: cfg.Logger, Observer: cfg.Observer})
 	if err != nil {
 		return nil, err
-	}
-	if discard {
-		if err := raftnode.ClearRestore(cfg.DataDir); err != nil {
-			f.Close()
-			return nil, err
-		}
 	}
 	r := &Replica{cfg: cfg, log: cfg.Logger, fsm: f, stopCh: make(chan struct{}), clients: map[string]*client.Client{}}
 	r.terms.r, r.reads.r = r, r

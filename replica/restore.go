@@ -2,27 +2,37 @@ package replica
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ax-scheduler/ax/fsm"
 	"github.com/ax-scheduler/ax/fsm/command"
+	"github.com/ax-scheduler/ax/model"
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
 // Restoring a saved state into the running cluster (ax snapshot
-// restore). The leader loop does it between two terms: it revokes the
-// term (the wheel, the dispatcher and every other per-term service stop,
-// so nothing proposes from the state being replaced), prepares the file
-// (fsm.PrepareRestore: the cluster's identity kept), hands it to Raft's
-// user restore (every member installs it), and establishes a new term,
-// whose services load the restored state. A no-op command then brings
-// the state machine's applied index past the restore's log position:
-// Raft restores at an index beyond its whole log, while the state
-// records the index it was saved at, and readers wait for the state
-// machine to reach the commit index.
+// restore), through the log (fsm/restorelog.go). The leader loop does it
+// between two terms: it revokes the term (the wheel, the dispatcher and
+// every other per-term service stop, so nothing proposes from the state
+// being replaced), checks the file (fsm.CheckRestore), proposes it as a
+// restore_begin, its chunks and a restore_switch, and establishes a new
+// term, whose services load the restored state. A leader that dies
+// midway leaves committed chunks, which the next leader drops as its term
+// starts (dropStagedRestore), or a committed switch, which every replica
+// applies.
+
+// restoreWindow is how many chunks the leader has in flight at once.
+const restoreWindow = 16
+
+// restoreProgress is how often the leader logs a restore's progress.
+const restoreProgress = 2 * time.Second
 
 // restoreReq asks the leader loop to restore the state file at path.
 type restoreReq struct {
@@ -38,8 +48,8 @@ type restoreAns struct {
 
 // RestoreState restores the state file at path as the cluster's state.
 // Only the leader can (raftnode.ErrNotLeader otherwise); it returns what
-// the restored state holds once the restore is committed and this
-// node's state machine has applied an entry after it.
+// the restored state holds once the switch to it is committed and
+// applied on this node.
 func (r *Replica) RestoreState(ctx context.Context, path string) (*fsm.StateInfo, error) {
 	if !r.node.IsLeader() {
 		return nil, raftnode.ErrNotLeader
@@ -53,13 +63,7 @@ func (r *Replica) RestoreState(ctx context.Context, path string) (*fsm.StateInfo
 		return nil, raftnode.ErrShutdown
 	}
 	ans := <-req.done
-	if ans.err != nil {
-		return nil, ans.err
-	}
-	if err := r.ProposeOwn(ctx, command.TypeNoop, struct{}{}); err != nil {
-		return nil, fmt.Errorf("the state is restored, but the entry after it failed: %w", err)
-	}
-	return ans.info, nil
+	return ans.info, ans.err
 }
 
 // restore runs req on the leader loop, between two terms.
@@ -69,61 +73,169 @@ func (ts *terms) restore(req restoreReq) restoreAns {
 		return restoreAns{err: raftnode.ErrNotLeader}
 	}
 	start := time.Now()
-	info, err := r.fsm.PrepareRestore(req.path)
+	info, err := r.fsm.CheckRestore(req.path)
 	if err != nil {
 		return restoreAns{err: err}
 	}
-	// This node takes the state before the cluster has it: until the
-	// restore is committed, a marker says where the log ended before it
-	// (see abandonRestore).
-	after := r.node.LastIndex()
-	if err := raftnode.MarkRestore(r.cfg.DataDir, after); err != nil {
+	begin := &command.RestoreBegin{ID: newRestoreID(), Size: info.Size}
+	if begin.SHA256, err = fileSHA256(req.path); err != nil {
+		return restoreAns{err: fmt.Errorf("restore: %w", err)}
+	}
+	c, err := command.New(command.TypeRestoreBegin, "", r.actor(), begin)
+	if err != nil {
 		return restoreAns{err: err}
 	}
-	r.log.Info("restoring a saved state into the cluster", "path", req.path, "saved_index", info.Index,
-		"tasks", info.Tasks, "instances", info.Instances, "bytes", info.Size, "log_ends_at", after)
-	if err := r.node.Restore(req.ctx, req.path, info.Index, info.Term, info.Size); err != nil {
-		if r.node.SnapshotIndex() > after {
-			r.log.Error("restore failed after this node took the restored state, which the cluster may not commit: restart this node (it then discards that state and catches up from the leader)", "error", err)
-		} else {
-			r.log.Error("restore failed", "error", err)
-			clearRestore(r.cfg.DataDir, r.log)
-		}
-		return restoreAns{err: Unavailable(fmt.Errorf("restore: %w", err))}
+	if err := checkProto(req.ctx, r.node, r.fsm, r.cfg.NodeID, c); err != nil {
+		return restoreAns{err: err}
 	}
-	clearRestore(r.cfg.DataDir, r.log)
-	r.log.Info("restored a saved state into the cluster", "took", time.Since(start).Round(time.Millisecond),
-		"last_index", r.node.LastIndex())
+	r.log.Info("restoring a saved state into the cluster", "path", req.path, "restore", begin.ID, "saved_index", info.Index,
+		"tasks", info.Tasks, "instances", info.Instances, "bytes", info.Size)
+	if err := ts.stage(req.ctx, c, begin, req.path); err != nil {
+		r.log.Error("restore failed before its switch; the state is unchanged", "restore", begin.ID, "error", err)
+		r.dropStagedRestore(begin.ID)
+		return restoreAns{err: restoreError(err, "the state is unchanged")}
+	}
+	r.log.Info("restore staged; switching the cluster to it", "restore", begin.ID, "bytes", info.Size,
+		"took", time.Since(start).Round(time.Millisecond))
+	if err := r.waitOwn(r.ProposeAsync(r.own(command.TypeRestoreSwitch, &command.RestoreRef{ID: begin.ID}))); err != nil {
+		var me *model.Error
+		if errors.As(err, &me) {
+			return restoreAns{err: err} // refused: every replica dropped the staging area
+		}
+		r.log.Error("restore switch not confirmed", "restore", begin.ID, "error", err)
+		return restoreAns{err: restoreError(err, "outcome unknown: the switch was proposed but not confirmed committed; see which state the cluster holds")}
+	}
+	r.log.Info("restored a saved state into the cluster", "restore", begin.ID, "took", time.Since(start).Round(time.Millisecond),
+		"applied", r.fsm.AppliedIndex())
 	return restoreAns{info: info}
 }
 
-// clearRestore removes the restore's mark: the restore is committed, or
-// this node never took its state.
-func clearRestore(dataDir string, log hclog.Logger) {
-	if err := raftnode.ClearRestore(dataDir); err != nil {
-		log.Error("could not remove the restore marker: the next start discards this node's state and catches up from the leader", "error", err)
+// stage proposes begin (c) and the file's bytes as chunks, up to
+// restoreWindow in flight, and returns once every one is applied here.
+func (ts *terms) stage(ctx context.Context, c *command.Command, begin *command.RestoreBegin, path string) error {
+	r := ts.r
+	if err := r.waitOwn(r.ProposeAsync(c)); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var (
+		inflight []Future
+		staged   int64
+		logged   time.Time
+	)
+	wait := func() error {
+		if err := r.waitOwn(inflight[0]); err != nil {
+			return err
+		}
+		inflight = inflight[1:]
+		staged = min(staged+command.MaxRestoreChunk, begin.Size)
+		if time.Since(logged) >= restoreProgress {
+			logged = time.Now()
+			r.log.Info("restore staging", "restore", begin.ID, "staged_bytes", staged, "of", begin.Size)
+		}
+		return nil
+	}
+	for off := int64(0); off < begin.Size; {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("the request ended: %w", err)
+		}
+		if !r.node.IsLeader() {
+			return raftnode.ErrNotLeader
+		}
+		buf := make([]byte, min(command.MaxRestoreChunk, begin.Size-off))
+		if _, err := io.ReadFull(f, buf); err != nil {
+			return fmt.Errorf("reading %s at %d: %w", path, off, err)
+		}
+		ch := r.own(command.TypeRestoreChunk, nil)
+		ch.Body = command.EncodeRestoreChunk(&command.RestoreChunk{ID: begin.ID, Offset: off, Data: buf})
+		inflight = append(inflight, r.ProposeAsync(ch))
+		off += int64(len(buf))
+		if len(inflight) == restoreWindow {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
+	}
+	for len(inflight) > 0 {
+		if err := wait(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropStagedRestore proposes the abort of restore id ("": whatever is
+// staged); a failure is logged (the next leader drops it).
+func (r *Replica) dropStagedRestore(id string) {
+	if err := r.waitOwn(r.ProposeAsync(r.own(command.TypeRestoreAbort, &command.RestoreRef{ID: id}))); err != nil {
+		r.log.Warn("could not drop a restore's staged state; the next leader drops it", "restore", id, "error", err)
 	}
 }
 
-// abandonRestore, at start before the state machine opens: when the
-// marker of a restore this node began as the leader is there (it died or
-// failed before the restore was committed), it removes the restore's
-// snapshot and the log entries after it began (raftnode.AbandonRestore)
-// and says the state machine must be discarded: the node then holds the
-// cluster's state as it was before the restore, and the leader brings it
-// up to date, with the restored state if the restore was committed. The
-// caller removes the marker (raftnode.ClearRestore) once the state
-// machine is discarded.
-func abandonRestore(dataDir string, log hclog.Logger) (bool, error) {
-	after, pending, err := raftnode.PendingRestore(dataDir)
-	if err != nil || !pending {
-		return false, err
+// dropUnfinishedRestore, as a term starts, drops the staging area of a
+// restore whose leader stopped before its switch.
+func (r *Replica) dropUnfinishedRestore() {
+	id, ok, err := r.fsm.StagedRestore()
+	if err != nil || !ok {
+		return
 	}
-	snaps, entries, err := raftnode.AbandonRestore(dataDir, after)
+	r.log.Warn("dropping the staged state of a restore that did not finish (its leader stopped before the switch); the state is unchanged", "restore", id)
+	r.dropStagedRestore(id)
+}
+
+// own returns a command of this node's own of type t with body as JSON
+// (nil: none).
+func (r *Replica) own(t command.Type, body any) *command.Command {
+	c, err := command.New(t, "", r.actor(), body)
 	if err != nil {
-		return false, err
+		panic(err) // the restore bodies always encode
 	}
-	log.Warn("this node began a restore as the leader and stopped before it was committed: discarding the restored state and what the log holds after the restore began; the leader brings this node up to date (with the restored state if the cluster committed it)",
-		"log_ended_at", after, "snapshots_removed", snaps, "entries_removed", entries)
-	return true, nil
+	return c
+}
+
+func (r *Replica) actor() string { return "node:" + r.cfg.NodeID }
+
+// waitOwn waits for a proposal and returns its error or its result's.
+func (r *Replica) waitOwn(f Future) error {
+	res, err := f.Wait()
+	if err != nil {
+		return err
+	}
+	if res.Err != nil {
+		return res.Err
+	}
+	return nil
+}
+
+// restoreError words a restore's failure: a refusal as it is, anything
+// else unavailable with what it means for the state.
+func restoreError(err error, state string) error {
+	var me *model.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	return Unavailable(fmt.Errorf("restore: %s: %w", state, err))
+}
+
+func newRestoreID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

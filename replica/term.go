@@ -185,6 +185,7 @@ func (ts *terms) run(t *Term) {
 		return
 	}
 	t.raftTerm = raftTerm
+	r.dropUnfinishedRestore()
 	t.batch = newBatcher(r, r.node.ApplyAsync)
 	services := []Service{{"group-commit", t.batch.run}}
 	if r.cfg.Establish != nil {

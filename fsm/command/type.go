@@ -72,6 +72,12 @@ const (
 	TypeShard          Type = 46 // body: Shard
 	TypePromoteRollout Type = 47 // body: TaskRef (the task whose canary to promote)
 	TypeAbortRollout   Type = 48 // body: TaskRef (the task whose rollout to abort)
+
+	// Protocol 9: a restore through the log (restore.go).
+	TypeRestoreBegin  Type = 49 // body: RestoreBegin
+	TypeRestoreChunk  Type = 50 // body: RestoreChunk (binary, EncodeRestoreChunk)
+	TypeRestoreSwitch Type = 51 // body: RestoreRef
+	TypeRestoreAbort  Type = 52 // body: RestoreRef
 )
 
 // ProtoVersion is the protocol this binary speaks: the highest MinProto
@@ -116,7 +122,10 @@ const (
 // policy.keepSuccessful and keepFailed, which retention's look-up
 // applies; and a task's params declarations, which every instance's
 // creation resolves (fsm/proto8.go, fsm/replace.go, fsm/retention.go, fsm/params.go).
-const ProtoVersion = 8
+// Protocol 9 adds the restore through the log (49..52): ax snapshot
+// restore stages the saved state in committed entries and switches to it
+// with one command (fsm/restorelog.go).
+const ProtoVersion = 9
 
 // info is what this binary knows of a type.
 type info struct {
@@ -152,6 +161,9 @@ var types = [...]info{
 	TypePutWindow: {"put_window", 8}, TypeDeleteWindow: {"delete_window", 8},
 	TypePutPool: {"put_pool", 8}, TypeDeletePool: {"delete_pool", 8},
 	TypeShard: {"shard", 8}, TypePromoteRollout: {"promote_rollout", 8}, TypeAbortRollout: {"abort_rollout", 8},
+
+	TypeRestoreBegin: {"restore_begin", 9}, TypeRestoreChunk: {"restore_chunk", 9},
+	TypeRestoreSwitch: {"restore_switch", 9}, TypeRestoreAbort: {"restore_abort", 9},
 }
 
 // Known reports whether this binary knows the type.
@@ -174,7 +186,8 @@ func (t Type) String() string {
 // the first release (1..20), 2 for the ACL, secret, member-key and
 // protocol types (21..27), 3 for note (31), 4 for the alert, silence
 // and channel types (32..37), 7 for rerun (39), 8 for the calendar,
-// window and pool types (40..45), shard (46) and the rollout types (47, 48), and ProtoVersion+1 for
+// window and pool types (40..45), shard (46) and the rollout types (47, 48),
+// 9 for the restore types (49..52), and ProtoVersion+1 for
 // a type this binary does not know.
 func MinProto(t Type) int {
 	if t.Known() {

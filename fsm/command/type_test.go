@@ -22,7 +22,9 @@ func TestType(t *testing.T) {
 		{TypeShard, "shard", true, false, 8},
 		{TypePromoteRollout, "promote_rollout", true, false, 8},
 		{TypeAbortRollout, "abort_rollout", true, false, 8},
-		{51, "command(51)", false, false, ProtoVersion + 1},
+		{TypeRestoreBegin, "restore_begin", true, false, 9},
+		{TypeRestoreAbort, "restore_abort", true, false, 9},
+		{61, "command(61)", false, false, ProtoVersion + 1},
 		{0, "command(0)", false, false, ProtoVersion + 1},
 		{29, "command(29)", false, false, ProtoVersion + 1}, // taken by other work of release 3
 		{38, "command(38)", false, false, ProtoVersion + 1},
@@ -45,8 +47,8 @@ func TestType(t *testing.T) {
 			}
 		})
 	}
-	if n := len(Types()); n != 44 {
-		t.Errorf("Types() lists %d types, want 44", n)
+	if n := len(Types()); n != 48 {
+		t.Errorf("Types() lists %d types, want 48", n)
 	}
 }
 

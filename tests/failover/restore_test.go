@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,14 +21,16 @@ import (
 
 // TestFailover_RestoreLeaderKilled: ax snapshot restore of a sizeable
 // saved state into a running three-node cluster, through a follower,
-// while the leader is SIGKILLed at each step of the restore: as it
-// begins, once Raft has stored the file as the leader's snapshot, once
-// the leader's state machine holds it (before any follower has it), and
-// once a follower has installed it. The CLI says what happened: success, or an error naming the
+// while the leader is SIGKILLed at each step of the restore through the
+// log: as it begins, once chunks of the file are committed, as it
+// proposes the switch, and once a follower has switched to the restored
+// state. The CLI says what happened: success, or an error naming the
 // cause. After a new leader is elected and the killed node is back,
 // every node holds the whole old state or the whole restored one (the
-// same one on every node, the restored one if the CLI said so), and a
-// task still fires once.
+// same one on every node: the old one if the switch was never proposed,
+// the restored one if a follower switched or the CLI said so), a new
+// leader drops an unfinished restore's chunks, and a task still fires
+// once.
 func TestFailover_RestoreLeaderKilled(t *testing.T) {
 	const token = "s3cret-s3cret-s3cret"
 	c := startCluster(t, 3, withToken(token))
@@ -83,7 +86,9 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 				if err != nil || h.Problem != "" {
 					return fmt.Errorf("%s: %v %+v", n.ID, err, h)
 				}
-				tasks, err := clustertest.CountTasks(ctx, n.Client(), client.Stale())
+				// Consistent: what the cluster committed, a switch the
+				// new leader's first entry commits included.
+				tasks, err := clustertest.CountTasks(ctx, n.Client(), client.Consistent())
 				if err != nil {
 					return fmt.Errorf("%s: %w", n.ID, err)
 				}
@@ -106,29 +111,13 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 		// leader's, or a follower's if byFollower.
 		after      string
 		byFollower bool
-		// abandons: the killed leader held the restored state before it
-		// was committed, which it discards as it starts again. (Killed
-		// once a follower installed it, it may have seen the commit.)
-		abandons bool
 	}{
-		{"as the leader begins it", "restoring a saved state into the cluster", false, false},
-		{"once Raft stored it as the leader's snapshot", "copied to local snapshot", false, true},
-		{"once the leader's state machine holds it", "restored user snapshot", false, true},
-		{"once a follower installed it", "Installed remote snapshot", true, false},
+		{"as the leader begins it", "restoring a saved state into the cluster", false},
+		{"once chunks are committed", "restore staging", false},
+		{"as the leader proposes the switch", "restore staged; switching", false},
+		{"once a follower switched", "switched to a restored state from the log", true},
 	} {
 		t.Run(kill.name, func(t *testing.T) {
-			if kill.byFollower && os.Getenv("AX_RESTORE_KILL_INSTALLED") == "" {
-				// A known defect, not yet mended (docs/operations.md, "If
-				// the leader dies during the restore"): killed here, the
-				// restarted leader discards its entries after the
-				// restore and can vote in a node without them; a
-				// follower holding them then cannot be brought level
-				// (hashicorp/raft cannot remove log entries that follow
-				// a restore's snapshot index, which has no entry), and
-				// installs the same snapshot over and over. Seen in one
-				// CI run of about ten.
-				t.Skip("AX_RESTORE_KILL_INSTALLED=1 runs it: a known defect, it fails about one run in ten")
-			}
 			// The running state differs from the file's by a task written
 			// after the save.
 			if _, err := cl.PutTask(ctx, eventTask(fmt.Sprintf("after-save-%d", i))); err != nil {
@@ -150,6 +139,11 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 				}
 				from[n] = st.Size()
 			}
+			defer func() {
+				if t.Failed() {
+					dumpRestoreLogs(t, c.Nodes, from)
+				}
+			}()
 			type result struct {
 				out string
 				err error
@@ -163,7 +157,10 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 			// The leader is the node that logs the restore's start (the
 			// one that led when the follower was picked may have lost it
 			// since); the kill waits for its line, or a follower's.
-			var leader *localcluster.Node
+			var (
+				leader *localcluster.Node
+				id     string // the restore's, in the lines that name it
+			)
 			testkit.Eventually(t, time.Minute, func() error {
 				logged := map[*localcluster.Node]string{}
 				for _, n := range c.Nodes {
@@ -172,26 +169,37 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 						return err
 					}
 					logged[n] = string(b[from[n]:])
-					if strings.Contains(logged[n], "restoring a saved state into the cluster") {
-						leader = n
+					if m := restoreStart.FindStringSubmatch(logged[n]); m != nil {
+						leader, id = n, m[1]
 					}
 				}
 				for n, l := range logged {
-					if leader != nil && (n == leader) != kill.byFollower && strings.Contains(l, kill.after) {
-						return nil
+					if leader == nil || (n == leader) == kill.byFollower {
+						continue
+					}
+					for _, line := range strings.Split(l, "\n") {
+						if strings.Contains(line, kill.after) && strings.Contains(line, "restore="+id) {
+							return nil
+						}
 					}
 				}
-				return fmt.Errorf("no node has logged %q (leader %v)", kill.after, leader)
+				return fmt.Errorf("no node has logged %q (leader %v, restore %q)", kill.after, leader, id)
 			})
 			leader.Kill()
 			t.Logf("killed %s %s after the restore began", leader.ID, time.Since(began).Round(time.Millisecond))
-			res := <-done
-			t.Logf("ax snapshot restore, %s after it began: %v\n%s", time.Since(began).Round(time.Millisecond), res.err, res.out)
-
-			killedAt, err := os.Stat(leader.LogPath)
+			// What the cluster had committed when the leader died, as far
+			// as the logs tell: a restore whose switch was never proposed
+			// is not in effect; one a follower switched to is.
+			leaderLog, err := os.ReadFile(leader.LogPath)
 			if err != nil {
 				t.Fatal(err)
 			}
+			leaderLog = leaderLog[from[leader]:]
+			proposed := strings.Contains(string(leaderLog), "restore staged; switching")
+			staged := strings.Contains(string(leaderLog), "restore staging")
+			res := <-done
+			t.Logf("ax snapshot restore, %s after it began: %v\n%s", time.Since(began).Round(time.Millisecond), res.err, res.out)
+
 			if err := leader.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -199,17 +207,31 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 			switch {
 			case maps.Equal(got, restored):
 				t.Logf("every node holds the restored state")
+				if !proposed {
+					t.Errorf("the cluster holds the restored state, but the killed leader never proposed the switch")
+				}
 			case maps.Equal(got, old):
 				t.Logf("every node holds the old state")
 				if res.err == nil {
 					t.Errorf("the CLI said %q, but the cluster holds the old state", res.out)
 				}
+				if kill.byFollower {
+					t.Errorf("a follower switched to the restored state, but the cluster holds the old one")
+				}
 			default:
 				t.Fatalf("the nodes hold %d tasks: neither the old state's %d nor the restored one's %d", len(got), len(old), len(restored))
 			}
-			if b, err := os.ReadFile(leader.LogPath); err != nil || kill.abandons &&
-				!strings.Contains(string(b[killedAt.Size():]), "discarding the restored state") {
-				t.Errorf("%s, killed holding the restored state, did not say it discards it as it starts (%v)", leader.ID, err)
+			if staged && !proposed {
+				// The next leader dropped the staged chunks as its term began.
+				testkit.Eventually(t, time.Minute, func() error {
+					for _, n := range c.Nodes {
+						b, err := os.ReadFile(n.LogPath)
+						if err == nil && int64(len(b)) > from[n] && strings.Contains(string(b[from[n]:]), "dropping the staged state of a restore that did not finish") {
+							return nil
+						}
+					}
+					return fmt.Errorf("no node logged that it dropped the unfinished restore's staged state")
+				})
 			}
 			switch {
 			case res.err == nil && !strings.HasPrefix(res.out, "restored "+file):
@@ -217,9 +239,9 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 			case res.err != nil && !strings.Contains(res.err.Error(), "snapshot restore: outcome unknown: the leader did not answer"):
 				t.Errorf("ax snapshot restore failed without saying the outcome is unknown: %v", res.err)
 			}
-			id := clustertest.Trigger(t, cl, "once")
-			agenttest.WaitState(t, cl, id, time.Minute, model.StateSuccess)
-			if in, err := cl.GetInstance(ctx, id); err != nil || in.Attempts != 1 {
+			inst := clustertest.Trigger(t, cl, "once")
+			agenttest.WaitState(t, cl, inst, time.Minute, model.StateSuccess)
+			if in, err := cl.GetInstance(ctx, inst); err != nil || in.Attempts != 1 {
 				t.Errorf("a trigger after the restore: %+v %v, want one attempt", in, err)
 			}
 		})
@@ -252,4 +274,27 @@ func restoreBatches() int {
 		return n
 	}
 	return 30
+}
+
+// restoreStart is the leader's line as a restore begins; it names the
+// restore.
+var restoreStart = regexp.MustCompile(`restoring a saved state into the cluster: .* restore=([0-9a-f]+)`)
+
+// dumpRestoreLogs logs what each node said about the restore, its
+// leadership and snapshots since from.
+func dumpRestoreLogs(t *testing.T, nodes []*localcluster.Node, from map[*localcluster.Node]int64) {
+	for _, n := range nodes {
+		b, err := os.ReadFile(n.LogPath)
+		if err != nil || int64(len(b)) < from[n] {
+			continue
+		}
+		for _, l := range strings.Split(string(b[from[n]:]), "\n") {
+			for _, w := range []string{"restor", "switch", "staging", "staged", "leader", "election", "snapshot", "term"} {
+				if strings.Contains(l, w) {
+					t.Logf("%s: %s", n.ID, l)
+					break
+				}
+			}
+		}
+	}
 }
