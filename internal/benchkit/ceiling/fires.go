@@ -190,7 +190,7 @@ func fires(ctx context.Context, c scale.Cluster, o Options, rates []int) ([]Fire
 		if err != nil {
 			return rows, err
 		}
-		logf(o, "hold minute %d: started %d, p99 %s, backlog %d (max %d), leader active max %d, pending %d; CPU %s", len(rows), row.Started, row.P99, row.Backlog, row.MaxBacklog, row.MaxActive, row.Pending, cores(row.Procs))
+		logf(o, "hold minute %d: started %d, p99 %s, backlog %d (max %d), leader active max %d, pending %d; CPU %s", held/time.Minute+1, row.Started, row.P99, row.Backlog, row.MaxBacklog, row.MaxActive, row.Pending, cores(row.Procs))
 	}
 	return rows, nil
 }
