@@ -240,7 +240,9 @@ func (b *batch) run(logs []*raft.Log) (out []interface{}, fail *failure) {
 			continue
 		}
 		b.last = l
-		b.bytes += uint64(len(l.Data))
+		if !isRestoreChunk(l) { // counted at their switch (restorelog.go)
+			b.bytes += uint64(len(l.Data))
+		}
 		if l.Type != raft.LogCommand {
 			continue
 		}

@@ -116,6 +116,9 @@ func Open(cfg Config) (*Replica, error) {
 	if cfg.LeaderWait <= 0 {
 		cfg.LeaderWait = 5 * time.Second
 	}
+	if err := refuseOldRestore(cfg.DataDir); err != nil {
+		return nil, err
+	}
 	f, err := fsm.Open(fsm.Config{Path: filepath.Join(cfg.DataDir, "fsm.db"), NoSync: !cfg.FSMSync,
 		Logger: cfg.Logger, Observer: cfg.Observer})
 	if err != nil {

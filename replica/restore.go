@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ax-scheduler/ax/fsm"
@@ -238,4 +239,21 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// oldRestoreMarker is the file an ax before protocol 9 wrote in the data
+// dir while it led a restore through Raft's user restore, and removed once
+// the restore was committed; that version discarded the node's state at
+// its next start when it found it.
+const oldRestoreMarker = "restore-pending"
+
+// refuseOldRestore fails closed on a data dir that an older ax left in the
+// middle of a restore: its state may hold a restore the cluster never
+// committed, which this version does not know how to undo.
+func refuseOldRestore(dataDir string) error {
+	path := filepath.Join(dataDir, oldRestoreMarker)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%s: an older ax stopped here while it led a snapshot restore, and its state may hold a restore the cluster never committed: start this node once with that older version (it discards that state and removes the file), or remove this data dir and start the node with -join", path)
 }

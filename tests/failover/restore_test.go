@@ -255,12 +255,28 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	from := map[*localcluster.Node]int64{}
+	for _, n := range c.Nodes {
+		if st, err := os.Stat(n.LogPath); err == nil {
+			from[n] = st.Size()
+		}
+	}
 	began := time.Now()
 	if out, err := clustertest.AxOutput(t, axBinary, "snapshot", "restore", "-addr", follower.HTTPAddr, "-token", token, file); err != nil ||
 		!strings.HasPrefix(out, "restored "+file) {
 		t.Fatalf("ax snapshot restore: %v\n%s", err, out)
 	}
 	t.Logf("an uninterrupted restore took %s", time.Since(began).Round(time.Millisecond))
+	// Where the time went: the leader's staging, each node's switch.
+	for _, n := range c.Nodes {
+		if b, err := os.ReadFile(n.LogPath); err == nil && int64(len(b)) >= from[n] {
+			for _, l := range strings.Split(string(b[from[n]:]), "\n") {
+				if strings.Contains(l, "restore staged;") || strings.Contains(l, "switched to a restored state") {
+					t.Logf("%s: %s", n.ID, l)
+				}
+			}
+		}
+	}
 	if got := agreed(t); !maps.Equal(got, restored) {
 		t.Errorf("after an uninterrupted restore the nodes hold %d tasks, the file %d", len(got), len(restored))
 	}
