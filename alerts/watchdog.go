@@ -52,21 +52,30 @@ type watchedTask struct {
 	version   uint64
 	watermark int64
 	runs      uint64 // the trigger's fires (Task.Runs)
-	task      *model.Task
-	sched     trigger.Schedule // nil: not a schedule the rules follow
-	deadline  *model.Deadline  // the task's policy.deadline (nil: none)
-	loc       *time.Location   // the task's time zone (deadline.by)
+	// What the rules read of the task's definition, not the decoded task:
+	// the watchdog keeps one of these for every task, and a decoded task
+	// (its maps, its policy, its action) was 43% of a leader's live heap
+	// at 100,000 tasks.
+	name     string
+	paused   bool
+	maxRuns  int64            // trigger.maxRuns
+	jitter   time.Duration    // trigger.jitter
+	catchup  time.Duration    // policy.catchupWindow (0: unset)
+	timeout  model.Timeout    // policy.timeout
+	actTime  time.Duration    // action.timeout
+	sched    trigger.Schedule // nil: not a schedule the rules follow
+	deadline *model.Deadline  // the task's policy.deadline (nil: none)
+	loc      *time.Location   // the task's time zone (deadline.by)
 }
 
 // due returns when the fire of wt's schedule after ms is due at the
 // latest, its jitter included (zero: none, or its maxRuns are used up).
 func (wt *watchedTask) due(ms int64) time.Time {
-	tr := &wt.task.Trigger
 	next := wt.sched.Next(time.UnixMilli(ms))
-	if next.IsZero() || trigger.RunsLeft(tr.MaxRuns, wt.runs) == 0 {
+	if next.IsZero() || trigger.RunsLeft(wt.maxRuns, wt.runs) == 0 {
 		return time.Time{}
 	}
-	return next.Add(tr.Jitter.Std())
+	return next.Add(wt.jitter)
 }
 
 // watchedTasks returns every task, decoding only new and changed ones.
@@ -94,7 +103,9 @@ func (a *Alerts) watchedTasks() (map[string]*watchedTask, error) {
 			continue
 		}
 		wt := next[name]
-		wt.task = t
+		wt.name, wt.paused = t.Name, t.Paused
+		wt.maxRuns, wt.jitter = t.Trigger.MaxRuns, t.Trigger.Jitter.Std()
+		wt.catchup, wt.timeout, wt.actTime = t.Policy.CatchupWindow.Std(), t.Policy.Timeout, t.Action.Timeout.Std()
 		if t.Policy.Deadline != nil {
 			wt.deadline, wt.loc = t.Policy.Deadline, t.Location()
 		}
@@ -154,10 +165,6 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]*model.Task, len(tasks))
-	for _, wt := range tasks {
-		byName[wt.task.Name] = wt.task
-	}
 	seen := map[string]*finding{}
 	// see notes a condition for a task, keeping the oldest subject.
 	see := func(rule, severity, task, instance string, since time.Time, summary string, details map[string]string) {
@@ -198,18 +205,18 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 				since = time.UnixMilli(in.AttemptStart)
 			}
 		case model.StateRunning:
-			t := byName[in.Task]
-			if t == nil || in.AttemptStart == 0 {
+			wt := tasks[in.Task]
+			if wt == nil || in.AttemptStart == 0 {
 				return
 			}
 			// The timeout its attempt runs with: the task's, else the
 			// agent's default (-default-timeout); none: no limit.
-			timeout := t.Policy.Timeout.Std()
+			timeout := wt.timeout.Std()
 			switch {
-			case t.Policy.Timeout == model.NoTimeout:
+			case wt.timeout == model.NoTimeout:
 				return
-			case timeout <= 0 && t.Action.Timeout > 0:
-				timeout = t.Action.Timeout.Std()
+			case timeout <= 0 && wt.actTime > 0:
+				timeout = wt.actTime
 			case timeout <= 0:
 				timeout = a.cfg.DefaultTimeout
 			}
@@ -243,20 +250,20 @@ func (a *Alerts) evaluate(now time.Time) ([]command.AlertChange, error) {
 	// may move it, is past its catch-up window and the grace without the
 	// scheduler having handled it.
 	for _, wt := range tasks {
-		t, wm, sc := wt.task, wt.watermark, wt.sched
-		if sc == nil || t.Paused || wm == 0 {
+		wm, sc := wt.watermark, wt.sched
+		if sc == nil || wt.paused || wm == 0 {
 			continue
 		}
 		next := wt.due(wm)
-		window := t.Policy.CatchupWindow.Std()
+		window := wt.catchup
 		if window == 0 {
 			window = time.Minute
 		}
 		if next.IsZero() || now.Sub(next) <= window+a.cfg.SilenceGrace {
 			continue
 		}
-		see(model.RuleTaskSilence, model.SeverityCritical, t.Name, "", next,
-			fmt.Sprintf("task %s: its fire due at %s has no instance (%s late)", t.Name, next.UTC().Format(time.RFC3339), now.Sub(next).Round(time.Second)),
+		see(model.RuleTaskSilence, model.SeverityCritical, wt.name, "", next,
+			fmt.Sprintf("task %s: its fire due at %s has no instance (%s late)", wt.name, next.UTC().Format(time.RFC3339), now.Sub(next).Round(time.Second)),
 			map[string]string{"expectedAt": next.UTC().Format(time.RFC3339)})
 	}
 	// misfire: a misfire within the quiet period.

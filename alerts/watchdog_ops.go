@@ -142,8 +142,8 @@ func (a *Alerts) opsFindings(now time.Time, tasks map[string]*watchedTask, firin
 	if now.Sub(last) > a.cfg.Silence {
 		from := max(last.UnixMilli(), now.Add(-a.cfg.Silence).UnixMilli())
 		for _, wt := range tasks {
-			t, sc := wt.task, wt.sched
-			if sc == nil || t.Paused || wt.watermark == 0 {
+			sc := wt.sched
+			if sc == nil || wt.paused || wt.watermark == 0 {
 				continue
 			}
 			due := wt.due(max(from, wt.watermark))
@@ -152,8 +152,8 @@ func (a *Alerts) opsFindings(now time.Time, tasks map[string]*watchedTask, firin
 			}
 			add(clusterSilenceID, model.RuleClusterSilence, model.SeverityCritical, model.AlertSubject{},
 				fmt.Sprintf("nothing has fired for %s (since %s) while task %s was due at %s", now.Sub(last).Round(time.Second),
-					last.UTC().Format(time.RFC3339), t.Name, due.UTC().Format(time.RFC3339)),
-				map[string]string{"lastFire": last.UTC().Format(time.RFC3339), "dueTask": t.Name, "dueAt": due.UTC().Format(time.RFC3339)})
+					last.UTC().Format(time.RFC3339), wt.name, due.UTC().Format(time.RFC3339)),
+				map[string]string{"lastFire": last.UTC().Format(time.RFC3339), "dueTask": wt.name, "dueAt": due.UTC().Format(time.RFC3339)})
 			break
 		}
 	}
