@@ -58,8 +58,9 @@ type Config struct {
 	// for any executor name (legacy: prefer ACL executor tokens, which are
 	// bound to one executor).
 	ExecutorToken string
-	// MaxConns caps the API's open connections (default 1024): at the
-	// cap a new connection evicts the longest idle one.
+	// MaxConns caps the API's open connections (default DefaultMaxConns:
+	// half the open-file limit, 1,024 to 8,192): at the cap a new
+	// connection evicts the longest idle one.
 	MaxConns int
 	// NoUI turns the operator console off: GET / and /ui/ are then the
 	// API's 404s.

@@ -42,7 +42,7 @@ func prepare(cfg Config) (_ Config, raw wheel.Clock, _ error) {
 		cfg.LeaderWait = 5 * time.Second
 	}
 	if cfg.MaxConns == 0 {
-		cfg.MaxConns = 1024
+		cfg.MaxConns = DefaultMaxConns()
 	}
 	for _, d := range []struct {
 		v   *time.Duration

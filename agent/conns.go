@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ax-scheduler/ax/api"
@@ -289,3 +290,28 @@ func (s *serverLog) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// DefaultMaxConns is -max-conns's default: half the process's limit of
+// open files (which the Go runtime raises to the hard limit at start),
+// between 1,024 and 8,192. Each idle executor holds two connections on
+// the node it polls (its long poll and its liveness check), so 1,024
+// served ~500 executors a node (docs/performance.md, "Ceilings"); the
+// other half of the descriptors is left to Raft, the state files and
+// the peers.
+func DefaultMaxConns() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return minMaxConns
+	}
+	return maxConnsFor(lim.Cur)
+}
+
+// maxConnsFor is DefaultMaxConns for an open-file limit of nofile.
+func maxConnsFor(nofile uint64) int {
+	return int(min(max(nofile/2, minMaxConns), maxMaxConns))
+}
+
+const (
+	minMaxConns = 1024
+	maxMaxConns = 8192
+)

@@ -87,3 +87,19 @@ func TestConnLimiter_KeysByAcceptedConn(t *testing.T) {
 		t.Errorf("evicted %d, refused %d: want none (closed connections free their place)", l.evicted.Load(), l.refused.Load())
 	}
 }
+
+// TestMaxConnsFor: -max-conns's default is half the open-file limit,
+// within 1,024..8,192.
+func TestMaxConnsFor(t *testing.T) {
+	for _, tt := range []struct {
+		nofile uint64
+		want   int
+	}{{256, 1024}, {1024, 1024}, {2048, 1024}, {4096, 2048}, {20000, 8192}, {1 << 20, 8192}, {1<<63 - 1, 8192}} {
+		if got := maxConnsFor(tt.nofile); got != tt.want {
+			t.Errorf("maxConnsFor(%d) = %d, want %d", tt.nofile, got, tt.want)
+		}
+	}
+	if d := DefaultMaxConns(); d < 1024 || d > 8192 {
+		t.Errorf("DefaultMaxConns() = %d", d)
+	}
+}

@@ -84,8 +84,10 @@ console_url = ""
 
 # Open API connections at most; at the cap a new one closes one that never
 # got a request through, else the longest idle one (connections in a
-# request, such as event streams and long polls, are kept). Default: 1024.
-max_conns = 1024
+# request, such as event streams and long polls, are kept). Each idle
+# executor holds two on the node it polls. Default: half the process's
+# open-file limit, from 1024 to 8192 (this file sets the top of the range).
+max_conns = 8192
 
 # Distinct task names with their own task label on the per-task
 # histograms; later ones are counted as task="other". Default: 200.

@@ -126,7 +126,7 @@ func (s *Settings) table() []setting {
 		// API, console and logs.
 		boolean(&s.UI, "ui", true, "serve the operator console at /ui/ (false: the API only)"),
 		str(&a.ConsoleURL, "console-url", "", "base URL of the console links in notifications (default http(s)://<this node's HTTP address>; set it behind a proxy)").is("url"),
-		count(&a.MaxConns, "max-conns", 1024, "open API connections at most (at the cap one that never got a request through, else the longest idle one, is closed; those in a request are kept)"),
+		count(&a.MaxConns, "max-conns", agent.DefaultMaxConns(), "open API connections at most, by default half the open-file limit within 1024..8192 (at the cap one that never got a request through, else the longest idle one, is closed; those in a request are kept); each idle executor holds two on the node it polls"),
 		count(&a.MetricsMaxTasks, "metrics-max-tasks", agent.DefaultMetricsMaxTasks, "distinct task names with their own task label on the per-task histograms; later ones are counted as task=\"other\""),
 		str(&s.LogLevel, "log-level", "info", "log level: "+strings.Join(LogLevels, ", ")).is("oneof=" + strings.Join(LogLevels, "|")),
 		boolean(&s.LogJSON, "log-json", false, "log as JSON"),

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ax-scheduler/ax/agent"
 	"github.com/ax-scheduler/ax/raftnode"
 )
 
@@ -58,7 +59,7 @@ func TestSettings_EveryFlagIsAKey(t *testing.T) {
 }
 
 // TestSettings_Sample: deploy/ax-agent.hcl loads, sets every flag, and
-// gives each the flag's default (data excepted), so the defaults it
+// gives each the flag's default (data and max-conns excepted), so the defaults it
 // documents cannot drift from the flags'.
 func TestSettings_Sample(t *testing.T) {
 	t.Parallel()
@@ -70,7 +71,8 @@ func TestSettings_Sample(t *testing.T) {
 	if err := f.Apply(fs); err != nil {
 		t.Fatal(err)
 	}
-	notDefault := map[string]string{"data": "/var/lib/ax"}
+	// max-conns's default depends on the machine's open-file limit.
+	notDefault := map[string]string{"data": "/var/lib/ax", "max-conns": "8192"}
 	fs.VisitAll(func(fl *flag.Flag) {
 		if fl.Name == "config" {
 			return
@@ -100,7 +102,7 @@ func TestSettings_DefaultsPass(t *testing.T) {
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("Config: %v, warnings %q", err, warns)
 	}
-	if cfg.NodeID != "n1" || cfg.HTTPAddr != "127.0.0.1:7070" || !cfg.Executor || cfg.NoUI || cfg.Join != nil || cfg.MaxConns != 1024 ||
+	if cfg.NodeID != "n1" || cfg.HTTPAddr != "127.0.0.1:7070" || !cfg.Executor || cfg.NoUI || cfg.Join != nil || cfg.MaxConns != agent.DefaultMaxConns() ||
 		cfg.Retention != 7*24*time.Hour || cfg.HeartbeatTimeout != raftnode.DefaultHeartbeatTimeout || cfg.TLS != nil {
 		t.Errorf("defaults: %+v", cfg)
 	}
