@@ -26,9 +26,6 @@ func (f *FSM) CheckRestore(path string) (*StateInfo, error) {
 	if err != nil {
 		return nil, model.FieldErrorf("snapshot", "%v", err)
 	}
-	if info.Protocol > command.ProtoVersion {
-		return nil, model.FieldErrorf("snapshot", "the file is at protocol %d; this binary speaks 1 to %d: restore it with a newer ax", info.Protocol, command.ProtoVersion)
-	}
 	var secured bool
 	err = f.view(func(tx *bolt.Tx) error {
 		secured = tx.Bucket(bktMeta).Get(keyACLBootstrapped) != nil
@@ -37,8 +34,23 @@ func (f *FSM) CheckRestore(path string) (*StateInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if secured && !info.ACLs {
-		return nil, errNoACLs
+	if e := restorable(info, secured); e != nil {
+		return nil, e
 	}
 	return info, nil
+}
+
+// restorable refuses a state file (info) that this binary cannot apply,
+// or one without ACLs into a cluster that has them (secured): the
+// restore would let anyone in. The leader asks before it sends the file,
+// and every replica again at the switch.
+func restorable(info *StateInfo, secured bool) *model.Error {
+	switch {
+	case info.Protocol > command.ProtoVersion:
+		return model.FieldErrorf("snapshot", "the file is at protocol %d; this binary speaks 1 to %d: restore it with a newer ax", info.Protocol, command.ProtoVersion)
+	case secured && !info.ACLs:
+		return &model.Error{Code: model.CodeConflict, Field: "snapshot",
+			Message: "the file was saved from a cluster without ACLs and this cluster has them: restoring it would let anyone in (bootstrap ACLs on the saved cluster and save again, or restore it as a new cluster with ax agent -restore)"}
+	}
+	return nil
 }

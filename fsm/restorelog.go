@@ -81,16 +81,26 @@ func readStaged(tx *bolt.Tx) (*stagedRestore, error) {
 // command naming another.
 func (w clusterWrites) staged(id string) (*stagedRestore, *Result) {
 	s, err := readStaged(w.tx)
-	switch {
-	case err != nil:
+	if err != nil {
 		w.err = err
 		return nil, nil
-	case s == nil:
-		return nil, errResult(model.FieldErrorf("id", "no restore %q is being staged", id))
-	case s.ID != id:
-		return nil, errResult(model.FieldErrorf("id", "restore %q is being staged, not %q", s.ID, id))
+	}
+	if e := stagedAs(s, id); e != nil {
+		return nil, errResult(e)
 	}
 	return s, nil
+}
+
+// stagedAs refuses a command naming restore id when the staging area s
+// (nil: none) is not that restore's.
+func stagedAs(s *stagedRestore, id string) *model.Error {
+	switch {
+	case s == nil:
+		return model.FieldErrorf("id", "no restore %q is being staged", id)
+	case s.ID != id:
+		return model.FieldErrorf("id", "restore %q is being staged, not %q", s.ID, id)
+	}
+	return nil
 }
 
 func (w clusterWrites) putStaged(s *stagedRestore) {
@@ -149,8 +159,10 @@ func (w clusterWrites) restoreAbort(ref *command.RestoreRef) *Result {
 		return nil
 	case s == nil:
 		return okResult(struct{}{})
-	case ref.ID != "" && s.ID != ref.ID:
-		return errResult(model.FieldErrorf("id", "restore %q is being staged, not %q", s.ID, ref.ID))
+	case ref.ID != "":
+		if e := stagedAs(s, ref.ID); e != nil {
+			return errResult(e)
+		}
 	}
 	w.dropStaged()
 	return okResult(struct{}{})
@@ -285,14 +297,13 @@ func (f *FSM) stageFile(l *raft.Log, c *command.Command, id string) (path string
 	}
 	defer tx.Rollback()
 	s, err := readStaged(tx)
-	switch {
-	case err != nil:
+	if err != nil {
 		return "", 0, model.Errorf(model.CodeInternal, "%v", err), nil
-	case s == nil:
-		return "", 0, model.FieldErrorf("id", "no restore %q is being staged", id), nil
-	case s.ID != id:
-		return "", 0, model.FieldErrorf("id", "restore %q is being staged, not %q", s.ID, id), nil
-	case s.Staged != s.Size:
+	}
+	if e := stagedAs(s, id); e != nil {
+		return "", 0, e, nil
+	}
+	if s.Staged != s.Size {
 		return "", 0, model.Errorf(model.CodePrecondition, "restore %q has %d of its %d bytes staged", id, s.Staged, s.Size), nil
 	}
 	if ident, err = readIdentity(tx); err != nil {
@@ -418,11 +429,8 @@ func finishRestored(path string, ident identity, l *raft.Log, now int64) (*model
 		// The answer is replicated: it must not name this node's path.
 		return model.FieldErrorf("snapshot", "the staged bytes are no ax state: %s", strings.ReplaceAll(err.Error(), path, "the staged file")), nil
 	}
-	switch {
-	case info.Protocol > command.ProtoVersion:
-		return model.FieldErrorf("snapshot", "the file is at protocol %d; this binary speaks 1 to %d", info.Protocol, command.ProtoVersion), nil
-	case ident.secured && !info.ACLs:
-		return errNoACLs, nil
+	if e := restorable(info, ident.secured); e != nil {
+		return e, nil
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
 	if err != nil {
@@ -453,11 +461,6 @@ func finishRestored(path string, ident identity, l *raft.Log, now int64) (*model
 	}
 	return nil, err
 }
-
-// errNoACLs refuses a restore that would open a cluster with ACLs to
-// anyone.
-var errNoACLs = &model.Error{Code: model.CodeConflict, Field: "snapshot",
-	Message: "the file was saved from a cluster without ACLs and this cluster has them: restoring it would let anyone in (bootstrap ACLs on the saved cluster and save again, or restore it as a new cluster with ax agent -restore)"}
 
 // syncDir fsyncs a directory, so that a rename in it is durable.
 func syncDir(dir string) error {

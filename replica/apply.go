@@ -72,7 +72,7 @@ func (r *Replica) Propose(ctx context.Context, c *command.Command) (*fsm.Result,
 // ProposeOwn proposes a command of this node's own (not a client's: its
 // actor is "node:<id>") and returns its result's error.
 func (r *Replica) ProposeOwn(ctx context.Context, t command.Type, body any) error {
-	c, err := command.New(t, "", "node:"+r.cfg.NodeID, body)
+	c, err := command.New(t, "", r.actor(), body)
 	if err != nil {
 		return err
 	}
@@ -82,6 +82,9 @@ func (r *Replica) ProposeOwn(ctx context.Context, t command.Type, body any) erro
 	}
 	return res.Decode(nil)
 }
+
+// actor names this node as the actor of its own commands.
+func (r *Replica) actor() string { return "node:" + r.cfg.NodeID }
 
 // applyLocal proposes c through t's group commit, which stamps the
 // leader's time into it; the caller has waited for t's barrier

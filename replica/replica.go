@@ -222,7 +222,7 @@ func (r *Replica) Peer(addr string) *client.Client {
 	defer r.clientsMu.Unlock()
 	c, ok := r.clients[addr]
 	if !ok {
-		c = client.New(client.Config{Addrs: []string{addr}, TLS: r.PeerTLS(), Token: r.cfg.Token, Actor: "node:" + r.cfg.NodeID,
+		c = client.New(client.Config{Addrs: []string{addr}, TLS: r.PeerTLS(), Token: r.cfg.Token, Actor: r.actor(),
 			Header: r.peerHeaders, Once: true, DialTimeout: peerDialTimeout})
 		r.clients[addr] = c
 	}

@@ -198,8 +198,6 @@ func (r *Replica) own(t command.Type, body any) *command.Command {
 	return c
 }
 
-func (r *Replica) actor() string { return "node:" + r.cfg.NodeID }
-
 // waitOwn waits for a proposal and returns its error or its result's.
 func (r *Replica) waitOwn(f Future) error {
 	res, err := f.Wait()

@@ -131,17 +131,10 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			from := map[*localcluster.Node]int64{}
-			for _, n := range c.Nodes {
-				st, err := os.Stat(n.LogPath)
-				if err != nil {
-					t.Fatal(err)
-				}
-				from[n] = st.Size()
-			}
+			from := logSizes(t, c.Nodes)
 			defer func() {
 				if t.Failed() {
-					dumpRestoreLogs(t, c.Nodes, from)
+					logLines(t, c.Nodes, from, "restor", "switch", "staging", "staged", "leader", "election", "snapshot", "term")
 				}
 			}()
 			type result struct {
@@ -164,11 +157,7 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 			testkit.Eventually(t, time.Minute, func() error {
 				logged := map[*localcluster.Node]string{}
 				for _, n := range c.Nodes {
-					b, err := os.ReadFile(n.LogPath)
-					if err != nil {
-						return err
-					}
-					logged[n] = string(b[from[n]:])
+					logged[n] = logSince(n, from)
 					if m := restoreStart.FindStringSubmatch(logged[n]); m != nil {
 						leader, id = n, m[1]
 					}
@@ -190,13 +179,9 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 			// What the cluster had committed when the leader died, as far
 			// as the logs tell: a restore whose switch was never proposed
 			// is not in effect; one a follower switched to is.
-			leaderLog, err := os.ReadFile(leader.LogPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			leaderLog = leaderLog[from[leader]:]
-			proposed := strings.Contains(string(leaderLog), "restore staged; switching")
-			staged := strings.Contains(string(leaderLog), "restore staging")
+			leaderLog := logSince(leader, from)
+			proposed := strings.Contains(leaderLog, "restore staged; switching")
+			staged := strings.Contains(leaderLog, "restore staging")
 			res := <-done
 			t.Logf("ax snapshot restore, %s after it began: %v\n%s", time.Since(began).Round(time.Millisecond), res.err, res.out)
 
@@ -225,8 +210,7 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 				// The next leader dropped the staged chunks as its term began.
 				testkit.Eventually(t, time.Minute, func() error {
 					for _, n := range c.Nodes {
-						b, err := os.ReadFile(n.LogPath)
-						if err == nil && int64(len(b)) > from[n] && strings.Contains(string(b[from[n]:]), "dropping the staged state of a restore that did not finish") {
+						if strings.Contains(logSince(n, from), "dropping the staged state of a restore that did not finish") {
 							return nil
 						}
 					}
@@ -255,12 +239,7 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	from := map[*localcluster.Node]int64{}
-	for _, n := range c.Nodes {
-		if st, err := os.Stat(n.LogPath); err == nil {
-			from[n] = st.Size()
-		}
-	}
+	from := logSizes(t, c.Nodes)
 	began := time.Now()
 	if out, err := clustertest.AxOutput(t, axBinary, "snapshot", "restore", "-addr", follower.HTTPAddr, "-token", token, file); err != nil ||
 		!strings.HasPrefix(out, "restored "+file) {
@@ -268,15 +247,7 @@ func TestFailover_RestoreLeaderKilled(t *testing.T) {
 	}
 	t.Logf("an uninterrupted restore took %s", time.Since(began).Round(time.Millisecond))
 	// Where the time went: the leader's staging, each node's switch.
-	for _, n := range c.Nodes {
-		if b, err := os.ReadFile(n.LogPath); err == nil && int64(len(b)) >= from[n] {
-			for _, l := range strings.Split(string(b[from[n]:]), "\n") {
-				if strings.Contains(l, "restore staged;") || strings.Contains(l, "switched to a restored state") {
-					t.Logf("%s: %s", n.ID, l)
-				}
-			}
-		}
-	}
+	logLines(t, c.Nodes, from, "restore staged;", "switched to a restored state")
 	if got := agreed(t); !maps.Equal(got, restored) {
 		t.Errorf("after an uninterrupted restore the nodes hold %d tasks, the file %d", len(got), len(restored))
 	}
@@ -296,16 +267,35 @@ func restoreBatches() int {
 // restore.
 var restoreStart = regexp.MustCompile(`restoring a saved state into the cluster: .* restore=([0-9a-f]+)`)
 
-// dumpRestoreLogs logs what each node said about the restore, its
-// leadership and snapshots since from.
-func dumpRestoreLogs(t *testing.T, nodes []*localcluster.Node, from map[*localcluster.Node]int64) {
+// logSizes returns each node's log size: where what it logs next starts.
+func logSizes(t *testing.T, nodes []*localcluster.Node) map[*localcluster.Node]int64 {
+	t.Helper()
+	from := map[*localcluster.Node]int64{}
 	for _, n := range nodes {
-		b, err := os.ReadFile(n.LogPath)
-		if err != nil || int64(len(b)) < from[n] {
-			continue
+		st, err := os.Stat(n.LogPath)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, l := range strings.Split(string(b[from[n]:]), "\n") {
-			for _, w := range []string{"restor", "switch", "staging", "staged", "leader", "election", "snapshot", "term"} {
+		from[n] = st.Size()
+	}
+	return from
+}
+
+// logSince returns what n logged since from ("" if its log cannot be
+// read).
+func logSince(n *localcluster.Node, from map[*localcluster.Node]int64) string {
+	b, err := os.ReadFile(n.LogPath)
+	if err != nil || int64(len(b)) < from[n] {
+		return ""
+	}
+	return string(b[from[n]:])
+}
+
+// logLines logs each node's lines since from that contain any of words.
+func logLines(t *testing.T, nodes []*localcluster.Node, from map[*localcluster.Node]int64, words ...string) {
+	for _, n := range nodes {
+		for _, l := range strings.Split(logSince(n, from), "\n") {
+			for _, w := range words {
 				if strings.Contains(l, w) {
 					t.Logf("%s: %s", n.ID, l)
 					break
