@@ -1,12 +1,17 @@
 package scale
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ax-scheduler/ax/client"
 	"github.com/ax-scheduler/ax/internal/benchkit"
@@ -86,12 +91,7 @@ func killLeader(ctx context.Context, c Cluster, filled int) (Failover, error) {
 // steadyKB is its VmRSS before the kill.
 func restart(ctx context.Context, c Cluster, id string, steadyKB int64, logf func(string, ...any)) (CatchUp, error) {
 	cu := CatchUp{Node: id, RefRSSKB: steadyKB, RefWhat: "its VmRSS before the kill"}
-	var node *localcluster.Node
-	for _, n := range c.Local.Members() {
-		if n.ID == id {
-			node = n
-		}
-	}
+	node := c.node(id)
 	if node == nil {
 		return cu, fmt.Errorf("no node %s", id)
 	}
@@ -114,6 +114,67 @@ func restart(ctx context.Context, c Cluster, id string, steadyKB int64, logf fun
 		return cu, fmt.Errorf("%s: %w (log %s)", id, err, node.LogPath)
 	}
 	return cu, nil
+}
+
+// crashMachine kills node id with SIGKILL again, once caught up, and
+// makes its restart one after a machine crash: its state file's boot
+// marker names another boot (the node then discards the file and
+// rebuilds it from its latest snapshot and the log, as after a real
+// machine crash) and its data directory's files are evicted from the
+// page cache (synced, then POSIX_FADV_DONTNEED: read back from disk, as
+// after a reboot; the other nodes' files stay cached). It measures the
+// restart until caught up, and checks in the node's log that it rebuilt.
+func crashMachine(ctx context.Context, c Cluster, id string, steadyKB int64, logf func(string, ...any)) (CatchUp, error) {
+	node := c.node(id)
+	if node == nil {
+		return CatchUp{Node: id}, fmt.Errorf("no node %s", id)
+	}
+	node.Kill()
+	state := filepath.Join(node.DataDir, "fsm.db")
+	if err := os.WriteFile(state+".boot", []byte("ax-bench: a boot before a machine crash"), 0o600); err != nil {
+		return CatchUp{Node: id}, err
+	}
+	evicted, err := evict(node.DataDir)
+	if err != nil {
+		return CatchUp{Node: id}, fmt.Errorf("evict %s from the page cache: %w", node.DataDir, err)
+	}
+	logf("%s killed again: a machine crash simulated (another boot id; %s MB of its files evicted from the page cache)", id, benchkit.MB(evicted))
+	logged, _ := os.ReadFile(node.LogPath)
+	cu, err := restart(ctx, c, id, steadyKB, logf)
+	if err != nil {
+		return cu, err
+	}
+	after, _ := os.ReadFile(node.LogPath)
+	if !bytes.Contains(after[min(len(logged), len(after)):], []byte("discarding it to rebuild from snapshot and log")) {
+		return cu, fmt.Errorf("%s did not rebuild its state after the simulated machine crash (log %s)", id, node.LogPath)
+	}
+	return cu, nil
+}
+
+// evict writes out and drops from the page cache every file under dir,
+// and answers their bytes.
+func evict(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		n += fi.Size()
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			return err
+		}
+		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	})
+	return n, err
 }
 
 // join adds a fresh node and measures it until caught up, against a

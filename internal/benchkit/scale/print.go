@@ -58,7 +58,8 @@ func (r *Result) Print(w io.Writer) {
 	for _, cu := range []struct {
 		what string
 		c    CatchUp
-	}{{"restart of the killed %s", r.Restart}, {"join of a fresh %s", r.Join}} {
+	}{{"restart of the killed %s", r.Restart}, {"restart of %s after a simulated machine crash (another boot id, its files evicted from the page cache)", r.Crash},
+		{"join of a fresh %s", r.Join}} {
 		if cu.c.Node == "" || cu.c.Took == 0 {
 			continue // not started
 		}

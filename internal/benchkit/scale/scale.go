@@ -36,6 +36,10 @@ type Options struct {
 	Tasks          int           // cron and interval tasks made before the fill
 	Executors      int           // in-process SDK workers long-polling
 	Probes         int           // probe submissions per step, at least
+	// MachineCrash adds a restart after a simulated machine crash (the
+	// restarted node killed again, its state file's boot marker naming
+	// another boot, its files evicted from the page cache).
+	MachineCrash bool
 	// Log receives progress lines; the tables are printed by Result.Print.
 	Log io.Writer
 }
@@ -72,6 +76,16 @@ type Cluster struct {
 	Token  string
 }
 
+// node is the temporary cluster's node id, nil if none.
+func (c Cluster) node(id string) *localcluster.Node {
+	for _, n := range c.Local.Members() {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
 // nodeClient is a client of one agent that gives up soon.
 func (c Cluster) nodeClient(addr string) *client.Client {
 	return client.New(client.Config{Addrs: []string{addr}, TLS: c.TLS, Token: c.Token, RetryFor: time.Second})
@@ -103,6 +117,8 @@ type Result struct {
 	Steps            []Step
 	Failover         Failover
 	Restart, Join    CatchUp
+	// Crash is the restart after a simulated machine crash (MachineCrash).
+	Crash CatchUp
 }
 
 // Failover is a leader's kill -9.
@@ -216,6 +232,12 @@ func Run(ctx context.Context, c Cluster, o Options) (*Result, error) {
 		return res, fmt.Errorf("restart: %w", err)
 	}
 	logf("%s restarted: caught up in %s", res.Restart.Node, res.Restart.Took.Round(time.Millisecond))
+	if o.MachineCrash {
+		if res.Crash, err = crashMachine(ctx, c, res.Failover.Old, lastRSS(res, res.Failover.Old), logf); err != nil {
+			return res, fmt.Errorf("machine crash: %w", err)
+		}
+		logf("%s restarted after the simulated machine crash: caught up in %s", res.Crash.Node, res.Crash.Took.Round(time.Millisecond))
+	}
 	if res.Join, err = join(ctx, c, res, logf); err != nil {
 		return res, fmt.Errorf("join: %w", err)
 	}
