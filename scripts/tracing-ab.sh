@@ -22,6 +22,12 @@
 # instances forms (a backlog costs CPU of its own: the alert watchdog
 # reads every active instance every -watch-interval, so the slower mode
 # of a saturated A/B pays more of it per instance).
+# AB_AT_ONCE=1 runs each pair's two arms at the same time, each its own
+# one-node cluster and load, rather than one after the other: on a VM
+# whose speed drifts over minutes (the same run's CPU per instance swung
+# ±10-20% one after the other here), the drift then falls on both arms
+# alike; give each arm half the rate the machine takes:
+# AB_AT_ONCE=1 AB_RATE=1500 AB_SECONDS=40 scripts/tracing-ab.sh 12 1000
 # (extra OTEL_* variables in the environment apply to the "on" runs' agent:
 # OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1 samples.)
 set -eu
@@ -94,12 +100,17 @@ echo \$\$ >> "\$AXW_PIDS"
 exec "$dir/ax" "\$@"
 SH
 chmod +x "$dir/axw"
-sample() { # $1: the pid to outlive
-	while kill -0 "$1" 2>/dev/null; do
-		for p in $(cat "$dir/pids"); do
+sample() { # $@: the ax-bench pids to outlive; keeps each noted agent's latest ticks
+	benches="$*"
+	while :; do
+		alive=
+		for b in $benches; do kill -0 "$b" 2>/dev/null && alive=1; done
+		[ -n "$alive" ] || break
+		for p in $(cat "$dir"/pids.*); do
 			if { read -r line < "/proc/$p/stat"; } 2>/dev/null; then
-				set -- "$1" $line
-				echo $((${15} + ${16})) > "$dir/ticks.$p"
+				# shellcheck disable=SC2086
+				set -- $line
+				echo $((${14} + ${15})) > "$dir/ticks.$p"
 			fi
 		done
 		sleep 0.1
@@ -107,31 +118,48 @@ sample() { # $1: the pid to outlive
 }
 hz=$(getconf CLK_TCK)
 total=$((n + rate * seconds))
-run() { # $1: off or on
+start() { # $1: off or on; starts its ax-bench (its pid in bench_$1)
 	if [ "$1" = on ]; then set -- on env OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint"; else set -- off env -u OTEL_EXPORTER_OTLP_ENDPOINT; fi
 	mode=$1
 	shift
-	: > "$dir/pids"
-	rm -f "$dir"/ticks.*
-	AXW_PIDS="$dir/pids" /usr/bin/time -f "cpu %U %S" -o "$dir/time" "$@" "$dir/ax-bench" run -ax "$dir/axw" -nodes 1 -kinds sdk -n "$n" -rate "$rate" -seconds "$seconds" > "$dir/out" &
-	bench=$!
-	sample $bench
-	wait $bench
-	cat "$dir/time" >> "$dir/out"
-	cat "$dir"/ticks.* | awk -v hz="$hz" '{t += $1} END {printf "node %.2f\n", t / hz}' >> "$dir/out"
+	: > "$dir/pids.$mode"
+	AXW_PIDS="$dir/pids.$mode" /usr/bin/time -f "cpu %U %S" -o "$dir/time.$mode" "$@" "$dir/ax-bench" run -ax "$dir/axw" -nodes 1 -kinds sdk -n "$n" -rate "$rate" -seconds "$seconds" > "$dir/out.$mode" &
+	eval "bench_$mode=\$!"
+}
+finish() { # $1: off or on, its ax-bench waited for; prints its run's line
+	mode=$1
+	cat "$dir/time.$mode" >> "$dir/out.$mode"
+	for p in $(cat "$dir/pids.$mode"); do cat "$dir/ticks.$p" 2>/dev/null; done | awk -v hz="$hz" '{t += $1} END {printf "node %.2f\n", t / hz}' >> "$dir/out.$mode"
 	awk -v mode="$mode" -v n="$total" '
 		/^machine: load/ {load=$4}
 		/^sdk,/ {tput=$NF}
 		/^dispatch latency/ {for (i=1;i<=NF;i++) {if ($i=="p50") p50=$(i+1); if ($i=="p99") p99=$(i+1)}}
 		/^cpu / {cpu=($2+$3)*1e6/n}
 		/^node / {node=$2*1e6/n}
-		END {printf "%-3s %8s/s %6.0f node-cpu-us/instance %6.0f all-cpu-us/instance  p50 %-6s p99 %-6s load %s\n", mode, tput, node, cpu, p50, p99, load}' "$dir/out"
+		END {printf "%-3s %8s/s %6.0f node-cpu-us/instance %6.0f all-cpu-us/instance  p50 %-6s p99 %-6s load %s\n", mode, tput, node, cpu, p50, p99, load}' "$dir/out.$mode"
+	rm -f "$dir/pids.$mode"
 }
 i=0
 : > "$dir/runs"
 while [ $i -lt "$pairs" ]; do
-	if [ $((i % 2)) -eq 0 ]; then order="off on"; else order="on off"; fi
-	for m in $order; do run $m | tee -a "$dir/runs"; done
+	rm -f "$dir"/ticks.*
+	if [ -n "${AB_AT_ONCE:-}" ]; then
+		# Both arms at once, each its own one-node cluster and load: the
+		# machine's drift in speed (minutes of it on a shared VM) falls
+		# on both alike.
+		start off
+		start on
+		sample "$bench_off" "$bench_on"
+		wait "$bench_off" "$bench_on"
+		for m in off on; do finish $m | tee -a "$dir/runs"; done
+	else
+		if [ $((i % 2)) -eq 0 ]; then order="off on"; else order="on off"; fi
+		for m in $order; do
+			start $m
+			eval "sample \$bench_$m; wait \$bench_$m"
+			finish $m | tee -a "$dir/runs"
+		done
+	fi
 	i=$((i + 1))
 done
 kill $sink

@@ -519,3 +519,27 @@ func TestInstanceChanged_FullQueueDrops(t *testing.T) {
 		t.Fatalf("queued %d, dropped %d; want %d and 5", len(tr.queued), tr.dropped.Load(), queueSize)
 	}
 }
+
+// TestBatching: the OTEL_BSP_* variables and their defaults (the batch
+// is ax's 2048, not the specification's 512; a batch never exceeds the
+// queue).
+func TestBatching(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		env        map[string]string
+		max, queue int
+		delay      string
+	}{
+		{"defaults", nil, 2048, 2048, "5s"},
+		{"set", map[string]string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "512", "OTEL_BSP_MAX_QUEUE_SIZE": "4096", "OTEL_BSP_SCHEDULE_DELAY": "200"}, 512, 4096, "200ms"},
+		{"batch capped by the queue", map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "1000"}, 1000, 1000, "5s"},
+		{"invalid ignored", map[string]string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "-1", "OTEL_BSP_SCHEDULE_DELAY": "soon"}, 2048, 2048, "5s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBatching(env(c.env))
+			if b.max != c.max || b.maxQueue != c.queue || b.delay.String() != c.delay {
+				t.Fatalf("batch %d, queue %d, delay %s; want %d, %d, %s", b.max, b.maxQueue, b.delay, c.max, c.queue, c.delay)
+			}
+		})
+	}
+}
