@@ -76,7 +76,7 @@ type Cluster struct {
 	Token  string
 }
 
-// node is the temporary cluster's node id, nil if none.
+// node returns the temporary cluster's node named id, nil if none.
 func (c Cluster) node(id string) *localcluster.Node {
 	for _, n := range c.Local.Members() {
 		if n.ID == id {
