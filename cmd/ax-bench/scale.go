@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/ax-scheduler/ax/internal/benchkit/scale"
 )
@@ -27,10 +26,7 @@ and write time. Then it kills the leader with SIGKILL (-> new leader ->
 every pending instance counted by it -> first fire), restarts the killed
 node and adds a fresh one, each until its applied index reaches the
 leader's commit index at its start, sampling its memory every 100 ms.
-With -machine-crash, the restarted node is killed once more as a machine
-crash would leave it (its state file's boot marker naming another boot,
-so it rebuilds from its snapshot and log; its files evicted from the page
-cache) and that restart is measured too.
+-machine-crash also measures a restart after a simulated machine crash.
 It prints Markdown tables, and the machine's load at the start and end.
 It needs the temporary cluster (no -addr) of at least 3 nodes.
 
@@ -44,15 +40,7 @@ Examples:
 func (c *scaleCommand) Run(ctx context.Context, args []string) error {
 	bf := newBenchFlags("scale", c.Usage())
 	o := scale.Options{Log: os.Stdout}
-	bf.fs.IntVar(&o.Target, "target", 10_000_000, "pending delayed submissions to fill the cluster with")
-	bf.fs.IntVar(&o.Step, "step", 1_000_000, "submissions per step (a table row each)")
-	bf.fs.IntVar(&o.Batch, "batch", 1000, "submissions per request (array)")
-	bf.fs.IntVar(&o.Clients, "clients", 4, "concurrent submitting clients")
-	bf.fs.DurationVar(&o.Delay, "delay", 24*time.Hour, "delay of each fill submission (pending throughout)")
-	bf.fs.IntVar(&o.Tasks, "tasks", 100_000, "cron and interval tasks made before the fill")
-	bf.fs.IntVar(&o.Executors, "executors", 1000, "long-polling SDK workers in this process")
-	bf.fs.IntVar(&o.Probes, "probes", 8, "probe submissions per step, at least")
-	bf.fs.BoolVar(&o.MachineCrash, "machine-crash", false, "after the restart, kill the node again as a machine crash would (another boot id, its files evicted from the page cache) and measure that restart too")
+	o.Register(bf.fs)
 	if err := bf.parse(args); err != nil {
 		return err
 	}

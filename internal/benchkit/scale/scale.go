@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sync"
@@ -42,6 +43,21 @@ type Options struct {
 	MachineCrash bool
 	// Log receives progress lines; the tables are printed by Result.Print.
 	Log io.Writer
+}
+
+// Register adds the scenario's flags to fs.
+func (o *Options) Register(fs *flag.FlagSet) {
+	fs.IntVar(&o.Target, "target", 10_000_000, "pending delayed submissions to fill the cluster with")
+	fs.IntVar(&o.Step, "step", 1_000_000, "submissions per step (a table row each)")
+	fs.IntVar(&o.Batch, "batch", 1000, "submissions per request (array)")
+	fs.IntVar(&o.Clients, "clients", 4, "concurrent submitting clients")
+	fs.DurationVar(&o.Delay, "delay", 24*time.Hour, "delay of each fill submission (pending throughout)")
+	fs.IntVar(&o.Tasks, "tasks", 100_000, "cron and interval tasks made before the fill")
+	fs.IntVar(&o.Executors, "executors", 1000, "long-polling SDK workers in this process")
+	fs.IntVar(&o.Probes, "probes", 8, "probe submissions per step, at least")
+	fs.BoolVar(&o.MachineCrash, "machine-crash", false, "after the restart, kill the node again as a machine crash would leave it "+
+		"(its state file's boot marker naming another boot, so it rebuilds from its snapshot and log; its files evicted from the page cache) "+
+		"and measure that restart too")
 }
 
 // Check refuses options that cannot run, naming the flag.
